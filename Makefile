@@ -1,0 +1,123 @@
+# SPDX-License-Identifier: MIT
+# Build bpfprof: BPF object (clang, CO-RE) -> skeleton (bpftool) -> userspace
+# (gcc, libbpf + libelf + zlib via pkg-config). Objects go to $(OUTPUT).
+# Layout after libbpf-bootstrap's examples/c/Makefile.
+
+OUTPUT ?= .output
+CLANG ?= clang
+BPFTOOL ?= bpftool
+CC ?= gcc
+PKG_CONFIG ?= pkg-config
+
+ARCH ?= $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' \
+	-e 's/ppc64le/powerpc/' -e 's/s390x/s390/' -e 's/riscv64/riscv/')
+VMLINUX_DIR := vmlinux/$(ARCH)
+
+LIBS_PC := libbpf libelf zlib
+PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(LIBS_PC) 2>/dev/null)
+PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(LIBS_PC) 2>/dev/null)
+CMOCKA_LIBS := $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null)
+
+CFLAGS ?= -g -O2
+CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
+CPPFLAGS += -Iinclude -I$(OUTPUT) $(PKG_CFLAGS) -D_GNU_SOURCE
+DEPFLAGS = -MMD -MP
+LDLIBS += $(PKG_LIBS)
+
+# Include the system's arch-specific headers for BPF, as clang -target bpf
+# does not (libbpf-bootstrap's CLANG_BPF_SYS_INCLUDES).
+CLANG_BPF_SYS_INCLUDES ?= $(shell $(CLANG) -v -E - </dev/null 2>&1 \
+	| sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
+
+ifeq ($(V),1)
+	Q =
+	msg =
+else
+	Q = @
+	msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+# Everything but main.c and session.c: plain C that tests link without BPF.
+LIB_SRCS := $(filter-out user/main.c user/session.c,$(wildcard user/*.c))
+LIB_OBJS := $(patsubst user/%.c,$(OUTPUT)/%.o,$(LIB_SRCS))
+APP_OBJS := $(OUTPUT)/main.o $(OUTPUT)/session.o
+TEST_SRCS := $(wildcard tests/test_*.c)
+TEST_BINS := $(patsubst tests/%.c,$(OUTPUT)/tests/%,$(TEST_SRCS))
+WORKLOADS := $(OUTPUT)/workload/hotcold
+
+.PHONY: all deps demo test unit integration check-root vmlinux format clean
+all: bpfprof $(WORKLOADS)
+
+deps:
+	$(Q)tools/install-deps.sh
+
+bpfprof: $(APP_OBJS) $(OUTPUT)/libbpfprof.a
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(OUTPUT) $(OUTPUT)/tests $(OUTPUT)/workload:
+	$(Q)mkdir -p $@
+
+$(OUTPUT)/profile.bpf.o: bpf/profile.bpf.c include/bpfprof_abi.h $(VMLINUX_DIR)/vmlinux.h | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) -g -O2 --target=bpf -D__TARGET_ARCH_$(ARCH) -I$(VMLINUX_DIR) -Iinclude \
+		$(CLANG_BPF_SYS_INCLUDES) -c $< -o $@.tmp
+	$(Q)$(BPFTOOL) gen object $@ $@.tmp
+	$(Q)rm -f $@.tmp
+
+$(OUTPUT)/profile.skel.h: $(OUTPUT)/profile.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name profile_bpf > $@
+
+$(OUTPUT)/session.o: $(OUTPUT)/profile.skel.h
+
+$(OUTPUT)/%.o: user/%.c | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(OUTPUT)/libbpfprof.a: $(LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+# Test workloads: -O0 so that every function, leaves too, sets up its frame
+# pointer (gcc 12 omits it in leaf functions at -O1 and above even with
+# -fno-omit-frame-pointer), so the known callers survive.
+$(OUTPUT)/workload/%: tests/workload/%.c | $(OUTPUT)/workload
+	$(call msg,CC,$@)
+	$(Q)$(CC) -g -O0 -fno-omit-frame-pointer $< -o $@
+
+$(OUTPUT)/tests/%: tests/%.c $(OUTPUT)/libbpfprof.a | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) $< $(OUTPUT)/libbpfprof.a \
+		$(CMOCKA_LIBS) $(LDLIBS) -o $@
+
+# The README's test command: unit tests (no root) then integration (root, BPF).
+test: deps
+	$(Q)$(MAKE) --no-print-directory all $(TEST_BINS)
+	$(Q)tests/run-all.sh $(OUTPUT)
+
+unit: $(TEST_BINS)
+	$(Q)tests/run-unit.sh $(OUTPUT)
+
+integration: all
+	$(Q)tests/integration/run.sh
+
+# The README's demo command: profile the bundled workload and show the result.
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tools/demo.sh
+
+vmlinux:
+	$(Q)tools/gen-vmlinux.sh $(ARCH)
+
+format:
+	$(Q)clang-format -i bpf/*.c user/*.c include/*.h tests/*.c tests/workload/*.c
+
+clean:
+	$(call msg,CLEAN)
+	$(Q)rm -rf $(OUTPUT) bpfprof
+
+.DELETE_ON_ERROR:
+.SECONDARY:
+
+-include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/tests/*.d)

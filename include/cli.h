@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/* Command line → struct bpfprof_config (argp; option table in user/cli.c). */
+#ifndef BPFPROF_CLI_H
+#define BPFPROF_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "output.h"
+
+#define CLI_MAX_OUTPUTS 16
+#define CLI_MAX_PIDS 1024
+
+struct bpfprof_config {
+	uint32_t pids[CLI_MAX_PIDS];	/* -p */
+	int nr_pids;
+	bool all_cpus;			/* -a */
+	char **command;			/* argv after "--", NULL-terminated; NULL when none */
+	uint32_t freq_hz;		/* -F, 1..100000 */
+	const char *event;		/* -e */
+	double duration_s;		/* -d; 0 = until Ctrl-C / target exit */
+	uint64_t ringbuf_bytes;		/* --ringbuf-size, power of two */
+	struct output outputs[CLI_MAX_OUTPUTS];	/* -o */
+	int nr_outputs;
+	const char *format;		/* --format: overrides every output's extension */
+	int top_n;			/* --top */
+	bool progress;			/* one-line progress on a terminal (--no-progress) */
+};
+
+/*
+ * Parse argv into cfg (defaults first). On a usage error prints the reason
+ * and a usage hint to stderr and returns 2, the exit status for bad options;
+ * returns 0 on success. --help and --version exit(0) from inside argp.
+ */
+int cli__parse(int argc, char **argv, struct bpfprof_config *cfg);
+
+#endif /* BPFPROF_CLI_H */

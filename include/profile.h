@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The in-memory profile: the only thing writers consume. Sampling (user/agg.c)
+ * and trace conversion build it; writers take a `const struct profile *`.
+ *
+ *   profile ─┬─ procs[]     pid, comm, cgroup, mappings[] (from /proc/PID/maps)
+ *            ├─ stacks[]    (proc, kernel ips, user ips) → count, value   (distinct only)
+ *            └─ locs[]      (proc or kernel, addr) → mapping, function    (after profile__resolve_locs)
+ *
+ * Memory grows with distinct stacks and processes, not with samples. Strings
+ * (paths, function names) are interned in the profile and live until
+ * profile__free().
+ */
+#ifndef BPFPROF_PROFILE_H
+#define BPFPROF_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PROFILE_COMM_LEN 16
+#define PROFILE_BUILD_ID_MAX 20
+/* Location owner for kernel addresses, which all processes share. */
+#define PROFILE_KERNEL_PROC UINT32_MAX
+
+struct profile_mapping {
+	uint64_t start;		/* first virtual address */
+	uint64_t end;		/* one past the last */
+	uint64_t offset;	/* file offset of `start` */
+	uint64_t inode;
+	uint32_t dev_major, dev_minor;
+	char perms[5];		/* "r-xp" as in /proc/PID/maps */
+	const char *path;	/* interned; "" for anonymous memory, "[vdso]" etc. for special */
+	uint8_t build_id[PROFILE_BUILD_ID_MAX];
+	uint8_t build_id_len;	/* 0: unknown (not a file, or no GNU build-id note) */
+};
+
+struct profile_process {
+	uint32_t pid;		/* tgid, root pid namespace */
+	char comm[PROFILE_COMM_LEN];
+	uint64_t cgroup_id;
+	/*
+	 * Sorted by start, never overlapping: a re-read of /proc/PID/maps adds
+	 * new mappings and replaces those they overlap, and keeps the rest, so
+	 * code that was unmapped during the run is still attributed.
+	 */
+	struct profile_mapping *mappings;
+	size_t nr_mappings, cap_mappings;
+	bool maps_missing;	/* process gone before its maps could be read */
+	uint64_t nr_samples;
+};
+
+struct profile_stack {
+	uint32_t proc;		/* index into procs */
+	uint16_t nr_kernel;	/* ips[0..nr_kernel): kernel, leaf first */
+	uint16_t nr_user;	/* ips[nr_kernel..+nr_user): user, leaf first */
+	uint64_t *ips;		/* raw addresses as sampled (return addresses above the leaf) */
+	uint32_t *locs;		/* parallel to ips, set by profile__resolve_locs(); NULL before */
+	uint64_t count;		/* samples */
+	uint64_t value;		/* ns: count * period for sampling, self time for traces */
+	uint32_t hash;
+};
+
+struct profile_location {
+	uint64_t addr;		/* raw address */
+	uint32_t proc;		/* owning process, or PROFILE_KERNEL_PROC */
+	int32_t mapping;	/* index into procs[proc].mappings, -1 when none */
+	bool is_return;		/* a return address (non-leaf frame): the call is at addr - 1 */
+	const char *func;	/* interned symbol name, NULL when unknown */
+	const char *dso;	/* interned DSO/module name ("[kernel.kallsyms]" for the kernel) */
+	uint64_t func_offset;	/* addr - symbol start, when func is set */
+};
+
+struct profile {
+	const char *event;	/* interned event name, e.g. "cpu-clock" */
+	uint32_t freq_hz;	/* sampling frequency, 0 when sampling by period */
+	uint64_t period_ns;	/* time one sample stands for, ns */
+	uint64_t start_ns;	/* CLOCK_MONOTONIC at start of collection */
+	uint64_t end_ns;	/* CLOCK_MONOTONIC at end of collection */
+	uint64_t start_realtime_ns; /* CLOCK_REALTIME at start of collection */
+	uint64_t nr_samples;	/* sum of stack counts */
+	uint64_t nr_lost;	/* samples dropped before aggregation */
+
+	struct profile_process *procs;
+	size_t nr_procs, cap_procs;
+	struct profile_stack *stacks;
+	size_t nr_stacks, cap_stacks;
+	struct profile_location *locs;
+	size_t nr_locs, cap_locs;
+
+	struct profile_index *index; /* private hash tables */
+};
+
+/* Returns a new empty profile, or NULL (errno ENOMEM). Free with profile__free(). */
+struct profile *profile__new(void);
+void profile__free(struct profile *p);
+
+/*
+ * Intern a NUL-terminated string in the profile. Returns a pointer owned by
+ * the profile (valid until profile__free), or NULL on ENOMEM.
+ */
+const char *profile__intern(struct profile *p, const char *s);
+
+/*
+ * Find or add the process with this tgid. Returns its index into p->procs
+ * (stable; the pointer p->procs may move on add), or -ENOMEM. *created is set
+ * when the process is new.
+ */
+int profile__process(struct profile *p, uint32_t pid, bool *created);
+/* Index of the process with this tgid, or -ENOENT. */
+int profile__find_process(const struct profile *p, uint32_t pid);
+
+/*
+ * Add `count` samples of one callchain of process `proc`. ips holds nr_kernel
+ * kernel then nr_user user addresses, leaf first. Identical (proc, callchain)
+ * pairs share one stack. Returns the stack index, or -ENOMEM. *created is set
+ * when the stack is new.
+ */
+int profile__add_stack(struct profile *p, uint32_t proc, const uint64_t *ips, uint16_t nr_kernel,
+		       uint16_t nr_user, uint64_t count, uint64_t value, bool *created);
+
+/* Index of the mapping of process `proc` that contains addr, or -1. */
+int profile__find_mapping(const struct profile *p, uint32_t proc, uint64_t addr);
+
+/*
+ * Insert a mapping into process `proc`, removing the existing mappings it
+ * overlaps (the newer snapshot wins). An identical mapping is kept as is.
+ * Returns 1 when the mapping is new, 0 when it was already there, or -ENOMEM.
+ */
+int profile__add_mapping(struct profile *p, uint32_t proc, const struct profile_mapping *m);
+
+/*
+ * Build p->locs and every stack's locs[] from the raw addresses: one location
+ * per distinct (process, address, leaf or return address) for user frames and
+ * per (address, leaf or return) for kernel frames, with its mapping. Names are filled later by the symbolizer.
+ * Returns 0 or -ENOMEM. Idempotent.
+ */
+int profile__resolve_locs(struct profile *p);
+
+#endif /* BPFPROF_PROFILE_H */

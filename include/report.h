@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * End-of-run summary on stderr: duration, samples, lost samples, processes
+ * and the top functions by self samples (the leaf frame of each callchain,
+ * kernel leaf when the sample was taken in the kernel), as perf report's
+ * "Self" column counts them.
+ */
+#ifndef BPFPROF_REPORT_H
+#define BPFPROF_REPORT_H
+
+#include <stdio.h>
+#include "profile.h"
+
+struct report_top {
+	const char *func;	/* NULL when unnamed */
+	const char *dso;
+	uint64_t self;		/* samples */
+};
+
+/*
+ * Fill top[0..n) with the n functions with the most self samples, most
+ * first, ties by name. The profile must be symbolized. Returns the number
+ * filled (≤ n) or -ENOMEM.
+ */
+int report__top(const struct profile *p, struct report_top *top, int n);
+
+/* Print the summary. duration_s: wall time sampled, seconds. */
+void report__summary(FILE *f, const struct profile *p, double duration_s, int top_n);
+
+#endif /* BPFPROF_REPORT_H */

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Sampling session: loads bpf/profile.bpf.c, opens one perf event per online
+ * CPU (perf_event_open(2), cpu-clock by default), attaches the program to
+ * each and delivers ring-buffer records to a callback. The only module that
+ * touches the BPF skeleton.
+ */
+#ifndef BPFPROF_SESSION_H
+#define BPFPROF_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct session;
+
+/* Called for every record; a negative return stops the current poll with that error. */
+typedef int (*session_record_fn)(void *ctx, void *data, size_t size);
+
+struct session_opts {
+	const char *event;	/* "cpu-clock" or "cycles" */
+	uint32_t freq_hz;	/* samples per second per CPU */
+	uint64_t ringbuf_bytes;	/* ring buffer size, power of two, ≥ page size */
+	bool filter_tgid;	/* only tgids added with session__add_target */
+	bool follow_forks;	/* children of targets become targets (command mode) */
+	const uint64_t *cgroup_ids;	/* cgroup v2 ids to keep; NULL: all */
+	size_t nr_cgroups;
+	session_record_fn on_record;
+	void *ctx;
+};
+
+/*
+ * Load, open the perf events and attach. Returns 0 and a new session in
+ * *out, or -errno with the reason already printed (-ENOENT when the event
+ * has no hardware support, -EPERM/-EACCES for privileges).
+ */
+int session__open(const struct session_opts *opts, struct session **out);
+/* Add a process to the target set. Returns 0 or -errno. */
+int session__add_target(struct session *s, uint32_t tgid);
+/* Wait up to timeout_ms for records and consume them. Returns records consumed, or -errno (-EINTR on a signal). */
+int session__poll(struct session *s, int timeout_ms);
+/* Stop sampling: disable the perf events so no record arrives after this. */
+void session__stop(struct session *s);
+/* Consume everything still queued. Returns records consumed or -errno. */
+int session__drain(struct session *s);
+/*
+ * Totals summed over CPUs: records delivered by BPF and records dropped
+ * because the ring buffer was full. per_cpu_dropped (optional, nr_cpus
+ * entries, caller-allocated) receives the per-CPU drops.
+ */
+void session__stats(struct session *s, uint64_t *samples, uint64_t *dropped, uint64_t *per_cpu_dropped);
+int session__nr_cpus(const struct session *s);
+void session__close(struct session *s);
+
+#endif /* BPFPROF_SESSION_H */

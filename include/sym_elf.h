@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ELF function symbols through libelf: .symtab, else .dynsym, else the
+ * separate debug file found by GNU build-id (/usr/lib/debug/.build-id/xx/rest.debug)
+ * or .gnu_debuglink (DIR/NAME, DIR/.debug/NAME, /usr/lib/debug/DIR/NAME), as gdb
+ * searches them. Addresses are looked up by file offset, which is what
+ * /proc/PID/maps gives (addr - start + offset), and converted to the ELF
+ * virtual address through the PT_LOAD program headers, so PIE executables,
+ * shared objects and fixed-address executables all resolve the same way.
+ * Refs: ELF gABI (program headers, symbol table), binutils "Separate Debug Files".
+ */
+#ifndef BPFPROF_SYM_ELF_H
+#define BPFPROF_SYM_ELF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define ELF_BUILD_ID_MAX 20
+
+struct elf_symtab;
+
+/*
+ * Load the function symbols (STT_FUNC and STT_GNU_IFUNC, non-zero value,
+ * in an allocated section) of the ELF file at `path`, sorted by address.
+ * `debug_root` is prefixed to the debug-file search paths ("" on the host,
+ * "/proc/PID/root" for a process in another mount namespace).
+ * Returns a new table owned by the caller (free with elf_symtab__free), or
+ * NULL with errno: ENOENT/EACCES from open, EINVAL when not a valid ELF file,
+ * ENOMEM. A valid ELF with no symbols gives an empty table, not NULL.
+ */
+struct elf_symtab *elf_symtab__load(const char *path, const char *debug_root);
+void elf_symtab__free(struct elf_symtab *st);
+
+/*
+ * Symbol containing the byte at file offset `off` (mapping offset + distance
+ * into the mapping). Returns the name, borrowed until elf_symtab__free, and
+ * sets *sym_off to off's distance from the symbol start; NULL when no symbol
+ * covers it. A symbol of size 0 covers up to the next symbol.
+ */
+const char *elf_symtab__lookup_offset(const struct elf_symtab *st, uint64_t off, uint64_t *sym_off);
+
+/* Translate a file offset to an ELF virtual address via PT_LOAD. Returns 0 or -ENOENT. */
+int elf_symtab__offset_to_vaddr(const struct elf_symtab *st, uint64_t off, uint64_t *vaddr);
+
+/* GNU build-id of the file (NT_GNU_BUILD_ID note); returns its length (bytes, ≤ 20) or 0 when absent. */
+size_t elf_symtab__build_id(const struct elf_symtab *st, uint8_t id[ELF_BUILD_ID_MAX]);
+
+/* Number of function symbols loaded. */
+size_t elf_symtab__count(const struct elf_symtab *st);
+
+/*
+ * Read only the GNU build-id note of the file at `path`. Returns its length
+ * (1..20) into id, 0 when the file has none, or -errno (open failure, -EINVAL
+ * for non-ELF input).
+ */
+int elf__read_build_id(const char *path, uint8_t id[ELF_BUILD_ID_MAX]);
+
+#endif /* BPFPROF_SYM_ELF_H */

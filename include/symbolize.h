@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Symbolizer façade: names every location of a profile. Kernel addresses go
+ * to /proc/kallsyms; user addresses to the ELF file behind their mapping,
+ * opened through /proc/PID/root (so containerised processes resolve) and
+ * then the host path, with one symbol table cached per file. Also records
+ * each file's GNU build-id in its mappings.
+ */
+#ifndef BPFPROF_SYMBOLIZE_H
+#define BPFPROF_SYMBOLIZE_H
+
+#include "profile.h"
+
+struct symbolizer;
+
+/*
+ * kallsyms_path: normally "/proc/kallsyms"; NULL skips kernel symbols.
+ * proc_dir: normally "/proc". Returns NULL with errno ENOMEM.
+ */
+struct symbolizer *symbolizer__new(const char *kallsyms_path, const char *proc_dir);
+void symbolizer__free(struct symbolizer *sy);
+
+/*
+ * Resolve p's locations (calls profile__resolve_locs first) and set func,
+ * func_offset and dso where known. Unreadable files are reported once each
+ * at info level and leave their frames unnamed. Returns 0 or -ENOMEM.
+ */
+int symbolizer__symbolize(struct symbolizer *sy, struct profile *p);
+
+#endif /* BPFPROF_SYMBOLIZE_H */

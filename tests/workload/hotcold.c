@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Test and demo workload with a known CPU split: hot_a does 3 units of work
+ * for every unit hot_b does, so hot_a holds 75 % and hot_b 25 % of the
+ * samples. hot_a is reached from two callers (via_x: 2 units, via_y: 1 unit)
+ * and hot_b from one (via_z), so callers can be checked too, and no single
+ * return address covers nearly all samples (pprof drops such a frame).
+ * Built with frame pointers and without inlining (see the Makefile).
+ *
+ * usage: hotcold [SECONDS] [--fork]   (default 5 s; --fork runs the same
+ * loop in a child process too, for multi-process profiles)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define UNIT 200000
+
+static volatile unsigned long sink;
+
+__attribute__((noinline)) void hot_a(unsigned long n)
+{
+	unsigned long x = sink;
+
+	for (unsigned long i = 0; i < n; i++)
+		x = x * 6364136223846793005UL + 1442695040888963407UL;
+	sink = x;
+}
+
+__attribute__((noinline)) void hot_b(unsigned long n)
+{
+	unsigned long x = sink;
+
+	for (unsigned long i = 0; i < n; i++)
+		x = x * 6364136223846793005UL + 1442695040888963407UL;
+	sink = x;
+}
+
+__attribute__((noinline)) void via_x(void)
+{
+	hot_a(2 * UNIT);
+}
+
+__attribute__((noinline)) void via_y(void)
+{
+	hot_a(UNIT);
+}
+
+__attribute__((noinline)) void via_z(void)
+{
+	hot_b(UNIT);
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+__attribute__((noinline)) void run(double seconds)
+{
+	double end = now() + seconds;
+
+	while (now() < end) {
+		via_x();
+		via_y();
+		via_z();
+	}
+}
+
+int main(int argc, char **argv)
+{
+	double seconds = argc > 1 ? atof(argv[1]) : 5.0;
+	pid_t child = -1;
+
+	if (argc > 2 && !strcmp(argv[2], "--fork"))
+		child = fork();
+	run(seconds);
+	if (child > 0)
+		waitpid(child, NULL, 0);
+	return 0;
+}

@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Ring-buffer records → profile (include/agg.h). The hot path is one hash
+ * lookup per record (profile__add_stack); process bookkeeping and maps
+ * re-reads happen only for new processes and new distinct callchains.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "agg.h"
+#include "bpfprof_abi.h"
+#include "log.h"
+#include "procmaps.h"
+
+/* At most one maps re-read per process per this many ns of sample time. */
+#define REREAD_INTERVAL_NS (100ULL * 1000 * 1000)
+
+struct proc_state {
+	uint64_t last_read_ns;
+};
+
+struct agg {
+	struct profile *p;
+	const char *proc_dir;
+	uint64_t period_ns;
+	uint64_t nr_bad;
+	struct proc_state *state;	/* parallel to p->procs */
+	size_t cap_state;
+};
+
+struct agg *agg__new(struct profile *p, const char *proc_dir, uint64_t period_ns)
+{
+	struct agg *a = calloc(1, sizeof(*a));
+
+	if (!a)
+		return NULL;
+	a->p = p;
+	a->proc_dir = proc_dir;
+	a->period_ns = period_ns;
+	return a;
+}
+
+void agg__free(struct agg *a)
+{
+	if (!a)
+		return;
+	free(a->state);
+	free(a);
+}
+
+uint64_t agg__nr_bad(const struct agg *a)
+{
+	return a->nr_bad;
+}
+
+/* comm of the process (its main thread), falling back to the sampled thread's */
+static void read_comm(struct agg *a, struct profile_process *pr, const char *sample_comm)
+{
+	char path[64], buf[PROFILE_COMM_LEN + 1] = { 0 };
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%u/comm", a->proc_dir, pr->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n > 0) {
+		buf[n] = '\0';
+		buf[strcspn(buf, "\n")] = '\0';
+		memcpy(pr->comm, buf, sizeof(pr->comm) - 1);
+		pr->comm[sizeof(pr->comm) - 1] = '\0';
+	} else {
+		memcpy(pr->comm, sample_comm, PROFILE_COMM_LEN);
+		pr->comm[PROFILE_COMM_LEN - 1] = '\0';
+	}
+}
+
+static int snapshot(struct agg *a, uint32_t proc, uint64_t now_ns)
+{
+	int err = procmaps__snapshot(a->p, proc, a->proc_dir);
+
+	a->state[proc].last_read_ns = now_ns;
+	if (err == -ENOMEM)
+		return err;
+	if (err < 0) {
+		if (!a->p->procs[proc].nr_mappings)
+			a->p->procs[proc].maps_missing = true;
+		pr_debug("maps of pid %u: %s\n", a->p->procs[proc].pid, strerror(-err));
+	} else {
+		a->p->procs[proc].maps_missing = false;
+	}
+	return 0;
+}
+
+static int new_process(struct agg *a, uint32_t proc, const struct bpfprof_sample *s)
+{
+	struct profile_process *pr = &a->p->procs[proc];
+	size_t need = a->p->nr_procs;
+
+	if (need > a->cap_state) {
+		size_t cap = a->cap_state ? a->cap_state * 2 : 64;
+		struct proc_state *ns;
+
+		while (cap < need)
+			cap *= 2;
+		ns = realloc(a->state, cap * sizeof(*ns));
+		if (!ns)
+			return -ENOMEM;
+		memset(ns + a->cap_state, 0, (cap - a->cap_state) * sizeof(*ns));
+		a->state = ns;
+		a->cap_state = cap;
+	}
+	pr->cgroup_id = s->cgroup_id;
+	read_comm(a, pr, s->comm);
+	return snapshot(a, proc, s->time_ns);
+}
+
+/* A new callchain: re-read the maps if one of its user addresses is unknown. */
+static int check_mappings(struct agg *a, uint32_t proc, const struct bpfprof_sample *s)
+{
+	int i;
+
+	if ((int64_t)(s->time_ns - a->state[proc].last_read_ns) < (int64_t)REREAD_INTERVAL_NS)
+		return 0;
+	for (i = 0; i < s->nr_user; i++) {
+		/* a return address may sit just past its mapping's end: look up ip - 1 */
+		uint64_t ip = s->ips[s->nr_kernel + i] - (i > 0);
+
+		if (profile__find_mapping(a->p, proc, ip) < 0)
+			return snapshot(a, proc, s->time_ns);
+	}
+	return 0;
+}
+
+int agg__record(struct agg *a, const void *data, size_t size)
+{
+	const struct bpfprof_sample *s = data;
+	bool created;
+	int proc, st, err;
+
+	if (size < BPFPROF_SAMPLE_HDR_SIZE || s->type != BPFPROF_REC_SAMPLE ||
+	    s->nr_kernel > BPFPROF_MAX_STACK || s->nr_user > BPFPROF_MAX_STACK ||
+	    size < BPFPROF_SAMPLE_HDR_SIZE + ((size_t)s->nr_kernel + s->nr_user) * 8) {
+		a->nr_bad++;
+		pr_debug("ring buffer: malformed record of %zu bytes skipped\n", size);
+		return -EINVAL;
+	}
+	proc = profile__process(a->p, s->tgid, &created);
+	if (proc < 0)
+		return proc;
+	if (created) {
+		err = new_process(a, (uint32_t)proc, s);
+		if (err)
+			return err;
+	}
+	a->p->procs[proc].nr_samples++;
+	st = profile__add_stack(a->p, (uint32_t)proc, (const uint64_t *)s->ips, s->nr_kernel, s->nr_user, 1,
+				a->period_ns, &created);
+	if (st < 0)
+		return st;
+	if (created)
+		return check_mappings(a, (uint32_t)proc, s);
+	return 0;
+}

@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Option parsing with argp (glibc), after retsnoop's env.c and bcc's
+ * profile.c: a table, long-only ids from 1000, strtol/strtod with range
+ * checks, and argp_error (exit 2 with a usage hint) for anything invalid.
+ */
+#include <argp.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+#include "log.h"
+
+#define BPFPROF_VERSION "0.1.0"
+
+const char *argp_program_version = "bpfprof " BPFPROF_VERSION;
+const char *argp_program_bug_address = "<https://github.com/bpfprof/bpfprof/issues>";
+
+static const char doc[] =
+	"bpfprof: sample CPU stacks with BPF and write profiles for pprof and perf.\n"
+	"\n"
+	"EXAMPLES:\n"
+	"  sudo bpfprof -p 1234 -d 30 -o out.prof      # one process, 30 s, for go tool pprof\n"
+	"  sudo bpfprof -p 1234,5678 -o out.prof       # several processes until Ctrl-C\n"
+	"  sudo bpfprof -a -d 10 -F 999 -o all.prof    # every process on every CPU\n"
+	"  sudo bpfprof -F 999 -o run.prof -- ./myprog args   # run a command under the profiler\n"
+	"  sudo bpfprof -a -o all.prof -- sleep 5      # whole machine while the command runs\n"
+	"\n"
+	"Outputs (-o, repeatable; format from the extension or --format):\n"
+	"  .prof  gperftools CPU profile: go tool pprof, google-pprof\n"
+	"  -      stdout (needs --format)\n";
+
+static const char args_doc[] = "[-- COMMAND [ARG...]]";
+
+enum {
+	OPT_RINGBUF_SIZE = 1000,
+	OPT_FORMAT,
+	OPT_TOP,
+	OPT_NO_PROGRESS,
+};
+
+static const struct argp_option options[] = {
+	{ NULL, 0, NULL, 0, "Targets:", 1 },
+	{ "pid", 'p', "PID[,PID...]", 0, "Profile these processes (all their threads)", 1 },
+	{ "all-cpus", 'a', NULL, 0, "Profile every process on every CPU", 1 },
+	{ NULL, 0, NULL, 0, "Sampling:", 2 },
+	{ "freq", 'F', "HZ", 0, "Samples per second per CPU, 1-100000 (default 99)", 2 },
+	{ "event", 'e', "EVENT", 0, "cpu-clock (default) or cycles (needs a hardware PMU)", 2 },
+	{ "duration", 'd', "SECONDS", 0, "Stop after SECONDS (fractional); default: Ctrl-C or target exit", 2 },
+	{ "ringbuf-size", OPT_RINGBUF_SIZE, "BYTES", 0,
+	  "Ring buffer size, power of two, K/M suffix (default 8M); raise it when samples are lost", 2 },
+	{ NULL, 0, NULL, 0, "Output:", 3 },
+	{ "output", 'o', "FILE", 0, "Write a profile to FILE ('-' for stdout); repeatable", 3 },
+	{ "format", OPT_FORMAT, "FORMAT", 0, "Output format for every -o, overriding the extension: prof", 3 },
+	{ "top", OPT_TOP, "N", 0, "Functions in the summary (default 10, 0 to omit)", 3 },
+	{ "no-progress", OPT_NO_PROGRESS, NULL, 0, "No progress line on a terminal", 3 },
+	{ "verbose", 'v', NULL, 0, "More diagnostics (-vv: libbpf debug output)", 3 },
+	{},
+};
+
+static long long parse_ll(struct argp_state *st, const char *what, const char *arg, long long lo,
+			  long long hi)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(arg, &end, 10);
+	if (errno || end == arg || *end || v < lo || v > hi)
+		argp_error(st, "invalid %s: '%s' (expected %lld-%lld)", what, arg, lo, hi);
+	return v;
+}
+
+static void parse_pids(struct argp_state *st, struct bpfprof_config *cfg, const char *arg)
+{
+	char *copy = strdup(arg), *tok, *save = NULL;
+
+	if (!copy)
+		argp_failure(st, 1, ENOMEM, "out of memory");
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (cfg->nr_pids >= CLI_MAX_PIDS)
+			argp_error(st, "too many PIDs (at most %d)", CLI_MAX_PIDS);
+		cfg->pids[cfg->nr_pids++] = (uint32_t)parse_ll(st, "PID", tok, 1, INT_MAX);
+	}
+	free(copy);
+	if (!cfg->nr_pids)
+		argp_error(st, "invalid PID list: '%s'", arg);
+}
+
+static uint64_t parse_size(struct argp_state *st, const char *arg)
+{
+	unsigned long long v, mult = 1;
+	char *end;
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (*end == 'K' || *end == 'k')
+		mult = 1ULL << 10, end++;
+	else if (*end == 'M' || *end == 'm')
+		mult = 1ULL << 20, end++;
+	else if (*end == 'G' || *end == 'g')
+		mult = 1ULL << 30, end++;
+	if (errno || end == arg || *end || !v || v > (1ULL << 31) / mult || ((v * mult) & (v * mult - 1)) ||
+	    v * mult < 4096)
+		argp_error(st, "invalid ring buffer size: '%s' (power of two, 4K-2G)", arg);
+	return v * mult;
+}
+
+static error_t parse_arg(int key, char *arg, struct argp_state *st)
+{
+	struct bpfprof_config *cfg = st->input;
+	char *end;
+
+	switch (key) {
+	case 'p':
+		parse_pids(st, cfg, arg);
+		break;
+	case 'a':
+		cfg->all_cpus = true;
+		break;
+	case 'F':
+		cfg->freq_hz = (uint32_t)parse_ll(st, "FREQUENCY", arg, 1, 100000);
+		break;
+	case 'e':
+		if (strcmp(arg, "cpu-clock") && strcmp(arg, "cycles"))
+			argp_error(st, "invalid EVENT: '%s' (cpu-clock or cycles)", arg);
+		cfg->event = arg;
+		break;
+	case 'd':
+		errno = 0;
+		cfg->duration_s = strtod(arg, &end);
+		if (errno || end == arg || *end || !(cfg->duration_s > 0) || cfg->duration_s > 1e9)
+			argp_error(st, "invalid SECONDS: '%s'", arg);
+		break;
+	case OPT_RINGBUF_SIZE:
+		cfg->ringbuf_bytes = parse_size(st, arg);
+		break;
+	case 'o':
+		if (cfg->nr_outputs >= CLI_MAX_OUTPUTS)
+			argp_error(st, "too many outputs (at most %d)", CLI_MAX_OUTPUTS);
+		cfg->outputs[cfg->nr_outputs].path = arg;
+		cfg->outputs[cfg->nr_outputs].fd = -1;
+		cfg->nr_outputs++;
+		break;
+	case OPT_FORMAT:
+		if (output__format_from_name(arg) == OUTPUT_NONE)
+			argp_error(st, "invalid FORMAT: '%s' (prof)", arg);
+		cfg->format = arg;
+		break;
+	case OPT_TOP:
+		cfg->top_n = (int)parse_ll(st, "N", arg, 0, 64);
+		break;
+	case OPT_NO_PROGRESS:
+		cfg->progress = false;
+		break;
+	case 'v':
+		log_verbosity++;
+		break;
+	case ARGP_KEY_ARG:
+		argp_error(st, "unexpected argument '%s' (a command goes after '--')", arg);
+		break;
+	case ARGP_KEY_END:
+		if (!cfg->nr_pids && !cfg->all_cpus && !cfg->command)
+			argp_error(st, "no target: give -p PID, -a, or -- COMMAND");
+		if (cfg->nr_pids && (cfg->all_cpus || cfg->command))
+			argp_error(st, "-p cannot be combined with -a or a command");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+int cli__parse(int argc, char **argv, struct bpfprof_config *cfg)
+{
+	static const struct argp argp = { options, parse_arg, args_doc, doc };
+	int i, opt_argc;
+
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->freq_hz = 99;
+	cfg->event = "cpu-clock";
+	cfg->ringbuf_bytes = 8u << 20;
+	cfg->top_n = 10;
+	cfg->progress = true;
+	/* argp_error exits with argp_err_exit_status, which is 64 unless set */
+	argp_err_exit_status = 2;
+	/*
+	 * Everything after the first "--" is the command, untouched: argp would
+	 * otherwise permute the command's own options into ours.
+	 */
+	for (opt_argc = 1; opt_argc < argc && strcmp(argv[opt_argc], "--"); opt_argc++)
+		;
+	if (opt_argc < argc) {
+		if (opt_argc + 1 >= argc) {
+			fprintf(stderr, "bpfprof: no command after '--'\n"
+					"Try 'bpfprof --help' for more information.\n");
+			return 2;
+		}
+		cfg->command = argv + opt_argc + 1;
+	}
+	if (argp_parse(&argp, opt_argc, argv, 0, NULL, cfg))
+		return 2;
+	for (i = 0; i < cfg->nr_outputs; i++) {
+		struct output *o = &cfg->outputs[i];
+
+		o->format = cfg->format ? output__format_from_name(cfg->format) :
+					  output__format_from_path(o->path);
+		if (o->format == OUTPUT_NONE) {
+			fprintf(stderr, "bpfprof: cannot tell the format of '%s'; use a known extension (.prof) or --format\n"
+					"Try 'bpfprof --help' for more information.\n",
+				o->path);
+			return 2;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: MIT
+/*
+ * /proc/PID/maps parsing and merging into the profile (include/procmaps.h).
+ * The kernel writes each line with seq_printf in fs/proc/task_mmu.c
+ * show_map_vma(); the parser accepts exactly that shape and skips anything
+ * else line by line, so a damaged line costs only its own mapping.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "log.h"
+#include "procmaps.h"
+
+/* Parse hex digits in [*p, end) up to `stop`; at least one digit required. */
+static int parse_hex(const char **p, const char *end, char stop, uint64_t *out)
+{
+	const char *s = *p;
+	uint64_t v = 0;
+	int n = 0;
+
+	for (; s < end && *s != stop; s++, n++) {
+		int d;
+
+		if (*s >= '0' && *s <= '9')
+			d = *s - '0';
+		else if (*s >= 'a' && *s <= 'f')
+			d = *s - 'a' + 10;
+		else if (*s >= 'A' && *s <= 'F')
+			d = *s - 'A' + 10;
+		else
+			return -EINVAL;
+		if (n >= 16)
+			return -EINVAL;
+		v = v << 4 | (uint64_t)d;
+	}
+	if (!n || s >= end)
+		return -EINVAL;
+	*p = s + 1; /* past the stop character */
+	*out = v;
+	return 0;
+}
+
+static int parse_line(const char *s, const char *end, struct procmaps_entry *e)
+{
+	uint64_t maj, min;
+	int i;
+
+	memset(e, 0, sizeof(*e));
+	if (parse_hex(&s, end, '-', &e->start) || parse_hex(&s, end, ' ', &e->end))
+		return -EINVAL;
+	if (end - s < 5 || s[4] != ' ')
+		return -EINVAL;
+	for (i = 0; i < 4; i++) {
+		if (!strchr("rwxps-", s[i]))
+			return -EINVAL;
+		e->perms[i] = s[i];
+	}
+	s += 5;
+	if (parse_hex(&s, end, ' ', &e->offset) || parse_hex(&s, end, ':', &maj) ||
+	    parse_hex(&s, end, ' ', &min))
+		return -EINVAL;
+	if (s >= end || *s < '0' || *s > '9')
+		return -EINVAL;
+	for (; s < end && *s >= '0' && *s <= '9'; s++) {
+		if (e->inode > (UINT64_MAX - 9) / 10)
+			return -EINVAL;
+		e->inode = e->inode * 10 + (uint64_t)(*s - '0');
+	}
+	if (s < end && *s != ' ')
+		return -EINVAL;
+	if (e->end < e->start || maj > UINT32_MAX || min > UINT32_MAX)
+		return -EINVAL;
+	e->dev_major = (uint32_t)maj;
+	e->dev_minor = (uint32_t)min;
+	while (s < end && *s == ' ')
+		s++;
+	e->path = s;
+	e->path_len = (size_t)(end - s);
+	return 0;
+}
+
+int procmaps__parse(const char *text, size_t len, const char *origin, procmaps_cb cb, void *ctx,
+		    size_t *nr_bad)
+{
+	const char *p = text, *end = text + len;
+	size_t line = 0;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *eol = nl ? nl : end;
+		struct procmaps_entry e;
+		int ret;
+
+		line++;
+		if (eol > p && !parse_line(p, eol, &e)) {
+			ret = cb(&e, ctx);
+			if (ret)
+				return ret;
+		} else if (eol > p) {
+			pr_warn("maps: '%s': line %zu at offset %zu: malformed mapping, skipped\n", origin,
+				line, (size_t)(p - text));
+			if (nr_bad)
+				(*nr_bad)++;
+		}
+		p = nl ? nl + 1 : end;
+	}
+	return 0;
+}
+
+int procmaps__read(const char *proc_dir, uint32_t pid, char **text, size_t *len)
+{
+	size_t cap = 16384, n = 0;
+	char path[64], *data;
+	int fd, err;
+
+	snprintf(path, sizeof(path), "%s/%u/maps", proc_dir, pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	data = malloc(cap);
+	if (!data) {
+		close(fd);
+		return -ENOMEM;
+	}
+	for (;;) {
+		ssize_t r;
+
+		if (cap - n < 4096) {
+			char *nd = cap > SIZE_MAX / 2 ? NULL : realloc(data, cap * 2);
+
+			if (!nd) {
+				err = -ENOMEM;
+				goto out_free;
+			}
+			data = nd;
+			cap *= 2;
+		}
+		r = read(fd, data + n, cap - n - 1);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			err = -errno;
+			goto out_free;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	data[n] = '\0';
+	*text = data;
+	*len = n;
+	return 0;
+
+out_free:
+	close(fd);
+	free(data);
+	return err;
+}
+
+struct merge_ctx {
+	struct profile *p;
+	uint32_t proc;
+	int added;
+};
+
+static int merge_one(const struct procmaps_entry *e, void *ctx)
+{
+	struct merge_ctx *mc = ctx;
+	struct profile_mapping m = {
+		.start = e->start,
+		.end = e->end,
+		.offset = e->offset,
+		.inode = e->inode,
+		.dev_major = e->dev_major,
+		.dev_minor = e->dev_minor,
+	};
+	char *path;
+	int ret;
+
+	memcpy(m.perms, e->perms, sizeof(m.perms));
+	path = strndup(e->path, e->path_len);
+	if (!path)
+		return -ENOMEM;
+	m.path = profile__intern(mc->p, path);
+	free(path);
+	if (!m.path)
+		return -ENOMEM;
+	ret = profile__add_mapping(mc->p, mc->proc, &m);
+	if (ret < 0)
+		return ret;
+	mc->added += ret;
+	return 0;
+}
+
+int procmaps__merge(struct profile *p, uint32_t proc, const char *text, size_t len, const char *origin)
+{
+	struct merge_ctx mc = { .p = p, .proc = proc };
+	int err;
+
+	err = procmaps__parse(text, len, origin, merge_one, &mc, NULL);
+	return err ? err : mc.added;
+}
+
+int procmaps__snapshot(struct profile *p, uint32_t proc, const char *proc_dir)
+{
+	char origin[64], *text;
+	size_t len;
+	int err;
+
+	err = procmaps__read(proc_dir, p->procs[proc].pid, &text, &len);
+	if (err)
+		return err;
+	snprintf(origin, sizeof(origin), "%s/%u/maps", proc_dir, p->procs[proc].pid);
+	err = procmaps__merge(p, proc, text, len, origin);
+	free(text);
+	return err;
+}

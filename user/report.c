@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: MIT
+/* Summary of a profile: totals and top functions by self samples (include/report.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "report.h"
+
+struct leaf {
+	const char *func;
+	const char *dso;
+	uint64_t self;
+};
+
+static int cmp_key(const void *a, const void *b)
+{
+	const struct leaf *x = a, *y = b;
+
+	if (x->func != y->func)
+		return (uintptr_t)x->func < (uintptr_t)y->func ? -1 : 1;
+	if (x->dso != y->dso)
+		return (uintptr_t)x->dso < (uintptr_t)y->dso ? -1 : 1;
+	return 0;
+}
+
+static int cmp_self(const void *a, const void *b)
+{
+	const struct leaf *x = a, *y = b;
+
+	if (x->self != y->self)
+		return x->self > y->self ? -1 : 1;
+	return strcmp(x->func ? x->func : "", y->func ? y->func : "");
+}
+
+int report__top(const struct profile *p, struct report_top *top, int n)
+{
+	struct leaf *leaves;
+	size_t nr = 0, i, out;
+	int filled = 0;
+
+	leaves = calloc(p->nr_stacks ? p->nr_stacks : 1, sizeof(*leaves));
+	if (!leaves)
+		return -ENOMEM;
+	for (i = 0; i < p->nr_stacks; i++) {
+		const struct profile_stack *s = &p->stacks[i];
+		const struct profile_location *l;
+
+		if (!s->locs || !(s->nr_kernel + s->nr_user))
+			continue;
+		l = &p->locs[s->locs[0]];
+		leaves[nr++] = (struct leaf){ l->func, l->dso, s->count };
+	}
+	/* fold leaves of the same (function, DSO): both are interned pointers */
+	qsort(leaves, nr, sizeof(*leaves), cmp_key);
+	for (i = 0, out = 0; i < nr; i++) {
+		if (out && !cmp_key(&leaves[out - 1], &leaves[i]))
+			leaves[out - 1].self += leaves[i].self;
+		else
+			leaves[out++] = leaves[i];
+	}
+	qsort(leaves, out, sizeof(*leaves), cmp_self);
+	for (i = 0; i < out && filled < n; i++, filled++)
+		top[filled] = (struct report_top){ leaves[i].func, leaves[i].dso, leaves[i].self };
+	free(leaves);
+	return filled;
+}
+
+void report__summary(FILE *f, const struct profile *p, double duration_s, int top_n)
+{
+	struct report_top top[64];
+	int n, i;
+
+	fprintf(f, "bpfprof: %.2f s, %llu samples, %llu lost, %zu processes, %s at %u Hz\n",
+		duration_s, (unsigned long long)p->nr_samples, (unsigned long long)p->nr_lost,
+		p->nr_procs, p->event ? p->event : "?", p->freq_hz);
+	if (top_n > 64)
+		top_n = 64;
+	n = report__top(p, top, top_n);
+	if (n <= 0 || !p->nr_samples)
+		return;
+	fprintf(f, "%8s %8s  %s\n", "self%", "samples", "function [dso]");
+	for (i = 0; i < n; i++)
+		fprintf(f, "%7.2f%% %8llu  %s [%s]\n", 100.0 * (double)top[i].self / (double)p->nr_samples,
+			(unsigned long long)top[i].self, top[i].func ? top[i].func : "[unknown]",
+			top[i].dso ? top[i].dso : "?");
+}

@@ -1,0 +1,274 @@
+// SPDX-License-Identifier: MIT
+/*
+ * BPF skeleton lifecycle and perf events (include/session.h). One event per
+ * online CPU, as bcc's profile and perf record -a do: the program filters by
+ * tgid and cgroup in the kernel, so per-process targets need no per-thread
+ * events and threads created later are covered. perf_event_open(2) and
+ * include/uapi/linux/perf_event.h define the attr fields used here.
+ */
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "bpfprof_abi.h"
+#include "log.h"
+#include "session.h"
+#include "profile.skel.h"
+
+struct session {
+	struct profile_bpf *skel;
+	struct ring_buffer *rb;
+	int nr_cpus;		/* possible CPUs: per-CPU map value count */
+	int *pfds;		/* per possible CPU, -1 where offline */
+	struct bpf_link **links;
+	session_record_fn on_record;
+	void *ctx;
+};
+
+static int rb_cb(void *ctx, void *data, size_t size)
+{
+	struct session *s = ctx;
+
+	return s->on_record(s->ctx, data, size);
+}
+
+static int event_attr(const char *event, uint32_t freq, struct perf_event_attr *attr)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->size = sizeof(*attr);
+	attr->freq = 1;
+	attr->sample_freq = freq;
+	if (!strcmp(event, "cpu-clock")) {
+		attr->type = PERF_TYPE_SOFTWARE;
+		attr->config = PERF_COUNT_SW_CPU_CLOCK;
+	} else if (!strcmp(event, "cycles")) {
+		attr->type = PERF_TYPE_HARDWARE;
+		attr->config = PERF_COUNT_HW_CPU_CYCLES;
+	} else {
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int open_events(struct session *s, const struct session_opts *o)
+{
+	struct perf_event_attr attr;
+	int cpu, err, nr_open = 0;
+
+	err = event_attr(o->event, o->freq_hz, &attr);
+	if (err) {
+		pr_warn("unknown event '%s'\n", o->event);
+		return err;
+	}
+	for (cpu = 0; cpu < s->nr_cpus; cpu++) {
+		int fd = syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+
+		if (fd < 0) {
+			err = -errno;
+			if (err == -ENODEV)
+				continue; /* possible but offline CPU (bcc profile does the same) */
+			if (err == -ENOENT || err == -EOPNOTSUPP)
+				pr_warn("event '%s' is not supported on this machine (%s)%s\n", o->event,
+					strerror(-err),
+					attr.type == PERF_TYPE_HARDWARE ?
+						": no hardware PMU (a virtual machine?); use -e cpu-clock" : "");
+			else
+				pr_warn("perf_event_open '%s' on cpu %d failed: %s%s\n", o->event, cpu,
+					strerror(-err),
+					err == -EACCES || err == -EPERM ?
+						" (check kernel.perf_event_paranoid, CAP_PERFMON)" : "");
+			return err == -EOPNOTSUPP ? -ENOENT : err;
+		}
+		s->pfds[cpu] = fd;
+		nr_open++;
+		s->links[cpu] = bpf_program__attach_perf_event(s->skel->progs.on_sample, fd);
+		if (!s->links[cpu]) {
+			err = -errno;
+			pr_warn("failed to attach to perf event on cpu %d: %s\n", cpu, strerror(-err));
+			return err;
+		}
+	}
+	if (!nr_open) {
+		pr_warn("no online CPU accepted event '%s'\n", o->event);
+		return -ENODEV;
+	}
+	return 0;
+}
+
+int session__open(const struct session_opts *o, struct session **out)
+{
+	struct session *s;
+	int err;
+	size_t i;
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->on_record = o->on_record;
+	s->ctx = o->ctx;
+	s->nr_cpus = libbpf_num_possible_cpus();
+	if (s->nr_cpus <= 0) {
+		err = s->nr_cpus ? s->nr_cpus : -EINVAL;
+		pr_warn("failed to count CPUs: %s\n", strerror(-err));
+		goto out_free;
+	}
+	s->pfds = malloc(sizeof(*s->pfds) * s->nr_cpus);
+	s->links = calloc(s->nr_cpus, sizeof(*s->links));
+	if (!s->pfds || !s->links) {
+		err = -ENOMEM;
+		goto out_free;
+	}
+	for (i = 0; i < (size_t)s->nr_cpus; i++)
+		s->pfds[i] = -1;
+
+	s->skel = profile_bpf__open();
+	if (!s->skel) {
+		err = -errno;
+		pr_warn("failed to open BPF object: %s\n", strerror(-err));
+		goto out_free;
+	}
+	s->skel->rodata->filter_mode = o->filter_tgid ? BPFPROF_FILTER_TGID : BPFPROF_FILTER_ALL;
+	s->skel->rodata->follow_forks = o->follow_forks;
+	s->skel->rodata->filter_cgroup = o->nr_cgroups > 0;
+	/* wake the consumer at 1/8 of the buffer: batches records, leaves headroom */
+	s->skel->rodata->wakeup_bytes = o->ringbuf_bytes / 8;
+	err = bpf_map__set_max_entries(s->skel->maps.samples, (uint32_t)o->ringbuf_bytes);
+	if (!err && !o->follow_forks)
+		err = bpf_program__set_autoload(s->skel->progs.on_fork, false);
+	if (err) {
+		pr_warn("failed to configure BPF object: %s\n", strerror(-err));
+		goto out_free;
+	}
+	err = profile_bpf__load(s->skel);
+	if (err) {
+		pr_warn("failed to load BPF program: %s%s\n", strerror(-err),
+			err == -EPERM ? " (needs root, or CAP_BPF and CAP_PERFMON)" : "");
+		goto out_free;
+	}
+	for (i = 0; i < o->nr_cgroups; i++) {
+		uint8_t one = 1;
+
+		if (bpf_map__update_elem(s->skel->maps.cgroups, &o->cgroup_ids[i], sizeof(uint64_t),
+					 &one, sizeof(one), BPF_ANY)) {
+			err = -errno;
+			pr_warn("failed to add cgroup filter: %s\n", strerror(-err));
+			goto out_free;
+		}
+	}
+	if (o->follow_forks) {
+		s->skel->links.on_fork = bpf_program__attach(s->skel->progs.on_fork);
+		if (!s->skel->links.on_fork) {
+			err = -errno;
+			pr_warn("failed to attach fork tracepoint: %s\n", strerror(-err));
+			goto out_free;
+		}
+	}
+	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.samples), rb_cb, s, NULL);
+	if (!s->rb) {
+		err = -errno;
+		pr_warn("failed to create ring buffer: %s\n", strerror(-err));
+		goto out_free;
+	}
+	err = open_events(s, o);
+	if (err)
+		goto out_free;
+	*out = s;
+	return 0;
+
+out_free:
+	session__close(s);
+	return err;
+}
+
+int session__add_target(struct session *s, uint32_t tgid)
+{
+	uint8_t one = 1;
+
+	if (bpf_map__update_elem(s->skel->maps.targets, &tgid, sizeof(tgid), &one, sizeof(one), BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int session__poll(struct session *s, int timeout_ms)
+{
+	int n = ring_buffer__poll(s->rb, timeout_ms);
+
+	/*
+	 * The BPF side wakes us only once wakeup_bytes are queued, so a timeout
+	 * may leave records behind: consume them too, so that a process's maps
+	 * are read soon after its first sample, not when it is long gone.
+	 */
+	if (n >= 0 || n == -EINTR) {
+		int m = ring_buffer__consume(s->rb);
+
+		if (m < 0)
+			return m;
+		n = (n > 0 ? n : 0) + m;
+	}
+	return n;
+}
+
+void session__stop(struct session *s)
+{
+	int cpu;
+
+	for (cpu = 0; cpu < s->nr_cpus; cpu++)
+		if (s->pfds[cpu] >= 0)
+			ioctl(s->pfds[cpu], PERF_EVENT_IOC_DISABLE, 0);
+}
+
+int session__drain(struct session *s)
+{
+	return ring_buffer__consume(s->rb);
+}
+
+int session__nr_cpus(const struct session *s)
+{
+	return s->nr_cpus;
+}
+
+void session__stats(struct session *s, uint64_t *samples, uint64_t *dropped, uint64_t *per_cpu_dropped)
+{
+	uint64_t vals[s->nr_cpus];
+	uint32_t key;
+	int cpu;
+
+	*samples = *dropped = 0;
+	key = BPFPROF_STAT_SAMPLES;
+	if (!bpf_map__lookup_elem(s->skel->maps.stats, &key, sizeof(key), vals, sizeof(vals), 0))
+		for (cpu = 0; cpu < s->nr_cpus; cpu++)
+			*samples += vals[cpu];
+	key = BPFPROF_STAT_DROPPED;
+	if (!bpf_map__lookup_elem(s->skel->maps.stats, &key, sizeof(key), vals, sizeof(vals), 0))
+		for (cpu = 0; cpu < s->nr_cpus; cpu++) {
+			*dropped += vals[cpu];
+			if (per_cpu_dropped)
+				per_cpu_dropped[cpu] = vals[cpu];
+		}
+}
+
+void session__close(struct session *s)
+{
+	int cpu;
+
+	if (!s)
+		return;
+	if (s->links)
+		for (cpu = 0; cpu < s->nr_cpus; cpu++)
+			bpf_link__destroy(s->links[cpu]);
+	if (s->pfds)
+		for (cpu = 0; cpu < s->nr_cpus; cpu++)
+			if (s->pfds[cpu] >= 0)
+				close(s->pfds[cpu]);
+	ring_buffer__free(s->rb);
+	profile_bpf__destroy(s->skel);
+	free(s->links);
+	free(s->pfds);
+	free(s);
+}

@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Address → function name for every location (include/symbolize.h). Only
+ * addresses that were sampled are looked up; each ELF file is parsed once.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "kallsyms.h"
+#include "log.h"
+#include "sym_elf.h"
+#include "symbolize.h"
+
+struct dso_entry {
+	const char *path;	/* interned in the profile: compared by pointer */
+	uint64_t inode;
+	struct elf_symtab *st;	/* NULL when the file could not be read */
+	uint8_t build_id[ELF_BUILD_ID_MAX];
+	size_t build_id_len;
+};
+
+struct symbolizer {
+	const char *kallsyms_path;
+	const char *proc_dir;
+	struct ksyms *ks;
+	bool ks_loaded;
+	struct dso_entry *dsos;
+	size_t nr_dsos, cap_dsos;
+	const struct profile *owner;	/* profile whose interned paths the cache holds */
+};
+
+struct symbolizer *symbolizer__new(const char *kallsyms_path, const char *proc_dir)
+{
+	struct symbolizer *sy = calloc(1, sizeof(*sy));
+
+	if (!sy)
+		return NULL;
+	sy->kallsyms_path = kallsyms_path;
+	sy->proc_dir = proc_dir;
+	return sy;
+}
+
+static void drop_dsos(struct symbolizer *sy)
+{
+	size_t i;
+
+	for (i = 0; i < sy->nr_dsos; i++)
+		elf_symtab__free(sy->dsos[i].st);
+	sy->nr_dsos = 0;
+}
+
+void symbolizer__free(struct symbolizer *sy)
+{
+	if (!sy)
+		return;
+	drop_dsos(sy);
+	free(sy->dsos);
+	ksyms__free(sy->ks);
+	free(sy);
+}
+
+/* "/usr/lib/x.so (deleted)" → "/usr/lib/x.so" */
+static void strip_deleted(char *path)
+{
+	static const char sfx[] = " (deleted)";
+	size_t n = strlen(path), s = sizeof(sfx) - 1;
+
+	if (n > s && !strcmp(path + n - s, sfx))
+		path[n - s] = '\0';
+}
+
+static struct elf_symtab *open_elf(struct symbolizer *sy, uint32_t pid, const char *path)
+{
+	char file[4096], root[64];
+	struct elf_symtab *st;
+
+	/* the process's own view first: containers, chroots */
+	snprintf(root, sizeof(root), "%s/%u/root", sy->proc_dir, pid);
+	snprintf(file, sizeof(file), "%s%s", root, path);
+	strip_deleted(file);
+	st = elf_symtab__load(file, root);
+	if (st)
+		return st;
+	snprintf(file, sizeof(file), "%s", path);
+	strip_deleted(file);
+	st = elf_symtab__load(file, "");
+	if (!st)
+		pr_info("no symbols for '%s' (pid %u): %s\n", path, pid, strerror(errno));
+	return st;
+}
+
+static struct dso_entry *get_dso(struct symbolizer *sy, uint32_t pid, const struct profile_mapping *m)
+{
+	struct dso_entry *d;
+	size_t i;
+
+	for (i = sy->nr_dsos; i-- > 0;)
+		if (sy->dsos[i].path == m->path && sy->dsos[i].inode == m->inode)
+			return &sy->dsos[i];
+	if (sy->nr_dsos == sy->cap_dsos) {
+		size_t cap = sy->cap_dsos ? sy->cap_dsos * 2 : 32;
+		struct dso_entry *nd = realloc(sy->dsos, cap * sizeof(*nd));
+
+		if (!nd)
+			return NULL;
+		sy->dsos = nd;
+		sy->cap_dsos = cap;
+	}
+	d = &sy->dsos[sy->nr_dsos++];
+	memset(d, 0, sizeof(*d));
+	d->path = m->path;
+	d->inode = m->inode;
+	d->st = open_elf(sy, pid, m->path);
+	if (d->st)
+		d->build_id_len = elf_symtab__build_id(d->st, d->build_id);
+	return d;
+}
+
+static const char *dso_basename(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+static int name_kernel(struct symbolizer *sy, struct profile *p, struct profile_location *l)
+{
+	const char *module = NULL, *name;
+	char dso[128];
+	uint64_t off;
+
+	if (!sy->ks_loaded && sy->kallsyms_path) {
+		sy->ks_loaded = true;
+		sy->ks = ksyms__load(sy->kallsyms_path);
+		if (!sy->ks)
+			pr_warn("cannot read '%s': %s; kernel frames stay unnamed\n", sy->kallsyms_path,
+				strerror(errno));
+		else if (ksyms__restricted(sy->ks))
+			pr_warn("kernel addresses are hidden (kernel.kptr_restrict); kernel frames stay unnamed\n");
+	}
+	l->dso = profile__intern(p, "[kernel.kallsyms]");
+	if (!l->dso)
+		return -ENOMEM;
+	name = sy->ks ? ksyms__lookup(sy->ks, l->addr - l->is_return, &off, &module) : NULL;
+	if (!name)
+		return 0;
+	if (module) {
+		snprintf(dso, sizeof(dso), "[%s]", module);
+		l->dso = profile__intern(p, dso);
+	}
+	l->func = profile__intern(p, name);
+	l->func_offset = off + l->is_return;
+	return l->func && l->dso ? 0 : -ENOMEM;
+}
+
+static int name_user(struct symbolizer *sy, struct profile *p, struct profile_location *l)
+{
+	struct profile_process *pr = &p->procs[l->proc];
+	struct profile_mapping *m;
+	struct dso_entry *d;
+	const char *name;
+	uint64_t off;
+
+	if (l->mapping < 0) {
+		l->dso = profile__intern(p, "[unknown]");
+		return l->dso ? 0 : -ENOMEM;
+	}
+	m = &pr->mappings[l->mapping];
+	l->dso = profile__intern(p, m->path[0] ? dso_basename(m->path) : "[anon]");
+	if (!l->dso)
+		return -ENOMEM;
+	if (m->path[0] != '/')
+		return 0; /* anonymous or pseudo ([vdso], [heap]): no file to read */
+	d = get_dso(sy, pr->pid, m);
+	if (!d)
+		return -ENOMEM;
+	if (d->build_id_len && !m->build_id_len) {
+		memcpy(m->build_id, d->build_id, d->build_id_len);
+		m->build_id_len = (uint8_t)d->build_id_len;
+	}
+	if (!d->st)
+		return 0;
+	name = elf_symtab__lookup_offset(d->st, l->addr - l->is_return - m->start + m->offset, &off);
+	if (!name)
+		return 0;
+	l->func = profile__intern(p, name);
+	l->func_offset = off + l->is_return;
+	return l->func ? 0 : -ENOMEM;
+}
+
+int symbolizer__symbolize(struct symbolizer *sy, struct profile *p)
+{
+	size_t i;
+	int err;
+
+	if (sy->owner != p) {
+		drop_dsos(sy); /* interned path pointers belong to another profile */
+		sy->owner = p;
+	}
+	err = profile__resolve_locs(p);
+	if (err)
+		return err;
+	for (i = 0; i < p->nr_locs; i++) {
+		struct profile_location *l = &p->locs[i];
+
+		if (l->dso)
+			continue;
+		err = l->proc == PROFILE_KERNEL_PROC ? name_kernel(sy, p, l) : name_user(sy, p, l);
+		if (err)
+			return err;
+	}
+	return 0;
+}
