@@ -37,7 +37,7 @@ struct ksyms {
 	size_t names_len;
 	size_t names_cap;
 	size_t nr_bad_lines;
-	size_t last_module;	/* pool offset of the latest module name, shared by its symbols */
+	size_t last_module;	/* pool offset of the latest module name, reused by its run */
 	bool restricted;
 };
 

@@ -168,12 +168,16 @@ static int elf_file__open(struct elf_file *f, const char *path)
 	if ((f->ehdr.e_phnum != PN_XNUM && phnum != f->ehdr.e_phnum) ||
 	    (f->ehdr.e_shnum && f->shnum != f->ehdr.e_shnum)) {
 		err = -EINVAL;
-		pr_warn("elf: '%s': header tables truncated: %zu of %u program headers, %zu of %u section headers\n",
-			path, phnum, f->ehdr.e_phnum, f->shnum, f->ehdr.e_shnum);
+		pr_warn("elf: '%s': truncated: %zu of %u phdrs, %zu of %u shdrs\n", path, phnum,
+			f->ehdr.e_phnum, f->shnum, f->ehdr.e_shnum);
 		goto out_close;
 	}
-	/* phnum, shnum < 2^32 and entsize < 2^16: the products cannot overflow. */
-	tbl_end = f->ehdr.e_phoff + (uint64_t)phnum * gelf_fsize(f->elf, ELF_T_PHDR, 1, EV_CURRENT);
+	/*
+	 * Both counts are bounded by the file size now, so the products cannot
+	 * overflow; an offset past EOF is rejected before its sum is trusted.
+	 */
+	tbl_end = f->ehdr.e_phoff +
+		  (uint64_t)phnum * gelf_fsize(f->elf, ELF_T_PHDR, 1, EV_CURRENT);
 	if (phnum && (f->ehdr.e_phoff > f->file_size || tbl_end > f->file_size)) {
 		err = -EINVAL;
 		pr_warn("elf: '%s': program headers at %llu (%zu entries) exceed file size %llu\n",
@@ -181,7 +185,8 @@ static int elf_file__open(struct elf_file *f, const char *path)
 			(unsigned long long)f->file_size);
 		goto out_close;
 	}
-	tbl_end = f->ehdr.e_shoff + (uint64_t)f->shnum * gelf_fsize(f->elf, ELF_T_SHDR, 1, EV_CURRENT);
+	tbl_end = f->ehdr.e_shoff +
+		  (uint64_t)f->shnum * gelf_fsize(f->elf, ELF_T_SHDR, 1, EV_CURRENT);
 	if (f->shnum && (f->ehdr.e_shoff > f->file_size || tbl_end > f->file_size)) {
 		err = -EINVAL;
 		pr_warn("elf: '%s': section headers at %llu (%zu entries) exceed file size %llu\n",
@@ -338,6 +343,11 @@ static int pool_add(struct elf_symtab *st, const char *s, size_t *off)
 	return 0;
 }
 
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a + b < a ? UINT64_MAX : a + b;
+}
+
 static unsigned int bind_rank(unsigned char bind)
 {
 	switch (bind) {
@@ -413,14 +423,11 @@ static int collect_syms(struct elf_symtab *st, const struct elf_file *f, Elf_Scn
 		/* Size 0: up to the next symbol (see finalize_syms), at most the section end. */
 		sec_end = symsh.sh_addr + symsh.sh_size;
 		if (sym.st_size)
-			s->end = sym.st_value + sym.st_size < sym.st_value ? UINT64_MAX :
-									    sym.st_value + sym.st_size;
+			s->end = sat_add(sym.st_value, sym.st_size);
 		else if (sec_end > sym.st_value && sec_end >= symsh.sh_addr)
 			s->end = sec_end;
 		else
-			s->end = sym.st_value + ELF_SYM_TAIL_MAX < sym.st_value ?
-					 UINT64_MAX :
-					 sym.st_value + ELF_SYM_TAIL_MAX;
+			s->end = sat_add(sym.st_value, ELF_SYM_TAIL_MAX);
 		s->rank = bind_rank(GELF_ST_BIND(sym.st_info));
 		s->seq = st->nr_syms;
 		err = pool_add(st, name, &s->name);

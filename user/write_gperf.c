@@ -18,7 +18,13 @@ static void put_slot(struct buf *out, uint64_t v)
 	buf__put_bytes(out, &s, sizeof(s));
 }
 
-/* Highest user address used by any process with a written sample. */
+/* [vsyscall] sits in the kernel half: no user PC is there, and no window fits it */
+#define USER_HALF (1ULL << 63)
+
+/*
+ * End of the highest user-half mapping of the processes with written samples:
+ * the size every address window must have.
+ */
 static uint64_t max_user_addr(const struct profile *p, const uint8_t *used)
 {
 	uint64_t max = 0;
@@ -29,15 +35,9 @@ static uint64_t max_user_addr(const struct profile *p, const uint8_t *used)
 
 		if (!used[i])
 			continue;
-		if (pr->nr_mappings && pr->mappings[pr->nr_mappings - 1].end > max)
-			max = pr->mappings[pr->nr_mappings - 1].end;
-	}
-	for (i = 0; i < p->nr_stacks; i++) {
-		const struct profile_stack *s = &p->stacks[i];
-
-		for (j = 0; j < s->nr_user; j++)
-			if (s->ips[s->nr_kernel + j] > max)
-				max = s->ips[s->nr_kernel + j];
+		for (j = 0; j < pr->nr_mappings; j++)
+			if (pr->mappings[j].end <= USER_HALF && pr->mappings[j].end > max)
+				max = pr->mappings[j].end;
 	}
 	return max;
 }
@@ -49,21 +49,35 @@ static void put_maps_text(struct buf *out, const struct profile_process *pr, uin
 	for (i = 0; i < pr->nr_mappings; i++) {
 		const struct profile_mapping *m = &pr->mappings[i];
 
+		if (delta && m->end > USER_HALF)
+			continue;
 		/* the shape of fs/proc/task_mmu.c show_map_vma() */
 		buf__printf(out, "%08llx-%08llx %s %08llx %02x:%02x %llu",
 			    (unsigned long long)(m->start + delta), (unsigned long long)(m->end + delta),
 			    m->perms, (unsigned long long)m->offset, m->dev_major, m->dev_minor,
 			    (unsigned long long)m->inode);
 		if (m->path && m->path[0])
-			buf__printf(out, "%*s%s", 26 - 2 * (int)sizeof(void *) > 0 ? 7 : 1, "", m->path);
+			buf__printf(out, "    %s", m->path);
 		buf__put_bytes(out, "\n", 1);
 	}
+}
+
+static int cmp_busiest(const void *a, const void *b, void *ctx)
+{
+	const struct profile *p = ctx;
+	const struct profile_process *x = &p->procs[*(const uint32_t *)a];
+	const struct profile_process *y = &p->procs[*(const uint32_t *)b];
+
+	if (x->nr_samples != y->nr_samples)
+		return x->nr_samples > y->nr_samples ? -1 : 1;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
 int write_gperf(const struct profile *p, struct buf *out, struct gperf_stats *stats)
 {
 	struct gperf_stats st = { 0 };
 	uint64_t period_us = p->period_ns / 1000, *delta;
+	uint32_t *order;
 	uint8_t *used;
 	unsigned shift = 0;
 	uint32_t window = 0;
@@ -71,9 +85,11 @@ int write_gperf(const struct profile *p, struct buf *out, struct gperf_stats *st
 
 	used = calloc(p->nr_procs ? p->nr_procs : 1, 1);
 	delta = calloc(p->nr_procs ? p->nr_procs : 1, sizeof(*delta));
-	if (!used || !delta) {
+	order = calloc(p->nr_procs ? p->nr_procs : 1, sizeof(*order));
+	if (!used || !delta || !order) {
 		free(used);
 		free(delta);
+		free(order);
 		return out->err = -ENOMEM;
 	}
 	for (i = 0; i < p->nr_stacks; i++)
@@ -84,16 +100,21 @@ int write_gperf(const struct profile *p, struct buf *out, struct gperf_stats *st
 	if (st.processes > 1) {
 		uint64_t max = max_user_addr(p, used);
 
-		shift = max ? 64 - (unsigned)__builtin_clzll(max) : 1;
+		shift = max > 1 ? 64 - (unsigned)__builtin_clzll(max - 1) : 1;
 		/* windows must fit below the kernel half, where pprof reads user code */
 		if (shift >= 63 || (uint64_t)st.processes > (1ULL << (63 - shift))) {
 			free(used);
 			free(delta);
+			free(order);
 			return -E2BIG;
 		}
 		for (i = 0; i < p->nr_procs; i++)
 			if (used[i])
-				delta[i] = (uint64_t)window++ << shift;
+				order[window++] = (uint32_t)i;
+		/* busiest process first: pprof names the profile after the first mapping */
+		qsort_r(order, window, sizeof(*order), cmp_busiest, (void *)p);
+		for (i = 0; i < window; i++)
+			delta[order[i]] = (uint64_t)i << shift;
 	}
 
 	/* header: hdr count 0, hdr words 3, version 0, sampling period (µs), padding 0 */
@@ -108,9 +129,13 @@ int write_gperf(const struct profile *p, struct buf *out, struct gperf_stats *st
 		const uint64_t *ips = s->ips + s->nr_kernel;
 		unsigned depth = s->nr_user;
 
-		/* a zero PC ends the perl reader's walk: cut the chain there */
+		/*
+		 * A zero PC ends the perl reader's walk, and a PC beyond the
+		 * window would land in another process's: both can only come
+		 * from a frame-pointer walk gone astray, so cut the chain there.
+		 */
 		for (j = 0; j < s->nr_user; j++)
-			if (!ips[j]) {
+			if (!ips[j] || (shift && ips[j] >> shift)) {
 				depth = (unsigned)j;
 				break;
 			}
@@ -130,12 +155,16 @@ int write_gperf(const struct profile *p, struct buf *out, struct gperf_stats *st
 	put_slot(out, 1);
 	put_slot(out, 0);
 
-	for (i = 0; i < p->nr_procs; i++)
-		if (used[i])
-			put_maps_text(out, &p->procs[i], delta[i]);
+	if (st.processes == 1)
+		for (i = 0; i < p->nr_procs; i++)
+			if (used[i])
+				order[0] = (uint32_t)i;
+	for (i = 0; i < st.processes; i++)
+		put_maps_text(out, &p->procs[order[i]], delta[order[i]]);
 
 	free(used);
 	free(delta);
+	free(order);
 	if (stats)
 		*stats = st;
 	return out->err;
