@@ -169,9 +169,6 @@ static int write_outputs(const struct profile *p)
 		switch (o->format) {
 		case OUTPUT_GPERF:
 			ret = write_gperf(p, &b, &gs);
-			if (!ret && gs.samples_skipped)
-				pr_info("'%s': %llu samples without user frames left out\n", o->path,
-					(unsigned long long)gs.samples_skipped);
 			if (ret == -E2BIG)
 				pr_warn("'%s': too many processes for one address space\n", o->path);
 			break;
@@ -183,6 +180,15 @@ static int write_outputs(const struct profile *p)
 			output__abort(o);
 		} else {
 			ret = output__commit(o, &b);
+		}
+		if (!ret && o->format == OUTPUT_GPERF) {
+			/* as perf record's "Captured and wrote" line; readers' totals match it */
+			fprintf(stderr, "bpfprof: wrote '%s': %llu samples, %zu bytes", o->path,
+				(unsigned long long)gs.samples_written, b.len);
+			if (gs.samples_skipped)
+				fprintf(stderr, " (%llu samples without user frames left out)",
+					(unsigned long long)gs.samples_skipped);
+			fputc('\n', stderr);
 		}
 		buf__free(&b);
 		if (ret && !err)

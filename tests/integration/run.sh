@@ -1,0 +1,226 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Integration tests: profile the project's own workload (tests/workload/hotcold.c:
+# hot_a 75 %, hot_b 25 %, hot_a under via_x and via_y, hot_b under via_z) with
+# the real BPF program, and check the result through the real readers
+# (go tool pprof, google-pprof). Needs root (BPF, perf events); skips, saying
+# why, only where the kernel refuses.
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+BPFPROF=${BPFPROF:-$top/bpfprof}
+HOTCOLD=${HOTCOLD:-$top/.output/workload/hotcold}
+TOL=${TOL:-7} # percentage points allowed around the known split
+work=$(mktemp -d /tmp/bpfprof-it.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+export PPROF_TMPDIR=$work/pprof HOME=${HOME:-/root}
+
+passed=0 failed=0 skipped=0
+ok() { echo "ok   - $1"; passed=$((passed + 1)); }
+fail() { echo "FAIL - $1"; shift; for l in "$@"; do echo "       $l"; done; failed=$((failed + 1)); }
+skip() { echo "skip - $1: $2"; skipped=$((skipped + 1)); }
+
+# Percent of the total that `go tool pprof -top` gives a function as flat%.
+flat_pct() { awk -v f="$2" '$NF == f { sub("%", "", $2); print $2; exit }' "$1"; }
+# Same for google-pprof --text: "count pct% sum% cum cum% name".
+gflat_pct() { awk -v f="$2" '$NF == f { sub("%", "", $2); print $2; exit }' "$1"; }
+near() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a != "" && d <= t) }'; }
+# Samples bpfprof reported writing to the .prof ("wrote 'F': N samples").
+reported() { sed -n "s/^bpfprof: wrote '.*\.prof': \([0-9]*\) samples.*/\1/p" "$1" | head -1; }
+
+# go tool pprof -top/-traces/-raw, with stderr kept for inspection.
+pprof() { go tool pprof "$@" 2>"$work/pprof.err"; }
+
+# Check a .prof of hotcold: split, callers, totals, through go tool pprof and google-pprof.
+check_split() {
+	local name=$1 prof=$2 log=$3 top traces gtext a b n pn
+	top=$work/$name.top traces=$work/$name.traces gtext=$work/$name.gtext
+	if ! pprof -top -nodecount=50 "$prof" >"$top"; then
+		fail "$name: go tool pprof -top" "$(cat "$work/pprof.err")"
+		return
+	fi
+	a=$(flat_pct "$top" hot_a) b=$(flat_pct "$top" hot_b)
+	if near "$a" 75 "$TOL" && near "$b" 25 "$TOL"; then
+		ok "$name: go tool pprof -top: hot_a $a%, hot_b $b% (expect 75/25 ±$TOL)"
+	else
+		fail "$name: go tool pprof -top split hot_a=$a% hot_b=$b%" "$(head -15 "$top")"
+	fi
+	if google-pprof --text "$HOTCOLD" "$prof" >"$gtext" 2>"$work/gpprof.err"; then
+		a=$(gflat_pct "$gtext" hot_a) b=$(gflat_pct "$gtext" hot_b)
+		if near "$a" 75 "$TOL" && near "$b" 25 "$TOL"; then
+			ok "$name: google-pprof --text: hot_a $a%, hot_b $b%"
+		else
+			fail "$name: google-pprof split hot_a=$a% hot_b=$b%" "$(head -12 "$gtext")"
+		fi
+	else
+		fail "$name: google-pprof --text" "$(cat "$work/gpprof.err")"
+	fi
+	pprof -traces "$prof" >"$traces"
+	# each trace block lists leaf first: the line after the leaf is its caller
+	if awk '/^-+\+/ { prev = ""; next } { f = $NF; if (prev == "hot_a" && f == "via_x") x = 1;
+		if (prev == "hot_a" && f == "via_y") y = 1; if (prev == "hot_b" && f == "via_z") z = 1; prev = f }
+		END { exit !(x && y && z) }' "$traces"; then
+		ok "$name: go tool pprof -traces: hot_a under via_x and via_y, hot_b under via_z"
+	else
+		fail "$name: callers missing in -traces" "$(head -30 "$traces")"
+	fi
+	n=$(reported "$log")
+	pn=$(pprof -top -sample_index=samples "$prof" | sed -n 's/.* of \([0-9]*\) total.*/\1/p')
+	if [ -n "$n" ] && [ "$n" = "$pn" ]; then
+		ok "$name: pprof sample total $pn equals bpfprof's $n"
+	else
+		fail "$name: pprof total '$pn' != bpfprof's '$n'" "$(cat "$log")"
+	fi
+}
+
+if [ "$(id -u)" -ne 0 ]; then
+	skip "all integration tests" "needs root for BPF and perf events"
+	echo "$passed passed, $failed failed, $skipped skipped"
+	exit 0
+fi
+if [ ! -x "$BPFPROF" ] || [ ! -x "$HOTCOLD" ]; then
+	fail "build" "missing $BPFPROF or $HOTCOLD: run make"
+	echo "$passed passed, $failed failed, $skipped skipped"
+	exit 1
+fi
+cd "$work" || exit 1
+
+# Can this kernel load the program at all? If not, say why and skip the rest.
+if ! "$BPFPROF" -d 0.2 -o "$work/probe.prof" -- true >"$work/probe.log" 2>&1; then
+	if grep -qiE 'operation not permitted|permission denied|not supported' "$work/probe.log"; then
+		skip "all integration tests" "the kernel refuses BPF here: $(head -2 "$work/probe.log" | tr '\n' ' ')"
+		echo "$passed passed, $failed failed, $skipped skipped"
+		exit 0
+	fi
+	fail "probe run" "$(cat "$work/probe.log")"
+fi
+
+# 1. Command form at 999 Hz.
+"$BPFPROF" -F 999 -o "$work/cmd.prof" -- "$HOTCOLD" 3 >"$work/cmd.out" 2>"$work/cmd.log"
+rc=$?
+if [ $rc -eq 0 ] && [ -s "$work/cmd.prof" ]; then
+	ok "command form: exit 0, profile written"
+	check_split cmd "$work/cmd.prof" "$work/cmd.log"
+	if grep -q 'hot_a \[hotcold\]' "$work/cmd.log"; then
+		ok "command form: summary names hot_a [hotcold]"
+	else
+		fail "summary lacks hot_a" "$(cat "$work/cmd.log")"
+	fi
+	[ ! -s "$work/cmd.out" ] && ok "command form: nothing on stdout" || fail "stdout not empty" "$(head -3 "$work/cmd.out")"
+else
+	fail "command form: rc=$rc" "$(cat "$work/cmd.log")"
+fi
+
+# 2. -p PID at the default 99 Hz: Period is 1e6/99 µs in ns.
+"$HOTCOLD" 8 &
+wl=$!
+sleep 0.3
+"$BPFPROF" -p $wl -d 4 -o "$work/pid.prof" 2>"$work/pid.log"
+rc=$?
+kill $wl 2>/dev/null
+wait $wl 2>/dev/null
+if [ $rc -eq 0 ] && [ -s "$work/pid.prof" ]; then
+	ok "-p PID -d 4: exit 0, profile written"
+	check_split pid "$work/pid.prof" "$work/pid.log"
+	period=$(pprof -raw "$work/pid.prof" | sed -n 's/^Period: //p')
+	[ "$period" = "$((1000000 / 99 * 1000))" ] && ok "-p: go tool pprof -raw Period $period (1e6/99 µs x 1000)" ||
+		fail "-p: Period '$period', want $((1000000 / 99 * 1000))"
+else
+	fail "-p PID: rc=$rc" "$(cat "$work/pid.log")"
+fi
+
+# 3. A forking command: two processes in one .prof, each in its own window.
+"$BPFPROF" -F 499 -o "$work/fork.prof" -- "$HOTCOLD" 3 --fork 2>"$work/fork.log"
+if grep -q ' 2 processes' "$work/fork.log"; then
+	ok "forking command: both processes profiled"
+	check_split fork "$work/fork.prof" "$work/fork.log"
+	nmap=$(pprof -raw "$work/fork.prof" | grep -c 'workload/hotcold')
+	[ "$nmap" -ge 2 ] && ok "forking command: pprof sees $nmap hotcold mappings (one per process)" ||
+		fail "forking command: $nmap hotcold mappings" "$(pprof -raw "$work/fork.prof" | sed -n '/^Mappings/,$p')"
+else
+	fail "forking command: want 2 processes" "$(cat "$work/fork.log")"
+fi
+
+# 4. -a -- COMMAND: the whole machine while the command runs.
+"$BPFPROF" -a -F 199 -o "$work/all.prof" -- "$HOTCOLD" 2 2>"$work/all.log"
+rc=$?
+a=$(pprof -top "$work/all.prof" | awk '$NF == "hot_a" { print $2 }')
+if [ $rc -eq 0 ] && [ -n "$a" ]; then
+	ok "-a -- COMMAND: hot_a symbolized ($a) among $(sed -n 's/.* \([0-9]*\) processes.*/\1/p' "$work/all.log") processes"
+else
+	fail "-a -- COMMAND: rc=$rc, hot_a not found" "$(cat "$work/all.log")" "$(cat "$work/pprof.err")"
+fi
+
+# 5. SIGINT ends sampling and still writes the profile.
+"$HOTCOLD" 8 &
+wl=$!
+"$BPFPROF" -p $wl -F 199 -o "$work/int.prof" 2>"$work/int.log" &
+bp=$!
+sleep 2
+kill -INT $bp
+wait $bp
+rc=$?
+kill $wl 2>/dev/null
+wait $wl 2>/dev/null
+if [ $rc -eq 0 ] && [ -n "$(pprof -top "$work/int.prof" | awk '$NF == "hot_a"')" ]; then
+	ok "SIGINT: exit 0 and the profile names hot_a"
+else
+	fail "SIGINT: rc=$rc" "$(cat "$work/int.log")"
+fi
+
+# 6. The target exits on its own: bpfprof stops and writes what it has.
+"$HOTCOLD" 1.5 &
+wl=$!
+start=$(date +%s)
+timeout 20 "$BPFPROF" -p $wl -F 199 -o "$work/exit.prof" 2>"$work/exit.log"
+rc=$?
+wait $wl 2>/dev/null
+if [ $rc -eq 0 ] && [ $(($(date +%s) - start)) -lt 10 ] && [ -n "$(pprof -top "$work/exit.prof" | awk '$NF == "hot_a"')" ]; then
+	ok "target exit: bpfprof stops by itself and writes the profile"
+else
+	fail "target exit: rc=$rc" "$(cat "$work/exit.log")"
+fi
+
+# 7. Errors.
+"$BPFPROF" -p 999999999 -o "$work/none.prof" >/dev/null 2>"$work/err1.log"
+rc=$?
+if [ $rc -eq 1 ] && grep -q 'no such process' "$work/err1.log" && ! ls "$work"/*none.prof* >/dev/null 2>&1; then
+	ok "nonexistent PID: exit 1, 'no such process', nothing written"
+else
+	fail "nonexistent PID: rc=$rc" "$(cat "$work/err1.log")" "$(ls -a "$work")"
+fi
+"$BPFPROF" -F 0 -p 1 -o "$work/x.prof" >/dev/null 2>"$work/err2.log"
+rc=$?
+[ $rc -eq 2 ] && grep -q "invalid FREQUENCY" "$work/err2.log" && grep -q -- "--help" "$work/err2.log" &&
+	ok "invalid -F: exit 2 with a usage hint" || fail "invalid -F: rc=$rc" "$(cat "$work/err2.log")"
+"$BPFPROF" -F 100001 -p 1 >/dev/null 2>&1
+[ $? -eq 2 ] && ok "-F above 100000: exit 2" || fail "-F 100001 accepted"
+"$BPFPROF" -o "$work/x.prof" >/dev/null 2>"$work/err3.log"
+rc=$?
+[ $rc -eq 2 ] && grep -q "no target" "$work/err3.log" && ok "no target: exit 2" || fail "no target: rc=$rc" "$(cat "$work/err3.log")"
+"$BPFPROF" -p 1 -o "$work/x.unknownext" >/dev/null 2>"$work/err4.log"
+[ $? -eq 2 ] && ok "unknown output extension: exit 2" || fail "unknown extension" "$(cat "$work/err4.log")"
+start=$(date +%s%N)
+"$BPFPROF" -p 1 -d 5 -o "$work/missing/dir/out.prof" >/dev/null 2>"$work/err5.log"
+rc=$?
+ms=$((($(date +%s%N) - start) / 1000000))
+if [ $rc -eq 1 ] && grep -q "cannot write '$work/missing/dir/out.prof'" "$work/err5.log" && [ $ms -lt 3000 ]; then
+	ok "output in a missing directory: exit 1 after ${ms} ms, before sampling"
+else
+	fail "missing output dir: rc=$rc after ${ms} ms" "$(cat "$work/err5.log")"
+fi
+if command -v setpriv >/dev/null; then
+	setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$BPFPROF" -p 1 -d 1 \
+		>/dev/null 2>"$work/err6.log"
+	rc=$?
+	if [ $rc -eq 1 ] && grep -q "needs root, or CAP_BPF and CAP_PERFMON" "$work/err6.log"; then
+		ok "as nobody: exit 1, names root or CAP_BPF + CAP_PERFMON"
+	else
+		fail "as nobody: rc=$rc" "$(cat "$work/err6.log")"
+	fi
+else
+	skip "unprivileged run" "setpriv not installed"
+fi
+
+echo "$passed passed, $failed failed, $skipped skipped"
+[ $failed -eq 0 ]

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Install the Debian 12 packages that building, the demo and the tests need,
+# only those that are missing (so a ready machine pays nothing). Runs apt-get
+# as root, or through sudo.
+set -euo pipefail
+
+pkgs=(
+	# build
+	make gcc pkg-config clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev
+	# tests: unit tests, and the real readers the integration tests use
+	libcmocka-dev golang-go google-perftools binutils util-linux procps
+)
+
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "install-deps: installing ${missing[*]}"
+sudo=()
+[ "$(id -u)" -eq 0 ] || sudo=(sudo)
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq
+"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
