@@ -78,8 +78,12 @@ void report__summary(FILE *f, const struct profile *p, double duration_s, int to
 	if (n <= 0 || !p->nr_samples)
 		return;
 	fprintf(f, "%8s %8s  %s\n", "self%", "samples", "function [dso]");
-	for (i = 0; i < n; i++)
-		fprintf(f, "%7.2f%% %8llu  %s [%s]\n", 100.0 * (double)top[i].self / (double)p->nr_samples,
+	for (i = 0; i < n; i++) {
+		const char *dso = top[i].dso ? top[i].dso : "?";
+		bool bracketed = dso[0] == '[';	/* [kernel.kallsyms], [vdso] */
+
+		fprintf(f, "%7.2f%% %8llu  %s %s%s%s\n", 100.0 * (double)top[i].self / (double)p->nr_samples,
 			(unsigned long long)top[i].self, top[i].func ? top[i].func : "[unknown]",
-			top[i].dso ? top[i].dso : "?");
+			bracketed ? "" : "[", dso, bracketed ? "" : "]");
+	}
 }

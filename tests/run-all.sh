@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The whole suite: cmocka unit tests, then the root-only integration tests.
+# Ends with one "N passed, N failed, N skipped" line for both.
+set -uo pipefail
+out=${1:-.output}
+here=$(cd "$(dirname "$0")" && pwd)
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+"$here/run-unit.sh" "$out" | tee "$log"
+unit_rc=${PIPESTATUS[0]}
+"$here/integration/run.sh" | tee -a "$log"
+it_rc=${PIPESTATUS[0]}
+
+total() { sed -n "s/^\(unit: \)\{0,1\}\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\2 \3 \4/p" "$log" |
+	awk '{ p += $1; f += $2; s += $3 } END { printf "%d passed, %d failed, %d skipped\n", p, f, s }'; }
+echo
+echo "all: $(total)"
+[ $unit_rc -eq 0 ] && [ $it_rc -eq 0 ]
