@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "bpfprof_abi.h"
 #include "profile.h"
 
 struct agg;
@@ -30,6 +31,22 @@ void agg__free(struct agg *a);
  * -ENOMEM (fatal for the caller).
  */
 int agg__record(struct agg *a, const void *data, size_t size);
+
+/*
+ * Streaming consumers (the perf.data writer) see what the aggregator sees, in
+ * order: a process's mappings before its first sample. Each callback returns
+ * 0 or -errno; an error is returned by agg__record. Any callback may be NULL.
+ */
+struct agg_observer {
+	/* After the first maps snapshot of a process, and after any re-read that added mappings. */
+	int (*maps_changed)(void *ctx, const struct profile *p, uint32_t proc);
+	/* Every accepted sample record, after its process is known. */
+	int (*sample)(void *ctx, const struct profile *p, uint32_t proc, const struct bpfprof_sample *s);
+	void *ctx;
+};
+
+/* Install an observer (copied); NULL removes it. */
+void agg__set_observer(struct agg *a, const struct agg_observer *obs);
 
 /* Records rejected as malformed so far. */
 uint64_t agg__nr_bad(const struct agg *a);

@@ -29,7 +29,21 @@ struct agg {
 	uint64_t nr_bad;
 	struct proc_state *state;	/* parallel to p->procs */
 	size_t cap_state;
+	struct agg_observer obs;
 };
+
+void agg__set_observer(struct agg *a, const struct agg_observer *obs)
+{
+	if (obs)
+		a->obs = *obs;
+	else
+		memset(&a->obs, 0, sizeof(a->obs));
+}
+
+static int notify_maps(struct agg *a, uint32_t proc)
+{
+	return a->obs.maps_changed ? a->obs.maps_changed(a->obs.ctx, a->p, proc) : 0;
+}
 
 struct agg *agg__new(struct profile *p, const char *proc_dir, uint64_t period_ns)
 {
@@ -79,21 +93,22 @@ static void read_comm(struct agg *a, struct profile_process *pr, const char *sam
 	}
 }
 
-static int snapshot(struct agg *a, uint32_t proc, uint64_t now_ns)
+/* Read the maps; tell the observer when this is the first read or it added mappings. */
+static int snapshot(struct agg *a, uint32_t proc, uint64_t now_ns, bool first)
 {
-	int err = procmaps__snapshot(a->p, proc, a->proc_dir);
+	int ret = procmaps__snapshot(a->p, proc, a->proc_dir);
 
 	a->state[proc].last_read_ns = now_ns;
-	if (err == -ENOMEM)
-		return err;
-	if (err < 0) {
+	if (ret == -ENOMEM)
+		return ret;
+	if (ret < 0) {
 		if (!a->p->procs[proc].nr_mappings)
 			a->p->procs[proc].maps_missing = true;
-		pr_debug("maps of pid %u: %s\n", a->p->procs[proc].pid, strerror(-err));
-	} else {
-		a->p->procs[proc].maps_missing = false;
+		pr_debug("maps of pid %u: %s\n", a->p->procs[proc].pid, strerror(-ret));
+		return first ? notify_maps(a, proc) : 0;
 	}
-	return 0;
+	a->p->procs[proc].maps_missing = false;
+	return first || ret > 0 ? notify_maps(a, proc) : 0;
 }
 
 static int new_process(struct agg *a, uint32_t proc, const struct bpfprof_sample *s)
@@ -116,7 +131,7 @@ static int new_process(struct agg *a, uint32_t proc, const struct bpfprof_sample
 	}
 	pr->cgroup_id = s->cgroup_id;
 	read_comm(a, pr, s->comm);
-	return snapshot(a, proc, s->time_ns);
+	return snapshot(a, proc, s->time_ns, true);
 }
 
 /* A new callchain: re-read the maps if one of its user addresses is unknown. */
@@ -131,7 +146,7 @@ static int check_mappings(struct agg *a, uint32_t proc, const struct bpfprof_sam
 		uint64_t ip = s->ips[s->nr_kernel + i] - (i > 0);
 
 		if (profile__find_mapping(a->p, proc, ip) < 0)
-			return snapshot(a, proc, s->time_ns);
+			return snapshot(a, proc, s->time_ns, false);
 	}
 	return 0;
 }
@@ -162,7 +177,10 @@ int agg__record(struct agg *a, const void *data, size_t size)
 				a->period_ns, &created);
 	if (st < 0)
 		return st;
-	if (created)
-		return check_mappings(a, (uint32_t)proc, s);
-	return 0;
+	if (created) {
+		err = check_mappings(a, (uint32_t)proc, s);
+		if (err)
+			return err;
+	}
+	return a->obs.sample ? a->obs.sample(a->obs.ctx, a->p, (uint32_t)proc, s) : 0;
 }
