@@ -38,8 +38,11 @@ int agg__record(struct agg *a, const void *data, size_t size);
  * 0 or -errno; an error is returned by agg__record. Any callback may be NULL.
  */
 struct agg_observer {
-	/* After the first maps snapshot of a process, and after any re-read that added mappings. */
-	int (*maps_changed)(void *ctx, const struct profile *p, uint32_t proc);
+	/*
+	 * After the first maps snapshot of a process, and after any re-read
+	 * that added mappings; time_ns is the time of the sample that caused it.
+	 */
+	int (*maps_changed)(void *ctx, const struct profile *p, uint32_t proc, uint64_t time_ns);
 	/* Every accepted sample record, after its process is known. */
 	int (*sample)(void *ctx, const struct profile *p, uint32_t proc, const struct bpfprof_sample *s);
 	void *ctx;

@@ -24,6 +24,8 @@ struct bpfprof_config {
 	const char *format;		/* --format: overrides every output's extension */
 	int top_n;			/* --top */
 	bool progress;			/* one-line progress on a terminal (--no-progress) */
+	int argc;			/* bpfprof's own argv, for perf.data's CMDLINE */
+	char **argv;
 };
 
 /*

@@ -15,6 +15,7 @@
 enum output_format {
 	OUTPUT_NONE = 0,
 	OUTPUT_GPERF,		/* gperftools CPU profile, .prof */
+	OUTPUT_PERFDATA,	/* perf.data (PERFILE2), .data; streamed, needs a seekable file */
 };
 
 struct output {
@@ -32,7 +33,10 @@ const char *output__format_name(enum output_format f);
 
 /* Create the temporary file. Returns 0 or -errno, with the message printed. */
 int output__open(struct output *o);
-/* Write all of b, fsync, rename into place. Returns 0 or -errno (message printed, temporary removed). */
+/*
+ * Write all of b (NULL: the content was already written to o->fd), fsync,
+ * rename into place. Returns 0 or -errno (message printed, temporary removed).
+ */
 int output__commit(struct output *o, const struct buf *b);
 /* Remove the temporary file, if any. Safe to call twice. */
 void output__abort(struct output *o);

@@ -10,8 +10,12 @@ trap 'rm -f "$log"' EXIT
 
 "$here/run-unit.sh" "$out" | tee "$log"
 unit_rc=${PIPESTATUS[0]}
-"$here/integration/run.sh" | tee -a "$log"
-it_rc=${PIPESTATUS[0]}
+it_rc=0
+for t in "$here"/integration/*.sh; do
+	echo "== $(basename "$t")"
+	"$t" | tee -a "$log"
+	[ "${PIPESTATUS[0]}" -eq 0 ] || it_rc=1
+done
 
 total() { sed -n "s/^\(unit: \)\{0,1\}\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\2 \3 \4/p" "$log" |
 	awk '{ p += $1; f += $2; s += $3 } END { printf "%d passed, %d failed, %d skipped\n", p, f, s }'; }

@@ -40,9 +40,9 @@ void agg__set_observer(struct agg *a, const struct agg_observer *obs)
 		memset(&a->obs, 0, sizeof(a->obs));
 }
 
-static int notify_maps(struct agg *a, uint32_t proc)
+static int notify_maps(struct agg *a, uint32_t proc, uint64_t time_ns)
 {
-	return a->obs.maps_changed ? a->obs.maps_changed(a->obs.ctx, a->p, proc) : 0;
+	return a->obs.maps_changed ? a->obs.maps_changed(a->obs.ctx, a->p, proc, time_ns) : 0;
 }
 
 struct agg *agg__new(struct profile *p, const char *proc_dir, uint64_t period_ns)
@@ -105,10 +105,10 @@ static int snapshot(struct agg *a, uint32_t proc, uint64_t now_ns, bool first)
 		if (!a->p->procs[proc].nr_mappings)
 			a->p->procs[proc].maps_missing = true;
 		pr_debug("maps of pid %u: %s\n", a->p->procs[proc].pid, strerror(-ret));
-		return first ? notify_maps(a, proc) : 0;
+		return first ? notify_maps(a, proc, now_ns) : 0;
 	}
 	a->p->procs[proc].maps_missing = false;
-	return first || ret > 0 ? notify_maps(a, proc) : 0;
+	return first || ret > 0 ? notify_maps(a, proc, now_ns) : 0;
 }
 
 static int new_process(struct agg *a, uint32_t proc, const struct bpfprof_sample *s)

@@ -222,5 +222,30 @@ else
 	skip "unprivileged run" "setpriv not installed"
 fi
 
+# 8. -e cycles: the hardware event where a PMU exists, a clear refusal where not.
+"$BPFPROF" -e cycles -d 0.5 -o "$work/cyc.prof" -- "$HOTCOLD" 0.5 >/dev/null 2>"$work/cyc.log"
+rc=$?
+if [ -e /sys/bus/event_source/devices/cpu/events/cpu-cycles ] ||
+	[ -e /sys/bus/event_source/devices/cpu_core/events/cpu-cycles ]; then
+	[ $rc -eq 0 ] && ok "-e cycles on a machine with a PMU: profile written" ||
+		fail "-e cycles with a PMU: rc=$rc" "$(cat "$work/cyc.log")"
+elif [ $rc -eq 1 ] && grep -q "no hardware PMU" "$work/cyc.log" && ! ls "$work"/*cyc.prof* >/dev/null 2>&1; then
+	ok "-e cycles without a PMU: exit 1, 'no hardware PMU', nothing written"
+else
+	fail "-e cycles without a PMU: rc=$rc" "$(cat "$work/cyc.log")"
+fi
+
+# 9. A ring buffer too small for the rate: losses are counted per CPU, reported
+# with the option that fixes them, and the profile is still written.
+"$BPFPROF" -a -F 20000 --ringbuf-size 4K -o "$work/lost.prof" -- "$HOTCOLD" 1 --fork >/dev/null 2>"$work/lost.log"
+rc=$?
+nlost=$(sed -n 's/^bpfprof: [0-9.]* s, [0-9]* samples, \([0-9]*\) lost.*/\1/p' "$work/lost.log")
+if [ $rc -eq 0 ] && [ "${nlost:-0}" -gt 0 ] && grep -q "lost $nlost samples: ring buffer full (.*cpu[0-9]*: [0-9]" "$work/lost.log" &&
+	grep -q -- "consider --ringbuf-size" "$work/lost.log" && [ -s "$work/lost.prof" ]; then
+	ok "4K ring buffer at 20 kHz: $nlost samples lost, reported per CPU with the fix"
+else
+	fail "lost samples: rc=$rc lost='$nlost'" "$(cat "$work/lost.log")"
+fi
+
 echo "$passed passed, $failed failed, $skipped skipped"
 [ $failed -eq 0 ]

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * perf.data writer (PERFILE2), per ../shared/specs/perf-data-file-format.txt,
+ * include/uapi/linux/perf_event.h and tools/perf/util/header.[ch]. Records are
+ * streamed to the file as samples arrive, so memory does not grow with the
+ * number of samples:
+ *
+ *   perfdata__new      header placeholder, one attr (event, frequency,
+ *                      sample_type IP|TID|TIME|CPU|PERIOD|CALLCHAIN,
+ *                      sample_id_all, use_clockid + CLOCK_MONOTONIC), kernel
+ *                      MMAP ([kernel.kallsyms]_text) and module MMAPs
+ *   perfdata__maps     COMM + MMAP2 for a process's mappings not yet written
+ *   perfdata__sample   SAMPLE (and COMM for a thread seen for the first time)
+ *   perfdata__round    FINISHED_ROUND after each ring-buffer batch
+ *   perfdata__finish   LOST_SAMPLES, feature sections (BUILD_ID, HOSTNAME,
+ *                      OSRELEASE, VERSION, ARCH, NRCPUS, CPUDESC, CPUID,
+ *                      TOTAL_MEM, CMDLINE, EVENT_DESC, CLOCKID, SAMPLE_TIME),
+ *                      then the header is rewritten with the final offsets
+ *
+ * Timestamps are bpf_ktime_get_ns(), i.e. CLOCK_MONOTONIC, which is what
+ * use_clockid announces and what perf inject --jit matches jitdump times to.
+ */
+#ifndef BPFPROF_WRITE_PERFDATA_H
+#define BPFPROF_WRITE_PERFDATA_H
+
+#include <stdint.h>
+#include "bpfprof_abi.h"
+#include "profile.h"
+
+struct perfdata_writer;
+
+struct perfdata_opts {
+	const char *event;	/* "cpu-clock" or "cycles" */
+	uint32_t freq_hz;	/* sampling frequency, Hz */
+	uint64_t period_ns;	/* period written in each sample (1e9 / freq_hz for cpu-clock) */
+	int argc;		/* bpfprof's own command line, for the CMDLINE feature */
+	char **argv;
+	const char *kallsyms_path;	/* "/proc/kallsyms" except in tests */
+};
+
+/*
+ * Start a perf.data file on fd (a new, empty, seekable file; the caller
+ * keeps ownership of fd and renames it into place after perfdata__finish).
+ * Returns a writer owned by the caller (perfdata__free), or NULL with errno.
+ */
+struct perfdata_writer *perfdata__new(int fd, const struct perfdata_opts *o);
+
+/*
+ * Write COMM (the process's comm, pid = tid = its tgid) the first time a
+ * process is seen, and MMAP2 for each of its mappings (executable ones and
+ * those with a path) not yet written. time_ns stamps the records. Call
+ * before the process's samples. Returns 0 or -errno (write failure, -ENOMEM).
+ */
+int perfdata__maps(struct perfdata_writer *w, const struct profile *p, uint32_t proc, uint64_t time_ns);
+
+/* Write one SAMPLE record from a ring-buffer record. Returns 0 or -errno. */
+int perfdata__sample(struct perfdata_writer *w, const struct bpfprof_sample *s);
+
+/* Write a FINISHED_ROUND record (after each batch of samples). Returns 0 or -errno. */
+int perfdata__round(struct perfdata_writer *w);
+
+/*
+ * Finish the file: LOST_SAMPLES when p->nr_lost > 0, the data section size,
+ * the feature sections (BUILD_ID from p's mappings with samples, after
+ * symbolization has filled their build-ids, plus the kernel's), then the
+ * final header. Returns 0 or -errno; the file is complete only on 0.
+ */
+int perfdata__finish(struct perfdata_writer *w, const struct profile *p);
+
+/* Samples written so far. */
+uint64_t perfdata__nr_samples(const struct perfdata_writer *w);
+
+void perfdata__free(struct perfdata_writer *w);
+
+#endif /* BPFPROF_WRITE_PERFDATA_H */
