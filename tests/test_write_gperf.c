@@ -27,13 +27,36 @@
 #define PERIOD_NS 10101010ULL
 #define PERIOD_US 10101
 
-static struct profile *new_profile(uint64_t period_ns)
-{
-	struct profile *p = profile__new();
+/* Each test gets an empty profile (period PERIOD_NS) and an empty buffer, freed even on failure. */
+struct fixture {
+	struct profile *p;
+	struct buf out;
+};
 
-	assert_non_null(p);
-	p->period_ns = period_ns;
-	return p;
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return -1;
+	f->p = profile__new();
+	if (!f->p) {
+		free(f);
+		return -1;
+	}
+	f->p->period_ns = PERIOD_NS;
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	buf__free(&f->out);
+	profile__free(f->p);
+	free(f);
+	return 0;
 }
 
 static uint32_t add_proc(struct profile *p, uint32_t pid)
@@ -124,9 +147,10 @@ static void test_slot_is_pointer_size(void **state)
 
 static void test_single_process(void **state)
 {
-	struct profile *p = new_profile(PERIOD_NS);
+	struct fixture *f = *state;
+	struct profile *p = f->p;
+	struct buf *out = &f->out;
 	struct gperf_stats st;
-	struct buf out = { 0 };
 	uint32_t a = add_proc(p, 1234);
 	const uint64_t s1[] = { 0x401000, 0x402345, 0x403000 };
 	/* one kernel frame, then two user frames: only the user part is written */
@@ -159,47 +183,41 @@ static void test_single_process(void **state)
 	add_stack(p, a, s3, 0, 1, 1);
 
 	memset(&st, 0xab, sizeof(st));
-	assert_int_equal(write_gperf(p, &out, &st), 0);
-	check_output(&out, want, ARRAY_SIZE(want), maps);
-	assert_false(has_slot(&out, ARRAY_SIZE(want), 0xffffffff81000010ULL));
+	assert_int_equal(write_gperf(p, out, &st), 0);
+	check_output(out, want, ARRAY_SIZE(want), maps);
+	assert_false(has_slot(out, ARRAY_SIZE(want), 0xffffffff81000010ULL));
 	assert_int_equal(st.processes, 1);
 	assert_int_equal(st.samples_written, 11);
 	assert_int_equal(st.samples_skipped, 0);
-
-	buf__free(&out);
-	profile__free(p);
 }
 
 static void test_period_floor(void **state)
 {
 	/* 999 ns rounds down to 0 µs; the header says at least 1 */
-	struct profile *p = new_profile(999);
-	struct buf out = { 0 };
+	struct fixture *f = *state;
 	static const uintptr_t want[] = { 0, 3, 0, 1, 0, 0, 1, 0 };
 
-	assert_int_equal(write_gperf(p, &out, NULL), 0);
-	check_output(&out, want, ARRAY_SIZE(want), "");
-	buf__free(&out);
-	profile__free(p);
+	f->p->period_ns = 999;
+	assert_int_equal(write_gperf(f->p, &f->out, NULL), 0);
+	check_output(&f->out, want, ARRAY_SIZE(want), "");
+}
 
-	/* exactly 1 ms -> 1000 */
-	p = new_profile(1000000);
-	out = (struct buf){ 0 };
-	{
-		static const uintptr_t want2[] = { 0, 3, 0, 1000, 0, 0, 1, 0 };
+static void test_period_1ms(void **state)
+{
+	struct fixture *f = *state;
+	static const uintptr_t want[] = { 0, 3, 0, 1000, 0, 0, 1, 0 };
 
-		assert_int_equal(write_gperf(p, &out, NULL), 0);
-		check_output(&out, want2, ARRAY_SIZE(want2), "");
-	}
-	buf__free(&out);
-	profile__free(p);
+	f->p->period_ns = 1000000;
+	assert_int_equal(write_gperf(f->p, &f->out, NULL), 0);
+	check_output(&f->out, want, ARRAY_SIZE(want), "");
 }
 
 static void test_kernel_only_skipped(void **state)
 {
-	struct profile *p = new_profile(PERIOD_NS);
+	struct fixture *f = *state;
+	struct profile *p = f->p;
+	struct buf *out = &f->out;
 	struct gperf_stats st;
-	struct buf out = { 0 };
 	/* a kernel thread: only kernel frames */
 	uint32_t kt = add_proc(p, 2);
 	uint32_t a = add_proc(p, 500);
@@ -222,44 +240,41 @@ static void test_kernel_only_skipped(void **state)
 	add_stack(p, a, kstack, 2, 0, 9);	/* a syscall-less kernel sample of pid 500 */
 	add_stack(p, a, ustack, 0, 1, 6);
 
-	assert_int_equal(write_gperf(p, &out, &st), 0);
-	check_output(&out, want, ARRAY_SIZE(want), maps);
-	assert_false(has_slot(&out, ARRAY_SIZE(want), 0xffffffff81234567ULL));
-	assert_false(has_slot(&out, ARRAY_SIZE(want), 0xffffffff81200000ULL));
-	assert_false(has_slot(&out, ARRAY_SIZE(want), 0xffffffff81999999ULL));
+	assert_int_equal(write_gperf(p, out, &st), 0);
+	check_output(out, want, ARRAY_SIZE(want), maps);
+	assert_false(has_slot(out, ARRAY_SIZE(want), 0xffffffff81234567ULL));
+	assert_false(has_slot(out, ARRAY_SIZE(want), 0xffffffff81200000ULL));
+	assert_false(has_slot(out, ARRAY_SIZE(want), 0xffffffff81999999ULL));
 	assert_int_equal(st.processes, 1);
 	assert_int_equal(st.samples_written, 9);
 	assert_int_equal(st.samples_skipped, 13);
-
-	buf__free(&out);
-	profile__free(p);
 }
 
 static void test_only_kernel_stacks(void **state)
 {
-	struct profile *p = new_profile(PERIOD_NS);
+	struct fixture *f = *state;
+	struct profile *p = f->p;
+	struct buf *out = &f->out;
 	struct gperf_stats st;
-	struct buf out = { 0 };
 	uint32_t kt = add_proc(p, 2);
 	const uint64_t kstack[] = { 0xffffffff81234567ULL };
 	static const uintptr_t want[] = { 0, 3, 0, PERIOD_US, 0, 0, 1, 0 };
 
 	add_map(p, kt, 0x10000, 0x20000, "r-xp", 0, 8, 1, 99, "/not/written");
 	add_stack(p, kt, kstack, 1, 0, 7);
-	assert_int_equal(write_gperf(p, &out, &st), 0);
-	check_output(&out, want, ARRAY_SIZE(want), "");
+	assert_int_equal(write_gperf(p, out, &st), 0);
+	check_output(out, want, ARRAY_SIZE(want), "");
 	assert_int_equal(st.processes, 0);
 	assert_int_equal(st.samples_written, 0);
 	assert_int_equal(st.samples_skipped, 7);
-	buf__free(&out);
-	profile__free(p);
 }
 
 static void test_zero_pc_cuts_chain(void **state)
 {
-	struct profile *p = new_profile(PERIOD_NS);
+	struct fixture *f = *state;
+	struct profile *p = f->p;
+	struct buf *out = &f->out;
 	struct gperf_stats st;
-	struct buf out = { 0 };
 	uint32_t a = add_proc(p, 77);
 	const uint64_t cut[] = { 0x401000, 0x402000, 0, 0x403000 };
 	const uint64_t kcut[] = { 0xffffffff81000000ULL, 0x401010, 0, 0x404000 };
@@ -277,14 +292,12 @@ static void test_zero_pc_cuts_chain(void **state)
 	add_stack(p, a, cut, 0, 4, 3);
 	add_stack(p, a, kcut, 1, 3, 4);
 	add_stack(p, a, leaf0, 0, 2, 5);
-	assert_int_equal(write_gperf(p, &out, &st), 0);
-	check_output(&out, want, ARRAY_SIZE(want), maps);
-	assert_false(has_slot(&out, ARRAY_SIZE(want), 0x403000));
-	assert_false(has_slot(&out, ARRAY_SIZE(want), 0x404000));
+	assert_int_equal(write_gperf(p, out, &st), 0);
+	check_output(out, want, ARRAY_SIZE(want), maps);
+	assert_false(has_slot(out, ARRAY_SIZE(want), 0x403000));
+	assert_false(has_slot(out, ARRAY_SIZE(want), 0x404000));
 	assert_int_equal(st.samples_written, 7);
 	assert_int_equal(st.samples_skipped, 5);
-	buf__free(&out);
-	profile__free(p);
 }
 
 /*
@@ -293,9 +306,8 @@ static void test_zero_pc_cuts_chain(void **state)
  * 1 << 47 = 0x800000000000 apart. pid 900 has more samples than pid 300 and
  * gets window 0 although its pid is higher and it was added second.
  */
-static struct profile *two_process_profile(uint32_t *quiet, uint32_t *busy)
+static void two_process_profile(struct profile *p, uint32_t *quiet, uint32_t *busy)
 {
-	struct profile *p = new_profile(PERIOD_NS);
 	const uint64_t q1[] = { 0x55550100, 0x55551200 };
 	const uint64_t b1[] = { 0x401000, 0x7ffd12350000ULL };
 	const uint64_t b2[] = { 0xffffffff81000000ULL, 0x402000 };
@@ -312,7 +324,6 @@ static struct profile *two_process_profile(uint32_t *quiet, uint32_t *busy)
 	add_stack(p, *quiet, q1, 0, 2, 2);
 	add_stack(p, *busy, b1, 0, 2, 5);
 	add_stack(p, *busy, b2, 1, 1, 4);
-	return p;
 }
 
 static const uintptr_t two_proc_words[] = {
@@ -334,23 +345,23 @@ static const char two_proc_maps[] =
 
 static void test_two_processes(void **state)
 {
+	struct fixture *f = *state;
+	struct profile *p = f->p;
+	struct buf *out = &f->out;
 	uint32_t quiet, busy;
-	struct profile *p = two_process_profile(&quiet, &busy);
 	struct gperf_stats st;
-	struct buf out = { 0 };
 
+	two_process_profile(p, &quiet, &busy);
 	/* per-process sample counts, as agg__record keeps them */
 	p->procs[quiet].nr_samples = 2;
 	p->procs[busy].nr_samples = 9;
 
-	assert_int_equal(write_gperf(p, &out, &st), 0);
-	check_output(&out, two_proc_words, ARRAY_SIZE(two_proc_words), two_proc_maps);
-	assert_false(has_slot(&out, ARRAY_SIZE(two_proc_words), 0xffffffff81000000ULL));
+	assert_int_equal(write_gperf(p, out, &st), 0);
+	check_output(out, two_proc_words, ARRAY_SIZE(two_proc_words), two_proc_maps);
+	assert_false(has_slot(out, ARRAY_SIZE(two_proc_words), 0xffffffff81000000ULL));
 	assert_int_equal(st.processes, 2);
 	assert_int_equal(st.samples_written, 11);
 	assert_int_equal(st.samples_skipped, 0);
-	buf__free(&out);
-	profile__free(p);
 }
 
 /*
@@ -359,28 +370,29 @@ static void test_two_processes(void **state)
  */
 static void test_two_processes_busier_by_stacks(void **state)
 {
+	struct fixture *f = *state;
+	struct profile *p = f->p;
+	struct buf *out = &f->out;
 	uint32_t quiet, busy;
-	struct profile *p = two_process_profile(&quiet, &busy);
-	struct buf out = { 0 };
 
-	assert_int_equal(write_gperf(p, &out, NULL), 0);
+	two_process_profile(p, &quiet, &busy);
+	assert_int_equal(write_gperf(p, out, NULL), 0);
 	/*
-	 * BUG: user/write_gperf.c cmp_busiest() orders windows by
+	 * Regression: user/write_gperf.c cmp_busiest() orders windows by
 	 * procs[].nr_samples, which only user/agg.c maintains; profile__add_stack
 	 * leaves it 0, so a profile built through the profile API (the XRay
 	 * reader's path) falls back to pid order and pid 300 (2 samples) gets
 	 * window 0 instead of pid 900 (9 samples).
 	 */
-	check_output(&out, two_proc_words, ARRAY_SIZE(two_proc_words), two_proc_maps);
-	buf__free(&out);
-	profile__free(p);
+	check_output(out, two_proc_words, ARRAY_SIZE(two_proc_words), two_proc_maps);
 }
 
 static void test_two_processes_tie_by_pid(void **state)
 {
 	/* equal sample counts: the lower pid gets window 0 */
-	struct profile *p = new_profile(PERIOD_NS);
-	struct buf out = { 0 };
+	struct fixture *f = *state;
+	struct profile *p = f->p;
+	struct buf *out = &f->out;
 	uint32_t hi = add_proc(p, 20), lo = add_proc(p, 10);
 	const uint64_t h[] = { 0x1100 }, l[] = { 0x1200 };
 	static const uintptr_t want[] = {
@@ -399,18 +411,17 @@ static void test_two_processes_tie_by_pid(void **state)
 	add_stack(p, lo, l, 0, 1, 1);
 	p->procs[hi].nr_samples = 1;
 	p->procs[lo].nr_samples = 1;
-	assert_int_equal(write_gperf(p, &out, NULL), 0);
-	check_output(&out, want, ARRAY_SIZE(want), maps);
-	buf__free(&out);
-	profile__free(p);
+	assert_int_equal(write_gperf(p, out, NULL), 0);
+	check_output(out, want, ARRAY_SIZE(want), maps);
 }
 
 static void test_pc_beyond_window_cut(void **state)
 {
 	/* max end 0x10000 -> shift 16; a PC at or above 0x10000 would land in window 1 */
-	struct profile *p = new_profile(PERIOD_NS);
+	struct fixture *f = *state;
+	struct profile *p = f->p;
+	struct buf *out = &f->out;
 	struct gperf_stats st;
-	struct buf out = { 0 };
 	uint32_t a = add_proc(p, 1), b = add_proc(p, 2);
 	const uint64_t sa[] = { 0x8000, 0x9000, 0x10000, 0x8100 };
 	const uint64_t sb[] = { 0x123456789ULL };
@@ -429,13 +440,11 @@ static void test_pc_beyond_window_cut(void **state)
 	add_stack(p, b, sb, 0, 1, 1);	/* leaf outside the window: nothing left */
 	p->procs[a].nr_samples = 3;
 	p->procs[b].nr_samples = 1;
-	assert_int_equal(write_gperf(p, &out, &st), 0);
-	check_output(&out, want, ARRAY_SIZE(want), maps);
+	assert_int_equal(write_gperf(p, out, &st), 0);
+	check_output(out, want, ARRAY_SIZE(want), maps);
 	assert_int_equal(st.processes, 2);
 	assert_int_equal(st.samples_written, 3);
 	assert_int_equal(st.samples_skipped, 1);
-	buf__free(&out);
-	profile__free(p);
 }
 
 static void test_windows_do_not_fit(void **state)
@@ -444,8 +453,9 @@ static void test_windows_do_not_fit(void **state)
 	 * max end 0x2000000000001000 -> shift 62: two windows fit below 2^63,
 	 * three do not.
 	 */
-	struct profile *p = new_profile(PERIOD_NS);
-	struct buf out = { 0 };
+	struct fixture *f = *state;
+	struct profile *p = f->p;
+	struct buf *out = &f->out;
 	const uint64_t ip[] = { 0x1000 };
 	uint32_t i, procs[3];
 
@@ -457,30 +467,28 @@ static void test_windows_do_not_fit(void **state)
 	add_map(p, procs[0], 0x2000000000000000ULL, 0x2000000000001000ULL, "rw-p", 0, 0, 0, 0, "");
 	add_stack(p, procs[0], ip, 0, 1, 1);
 	add_stack(p, procs[1], ip, 0, 1, 1);
-	assert_int_equal(write_gperf(p, &out, NULL), 0);
-	buf__free(&out);
-
-	out = (struct buf){ 0 };
+	assert_int_equal(write_gperf(p, out, NULL), 0);
+	buf__free(out);
+	*out = (struct buf){ 0 };
 	add_stack(p, procs[2], ip, 0, 1, 1);
-	assert_int_equal(write_gperf(p, &out, NULL), -E2BIG);
-	buf__free(&out);
-	profile__free(p);
+	assert_int_equal(write_gperf(p, out, NULL), -E2BIG);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_slot_is_pointer_size),
-		cmocka_unit_test(test_single_process),
-		cmocka_unit_test(test_period_floor),
-		cmocka_unit_test(test_kernel_only_skipped),
-		cmocka_unit_test(test_only_kernel_stacks),
-		cmocka_unit_test(test_zero_pc_cuts_chain),
-		cmocka_unit_test(test_two_processes),
-		cmocka_unit_test(test_two_processes_busier_by_stacks),
-		cmocka_unit_test(test_two_processes_tie_by_pid),
-		cmocka_unit_test(test_pc_beyond_window_cut),
-		cmocka_unit_test(test_windows_do_not_fit),
+		cmocka_unit_test_setup_teardown(test_single_process, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_period_floor, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_period_1ms, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kernel_only_skipped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_only_kernel_stacks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_zero_pc_cuts_chain, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_two_processes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_two_processes_busier_by_stacks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_two_processes_tie_by_pid, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pc_beyond_window_cut, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_windows_do_not_fit, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

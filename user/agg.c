@@ -6,11 +6,13 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "agg.h"
+#include "array.h"
 #include "bpfprof_abi.h"
 #include "log.h"
 #include "procmaps.h"
@@ -73,12 +75,12 @@ uint64_t agg__nr_bad(const struct agg *a)
 /* comm of the process (its main thread), falling back to the sampled thread's */
 static void read_comm(struct agg *a, struct profile_process *pr, const char *sample_comm)
 {
-	char path[64], buf[PROFILE_COMM_LEN + 1] = { 0 };
-	ssize_t n;
-	int fd;
+	char path[PATH_MAX], buf[PROFILE_COMM_LEN + 1] = { 0 };
+	ssize_t n = -1;
+	int fd = -1;
 
-	snprintf(path, sizeof(path), "%s/%u/comm", a->proc_dir, pr->pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (snprintf(path, sizeof(path), "%s/%u/comm", a->proc_dir, pr->pid) < (int)sizeof(path))
+		fd = open(path, O_RDONLY | O_CLOEXEC);
 	n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
 	if (fd >= 0)
 		close(fd);
@@ -111,24 +113,23 @@ static int snapshot(struct agg *a, uint32_t proc, uint64_t now_ns, bool first)
 	return first || ret > 0 ? notify_maps(a, proc, now_ns) : 0;
 }
 
+/* Per-process state for every process of the profile, also ones added before us. */
+static int ensure_state(struct agg *a)
+{
+	size_t old = a->cap_state;
+
+	if (a->p->nr_procs <= old)
+		return 0;
+	if (array__grow((void **)&a->state, &a->cap_state, a->p->nr_procs, sizeof(*a->state)))
+		return -ENOMEM;
+	memset(a->state + old, 0, (a->cap_state - old) * sizeof(*a->state));
+	return 0;
+}
+
 static int new_process(struct agg *a, uint32_t proc, const struct bpfprof_sample *s)
 {
 	struct profile_process *pr = &a->p->procs[proc];
-	size_t need = a->p->nr_procs;
 
-	if (need > a->cap_state) {
-		size_t cap = a->cap_state ? a->cap_state * 2 : 64;
-		struct proc_state *ns;
-
-		while (cap < need)
-			cap *= 2;
-		ns = realloc(a->state, cap * sizeof(*ns));
-		if (!ns)
-			return -ENOMEM;
-		memset(ns + a->cap_state, 0, (cap - a->cap_state) * sizeof(*ns));
-		a->state = ns;
-		a->cap_state = cap;
-	}
 	pr->cgroup_id = s->cgroup_id;
 	read_comm(a, pr, s->comm);
 	return snapshot(a, proc, s->time_ns, true);
@@ -167,6 +168,8 @@ int agg__record(struct agg *a, const void *data, size_t size)
 	proc = profile__process(a->p, s->tgid, &created);
 	if (proc < 0)
 		return proc;
+	if (ensure_state(a))
+		return -ENOMEM;
 	if (created) {
 		err = new_process(a, (uint32_t)proc, s);
 		if (err)

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "array.h"
 #include "kallsyms.h"
 #include "log.h"
 
@@ -41,37 +42,13 @@ struct ksyms {
 	bool restricted;
 };
 
-/* Grow *p to hold at least need elements of elem bytes; 0 or -ENOMEM. */
-static int grow_array(void **p, size_t *cap, size_t need, size_t elem)
-{
-	size_t new_cap;
-	void *n;
-
-	if (need <= *cap)
-		return 0;
-	new_cap = *cap ? *cap : 1024;
-	while (new_cap < need) {
-		if (new_cap > SIZE_MAX / 2)
-			return -ENOMEM;
-		new_cap *= 2;
-	}
-	if (new_cap > SIZE_MAX / elem)
-		return -ENOMEM;
-	n = realloc(*p, new_cap * elem);
-	if (!n)
-		return -ENOMEM;
-	*p = n;
-	*cap = new_cap;
-	return 0;
-}
-
 static int pool_add(struct ksyms *ks, const char *s, size_t len, size_t *off)
 {
 	int err;
 
 	if (len >= SIZE_MAX - ks->names_len)
 		return -ENOMEM;
-	err = grow_array((void **)&ks->names, &ks->names_cap, ks->names_len + len + 1, 1);
+	err = array__grow((void **)&ks->names, &ks->names_cap, ks->names_len + len + 1, 1);
 	if (err)
 		return err;
 	memcpy(ks->names + ks->names_len, s, len);
@@ -189,7 +166,7 @@ static int add_sym(struct ksyms *ks, const struct ksym_line *l, int rank)
 	struct ksym *s;
 	int err;
 
-	err = grow_array((void **)&ks->syms, &ks->cap_syms, ks->nr_syms + 1, sizeof(*ks->syms));
+	err = array__grow((void **)&ks->syms, &ks->cap_syms, ks->nr_syms + 1, sizeof(*ks->syms));
 	if (err)
 		return err;
 	s = &ks->syms[ks->nr_syms];
@@ -287,7 +264,7 @@ struct ksyms *ksyms__load(const char *path)
 	}
 	/* /proc/kallsyms reports st_size 0: read until EOF. */
 	for (;;) {
-		err = grow_array((void **)&buf, &cap, len + 65536, 1);
+		err = array__grow((void **)&buf, &cap, len + 65536, 1);
 		if (err)
 			goto out_free;
 		n = read(fd, buf + len, cap - len);

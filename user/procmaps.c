@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,7 +55,7 @@ static int parse_line(const char *s, const char *end, struct procmaps_entry *e)
 	if (end - s < 5 || s[4] != ' ')
 		return -EINVAL;
 	for (i = 0; i < 4; i++) {
-		if (!strchr("rwxps-", s[i]))
+		if (!s[i] || !strchr("rwxps-", s[i]))
 			return -EINVAL;
 		e->perms[i] = s[i];
 	}
@@ -113,10 +114,11 @@ int procmaps__parse(const char *text, size_t len, const char *origin, procmaps_c
 int procmaps__read(const char *proc_dir, uint32_t pid, char **text, size_t *len)
 {
 	size_t cap = 16384, n = 0;
-	char path[64], *data;
+	char path[PATH_MAX], *data;
 	int fd, err;
 
-	snprintf(path, sizeof(path), "%s/%u/maps", proc_dir, pid);
+	if (snprintf(path, sizeof(path), "%s/%u/maps", proc_dir, pid) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -207,7 +209,7 @@ int procmaps__merge(struct profile *p, uint32_t proc, const char *text, size_t l
 
 int procmaps__snapshot(struct profile *p, uint32_t proc, const char *proc_dir)
 {
-	char origin[64], *text;
+	char origin[PATH_MAX], *text;
 	size_t len;
 	int err;
 

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "array.h"
 #include "profile.h"
 
 #define EMPTY UINT32_MAX
@@ -32,27 +33,6 @@ struct profile_index {
 	struct strset_entry *strs;
 	size_t nr_strs, cap_strs;
 };
-
-static int grow_array(void **arr, size_t *cap, size_t need, size_t elem)
-{
-	size_t ncap;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	ncap = *cap ? *cap : 16;
-	while (ncap < need) {
-		if (ncap > SIZE_MAX / 2 / elem)
-			return -ENOMEM;
-		ncap *= 2;
-	}
-	p = realloc(*arr, ncap * elem);
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	*cap = ncap;
-	return 0;
-}
 
 static inline uint64_t mix64(uint64_t h)
 {
@@ -200,7 +180,7 @@ const char *profile__intern(struct profile *p, const char *s)
 			return e->s;
 	}
 	if (table_grow_if_needed(&ix->str_index, str_hash_of, ix) ||
-	    grow_array((void **)&ix->strs, &ix->cap_strs, ix->nr_strs + 1, sizeof(*ix->strs)))
+	    array__grow((void **)&ix->strs, &ix->cap_strs, ix->nr_strs + 1, sizeof(*ix->strs)))
 		return NULL;
 	copy = strdup(s);
 	if (!copy)
@@ -234,7 +214,7 @@ int profile__process(struct profile *p, uint32_t pid, bool *created)
 	if (idx >= 0)
 		return idx;
 	if (p->nr_procs >= INT32_MAX || table_grow_if_needed(t, proc_hash_of, p) ||
-	    grow_array((void **)&p->procs, &p->cap_procs, p->nr_procs + 1, sizeof(*p->procs)))
+	    array__grow((void **)&p->procs, &p->cap_procs, p->nr_procs + 1, sizeof(*p->procs)))
 		return -ENOMEM;
 	memset(&p->procs[p->nr_procs], 0, sizeof(p->procs[0]));
 	p->procs[p->nr_procs].pid = pid;
@@ -276,7 +256,7 @@ int profile__add_stack(struct profile *p, uint32_t proc, const uint64_t *ips, ui
 		}
 	}
 	if (p->nr_stacks >= INT32_MAX || table_grow_if_needed(t, stack_hash_of, p) ||
-	    grow_array((void **)&p->stacks, &p->cap_stacks, p->nr_stacks + 1, sizeof(*p->stacks)))
+	    array__grow((void **)&p->stacks, &p->cap_stacks, p->nr_stacks + 1, sizeof(*p->stacks)))
 		return -ENOMEM;
 	s = &p->stacks[p->nr_stacks];
 	memset(s, 0, sizeof(*s));
@@ -338,7 +318,7 @@ int profile__add_mapping(struct profile *p, uint32_t proc, const struct profile_
 			return 0;
 	}
 	if (last == first &&
-	    grow_array((void **)&pr->mappings, &pr->cap_mappings, pr->nr_mappings + 1, sizeof(*m)))
+	    array__grow((void **)&pr->mappings, &pr->cap_mappings, pr->nr_mappings + 1, sizeof(*m)))
 		return -ENOMEM;
 	/* replace [first, last) with m */
 	i = last - first;
@@ -364,7 +344,7 @@ static int intern_loc(struct profile *p, uint32_t proc, uint64_t addr, bool is_r
 		}
 	}
 	if (p->nr_locs >= INT32_MAX || table_grow_if_needed(t, loc_hash_of, p) ||
-	    grow_array((void **)&p->locs, &p->cap_locs, p->nr_locs + 1, sizeof(*p->locs)))
+	    array__grow((void **)&p->locs, &p->cap_locs, p->nr_locs + 1, sizeof(*p->locs)))
 		return -ENOMEM;
 	l = &p->locs[p->nr_locs];
 	memset(l, 0, sizeof(*l));

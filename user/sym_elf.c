@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "array.h"
 #include "log.h"
 #include "sym_elf.h"
 
@@ -77,30 +78,6 @@ static int libelf_init(void)
 		}
 		libelf_ready = true;
 	}
-	return 0;
-}
-
-/* Grow *p to hold at least need elements of elem bytes; 0 or -ENOMEM. */
-static int grow_array(void **p, size_t *cap, size_t need, size_t elem)
-{
-	size_t new_cap;
-	void *n;
-
-	if (need <= *cap)
-		return 0;
-	new_cap = *cap ? *cap : 64;
-	while (new_cap < need) {
-		if (new_cap > SIZE_MAX / 2)
-			return -ENOMEM;
-		new_cap *= 2;
-	}
-	if (new_cap > SIZE_MAX / elem)
-		return -ENOMEM;
-	n = realloc(*p, new_cap * elem);
-	if (!n)
-		return -ENOMEM;
-	*p = n;
-	*cap = new_cap;
 	return 0;
 }
 
@@ -316,7 +293,7 @@ static int collect_loads(struct elf_symtab *st, const struct elf_file *f, const 
 		}
 		if (ph.p_type != PT_LOAD || !ph.p_filesz)
 			continue;
-		err = grow_array((void **)&st->loads, &cap, st->nr_loads + 1, sizeof(*st->loads));
+		err = array__grow((void **)&st->loads, &cap, st->nr_loads + 1, sizeof(*st->loads));
 		if (err)
 			return err;
 		st->loads[st->nr_loads].offset = ph.p_offset;
@@ -334,7 +311,7 @@ static int pool_add(struct elf_symtab *st, const char *s, size_t *off)
 
 	if (len > SIZE_MAX - st->names_len)
 		return -ENOMEM;
-	err = grow_array((void **)&st->names, &st->names_cap, st->names_len + len, 1);
+	err = array__grow((void **)&st->names, &st->names_cap, st->names_len + len, 1);
 	if (err)
 		return err;
 	memcpy(st->names + st->names_len, s, len);
@@ -413,7 +390,7 @@ static int collect_syms(struct elf_symtab *st, const struct elf_file *f, Elf_Scn
 			continue;
 		if (f->ehdr.e_machine == EM_ARM)
 			sym.st_value &= ~1ULL;	/* Thumb bit */
-		err = grow_array((void **)&st->syms, &st->cap_syms, st->nr_syms + 1,
+		err = array__grow((void **)&st->syms, &st->cap_syms, st->nr_syms + 1,
 				 sizeof(*st->syms));
 		if (err)
 			return err;

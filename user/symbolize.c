@@ -4,9 +4,13 @@
  * addresses that were sampled are looked up; each ELF file is parsed once.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
+#include <unistd.h>
+#include "array.h"
 #include "kallsyms.h"
 #include "log.h"
 #include "sym_elf.h"
@@ -25,6 +29,8 @@ struct symbolizer {
 	const char *proc_dir;
 	struct ksyms *ks;
 	bool ks_loaded;
+	struct elf_symtab *vdso;	/* our own [vdso]: every 64-bit process maps the same image */
+	bool vdso_loaded;
 	struct dso_entry *dsos;
 	size_t nr_dsos, cap_dsos;
 	const struct profile *owner;	/* profile whose interned paths the cache holds */
@@ -56,6 +62,7 @@ void symbolizer__free(struct symbolizer *sy)
 		return;
 	drop_dsos(sy);
 	free(sy->dsos);
+	elf_symtab__free(sy->vdso);
 	ksyms__free(sy->ks);
 	free(sy);
 }
@@ -98,15 +105,8 @@ static struct dso_entry *get_dso(struct symbolizer *sy, uint32_t pid, const stru
 	for (i = sy->nr_dsos; i-- > 0;)
 		if (sy->dsos[i].path == m->path && sy->dsos[i].inode == m->inode)
 			return &sy->dsos[i];
-	if (sy->nr_dsos == sy->cap_dsos) {
-		size_t cap = sy->cap_dsos ? sy->cap_dsos * 2 : 32;
-		struct dso_entry *nd = realloc(sy->dsos, cap * sizeof(*nd));
-
-		if (!nd)
-			return NULL;
-		sy->dsos = nd;
-		sy->cap_dsos = cap;
-	}
+	if (array__grow((void **)&sy->dsos, &sy->cap_dsos, sy->nr_dsos + 1, sizeof(*sy->dsos)))
+		return NULL;
 	d = &sy->dsos[sy->nr_dsos++];
 	memset(d, 0, sizeof(*d));
 	d->path = m->path;
@@ -115,6 +115,52 @@ static struct dso_entry *get_dso(struct symbolizer *sy, uint32_t pid, const stru
 	if (d->st)
 		d->build_id_len = elf_symtab__build_id(d->st, d->build_id);
 	return d;
+}
+
+/* Size of our own [vdso] mapping, from /proc/self/maps. */
+static size_t own_vdso_size(void)
+{
+	unsigned long long start, end;
+	char line[512];
+	size_t size = 0;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "[vdso]") && sscanf(line, "%llx-%llx", &start, &end) == 2) {
+			size = (size_t)(end - start);
+			break;
+		}
+	fclose(f);
+	return size;
+}
+
+/*
+ * The kernel maps one vDSO image into every (64-bit) process, so our own copy
+ * names the frames of all of them, as perf does by dumping it.
+ */
+static struct elf_symtab *load_vdso(struct symbolizer *sy)
+{
+	const void *image = (const void *)getauxval(AT_SYSINFO_EHDR);
+	size_t size = own_vdso_size();
+	char path[64];
+	int fd;
+
+	if (sy->vdso_loaded)
+		return sy->vdso;
+	sy->vdso_loaded = true;
+	if (!image || !size)
+		return NULL;
+	fd = open("/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return NULL;
+	if (write(fd, image, size) == (ssize_t)size) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		sy->vdso = elf_symtab__load(path, "");
+	}
+	close(fd);
+	return sy->vdso;
 }
 
 static const char *dso_basename(const char *path)
@@ -170,8 +216,12 @@ static int name_user(struct symbolizer *sy, struct profile *p, struct profile_lo
 	l->dso = profile__intern(p, m->path[0] ? dso_basename(m->path) : "[anon]");
 	if (!l->dso)
 		return -ENOMEM;
+	if (!strcmp(m->path, "[vdso]") && load_vdso(sy)) {
+		name = elf_symtab__lookup_offset(sy->vdso, l->addr - l->is_return - m->start, &off);
+		goto named;
+	}
 	if (m->path[0] != '/')
-		return 0; /* anonymous or pseudo ([vdso], [heap]): no file to read */
+		return 0; /* anonymous or pseudo ([heap], [stack]): no file to read */
 	d = get_dso(sy, pr->pid, m);
 	if (!d)
 		return -ENOMEM;
@@ -182,6 +232,7 @@ static int name_user(struct symbolizer *sy, struct profile *p, struct profile_lo
 	if (!d->st)
 		return 0;
 	name = elf_symtab__lookup_offset(d->st, l->addr - l->is_return - m->start + m->offset, &off);
+named:
 	if (!name)
 		return 0;
 	l->func = profile__intern(p, name);

@@ -62,21 +62,26 @@ static void put_maps_text(struct buf *out, const struct profile_process *pr, uin
 	}
 }
 
+struct busiest_ctx {
+	const struct profile *p;
+	const uint64_t *written;	/* samples written per process */
+};
+
 static int cmp_busiest(const void *a, const void *b, void *ctx)
 {
-	const struct profile *p = ctx;
-	const struct profile_process *x = &p->procs[*(const uint32_t *)a];
-	const struct profile_process *y = &p->procs[*(const uint32_t *)b];
+	const struct busiest_ctx *c = ctx;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 
-	if (x->nr_samples != y->nr_samples)
-		return x->nr_samples > y->nr_samples ? -1 : 1;
-	return x->pid < y->pid ? -1 : x->pid > y->pid;
+	if (c->written[x] != c->written[y])
+		return c->written[x] > c->written[y] ? -1 : 1;
+	return c->p->procs[x].pid < c->p->procs[y].pid ? -1 : c->p->procs[x].pid > c->p->procs[y].pid;
 }
 
 int write_gperf(const struct profile *p, struct buf *out, struct gperf_stats *stats)
 {
 	struct gperf_stats st = { 0 };
 	uint64_t period_us = p->period_ns / 1000, *delta;
+	uint64_t *written;
 	uint32_t *order;
 	uint8_t *used;
 	unsigned shift = 0;
@@ -86,15 +91,19 @@ int write_gperf(const struct profile *p, struct buf *out, struct gperf_stats *st
 	used = calloc(p->nr_procs ? p->nr_procs : 1, 1);
 	delta = calloc(p->nr_procs ? p->nr_procs : 1, sizeof(*delta));
 	order = calloc(p->nr_procs ? p->nr_procs : 1, sizeof(*order));
-	if (!used || !delta || !order) {
+	written = calloc(p->nr_procs ? p->nr_procs : 1, sizeof(*written));
+	if (!used || !delta || !order || !written) {
 		free(used);
 		free(delta);
 		free(order);
+		free(written);
 		return out->err = -ENOMEM;
 	}
 	for (i = 0; i < p->nr_stacks; i++)
-		if (p->stacks[i].nr_user)
+		if (p->stacks[i].nr_user) {
 			used[p->stacks[i].proc] = 1;
+			written[p->stacks[i].proc] += p->stacks[i].count;
+		}
 	for (i = 0; i < p->nr_procs; i++)
 		st.processes += used[i];
 	if (st.processes > 1) {
@@ -106,13 +115,15 @@ int write_gperf(const struct profile *p, struct buf *out, struct gperf_stats *st
 			free(used);
 			free(delta);
 			free(order);
+			free(written);
 			return -E2BIG;
 		}
 		for (i = 0; i < p->nr_procs; i++)
 			if (used[i])
 				order[window++] = (uint32_t)i;
 		/* busiest process first: pprof names the profile after the first mapping */
-		qsort_r(order, window, sizeof(*order), cmp_busiest, (void *)p);
+		qsort_r(order, window, sizeof(*order), cmp_busiest,
+			&(struct busiest_ctx){ .p = p, .written = written });
 		for (i = 0; i < window; i++)
 			delta[order[i]] = (uint64_t)i << shift;
 	}
@@ -165,6 +176,7 @@ int write_gperf(const struct profile *p, struct buf *out, struct gperf_stats *st
 	free(used);
 	free(delta);
 	free(order);
+	free(written);
 	if (stats)
 		*stats = st;
 	return out->err;

@@ -1,0 +1,674 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cmocka tests for user/agg.c (include/agg.h) and profile__resolve_locs():
+ * synthetic ring-buffer records (include/bpfprof_abi.h), each sent as exactly
+ * BPFPROF_SAMPLE_HDR_SIZE + frames * 8 heap bytes so the sanitizers catch
+ * overreads, against a fake proc_dir (mkdtemp) holding <pid>/maps and
+ * <pid>/comm. Covers aggregation, per-process state, the comm fallback, the
+ * maps snapshot and its rate-limited re-read, malformed records, the
+ * observer hooks, and the locations built from the stacks.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* nftw */
+#endif
+#include <errno.h>
+#include <ftw.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include "agg.h"
+#include "bpfprof_abi.h"
+#include "log.h"
+#include "profile.h"
+
+#define PERIOD_NS 10101010ULL
+#define MS 1000000ULL
+
+static char tmpdir[64];
+
+static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	return remove(path);
+}
+
+static void write_file(uint32_t pid, const char *name, const char *data)
+{
+	char path[PATH_MAX];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%u", tmpdir, pid);
+	if (mkdir(path, 0755) && errno != EEXIST)
+		fail_msg("mkdir '%s': %s", path, strerror(errno));
+	snprintf(path, sizeof(path), "%s/%u/%s", tmpdir, pid, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(data, 1, strlen(data), f), strlen(data));
+	assert_int_equal(fclose(f), 0);
+}
+
+static int setup_tmpdir(void **state)
+{
+	strcpy(tmpdir, "/tmp/test_agg.XXXXXX");
+	if (!mkdtemp(tmpdir))
+		return -1;
+	log_verbosity = -1;
+	return 0;
+}
+
+static int teardown_tmpdir(void **state)
+{
+	return nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+struct fixture {
+	struct profile *p;
+	struct agg *a;
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return -1;
+	f->p = profile__new();
+	f->a = f->p ? agg__new(f->p, tmpdir, PERIOD_NS) : NULL;
+	if (!f->a) {
+		profile__free(f->p);
+		free(f);
+		return -1;
+	}
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	agg__free(f->a);
+	profile__free(f->p);
+	free(f);
+	return 0;
+}
+
+/*
+ * Build a record and send exactly the bytes the BPF side would (header plus
+ * the declared frames), from an exact-size heap copy.
+ */
+static int send_sample(struct agg *a, uint32_t tgid, uint64_t time_ns, const char *comm, const uint64_t *kips,
+		uint16_t nk, const uint64_t *uips, uint16_t nu)
+{
+	struct bpfprof_sample s;
+	size_t size = BPFPROF_SAMPLE_HDR_SIZE + ((size_t)nk + nu) * 8;
+	void *buf;
+	int ret;
+
+	memset(&s, 0, sizeof(s));
+	s.type = BPFPROF_REC_SAMPLE;
+	s.cpu = 3;
+	s.tgid = tgid;
+	s.tid = tgid + 1;
+	s.time_ns = time_ns;
+	s.cgroup_id = 0xc0ffee;
+	/* like the kernel's comm: NUL-padded, no NUL when it fills all 16 bytes */
+	memcpy(s.comm, comm, strnlen(comm, sizeof(s.comm)));
+	s.nr_kernel = nk;
+	s.nr_user = nu;
+	if (nk)
+		memcpy(s.ips, kips, nk * 8);
+	if (nu)
+		memcpy(s.ips + nk, uips, nu * 8);
+	buf = malloc(size);
+	assert_non_null(buf);
+	memcpy(buf, &s, size);
+	ret = agg__record(a, buf, size);
+	free(buf);
+	return ret;
+}
+
+static const char maps_a[] =
+	"00400000-00500000 r-xp 00000000 08:01 131090    /usr/bin/app\n"
+	"7f0000000000-7f0000010000 r-xp 00000000 08:01 42    /usr/lib/libc.so.6\n";
+
+static void test_aggregate_identical(void **state)
+{
+	struct fixture *f = *state;
+	struct profile *p = f->p;
+	const uint64_t k[] = { 0xffffffff81000100ULL, 0xffffffff81000200ULL };
+	const uint64_t u1[] = { 0x401000, 0x402000, 0x7f0000001000ULL };
+	const uint64_t u2[] = { 0x401004, 0x402000, 0x7f0000001000ULL };
+	const struct profile_stack *s;
+	int i;
+
+	write_file(1000, "maps", maps_a);
+	write_file(1000, "comm", "app\n");
+	for (i = 0; i < 3; i++)
+		assert_int_equal(send_sample(f->a, 1000, 1000 + (uint64_t)i, "app", k, 2, u1, 3), 0);
+	assert_int_equal(send_sample(f->a, 1000, 2000, "app", k, 2, u2, 3), 0);
+	/* same user part, no kernel part: another callchain */
+	assert_int_equal(send_sample(f->a, 1000, 3000, "app", NULL, 0, u1, 3), 0);
+	assert_int_equal(send_sample(f->a, 1000, 3001, "app", k, 2, u1, 3), 0);
+
+	assert_int_equal(p->nr_procs, 1);
+	assert_int_equal(p->procs[0].pid, 1000);
+	assert_int_equal(p->procs[0].nr_samples, 6);
+	assert_int_equal(p->procs[0].cgroup_id, 0xc0ffee);
+	assert_int_equal(p->nr_samples, 6);
+	assert_int_equal(p->nr_stacks, 3);
+	s = &p->stacks[0];
+	assert_int_equal(s->proc, 0);
+	assert_int_equal(s->nr_kernel, 2);
+	assert_int_equal(s->nr_user, 3);
+	assert_int_equal(s->count, 4);
+	assert_int_equal(s->value, 4 * PERIOD_NS);
+	assert_int_equal(s->ips[0], 0xffffffff81000100ULL);
+	assert_int_equal(s->ips[1], 0xffffffff81000200ULL);
+	assert_int_equal(s->ips[2], 0x401000);
+	assert_int_equal(s->ips[4], 0x7f0000001000ULL);
+	s = &p->stacks[1];
+	assert_int_equal(s->count, 1);
+	assert_int_equal(s->value, PERIOD_NS);
+	assert_int_equal(s->ips[2], 0x401004);
+	s = &p->stacks[2];
+	assert_int_equal(s->nr_kernel, 0);
+	assert_int_equal(s->nr_user, 3);
+	assert_int_equal(s->count, 1);
+	assert_int_equal(s->ips[0], 0x401000);
+	assert_int_equal(agg__nr_bad(f->a), 0);
+}
+
+static void test_processes_and_comm(void **state)
+{
+	struct fixture *f = *state;
+	struct profile *p = f->p;
+	const uint64_t u[] = { 0x401000, 0x402000 };
+	int a, b, c;
+
+	write_file(2001, "maps", maps_a);
+	write_file(2001, "comm", "main-thread\n");
+	write_file(2002, "maps", maps_a);
+	write_file(2002, "comm", "abcdefghijklmno\n");	/* 15 characters, the kernel maximum */
+	write_file(2003, "maps", maps_a);		/* no comm file */
+
+	assert_int_equal(send_sample(f->a, 2001, 10, "worker-3", NULL, 0, u, 2), 0);
+	assert_int_equal(send_sample(f->a, 2002, 11, "x", NULL, 0, u, 2), 0);
+	assert_int_equal(send_sample(f->a, 2003, 12, "fallback-comm", NULL, 0, u, 2), 0);
+	assert_int_equal(send_sample(f->a, 2001, 13, "worker-4", NULL, 0, u, 2), 0);
+
+	assert_int_equal(p->nr_procs, 3);
+	a = profile__find_process(p, 2001);
+	b = profile__find_process(p, 2002);
+	c = profile__find_process(p, 2003);
+	assert_true(a >= 0 && b >= 0 && c >= 0);
+	assert_true(a != b && b != c && a != c);
+	/* same callchain, different processes: separate stacks */
+	assert_int_equal(p->nr_stacks, 3);
+	assert_int_equal(p->stacks[0].proc, a);
+	assert_int_equal(p->stacks[0].count, 2);
+	assert_int_equal(p->stacks[1].proc, b);
+	assert_int_equal(p->stacks[2].proc, c);
+	assert_int_equal(p->procs[a].nr_samples, 2);
+	assert_int_equal(p->procs[b].nr_samples, 1);
+
+	/* the process's comm, not the sampled thread's, and without the newline */
+	assert_string_equal(p->procs[a].comm, "main-thread");
+	assert_string_equal(p->procs[b].comm, "abcdefghijklmno");
+	assert_string_equal(p->procs[c].comm, "fallback-comm");
+}
+
+static void test_comm_fallback_full_length(void **state)
+{
+	struct fixture *f = *state;
+	struct profile *p = f->p;
+	const uint64_t u[] = { 0x401000 };
+
+	/* no directory at all: comm from the record, maps missing */
+	assert_int_equal(send_sample(f->a, 3001, 10, "0123456789abcdef", NULL, 0, u, 1), 0);
+	assert_int_equal(p->nr_procs, 1);
+	/* a 16-byte comm without NUL is cut to 15 characters */
+	assert_string_equal(p->procs[0].comm, "0123456789abcde");
+	assert_true(p->procs[0].maps_missing);
+	assert_int_equal(p->procs[0].nr_mappings, 0);
+	assert_int_equal(p->nr_stacks, 1);
+}
+
+static void test_maps_snapshot_first_sample(void **state)
+{
+	struct fixture *f = *state;
+	struct profile *p = f->p;
+	const uint64_t u[] = { 0x401000 };
+	const struct profile_process *pr;
+
+	write_file(4001, "maps", maps_a);
+	assert_int_equal(send_sample(f->a, 4001, 5, "app", NULL, 0, u, 1), 0);
+	pr = &p->procs[0];
+	assert_false(pr->maps_missing);
+	assert_int_equal(pr->nr_mappings, 2);
+	assert_int_equal(pr->mappings[0].start, 0x400000);
+	assert_int_equal(pr->mappings[0].end, 0x500000);
+	assert_string_equal(pr->mappings[0].path, "/usr/bin/app");
+	assert_int_equal(pr->mappings[1].start, 0x7f0000000000ULL);
+	assert_string_equal(pr->mappings[1].path, "/usr/lib/libc.so.6");
+}
+
+static void test_maps_reread(void **state)
+{
+	struct fixture *f = *state;
+	struct profile *p = f->p;
+	const uint64_t t0 = 5000 * MS;
+	const uint64_t in_app[] = { 0x401000 };
+	const uint64_t in_lib[] = { 0x7f1000001000ULL };
+	const uint64_t in_lib2[] = { 0x7f1000002000ULL, 0x401000 };
+	/* a return address exactly at the end of its mapping: looked up as ip - 1 */
+	const uint64_t ret_at_end[] = { 0x401100, 0x500000 };
+	const uint64_t in_jit[] = { 0x7f2000000100ULL };
+	const uint64_t in_jit2[] = { 0x7f2000000200ULL };
+	static const char maps_1[] = "00400000-00500000 r-xp 00000000 08:01 131090    /usr/bin/app\n";
+	static const char maps_2[] =
+		"00400000-00500000 r-xp 00000000 08:01 131090    /usr/bin/app\n"
+		"7f1000000000-7f1000010000 r-xp 00000000 08:01 77    /usr/lib/libnew.so\n";
+	static const char maps_3[] =
+		"00400000-00500000 r-xp 00000000 08:01 131090    /usr/bin/app\n"
+		"00500000-00600000 r--p 00100000 08:01 131090    /usr/bin/app\n"
+		"7f1000000000-7f1000010000 r-xp 00000000 08:01 77    /usr/lib/libnew.so\n"
+		"7f2000000000-7f2000001000 r-xp 00000000 00:00 0\n";
+
+	write_file(5001, "maps", maps_1);
+	assert_int_equal(send_sample(f->a, 5001, t0, "app", NULL, 0, in_app, 1), 0);
+	assert_int_equal(p->procs[0].nr_mappings, 1);
+
+	/* libnew.so is mapped now, and a sample lands in it within 100 ms: no re-read */
+	write_file(5001, "maps", maps_2);
+	assert_int_equal(send_sample(f->a, 5001, t0 + 100 * MS - 1, "app", NULL, 0, in_lib, 1), 0);
+	assert_int_equal(p->procs[0].nr_mappings, 1);
+
+	/* a known callchain 100 ms later: no lookup, no re-read */
+	assert_int_equal(send_sample(f->a, 5001, t0 + 100 * MS, "app", NULL, 0, in_lib, 1), 0);
+	assert_int_equal(p->procs[0].nr_mappings, 1);
+
+	/* a new callchain, all mapped: no re-read */
+	{
+		const uint64_t known[] = { 0x401234, 0x401000 };
+
+		assert_int_equal(send_sample(f->a, 5001, t0 + 100 * MS, "app", NULL, 0, known, 2), 0);
+		assert_int_equal(p->procs[0].nr_mappings, 1);
+	}
+
+	/* a new callchain with an unknown address, 100 ms after the read: re-read */
+	assert_int_equal(send_sample(f->a, 5001, t0 + 100 * MS, "app", NULL, 0, in_lib2, 2), 0);
+	assert_int_equal(p->procs[0].nr_mappings, 2);
+	assert_int_equal(p->procs[0].mappings[1].start, 0x7f1000000000ULL);
+	assert_string_equal(p->procs[0].mappings[1].path, "/usr/lib/libnew.so");
+
+	/* the clock restarts at the re-read */
+	write_file(5001, "maps", maps_3);
+	assert_int_equal(send_sample(f->a, 5001, t0 + 150 * MS, "app", NULL, 0, in_jit, 1), 0);
+	assert_int_equal(p->procs[0].nr_mappings, 2);
+	/* a return address at a mapping's end counts as mapped (0x4fffff) */
+	assert_int_equal(send_sample(f->a, 5001, t0 + 300 * MS, "app", NULL, 0, ret_at_end, 2), 0);
+	assert_int_equal(p->procs[0].nr_mappings, 2);
+	assert_int_equal(send_sample(f->a, 5001, t0 + 300 * MS, "app", NULL, 0, in_jit2, 1), 0);
+	assert_int_equal(p->procs[0].nr_mappings, 4);
+	assert_int_equal(profile__find_mapping(p, 0, 0x7f2000000100ULL), 3);
+
+	/* kernel frames never trigger a re-read */
+	write_file(5001, "maps", maps_a);
+	{
+		const uint64_t k[] = { 0xffffffff81000000ULL };
+
+		assert_int_equal(send_sample(f->a, 5001, t0 + 900 * MS, "app", k, 1, in_app, 1), 0);
+	}
+	assert_int_equal(p->procs[0].nr_mappings, 4);
+	assert_int_equal(p->nr_stacks, 8);
+	assert_int_equal(agg__nr_bad(f->a), 0);
+}
+
+static void test_maps_reread_after_missing(void **state)
+{
+	/* maps unreadable at the first sample, readable later */
+	struct fixture *f = *state;
+	struct profile *p = f->p;
+	const uint64_t u1[] = { 0x401000 }, u2[] = { 0x401004 };
+
+	assert_int_equal(send_sample(f->a, 6001, 1000 * MS, "late", NULL, 0, u1, 1), 0);
+	assert_true(p->procs[0].maps_missing);
+	write_file(6001, "maps", maps_a);
+	assert_int_equal(send_sample(f->a, 6001, 1100 * MS, "late", NULL, 0, u2, 1), 0);
+	assert_false(p->procs[0].maps_missing);
+	assert_int_equal(p->procs[0].nr_mappings, 2);
+}
+
+static void test_malformed(void **state)
+{
+	struct fixture *f = *state;
+	struct profile *p = f->p;
+	struct bpfprof_sample s;
+	size_t size, bad = 0;
+	uint8_t *buf;
+
+	memset(&s, 0, sizeof(s));
+	s.type = BPFPROF_REC_SAMPLE;
+	s.tgid = 7001;
+	s.nr_user = 0;
+
+	/* every size below the header, from exact-size copies */
+	for (size = 0; size < BPFPROF_SAMPLE_HDR_SIZE; size++) {
+		buf = malloc(size ? size : 1);
+		assert_non_null(buf);
+		memcpy(buf, &s, size);
+		assert_int_equal(agg__record(f->a, buf, size), -EINVAL);
+		free(buf);
+		bad++;
+	}
+
+	/* wrong type */
+	s.type = 2;
+	assert_int_equal(agg__record(f->a, &s, BPFPROF_SAMPLE_HDR_SIZE), -EINVAL);
+	s.type = 0;
+	assert_int_equal(agg__record(f->a, &s, sizeof(s)), -EINVAL);
+	s.type = BPFPROF_REC_SAMPLE;
+	bad += 2;
+
+	/* more frames than the ABI allows, even with the bytes present */
+	s.nr_user = BPFPROF_MAX_STACK + 1;
+	assert_int_equal(agg__record(f->a, &s, sizeof(s)), -EINVAL);
+	s.nr_user = 0;
+	s.nr_kernel = BPFPROF_MAX_STACK + 1;
+	assert_int_equal(agg__record(f->a, &s, sizeof(s)), -EINVAL);
+	s.nr_kernel = UINT16_MAX;
+	s.nr_user = UINT16_MAX;
+	assert_int_equal(agg__record(f->a, &s, sizeof(s)), -EINVAL);
+	bad += 3;
+
+	/* declared frames larger than the record */
+	s.nr_kernel = 1;
+	s.nr_user = 3;
+	s.ips[0] = 0xffffffff81000000ULL;
+	s.ips[1] = 0x401000;
+	assert_int_equal(agg__record(f->a, &s, BPFPROF_SAMPLE_HDR_SIZE + 3 * 8), -EINVAL);
+	assert_int_equal(agg__record(f->a, &s, BPFPROF_SAMPLE_HDR_SIZE), -EINVAL);
+	bad += 2;
+
+	assert_int_equal(agg__nr_bad(f->a), bad);
+	assert_int_equal(p->nr_procs, 0);
+	assert_int_equal(p->nr_stacks, 0);
+	assert_int_equal(p->nr_samples, 0);
+
+	/* the limits themselves are fine, as is a record longer than its frames */
+	s.nr_kernel = BPFPROF_MAX_STACK;
+	s.nr_user = BPFPROF_MAX_STACK;
+	assert_int_equal(agg__record(f->a, &s, sizeof(s)), 0);
+	s.nr_kernel = 0;
+	s.nr_user = 2;
+	assert_int_equal(agg__record(f->a, &s, BPFPROF_SAMPLE_HDR_SIZE + 2 * 8 + 8), 0);
+	/* and an empty callchain is a record, not an error */
+	s.nr_user = 0;
+	assert_int_equal(agg__record(f->a, &s, BPFPROF_SAMPLE_HDR_SIZE), 0);
+	assert_int_equal(agg__nr_bad(f->a), bad);
+	assert_int_equal(p->nr_procs, 1);
+	assert_int_equal(p->nr_stacks, 3);
+	assert_int_equal(p->nr_samples, 3);
+	assert_int_equal(p->stacks[0].nr_kernel, BPFPROF_MAX_STACK);
+	assert_int_equal(p->stacks[0].nr_user, BPFPROF_MAX_STACK);
+}
+
+/* ---- profile__resolve_locs ---- */
+
+#define K1 0xffffffff81000100ULL
+#define K2 0xffffffff81000200ULL
+#define K3 0xffffffff81000300ULL
+#define U1 0x401000ULL
+#define U2 0x500000ULL	/* the end of mapping 0: inside it only as a return address */
+#define U3 0x600010ULL
+#define U4 0x700000ULL	/* unmapped */
+
+static void add_stack(struct profile *p, uint32_t proc, const uint64_t *ips, uint16_t nk, uint16_t nu)
+{
+	bool created;
+
+	assert_true(profile__add_stack(p, proc, ips, nk, nu, 1, PERIOD_NS, &created) >= 0);
+	assert_true(created);
+}
+
+static const struct profile_location *loc(const struct profile *p, size_t stack, size_t frame)
+{
+	const struct profile_stack *s = &p->stacks[stack];
+
+	assert_non_null(s->locs);
+	assert_true(s->locs[frame] < p->nr_locs);
+	return &p->locs[s->locs[frame]];
+}
+
+static void check_loc(const struct profile_location *l, uint64_t addr, uint32_t proc, bool is_return,
+		      int mapping)
+{
+	assert_int_equal(l->addr, addr);
+	assert_int_equal(l->proc, proc);
+	assert_int_equal(l->is_return, is_return);
+	assert_int_equal(l->mapping, mapping);
+}
+
+static void test_resolve_locs(void **state)
+{
+	struct profile *p = profile__new();
+	struct profile_mapping m = { .perms = "r-xp" };
+	const uint64_t s0[] = { K1, K2, U1, U2, U3 };
+	const uint64_t s1[] = { U1, U2, U4 };
+	const uint64_t s2[] = { K1, U1 };
+	const uint64_t s3[] = { K1 };
+	const uint64_t s4[] = { K3, K1, U2 };
+	const uint64_t s5[] = { U3, U1 };
+	uint32_t a, b, kp = PROFILE_KERNEL_PROC;
+	bool created;
+	size_t nr_locs;
+
+	assert_non_null(p);
+	a = (uint32_t)profile__process(p, 100, &created);
+	b = (uint32_t)profile__process(p, 200, &created);
+	m.path = profile__intern(p, "/usr/bin/app");
+	m.start = 0x400000;
+	m.end = 0x500000;
+	assert_int_equal(profile__add_mapping(p, a, &m), 1);
+	m.start = 0x600000;
+	m.end = 0x601000;
+	assert_int_equal(profile__add_mapping(p, a, &m), 1);
+	/* pid 200 maps the same address range elsewhere in its list */
+	m.start = 0x300000;
+	m.end = 0x500000;
+	assert_int_equal(profile__add_mapping(p, b, &m), 1);
+
+	add_stack(p, a, s0, 2, 3);
+	add_stack(p, a, s1, 0, 3);
+	add_stack(p, b, s2, 1, 1);
+	add_stack(p, a, s3, 1, 0);
+	add_stack(p, a, s4, 2, 1);
+
+	assert_int_equal(profile__resolve_locs(p), 0);
+
+	/* s0: kernel leaf, kernel return, user leaf, user returns */
+	check_loc(loc(p, 0, 0), K1, kp, false, -1);
+	check_loc(loc(p, 0, 1), K2, kp, true, -1);
+	check_loc(loc(p, 0, 2), U1, a, false, 0);
+	check_loc(loc(p, 0, 3), U2, a, true, 0);	/* found with U2 - 1 */
+	check_loc(loc(p, 0, 4), U3, a, true, 1);
+	/* s1: user only, leaf first; shares U1 (leaf) and U2 (return) with s0 */
+	assert_int_equal(p->stacks[1].locs[0], p->stacks[0].locs[2]);
+	assert_int_equal(p->stacks[1].locs[1], p->stacks[0].locs[3]);
+	check_loc(loc(p, 1, 2), U4, a, true, -1);
+	/* s2 of another process: the kernel leaf is shared, the user address is not */
+	assert_int_equal(p->stacks[2].locs[0], p->stacks[0].locs[0]);
+	assert_int_not_equal(p->stacks[2].locs[1], p->stacks[0].locs[2]);
+	check_loc(loc(p, 2, 1), U1, b, false, 0);
+	/* s3: kernel only */
+	assert_int_equal(p->stacks[3].locs[0], p->stacks[0].locs[0]);
+	/* s4: K1 as a return address and U2 as a leaf are other locations */
+	check_loc(loc(p, 4, 0), K3, kp, false, -1);
+	check_loc(loc(p, 4, 1), K1, kp, true, -1);
+	assert_int_not_equal(p->stacks[4].locs[1], p->stacks[0].locs[0]);
+	check_loc(loc(p, 4, 2), U2, a, false, -1);	/* U2 itself is past the mapping */
+	assert_int_not_equal(p->stacks[4].locs[2], p->stacks[0].locs[3]);
+
+	/* K1 leaf, K2 ret, U1@a leaf, U2@a ret, U3@a ret, U4@a ret, U1@b leaf, K3 leaf, K1 ret, U2@a leaf */
+	assert_int_equal(p->nr_locs, 10);
+
+	/* idempotent */
+	assert_int_equal(profile__resolve_locs(p), 0);
+	assert_int_equal(p->nr_locs, 10);
+	check_loc(loc(p, 0, 3), U2, a, true, 0);
+
+	/* a stack added later is resolved against the existing locations */
+	nr_locs = p->nr_locs;
+	add_stack(p, a, s5, 0, 2);
+	assert_int_equal(profile__resolve_locs(p), 0);
+	check_loc(loc(p, 5, 0), U3, a, false, 1);	/* U3 as a leaf: new */
+	assert_int_not_equal(p->stacks[5].locs[1], p->stacks[0].locs[2]);	/* U1 leaf */
+	assert_int_equal(p->nr_locs, nr_locs + 2);	/* U3 leaf and U1 return */
+	check_loc(loc(p, 5, 1), U1, a, true, 0);
+	profile__free(p);
+}
+
+static void test_resolve_locs_from_records(void **state)
+{
+	struct fixture *f = *state;
+	struct profile *p = f->p;
+	const uint64_t k[] = { K1, K2 };
+	const uint64_t u[] = { 0x401000, 0x7f0000010000ULL };	/* return at libc's end */
+	uint32_t i;
+
+	write_file(8001, "maps", maps_a);
+	assert_int_equal(send_sample(f->a, 8001, 1, "app", k, 2, u, 2), 0);
+	assert_int_equal(send_sample(f->a, 8001, 2, "app", k, 2, u, 2), 0);
+	assert_int_equal(profile__resolve_locs(p), 0);
+	assert_int_equal(p->nr_stacks, 1);
+	assert_int_equal(p->nr_locs, 4);
+	for (i = 0; i < 4; i++)
+		assert_int_equal(p->stacks[0].locs[i], i);
+	check_loc(&p->locs[0], K1, PROFILE_KERNEL_PROC, false, -1);
+	check_loc(&p->locs[1], K2, PROFILE_KERNEL_PROC, true, -1);
+	check_loc(&p->locs[2], 0x401000, 0, false, 0);
+	check_loc(&p->locs[3], 0x7f0000010000ULL, 0, true, 1);
+}
+
+/* ---- observer ---- */
+
+struct event {
+	char kind;		/* 'm': maps_changed, 's': sample */
+	uint32_t proc;
+	uint64_t time_ns;
+	size_t nr_mappings;	/* what the observer saw at the time */
+};
+
+struct obs_log {
+	struct event ev[32];
+	size_t n;
+	int fail_sample;	/* returned by the sample callback */
+};
+
+static int on_maps(void *ctx, const struct profile *p, uint32_t proc, uint64_t time_ns)
+{
+	struct obs_log *l = ctx;
+
+	assert_true(l->n < 32);
+	l->ev[l->n++] = (struct event){ 'm', proc, time_ns, p->procs[proc].nr_mappings };
+	return 0;
+}
+
+static int on_sample(void *ctx, const struct profile *p, uint32_t proc, const struct bpfprof_sample *s)
+{
+	struct obs_log *l = ctx;
+
+	assert_true(l->n < 32);
+	l->ev[l->n++] = (struct event){ 's', proc, s->time_ns, p->procs[proc].nr_mappings };
+	return l->fail_sample;
+}
+
+static void check_event(const struct obs_log *l, size_t i, char kind, uint32_t proc, uint64_t time_ns,
+			size_t nr_mappings)
+{
+	assert_true(i < l->n);
+	assert_int_equal(l->ev[i].kind, kind);
+	assert_int_equal(l->ev[i].proc, proc);
+	assert_int_equal(l->ev[i].time_ns, time_ns);
+	assert_int_equal(l->ev[i].nr_mappings, nr_mappings);
+}
+
+static void test_observer(void **state)
+{
+	struct fixture *f = *state;
+	struct obs_log log = { .n = 0 };
+	struct agg_observer obs = { .maps_changed = on_maps, .sample = on_sample, .ctx = &log };
+	const uint64_t u1[] = { 0x401000 }, u2[] = { 0x7f0000000100ULL }, u3[] = { 0x7f0000000200ULL };
+	const uint64_t u4[] = { 0x7f0000000300ULL }, u5[] = { 0x7f3000000000ULL };
+	static const char maps_1[] = "00400000-00500000 r-xp 00000000 08:01 131090    /usr/bin/app\n";
+
+	agg__set_observer(f->a, &obs);
+	write_file(9001, "maps", maps_1);
+
+	/* first sample: the mappings first, then the sample */
+	assert_int_equal(send_sample(f->a, 9001, 1000 * MS, "app", NULL, 0, u1, 1), 0);
+	assert_int_equal(log.n, 2);
+	check_event(&log, 0, 'm', 0, 1000 * MS, 1);
+	check_event(&log, 1, 's', 0, 1000 * MS, 1);
+
+	/* a re-read that adds a mapping is reported before its sample */
+	write_file(9001, "maps", maps_a);
+	assert_int_equal(send_sample(f->a, 9001, 1200 * MS, "app", NULL, 0, u2, 1), 0);
+	assert_int_equal(log.n, 4);
+	check_event(&log, 2, 'm', 0, 1200 * MS, 2);
+	check_event(&log, 3, 's', 0, 1200 * MS, 2);
+
+	/* a re-read that adds nothing is not reported */
+	assert_int_equal(send_sample(f->a, 9001, 1400 * MS, "app", NULL, 0, u5, 1), 0);
+	assert_int_equal(log.n, 5);
+	check_event(&log, 4, 's', 0, 1400 * MS, 2);
+
+	/* a process whose maps cannot be read still gets its first report */
+	assert_int_equal(send_sample(f->a, 9002, 1500 * MS, "gone", NULL, 0, u1, 1), 0);
+	assert_int_equal(log.n, 7);
+	check_event(&log, 5, 'm', 1, 1500 * MS, 0);
+	check_event(&log, 6, 's', 1, 1500 * MS, 0);
+
+	/* malformed records are not reported */
+	assert_int_equal(agg__record(f->a, "x", 1), -EINVAL);
+	assert_int_equal(log.n, 7);
+
+	/* a callback's error is agg__record's, after the sample was counted */
+	log.fail_sample = -EIO;
+	assert_int_equal(send_sample(f->a, 9001, 1600 * MS, "app", NULL, 0, u3, 1), -EIO);
+	assert_int_equal(log.n, 8);
+	assert_int_equal(f->p->nr_samples, 5);
+
+	/* NULL removes the observer */
+	agg__set_observer(f->a, NULL);
+	assert_int_equal(send_sample(f->a, 9001, 1700 * MS, "app", NULL, 0, u4, 1), 0);
+	assert_int_equal(log.n, 8);
+	assert_int_equal(f->p->nr_samples, 6);
+	assert_int_equal(agg__nr_bad(f->a), 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_aggregate_identical, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_processes_and_comm, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_comm_fallback_full_length, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_maps_snapshot_first_sample, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_maps_reread, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_maps_reread_after_missing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_malformed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_observer, setup, teardown),
+		cmocka_unit_test(test_resolve_locs),
+		cmocka_unit_test_setup_teardown(test_resolve_locs_from_records, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, setup_tmpdir, teardown_tmpdir);
+}
