@@ -39,6 +39,8 @@ struct profile_process {
 	uint32_t pid;		/* tgid, root pid namespace */
 	char comm[PROFILE_COMM_LEN];
 	uint64_t cgroup_id;
+	const char *cgroup_path;	/* interned cgroup v2 path ("/system.slice/x"), NULL if unknown */
+	const char *container_id;	/* interned container id from the cgroup path, NULL if none */
 	/*
 	 * Sorted by start, never overlapping: a re-read of /proc/PID/maps adds
 	 * new mappings and replaces those they overlap, and keeps the rest, so
