@@ -68,6 +68,7 @@ struct profile_location {
 	uint32_t proc;		/* owning process, or PROFILE_KERNEL_PROC */
 	int32_t mapping;	/* index into procs[proc].mappings, -1 when none */
 	bool is_return;		/* a return address (non-leaf frame): the call is at addr - 1 */
+	bool is_jit;		/* named from JIT metadata (jitdump, perf-PID.map) */
 	const char *func;	/* interned symbol name, NULL when unknown */
 	const char *dso;	/* interned DSO/module name ("[kernel.kallsyms]" for the kernel) */
 	uint64_t func_offset;	/* addr - symbol start, when func is set */
