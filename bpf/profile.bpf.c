@@ -62,6 +62,24 @@ static __always_inline void stat_inc(__u32 idx)
 		*v += 1;
 }
 
+/* The task's cgroup or one of its ancestors is in `cgroups` (--cgroup covers its subtree). */
+static __always_inline bool in_cgroups(void)
+{
+	__u64 cg = bpf_get_current_cgroup_id();
+	int level;
+
+	if (bpf_map_lookup_elem(&cgroups, &cg))
+		return true;
+	for (level = 0; level < BPFPROF_MAX_CGROUP_DEPTH; level++) {
+		cg = bpf_get_current_ancestor_cgroup_id(level);
+		if (!cg)
+			break; /* above the task's own level */
+		if (bpf_map_lookup_elem(&cgroups, &cg))
+			return true;
+	}
+	return false;
+}
+
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
@@ -78,13 +96,9 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		stat_inc(BPFPROF_STAT_FILTERED);
 		return 0;
 	}
-	if (filter_cgroup) {
-		__u64 cg = bpf_get_current_cgroup_id();
-
-		if (!bpf_map_lookup_elem(&cgroups, &cg)) {
-			stat_inc(BPFPROF_STAT_FILTERED);
-			return 0;
-		}
+	if (filter_cgroup && !in_cgroups()) {
+		stat_inc(BPFPROF_STAT_FILTERED);
+		return 0;
 	}
 
 	e = bpf_map_lookup_elem(&scratch, &zero);

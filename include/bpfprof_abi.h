@@ -63,5 +63,7 @@ enum bpfprof_filter {
 
 #define BPFPROF_MAX_TARGETS 8192
 #define BPFPROF_MAX_CGROUPS 64
+/* ancestor levels checked for --cgroup subtrees */
+#define BPFPROF_MAX_CGROUP_DEPTH 16
 
 #endif /* BPFPROF_ABI_H */

@@ -9,11 +9,15 @@
 
 #define CLI_MAX_OUTPUTS 16
 #define CLI_MAX_PIDS 1024
+#define CLI_MAX_CGROUPS 64
 
 struct bpfprof_config {
 	uint32_t pids[CLI_MAX_PIDS];	/* -p */
 	int nr_pids;
 	bool all_cpus;			/* -a */
+	const char *cgroups[CLI_MAX_CGROUPS];	/* --cgroup: cgroup v2 directories */
+	uint64_t cgroup_ids[CLI_MAX_CGROUPS];	/* their ids, resolved by cli__parse */
+	int nr_cgroups;
 	char **command;			/* argv after "--", NULL-terminated; NULL when none */
 	uint32_t freq_hz;		/* -F, 1..100000 */
 	const char *event;		/* -e */

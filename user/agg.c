@@ -14,6 +14,7 @@
 #include "agg.h"
 #include "array.h"
 #include "bpfprof_abi.h"
+#include "cgroup.h"
 #include "log.h"
 #include "procmaps.h"
 
@@ -126,12 +127,35 @@ static int ensure_state(struct agg *a)
 	return 0;
 }
 
+/* cgroup path and container id; a process already gone just has none */
+static int read_cgroup(struct agg *a, uint32_t proc)
+{
+	char path[PATH_MAX], id[CGROUP_CONTAINER_ID_LEN + 1];
+	struct profile_process *pr = &a->p->procs[proc];
+
+	if (cgroup__proc_path(a->proc_dir, pr->pid, path, sizeof(path)))
+		return 0;
+	pr->cgroup_path = profile__intern(a->p, path);
+	if (!pr->cgroup_path)
+		return -ENOMEM;
+	if (!cgroup__container_id(path, id)) {
+		pr->container_id = profile__intern(a->p, id);
+		if (!pr->container_id)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 static int new_process(struct agg *a, uint32_t proc, const struct bpfprof_sample *s)
 {
 	struct profile_process *pr = &a->p->procs[proc];
+	int err;
 
 	pr->cgroup_id = s->cgroup_id;
 	read_comm(a, pr, s->comm);
+	err = read_cgroup(a, proc);
+	if (err)
+		return err;
 	return snapshot(a, proc, s->time_ns, true);
 }
 

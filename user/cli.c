@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "cgroup.h"
 #include "cli.h"
 #include "log.h"
 
@@ -27,10 +28,12 @@ static const char doc[] =
 	"  sudo bpfprof -a -d 10 -F 999 -o all.prof    # every process on every CPU\n"
 	"  sudo bpfprof -F 999 -o run.prof -- ./myprog args   # run a command under the profiler\n"
 	"  sudo bpfprof -a -o all.prof -- sleep 5      # whole machine while the command runs\n"
+	"  sudo bpfprof -a --cgroup system.slice/nginx.service -d 60 -o web.prof  # one cgroup subtree\n"
 	"\n"
 	"Outputs (-o, repeatable; format from the extension or --format):\n"
 	"  .prof  gperftools CPU profile: go tool pprof, google-pprof\n"
-	"  -      stdout (needs --format)\n";
+	"  .data  perf.data: perf report, perf script, perf buildid-list, perf inject\n"
+	"  -      stdout (needs --format; not for perf.data, which is seekable)\n";
 
 static const char args_doc[] = "[-- COMMAND [ARG...]]";
 
@@ -39,12 +42,16 @@ enum {
 	OPT_FORMAT,
 	OPT_TOP,
 	OPT_NO_PROGRESS,
+	OPT_CGROUP,
 };
 
 static const struct argp_option options[] = {
 	{ NULL, 0, NULL, 0, "Targets:", 1 },
 	{ "pid", 'p', "PID[,PID...]", 0, "Profile these processes (all their threads)", 1 },
 	{ "all-cpus", 'a', NULL, 0, "Profile every process on every CPU", 1 },
+	{ "cgroup", OPT_CGROUP, "PATH", 0,
+	  "Keep only samples from this cgroup v2 directory and its descendants (absolute, or relative "
+	  "to the cgroup2 mount); repeatable; with -a or a command", 1 },
 	{ NULL, 0, NULL, 0, "Sampling:", 2 },
 	{ "freq", 'F', "HZ", 0, "Samples per second per CPU, 1-100000 (default 99)", 2 },
 	{ "event", 'e', "EVENT", 0, "cpu-clock (default) or cycles (needs a hardware PMU)", 2 },
@@ -53,7 +60,7 @@ static const struct argp_option options[] = {
 	  "Ring buffer size, power of two, K/M suffix (default 8M); raise it when samples are lost", 2 },
 	{ NULL, 0, NULL, 0, "Output:", 3 },
 	{ "output", 'o', "FILE", 0, "Write a profile to FILE ('-' for stdout); repeatable", 3 },
-	{ "format", OPT_FORMAT, "FORMAT", 0, "Output format for every -o, overriding the extension: prof", 3 },
+	{ "format", OPT_FORMAT, "FORMAT", 0, "Output format for every -o, overriding the extension: prof, perf", 3 },
 	{ "top", OPT_TOP, "N", 0, "Functions in the summary (default 10, 0 to omit)", 3 },
 	{ "no-progress", OPT_NO_PROGRESS, NULL, 0, "No progress line on a terminal", 3 },
 	{ "verbose", 'v', NULL, 0, "More diagnostics (-vv: libbpf debug output)", 3 },
@@ -146,12 +153,24 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 		break;
 	case OPT_FORMAT:
 		if (output__format_from_name(arg) == OUTPUT_NONE)
-			argp_error(st, "invalid FORMAT: '%s' (prof)", arg);
+			argp_error(st, "invalid FORMAT: '%s' (prof, perf)", arg);
 		cfg->format = arg;
 		break;
 	case OPT_TOP:
 		cfg->top_n = (int)parse_ll(st, "N", arg, 0, 64);
 		break;
+	case OPT_CGROUP: {
+		int err;
+
+		if (cfg->nr_cgroups >= CLI_MAX_CGROUPS)
+			argp_error(st, "too many cgroups (at most %d)", CLI_MAX_CGROUPS);
+		err = cgroup__id(arg, &cfg->cgroup_ids[cfg->nr_cgroups]);
+		if (err)
+			argp_error(st, "invalid cgroup '%s': %s", arg,
+				   err == -EINVAL ? "not a cgroup v2 directory" : strerror(-err));
+		cfg->cgroups[cfg->nr_cgroups++] = arg;
+		break;
+	}
 	case OPT_NO_PROGRESS:
 		cfg->progress = false;
 		break;
@@ -166,6 +185,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 			argp_error(st, "no target: give -p PID, -a, or -- COMMAND");
 		if (cfg->nr_pids && (cfg->all_cpus || cfg->command))
 			argp_error(st, "-p cannot be combined with -a or a command");
+		if (cfg->nr_cgroups && cfg->nr_pids)
+			argp_error(st, "--cgroup goes with -a or a command, not -p");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -208,11 +229,18 @@ int cli__parse(int argc, char **argv, struct bpfprof_config *cfg)
 		o->format = cfg->format ? output__format_from_name(cfg->format) :
 					  output__format_from_path(o->path);
 		if (o->format == OUTPUT_NONE) {
-			fprintf(stderr, "bpfprof: cannot tell the format of '%s'; use a known extension (.prof) or --format\n"
+			fprintf(stderr, "bpfprof: cannot tell the format of '%s'; use a known extension (.prof, .data) or --format\n"
 					"Try 'bpfprof --help' for more information.\n",
 				o->path);
 			return 2;
 		}
+		if (o->format == OUTPUT_PERFDATA && !strcmp(o->path, "-")) {
+			fprintf(stderr, "bpfprof: perf.data cannot go to stdout: it is rewritten at the end; give a file\n"
+					"Try 'bpfprof --help' for more information.\n");
+			return 2;
+		}
 	}
+	cfg->argc = argc;
+	cfg->argv = argv;
 	return 0;
 }

@@ -16,6 +16,8 @@ static const struct {
 } formats[] = {
 	{ "prof", ".prof", OUTPUT_GPERF },
 	{ "gperf", NULL, OUTPUT_GPERF },
+	{ "perf", ".data", OUTPUT_PERFDATA },	/* perf.data, out.data */
+	{ "perfdata", NULL, OUTPUT_PERFDATA },
 };
 
 enum output_format output__format_from_path(const char *path)
@@ -97,19 +99,19 @@ int output__commit(struct output *o, const struct buf *b)
 {
 	int err;
 
-	if (b->err) {
+	if (b && b->err) {
 		err = b->err;
 		pr_warn("cannot write '%s': %s\n", o->path, strerror(-err));
 		output__abort(o);
 		return err;
 	}
 	if (!o->tmp_path) {
-		err = write_all(STDOUT_FILENO, b->data, b->len);
+		err = b ? write_all(STDOUT_FILENO, b->data, b->len) : 0;
 		if (err)
 			pr_warn("cannot write profile to stdout: %s\n", strerror(-err));
 		return err;
 	}
-	err = write_all(o->fd, b->data, b->len);
+	err = b ? write_all(o->fd, b->data, b->len) : 0;
 	if (!err && fsync(o->fd))
 		err = -errno;
 	if (!err && close(o->fd))

@@ -247,5 +247,36 @@ else
 	fail "lost samples: rc=$rc lost='$nlost'" "$(cat "$work/lost.log")"
 fi
 
+# 10. --cgroup: a workload moved into a test cgroup is profiled, an identical
+# one outside it (a copy of the binary under another name) is not.
+cg2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
+if [ -z "$cg2" ]; then
+	skip "--cgroup" "no cgroup2 file system mounted"
+elif ! mkdir "$cg2/bpfprof-it.$$" 2>/dev/null; then
+	skip "--cgroup" "cannot create a cgroup under $cg2"
+else
+	cp "$HOTCOLD" "$work/outsider"
+	"$HOTCOLD" 4 &
+	inside=$!
+	echo $inside >"$cg2/bpfprof-it.$$/cgroup.procs"
+	"$work/outsider" 4 &
+	outside=$!
+	sleep 0.2
+	"$BPFPROF" -a --cgroup "bpfprof-it.$$" -d 2 -o "$work/cg.prof" 2>"$work/cg.log"
+	rc=$?
+	kill $inside $outside 2>/dev/null
+	wait $inside $outside 2>/dev/null
+	rmdir "$cg2/bpfprof-it.$$"
+	if [ $rc -eq 0 ] && grep -q 'hot_a \[hotcold\]' "$work/cg.log" && ! grep -q outsider "$work/cg.log" &&
+		grep -q ' 1 processes' "$work/cg.log"; then
+		ok "--cgroup: the workload inside is profiled, the one outside is not"
+	else
+		fail "--cgroup: rc=$rc" "$(cat "$work/cg.log")"
+	fi
+fi
+"$BPFPROF" -a --cgroup /nonexistent-cgroup -d 1 >/dev/null 2>"$work/cg2.log"
+[ $? -eq 2 ] && grep -q "invalid cgroup" "$work/cg2.log" && ok "--cgroup with a missing directory: exit 2" ||
+	fail "--cgroup missing dir" "$(cat "$work/cg2.log")"
+
 echo "$passed passed, $failed failed, $skipped skipped"
 [ $failed -eq 0 ]
