@@ -36,6 +36,9 @@ struct perfdata_opts {
 	int argc;		/* bpfprof's own command line, for the CMDLINE feature */
 	char **argv;
 	const char *kallsyms_path;	/* "/proc/kallsyms" except in tests */
+	/* optional test seams; NULL means the running system's file */
+	const char *modules_path;	/* NULL: "/proc/modules" */
+	const char *kernel_notes_path;	/* NULL: "/sys/kernel/notes" (kernel build-id) */
 };
 
 /*
@@ -47,9 +50,12 @@ struct perfdata_writer *perfdata__new(int fd, const struct perfdata_opts *o);
 
 /*
  * Write COMM (the process's comm, pid = tid = its tgid) the first time a
- * process is seen, and MMAP2 for each of its mappings (executable ones and
- * those with a path) not yet written. time_ns stamps the records. Call
- * before the process's samples. Returns 0 or -errno (write failure, -ENOMEM).
+ * process is seen, and MMAP2 for each of its executable mappings not yet
+ * written (what perf record synthesizes without -d). time_ns is the time of
+ * the sample that revealed them; the records are stamped no later than it
+ * and no later than any sample perf may still reorder (see
+ * user/write_perfdata.c). Call before the process's samples. Returns 0 or
+ * -errno (write failure, -ENOMEM).
  */
 int perfdata__maps(struct perfdata_writer *w, const struct profile *p, uint32_t proc, uint64_t time_ns);
 

@@ -24,12 +24,16 @@
 #include "session.h"
 #include "symbolize.h"
 #include "write_gperf.h"
+#include "write_perfdata.h"
 
 #define CAP_PERFMON_BIT 38
 #define CAP_BPF_BIT 39
 #define CAP_SYS_ADMIN_BIT 21
 
 static struct bpfprof_config cfg;
+/* perf.data writers, parallel to cfg.outputs; NULL for other formats or after a failure */
+static struct perfdata_writer *streams[CLI_MAX_OUTPUTS];
+static int stream_err[CLI_MAX_OUTPUTS];
 static volatile sig_atomic_t exiting;
 static volatile sig_atomic_t writing;
 
@@ -108,6 +112,24 @@ static bool process_alive(uint32_t pid)
 	return alive;
 }
 
+/* Tgid of a pid, so that -p with a thread id profiles its whole process (0 if unknown). */
+static uint32_t tgid_of(uint32_t pid)
+{
+	unsigned int tgid = 0;
+	char path[64], line[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/status", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %u", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid;
+}
+
 /*
  * Fork the command stopped before exec, so that it becomes a target before it
  * runs any code; it execs once `go` is closed.
@@ -142,6 +164,75 @@ static pid_t start_command(char **argv, int *go)
 	return pid;
 }
 
+/* A perf.data output that fails while streaming (disk full) is dropped; the others go on. */
+static void stream_failed(int i, int err)
+{
+	pr_warn("cannot write '%s': %s; no file written\n", cfg.outputs[i].path, strerror(-err));
+	stream_err[i] = err;
+	perfdata__free(streams[i]);
+	streams[i] = NULL;
+	output__abort(&cfg.outputs[i]);
+}
+
+static int stream_maps(void *ctx, const struct profile *p, uint32_t proc, uint64_t time_ns)
+{
+	int i, err;
+
+	for (i = 0; i < cfg.nr_outputs; i++)
+		if (streams[i] && (err = perfdata__maps(streams[i], p, proc, time_ns)))
+			stream_failed(i, err);
+	return 0;
+}
+
+static int stream_sample(void *ctx, const struct profile *p, uint32_t proc, const struct bpfprof_sample *s)
+{
+	int i, err;
+
+	for (i = 0; i < cfg.nr_outputs; i++)
+		if (streams[i] && (err = perfdata__sample(streams[i], s)))
+			stream_failed(i, err);
+	return 0;
+}
+
+static void stream_round(void)
+{
+	int i, err;
+
+	for (i = 0; i < cfg.nr_outputs; i++)
+		if (streams[i] && (err = perfdata__round(streams[i])))
+			stream_failed(i, err);
+}
+
+static int open_streams(struct agg *agg)
+{
+	struct perfdata_opts po = {
+		.event = cfg.event,
+		.freq_hz = cfg.freq_hz,
+		.period_ns = 1000000000ULL / cfg.freq_hz,
+		.argc = cfg.argc,
+		.argv = cfg.argv,
+		.kallsyms_path = "/proc/kallsyms",
+	};
+	struct agg_observer obs = { .maps_changed = stream_maps, .sample = stream_sample };
+	int i, n = 0;
+
+	for (i = 0; i < cfg.nr_outputs; i++) {
+		if (cfg.outputs[i].format != OUTPUT_PERFDATA)
+			continue;
+		streams[i] = perfdata__new(cfg.outputs[i].fd, &po);
+		if (!streams[i]) {
+			int err = -errno;
+
+			pr_warn("cannot write '%s': %s\n", cfg.outputs[i].path, strerror(-err));
+			return err;
+		}
+		n++;
+	}
+	if (n)
+		agg__set_observer(agg, &obs);
+	return 0;
+}
+
 static int on_record(void *ctx, void *data, size_t size)
 {
 	int err = agg__record(ctx, data, size);
@@ -164,6 +255,7 @@ static int write_outputs(const struct profile *p)
 		struct output *o = &cfg.outputs[i];
 		struct buf b = { 0 };
 		struct gperf_stats gs;
+		uint64_t samples = 0;
 		int ret = -EINVAL;
 
 		switch (o->format) {
@@ -172,15 +264,26 @@ static int write_outputs(const struct profile *p)
 			if (ret == -E2BIG)
 				pr_warn("'%s': too many processes for one address space\n", o->path);
 			break;
+		case OUTPUT_PERFDATA:
+			ret = stream_err[i];
+			if (!ret && streams[i]) {
+				samples = perfdata__nr_samples(streams[i]);
+				ret = perfdata__finish(streams[i], p);
+			}
+			break;
 		case OUTPUT_NONE:
 			break;
 		}
 		if (ret) {
-			pr_warn("cannot write '%s': %s\n", o->path, strerror(-ret));
+			if (!stream_err[i])
+				pr_warn("cannot write '%s': %s\n", o->path, strerror(-ret));
 			output__abort(o);
 		} else {
-			ret = output__commit(o, &b);
+			ret = output__commit(o, o->format == OUTPUT_PERFDATA ? NULL : &b);
 		}
+		if (!ret && o->format == OUTPUT_PERFDATA)
+			fprintf(stderr, "bpfprof: wrote '%s': %llu samples\n", o->path,
+				(unsigned long long)samples);
 		if (!ret && o->format == OUTPUT_GPERF) {
 			/* as perf record's "Captured and wrote" line; readers' totals match it */
 			fprintf(stderr, "bpfprof: wrote '%s': %llu samples, %zu bytes", o->path,
@@ -236,10 +339,15 @@ int main(int argc, char **argv)
 	if (err)
 		return 1;
 	for (i = 0; i < cfg.nr_pids; i++) {
-		if (!process_alive(cfg.pids[i])) {
+		uint32_t tgid = tgid_of(cfg.pids[i]);
+
+		if (!process_alive(cfg.pids[i]) || !tgid) {
 			pr_warn("no such process: %u\n", cfg.pids[i]);
 			return 1;
 		}
+		if (tgid != cfg.pids[i])
+			pr_info("%u is a thread of process %u: profiling the process\n", cfg.pids[i], tgid);
+		cfg.pids[i] = tgid;
 	}
 	for (i = 0; i < cfg.nr_outputs; i++) {
 		err = output__open(&cfg.outputs[i]);
@@ -258,6 +366,9 @@ int main(int argc, char **argv)
 		err = -ENOMEM;
 		goto out;
 	}
+	err = open_streams(agg);
+	if (err)
+		goto out;
 	p->event = profile__intern(p, cfg.event);
 	p->freq_hz = cfg.freq_hz;
 	p->period_ns = 1000000000ULL / cfg.freq_hz;
@@ -276,6 +387,8 @@ int main(int argc, char **argv)
 	sopts.ringbuf_bytes = cfg.ringbuf_bytes;
 	sopts.filter_tgid = !cfg.all_cpus;
 	sopts.follow_forks = cfg.command && !cfg.all_cpus;
+	sopts.cgroup_ids = cfg.cgroup_ids;
+	sopts.nr_cgroups = (size_t)cfg.nr_cgroups;
 	sopts.on_record = on_record;
 	sopts.ctx = agg;
 	err = session__open(&sopts, &s);
@@ -305,6 +418,8 @@ int main(int argc, char **argv)
 			pr_warn("ring buffer: %s\n", strerror(-err));
 			break;
 		}
+		if (err > 0)
+			stream_round();
 		err = 0;
 		now = now_ns(CLOCK_MONOTONIC);
 		if (cfg.duration_s > 0 && (double)(now - start) >= cfg.duration_s * 1e9)
@@ -337,6 +452,8 @@ int main(int argc, char **argv)
 		pr_warn("ring buffer: %s\n", strerror(-err));
 		goto out;
 	}
+	if (err > 0)
+		stream_round();
 	err = 0;
 	if (tty)
 		fprintf(stderr, "\r\033[K");
@@ -376,8 +493,10 @@ out:
 	}
 	if (child > 0 && !child_done)
 		waitpid(child, NULL, 0);
-	for (i = 0; i < cfg.nr_outputs; i++)
+	for (i = 0; i < cfg.nr_outputs; i++) {
+		perfdata__free(streams[i]);
 		output__abort(&cfg.outputs[i]);
+	}
 	session__close(s);
 	symbolizer__free(sy);
 	agg__free(agg);
