@@ -16,6 +16,7 @@ enum output_format {
 	OUTPUT_NONE = 0,
 	OUTPUT_GPERF,		/* gperftools CPU profile, .prof */
 	OUTPUT_PERFDATA,	/* perf.data (PERFILE2), .data; streamed, needs a seekable file */
+	OUTPUT_SVG,		/* flame graph, .svg */
 };
 
 struct output {

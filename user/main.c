@@ -25,6 +25,7 @@
 #include "symbolize.h"
 #include "write_gperf.h"
 #include "write_perfdata.h"
+#include "write_svg.h"
 
 #define CAP_PERFMON_BIT 38
 #define CAP_BPF_BIT 39
@@ -271,6 +272,9 @@ static int write_outputs(const struct profile *p)
 				ret = perfdata__finish(streams[i], p);
 			}
 			break;
+		case OUTPUT_SVG:
+			ret = write_svg(p, &b, "bpfprof CPU flame graph");
+			break;
 		case OUTPUT_NONE:
 			break;
 		}
@@ -284,6 +288,8 @@ static int write_outputs(const struct profile *p)
 		if (!ret && o->format == OUTPUT_PERFDATA)
 			fprintf(stderr, "bpfprof: wrote '%s': %llu samples\n", o->path,
 				(unsigned long long)samples);
+		else if (!ret && o->format != OUTPUT_GPERF)
+			fprintf(stderr, "bpfprof: wrote '%s': %zu bytes\n", o->path, b.len);
 		if (!ret && o->format == OUTPUT_GPERF) {
 			/* as perf record's "Captured and wrote" line; readers' totals match it */
 			fprintf(stderr, "bpfprof: wrote '%s': %llu samples, %zu bytes", o->path,

@@ -18,6 +18,7 @@ static const struct {
 	{ "gperf", NULL, OUTPUT_GPERF },
 	{ "perf", ".data", OUTPUT_PERFDATA },	/* perf.data, out.data */
 	{ "perfdata", NULL, OUTPUT_PERFDATA },
+	{ "svg", ".svg", OUTPUT_SVG },
 };
 
 enum output_format output__format_from_path(const char *path)
