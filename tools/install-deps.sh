@@ -8,14 +8,20 @@ set -euo pipefail
 pkgs=(
 	# build
 	make gcc pkg-config clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev
+	libprotobuf-c-dev protobuf-c-compiler
 	# tests: unit tests, and the real readers the integration tests use
 	libcmocka-dev golang-go google-perftools binutils util-linux procps
+	linux-perf llvm libclang-rt-14-dev chromium libxml2-utils
 )
 
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing+=("$p")
 done
+# node and npm (pprof-format decoder test) may come from another repository
+# than Debian's: ask for Debian's only when the commands are missing
+command -v node >/dev/null || missing+=(nodejs)
+command -v npm >/dev/null || missing+=(npm)
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 echo "install-deps: installing ${missing[*]}"
