@@ -13,7 +13,7 @@ ARCH ?= $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' \
 	-e 's/ppc64le/powerpc/' -e 's/s390x/s390/' -e 's/riscv64/riscv/')
 VMLINUX_DIR := vmlinux/$(ARCH)
 
-LIBS_PC := libbpf libelf zlib
+LIBS_PC := libbpf libelf zlib libprotobuf-c
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(LIBS_PC) 2>/dev/null)
 PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(LIBS_PC) 2>/dev/null)
 CMOCKA_LIBS := $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null)
@@ -40,6 +40,8 @@ endif
 # Everything but main.c and session.c: plain C that tests link without BPF.
 LIB_SRCS := $(filter-out user/main.c user/session.c,$(wildcard user/*.c))
 LIB_OBJS := $(patsubst user/%.c,$(OUTPUT)/%.o,$(LIB_SRCS))
+# pprof's profile.proto, encoded by protoc-c's generated code
+LIB_OBJS += $(OUTPUT)/profile.pb-c.o
 APP_OBJS := $(OUTPUT)/main.o $(OUTPUT)/session.o
 TEST_SRCS := $(wildcard tests/test_*.c)
 TEST_BINS := $(patsubst tests/%.c,$(OUTPUT)/tests/%,$(TEST_SRCS))
@@ -74,6 +76,16 @@ $(OUTPUT)/session.o: $(OUTPUT)/profile.skel.h
 $(OUTPUT)/%.o: user/%.c | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(OUTPUT)/proto/profile.pb-c.c $(OUTPUT)/proto/profile.pb-c.h &: proto/profile.proto
+	$(call msg,PROTOC,$@)
+	$(Q)mkdir -p $(OUTPUT)/proto && protoc-c --proto_path=proto --c_out=$(OUTPUT)/proto $<
+
+$(OUTPUT)/profile.pb-c.o: $(OUTPUT)/proto/profile.pb-c.c | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(OUTPUT)/write_pprof.o $(OUTPUT)/tests/test_write_pprof: $(OUTPUT)/proto/profile.pb-c.h
 
 $(OUTPUT)/libbpfprof.a: $(LIB_OBJS)
 	$(call msg,AR,$@)

@@ -17,6 +17,8 @@ enum output_format {
 	OUTPUT_GPERF,		/* gperftools CPU profile, .prof */
 	OUTPUT_PERFDATA,	/* perf.data (PERFILE2), .data; streamed, needs a seekable file */
 	OUTPUT_SVG,		/* flame graph, .svg */
+	OUTPUT_PPROF,		/* pprof profile.proto, gzip, .pb.gz / .pprof */
+	OUTPUT_FOLDED,		/* folded stacks, .folded */
 };
 
 struct output {

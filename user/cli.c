@@ -34,6 +34,8 @@ static const char doc[] =
 	"  .prof  gperftools CPU profile: go tool pprof, google-pprof\n"
 	"  .data  perf.data: perf report, perf script, perf buildid-list, perf inject\n"
 	"  .svg   interactive flame graph: any browser\n"
+	"  .pb.gz pprof protobuf (also .pprof): go tool pprof, Pyroscope, Parca, speedscope\n"
+	"  .folded folded stacks: flamegraph.pl, inferno, speedscope\n"
 	"  -      stdout (needs --format; not for perf.data, which is seekable)\n";
 
 static const char args_doc[] = "[-- COMMAND [ARG...]]";
@@ -61,7 +63,7 @@ static const struct argp_option options[] = {
 	  "Ring buffer size, power of two, K/M suffix (default 8M); raise it when samples are lost", 2 },
 	{ NULL, 0, NULL, 0, "Output:", 3 },
 	{ "output", 'o', "FILE", 0, "Write a profile to FILE ('-' for stdout); repeatable", 3 },
-	{ "format", OPT_FORMAT, "FORMAT", 0, "Output format for every -o, overriding the extension: prof, perf, svg", 3 },
+	{ "format", OPT_FORMAT, "FORMAT", 0, "Output format for every -o, overriding the extension: prof, perf, pprof, folded, svg", 3 },
 	{ "top", OPT_TOP, "N", 0, "Functions in the summary (default 10, 0 to omit)", 3 },
 	{ "no-progress", OPT_NO_PROGRESS, NULL, 0, "No progress line on a terminal", 3 },
 	{ "verbose", 'v', NULL, 0, "More diagnostics (-vv: libbpf debug output)", 3 },
@@ -154,7 +156,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 		break;
 	case OPT_FORMAT:
 		if (output__format_from_name(arg) == OUTPUT_NONE)
-			argp_error(st, "invalid FORMAT: '%s' (prof, perf, svg)", arg);
+			argp_error(st, "invalid FORMAT: '%s' (prof, perf, pprof, folded, svg)", arg);
 		cfg->format = arg;
 		break;
 	case OPT_TOP:
@@ -230,7 +232,7 @@ int cli__parse(int argc, char **argv, struct bpfprof_config *cfg)
 		o->format = cfg->format ? output__format_from_name(cfg->format) :
 					  output__format_from_path(o->path);
 		if (o->format == OUTPUT_NONE) {
-			fprintf(stderr, "bpfprof: cannot tell the format of '%s'; use a known extension (.prof, .data, .svg) or --format\n"
+			fprintf(stderr, "bpfprof: cannot tell the format of '%s'; use a known extension (.prof, .data, .pb.gz, .pprof, .folded, .svg) or --format\n"
 					"Try 'bpfprof --help' for more information.\n",
 				o->path);
 			return 2;

@@ -24,7 +24,9 @@
 #include "session.h"
 #include "symbolize.h"
 #include "write_gperf.h"
+#include "write_folded.h"
 #include "write_perfdata.h"
+#include "write_pprof.h"
 #include "write_svg.h"
 
 #define CAP_PERFMON_BIT 38
@@ -271,6 +273,12 @@ static int write_outputs(const struct profile *p)
 				samples = perfdata__nr_samples(streams[i]);
 				ret = perfdata__finish(streams[i], p);
 			}
+			break;
+		case OUTPUT_PPROF:
+			ret = write_pprof(p, &b);
+			break;
+		case OUTPUT_FOLDED:
+			ret = write_folded(p, &b);
 			break;
 		case OUTPUT_SVG:
 			ret = write_svg(p, &b, "bpfprof CPU flame graph");

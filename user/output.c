@@ -19,6 +19,9 @@ static const struct {
 	{ "perf", ".data", OUTPUT_PERFDATA },	/* perf.data, out.data */
 	{ "perfdata", NULL, OUTPUT_PERFDATA },
 	{ "svg", ".svg", OUTPUT_SVG },
+	{ "pprof", ".pb.gz", OUTPUT_PPROF },
+	{ "pprof", ".pprof", OUTPUT_PPROF },
+	{ "folded", ".folded", OUTPUT_FOLDED },
 };
 
 enum output_format output__format_from_path(const char *path)

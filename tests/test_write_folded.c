@@ -1,0 +1,265 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cmocka tests for user/write_folded.c (include/write_folded.h): each case
+ * builds a struct profile by hand (names set on p->locs here, no symbolizer)
+ * and compares the whole output with literal text in the shape
+ * stackcollapse-perf.pl --kernel --jit prints: `comm;root;...;leaf count`,
+ * user frames then kernel frames, `_[k]` and `_[j]` suffixes, unnamed frames
+ * as `[dso]` or `[unknown]`, identical folded stacks merged, lines sorted.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include "buf.h"
+#include "profile.h"
+#include "write_folded.h"
+
+struct fixture {
+	struct profile *p;
+	struct buf out;
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return -1;
+	f->p = profile__new();
+	if (!f->p) {
+		free(f);
+		return -1;
+	}
+	f->p->period_ns = 1000000;
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	buf__free(&f->out);
+	profile__free(f->p);
+	free(f);
+	return 0;
+}
+
+static uint32_t add_proc(struct profile *p, uint32_t pid, const char *comm)
+{
+	bool created;
+	int idx = profile__process(p, pid, &created);
+
+	assert_true(idx >= 0);
+	/* comm is a fixed array: at most its size, NUL-padded, unterminated when full */
+	memset(p->procs[idx].comm, 0, sizeof(p->procs[idx].comm));
+	memcpy(p->procs[idx].comm, comm, strnlen(comm, sizeof(p->procs[idx].comm)));
+	return (uint32_t)idx;
+}
+
+static void add_stack(struct profile *p, uint32_t proc, const uint64_t *ips, uint16_t nk, uint16_t nu,
+		      uint64_t count)
+{
+	bool created;
+
+	assert_true(profile__add_stack(p, proc, ips, nk, nu, count, count * p->period_ns, &created) >= 0);
+}
+
+static void name_loc(struct profile *p, uint32_t proc, uint64_t addr, const char *func, const char *dso,
+		     bool jit)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < p->nr_locs; i++) {
+		struct profile_location *l = &p->locs[i];
+
+		if (l->proc != proc || l->addr != addr)
+			continue;
+		l->func = func ? profile__intern(p, func) : NULL;
+		l->dso = dso ? profile__intern(p, dso) : NULL;
+		l->is_jit = jit;
+		n++;
+	}
+	assert_true(n > 0);
+}
+
+static void check_text(const struct buf *out, const char *want)
+{
+	char *got = calloc(1, out->len + 1);
+
+	assert_non_null(got);
+	assert_int_equal(out->err, 0);
+	memcpy(got, out->data, out->len);
+	assert_string_equal(got, want);
+	assert_int_equal(out->len, strlen(want));
+	free(got);
+}
+
+#define K1 0xffffffff81000010ULL
+#define K2 0xffffffff81000200ULL
+#define K3 0xffffffff81000300ULL
+
+static void test_user_kernel_jit_unknown(void **state)
+{
+	struct fixture *f = *state;
+	struct profile *p = f->p;
+	uint32_t a = add_proc(p, 10, "app");
+	/* leaf first: hot <- via_x <- main */
+	const uint64_t s1[] = { 0x1010, 0x1120, 0x1230 };
+	/* kernel leaf <- kernel entry; user: unnamed in libc <- main */
+	const uint64_t s2[] = { K1, K2, 0x7f0000001000ULL, 0x1240 };
+	/* JIT frame <- unnamed in a file-less mapping <- main */
+	const uint64_t s3[] = { 0x7f1000000100ULL, 0x7f2000000000ULL, 0x1250 };
+	/* unnamed kernel frame, unnamed user frame in [vdso] */
+	const uint64_t s4[] = { K3, 0x7ffff7fc1000ULL };
+
+	add_stack(p, a, s1, 0, 3, 7);
+	add_stack(p, a, s2, 2, 2, 3);
+	add_stack(p, a, s3, 0, 3, 2);
+	add_stack(p, a, s4, 1, 1, 1);
+	assert_int_equal(profile__resolve_locs(p), 0);
+	name_loc(p, a, 0x1010, "hot", "/usr/bin/app", false);
+	name_loc(p, a, 0x1120, "via_x", "/usr/bin/app", false);
+	name_loc(p, a, 0x1230, "main", "/usr/bin/app", false);
+	name_loc(p, a, 0x1240, "main", "/usr/bin/app", false);
+	name_loc(p, a, 0x1250, "main", "/usr/bin/app", false);
+	name_loc(p, PROFILE_KERNEL_PROC, K1, "do_syscall_64", "[kernel.kallsyms]", false);
+	name_loc(p, PROFILE_KERNEL_PROC, K2, "entry_SYSCALL_64", "[kernel.kallsyms]", false);
+	name_loc(p, PROFILE_KERNEL_PROC, K3, NULL, "[kernel.kallsyms]", false);
+	name_loc(p, a, 0x7f0000001000ULL, NULL, "/usr/lib/x86_64-linux-gnu/libc.so.6", false);
+	name_loc(p, a, 0x7f1000000100ULL, "LazyCompile:*hotA /srv/app.js:6", "[jit]", true);
+	name_loc(p, a, 0x7ffff7fc1000ULL, NULL, "[vdso]", false);
+	/* 0x7f2000000000 keeps no name and no dso */
+
+	assert_int_equal(write_folded(p, &f->out), 0);
+	check_text(&f->out,
+		   "app;[vdso];[kernel.kallsyms]_[k] 1\n"
+		   "app;main;[libc.so.6];entry_SYSCALL_64_[k];do_syscall_64_[k] 3\n"
+		   "app;main;[unknown];LazyCompile:*hotA /srv/app.js:6_[j] 2\n"
+		   "app;main;via_x;hot 7\n");
+}
+
+/* Stacks that differ only in addresses fold to one line; lines of several processes sort by text. */
+static void test_merge_and_sort(void **state)
+{
+	struct fixture *f = *state;
+	struct profile *p = f->p;
+	uint32_t b = add_proc(p, 20, "bravo");
+	uint32_t a = add_proc(p, 30, "alpha");
+	uint32_t a2 = add_proc(p, 31, "alpha");
+	const uint64_t s1[] = { 0x1010, 0x1200 }, s2[] = { 0x1018, 0x1204 }, s3[] = { 0x1010 };
+	const uint64_t s4[] = { 0x5010, 0x5200 }, s5[] = { 0x2000, 0x1200 };
+
+	add_stack(p, a, s1, 0, 2, 4);
+	add_stack(p, b, s3, 0, 1, 1);
+	add_stack(p, a, s2, 0, 2, 5);	/* other addresses, same names */
+	add_stack(p, a2, s4, 0, 2, 6);	/* other process, same comm and names */
+	add_stack(p, a, s5, 0, 2, 2);
+	assert_int_equal(profile__resolve_locs(p), 0);
+	name_loc(p, a, 0x1010, "f", "/a", false);
+	name_loc(p, a, 0x1018, "f", "/a", false);
+	name_loc(p, a, 0x1200, "main", "/a", false);
+	name_loc(p, a, 0x1204, "main", "/a", false);
+	name_loc(p, a, 0x2000, "F", "/a", false);
+	name_loc(p, a2, 0x5010, "f", "/a", false);
+	name_loc(p, a2, 0x5200, "main", "/a", false);
+	name_loc(p, b, 0x1010, "z", "/b", false);
+
+	assert_int_equal(write_folded(p, &f->out), 0);
+	/* byte order: 'F' (0x46) sorts before 'f' (0x66) */
+	check_text(&f->out,
+		   "alpha;main;F 2\n"
+		   "alpha;main;f 15\n"
+		   "bravo;z 1\n");
+}
+
+/* ';' and line breaks in names and comm cannot break the line apart. */
+static void test_separators_replaced(void **state)
+{
+	struct fixture *f = *state;
+	struct profile *p = f->p;
+	uint32_t a = add_proc(p, 10, "we;ird\nc");
+	const uint64_t s[] = { 0x1010, 0x1200 };
+
+	add_stack(p, a, s, 0, 2, 3);
+	assert_int_equal(profile__resolve_locs(p), 0);
+	name_loc(p, a, 0x1010, "operator;()\r\nx", "/a", false);
+	name_loc(p, a, 0x1200, NULL, "/opt/x;y/lib\nz.so", false);
+
+	assert_int_equal(write_folded(p, &f->out), 0);
+	check_text(&f->out, "we:ird c;[lib z.so];operator:()  x 3\n");
+}
+
+/* A comm of the full 16 bytes without NUL is not read past; an empty one reads [unknown]. */
+static void test_comm_edges(void **state)
+{
+	struct fixture *f = *state;
+	struct profile *p = f->p;
+	uint32_t full = add_proc(p, 10, "0123456789abcdefXYZ");
+	uint32_t none = add_proc(p, 11, "");
+	const uint64_t s[] = { 0x1010 };
+
+	add_stack(p, full, s, 0, 1, 1);
+	add_stack(p, none, s, 0, 1, 2);
+	/* kernel-only stack: no user frames */
+	{
+		const uint64_t k[] = { K1 };
+
+		add_stack(p, none, k, 1, 0, 4);
+	}
+	assert_int_equal(profile__resolve_locs(p), 0);
+	name_loc(p, full, 0x1010, "f", "/a", false);
+	name_loc(p, none, 0x1010, "g", "/a", false);
+	name_loc(p, PROFILE_KERNEL_PROC, K1, "cpu_idle", "[kernel.kallsyms]", false);
+
+	assert_int_equal(write_folded(p, &f->out), 0);
+	check_text(&f->out,
+		   "0123456789abcdef;f 1\n"
+		   "[unknown];cpu_idle_[k] 4\n"
+		   "[unknown];g 2\n");
+}
+
+static void test_empty(void **state)
+{
+	struct fixture *f = *state;
+
+	assert_int_equal(write_folded(f->p, &f->out), 0);
+	assert_int_equal(f->out.len, 0);
+	assert_int_equal(f->out.err, 0);
+}
+
+/* Appends after existing content. */
+static void test_appends(void **state)
+{
+	struct fixture *f = *state;
+	struct profile *p = f->p;
+	uint32_t a = add_proc(p, 10, "app");
+	const uint64_t s[] = { 0x1010 };
+
+	add_stack(p, a, s, 0, 1, 9);
+	assert_int_equal(profile__resolve_locs(p), 0);
+	name_loc(p, a, 0x1010, "f", "/a", false);
+	buf__put_bytes(&f->out, "x\n", 2);
+	assert_int_equal(write_folded(p, &f->out), 0);
+	check_text(&f->out, "x\napp;f 9\n");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_user_kernel_jit_unknown, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_merge_and_sort, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_separators_replaced, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_comm_edges, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_empty, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_appends, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,638 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cmocka tests for user/write_pprof.c (include/write_pprof.h), against
+ * github.com/google/pprof proto/profile.proto: each case builds a struct
+ * profile by hand (names set on p->locs here, no symbolizer), gunzips the
+ * output with zlib, decodes it with protobuf-c's generated unpack, and checks
+ * every field through ids and the string table against literal expectations
+ * written out below, never against the writer's own helpers.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include <zlib.h>
+#include "buf.h"
+#include "profile.h"
+#include "write_pprof.h"
+#include "proto/profile.pb-c.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#define PERIOD_NS 1001001ULL
+#define START_NS 5000000000ULL
+#define END_NS 8250000000ULL
+#define REALTIME_NS 1700000000123456789ULL
+
+typedef Perftools__Profiles__Profile pb_profile;
+
+struct fixture {
+	struct profile *p;
+	struct buf out;
+	pb_profile *pb;
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return -1;
+	f->p = profile__new();
+	if (!f->p) {
+		free(f);
+		return -1;
+	}
+	f->p->period_ns = PERIOD_NS;
+	f->p->start_ns = START_NS;
+	f->p->end_ns = END_NS;
+	f->p->start_realtime_ns = REALTIME_NS;
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	if (f->pb)
+		perftools__profiles__profile__free_unpacked(f->pb, NULL);
+	buf__free(&f->out);
+	profile__free(f->p);
+	free(f);
+	return 0;
+}
+
+/* ---- building the input ---- */
+
+static uint32_t add_proc(struct profile *p, uint32_t pid, const char *comm, const char *cgroup,
+			 const char *container)
+{
+	bool created;
+	int idx = profile__process(p, pid, &created);
+	struct profile_process *pr;
+
+	assert_true(idx >= 0);
+	pr = &p->procs[idx];
+	strncpy(pr->comm, comm, sizeof(pr->comm) - 1);
+	pr->cgroup_path = cgroup ? profile__intern(p, cgroup) : NULL;
+	pr->container_id = container ? profile__intern(p, container) : NULL;
+	return (uint32_t)idx;
+}
+
+static void add_map(struct profile *p, uint32_t proc, uint64_t start, uint64_t end, uint64_t offset,
+		    const char *path, const uint8_t *build_id, uint8_t build_id_len)
+{
+	struct profile_mapping m = { .start = start, .end = end, .offset = offset };
+
+	memcpy(m.perms, "r-xp", 5);
+	m.path = profile__intern(p, path);
+	assert_non_null(m.path);
+	if (build_id_len)
+		memcpy(m.build_id, build_id, build_id_len);
+	m.build_id_len = build_id_len;
+	assert_int_equal(profile__add_mapping(p, proc, &m), 1);
+}
+
+static void add_stack(struct profile *p, uint32_t proc, const uint64_t *ips, uint16_t nk, uint16_t nu,
+		      uint64_t count)
+{
+	bool created;
+
+	assert_true(profile__add_stack(p, proc, ips, nk, nu, count, count * PERIOD_NS, &created) >= 0);
+}
+
+/* Name every location of (proc, addr) as the symbolizer would. */
+static void name_loc(struct profile *p, uint32_t proc, uint64_t addr, const char *func, const char *dso,
+		     bool jit)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < p->nr_locs; i++) {
+		struct profile_location *l = &p->locs[i];
+
+		if (l->proc != proc || l->addr != addr)
+			continue;
+		l->func = func ? profile__intern(p, func) : NULL;
+		l->dso = dso ? profile__intern(p, dso) : NULL;
+		l->is_jit = jit;
+		n++;
+	}
+	assert_true(n > 0);
+}
+
+static const uint8_t APP_ID[20] = { 0xde, 0xad, 0xbe, 0xef, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05,
+				    0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0xff };
+static const uint8_t LIBC_ID[8] = { 0xAB, 0xCD, 0xEF, 0x12, 0x34, 0x56, 0x78, 0x9A };
+#define APP_ID_HEX "deadbeef000102030405060708090a0b0c0d0eff"
+#define LIBC_ID_HEX "abcdef123456789a"
+
+#define K_LEAF 0xffffffff81000010ULL
+#define K_RET 0xffffffff81000200ULL
+
+/*
+ * Two processes:
+ *   pid 1234 "app", cgroup /system.slice/app.service, no container:
+ *     /usr/bin/app 0x400000-0x452000 (build-id), libc 0x7f0000000000-0x7f0000200000
+ *     offset 0x28000 (build-id), JIT code 0x7f1000000000-0x7f1000100000 (anonymous)
+ *   pid 99 "worker", cgroup and container id:
+ *     /usr/bin/app 0x400000-0x452000 (no build-id)
+ * Stacks, in this insertion order:
+ *   S0 app: hot <- main                                  5
+ *   S1 app: kernel do_syscall <- entry; user libc(unnamed) <- main   3
+ *   S2 worker: hot <- 0x500000 (no mapping, unnamed)     2
+ *   S3 app: JS:foo (jit)                                 1
+ */
+static void build_two_process_profile(struct profile *p)
+{
+	uint32_t app = add_proc(p, 1234, "app", "/system.slice/app.service", NULL);
+	uint32_t wrk = add_proc(p, 99, "worker", "/kubepods/pod1/cri-containerd-0123abcd",
+				"0123abcd");
+	const uint64_t s0[] = { 0x401010, 0x402020 };
+	const uint64_t s1[] = { K_LEAF, K_RET, 0x7f0000001000ULL, 0x402030 };
+	const uint64_t s2[] = { 0x401010, 0x500000 };
+	const uint64_t s3[] = { 0x7f1000000100ULL };
+
+	add_map(p, app, 0x7f0000000000ULL, 0x7f0000200000ULL, 0x28000, "/usr/lib/x86_64-linux-gnu/libc.so.6",
+		LIBC_ID, sizeof(LIBC_ID));
+	add_map(p, app, 0x400000, 0x452000, 0, "/usr/bin/app", APP_ID, sizeof(APP_ID));
+	add_map(p, app, 0x7f1000000000ULL, 0x7f1000100000ULL, 0, "", NULL, 0);
+	add_map(p, wrk, 0x400000, 0x452000, 0, "/usr/bin/app", NULL, 0);
+
+	add_stack(p, app, s0, 0, 2, 5);
+	add_stack(p, app, s1, 2, 2, 3);
+	add_stack(p, wrk, s2, 0, 2, 2);
+	add_stack(p, app, s3, 0, 1, 1);
+	assert_int_equal(profile__resolve_locs(p), 0);
+
+	name_loc(p, app, 0x401010, "hot", "/usr/bin/app", false);
+	name_loc(p, app, 0x402020, "main", "/usr/bin/app", false);
+	name_loc(p, app, 0x402030, "main", "/usr/bin/app", false);
+	name_loc(p, PROFILE_KERNEL_PROC, K_LEAF, "do_syscall_64", "[kernel.kallsyms]", false);
+	name_loc(p, PROFILE_KERNEL_PROC, K_RET, "entry_SYSCALL_64", "[kernel.kallsyms]", false);
+	name_loc(p, app, 0x7f0000001000ULL, NULL, "/usr/lib/x86_64-linux-gnu/libc.so.6", false);
+	name_loc(p, wrk, 0x401010, "hot", "/usr/bin/app", false);
+	name_loc(p, app, 0x7f1000000100ULL, "JS:foo /app.js:1:1", "[jit]", true);
+}
+
+/* ---- decoding the output ---- */
+
+static uint8_t *gunzip(const uint8_t *in, size_t len, size_t *out_len)
+{
+	z_stream zs = { 0 };
+	size_t cap = 4096, n = 0;
+	uint8_t *out = malloc(cap);
+	int zerr;
+
+	assert_non_null(out);
+	assert_int_equal(inflateInit2(&zs, 16 + MAX_WBITS), Z_OK);
+	zs.next_in = (Bytef *)in;
+	zs.avail_in = (uInt)len;
+	do {
+		if (n == cap) {
+			cap *= 2;
+			out = realloc(out, cap);
+			assert_non_null(out);
+		}
+		zs.next_out = out + n;
+		zs.avail_out = (uInt)(cap - n);
+		zerr = inflate(&zs, Z_NO_FLUSH);
+		n = cap - zs.avail_out;
+	} while (zerr == Z_OK);
+	assert_int_equal(zerr, Z_STREAM_END);
+	assert_int_equal(zs.avail_in, 0); /* one member, nothing after it */
+	inflateEnd(&zs);
+	*out_len = n;
+	return out;
+}
+
+static pb_profile *decode(struct fixture *f)
+{
+	size_t len;
+	uint8_t *raw;
+
+	assert_int_equal(f->out.err, 0);
+	assert_true(f->out.len > 18);
+	/* gzip member: magic 1f 8b, method deflate */
+	assert_int_equal(f->out.data[0], 0x1f);
+	assert_int_equal(f->out.data[1], 0x8b);
+	assert_int_equal(f->out.data[2], 8);
+	raw = gunzip(f->out.data, f->out.len, &len);
+	f->pb = perftools__profiles__profile__unpack(NULL, len, raw);
+	free(raw);
+	assert_non_null(f->pb);
+	return f->pb;
+}
+
+static const char *str(const pb_profile *pb, int64_t i)
+{
+	assert_true(i >= 0 && (size_t)i < pb->n_string_table);
+	return pb->string_table[i];
+}
+
+static const Perftools__Profiles__Location *location(const pb_profile *pb, uint64_t id)
+{
+	size_t i;
+
+	for (i = 0; i < pb->n_location; i++)
+		if (pb->location[i]->id == id)
+			return pb->location[i];
+	fail_msg("no location %llu", (unsigned long long)id);
+	return NULL;
+}
+
+static const Perftools__Profiles__Mapping *mapping(const pb_profile *pb, uint64_t id)
+{
+	size_t i;
+
+	for (i = 0; i < pb->n_mapping; i++)
+		if (pb->mapping[i]->id == id)
+			return pb->mapping[i];
+	fail_msg("no mapping %llu", (unsigned long long)id);
+	return NULL;
+}
+
+static const Perftools__Profiles__Function *function(const pb_profile *pb, uint64_t id)
+{
+	size_t i;
+
+	for (i = 0; i < pb->n_function; i++)
+		if (pb->function[i]->id == id)
+			return pb->function[i];
+	fail_msg("no function %llu", (unsigned long long)id);
+	return NULL;
+}
+
+/* Ids are nonzero and unique within each table, as pprof's CheckValid demands. */
+static void check_ids(const pb_profile *pb)
+{
+	size_t i, j;
+
+	for (i = 0; i < pb->n_location; i++) {
+		assert_true(pb->location[i]->id != 0);
+		for (j = 0; j < i; j++)
+			assert_true(pb->location[i]->id != pb->location[j]->id);
+	}
+	for (i = 0; i < pb->n_mapping; i++) {
+		assert_true(pb->mapping[i]->id != 0);
+		for (j = 0; j < i; j++)
+			assert_true(pb->mapping[i]->id != pb->mapping[j]->id);
+	}
+	for (i = 0; i < pb->n_function; i++) {
+		assert_true(pb->function[i]->id != 0);
+		for (j = 0; j < i; j++)
+			assert_true(pb->function[i]->id != pb->function[j]->id);
+	}
+}
+
+/* One expected frame: address as written, name (NULL: no Line), function file, mapping. */
+struct want_frame {
+	uint64_t address;
+	const char *func;
+	const char *file;
+	const char *map_file;	/* NULL: no mapping (id 0) */
+	uint64_t map_start, map_limit, map_offset;
+	const char *build_id;
+	bool has_functions;
+};
+
+struct want_sample {
+	int64_t count;
+	size_t nr_frames;
+	struct want_frame frames[4];
+	int64_t pid;
+	const char *comm, *cgroup, *container;
+};
+
+#define APP_MAP(has) "/usr/bin/app", 0x400000, 0x452000, 0, APP_ID_HEX, has
+#define WRK_MAP "/usr/bin/app", 0x400000, 0x452000, 0, "", true
+#define LIBC_MAP "/usr/lib/x86_64-linux-gnu/libc.so.6", 0x7f0000000000ULL, 0x7f0000200000ULL, 0x28000, \
+		LIBC_ID_HEX, false
+/* kernel: from the leaf address to one past the return address minus 1 */
+#define KERN_MAP "[kernel.kallsyms]", K_LEAF, K_RET, 0, "", true
+#define JIT_MAP "", 0x7f1000000000ULL, 0x7f1000100000ULL, 0, "", true
+
+static const struct want_sample two_process_want[] = {
+	{ 5, 2, { { 0x401010, "hot", "/usr/bin/app", APP_MAP(true) },
+		  { 0x40201f, "main", "/usr/bin/app", APP_MAP(true) } },
+	  1234, "app", "/system.slice/app.service", NULL },
+	{ 3, 4, { { K_LEAF, "do_syscall_64", "[kernel.kallsyms]", KERN_MAP },
+		  { K_RET - 1, "entry_SYSCALL_64", "[kernel.kallsyms]", KERN_MAP },
+		  { 0x7f0000001000ULL, NULL, NULL, LIBC_MAP },	/* user leaf: as is */
+		  { 0x40202f, "main", "/usr/bin/app", APP_MAP(true) } },
+	  1234, "app", "/system.slice/app.service", NULL },
+	{ 2, 2, { { 0x401010, "hot", "/usr/bin/app", WRK_MAP },
+		  { 0x4fffff, NULL, NULL, NULL, 0, 0, 0, NULL, false } },
+	  99, "worker", "/kubepods/pod1/cri-containerd-0123abcd", "0123abcd" },
+	{ 1, 1, { { 0x7f1000000100ULL, "JS:foo /app.js:1:1", "[jit]", JIT_MAP } },
+	  1234, "app", "/system.slice/app.service", NULL },
+};
+
+static void check_frame(const pb_profile *pb, uint64_t loc_id, const struct want_frame *w)
+{
+	const Perftools__Profiles__Location *l = location(pb, loc_id);
+
+	assert_int_equal(l->address, w->address);
+	if (w->func) {
+		const Perftools__Profiles__Function *fn;
+
+		assert_int_equal(l->n_line, 1);
+		fn = function(pb, l->line[0]->function_id);
+		assert_string_equal(str(pb, fn->name), w->func);
+		assert_string_equal(str(pb, fn->system_name), w->func);
+		assert_string_equal(str(pb, fn->filename), w->file);
+	} else {
+		assert_int_equal(l->n_line, 0);	/* pprof then shows the address */
+	}
+	if (w->map_file) {
+		const Perftools__Profiles__Mapping *m;
+
+		assert_true(l->mapping_id != 0);
+		m = mapping(pb, l->mapping_id);
+		assert_string_equal(str(pb, m->filename), w->map_file);
+		assert_int_equal(m->memory_start, w->map_start);
+		assert_int_equal(m->memory_limit, w->map_limit);
+		assert_int_equal(m->file_offset, w->map_offset);
+		assert_string_equal(str(pb, m->build_id), w->build_id);
+		assert_int_equal(!!m->has_functions, w->has_functions);
+		assert_true(l->address >= m->memory_start && l->address < m->memory_limit);
+	} else {
+		assert_int_equal(l->mapping_id, 0);
+	}
+}
+
+static const Perftools__Profiles__Label *label(const Perftools__Profiles__Sample *s, const pb_profile *pb,
+					       const char *key)
+{
+	size_t i;
+	const Perftools__Profiles__Label *found = NULL;
+
+	for (i = 0; i < s->n_label; i++)
+		if (!strcmp(str(pb, s->label[i]->key), key)) {
+			assert_null(found);	/* one value per key */
+			found = s->label[i];
+		}
+	return found;
+}
+
+static void check_samples(const pb_profile *pb, const struct want_sample *want, size_t n)
+{
+	size_t i, j;
+
+	assert_int_equal(pb->n_sample, n);
+	for (i = 0; i < n; i++) {
+		const Perftools__Profiles__Sample *s = pb->sample[i];
+		const struct want_sample *w = &want[i];
+		const Perftools__Profiles__Label *lb;
+
+		assert_int_equal(s->n_value, 2);
+		assert_int_equal(s->value[0], w->count);
+		assert_int_equal(s->value[1], w->count * (int64_t)PERIOD_NS);
+		assert_int_equal(s->n_location_id, w->nr_frames);
+		for (j = 0; j < w->nr_frames; j++)
+			check_frame(pb, s->location_id[j], &w->frames[j]);
+
+		lb = label(s, pb, "pid");
+		assert_non_null(lb);
+		assert_int_equal(lb->num, w->pid);
+		assert_int_equal(lb->str, 0);
+		lb = label(s, pb, "comm");
+		assert_non_null(lb);
+		assert_string_equal(str(pb, lb->str), w->comm);
+		assert_int_equal(lb->num, 0);
+		lb = label(s, pb, "cgroup");
+		if (w->cgroup) {
+			assert_non_null(lb);
+			assert_string_equal(str(pb, lb->str), w->cgroup);
+		} else {
+			assert_null(lb);
+		}
+		lb = label(s, pb, "container_id");
+		if (w->container) {
+			assert_non_null(lb);
+			assert_string_equal(str(pb, lb->str), w->container);
+		} else {
+			assert_null(lb);
+		}
+		assert_int_equal(s->n_label, 2 + !!w->cgroup + !!w->container);
+	}
+}
+
+static void check_header(const pb_profile *pb)
+{
+	assert_true(pb->n_string_table > 0);
+	assert_string_equal(pb->string_table[0], "");
+	assert_int_equal(pb->n_sample_type, 2);
+	assert_string_equal(str(pb, pb->sample_type[0]->type), "samples");
+	assert_string_equal(str(pb, pb->sample_type[0]->unit), "count");
+	assert_string_equal(str(pb, pb->sample_type[1]->type), "cpu");
+	assert_string_equal(str(pb, pb->sample_type[1]->unit), "nanoseconds");
+	assert_non_null(pb->period_type);
+	assert_string_equal(str(pb, pb->period_type->type), "cpu");
+	assert_string_equal(str(pb, pb->period_type->unit), "nanoseconds");
+	assert_int_equal(pb->period, PERIOD_NS);
+	assert_int_equal(pb->duration_nanos, END_NS - START_NS);
+	assert_int_equal(pb->time_nanos, REALTIME_NS);
+	assert_int_equal(pb->drop_frames, 0);
+	assert_int_equal(pb->keep_frames, 0);
+}
+
+/* ---- tests ---- */
+
+static void test_two_processes(void **state)
+{
+	struct fixture *f = *state;
+	const pb_profile *pb;
+	size_t i, j;
+
+	build_two_process_profile(f->p);
+	assert_int_equal(write_pprof(f->p, &f->out), 0);
+	pb = decode(f);
+	check_header(pb);
+	check_ids(pb);
+	check_samples(pb, two_process_want, ARRAY_SIZE(two_process_want));
+
+	/* one Location per profile location */
+	assert_int_equal(pb->n_location, f->p->nr_locs);
+	assert_int_equal(f->p->nr_locs, 9);
+	/*
+	 * Functions by (name, file): hot (shared by both processes), main (two
+	 * addresses), do_syscall_64, entry_SYSCALL_64, JS:foo.
+	 */
+	assert_int_equal(pb->n_function, 5);
+	for (i = 0; i < pb->n_function; i++)
+		for (j = 0; j < i; j++)
+			assert_false(pb->function[i]->name == pb->function[j]->name &&
+				     pb->function[i]->filename == pb->function[j]->filename);
+	/* mappings: app, libc, jit of pid 1234; app of pid 99; the kernel */
+	assert_int_equal(pb->n_mapping, 5);
+	/* busiest process first, in address order: its main binary is mapping[0]; kernel last */
+	assert_string_equal(str(pb, pb->mapping[0]->filename), "/usr/bin/app");
+	assert_string_equal(str(pb, pb->mapping[0]->build_id), APP_ID_HEX);
+	assert_string_equal(str(pb, pb->mapping[1]->filename), "/usr/lib/x86_64-linux-gnu/libc.so.6");
+	assert_string_equal(str(pb, pb->mapping[2]->filename), "");
+	assert_string_equal(str(pb, pb->mapping[3]->filename), "/usr/bin/app");
+	assert_string_equal(str(pb, pb->mapping[3]->build_id), "");
+	assert_string_equal(str(pb, pb->mapping[4]->filename), "[kernel.kallsyms]");
+	/* strings are not repeated */
+	for (i = 0; i < pb->n_string_table; i++)
+		for (j = 0; j < i; j++)
+			assert_string_not_equal(pb->string_table[i], pb->string_table[j]);
+}
+
+/* Unused mappings are left out; a process with no stack yields no mapping. */
+static void test_unused_mappings_left_out(void **state)
+{
+	struct fixture *f = *state;
+	struct profile *p = f->p;
+	uint32_t a = add_proc(p, 7, "a", NULL, NULL);
+	const uint64_t s[] = { 0x10010 };
+	const pb_profile *pb;
+
+	add_proc(p, 8, "idle", NULL, NULL);
+	add_map(p, a, 0x10000, 0x11000, 0, "/bin/a", NULL, 0);
+	add_map(p, a, 0x20000, 0x21000, 0, "/lib/unused.so", NULL, 0);
+	add_stack(p, a, s, 0, 1, 4);
+	assert_int_equal(profile__resolve_locs(p), 0);
+	assert_int_equal(write_pprof(p, &f->out), 0);
+	pb = decode(f);
+	check_header(pb);
+	assert_int_equal(pb->n_mapping, 1);
+	assert_string_equal(str(pb, pb->mapping[0]->filename), "/bin/a");
+	assert_false(pb->mapping[0]->has_functions); /* its only location is unnamed */
+	assert_int_equal(pb->n_function, 0);
+	assert_int_equal(pb->n_sample, 1);
+	assert_int_equal(pb->sample[0]->n_label, 2);
+	assert_int_equal(location(pb, pb->sample[0]->location_id[0])->address, 0x10010);
+}
+
+/*
+ * Anonymous memory: with a named location (JIT code) it is a mapping; with
+ * unnamed ones only, its locations have no mapping, for pprof would just warn
+ * about a missing binary.
+ */
+static void test_anonymous_mappings(void **state)
+{
+	struct fixture *f = *state;
+	struct profile *p = f->p;
+	uint32_t a = add_proc(p, 7, "a", NULL, NULL);
+	const uint64_t s[] = { 0x10010, 0x20010, 0x30010 };
+	const pb_profile *pb;
+	const Perftools__Profiles__Location *l;
+
+	add_map(p, a, 0x10000, 0x11000, 0, "", NULL, 0);	/* unnamed only */
+	add_map(p, a, 0x20000, 0x21000, 0, "", NULL, 0);	/* JIT */
+	add_map(p, a, 0x30000, 0x31000, 0, "/bin/a", NULL, 0);
+	add_stack(p, a, s, 0, 3, 1);
+	assert_int_equal(profile__resolve_locs(p), 0);
+	name_loc(p, a, 0x20010, "JS:f", "[jit]", true);
+	assert_int_equal(write_pprof(p, &f->out), 0);
+	pb = decode(f);
+	assert_int_equal(pb->n_mapping, 2);
+	l = location(pb, pb->sample[0]->location_id[0]);
+	assert_int_equal(l->address, 0x10010);
+	assert_int_equal(l->mapping_id, 0);
+	l = location(pb, pb->sample[0]->location_id[1]);
+	assert_int_equal(l->address, 0x2000f);
+	assert_int_equal(mapping(pb, l->mapping_id)->memory_start, 0x20000);
+	assert_true(mapping(pb, l->mapping_id)->has_functions);
+	assert_string_equal(str(pb, mapping(pb, l->mapping_id)->filename), "");
+	l = location(pb, pb->sample[0]->location_id[2]);
+	assert_string_equal(str(pb, mapping(pb, l->mapping_id)->filename), "/bin/a");
+	assert_false(mapping(pb, l->mapping_id)->has_functions);
+}
+
+/* The same address is a distinct location as a leaf and as a return address. */
+static void test_leaf_and_return_same_address(void **state)
+{
+	struct fixture *f = *state;
+	struct profile *p = f->p;
+	uint32_t a = add_proc(p, 7, "a", NULL, NULL);
+	const uint64_t s1[] = { 0x10010 }, s2[] = { 0x10500, 0x10010 };
+	const pb_profile *pb;
+	const Perftools__Profiles__Location *l1, *l2;
+
+	add_map(p, a, 0x10000, 0x11000, 0, "/bin/a", NULL, 0);
+	add_stack(p, a, s1, 0, 1, 1);
+	add_stack(p, a, s2, 0, 2, 1);
+	assert_int_equal(profile__resolve_locs(p), 0);
+	name_loc(p, a, 0x10010, "f", "/bin/a", false);
+	name_loc(p, a, 0x10500, "g", "/bin/a", false);
+	assert_int_equal(write_pprof(p, &f->out), 0);
+	pb = decode(f);
+	l1 = location(pb, pb->sample[0]->location_id[0]);
+	l2 = location(pb, pb->sample[1]->location_id[1]);
+	assert_int_equal(l1->address, 0x10010);
+	assert_int_equal(l2->address, 0x1000f);
+	assert_true(l1->id != l2->id);
+	/* both lines name the one function f */
+	assert_int_equal(l1->line[0]->function_id, l2->line[0]->function_id);
+	assert_int_equal(pb->n_function, 2);
+}
+
+static void test_empty_profile(void **state)
+{
+	struct fixture *f = *state;
+	const pb_profile *pb;
+
+	assert_int_equal(profile__resolve_locs(f->p), 0);
+	assert_int_equal(write_pprof(f->p, &f->out), 0);
+	pb = decode(f);
+	check_header(pb);
+	assert_int_equal(pb->n_sample, 0);
+	assert_int_equal(pb->n_location, 0);
+	assert_int_equal(pb->n_mapping, 0);
+	assert_int_equal(pb->n_function, 0);
+}
+
+static void test_unresolved_is_einval(void **state)
+{
+	struct fixture *f = *state;
+	struct profile *p = f->p;
+	uint32_t a = add_proc(p, 7, "a", NULL, NULL);
+	const uint64_t s[] = { 0x10010 };
+
+	add_stack(p, a, s, 0, 1, 1);
+	assert_int_equal(write_pprof(p, &f->out), -EINVAL);
+	assert_int_equal(f->out.len, 0);
+}
+
+/* Output is appended after what the buffer already holds. */
+static void test_appends(void **state)
+{
+	struct fixture *f = *state;
+	size_t len;
+	uint8_t *raw;
+	pb_profile *pb;
+
+	build_two_process_profile(f->p);
+	buf__put_bytes(&f->out, "XY", 2);
+	assert_int_equal(write_pprof(f->p, &f->out), 0);
+	assert_memory_equal(f->out.data, "XY", 2);
+	raw = gunzip(f->out.data + 2, f->out.len - 2, &len);
+	pb = perftools__profiles__profile__unpack(NULL, len, raw);
+	free(raw);
+	assert_non_null(pb);
+	assert_int_equal(pb->n_sample, 4);
+	perftools__profiles__profile__free_unpacked(pb, NULL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_two_processes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unused_mappings_left_out, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_anonymous_mappings, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_leaf_and_return_same_address, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_empty_profile, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unresolved_is_einval, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_appends, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

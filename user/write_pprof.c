@@ -1,0 +1,653 @@
+// SPDX-License-Identifier: MIT
+/*
+ * pprof writer (include/write_pprof.h): fills the protobuf-c messages
+ * generated from proto/profile.proto (github.com/google/pprof
+ * proto/profile.proto), packs them with perftools__profiles__profile__pack and
+ * gzips the bytes with zlib, as pprof producers do.
+ *
+ *   struct profile                     Profile
+ *     stacks[]  ─────────────────────► sample[]    one per stack: [count, ns], labels
+ *     locs[]    ─────────────────────► location[]  id = loc index + 1, one Line when named
+ *     (func, dso) of named locs ─────► function[]  deduplicated by (name, filename)
+ *     (proc, mapping) used by locs ──► mapping[]   busiest process first; kernel last
+ *
+ * Messages are built in arrays owned by this file and point into each other
+ * (processes share their Label messages), then packed once.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+#include "log.h"
+#include "write_pprof.h"
+#include "proto/profile.pb-c.h"
+
+#define KERNEL_MAPPING_NAME "[kernel.kallsyms]"
+#define MAX_LABELS 4 /* pid, comm, cgroup, container_id */
+
+typedef Perftools__Profiles__Profile pb_profile;
+typedef Perftools__Profiles__ValueType pb_value_type;
+typedef Perftools__Profiles__Sample pb_sample;
+typedef Perftools__Profiles__Label pb_label;
+typedef Perftools__Profiles__Mapping pb_mapping;
+typedef Perftools__Profiles__Location pb_location;
+typedef Perftools__Profiles__Line pb_line;
+typedef Perftools__Profiles__Function pb_function;
+
+static uint32_t hash_str(const char *s)
+{
+	uint32_t h = 2166136261u; /* FNV-1a */
+
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 16777619u;
+	return h;
+}
+
+static uint32_t hash_u64(uint64_t h)
+{
+	/* splitmix64 finalizer */
+	h ^= h >> 30;
+	h *= 0xbf58476d1ce4e5b9ULL;
+	h ^= h >> 27;
+	h *= 0x94d049bb133111ebULL;
+	h ^= h >> 31;
+	return (uint32_t)h;
+}
+
+/*
+ * Open-addressing set of indices (UINT32_MAX = empty slot), load factor kept
+ * under 1/2. The caller hashes and compares its own keys.
+ */
+struct idx_set {
+	uint32_t *slots;
+	uint32_t mask;
+};
+
+static int idx_set__init(struct idx_set *t, size_t max_entries)
+{
+	size_t cap = 16;
+
+	while (cap < max_entries * 2 + 2)
+		cap *= 2;
+	if (cap > UINT32_MAX)
+		return -ENOMEM;
+	t->slots = malloc(cap * sizeof(*t->slots));
+	if (!t->slots)
+		return -ENOMEM;
+	memset(t->slots, 0xff, cap * sizeof(*t->slots));
+	t->mask = (uint32_t)(cap - 1);
+	return 0;
+}
+
+/*
+ * The string table: string_table[0] is "" as the format requires. Strings are
+ * borrowed (interned in the profile, comm arrays, literals, or the hex
+ * build-ids this writer owns) and outlive the packing.
+ */
+struct strtab {
+	const char **strs;
+	size_t nr, cap;
+	struct idx_set set;
+};
+
+static int strtab__grow_set(struct strtab *st)
+{
+	struct idx_set n;
+	size_t i;
+
+	if (idx_set__init(&n, st->nr * 2))
+		return -ENOMEM;
+	for (i = 0; i < st->nr; i++) {
+		uint32_t h = hash_str(st->strs[i]) & n.mask;
+
+		while (n.slots[h] != UINT32_MAX)
+			h = (h + 1) & n.mask;
+		n.slots[h] = (uint32_t)i;
+	}
+	free(st->set.slots);
+	st->set = n;
+	return 0;
+}
+
+/* Index of s in the table, adding it; -ENOMEM on failure. */
+static int64_t strtab__add(struct strtab *st, const char *s)
+{
+	uint32_t h;
+
+	if ((st->nr + 1) * 2 > (size_t)st->set.mask + 1 && strtab__grow_set(st))
+		return -ENOMEM;
+	for (h = hash_str(s) & st->set.mask; st->set.slots[h] != UINT32_MAX; h = (h + 1) & st->set.mask)
+		if (!strcmp(st->strs[st->set.slots[h]], s))
+			return st->set.slots[h];
+	if (st->nr == st->cap) {
+		size_t cap = st->cap ? st->cap * 2 : 64;
+		const char **n = realloc(st->strs, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		st->strs = n;
+		st->cap = cap;
+	}
+	st->set.slots[h] = (uint32_t)st->nr;
+	st->strs[st->nr] = s;
+	return (int64_t)st->nr++;
+}
+
+static void strtab__free(struct strtab *st)
+{
+	free(st->strs);
+	free(st->set.slots);
+}
+
+/* Everything write_pprof allocates, freed in one place. */
+struct pprof_state {
+	const struct profile *p;
+	struct strtab st;
+
+	size_t *map_base;	/* per process: first slot of its mappings in map_id[] */
+	uint32_t *map_id;	/* per (process, mapping): pprof mapping id, 0 = unused */
+	size_t nr_map_slots;
+	char (*build_ids)[2 * PROFILE_BUILD_ID_MAX + 1];
+	uint64_t kernel_mapping_id;	/* 0 when no kernel frame was sampled */
+
+	pb_mapping *mappings;
+	pb_mapping **mapping_ptrs;
+	size_t nr_mappings;
+
+	pb_function *funcs;
+	pb_function **func_ptrs;
+	size_t nr_funcs;
+	struct idx_set func_set;
+
+	pb_location *locs;
+	pb_location **loc_ptrs;
+	pb_line *lines;
+	pb_line **line_ptrs;
+
+	pb_label *labels;	/* MAX_LABELS per process */
+	pb_label **label_ptrs;
+	size_t *nr_labels;	/* per process */
+
+	pb_sample *samples;
+	pb_sample **sample_ptrs;
+	uint64_t *loc_ids;	/* every sample's location ids, back to back */
+	int64_t *values;	/* two per sample */
+
+	uint8_t *packed;
+};
+
+static void state__free(struct pprof_state *s)
+{
+	strtab__free(&s->st);
+	free(s->map_base);
+	free(s->map_id);
+	free(s->build_ids);
+	free(s->mappings);
+	free(s->mapping_ptrs);
+	free(s->funcs);
+	free(s->func_ptrs);
+	free(s->func_set.slots);
+	free(s->locs);
+	free(s->loc_ptrs);
+	free(s->lines);
+	free(s->line_ptrs);
+	free(s->labels);
+	free(s->label_ptrs);
+	free(s->nr_labels);
+	free(s->samples);
+	free(s->sample_ptrs);
+	free(s->loc_ids);
+	free(s->values);
+	free(s->packed);
+}
+
+/* Function id for (name, filename) string indices, adding the Function. */
+static uint64_t add_function(struct pprof_state *s, int64_t name, int64_t file)
+{
+	uint32_t h = hash_u64(((uint64_t)name << 32) ^ (uint64_t)file) & s->func_set.mask;
+	pb_function *f;
+
+	for (; s->func_set.slots[h] != UINT32_MAX; h = (h + 1) & s->func_set.mask) {
+		f = &s->funcs[s->func_set.slots[h]];
+		if (f->name == name && f->filename == file)
+			return f->id;
+	}
+	f = &s->funcs[s->nr_funcs];
+	perftools__profiles__function__init(f);
+	f->id = s->nr_funcs + 1;
+	f->name = name;
+	f->system_name = name;
+	f->filename = file;
+	s->func_ptrs[s->nr_funcs] = f;
+	s->func_set.slots[h] = (uint32_t)s->nr_funcs++;
+	return f->id;
+}
+
+/* The address pprof expects: inside the call instruction for return addresses. */
+static uint64_t loc_address(const struct profile_location *l)
+{
+	return l->is_return && l->addr ? l->addr - 1 : l->addr;
+}
+
+struct busy_ctx {
+	const struct profile *p;
+	const uint64_t *samples;
+};
+
+static int cmp_busiest(const void *a, const void *b, void *ctx)
+{
+	const struct busy_ctx *c = ctx;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	if (c->samples[x] != c->samples[y])
+		return c->samples[x] > c->samples[y] ? -1 : 1;
+	return c->p->procs[x].pid < c->p->procs[y].pid ? -1 : c->p->procs[x].pid > c->p->procs[y].pid;
+}
+
+static void hex_build_id(char *dst, const struct profile_mapping *m)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t i, n = m->build_id_len > PROFILE_BUILD_ID_MAX ? PROFILE_BUILD_ID_MAX : m->build_id_len;
+
+	for (i = 0; i < n; i++) {
+		dst[2 * i] = digits[m->build_id[i] >> 4];
+		dst[2 * i + 1] = digits[m->build_id[i] & 15];
+	}
+	dst[2 * n] = '\0';
+}
+
+/*
+ * Mappings: one per (process, mapping) that a location uses, processes by
+ * samples (busiest first: pprof takes the first mapping for the main binary),
+ * each in address order; then one shared kernel mapping covering the kernel
+ * addresses seen. map_id[] holds marks (1 used, 2 named) until replaced by ids.
+ */
+static int build_mappings(struct pprof_state *s)
+{
+	const struct profile *p = s->p;
+	uint64_t *proc_samples, kmin = UINT64_MAX, kmax = 0;
+	uint32_t *order;
+	bool kernel = false, kernel_named = false;
+	size_t i, j, nprocs = p->nr_procs ? p->nr_procs : 1;
+	int64_t idx;
+
+	s->map_base = calloc(nprocs, sizeof(*s->map_base));
+	if (!s->map_base)
+		return -ENOMEM;
+	for (i = 0; i < p->nr_procs; i++) {
+		s->map_base[i] = s->nr_map_slots;
+		s->nr_map_slots += p->procs[i].nr_mappings;
+	}
+	s->map_id = calloc(s->nr_map_slots + 1, sizeof(*s->map_id));
+	s->build_ids = calloc(s->nr_map_slots + 1, sizeof(*s->build_ids));
+	s->mappings = calloc(s->nr_map_slots + 1, sizeof(*s->mappings));
+	s->mapping_ptrs = calloc(s->nr_map_slots + 1, sizeof(*s->mapping_ptrs));
+	proc_samples = calloc(nprocs, sizeof(*proc_samples));
+	order = calloc(nprocs, sizeof(*order));
+	if (!s->map_id || !s->build_ids || !s->mappings || !s->mapping_ptrs || !proc_samples || !order) {
+		free(proc_samples);
+		free(order);
+		return -ENOMEM;
+	}
+
+	/* mark used mappings (UINT32_MAX), and whether any of their locations is named (bit 30) */
+	for (i = 0; i < p->nr_locs; i++) {
+		const struct profile_location *l = &p->locs[i];
+
+		if (l->proc == PROFILE_KERNEL_PROC) {
+			uint64_t a = loc_address(l);
+
+			kernel = true;
+			kernel_named |= l->func != NULL;
+			kmin = a < kmin ? a : kmin;
+			kmax = a > kmax ? a : kmax;
+			continue;
+		}
+		if (l->proc >= p->nr_procs || l->mapping < 0 ||
+		    (size_t)l->mapping >= p->procs[l->proc].nr_mappings)
+			continue;
+		s->map_id[s->map_base[l->proc] + (size_t)l->mapping] |= 1u | (l->func ? 2u : 0u);
+	}
+
+	for (i = 0; i < p->nr_stacks; i++)
+		if (p->stacks[i].proc < p->nr_procs)
+			proc_samples[p->stacks[i].proc] += p->stacks[i].count;
+	for (i = 0; i < p->nr_procs; i++)
+		order[i] = (uint32_t)i;
+	qsort_r(order, p->nr_procs, sizeof(*order), cmp_busiest,
+		&(struct busy_ctx){ .p = p, .samples = proc_samples });
+	free(proc_samples);
+
+	for (i = 0; i < p->nr_procs; i++) {
+		const struct profile_process *pr = &p->procs[order[i]];
+		size_t base = s->map_base[order[i]];
+
+		for (j = 0; j < pr->nr_mappings; j++) {
+			const struct profile_mapping *m = &pr->mappings[j];
+			uint32_t mark = s->map_id[base + j];
+			pb_mapping *pm = &s->mappings[s->nr_mappings];
+
+			/*
+			 * Anonymous memory with no named location: pprof could
+			 * only warn that its binary is missing, so its locations
+			 * go without a mapping. Named ones (JIT code) keep it.
+			 */
+			if (!(mark & 2u) && (!m->path || !m->path[0]))
+				mark = s->map_id[base + j] = 0;
+			if (!mark)
+				continue;
+			perftools__profiles__mapping__init(pm);
+			pm->id = s->nr_mappings + 1;
+			pm->memory_start = m->start;
+			pm->memory_limit = m->end;
+			pm->file_offset = m->offset;
+			idx = strtab__add(&s->st, m->path ? m->path : "");
+			if (idx < 0)
+				goto out_nomem;
+			pm->filename = idx;
+			if (m->build_id_len) {
+				hex_build_id(s->build_ids[s->nr_mappings], m);
+				idx = strtab__add(&s->st, s->build_ids[s->nr_mappings]);
+				if (idx < 0)
+					goto out_nomem;
+				pm->build_id = idx;
+			}
+			pm->has_functions = (mark & 2u) != 0;
+			s->mapping_ptrs[s->nr_mappings++] = pm;
+			s->map_id[base + j] = (uint32_t)pm->id;
+		}
+	}
+	if (kernel) {
+		pb_mapping *pm = &s->mappings[s->nr_mappings];
+
+		perftools__profiles__mapping__init(pm);
+		pm->id = s->nr_mappings + 1;
+		pm->memory_start = kmin;
+		pm->memory_limit = kmax + 1 ? kmax + 1 : kmax;
+		idx = strtab__add(&s->st, KERNEL_MAPPING_NAME);
+		if (idx < 0)
+			goto out_nomem;
+		pm->filename = idx;
+		pm->has_functions = kernel_named;
+		s->kernel_mapping_id = pm->id;
+		s->mapping_ptrs[s->nr_mappings++] = pm;
+	}
+	free(order);
+	return 0;
+
+out_nomem:
+	free(order);
+	return -ENOMEM;
+}
+
+/* Locations, one per profile location (id = index + 1), and their Functions. */
+static int build_locations(struct pprof_state *s)
+{
+	const struct profile *p = s->p;
+	size_t i, n = p->nr_locs ? p->nr_locs : 1;
+
+	s->locs = calloc(n, sizeof(*s->locs));
+	s->loc_ptrs = calloc(n, sizeof(*s->loc_ptrs));
+	s->lines = calloc(n, sizeof(*s->lines));
+	s->line_ptrs = calloc(n, sizeof(*s->line_ptrs));
+	s->funcs = calloc(n, sizeof(*s->funcs));
+	s->func_ptrs = calloc(n, sizeof(*s->func_ptrs));
+	if (!s->locs || !s->loc_ptrs || !s->lines || !s->line_ptrs || !s->funcs || !s->func_ptrs ||
+	    idx_set__init(&s->func_set, n))
+		return -ENOMEM;
+
+	for (i = 0; i < p->nr_locs; i++) {
+		const struct profile_location *l = &p->locs[i];
+		pb_location *pl = &s->locs[i];
+
+		perftools__profiles__location__init(pl);
+		pl->id = i + 1;
+		pl->address = loc_address(l);
+		if (l->proc == PROFILE_KERNEL_PROC)
+			pl->mapping_id = s->kernel_mapping_id;
+		else if (l->proc < p->nr_procs && l->mapping >= 0 &&
+			 (size_t)l->mapping < p->procs[l->proc].nr_mappings)
+			pl->mapping_id = s->map_id[s->map_base[l->proc] + (size_t)l->mapping];
+		if (l->func) {
+			int64_t name = strtab__add(&s->st, l->func);
+			int64_t file = strtab__add(&s->st, l->dso ? l->dso : "");
+			pb_line *line = &s->lines[i];
+
+			if (name < 0 || file < 0)
+				return -ENOMEM;
+			perftools__profiles__line__init(line);
+			line->function_id = add_function(s, name, file);
+			s->line_ptrs[i] = line;
+			pl->line = &s->line_ptrs[i];
+			pl->n_line = 1;
+		}
+		s->loc_ptrs[i] = pl;
+	}
+	return 0;
+}
+
+/* The labels of each process: pid, comm, then cgroup and container_id when known. */
+static int build_labels(struct pprof_state *s)
+{
+	const struct profile *p = s->p;
+	size_t i, n = p->nr_procs ? p->nr_procs : 1;
+	int64_t k_pid, k_comm, k_cgroup, k_container, v;
+
+	s->labels = calloc(n * MAX_LABELS, sizeof(*s->labels));
+	s->label_ptrs = calloc(n * MAX_LABELS, sizeof(*s->label_ptrs));
+	s->nr_labels = calloc(n, sizeof(*s->nr_labels));
+	if (!s->labels || !s->label_ptrs || !s->nr_labels)
+		return -ENOMEM;
+	k_pid = strtab__add(&s->st, "pid");
+	k_comm = strtab__add(&s->st, "comm");
+	k_cgroup = strtab__add(&s->st, "cgroup");
+	k_container = strtab__add(&s->st, "container_id");
+	if (k_pid < 0 || k_comm < 0 || k_cgroup < 0 || k_container < 0)
+		return -ENOMEM;
+
+	for (i = 0; i < p->nr_procs; i++) {
+		const struct profile_process *pr = &p->procs[i];
+		pb_label *lb = &s->labels[i * MAX_LABELS];
+		pb_label **ptr = &s->label_ptrs[i * MAX_LABELS];
+		size_t k = 0;
+
+		perftools__profiles__label__init(&lb[k]);
+		lb[k].key = k_pid;
+		lb[k].num = pr->pid;
+		ptr[k] = &lb[k];
+		k++;
+		/* comm is a NUL-padded array, NUL-terminated when shorter than its size */
+		if (memchr(pr->comm, '\0', sizeof(pr->comm))) {
+			v = strtab__add(&s->st, pr->comm);
+			if (v < 0)
+				return -ENOMEM;
+			perftools__profiles__label__init(&lb[k]);
+			lb[k].key = k_comm;
+			lb[k].str = v;
+			ptr[k] = &lb[k];
+			k++;
+		}
+		if (pr->cgroup_path && pr->cgroup_path[0]) {
+			v = strtab__add(&s->st, pr->cgroup_path);
+			if (v < 0)
+				return -ENOMEM;
+			perftools__profiles__label__init(&lb[k]);
+			lb[k].key = k_cgroup;
+			lb[k].str = v;
+			ptr[k] = &lb[k];
+			k++;
+		}
+		if (pr->container_id && pr->container_id[0]) {
+			v = strtab__add(&s->st, pr->container_id);
+			if (v < 0)
+				return -ENOMEM;
+			perftools__profiles__label__init(&lb[k]);
+			lb[k].key = k_container;
+			lb[k].str = v;
+			ptr[k] = &lb[k];
+			k++;
+		}
+		s->nr_labels[i] = k;
+	}
+	return 0;
+}
+
+/* One Sample per stack: location ids leaf first, values [count, ns], its process's labels. */
+static int build_samples(struct pprof_state *s)
+{
+	const struct profile *p = s->p;
+	size_t i, j, nframes = 0, n = p->nr_stacks ? p->nr_stacks : 1;
+	uint64_t *ids;
+
+	for (i = 0; i < p->nr_stacks; i++)
+		nframes += (size_t)p->stacks[i].nr_kernel + p->stacks[i].nr_user;
+	s->samples = calloc(n, sizeof(*s->samples));
+	s->sample_ptrs = calloc(n, sizeof(*s->sample_ptrs));
+	s->values = calloc(n * 2, sizeof(*s->values));
+	s->loc_ids = calloc(nframes ? nframes : 1, sizeof(*s->loc_ids));
+	if (!s->samples || !s->sample_ptrs || !s->values || !s->loc_ids)
+		return -ENOMEM;
+
+	ids = s->loc_ids;
+	for (i = 0; i < p->nr_stacks; i++) {
+		const struct profile_stack *st = &p->stacks[i];
+		size_t depth = (size_t)st->nr_kernel + st->nr_user;
+		pb_sample *ps = &s->samples[i];
+
+		perftools__profiles__sample__init(ps);
+		for (j = 0; j < depth; j++)
+			ids[j] = (uint64_t)st->locs[j] + 1;
+		ps->location_id = ids;
+		ps->n_location_id = depth;
+		ids += depth;
+		ps->value = &s->values[2 * i];
+		ps->value[0] = (int64_t)st->count;
+		ps->value[1] = (int64_t)st->value;
+		ps->n_value = 2;
+		if (st->proc < p->nr_procs) {
+			ps->label = &s->label_ptrs[(size_t)st->proc * MAX_LABELS];
+			ps->n_label = s->nr_labels[st->proc];
+		}
+		s->sample_ptrs[i] = ps;
+	}
+	return 0;
+}
+
+/* Append src as one gzip member (deflateInit2 with 16 + MAX_WBITS) to out. */
+static int gzip_append(struct buf *out, const uint8_t *src, size_t len)
+{
+	z_stream zs = { 0 };
+	int zerr;
+
+	if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) !=
+	    Z_OK)
+		return -ENOMEM;
+	zs.next_in = (Bytef *)src;
+	zs.avail_in = (uInt)len;
+	if (len > UINT32_MAX) {
+		deflateEnd(&zs);
+		return -E2BIG;
+	}
+	do {
+		size_t room = deflateBound(&zs, zs.avail_in) + 64;
+
+		if (buf__reserve(out, room)) {
+			deflateEnd(&zs);
+			return -ENOMEM;
+		}
+		zs.next_out = out->data + out->len;
+		zs.avail_out = (uInt)(out->cap - out->len > UINT32_MAX ? UINT32_MAX : out->cap - out->len);
+		zerr = deflate(&zs, Z_FINISH);
+		out->len = (size_t)(zs.next_out - out->data);
+	} while (zerr == Z_OK || zerr == Z_BUF_ERROR);
+	deflateEnd(&zs);
+	if (zerr != Z_STREAM_END) {
+		pr_warn("pprof: deflate failed: %d\n", zerr);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int write_pprof(const struct profile *p, struct buf *out)
+{
+	pb_profile msg = PERFTOOLS__PROFILES__PROFILE__INIT;
+	pb_value_type types[2] = { PERFTOOLS__PROFILES__VALUE_TYPE__INIT,
+				   PERFTOOLS__PROFILES__VALUE_TYPE__INIT };
+	pb_value_type period_type = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
+	pb_value_type *type_ptrs[2] = { &types[0], &types[1] };
+	struct pprof_state s = { .p = p };
+	int64_t i_samples, i_count, i_cpu, i_ns;
+	size_t i, len;
+	int err;
+
+	for (i = 0; i < p->nr_stacks; i++)
+		if (!p->stacks[i].locs && p->stacks[i].nr_kernel + p->stacks[i].nr_user) {
+			pr_warn("pprof: stack %zu has no resolved locations\n", i);
+			return -EINVAL;
+		}
+	for (i = 0; i < p->nr_locs; i++)
+		if (p->locs[i].proc != PROFILE_KERNEL_PROC && p->locs[i].proc >= p->nr_procs)
+			return -EINVAL;
+
+	err = -ENOMEM;
+	if (idx_set__init(&s.st.set, 64) || strtab__add(&s.st, "") != 0)
+		goto out_free;
+	i_samples = strtab__add(&s.st, "samples");
+	i_count = strtab__add(&s.st, "count");
+	i_cpu = strtab__add(&s.st, "cpu");
+	i_ns = strtab__add(&s.st, "nanoseconds");
+	if (i_samples < 0 || i_count < 0 || i_cpu < 0 || i_ns < 0)
+		goto out_free;
+	types[0].type = i_samples;
+	types[0].unit = i_count;
+	types[1].type = i_cpu;
+	types[1].unit = i_ns;
+	period_type.type = i_cpu;
+	period_type.unit = i_ns;
+
+	err = build_mappings(&s);
+	if (!err)
+		err = build_locations(&s);
+	if (!err)
+		err = build_labels(&s);
+	if (!err)
+		err = build_samples(&s);
+	if (err)
+		goto out_free;
+
+	msg.n_sample_type = 2;
+	msg.sample_type = type_ptrs;
+	msg.n_sample = p->nr_stacks;
+	msg.sample = s.sample_ptrs;
+	msg.n_mapping = s.nr_mappings;
+	msg.mapping = s.mapping_ptrs;
+	msg.n_location = p->nr_locs;
+	msg.location = s.loc_ptrs;
+	msg.n_function = s.nr_funcs;
+	msg.function = s.func_ptrs;
+	msg.n_string_table = s.st.nr;
+	msg.string_table = (char **)s.st.strs;
+	msg.time_nanos = (int64_t)p->start_realtime_ns;
+	msg.duration_nanos = p->end_ns > p->start_ns ? (int64_t)(p->end_ns - p->start_ns) : 0;
+	msg.period_type = &period_type;
+	msg.period = (int64_t)p->period_ns;
+
+	len = perftools__profiles__profile__get_packed_size(&msg);
+	s.packed = malloc(len ? len : 1);
+	if (!s.packed) {
+		err = -ENOMEM;
+		goto out_free;
+	}
+	if (perftools__profiles__profile__pack(&msg, s.packed) != len) {
+		pr_warn("pprof: packed size differs from the computed %zu\n", len);
+		err = -EINVAL;
+		goto out_free;
+	}
+	err = gzip_append(out, s.packed, len);
+
+out_free:
+	state__free(&s);
+	if (err == -ENOMEM)
+		out->err = -ENOMEM;
+	return err;
+}
