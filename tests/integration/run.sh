@@ -278,5 +278,28 @@ fi
 [ $? -eq 2 ] && grep -q "invalid cgroup" "$work/cg2.log" && ok "--cgroup with a missing directory: exit 2" ||
 	fail "--cgroup missing dir" "$(cat "$work/cg2.log")"
 
+# 11. Containers: a binary that exists only on a tmpfs mounted inside the
+# workload's own mount namespace is read through /proc/PID/root.
+if command -v unshare >/dev/null; then
+	mkdir -p "$work/ctr/mnt"
+	unshare --mount --pid --fork --propagation private bash -c "mount -t tmpfs none '$work/ctr/mnt' &&
+		cp '$HOTCOLD' '$work/ctr/mnt/incontainer' && exec '$work/ctr/mnt/incontainer' 4" &
+	ctr=$!
+	sleep 0.5
+	"$BPFPROF" -a -d 2 -F 199 -o "$work/ctr.pb.gz" 2>"$work/ctr.log"
+	rc=$?
+	wait $ctr 2>/dev/null
+	if [ -e "$work/ctr/mnt/incontainer" ]; then
+		fail "container: the tmpfs leaked into the host namespace"
+	elif [ $rc -eq 0 ] && grep -q 'hot_a \[incontainer\]' "$work/ctr.log" &&
+		pprof -top -tagfocus=comm=incontainer "$work/ctr.pb.gz" | grep -q ' hot_a$'; then
+		ok "container: binary only inside the mount namespace is symbolized (summary and pprof)"
+	else
+		fail "container: rc=$rc" "$(cat "$work/ctr.log")"
+	fi
+else
+	skip "container" "unshare not installed"
+fi
+
 echo "$passed passed, $failed failed, $skipped skipped"
 [ $failed -eq 0 ]
