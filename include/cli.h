@@ -27,6 +27,9 @@ struct bpfprof_config {
 	int nr_outputs;
 	const char *format;		/* --format: overrides every output's extension */
 	int top_n;			/* --top */
+	double interval_s;		/* --interval: one set of outputs per interval; 0 = one set */
+	const char *output_dir;		/* --output-dir: outputs go there, named by interval start */
+	int keep;			/* --keep: interval sets kept in output_dir; 0 = all */
 	bool progress;			/* one-line progress on a terminal (--no-progress) */
 	int argc;			/* bpfprof's own argv, for perf.data's CMDLINE */
 	char **argv;

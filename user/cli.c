@@ -46,6 +46,9 @@ enum {
 	OPT_TOP,
 	OPT_NO_PROGRESS,
 	OPT_CGROUP,
+	OPT_INTERVAL,
+	OPT_OUTPUT_DIR,
+	OPT_KEEP,
 };
 
 static const struct argp_option options[] = {
@@ -65,6 +68,12 @@ static const struct argp_option options[] = {
 	{ "output", 'o', "FILE", 0, "Write a profile to FILE ('-' for stdout); repeatable", 3 },
 	{ "format", OPT_FORMAT, "FORMAT", 0, "Output format for every -o, overriding the extension: prof, perf, pprof, folded, svg", 3 },
 	{ "top", OPT_TOP, "N", 0, "Functions in the summary (default 10, 0 to omit)", 3 },
+	{ NULL, 0, NULL, 0, "Continuous profiling:", 4 },
+	{ "output-dir", OPT_OUTPUT_DIR, "DIR", 0,
+	  "Write the outputs into DIR as STAMP-NAME for each -o NAME (default NAME: profile.pb.gz), "
+	  "STAMP being the interval's start time (UTC)", 4 },
+	{ "interval", OPT_INTERVAL, "SECONDS", 0, "One set of outputs every SECONDS (needs --output-dir)", 4 },
+	{ "keep", OPT_KEEP, "N", 0, "Keep only the newest N sets of outputs in DIR (default: all)", 4 },
 	{ "no-progress", OPT_NO_PROGRESS, NULL, 0, "No progress line on a terminal", 3 },
 	{ "verbose", 'v', NULL, 0, "More diagnostics (-vv: libbpf debug output)", 3 },
 	{},
@@ -174,6 +183,18 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 		cfg->cgroups[cfg->nr_cgroups++] = arg;
 		break;
 	}
+	case OPT_INTERVAL:
+		errno = 0;
+		cfg->interval_s = strtod(arg, &end);
+		if (errno || end == arg || *end || !(cfg->interval_s >= 1) || cfg->interval_s > 1e7)
+			argp_error(st, "invalid interval SECONDS: '%s' (1 or more: outputs are named by the second)", arg);
+		break;
+	case OPT_OUTPUT_DIR:
+		cfg->output_dir = arg;
+		break;
+	case OPT_KEEP:
+		cfg->keep = (int)parse_ll(st, "N", arg, 1, 1000000);
+		break;
 	case OPT_NO_PROGRESS:
 		cfg->progress = false;
 		break;
@@ -190,6 +211,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 			argp_error(st, "-p cannot be combined with -a or a command");
 		if (cfg->nr_cgroups && cfg->nr_pids)
 			argp_error(st, "--cgroup goes with -a or a command, not -p");
+		if ((cfg->interval_s > 0 || cfg->keep) && !cfg->output_dir)
+			argp_error(st, "--interval and --keep need --output-dir");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -226,9 +249,20 @@ int cli__parse(int argc, char **argv, struct bpfprof_config *cfg)
 	}
 	if (argp_parse(&argp, opt_argc, argv, 0, NULL, cfg))
 		return 2;
+	if (cfg->output_dir && !cfg->nr_outputs) {
+		cfg->outputs[0].path = "profile.pb.gz";
+		cfg->outputs[0].fd = -1;
+		cfg->nr_outputs = 1;
+	}
 	for (i = 0; i < cfg->nr_outputs; i++) {
 		struct output *o = &cfg->outputs[i];
 
+		if (cfg->output_dir && (strchr(o->path, '/') || !strcmp(o->path, "-"))) {
+			fprintf(stderr, "bpfprof: with --output-dir, -o takes a file name, not '%s'\n"
+					"Try 'bpfprof --help' for more information.\n",
+				o->path);
+			return 2;
+		}
 		o->format = cfg->format ? output__format_from_name(cfg->format) :
 					  output__format_from_path(o->path);
 		if (o->format == OUTPUT_NONE) {

@@ -4,7 +4,10 @@
  * (BPF) → agg (ring buffer → profile) → symbolize → writers → summary.
  * Everything collected is written on a duration end, Ctrl-C, SIGTERM or the
  * target's exit; a second signal while writing removes the temporaries.
+ * In continuous mode (--interval) each interval gets a fresh profile and its
+ * own set of outputs, so memory stays flat however long it runs.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -37,6 +40,9 @@ static struct bpfprof_config cfg;
 /* perf.data writers, parallel to cfg.outputs; NULL for other formats or after a failure */
 static struct perfdata_writer *streams[CLI_MAX_OUTPUTS];
 static int stream_err[CLI_MAX_OUTPUTS];
+/* -o names as given; in --output-dir mode each interval's paths derive from them */
+static const char *out_names[CLI_MAX_OUTPUTS];
+static char *interval_paths[CLI_MAX_OUTPUTS];
 static volatile sig_atomic_t exiting;
 static volatile sig_atomic_t writing;
 
@@ -236,9 +242,17 @@ static int open_streams(struct agg *agg)
 	return 0;
 }
 
+/* One profile and its outputs: the whole run, or one --interval. */
+struct interval {
+	struct profile *p;
+	struct agg *agg;
+	uint64_t lost_before;	/* session drops counted before this interval */
+};
+
 static int on_record(void *ctx, void *data, size_t size)
 {
-	int err = agg__record(ctx, data, size);
+	struct interval *iv = ctx;
+	int err = agg__record(iv->agg, data, size);
 
 	return err == -ENOMEM ? err : 0;
 }
@@ -315,15 +329,15 @@ static int write_outputs(const struct profile *p)
 	return err;
 }
 
-static void report_lost(struct session *s)
+static void report_lost(struct session *s, uint64_t before)
 {
 	int n = session__nr_cpus(s), cpu;
 	uint64_t samples, dropped, per_cpu[n];
 
 	session__stats(s, &samples, &dropped, per_cpu);
-	if (!dropped)
+	if (dropped <= before)
 		return;
-	fprintf(stderr, "bpfprof: lost %llu samples: ring buffer full (", (unsigned long long)dropped);
+	fprintf(stderr, "bpfprof: lost %llu samples: ring buffer full (", (unsigned long long)(dropped - before));
 	for (cpu = 0; cpu < n; cpu++)
 		if (per_cpu[cpu])
 			fprintf(stderr, " cpu%d: %llu", cpu, (unsigned long long)per_cpu[cpu]);
@@ -331,15 +345,190 @@ static void report_lost(struct session *s)
 		(unsigned long long)(cfg.ringbuf_bytes >> 20 ? (cfg.ringbuf_bytes >> 20) * 4 : 4));
 }
 
+/* "20261122T123000Z": interval start in UTC, sortable as text */
+#define STAMP_LEN 16
+
+static void format_stamp(uint64_t realtime_ns, char out[STAMP_LEN + 1])
+{
+	time_t t = (time_t)(realtime_ns / 1000000000ULL);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(out, STAMP_LEN + 1, "%Y%m%dT%H%M%SZ", &tm);
+}
+
+static bool is_stamp(const char *s)
+{
+	int i;
+
+	for (i = 0; i < STAMP_LEN; i++) {
+		char c = s[i];
+
+		if (i == 8 ? c != 'T' : i == 15 ? c != 'Z' : (c < '0' || c > '9'))
+			return false;
+	}
+	return s[STAMP_LEN] == '-';
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* --keep N: remove the sets of outputs older than the newest N. */
+static void prune_output_dir(void)
+{
+	struct dirent *de;
+	char **stamps = NULL;
+	size_t n = 0, cap = 0, uniq = 0, i;
+	DIR *d;
+	int j;
+
+	if (!cfg.output_dir || !cfg.keep)
+		return;
+	d = opendir(cfg.output_dir);
+	if (!d)
+		return;
+	/* pass 1: the distinct stamps of our files */
+	while ((de = readdir(d))) {
+		bool ours = false;
+
+		if (strlen(de->d_name) <= STAMP_LEN + 1 || !is_stamp(de->d_name))
+			continue;
+		for (j = 0; j < cfg.nr_outputs && !ours; j++)
+			ours = !strcmp(de->d_name + STAMP_LEN + 1, out_names[j]);
+		if (!ours)
+			continue;
+		if (n == cap) {
+			char **ns = realloc(stamps, (cap = cap ? cap * 2 : 64) * sizeof(*ns));
+
+			if (!ns)
+				break;
+			stamps = ns;
+		}
+		stamps[n] = strndup(de->d_name, STAMP_LEN);
+		if (stamps[n])
+			n++;
+	}
+	qsort(stamps, n, sizeof(*stamps), cmp_str);
+	for (i = 0; i < n; i++)
+		if (!uniq || strcmp(stamps[uniq - 1], stamps[i]))
+			stamps[uniq++] = stamps[i];
+		else
+			free(stamps[i]);
+	/* pass 2: remove every file of the oldest uniq - keep stamps */
+	for (i = 0; uniq > (size_t)cfg.keep && i < uniq - (size_t)cfg.keep; i++) {
+		for (j = 0; j < cfg.nr_outputs; j++) {
+			char path[4096];
+
+			snprintf(path, sizeof(path), "%s/%s-%s", cfg.output_dir, stamps[i], out_names[j]);
+			if (unlink(path) && errno != ENOENT)
+				pr_warn("cannot remove '%s': %s\n", path, strerror(errno));
+		}
+	}
+	for (i = 0; i < uniq; i++)
+		free(stamps[i]);
+	free(stamps);
+	closedir(d);
+}
+
+/* Fresh profile, aggregator and outputs (temporary files) for one interval. */
+static int interval_begin(struct interval *iv, struct session *s)
+{
+	uint64_t samples, dropped = 0;
+	int i, err;
+
+	memset(iv, 0, sizeof(*iv));
+	if (s)
+		session__stats(s, &samples, &dropped, NULL);
+	iv->lost_before = dropped;
+	iv->p = profile__new();
+	iv->agg = iv->p ? agg__new(iv->p, "/proc", 1000000000ULL / cfg.freq_hz) : NULL;
+	if (!iv->agg)
+		return -ENOMEM;
+	iv->p->event = profile__intern(iv->p, cfg.event);
+	iv->p->freq_hz = cfg.freq_hz;
+	iv->p->period_ns = 1000000000ULL / cfg.freq_hz;
+	iv->p->start_ns = now_ns(CLOCK_MONOTONIC);
+	iv->p->start_realtime_ns = now_ns(CLOCK_REALTIME);
+	for (i = 0; i < cfg.nr_outputs; i++) {
+		stream_err[i] = 0;
+		if (cfg.output_dir) {
+			char stamp[STAMP_LEN + 1];
+
+			format_stamp(iv->p->start_realtime_ns, stamp);
+			if (asprintf(&interval_paths[i], "%s/%s-%s", cfg.output_dir, stamp, out_names[i]) < 0) {
+				interval_paths[i] = NULL;
+				return -ENOMEM;
+			}
+			cfg.outputs[i].path = interval_paths[i];
+		}
+		err = output__open(&cfg.outputs[i]);
+		if (err)
+			return err;
+	}
+	return open_streams(iv->agg);
+}
+
+/* Drop what interval_begin made: streams, temporaries (if not committed), profile. */
+static void interval_free(struct interval *iv)
+{
+	int i;
+
+	for (i = 0; i < cfg.nr_outputs; i++) {
+		perfdata__free(streams[i]);
+		streams[i] = NULL;
+		output__abort(&cfg.outputs[i]);
+		free(interval_paths[i]);
+		interval_paths[i] = NULL;
+	}
+	agg__free(iv->agg);
+	profile__free(iv->p);
+	memset(iv, 0, sizeof(*iv));
+}
+
+/* Everything queued belongs to the ending interval; then symbolize and write. */
+static int interval_end(struct interval *iv, struct session *s, struct symbolizer *sy)
+{
+	struct profile *p = iv->p;
+	uint64_t samples, dropped;
+	int err;
+
+	p->end_ns = now_ns(CLOCK_MONOTONIC);
+	err = session__drain(s);
+	if (err < 0) {
+		pr_warn("ring buffer: %s\n", strerror(-err));
+		return err;
+	}
+	if (err > 0)
+		stream_round();
+	session__stats(s, &samples, &dropped, NULL);
+	p->nr_lost = dropped - iv->lost_before;
+	if (agg__nr_bad(iv->agg))
+		pr_warn("%llu malformed ring buffer records skipped\n",
+			(unsigned long long)agg__nr_bad(iv->agg));
+	err = symbolizer__symbolize(sy, p);
+	if (err) {
+		pr_warn("symbolization failed: %s\n", strerror(-err));
+		return err;
+	}
+	err = write_outputs(p);
+	report__summary(stderr, p, (double)(p->end_ns - p->start_ns) / 1e9, cfg.output_dir ? 0 : cfg.top_n);
+	report_lost(s, iv->lost_before);
+	if (!p->nr_samples)
+		pr_warn("no samples collected\n");
+	prune_output_dir();
+	return err;
+}
+
 int main(int argc, char **argv)
 {
 	struct session_opts sopts = { 0 };
 	struct symbolizer *sy = NULL;
+	struct interval iv = { 0 };
 	struct session *s = NULL;
-	struct profile *p = NULL;
-	struct agg *agg = NULL;
-	uint64_t start, last_progress = 0, last_check = 0, dropped = 0, bpf_samples;
-	bool tty, child_done = false;
+	uint64_t start, next_interval = 0, last_progress = 0, last_check = 0, dropped = 0, bpf_samples;
+	bool tty, child_done = false, stop = false;
 	pid_t child = -1;
 	int go = -1, err, i, status;
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -348,6 +537,8 @@ int main(int argc, char **argv)
 	err = cli__parse(argc, argv, &cfg);
 	if (err)
 		return err;
+	for (i = 0; i < cfg.nr_outputs; i++)
+		out_names[i] = cfg.outputs[i].path;
 
 	err = check_system();
 	if (err)
@@ -363,29 +554,21 @@ int main(int argc, char **argv)
 			pr_info("%u is a thread of process %u: profiling the process\n", cfg.pids[i], tgid);
 		cfg.pids[i] = tgid;
 	}
-	for (i = 0; i < cfg.nr_outputs; i++) {
-		err = output__open(&cfg.outputs[i]);
-		if (err)
-			goto out;
-	}
 
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 
-	p = profile__new();
-	agg = p ? agg__new(p, "/proc", 1000000000ULL / cfg.freq_hz) : NULL;
-	if (!agg) {
+	/* outputs exist (as temporaries) before sampling starts: a bad path fails now */
+	err = interval_begin(&iv, NULL);
+	if (err)
+		goto out;
+	sy = symbolizer__new("/proc/kallsyms", "/proc");
+	if (!sy) {
 		err = -ENOMEM;
 		goto out;
 	}
-	err = open_streams(agg);
-	if (err)
-		goto out;
-	p->event = profile__intern(p, cfg.event);
-	p->freq_hz = cfg.freq_hz;
-	p->period_ns = 1000000000ULL / cfg.freq_hz;
 
 	if (cfg.command) {
 		child = start_command(cfg.command, &go);
@@ -404,7 +587,7 @@ int main(int argc, char **argv)
 	sopts.cgroup_ids = cfg.cgroup_ids;
 	sopts.nr_cgroups = (size_t)cfg.nr_cgroups;
 	sopts.on_record = on_record;
-	sopts.ctx = agg;
+	sopts.ctx = &iv;
 	err = session__open(&sopts, &s);
 	if (err)
 		goto out;
@@ -417,14 +600,15 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
-	p->start_ns = start = now_ns(CLOCK_MONOTONIC);
-	p->start_realtime_ns = now_ns(CLOCK_REALTIME);
+	iv.p->start_ns = start = now_ns(CLOCK_MONOTONIC);
+	if (cfg.interval_s > 0)
+		next_interval = start + (uint64_t)(cfg.interval_s * 1e9);
 	if (go >= 0) {
 		close(go); /* the command execs now */
 		go = -1;
 	}
 	tty = cfg.progress && isatty(STDERR_FILENO);
-	while (!exiting) {
+	while (!stop) {
 		uint64_t now;
 
 		err = session__poll(s, 100);
@@ -436,11 +620,13 @@ int main(int argc, char **argv)
 			stream_round();
 		err = 0;
 		now = now_ns(CLOCK_MONOTONIC);
+		if (exiting)
+			stop = true;
 		if (cfg.duration_s > 0 && (double)(now - start) >= cfg.duration_s * 1e9)
-			break;
+			stop = true;
 		if (child > 0 && waitpid(child, &status, WNOHANG) == child) {
 			child_done = true;
-			break;
+			stop = true;
 		}
 		if (cfg.nr_pids && now - last_check > 200000000ULL) {
 			bool any = false;
@@ -450,32 +636,30 @@ int main(int argc, char **argv)
 				any = process_alive(cfg.pids[i]);
 			if (!any) {
 				pr_info("every target process has exited\n");
-				break;
+				stop = true;
 			}
+		}
+		if (!stop && next_interval && now >= next_interval) {
+			if (tty)
+				fprintf(stderr, "\r\033[K");
+			err = interval_end(&iv, s, sy);
+			interval_free(&iv);
+			if (!err)
+				err = interval_begin(&iv, s);
+			if (err)
+				goto out;
+			next_interval += (uint64_t)(cfg.interval_s * 1e9);
 		}
 		if (tty && now - last_progress >= 1000000000ULL) {
 			last_progress = now;
 			session__stats(s, &bpf_samples, &dropped, NULL);
-			print_progress((double)(now - start) / 1e9, p->nr_samples, dropped);
+			print_progress((double)(now - start) / 1e9, iv.p->nr_samples,
+				       dropped - iv.lost_before);
 		}
 	}
-	p->end_ns = now_ns(CLOCK_MONOTONIC);
 	session__stop(s);
-	err = session__drain(s);
-	if (err < 0) {
-		pr_warn("ring buffer: %s\n", strerror(-err));
-		goto out;
-	}
-	if (err > 0)
-		stream_round();
-	err = 0;
 	if (tty)
 		fprintf(stderr, "\r\033[K");
-	session__stats(s, &bpf_samples, &dropped, NULL);
-	p->nr_lost = dropped;
-	if (agg__nr_bad(agg))
-		pr_warn("%llu malformed ring buffer records skipped\n",
-			(unsigned long long)agg__nr_bad(agg));
 
 	if (child > 0 && !child_done) {
 		/* the run ended first (duration, signal): stop the command as perf does */
@@ -485,18 +669,7 @@ int main(int argc, char **argv)
 	}
 	if (child_done && child > 0 && WIFEXITED(status) && WEXITSTATUS(status))
 		pr_warn("command exited with status %d\n", WEXITSTATUS(status));
-
-	sy = symbolizer__new("/proc/kallsyms", "/proc");
-	err = sy ? symbolizer__symbolize(sy, p) : -ENOMEM;
-	if (err) {
-		pr_warn("symbolization failed: %s\n", strerror(-err));
-		goto out;
-	}
-	err = write_outputs(p);
-	report__summary(stderr, p, (double)(p->end_ns - p->start_ns) / 1e9, cfg.top_n);
-	report_lost(s);
-	if (!p->nr_samples)
-		pr_warn("no samples collected\n");
+	err = interval_end(&iv, s, sy);
 
 out:
 	if (go >= 0) {
@@ -507,13 +680,8 @@ out:
 	}
 	if (child > 0 && !child_done)
 		waitpid(child, NULL, 0);
-	for (i = 0; i < cfg.nr_outputs; i++) {
-		perfdata__free(streams[i]);
-		output__abort(&cfg.outputs[i]);
-	}
+	interval_free(&iv);
 	session__close(s);
 	symbolizer__free(sy);
-	agg__free(agg);
-	profile__free(p);
 	return err != 0;
 }

@@ -17,8 +17,9 @@
 #include "symbolize.h"
 
 struct dso_entry {
-	const char *path;	/* interned in the profile: compared by pointer */
+	char *path;		/* owned copy: the cache outlives each profile (--interval) */
 	uint64_t inode;
+	uint32_t dev_major, dev_minor;	/* with inode: the file's identity across mount namespaces */
 	struct elf_symtab *st;	/* NULL when the file could not be read */
 	uint8_t build_id[ELF_BUILD_ID_MAX];
 	size_t build_id_len;
@@ -33,7 +34,6 @@ struct symbolizer {
 	bool vdso_loaded;
 	struct dso_entry *dsos;
 	size_t nr_dsos, cap_dsos;
-	const struct profile *owner;	/* profile whose interned paths the cache holds */
 };
 
 struct symbolizer *symbolizer__new(const char *kallsyms_path, const char *proc_dir)
@@ -51,8 +51,10 @@ static void drop_dsos(struct symbolizer *sy)
 {
 	size_t i;
 
-	for (i = 0; i < sy->nr_dsos; i++)
+	for (i = 0; i < sy->nr_dsos; i++) {
 		elf_symtab__free(sy->dsos[i].st);
+		free(sy->dsos[i].path);
+	}
 	sy->nr_dsos = 0;
 }
 
@@ -103,14 +105,20 @@ static struct dso_entry *get_dso(struct symbolizer *sy, uint32_t pid, const stru
 	size_t i;
 
 	for (i = sy->nr_dsos; i-- > 0;)
-		if (sy->dsos[i].path == m->path && sy->dsos[i].inode == m->inode)
+		if (sy->dsos[i].inode == m->inode && sy->dsos[i].dev_major == m->dev_major &&
+		    sy->dsos[i].dev_minor == m->dev_minor && !strcmp(sy->dsos[i].path, m->path))
 			return &sy->dsos[i];
 	if (array__grow((void **)&sy->dsos, &sy->cap_dsos, sy->nr_dsos + 1, sizeof(*sy->dsos)))
 		return NULL;
-	d = &sy->dsos[sy->nr_dsos++];
+	d = &sy->dsos[sy->nr_dsos];
 	memset(d, 0, sizeof(*d));
-	d->path = m->path;
+	d->path = strdup(m->path);
+	if (!d->path)
+		return NULL;
+	sy->nr_dsos++;
 	d->inode = m->inode;
+	d->dev_major = m->dev_major;
+	d->dev_minor = m->dev_minor;
 	d->st = open_elf(sy, pid, m->path);
 	if (d->st)
 		d->build_id_len = elf_symtab__build_id(d->st, d->build_id);
@@ -245,10 +253,6 @@ int symbolizer__symbolize(struct symbolizer *sy, struct profile *p)
 	size_t i;
 	int err;
 
-	if (sy->owner != p) {
-		drop_dsos(sy); /* interned path pointers belong to another profile */
-		sy->owner = p;
-	}
 	err = profile__resolve_locs(p);
 	if (err)
 		return err;

@@ -278,6 +278,32 @@ fi
 [ $? -eq 2 ] && grep -q "invalid cgroup" "$work/cg2.log" && ok "--cgroup with a missing directory: exit 2" ||
 	fail "--cgroup missing dir" "$(cat "$work/cg2.log")"
 
+# 12. Continuous mode: one set of outputs per interval, named by its start,
+# complete and readable, the oldest removed beyond --keep.
+mkdir -p "$work/cont"
+"$HOTCOLD" 6 &
+wl=$!
+"$BPFPROF" -p $wl -F 199 --interval 1 --output-dir "$work/cont" --keep 2 -o hc.prof -o hc.folded -d 4.5 \
+	2>"$work/cont.log"
+rc=$?
+kill $wl 2>/dev/null
+wait $wl 2>/dev/null
+nsets=$(grep -c "^bpfprof: wrote '.*-hc.prof'" "$work/cont.log")
+left=$(ls "$work/cont" | grep -cE '^[0-9]{8}T[0-9]{6}Z-hc\.(prof|folded)$')
+badprof=0
+for f in "$work"/cont/*-hc.prof; do
+	pprof -top "$f" | grep -q ' hot_a$' || badprof=$((badprof + 1))
+done
+if [ $rc -eq 0 ] && [ "$nsets" -ge 4 ] && [ "$left" -eq 4 ] && [ $badprof -eq 0 ] &&
+	[ -z "$(ls -A "$work/cont" | grep '^\.')" ]; then
+	ok "--interval 1 --keep 2: $nsets sets written, the newest 2 kept (4 files), each readable"
+else
+	fail "continuous mode: rc=$rc sets=$nsets files=$left unreadable=$badprof" "$(ls -la "$work/cont")" "$(cat "$work/cont.log")"
+fi
+"$BPFPROF" -a --interval 5 -o x.prof >/dev/null 2>"$work/cont2.log"
+[ $? -eq 2 ] && grep -q "need --output-dir" "$work/cont2.log" && ok "--interval without --output-dir: exit 2" ||
+	fail "--interval without --output-dir" "$(cat "$work/cont2.log")"
+
 # 11. Containers: a binary that exists only on a tmpfs mounted inside the
 # workload's own mount namespace is read through /proc/PID/root.
 if command -v unshare >/dev/null; then
