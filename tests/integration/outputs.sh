@@ -297,7 +297,8 @@ cp "$HOTCOLD" "$work/coldhot"
 "$work/coldhot" 4 >/dev/null &
 other=$!
 sleep 0.2
-"$BPFPROF" -a -F 499 -o "$work/all.pb.gz" -o "$work/all.folded" -- "$HOTCOLD" 2 >/dev/null 2>"$work/all.log"
+"$BPFPROF" -a -F 499 -o "$work/all.pb.gz" -o "$work/all.folded" -o "$work/all.prof" -o "$work/all.data" \
+	-o "$work/all.svg" -- "$HOTCOLD" 2 >/dev/null 2>"$work/all.log"
 rc=$?
 kill $other 2>/dev/null
 wait $other 2>/dev/null
@@ -328,6 +329,39 @@ if [ -n "$decoder" ]; then
 	else
 		fail "-a: pprof-format" "$msg"
 	fi
+fi
+
+# The same capture in the other three formats: both processes named in each.
+# .prof has no pids: each process has its own address window, so both binaries
+# appear as mappings and pprof names hot_a in both.
+pprof -raw "$work/all.prof" >"$work/all.raw"
+named=0
+for c in hotcold coldhot; do
+	# the mapping id of the binary, then a location in it that pprof named hot_a
+	mid=$(awk -v c="/$c" '/^Mappings/ { m = 1; next } m && index($0, c " ") { sub(":", "", $1); print $1; exit }' "$work/all.raw")
+	[ -n "$mid" ] && grep -qE "M=$mid hot_a " "$work/all.raw" && named=$((named + 1))
+done
+if [ $named -eq 2 ]; then
+	ok "-a: .prof: pprof names hot_a inside both processes' windows"
+else
+	fail "-a: .prof" "$(pprof -raw "$work/all.prof" | sed -n '/^Mappings/,$p' | head)" "$(cat "$work/pprof.err")"
+fi
+if command -v perf >/dev/null; then
+	perf report -i "$work/all.data" --stdio --sort comm,sym 2>"$work/perf.err" >"$work/all.perf"
+	if grep -qE 'hotcold +\[\.\] hot_a' "$work/all.perf" && grep -qE 'coldhot +\[\.\] hot_a' "$work/all.perf" &&
+		! grep -qiE 'warning|error|failed' "$work/perf.err"; then
+		ok "-a: perf.data: perf report names hot_a in hotcold and in coldhot, nothing on stderr"
+	else
+		fail "-a: perf.data" "$(grep hot_ "$work/all.perf" | head -5)" "$(head -5 "$work/perf.err")"
+	fi
+else
+	skip "-a: perf.data" "perf not installed"
+fi
+if grep -q '<title>hotcold (' "$work/all.svg" && grep -q '<title>coldhot (' "$work/all.svg" &&
+	[ "$(grep -c '<title>hot_a (' "$work/all.svg")" -ge 2 ]; then
+	ok "-a: .svg: a tower per process, hot_a in both"
+else
+	fail "-a: .svg" "$(grep -o '<title>[^<]*' "$work/all.svg" | head -8)"
 fi
 
 finish
