@@ -28,13 +28,9 @@ trap cleanup EXIT
 # keep perf's build-id cache out of the user's ~/.debug
 export PERF_BUILDID_DIR=$work/buildid
 
-passed=0 failed=0 skipped=0
-ok() { echo "ok   - $1"; passed=$((passed + 1)); }
-fail() { echo "FAIL - $1"; shift; for l in "$@"; do echo "       $l"; done; failed=$((failed + 1)); }
-skip() { echo "skip - $1: $2"; skipped=$((skipped + 1)); }
+. "$(dirname "$0")/lib.bash"
 finish() { echo "$passed passed, $failed failed, $skipped skipped"; [ "$failed" -eq 0 ]; exit; }
 
-near() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a != "" && d <= t) }'; }
 # Samples bpfprof reported writing to a perf.data ("wrote 'F.data': N samples").
 reported() { sed -n "s/^bpfprof: wrote '.*\.data': \([0-9]*\) samples.*/\1/p" "$1" | head -1; }
 

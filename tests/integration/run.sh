@@ -15,16 +15,12 @@ work=$(mktemp -d /tmp/bpfprof-it.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 export PPROF_TMPDIR=$work/pprof HOME=${HOME:-/root}
 
-passed=0 failed=0 skipped=0
-ok() { echo "ok   - $1"; passed=$((passed + 1)); }
-fail() { echo "FAIL - $1"; shift; for l in "$@"; do echo "       $l"; done; failed=$((failed + 1)); }
-skip() { echo "skip - $1: $2"; skipped=$((skipped + 1)); }
+. "$(dirname "$0")/lib.bash"
 
 # Percent of the total that `go tool pprof -top` gives a function as flat%.
 flat_pct() { awk -v f="$2" '$NF == f { sub("%", "", $2); print $2; exit }' "$1"; }
 # Same for google-pprof --text: "count pct% sum% cum cum% name".
 gflat_pct() { awk -v f="$2" '$NF == f { sub("%", "", $2); print $2; exit }' "$1"; }
-near() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a != "" && d <= t) }'; }
 # Samples bpfprof reported writing to the .prof ("wrote 'F': N samples").
 reported() { sed -n "s/^bpfprof: wrote '.*\.prof': \([0-9]*\) samples.*/\1/p" "$1" | head -1; }
 

@@ -25,11 +25,7 @@ TOL=${TOL:-7} # percentage points allowed around the known split
 work=$(mktemp -d /tmp/bpfprof-svg.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
-passed=0 failed=0 skipped=0
-ok() { echo "ok   - $1"; passed=$((passed + 1)); }
-fail() { echo "FAIL - $1"; shift; for l in "$@"; do echo "       $l"; done; failed=$((failed + 1)); }
-skip() { echo "skip - $1: $2"; skipped=$((skipped + 1)); }
-near() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a != "" && d <= t) }'; }
+. "$(dirname "$0")/lib.bash"
 finish() {
 	echo "$passed passed, $failed failed, $skipped skipped"
 	[ $failed -eq 0 ]
