@@ -47,7 +47,7 @@ TEST_SRCS := $(wildcard tests/test_*.c)
 TEST_BINS := $(patsubst tests/%.c,$(OUTPUT)/tests/%,$(TEST_SRCS))
 WORKLOADS := $(OUTPUT)/workload/hotcold
 
-.PHONY: all deps demo test unit integration check-root vmlinux format clean
+.PHONY: all deps demo test unit integration fuzz vmlinux format clean
 all: bpfprof $(WORKLOADS)
 
 deps:
@@ -118,6 +118,26 @@ integration: all
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tools/demo.sh
+
+# libFuzzer harnesses, one per reader (tests/fuzz/fuzz_<reader>.c), each run
+# for FUZZ_TIME seconds on its seed corpus under tests/fuzz/corpus/<reader>.
+FUZZ_TIME ?= 60
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_SRCS))
+FUZZ_LIB_SRCS := user/read_xray.c user/profile.c user/log.c user/xray_instr_map.c user/sym_elf.c user/array.c
+
+$(OUTPUT)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRCS)
+	$(call msg,FUZZ-CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Iinclude $< $(FUZZ_LIB_SRCS) \
+		$(PKG_CFLAGS) $(shell $(PKG_CONFIG) --libs libelf libbpf) -o $@
+
+fuzz: $(FUZZ_BINS)
+	$(Q)for f in $(FUZZ_BINS); do \
+		name=$${f##*/fuzz_}; mkdir -p $(OUTPUT)/fuzz/corpus-$$name; \
+		$$f -max_total_time=$(FUZZ_TIME) -print_final_stats=1 $(OUTPUT)/fuzz/corpus-$$name \
+			$$(ls -d tests/fuzz/corpus/$$name 2>/dev/null) || exit 1; \
+	done
 
 vmlinux:
 	$(Q)tools/gen-vmlinux.sh $(ARCH)

@@ -31,6 +31,7 @@
 #include "write_perfdata.h"
 #include "write_pprof.h"
 #include "write_svg.h"
+#include "xray.h"
 
 #define CAP_PERFMON_BIT 38
 #define CAP_BPF_BIT 39
@@ -533,6 +534,8 @@ int main(int argc, char **argv)
 	int go = -1, err, i, status;
 	struct sigaction sa = { .sa_handler = on_signal };
 
+	if (argc > 1 && !strcmp(argv[1], "xray"))
+		return xray__main(argc - 1, argv + 1);
 	log__libbpf_bridge();
 	err = cli__parse(argc, argv, &cfg);
 	if (err)

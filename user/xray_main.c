@@ -1,0 +1,379 @@
+// SPDX-License-Identifier: MIT
+/*
+ * `bpfprof xray [--instr-map BINARY] TRACE... -o FILE...` (include/xray.h):
+ * read LLVM XRay traces (user/read_xray.c) into a profile and write it with
+ * the sampling writers; --account prints per-function calls, total and self
+ * time. Outputs are temporaries until everything is read: a malformed trace
+ * leaves no output file (unless --keep-going), and Ctrl-C removes them.
+ *
+ * gperftools .prof has one weight per stack, a count of samples of
+ * period_us each. The model keeps value = self ns and count = calls; for
+ * .prof the stacks are rewritten as count = self time in µs (rounded) with a
+ * 1 µs period, so pprof's "cpu" is self time and its sample count is µs.
+ */
+#include <argp.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "buf.h"
+#include "cli.h"
+#include "log.h"
+#include "output.h"
+#include "profile.h"
+#include "read_xray.h"
+#include "write_folded.h"
+#include "write_gperf.h"
+#include "write_pprof.h"
+#include "write_svg.h"
+#include "xray.h"
+#include "xray_account.h"
+#include "xray_instr_map.h"
+
+#define XRAY_MAX_TRACES 4096
+#define GPERF_PERIOD_NS 1000ULL
+
+struct xray_config {
+	const char *instr_map;
+	const char *traces[XRAY_MAX_TRACES];
+	int nr_traces;
+	struct output outputs[CLI_MAX_OUTPUTS];
+	int nr_outputs;
+	const char *format;
+	bool account;
+	bool keep_going;
+};
+
+static struct xray_config xcfg;
+
+static const char xdoc[] =
+	"bpfprof xray: turn LLVM XRay traces (FDR and basic mode) into profiles.\n"
+	"\n"
+	"EXAMPLES:\n"
+	"  bpfprof xray --instr-map ./app xray-log.app.XXXX -o app.prof   # go tool pprof ./app app.prof\n"
+	"  bpfprof xray --instr-map ./app --account xray-log.app.*         # calls, total, self time\n"
+	"\n"
+	"Stack weights are self time (TSC ticks through the trace's cycle frequency);\n"
+	"in .prof one sample is 1 us of self time. Without --instr-map frames are fn#ID.\n";
+
+enum { OPT_FORMAT = 1000, OPT_ACCOUNT, OPT_KEEP_GOING };
+
+static const struct argp_option xoptions[] = {
+	{ "instr-map", 'm', "BINARY", 0, "The instrumented binary: function ids to addresses and names", 0 },
+	{ "output", 'o', "FILE", 0, "Write a profile to FILE ('-' for stdout); repeatable", 0 },
+	{ "format", OPT_FORMAT, "FORMAT", 0, "Output format for every -o, overriding the extension: prof", 0 },
+	{ "account", OPT_ACCOUNT, NULL, 0, "Print per function: calls, total time, self time (stdout)", 0 },
+	{ "keep-going", 'k', NULL, 0, "Write what was read even when a trace is damaged", 0 },
+	{ "verbose", 'v', NULL, 0, "More diagnostics", 0 },
+	{},
+};
+
+static error_t xparse(int key, char *arg, struct argp_state *st)
+{
+	struct xray_config *c = st->input;
+
+	switch (key) {
+	case 'm':
+		c->instr_map = arg;
+		break;
+	case 'o':
+		if (c->nr_outputs >= CLI_MAX_OUTPUTS)
+			argp_error(st, "too many outputs (at most %d)", CLI_MAX_OUTPUTS);
+		c->outputs[c->nr_outputs].path = arg;
+		c->outputs[c->nr_outputs].fd = -1;
+		c->nr_outputs++;
+		break;
+	case OPT_FORMAT:
+		if (output__format_from_name(arg) == OUTPUT_NONE)
+			argp_error(st, "unknown format: '%s'", arg);
+		c->format = arg;
+		break;
+	case OPT_ACCOUNT:
+		c->account = true;
+		break;
+	case 'k':
+		c->keep_going = true;
+		break;
+	case 'v':
+		log_verbosity++;
+		break;
+	case ARGP_KEY_ARG:
+		if (c->nr_traces >= XRAY_MAX_TRACES)
+			argp_error(st, "too many traces (at most %d)", XRAY_MAX_TRACES);
+		c->traces[c->nr_traces++] = arg;
+		break;
+	case ARGP_KEY_END:
+		if (!c->nr_traces)
+			argp_error(st, "no trace given");
+		if (!c->nr_outputs && !c->account)
+			argp_error(st, "nothing to do: give -o FILE or --account");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static int check_outputs(struct xray_config *c)
+{
+	int i;
+
+	for (i = 0; i < c->nr_outputs; i++) {
+		struct output *o = &c->outputs[i];
+
+		o->format = c->format ? output__format_from_name(c->format) :
+					output__format_from_path(o->path);
+		if (o->format == OUTPUT_NONE) {
+			fprintf(stderr, "bpfprof: cannot tell the format of '%s'; use a known extension "
+					"(.prof) or --format\nTry 'bpfprof xray --help' for more information.\n",
+				o->path);
+			return 2;
+		}
+		if (o->format == OUTPUT_PERFDATA) {
+			fprintf(stderr, "bpfprof: 'bpfprof xray' cannot write perf.data yet ('%s'); "
+					"use .prof, .pb.gz, .folded or .svg\n", o->path);
+			return 2;
+		}
+		if (c->account && !strcmp(o->path, "-")) {
+			fprintf(stderr, "bpfprof: --account and -o - both write to stdout\n");
+			return 2;
+		}
+	}
+	return 0;
+}
+
+
+static void on_signal(int sig)
+{
+	int i;
+
+	for (i = 0; i < xcfg.nr_outputs; i++)
+		output__abort_signal_safe(&xcfg.outputs[i]);
+	_exit(128 + sig);
+}
+
+/*
+ * The .prof view of p: same processes and mappings, each stack's count =
+ * its self time in µs (rounded to nearest; stacks under 0.5 µs vanish),
+ * period 1 µs. *dropped_ns gets the self time lost to rounding away stacks.
+ */
+static struct profile *gperf_view(const struct profile *p, uint64_t *dropped_ns)
+{
+	struct profile *g = profile__new();
+	size_t i, j;
+
+	*dropped_ns = 0;
+	if (!g)
+		return NULL;
+	g->event = profile__intern(g, "xray-self-time");
+	g->period_ns = GPERF_PERIOD_NS;
+	for (i = 0; i < p->nr_procs; i++) {
+		const struct profile_process *pr = &p->procs[i];
+		bool created;
+		int idx = profile__process(g, pr->pid, &created);
+
+		if (idx < 0)
+			goto out_free;
+		memcpy(g->procs[idx].comm, pr->comm, sizeof(pr->comm));
+		for (j = 0; j < pr->nr_mappings; j++) {
+			struct profile_mapping m = pr->mappings[j];
+
+			m.path = profile__intern(g, pr->mappings[j].path ? pr->mappings[j].path : "");
+			if (!m.path || profile__add_mapping(g, (uint32_t)idx, &m) < 0)
+				goto out_free;
+		}
+	}
+	for (i = 0; i < p->nr_stacks; i++) {
+		const struct profile_stack *s = &p->stacks[i];
+		bool created;
+		uint64_t us = (s->value + GPERF_PERIOD_NS / 2) / GPERF_PERIOD_NS;
+		int idx;
+
+		if (!us) {
+			*dropped_ns += s->value;
+			continue;
+		}
+		idx = profile__find_process(g, p->procs[s->proc].pid);
+		if (idx < 0 || profile__add_stack(g, (uint32_t)idx, s->ips, s->nr_kernel, s->nr_user, us,
+						  us * GPERF_PERIOD_NS, &created) < 0)
+			goto out_free;
+		g->nr_samples += us;
+		g->procs[idx].nr_samples += us;
+	}
+	return g;
+out_free:
+	profile__free(g);
+	return NULL;
+}
+
+/*
+ * Give the µs view the names the trace reader found: its locations are
+ * (process, address) pairs of the same processes, so look each up in p.
+ */
+static int name_view(struct profile *g, const struct profile *p)
+{
+	size_t i, j;
+	int err = profile__resolve_locs(g);
+
+	if (err)
+		return err;
+	for (i = 0; i < g->nr_locs; i++) {
+		struct profile_location *l = &g->locs[i];
+
+		if (l->func)
+			continue;
+		for (j = 0; j < p->nr_locs; j++) {
+			const struct profile_location *s = &p->locs[j];
+
+			if (s->addr == l->addr && s->is_return == l->is_return && s->func &&
+			    p->procs[s->proc].pid == g->procs[l->proc].pid) {
+				l->func = profile__intern(g, s->func);
+				l->dso = s->dso ? profile__intern(g, s->dso) : NULL;
+				l->func_offset = s->func_offset;
+				if (!l->func)
+					return -ENOMEM;
+				break;
+			}
+		}
+	}
+	return 0;
+}
+
+static int write_outputs(struct xray_config *c, const struct profile *p)
+{
+	struct profile *g = NULL;
+	uint64_t dropped_ns = 0;
+	int i, err = 0;
+
+	for (i = 0; i < c->nr_outputs; i++) {
+		struct output *o = &c->outputs[i];
+		struct gperf_stats gs;
+		struct buf b = { 0 };
+
+		if (!g) {
+			g = gperf_view(p, &dropped_ns);
+			if (!g) {
+				err = -ENOMEM;
+				pr_warn("out of memory\n");
+				break;
+			}
+		}
+		switch (o->format) {
+		case OUTPUT_PPROF:
+			/* the model itself: samples/count = calls, cpu/nanoseconds = self time */
+			err = write_pprof(p, &b);
+			break;
+		case OUTPUT_FOLDED:
+			/* weights are self time in µs, as in the .prof view */
+			err = name_view(g, p) ?: write_folded(g, &b);
+			break;
+		case OUTPUT_SVG:
+			err = name_view(g, p) ?: write_svg(g, &b, "bpfprof XRay self time (1 sample = 1 us)");
+			break;
+		default:
+			err = write_gperf(g, &b, &gs);
+			break;
+		}
+		if (err) {
+			pr_warn("cannot write '%s': %s\n", o->path, strerror(-err));
+			output__abort(o);
+			buf__free(&b);
+			break;
+		}
+		err = output__commit(o, &b);
+		if (!err && o->format == OUTPUT_GPERF)
+			fprintf(stderr, "bpfprof: wrote '%s': %llu samples (1 sample = 1 us of self time), "
+					"%zu bytes\n", o->path, (unsigned long long)gs.samples_written, b.len);
+		else if (!err)
+			fprintf(stderr, "bpfprof: wrote '%s': %zu bytes\n", o->path, b.len);
+		buf__free(&b);
+		if (err)
+			break;
+	}
+	if (!err && dropped_ns)
+		pr_info("stacks with under 0.5 us of self time left out of .prof: %.3f us in all\n",
+			dropped_ns / 1e3);
+	profile__free(g);
+	return err;
+}
+
+int xray__main(int argc, char **argv)
+{
+	struct argp argp = { xoptions, xparse, "TRACE...", xdoc };
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct xray_instr_map *map = NULL;
+	struct xray_reader *r = NULL;
+	const struct xray_read_stats *st;
+	struct profile *p = NULL;
+	int i, err = 0, bad = 0, ret;
+
+	argp_err_exit_status = 2;
+	argv[0] = (char *)"bpfprof xray"; /* for argp's messages */
+	if (argp_parse(&argp, argc, argv, 0, NULL, &xcfg))
+		return 2;
+	ret = check_outputs(&xcfg);
+	if (ret)
+		return ret;
+	if (xcfg.instr_map) {
+		err = xray_instr_map__load(xcfg.instr_map, &map);
+		if (err)
+			return 1;
+	}
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	for (i = 0; i < xcfg.nr_outputs; i++) {
+		err = output__open(&xcfg.outputs[i]);
+		if (err)
+			goto out;
+	}
+	p = profile__new();
+	r = p ? xray_reader__new(p, map) : NULL;
+	if (!r) {
+		err = -ENOMEM;
+		pr_warn("out of memory\n");
+		goto out;
+	}
+	for (i = 0; i < xcfg.nr_traces; i++) {
+		err = xray_reader__read_file(r, xcfg.traces[i]);
+		if (err == -ENOMEM) {
+			pr_warn("out of memory reading '%s'\n", xcfg.traces[i]);
+			goto out;
+		}
+		if (err)
+			bad++;
+	}
+	err = 0;
+	st = xray_reader__stats(r);
+	if (bad && !xcfg.keep_going) {
+		pr_warn("%d of %d traces malformed; no output written (--keep-going writes what "
+			"was read)\n", bad, xcfg.nr_traces);
+		err = -EINVAL;
+		goto out;
+	}
+	if (st->unmatched_exits || st->unwound_frames || st->open_at_end)
+		pr_info("%llu exits without entry ignored, %llu frames closed by a caller's exit, "
+			"%llu left open at the end\n", (unsigned long long)st->unmatched_exits,
+			(unsigned long long)st->unwound_frames, (unsigned long long)st->open_at_end);
+	err = xray_reader__name_locs(r);
+	if (err)
+		goto out;
+	if (xcfg.account) {
+		err = xray_account__print(r, stdout);
+		if (err) {
+			pr_warn("cannot write the account to stdout: %s\n", strerror(-err));
+			goto out;
+		}
+	}
+	err = write_outputs(&xcfg, p);
+out:
+	for (i = 0; i < xcfg.nr_outputs; i++)
+		output__abort(&xcfg.outputs[i]);
+	xray_reader__free(r);
+	profile__free(p);
+	xray_instr_map__free(map);
+	return err ? 1 : 0;
+}
