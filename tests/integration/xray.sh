@@ -16,10 +16,7 @@ work=$(mktemp -d /tmp/bpfprof-xray.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 export PPROF_TMPDIR=$work/pprof HOME=${HOME:-/root}
 
-passed=0 failed=0 skipped=0
-ok() { echo "ok   - $1"; passed=$((passed + 1)); }
-fail() { echo "FAIL - $1"; shift; for l in "$@"; do echo "       $l"; done; failed=$((failed + 1)); }
-skip() { echo "skip - $1: $2"; skipped=$((skipped + 1)); }
+. "$(dirname "$0")/lib.bash"
 finish() { echo "$passed passed, $failed failed, $skipped skipped"; [ "$failed" -eq 0 ]; exit; }
 
 XRAY=$(command -v llvm-xray-14 || command -v llvm-xray || true)
