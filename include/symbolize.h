@@ -21,6 +21,16 @@ struct symbolizer *symbolizer__new(const char *kallsyms_path, const char *proc_d
 void symbolizer__free(struct symbolizer *sy);
 
 /*
+ * Hold the executable files of process `proc` open (through
+ * /proc/PID/map_files) while it runs, so that they can be read after it has
+ * exited, also when they exist only in its mount namespace or were deleted.
+ * Call when its maps change. Holds at most about half of RLIMIT_NOFILE
+ * (raised to the hard limit); past that, files are read by path at the end.
+ * Returns 0 or -ENOMEM.
+ */
+int symbolizer__pin(struct symbolizer *sy, const struct profile *p, uint32_t proc);
+
+/*
  * Resolve p's locations (calls profile__resolve_locs first) and set func,
  * func_offset and dso where known. Unreadable files are reported once each
  * at info level and leave their frames unnamed. Returns 0 or -ENOMEM.

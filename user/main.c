@@ -184,10 +184,13 @@ static void stream_failed(int i, int err)
 	output__abort(&cfg.outputs[i]);
 }
 
+/* ctx: the symbolizer, which holds the process's files open while it lives */
 static int stream_maps(void *ctx, const struct profile *p, uint32_t proc, uint64_t time_ns)
 {
 	int i, err;
 
+	if (symbolizer__pin(ctx, p, proc))
+		return -ENOMEM;
 	for (i = 0; i < cfg.nr_outputs; i++)
 		if (streams[i] && (err = perfdata__maps(streams[i], p, proc, time_ns)))
 			stream_failed(i, err);
@@ -213,7 +216,7 @@ static void stream_round(void)
 			stream_failed(i, err);
 }
 
-static int open_streams(struct agg *agg)
+static int open_streams(struct agg *agg, struct symbolizer *sy)
 {
 	struct perfdata_opts po = {
 		.event = cfg.event,
@@ -223,8 +226,8 @@ static int open_streams(struct agg *agg)
 		.argv = cfg.argv,
 		.kallsyms_path = "/proc/kallsyms",
 	};
-	struct agg_observer obs = { .maps_changed = stream_maps, .sample = stream_sample };
-	int i, n = 0;
+	struct agg_observer obs = { .maps_changed = stream_maps, .sample = stream_sample, .ctx = sy };
+	int i;
 
 	for (i = 0; i < cfg.nr_outputs; i++) {
 		if (cfg.outputs[i].format != OUTPUT_PERFDATA)
@@ -236,10 +239,8 @@ static int open_streams(struct agg *agg)
 			pr_warn("cannot write '%s': %s\n", cfg.outputs[i].path, strerror(-err));
 			return err;
 		}
-		n++;
 	}
-	if (n)
-		agg__set_observer(agg, &obs);
+	agg__set_observer(agg, &obs);
 	return 0;
 }
 
@@ -434,7 +435,7 @@ static void prune_output_dir(void)
 }
 
 /* Fresh profile, aggregator and outputs (temporary files) for one interval. */
-static int interval_begin(struct interval *iv, struct session *s)
+static int interval_begin(struct interval *iv, struct session *s, struct symbolizer *sy)
 {
 	uint64_t samples, dropped = 0;
 	int i, err;
@@ -468,7 +469,7 @@ static int interval_begin(struct interval *iv, struct session *s)
 		if (err)
 			return err;
 	}
-	return open_streams(iv->agg);
+	return open_streams(iv->agg, sy);
 }
 
 /* Drop what interval_begin made: streams, temporaries (if not committed), profile. */
@@ -563,15 +564,13 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 
+	sy = symbolizer__new("/proc/kallsyms", "/proc");
+	if (!sy)
+		return 1;
 	/* outputs exist (as temporaries) before sampling starts: a bad path fails now */
-	err = interval_begin(&iv, NULL);
+	err = interval_begin(&iv, NULL, sy);
 	if (err)
 		goto out;
-	sy = symbolizer__new("/proc/kallsyms", "/proc");
-	if (!sy) {
-		err = -ENOMEM;
-		goto out;
-	}
 
 	if (cfg.command) {
 		child = start_command(cfg.command, &go);
@@ -648,7 +647,7 @@ int main(int argc, char **argv)
 			err = interval_end(&iv, s, sy);
 			interval_free(&iv);
 			if (!err)
-				err = interval_begin(&iv, s);
+				err = interval_begin(&iv, s, sy);
 			if (err)
 				goto out;
 			next_interval += (uint64_t)(cfg.interval_s * 1e9);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include "array.h"
 #include "kallsyms.h"
@@ -25,7 +26,17 @@ struct dso_entry {
 	size_t build_id_len;
 };
 
+/* A file held open while its process lived, for when it is gone at symbolization. */
+struct pinned_file {
+	char *path;
+	uint64_t inode;
+	uint32_t dev_major, dev_minor;
+	int fd;
+};
+
 struct symbolizer {
+	struct pinned_file *pins;
+	size_t nr_pins, cap_pins, max_pins;
 	const char *kallsyms_path;
 	const char *proc_dir;
 	struct ksyms *ks;
@@ -39,11 +50,20 @@ struct symbolizer {
 struct symbolizer *symbolizer__new(const char *kallsyms_path, const char *proc_dir)
 {
 	struct symbolizer *sy = calloc(1, sizeof(*sy));
+	struct rlimit rl;
 
 	if (!sy)
 		return NULL;
 	sy->kallsyms_path = kallsyms_path;
 	sy->proc_dir = proc_dir;
+	/* one descriptor per executable file, leaving room for everything else */
+	if (!getrlimit(RLIMIT_NOFILE, &rl)) {
+		if (rl.rlim_cur < rl.rlim_max && rl.rlim_max != RLIM_INFINITY) {
+			rl.rlim_cur = rl.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &rl);
+		}
+		sy->max_pins = rl.rlim_cur > 256 ? (size_t)(rl.rlim_cur - 256) / 2 : 0;
+	}
 	return sy;
 }
 
@@ -65,6 +85,11 @@ void symbolizer__free(struct symbolizer *sy)
 	drop_dsos(sy);
 	free(sy->dsos);
 	elf_symtab__free(sy->vdso);
+	for (size_t i = 0; i < sy->nr_pins; i++) {
+		close(sy->pins[i].fd);
+		free(sy->pins[i].path);
+	}
+	free(sy->pins);
 	ksyms__free(sy->ks);
 	free(sy);
 }
@@ -79,13 +104,76 @@ static void strip_deleted(char *path)
 		path[n - s] = '\0';
 }
 
-static struct elf_symtab *open_elf(struct symbolizer *sy, uint32_t pid, const char *path)
+static bool same_file(const char *path, uint64_t inode, uint32_t maj, uint32_t min,
+		      const struct profile_mapping *m)
 {
+	return inode == m->inode && maj == m->dev_major && min == m->dev_minor && !strcmp(path, m->path);
+}
+
+static const struct pinned_file *find_pin(const struct symbolizer *sy, const struct profile_mapping *m)
+{
+	size_t i;
+
+	for (i = 0; i < sy->nr_pins; i++)
+		if (same_file(sy->pins[i].path, sy->pins[i].inode, sy->pins[i].dev_major,
+			      sy->pins[i].dev_minor, m))
+			return &sy->pins[i];
+	return NULL;
+}
+
+int symbolizer__pin(struct symbolizer *sy, const struct profile *p, uint32_t proc)
+{
+	const struct profile_process *pr = &p->procs[proc];
+	size_t i;
+
+	for (i = 0; i < pr->nr_mappings; i++) {
+		const struct profile_mapping *m = &pr->mappings[i];
+		struct pinned_file *pin;
+		char file[128];
+		int fd;
+
+		if (m->path[0] != '/' || m->perms[2] != 'x' || find_pin(sy, m))
+			continue;
+		if (sy->nr_pins >= sy->max_pins)
+			return 0; /* out of descriptors to spend: symbolize by path at the end */
+		if (array__grow((void **)&sy->pins, &sy->cap_pins, sy->nr_pins + 1, sizeof(*sy->pins)))
+			return -ENOMEM;
+		/* map_files reaches the very file mapped: other mount namespaces, deleted files */
+		snprintf(file, sizeof(file), "%s/%u/map_files/%llx-%llx", sy->proc_dir, pr->pid,
+			 (unsigned long long)m->start, (unsigned long long)m->end);
+		fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		if (fd < 0)
+			continue;
+		pin = &sy->pins[sy->nr_pins];
+		pin->path = strdup(m->path);
+		if (!pin->path) {
+			close(fd);
+			return -ENOMEM;
+		}
+		pin->inode = m->inode;
+		pin->dev_major = m->dev_major;
+		pin->dev_minor = m->dev_minor;
+		pin->fd = fd;
+		sy->nr_pins++;
+	}
+	return 0;
+}
+
+static struct elf_symtab *open_elf(struct symbolizer *sy, uint32_t pid, const struct profile_mapping *m)
+{
+	const struct pinned_file *pin = find_pin(sy, m);
+	const char *path = m->path;
 	char file[4096], root[64];
 	struct elf_symtab *st;
 
-	/* the process's own view first: containers, chroots */
 	snprintf(root, sizeof(root), "%s/%u/root", sy->proc_dir, pid);
+	if (pin) {
+		snprintf(file, sizeof(file), "/proc/self/fd/%d", pin->fd);
+		st = elf_symtab__load(file, root);
+		if (st)
+			return st;
+	}
+	/* the process's own view first: containers, chroots */
 	snprintf(file, sizeof(file), "%s%s", root, path);
 	strip_deleted(file);
 	st = elf_symtab__load(file, root);
@@ -119,7 +207,7 @@ static struct dso_entry *get_dso(struct symbolizer *sy, uint32_t pid, const stru
 	d->inode = m->inode;
 	d->dev_major = m->dev_major;
 	d->dev_minor = m->dev_minor;
-	d->st = open_elf(sy, pid, m->path);
+	d->st = open_elf(sy, pid, m);
 	if (d->st)
 		d->build_id_len = elf_symtab__build_id(d->st, d->build_id);
 	return d;

@@ -319,6 +319,18 @@ if command -v unshare >/dev/null; then
 	else
 		fail "container: rc=$rc" "$(cat "$work/ctr.log")"
 	fi
+	# the same container run as the command: it has exited, its namespace
+	# and tmpfs are gone, by the time bpfprof symbolizes
+	mkdir -p "$work/ctr2/mnt"
+	"$BPFPROF" -F 199 -o "$work/ctr2.pb.gz" -- unshare --mount --pid --fork --propagation private bash -c \
+		"mount -t tmpfs none '$work/ctr2/mnt' && cp '$HOTCOLD' '$work/ctr2/mnt/incontainer' &&
+		exec '$work/ctr2/mnt/incontainer' 1.5" 2>"$work/ctr2.log"
+	rc=$?
+	if [ $rc -eq 0 ] && grep -q 'hot_a \[incontainer\]' "$work/ctr2.log"; then
+		ok "container that exited before the end: its binary, held open while it ran, is symbolized"
+	else
+		fail "exited container: rc=$rc" "$(cat "$work/ctr2.log")"
+	fi
 else
 	skip "container" "unshare not installed"
 fi
