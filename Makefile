@@ -47,13 +47,16 @@ TEST_SRCS := $(wildcard tests/test_*.c)
 TEST_BINS := $(patsubst tests/%.c,$(OUTPUT)/tests/%,$(TEST_SRCS))
 WORKLOADS := $(OUTPUT)/workload/hotcold
 
-.PHONY: all deps demo test unit integration fuzz vmlinux format clean
-all: bpfprof $(WORKLOADS)
+.PHONY: all deps demo test unit integration san fuzz vmlinux format clean
+# The binary; the sanitizer build puts its own under its OUTPUT.
+BIN ?= bpfprof
+
+all: $(BIN) $(WORKLOADS)
 
 deps:
 	$(Q)tools/install-deps.sh
 
-bpfprof: $(APP_OBJS) $(OUTPUT)/libbpfprof.a
+$(BIN): $(APP_OBJS) $(OUTPUT)/libbpfprof.a
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
@@ -104,9 +107,21 @@ $(OUTPUT)/tests/%: tests/%.c $(OUTPUT)/libbpfprof.a | $(OUTPUT)/tests
 		$(CMOCKA_LIBS) $(LDLIBS) -o $@
 
 # The README's test command: unit tests (no root) then integration (root, BPF).
+# ASan + UBSan build of everything, tests included, in its own OUTPUT.
+SAN_OUTPUT := .output-san
+SAN_FLAGS := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+
+san:
+	$(Q)$(MAKE) --no-print-directory OUTPUT=$(SAN_OUTPUT) BIN=$(SAN_OUTPUT)/bpfprof \
+		CFLAGS="$(SAN_FLAGS)" LDFLAGS="$(SAN_FLAGS)" $(SAN_OUTPUT)/bpfprof \
+		$(patsubst $(OUTPUT)/%,$(SAN_OUTPUT)/%,$(TEST_BINS))
+
+# The README's test command: unit and integration tests on the normal build,
+# then again on the sanitizer build.
 test: deps
 	$(Q)$(MAKE) --no-print-directory all $(TEST_BINS)
-	$(Q)tests/run-all.sh $(OUTPUT)
+	$(Q)$(MAKE) --no-print-directory san
+	$(Q)tests/run-all.sh $(OUTPUT) $(SAN_OUTPUT)
 
 unit: $(TEST_BINS)
 	$(Q)tests/run-unit.sh $(OUTPUT)
@@ -147,7 +162,7 @@ format:
 
 clean:
 	$(call msg,CLEAN)
-	$(Q)rm -rf $(OUTPUT) bpfprof
+	$(Q)rm -rf $(OUTPUT) $(SAN_OUTPUT) bpfprof
 
 .DELETE_ON_ERROR:
 .SECONDARY:

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The whole suite: cmocka unit tests, then the root-only integration tests.
-# Ends with one "N passed, N failed, N skipped" line for both.
+# The whole suite: cmocka unit tests, then the root-only integration tests,
+# then both again on the ASan + UBSan build when its OUTPUT is given.
+# Ends with one "N passed, N failed, N skipped" line for everything.
 set -uo pipefail
 out=${1:-.output}
+san=${2:-}
 here=$(cd "$(dirname "$0")" && pwd)
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
@@ -16,6 +18,18 @@ for t in "$here"/integration/*.sh; do
 	"$t" | tee -a "$log"
 	[ "${PIPESTATUS[0]}" -eq 0 ] || it_rc=1
 done
+
+if [ -n "$san" ]; then
+	echo "== sanitizer build (ASan + UBSan): unit tests"
+	"$here/run-unit.sh" "$san" | tee -a "$log"
+	[ "${PIPESTATUS[0]}" -eq 0 ] || unit_rc=1
+	# the flame graph suite is a browser's, not bpfprof's: once is enough
+	for t in "$here"/integration/{run,perfdata,outputs,xray}.sh; do
+		echo "== sanitizer build: $(basename "$t")"
+		BPFPROF=$(cd "$san" && pwd)/bpfprof "$t" | tee -a "$log"
+		[ "${PIPESTATUS[0]}" -eq 0 ] || it_rc=1
+	done
+fi
 
 total() { sed -n "s/^\(unit: \)\{0,1\}\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\2 \3 \4/p" "$log" |
 	awk '{ p += $1; f += $2; s += $3 } END { printf "%d passed, %d failed, %d skipped\n", p, f, s }'; }

@@ -286,7 +286,8 @@ static int layout(struct tree *t)
 			}
 			kids[nr++] = c;
 		}
-		qsort_r(kids, nr, sizeof(*kids), cmp_node_name, t->nodes);
+		if (nr > 1)
+			qsort_r(kids, nr, sizeof(*kids), cmp_node_name, t->nodes);
 		n->first_child = nr ? kids[0] : NONE;
 		for (k = 0; k < nr; k++) {
 			struct node *child = &t->nodes[kids[k]];
