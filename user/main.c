@@ -7,7 +7,6 @@
  * In continuous mode (--interval) each interval gets a fresh profile and its
  * own set of outputs, so memory stays flat however long it runs.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -21,7 +20,9 @@
 #include "agg.h"
 #include "cli.h"
 #include "log.h"
+#include "outdir.h"
 #include "output.h"
+#include "preflight.h"
 #include "profile.h"
 #include "report.h"
 #include "session.h"
@@ -32,10 +33,6 @@
 #include "write_pprof.h"
 #include "write_svg.h"
 #include "xray.h"
-
-#define CAP_PERFMON_BIT 38
-#define CAP_BPF_BIT 39
-#define CAP_SYS_ADMIN_BIT 21
 
 static struct bpfprof_config cfg;
 /* perf.data writers, parallel to cfg.outputs; NULL for other formats or after a failure */
@@ -66,78 +63,6 @@ static uint64_t now_ns(clockid_t clk)
 
 	clock_gettime(clk, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-/* Effective capability set from /proc/self/status (CapEff, hex). */
-static uint64_t effective_caps(void)
-{
-	unsigned long long caps = 0;
-	char line[256];
-	FILE *f = fopen("/proc/self/status", "r");
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "CapEff: %llx", &caps) == 1)
-			break;
-	fclose(f);
-	return caps;
-}
-
-static int check_system(void)
-{
-	uint64_t caps = effective_caps();
-	bool bpf = caps & (1ULL << CAP_BPF_BIT), perfmon = caps & (1ULL << CAP_PERFMON_BIT);
-	bool admin = caps & (1ULL << CAP_SYS_ADMIN_BIT);
-	struct stat st;
-
-	if (geteuid() != 0 && !(bpf && perfmon) && !admin) {
-		pr_warn("insufficient privileges: needs root, or CAP_BPF and CAP_PERFMON (missing:%s%s); "
-			"run it with sudo\n",
-			bpf ? "" : " CAP_BPF", perfmon ? "" : " CAP_PERFMON");
-		return -EPERM;
-	}
-	if (stat("/sys/kernel/btf/vmlinux", &st)) {
-		pr_warn("kernel BTF not found at /sys/kernel/btf/vmlinux: needs a kernel built with "
-			"CONFIG_DEBUG_INFO_BTF=y (5.4 or later)\n");
-		return -ENOTSUP;
-	}
-	return 0;
-}
-
-/* A process that is gone or a zombie no longer runs anything to sample. */
-static bool process_alive(uint32_t pid)
-{
-	char path[64], buf[512], *p;
-	FILE *f;
-	bool alive = false;
-
-	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return false;
-	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) && p[1] == ' ')
-		alive = p[2] != 'Z' && p[2] != 'X';
-	fclose(f);
-	return alive;
-}
-
-/* Tgid of a pid, so that -p with a thread id profiles its whole process (0 if unknown). */
-static uint32_t tgid_of(uint32_t pid)
-{
-	unsigned int tgid = 0;
-	char path[64], line[128];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%u/status", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Tgid: %u", &tgid) == 1)
-			break;
-	fclose(f);
-	return tgid;
 }
 
 /*
@@ -347,93 +272,6 @@ static void report_lost(struct session *s, uint64_t before)
 		(unsigned long long)(cfg.ringbuf_bytes >> 20 ? (cfg.ringbuf_bytes >> 20) * 4 : 4));
 }
 
-/* "20261122T123000Z": interval start in UTC, sortable as text */
-#define STAMP_LEN 16
-
-static void format_stamp(uint64_t realtime_ns, char out[STAMP_LEN + 1])
-{
-	time_t t = (time_t)(realtime_ns / 1000000000ULL);
-	struct tm tm;
-
-	gmtime_r(&t, &tm);
-	strftime(out, STAMP_LEN + 1, "%Y%m%dT%H%M%SZ", &tm);
-}
-
-static bool is_stamp(const char *s)
-{
-	int i;
-
-	for (i = 0; i < STAMP_LEN; i++) {
-		char c = s[i];
-
-		if (i == 8 ? c != 'T' : i == 15 ? c != 'Z' : (c < '0' || c > '9'))
-			return false;
-	}
-	return s[STAMP_LEN] == '-';
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* --keep N: remove the sets of outputs older than the newest N. */
-static void prune_output_dir(void)
-{
-	struct dirent *de;
-	char **stamps = NULL;
-	size_t n = 0, cap = 0, uniq = 0, i;
-	DIR *d;
-	int j;
-
-	if (!cfg.output_dir || !cfg.keep)
-		return;
-	d = opendir(cfg.output_dir);
-	if (!d)
-		return;
-	/* pass 1: the distinct stamps of our files */
-	while ((de = readdir(d))) {
-		bool ours = false;
-
-		if (strlen(de->d_name) <= STAMP_LEN + 1 || !is_stamp(de->d_name))
-			continue;
-		for (j = 0; j < cfg.nr_outputs && !ours; j++)
-			ours = !strcmp(de->d_name + STAMP_LEN + 1, out_names[j]);
-		if (!ours)
-			continue;
-		if (n == cap) {
-			char **ns = realloc(stamps, (cap = cap ? cap * 2 : 64) * sizeof(*ns));
-
-			if (!ns)
-				break;
-			stamps = ns;
-		}
-		stamps[n] = strndup(de->d_name, STAMP_LEN);
-		if (stamps[n])
-			n++;
-	}
-	qsort(stamps, n, sizeof(*stamps), cmp_str);
-	for (i = 0; i < n; i++)
-		if (!uniq || strcmp(stamps[uniq - 1], stamps[i]))
-			stamps[uniq++] = stamps[i];
-		else
-			free(stamps[i]);
-	/* pass 2: remove every file of the oldest uniq - keep stamps */
-	for (i = 0; uniq > (size_t)cfg.keep && i < uniq - (size_t)cfg.keep; i++) {
-		for (j = 0; j < cfg.nr_outputs; j++) {
-			char path[4096];
-
-			snprintf(path, sizeof(path), "%s/%s-%s", cfg.output_dir, stamps[i], out_names[j]);
-			if (unlink(path) && errno != ENOENT)
-				pr_warn("cannot remove '%s': %s\n", path, strerror(errno));
-		}
-	}
-	for (i = 0; i < uniq; i++)
-		free(stamps[i]);
-	free(stamps);
-	closedir(d);
-}
-
 /* Fresh profile, aggregator and outputs (temporary files) for one interval. */
 static int interval_begin(struct interval *iv, struct session *s, struct symbolizer *sy)
 {
@@ -456,9 +294,9 @@ static int interval_begin(struct interval *iv, struct session *s, struct symboli
 	for (i = 0; i < cfg.nr_outputs; i++) {
 		stream_err[i] = 0;
 		if (cfg.output_dir) {
-			char stamp[STAMP_LEN + 1];
+			char stamp[OUTDIR_STAMP_LEN + 1];
 
-			format_stamp(iv->p->start_realtime_ns, stamp);
+			outdir__stamp(iv->p->start_realtime_ns, stamp);
 			if (asprintf(&interval_paths[i], "%s/%s-%s", cfg.output_dir, stamp, out_names[i]) < 0) {
 				interval_paths[i] = NULL;
 				return -ENOMEM;
@@ -519,7 +357,8 @@ static int interval_end(struct interval *iv, struct session *s, struct symbolize
 	report_lost(s, iv->lost_before);
 	if (!p->nr_samples)
 		pr_warn("no samples collected\n");
-	prune_output_dir();
+	if (cfg.output_dir && cfg.keep)
+		outdir__prune(cfg.output_dir, out_names, cfg.nr_outputs, cfg.keep);
 	return err;
 }
 
@@ -544,13 +383,13 @@ int main(int argc, char **argv)
 	for (i = 0; i < cfg.nr_outputs; i++)
 		out_names[i] = cfg.outputs[i].path;
 
-	err = check_system();
+	err = preflight__check_system();
 	if (err)
 		return 1;
 	for (i = 0; i < cfg.nr_pids; i++) {
-		uint32_t tgid = tgid_of(cfg.pids[i]);
+		uint32_t tgid = preflight__tgid_of(cfg.pids[i]);
 
-		if (!process_alive(cfg.pids[i]) || !tgid) {
+		if (!preflight__process_alive(cfg.pids[i]) || !tgid) {
 			pr_warn("no such process: %u\n", cfg.pids[i]);
 			return 1;
 		}
@@ -635,7 +474,7 @@ int main(int argc, char **argv)
 
 			last_check = now;
 			for (i = 0; i < cfg.nr_pids && !any; i++)
-				any = process_alive(cfg.pids[i]);
+				any = preflight__process_alive(cfg.pids[i]);
 			if (!any) {
 				pr_info("every target process has exited\n");
 				stop = true;
