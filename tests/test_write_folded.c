@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include "profile_fixture.h"
 #include "buf.h"
 #include "profile.h"
 #include "write_folded.h"
@@ -61,32 +62,6 @@ static uint32_t add_proc(struct profile *p, uint32_t pid, const char *comm)
 	memset(p->procs[idx].comm, 0, sizeof(p->procs[idx].comm));
 	memcpy(p->procs[idx].comm, comm, strnlen(comm, sizeof(p->procs[idx].comm)));
 	return (uint32_t)idx;
-}
-
-static void add_stack(struct profile *p, uint32_t proc, const uint64_t *ips, uint16_t nk, uint16_t nu,
-		      uint64_t count)
-{
-	bool created;
-
-	assert_true(profile__add_stack(p, proc, ips, nk, nu, count, count * p->period_ns, &created) >= 0);
-}
-
-static void name_loc(struct profile *p, uint32_t proc, uint64_t addr, const char *func, const char *dso,
-		     bool jit)
-{
-	size_t i, n = 0;
-
-	for (i = 0; i < p->nr_locs; i++) {
-		struct profile_location *l = &p->locs[i];
-
-		if (l->proc != proc || l->addr != addr)
-			continue;
-		l->func = func ? profile__intern(p, func) : NULL;
-		l->dso = dso ? profile__intern(p, dso) : NULL;
-		l->is_jit = jit;
-		n++;
-	}
-	assert_true(n > 0);
 }
 
 static void check_text(const struct buf *out, const char *want)

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include "profile_fixture.h"
 #include "buf.h"
 #include "profile.h"
 #include "write_gperf.h"
@@ -86,14 +87,6 @@ static void add_map(struct profile *p, uint32_t proc, uint64_t start, uint64_t e
 	m.path = profile__intern(p, path);
 	assert_non_null(m.path);
 	assert_int_equal(profile__add_mapping(p, proc, &m), 1);
-}
-
-static void add_stack(struct profile *p, uint32_t proc, const uint64_t *ips, uint16_t nk, uint16_t nu,
-		      uint64_t count)
-{
-	bool created;
-
-	assert_true(profile__add_stack(p, proc, ips, nk, nu, count, count * p->period_ns, &created) >= 0);
 }
 
 /*

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include "profile_fixture.h"
 #include <zlib.h>
 #include "buf.h"
 #include "profile.h"
@@ -97,33 +98,6 @@ static void add_map(struct profile *p, uint32_t proc, uint64_t start, uint64_t e
 		memcpy(m.build_id, build_id, build_id_len);
 	m.build_id_len = build_id_len;
 	assert_int_equal(profile__add_mapping(p, proc, &m), 1);
-}
-
-static void add_stack(struct profile *p, uint32_t proc, const uint64_t *ips, uint16_t nk, uint16_t nu,
-		      uint64_t count)
-{
-	bool created;
-
-	assert_true(profile__add_stack(p, proc, ips, nk, nu, count, count * PERIOD_NS, &created) >= 0);
-}
-
-/* Name every location of (proc, addr) as the symbolizer would. */
-static void name_loc(struct profile *p, uint32_t proc, uint64_t addr, const char *func, const char *dso,
-		     bool jit)
-{
-	size_t i, n = 0;
-
-	for (i = 0; i < p->nr_locs; i++) {
-		struct profile_location *l = &p->locs[i];
-
-		if (l->proc != proc || l->addr != addr)
-			continue;
-		l->func = func ? profile__intern(p, func) : NULL;
-		l->dso = dso ? profile__intern(p, dso) : NULL;
-		l->is_jit = jit;
-		n++;
-	}
-	assert_true(n > 0);
 }
 
 static const uint8_t APP_ID[20] = { 0xde, 0xad, 0xbe, 0xef, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05,

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Helpers the writer tests share to build a profile by hand: stacks through
+ * the real profile API, and names set on locations as the symbolizer would.
+ * Include after <cmocka.h>.
+ */
+#ifndef BPFPROF_TEST_PROFILE_FIXTURE_H
+#define BPFPROF_TEST_PROFILE_FIXTURE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "profile.h"
+
+/* count samples of one callchain (nk kernel then nu user ips, leaf first), value count * period */
+static inline void add_stack(struct profile *p, uint32_t proc, const uint64_t *ips, uint16_t nk,
+			     uint16_t nu, uint64_t count)
+{
+	bool created;
+
+	assert_true(profile__add_stack(p, proc, ips, nk, nu, count, count * p->period_ns, &created) >= 0);
+}
+
+/* Name every location of (proc, addr); at least one must exist (profile__resolve_locs first). */
+static inline void name_loc(struct profile *p, uint32_t proc, uint64_t addr, const char *func,
+			    const char *dso, bool jit)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < p->nr_locs; i++) {
+		struct profile_location *l = &p->locs[i];
+
+		if (l->proc != proc || l->addr != addr)
+			continue;
+		l->func = func ? profile__intern(p, func) : NULL;
+		l->dso = dso ? profile__intern(p, dso) : NULL;
+		l->is_jit = jit;
+		n++;
+	}
+	assert_true(n > 0);
+}
+
+#endif /* BPFPROF_TEST_PROFILE_FIXTURE_H */
