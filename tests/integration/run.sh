@@ -35,6 +35,9 @@ check_split() {
 		fail "$name: go tool pprof -top" "$(cat "$work/pprof.err")"
 		return
 	fi
+	if [ -s "$work/pprof.err" ]; then
+		fail "$name: go tool pprof printed on stderr" "$(cat "$work/pprof.err")"
+	fi
 	a=$(flat_pct "$top" hot_a) b=$(flat_pct "$top" hot_b)
 	if near "$a" 75 "$TOL" && near "$b" 25 "$TOL"; then
 		ok "$name: go tool pprof -top: hot_a $a%, hot_b $b% (expect 75/25 ±$TOL)"
@@ -42,6 +45,10 @@ check_split() {
 		fail "$name: go tool pprof -top split hot_a=$a% hot_b=$b%" "$(head -15 "$top")"
 	fi
 	if google-pprof --text "$HOTCOLD" "$prof" >"$gtext" 2>"$work/gpprof.err"; then
+		# it announces the files it uses; anything else is a complaint
+		if grep -v '^Using local file ' "$work/gpprof.err" | grep -q .; then
+			fail "$name: google-pprof printed on stderr" "$(cat "$work/gpprof.err")"
+		fi
 		a=$(gflat_pct "$gtext" hot_a) b=$(gflat_pct "$gtext" hot_b)
 		if near "$a" 75 "$TOL" && near "$b" 25 "$TOL"; then
 			ok "$name: google-pprof --text: hot_a $a%, hot_b $b%"
