@@ -18,6 +18,11 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 const volatile __u32 filter_mode = BPFPROF_FILTER_ALL;
 const volatile bool filter_cgroup = false;
 const volatile bool follow_forks = false;
+/*
+ * Command mode: the forked command becomes a target when it execs, as perf's
+ * enable_on_exec does, so the profiler's own child before exec is not sampled.
+ */
+volatile __u32 exec_target = 0;
 /* Wake the consumer only once this many bytes are queued; it also polls on a timer. */
 const volatile __u64 wakeup_bytes = 64 * 1024;
 
@@ -134,6 +139,19 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	}
 	stat_inc(BPFPROF_STAT_SAMPLES);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	__u32 tgid = BPF_CORE_READ(p, tgid);
+	__u8 one = 1;
+
+	if (!exec_target || tgid != exec_target)
+		return 0;
+	bpf_map_update_elem(&targets, &tgid, &one, BPF_ANY);
+	exec_target = 0;
 	return 0;
 }
 

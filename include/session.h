@@ -37,6 +37,12 @@ struct session_opts {
 int session__open(const struct session_opts *opts, struct session **out);
 /* Add a process to the target set. Returns 0 or -errno. */
 int session__add_target(struct session *s, uint32_t tgid);
+/*
+ * Make tgid a target when it next execs (the command, forked and waiting to
+ * exec): its samples start at the exec, as with perf's enable_on_exec.
+ * Needs opts.follow_forks. Returns 0 or -errno.
+ */
+int session__add_target_on_exec(struct session *s, uint32_t tgid);
 /* Wait up to timeout_ms for records and consume them. Returns records consumed, or -errno (-EINTR on a signal). */
 int session__poll(struct session *s, int timeout_ms);
 /* Stop sampling: disable the perf events so no record arrives after this. */

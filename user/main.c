@@ -435,7 +435,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < cfg.nr_pids && !err; i++)
 		err = session__add_target(s, cfg.pids[i]);
 	if (!err && child > 0 && !cfg.all_cpus)
-		err = session__add_target(s, (uint32_t)child);
+		err = session__add_target_on_exec(s, (uint32_t)child);
 	if (err) {
 		pr_warn("cannot add target: %s\n", strerror(-err));
 		goto out;

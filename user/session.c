@@ -141,6 +141,8 @@ int session__open(const struct session_opts *o, struct session **out)
 	err = bpf_map__set_max_entries(s->skel->maps.samples, (uint32_t)o->ringbuf_bytes);
 	if (!err && !o->follow_forks)
 		err = bpf_program__set_autoload(s->skel->progs.on_fork, false);
+	if (!err && !o->follow_forks)
+		err = bpf_program__set_autoload(s->skel->progs.on_exec, false);
 	if (err) {
 		pr_warn("failed to configure BPF object: %s\n", strerror(-err));
 		goto out_free;
@@ -163,7 +165,9 @@ int session__open(const struct session_opts *o, struct session **out)
 	}
 	if (o->follow_forks) {
 		s->skel->links.on_fork = bpf_program__attach(s->skel->progs.on_fork);
-		if (!s->skel->links.on_fork) {
+		s->skel->links.on_exec = s->skel->links.on_fork ?
+			bpf_program__attach(s->skel->progs.on_exec) : NULL;
+		if (!s->skel->links.on_exec) {
 			err = -errno;
 			pr_warn("failed to attach fork tracepoint: %s\n", strerror(-err));
 			goto out_free;
@@ -192,6 +196,14 @@ int session__add_target(struct session *s, uint32_t tgid)
 
 	if (bpf_map__update_elem(s->skel->maps.targets, &tgid, sizeof(tgid), &one, sizeof(one), BPF_ANY))
 		return -errno;
+	return 0;
+}
+
+int session__add_target_on_exec(struct session *s, uint32_t tgid)
+{
+	if (!s->skel->links.on_exec)
+		return -EINVAL;
+	s->skel->bss->exec_target = tgid;
 	return 0;
 }
 
