@@ -49,6 +49,15 @@ struct profile_process {
 	struct profile_mapping *mappings;
 	size_t nr_mappings, cap_mappings;
 	bool maps_missing;	/* process gone before its maps could be read */
+	/*
+	 * JIT code as readers that symbolize from files see it (.prof,
+	 * perf.data): each of the process's anonymous executable mappings
+	 * that may hold JIT code, mapped onto a region of the process's JIT
+	 * ELF image (jit_elf.h): path is the image, offset the region's place
+	 * in it. Sorted by start; empty when the process has no JIT files.
+	 */
+	struct profile_mapping *jit_maps;
+	size_t nr_jit_maps, cap_jit_maps;
 	uint64_t nr_samples;
 };
 

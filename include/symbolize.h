@@ -9,7 +9,9 @@
 #ifndef BPFPROF_SYMBOLIZE_H
 #define BPFPROF_SYMBOLIZE_H
 
+#include <stdbool.h>
 #include "profile.h"
+#include "sym_jitdump.h"
 
 struct symbolizer;
 
@@ -24,15 +26,34 @@ void symbolizer__free(struct symbolizer *sy);
  * Hold the executable files of process `proc` open (through
  * /proc/PID/map_files) while it runs, so that they can be read after it has
  * exited, also when they exist only in its mount namespace or were deleted.
- * Call when its maps change. Holds at most about half of RLIMIT_NOFILE
- * (raised to the hard limit); past that, files are read by path at the end.
+ * Also looks for its JIT files (sym_jit.h). Call when its maps change.
+ * Holds at most about half of RLIMIT_NOFILE (raised to the hard limit);
+ * past that, files are read by path at the end.
  * Returns 0 or -ENOMEM.
  */
 int symbolizer__pin(struct symbolizer *sy, const struct profile *p, uint32_t proc);
 
 /*
+ * Cap on the size of a JIT file (jitdump, perf map) read, in bytes (default
+ * JIT_FILE_MAX_SIZE, sym_jitdump.h). Call before the first pin. 0 or -ENOMEM.
+ */
+int symbolizer__set_jit_max_size(struct symbolizer *sy, uint64_t bytes);
+
+/* Whether a jitdump or perf map was found for this tgid (sym_jit.h). */
+bool symbolizer__has_jit(const struct symbolizer *sy, uint32_t pid);
+
+/*
+ * The JIT symbols read for process `proc` of p by the last
+ * symbolizer__symbolize (read now if it did not need them), or NULL.
+ * Borrowed until the next symbolizer__symbolize or symbolizer__free.
+ */
+const struct jit_table *symbolizer__jit_table(struct symbolizer *sy, const struct profile *p, uint32_t proc);
+
+/*
  * Resolve p's locations (calls profile__resolve_locs first) and set func,
- * func_offset and dso where known. Unreadable files are reported once each
+ * func_offset and dso where known. Code outside files (anonymous memory,
+ * memfd) is named from the process's JIT files (sym_jit.h; is_jit set, dso
+ * "[jit]"), re-read for every profile. Unreadable files are reported once each
  * at info level and leave their frames unnamed. Returns 0 or -ENOMEM.
  */
 int symbolizer__symbolize(struct symbolizer *sy, struct profile *p);

@@ -15,6 +15,7 @@
 #include "kallsyms.h"
 #include "log.h"
 #include "sym_elf.h"
+#include "sym_jit.h"
 #include "symbolize.h"
 
 struct dso_entry {
@@ -45,6 +46,7 @@ struct symbolizer {
 	bool vdso_loaded;
 	struct dso_entry *dsos;
 	size_t nr_dsos, cap_dsos;
+	struct jit_procs *jit;	/* jitdumps and perf maps of the processes seen */
 };
 
 struct symbolizer *symbolizer__new(const char *kallsyms_path, const char *proc_dir)
@@ -56,6 +58,11 @@ struct symbolizer *symbolizer__new(const char *kallsyms_path, const char *proc_d
 		return NULL;
 	sy->kallsyms_path = kallsyms_path;
 	sy->proc_dir = proc_dir;
+	sy->jit = jit_procs__new(proc_dir, JIT_FILE_MAX_SIZE);
+	if (!sy->jit) {
+		free(sy);
+		return NULL;
+	}
 	/* one descriptor per executable file, leaving room for everything else */
 	if (!getrlimit(RLIMIT_NOFILE, &rl)) {
 		if (rl.rlim_cur < rl.rlim_max && rl.rlim_max != RLIM_INFINITY) {
@@ -84,6 +91,7 @@ void symbolizer__free(struct symbolizer *sy)
 		return;
 	drop_dsos(sy);
 	free(sy->dsos);
+	jit_procs__free(sy->jit);
 	elf_symtab__free(sy->vdso);
 	for (size_t i = 0; i < sy->nr_pins; i++) {
 		close(sy->pins[i].fd);
@@ -121,10 +129,34 @@ static const struct pinned_file *find_pin(const struct symbolizer *sy, const str
 	return NULL;
 }
 
+int symbolizer__set_jit_max_size(struct symbolizer *sy, uint64_t bytes)
+{
+	struct jit_procs *jit = jit_procs__new(sy->proc_dir, bytes);
+
+	if (!jit)
+		return -ENOMEM;
+	jit_procs__free(sy->jit);
+	sy->jit = jit;
+	return 0;
+}
+
+bool symbolizer__has_jit(const struct symbolizer *sy, uint32_t pid)
+{
+	return jit_procs__has(sy->jit, pid);
+}
+
+const struct jit_table *symbolizer__jit_table(struct symbolizer *sy, const struct profile *p, uint32_t proc)
+{
+	return jit_procs__table(sy->jit, p, proc);
+}
+
 int symbolizer__pin(struct symbolizer *sy, const struct profile *p, uint32_t proc)
 {
 	const struct profile_process *pr = &p->procs[proc];
 	size_t i;
+
+	if (jit_procs__pin(sy->jit, p, proc))
+		return -ENOMEM;
 
 	for (i = 0; i < pr->nr_mappings; i++) {
 		const struct profile_mapping *m = &pr->mappings[i];
@@ -296,6 +328,33 @@ static int name_kernel(struct symbolizer *sy, struct profile *p, struct profile_
 	return l->func && l->dso ? 0 : -ENOMEM;
 }
 
+/* Code without a file behind it: anonymous memory, or a memfd. */
+static bool maybe_jit(const struct profile_process *pr, int32_t mapping)
+{
+	const char *path = mapping < 0 ? "" : pr->mappings[mapping].path;
+
+	return path[0] != '/' ? path[0] != '[' : !strncmp(path, "/memfd:", 7);
+}
+
+/* Name l from the process's jitdump or perf map. Returns 1 when named, 0, or -ENOMEM. */
+static int name_jit(struct symbolizer *sy, struct profile *p, struct profile_location *l)
+{
+	const struct jit_table *t = jit_procs__table(sy->jit, p, l->proc);
+	const char *name;
+	uint64_t off;
+
+	if (!t)
+		return 0;
+	name = jitdump__lookup(t, l->addr - l->is_return, &off);
+	if (!name)
+		return 0;
+	l->func = profile__intern(p, name);
+	l->dso = profile__intern(p, "[jit]");
+	l->func_offset = off + l->is_return;
+	l->is_jit = true;
+	return l->func && l->dso ? 1 : -ENOMEM;
+}
+
 static int name_user(struct symbolizer *sy, struct profile *p, struct profile_location *l)
 {
 	struct profile_process *pr = &p->procs[l->proc];
@@ -303,7 +362,13 @@ static int name_user(struct symbolizer *sy, struct profile *p, struct profile_lo
 	struct dso_entry *d;
 	const char *name;
 	uint64_t off;
+	int err;
 
+	if (maybe_jit(pr, l->mapping)) {
+		err = name_jit(sy, p, l);
+		if (err)
+			return err < 0 ? err : 0;
+	}
 	if (l->mapping < 0) {
 		l->dso = profile__intern(p, "[unknown]");
 		return l->dso ? 0 : -ENOMEM;
@@ -344,6 +409,7 @@ int symbolizer__symbolize(struct symbolizer *sy, struct profile *p)
 	err = profile__resolve_locs(p);
 	if (err)
 		return err;
+	jit_procs__reload(sy->jit); /* JIT files grew since the last profile */
 	for (i = 0; i < p->nr_locs; i++) {
 		struct profile_location *l = &p->locs[i];
 

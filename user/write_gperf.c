@@ -5,6 +5,7 @@
  * "Profile Records", "Binary Trailer", "Text List of Mapped Objects").
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include "write_gperf.h"
@@ -42,6 +43,29 @@ static uint64_t max_user_addr(const struct profile *p, const uint8_t *used)
 	return max;
 }
 
+static void put_map_line(struct buf *out, const struct profile_mapping *m, uint64_t delta)
+{
+	/* the shape of fs/proc/task_mmu.c show_map_vma() */
+	buf__printf(out, "%08llx-%08llx %s %08llx %02x:%02x %llu", (unsigned long long)(m->start + delta),
+		    (unsigned long long)(m->end + delta), m->perms, (unsigned long long)m->offset,
+		    m->dev_major, m->dev_minor, (unsigned long long)m->inode);
+	if (m->path && m->path[0])
+		buf__printf(out, "    %s", m->path);
+	buf__put_bytes(out, "\n", 1);
+}
+
+static bool has_jit_map(const struct profile_process *pr, const struct profile_mapping *m)
+{
+	for (size_t i = 0; i < pr->nr_jit_maps; i++)
+		if (pr->jit_maps[i].start < m->end && m->start < pr->jit_maps[i].end)
+			return true;
+	return false;
+}
+
+/*
+ * The process's mappings, with its JIT code mapped onto its JIT image
+ * (jit_elf.h) in place of the anonymous memory, so that pprof names it.
+ */
 static void put_maps_text(struct buf *out, const struct profile_process *pr, uint64_t delta)
 {
 	size_t i;
@@ -49,17 +73,13 @@ static void put_maps_text(struct buf *out, const struct profile_process *pr, uin
 	for (i = 0; i < pr->nr_mappings; i++) {
 		const struct profile_mapping *m = &pr->mappings[i];
 
-		if (delta && m->end > USER_HALF)
+		if ((delta && m->end > USER_HALF) || has_jit_map(pr, m))
 			continue;
-		/* the shape of fs/proc/task_mmu.c show_map_vma() */
-		buf__printf(out, "%08llx-%08llx %s %08llx %02x:%02x %llu",
-			    (unsigned long long)(m->start + delta), (unsigned long long)(m->end + delta),
-			    m->perms, (unsigned long long)m->offset, m->dev_major, m->dev_minor,
-			    (unsigned long long)m->inode);
-		if (m->path && m->path[0])
-			buf__printf(out, "    %s", m->path);
-		buf__put_bytes(out, "\n", 1);
+		put_map_line(out, m, delta);
 	}
+	for (i = 0; i < pr->nr_jit_maps; i++)
+		if (pr->jit_maps[i].build_id_len) /* its image was written */
+			put_map_line(out, &pr->jit_maps[i], delta);
 }
 
 struct busiest_ctx {

@@ -568,6 +568,25 @@ static bool map_written(const struct proc_state *ps, const struct profile_mappin
 	return false;
 }
 
+/* MMAP2 for m unless this process already has it. */
+static int put_map_once(struct perfdata_writer *w, struct proc_state *ps, uint32_t pid,
+			const struct profile_mapping *m, uint64_t t)
+{
+	if (map_written(ps, m))
+		return 0;
+	if (ps->nr_maps == ps->cap_maps) {
+		size_t cap = ps->cap_maps ? ps->cap_maps * 2 : 16;
+		struct map_key *k = realloc(ps->maps, cap * sizeof(*k));
+
+		if (!k)
+			return w->err = -ENOMEM;
+		ps->maps = k;
+		ps->cap_maps = cap;
+	}
+	ps->maps[ps->nr_maps++] = (struct map_key){ m->start, m->end, m->offset, m->inode, m->path };
+	return put_mmap2(w, pid, m, t);
+}
+
 int perfdata__maps(struct perfdata_writer *w, const struct profile *p, uint32_t proc, uint64_t time_ns)
 {
 	const struct profile_process *pr;
@@ -587,21 +606,13 @@ int perfdata__maps(struct perfdata_writer *w, const struct profile *p, uint32_t 
 	for (i = 0; i < pr->nr_mappings; i++) {
 		const struct profile_mapping *m = &pr->mappings[i];
 
-		if (m->perms[2] != 'x' || m->end <= m->start || map_written(ps, m))
-			continue;
-		if (ps->nr_maps == ps->cap_maps) {
-			size_t cap = ps->cap_maps ? ps->cap_maps * 2 : 16;
-			struct map_key *k = realloc(ps->maps, cap * sizeof(*k));
-
-			if (!k)
-				return w->err = -ENOMEM;
-			ps->maps = k;
-			ps->cap_maps = cap;
-		}
-		ps->maps[ps->nr_maps++] = (struct map_key){ m->start, m->end, m->offset, m->inode, m->path };
-		if (put_mmap2(w, pr->pid, m, t))
+		if (m->perms[2] == 'x' && m->end > m->start && put_map_once(w, ps, pr->pid, m, t))
 			return w->err;
 	}
+	/* JIT code onto its image (jit_elf.h), after the anonymous memory it covers: perf splits that */
+	for (i = 0; i < pr->nr_jit_maps; i++)
+		if (put_map_once(w, ps, pr->pid, &pr->jit_maps[i], t))
+			return w->err;
 	return 0;
 }
 
@@ -769,6 +780,14 @@ static int build_id_section(struct perfdata_writer *w, const struct profile *p, 
 			err = u64_map__put(&seen, (uintptr_t)pm->path, (uint32_t)nr);
 			nr++;
 		}
+	}
+	/* each JIT image once (jit_elf.h), when written */
+	for (s = 0; s < p->nr_procs && !err; s++) {
+		const struct profile_process *pr = &p->procs[s];
+
+		if (pr->nr_samples && pr->nr_jit_maps && pr->jit_maps[0].build_id_len)
+			put_build_id(b, PERF_RECORD_MISC_USER, pr->jit_maps[0].build_id,
+				     pr->jit_maps[0].build_id_len, pr->jit_maps[0].path);
 	}
 	for (i = 0; i < nr && !err; i++) {
 		struct dso_id *d = &dsos[i];

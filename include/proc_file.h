@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Opening files that belong to observed processes (JIT dumps, perf maps),
+ * which bpfprof reads as root while their owners are unprivileged and may
+ * swap them at any time. A path is resolved inside the process's root
+ * (/proc/PID/root, openat2(2) RESOLVE_IN_ROOT, so ".." and absolute links
+ * cannot leave it), no symlink is followed anywhere in it
+ * (RESOLVE_NO_SYMLINKS), and the file is first opened O_PATH: nothing is
+ * opened for reading until it is known to be a regular file (a FIFO would
+ * block, a device open may have side effects), owned by one of the process's
+ * uids or a world-readable root file, and within the size cap.
+ */
+#ifndef BPFPROF_PROC_FILE_H
+#define BPFPROF_PROC_FILE_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+/* The identity a process's files are checked against (/proc/PID/status). */
+struct proc_ident {
+	uint32_t nspid;		/* innermost pid namespace's pid ("NSpid:" last field) */
+	uid_t uids[4];		/* real, effective, saved, filesystem ("Uid:") */
+};
+
+/*
+ * Read NSpid and Uid of process pid from <proc_dir>/<pid>/status.
+ * Returns 0, or -errno (-ENOENT: the process is gone).
+ */
+int proc_ident__read(const char *proc_dir, uint32_t pid, struct proc_ident *id);
+
+/*
+ * Open `path` (absolute, as the process sees it) of process pid for reading,
+ * as described above. max_size in bytes. Returns a read-only fd (caller
+ * closes it), or -errno: -ENOENT, -ELOOP (a symlink on the path), -EXDEV (the
+ * path leaves the root), -EINVAL (not a regular file), -EPERM (owned by
+ * someone else), -EFBIG (over max_size), or another open/stat error.
+ */
+int proc_file__open(const char *proc_dir, uint32_t pid, const char *path, const struct proc_ident *id,
+		    uint64_t max_size);
+
+/* Why proc_file__open refused, for messages: "a symbolic link", ... */
+const char *proc_file__strerror(int err);
+
+#endif /* BPFPROF_PROC_FILE_H */

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * JIT symbols of observed processes: for each process, the jitdump perf
+ * would find (a mapping of a file named jit-<pid>.dump, which runtimes map
+ * as a marker: ../shared/specs/jitdump-specification.txt, "Marker") and
+ * /tmp/perf-<pid>.map (perf's Documentation/jit-interface.txt), <pid> being
+ * the pid in the process's own namespace and paths resolving under its root.
+ * Files are opened through proc_file.h when the process is first seen (and
+ * retried while not found), held open, and read at symbolization, so code
+ * compiled until the end of the run is named even after the process exits.
+ */
+#ifndef BPFPROF_SYM_JIT_H
+#define BPFPROF_SYM_JIT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "profile.h"
+#include "sym_jitdump.h"
+
+struct jit_procs;
+
+/* proc_dir: normally "/proc". max_size: cap per file, bytes. NULL on ENOMEM. */
+struct jit_procs *jit_procs__new(const char *proc_dir, uint64_t max_size);
+void jit_procs__free(struct jit_procs *jp);
+
+/*
+ * Look for the JIT files of process `proc` of p (its mappings as read so
+ * far) and hold those found open. Cheap when they are already held; a
+ * refused file is warned about once. Returns 0 or -ENOMEM.
+ */
+int jit_procs__pin(struct jit_procs *jp, const struct profile *p, uint32_t proc);
+
+/* Whether JIT files were found for this tgid. */
+bool jit_procs__has(const struct jit_procs *jp, uint32_t pid);
+
+/*
+ * The process's JIT symbols, jitdump and perf map merged (a jitdump entry
+ * wins over a perf map line at the same address), read from the held files
+ * on the first call after jit_procs__reload. NULL when the process has none.
+ * Borrowed: valid until the next jit_procs__reload or jit_procs__free.
+ */
+const struct jit_table *jit_procs__table(struct jit_procs *jp, const struct profile *p, uint32_t proc);
+
+/* Forget the tables read so far (the next profile re-reads the files). */
+void jit_procs__reload(struct jit_procs *jp);
+
+#endif /* BPFPROF_SYM_JIT_H */

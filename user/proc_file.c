@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Safe opening of files written by observed processes (include/proc_file.h).
+ * The kernel does the path walk: openat2(2) with RESOLVE_IN_ROOT |
+ * RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS (Linux 5.6; bpfprof needs 5.8
+ * for ring buffers anyway), see Documentation/userspace-api and openat2(2).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "proc_file.h"
+
+int proc_ident__read(const char *proc_dir, uint32_t pid, struct proc_ident *id)
+{
+	char path[64], line[256];
+	bool have_uid = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%u/status", proc_dir, pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	memset(id, 0, sizeof(*id));
+	id->nspid = pid; /* kernels before 4.1 have no NSpid: no namespaces in use */
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "Uid:", 4)) {
+			unsigned u[4];
+
+			if (sscanf(line + 4, "%u %u %u %u", &u[0], &u[1], &u[2], &u[3]) == 4) {
+				for (int i = 0; i < 4; i++)
+					id->uids[i] = u[i];
+				have_uid = true;
+			}
+		} else if (!strncmp(line, "NSpid:", 6)) {
+			char *tok, *save = NULL;
+
+			/* one pid per nested namespace, outermost first */
+			for (tok = strtok_r(line + 6, " \t\n", &save); tok; tok = strtok_r(NULL, " \t\n", &save))
+				id->nspid = (uint32_t)strtoul(tok, NULL, 10);
+		}
+	}
+	fclose(f);
+	return have_uid ? 0 : -EINVAL;
+}
+
+static bool owned_by(const struct stat *sb, const struct proc_ident *id)
+{
+	for (int i = 0; i < 4; i++)
+		if (sb->st_uid == id->uids[i])
+			return true;
+	/* a root file anybody may read discloses nothing */
+	return sb->st_uid == 0 && (sb->st_mode & S_IROTH);
+}
+
+int proc_file__open(const char *proc_dir, uint32_t pid, const char *path, const struct proc_ident *id,
+		    uint64_t max_size)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	struct stat sb, sb2;
+	char root[64], self[64];
+	int root_fd, path_fd, fd, err;
+
+	snprintf(root, sizeof(root), "%s/%u/root", proc_dir, pid);
+	root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root_fd < 0)
+		return -errno;
+	path_fd = (int)syscall(SYS_openat2, root_fd, path, &how, sizeof(how));
+	err = path_fd < 0 ? -errno : 0;
+	close(root_fd);
+	if (err)
+		return err;
+	if (fstat(path_fd, &sb)) {
+		err = -errno;
+		goto out;
+	}
+	/* O_NOFOLLOW|O_PATH opens a final symlink itself rather than failing */
+	if (S_ISLNK(sb.st_mode)) {
+		err = -ELOOP;
+		goto out;
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		err = -EINVAL;
+		goto out;
+	}
+	if (!owned_by(&sb, id)) {
+		err = -EPERM;
+		goto out;
+	}
+	if ((uint64_t)sb.st_size > max_size) {
+		err = -EFBIG;
+		goto out;
+	}
+	/* reopen the very inode checked, now for reading */
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", path_fd);
+	fd = open(self, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0) {
+		err = -errno;
+		goto out;
+	}
+	if (fstat(fd, &sb2) || sb2.st_dev != sb.st_dev || sb2.st_ino != sb.st_ino) {
+		close(fd);
+		err = -ESTALE;
+		goto out;
+	}
+	close(path_fd);
+	return fd;
+out:
+	close(path_fd);
+	return err;
+}
+
+const char *proc_file__strerror(int err)
+{
+	switch (err) {
+	case -ELOOP:
+		return "a symbolic link is on its path";
+	case -EXDEV:
+		return "its path leaves the process's root";
+	case -EINVAL:
+		return "not a regular file";
+	case -EPERM:
+		return "owned by neither the process nor root";
+	case -EFBIG:
+		return "larger than the size cap (--jit-max-size)";
+	default:
+		return strerror(-err);
+	}
+}

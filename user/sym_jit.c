@@ -1,0 +1,287 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Per-process JIT symbol sources (include/sym_jit.h): finding a process's
+ * jitdump and perf map, holding them open safely, reading them when the
+ * profile is symbolized.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "array.h"
+#include "log.h"
+#include "proc_file.h"
+#include "sym_jit.h"
+#include "sym_perfmap.h"
+
+/* Descriptors held at most: JIT runtimes are few on a host; past this, files are found again at the end. */
+#define JIT_MAX_HELD 512
+
+enum jit_kind { JIT_DUMP, JIT_MAP, JIT_KINDS };
+
+struct jit_source {
+	int fd;			/* -1 until found */
+	char *path;		/* as the process sees it; owned */
+	bool refused;		/* warned once: not retried */
+};
+
+struct jit_proc {
+	uint32_t pid;
+	bool ident_read, gone;
+	struct proc_ident id;
+	struct jit_source src[JIT_KINDS];
+	struct jit_table *table;	/* merged, NULL until read */
+	bool loaded;
+};
+
+struct jit_procs {
+	const char *proc_dir;
+	uint64_t max_size;
+	struct jit_proc *procs;
+	size_t nr, cap;
+	size_t nr_held;
+};
+
+struct jit_procs *jit_procs__new(const char *proc_dir, uint64_t max_size)
+{
+	struct jit_procs *jp = calloc(1, sizeof(*jp));
+
+	if (!jp)
+		return NULL;
+	jp->proc_dir = proc_dir;
+	jp->max_size = max_size;
+	return jp;
+}
+
+void jit_procs__reload(struct jit_procs *jp)
+{
+	for (size_t i = 0; jp && i < jp->nr; i++) {
+		jitdump__free(jp->procs[i].table);
+		jp->procs[i].table = NULL;
+		jp->procs[i].loaded = false;
+	}
+}
+
+void jit_procs__free(struct jit_procs *jp)
+{
+	if (!jp)
+		return;
+	jit_procs__reload(jp);
+	for (size_t i = 0; i < jp->nr; i++)
+		for (int k = 0; k < JIT_KINDS; k++) {
+			if (jp->procs[i].src[k].fd >= 0)
+				close(jp->procs[i].src[k].fd);
+			free(jp->procs[i].src[k].path);
+		}
+	free(jp->procs);
+	free(jp);
+}
+
+static struct jit_proc *find_proc(const struct jit_procs *jp, uint32_t pid)
+{
+	for (size_t i = jp->nr; i-- > 0;)
+		if (jp->procs[i].pid == pid)
+			return &jp->procs[i];
+	return NULL;
+}
+
+static struct jit_proc *get_proc(struct jit_procs *jp, uint32_t pid)
+{
+	struct jit_proc *jpr = find_proc(jp, pid);
+
+	if (jpr)
+		return jpr;
+	if (array__grow((void **)&jp->procs, &jp->cap, jp->nr + 1, sizeof(*jp->procs)))
+		return NULL;
+	jpr = &jp->procs[jp->nr++];
+	memset(jpr, 0, sizeof(*jpr));
+	jpr->pid = pid;
+	for (int k = 0; k < JIT_KINDS; k++)
+		jpr->src[k].fd = -1;
+	return jpr;
+}
+
+bool jit_procs__has(const struct jit_procs *jp, uint32_t pid)
+{
+	const struct jit_proc *jpr = jp ? find_proc(jp, pid) : NULL;
+
+	return jpr && (jpr->src[JIT_DUMP].path || jpr->src[JIT_MAP].path);
+}
+
+/* The path of a mapped jit-<nspid>.dump, as perf's jit_detect() looks for it. */
+static const char *find_jitdump_mapping(const struct profile_process *pr, uint32_t nspid)
+{
+	char want[32];
+
+	snprintf(want, sizeof(want), "jit-%u.dump", nspid);
+	for (size_t i = 0; i < pr->nr_mappings; i++) {
+		const char *path = pr->mappings[i].path, *base;
+
+		if (!path || path[0] != '/')
+			continue;
+		base = strrchr(path, '/') + 1;
+		if (!strcmp(base, want))
+			return path;
+	}
+	return NULL;
+}
+
+/* Open (or remember to open later) one source; warn once when refused. */
+static int try_source(struct jit_procs *jp, struct jit_proc *jpr, enum jit_kind k, const char *path)
+{
+	struct jit_source *s = &jpr->src[k];
+	int fd;
+
+	if (s->fd >= 0 || s->refused)
+		return 0;
+	fd = proc_file__open(jp->proc_dir, jpr->pid, path, &jpr->id, jp->max_size);
+	if (fd == -ENOENT || fd == -ESRCH)
+		return 0; /* not (yet) written */
+	if (!s->path) {
+		s->path = strdup(path);
+		if (!s->path) {
+			if (fd >= 0)
+				close(fd);
+			return -ENOMEM;
+		}
+	}
+	if (fd < 0) {
+		s->refused = true;
+		pr_warn("refusing JIT file '%s' of pid %u: %s\n", path, jpr->pid, proc_file__strerror(fd));
+		return 0;
+	}
+	if (jp->nr_held >= JIT_MAX_HELD) {
+		close(fd); /* found: read by path at the end instead */
+		return 0;
+	}
+	s->fd = fd;
+	jp->nr_held++;
+	return 0;
+}
+
+static int pin_proc(struct jit_procs *jp, struct jit_proc *jpr, const struct profile_process *pr)
+{
+	char path[64];
+	const char *dump;
+	int err;
+
+	if (jpr->gone)
+		return 0;
+	if (!jpr->ident_read) {
+		if (proc_ident__read(jp->proc_dir, jpr->pid, &jpr->id)) {
+			jpr->gone = true;
+			return 0;
+		}
+		jpr->ident_read = true;
+	}
+	dump = find_jitdump_mapping(pr, jpr->id.nspid);
+	if (dump) {
+		err = try_source(jp, jpr, JIT_DUMP, dump);
+		if (err)
+			return err;
+	}
+	snprintf(path, sizeof(path), "/tmp/perf-%u.map", jpr->id.nspid);
+	return try_source(jp, jpr, JIT_MAP, path);
+}
+
+int jit_procs__pin(struct jit_procs *jp, const struct profile *p, uint32_t proc)
+{
+	struct jit_proc *jpr = get_proc(jp, p->procs[proc].pid);
+
+	return jpr ? pin_proc(jp, jpr, &p->procs[proc]) : -ENOMEM;
+}
+
+/* The whole file behind a source: its held fd, or its path opened now. */
+static int read_source(struct jit_procs *jp, struct jit_proc *jpr, enum jit_kind k, char **data,
+		       size_t *len)
+{
+	struct jit_source *s = &jpr->src[k];
+	char origin[4200];
+	int fd = s->fd, err;
+
+	if (!s->path || s->refused)
+		return -ENOENT;
+	snprintf(origin, sizeof(origin), "%s (pid %u)", s->path, jpr->pid);
+	if (fd < 0) {
+		fd = proc_file__open(jp->proc_dir, jpr->pid, s->path, &jpr->id, jp->max_size);
+		if (fd < 0) {
+			if (fd != -ENOENT && fd != -ESRCH)
+				pr_warn("refusing JIT file %s: %s\n", origin, proc_file__strerror(fd));
+			return fd;
+		}
+	} else if (lseek(fd, 0, SEEK_SET) < 0) {
+		return -errno;
+	}
+	err = jit_file__read_fd(fd, origin, jp->max_size, data, len);
+	if (fd != s->fd)
+		close(fd);
+	return err;
+}
+
+/* Add every entry of src to dst, in address order (timestamps kept). */
+static int merge_into(struct jit_table *dst, const struct jit_table *src)
+{
+	struct jit_sym sym;
+
+	for (size_t i = 0; i < jitdump__count(src); i++) {
+		if (jitdump__sym(src, i, &sym))
+			break;
+		if (jit_table__add(dst, sym.start, sym.size, sym.timestamp, sym.name, strlen(sym.name)))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static struct jit_table *load_proc(struct jit_procs *jp, struct jit_proc *jpr)
+{
+	struct jit_table *dump = NULL, *map = NULL, *merged;
+	char origin[4200], *data;
+	size_t len;
+
+	if (!read_source(jp, jpr, JIT_DUMP, &data, &len)) {
+		snprintf(origin, sizeof(origin), "%s (pid %u)", jpr->src[JIT_DUMP].path, jpr->pid);
+		if (jitdump__parse(data, len, origin, &dump, NULL))
+			pr_warn("JIT file %s not used\n", origin);
+		free(data);
+	}
+	if (!read_source(jp, jpr, JIT_MAP, &data, &len)) {
+		snprintf(origin, sizeof(origin), "%s (pid %u)", jpr->src[JIT_MAP].path, jpr->pid);
+		perfmap__parse(data, len, origin, &map, NULL);
+		free(data);
+	}
+	if (!dump || !map)
+		return dump ? dump : map;
+	/* perf map lines carry no time (0): any jitdump entry is newer */
+	merged = jit_table__new();
+	if (merged && (merge_into(merged, map) || merge_into(merged, dump))) {
+		jitdump__free(merged);
+		merged = NULL;
+	}
+	jitdump__free(dump);
+	jitdump__free(map);
+	if (merged)
+		jit_table__finish(merged);
+	return merged;
+}
+
+const struct jit_table *jit_procs__table(struct jit_procs *jp, const struct profile *p, uint32_t proc)
+{
+	struct jit_proc *jpr = find_proc(jp, p->procs[proc].pid);
+
+	if (!jpr) {
+		/* never pinned (sampled before its maps were read): look now */
+		if (jit_procs__pin(jp, p, proc))
+			return NULL;
+		jpr = find_proc(jp, p->procs[proc].pid);
+	} else if (!jpr->loaded) {
+		/* code compiled late may come with a file created late */
+		pin_proc(jp, jpr, &p->procs[proc]);
+	}
+	if (!jpr || jpr->loaded)
+		return jpr ? jpr->table : NULL;
+	jpr->loaded = true;
+	if (jpr->src[JIT_DUMP].path || jpr->src[JIT_MAP].path)
+		jpr->table = load_proc(jp, jpr);
+	return jpr->table;
+}
