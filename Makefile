@@ -45,7 +45,7 @@ LIB_OBJS += $(OUTPUT)/profile.pb-c.o
 APP_OBJS := $(OUTPUT)/main.o $(OUTPUT)/session.o
 TEST_SRCS := $(wildcard tests/test_*.c)
 TEST_BINS := $(patsubst tests/%.c,$(OUTPUT)/tests/%,$(TEST_SRCS))
-WORKLOADS := $(OUTPUT)/workload/hotcold
+WORKLOADS := $(OUTPUT)/workload/hotcold $(OUTPUT)/workload/jitswap
 
 .PHONY: all deps demo test unit integration san fuzz vmlinux format clean
 # The binary; the sanitizer build puts its own under its OUTPUT.

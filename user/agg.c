@@ -23,6 +23,7 @@
 
 struct proc_state {
 	uint64_t last_read_ns;
+	bool stale;	/* an unknown address was seen too soon after the last read */
 };
 
 struct agg {
@@ -164,14 +165,21 @@ static int check_mappings(struct agg *a, uint32_t proc, const struct bpfprof_sam
 {
 	int i;
 
-	if ((int64_t)(s->time_ns - a->state[proc].last_read_ns) < (int64_t)REREAD_INTERVAL_NS)
-		return 0;
+	bool soon = (int64_t)(s->time_ns - a->state[proc].last_read_ns) < (int64_t)REREAD_INTERVAL_NS;
+
 	for (i = 0; i < s->nr_user; i++) {
 		/* a return address may sit just past its mapping's end: look up ip - 1 */
 		uint64_t ip = s->ips[s->nr_kernel + i] - (i > 0);
 
-		if (profile__find_mapping(a->p, proc, ip) < 0)
-			return snapshot(a, proc, s->time_ns, false);
+		if (profile__find_mapping(a->p, proc, ip) >= 0)
+			continue;
+		/*
+		 * Too soon: re-read on a later sample, or code mapped now (JIT
+		 * code early in a runtime's life) would stay unknown whenever
+		 * its callchains repeat from here on
+		 */
+		a->state[proc].stale = soon;
+		return soon ? 0 : snapshot(a, proc, s->time_ns, false);
 	}
 	return 0;
 }
@@ -206,6 +214,12 @@ int agg__record(struct agg *a, const void *data, size_t size)
 		return st;
 	if (created) {
 		err = check_mappings(a, (uint32_t)proc, s);
+		if (err)
+			return err;
+	} else if (a->state[proc].stale &&
+		   (int64_t)(s->time_ns - a->state[proc].last_read_ns) >= (int64_t)REREAD_INTERVAL_NS) {
+		a->state[proc].stale = false;
+		err = snapshot(a, (uint32_t)proc, s->time_ns, false);
 		if (err)
 			return err;
 	}

@@ -5,6 +5,7 @@
  * profile is symbolized.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,22 +110,36 @@ bool jit_procs__has(const struct jit_procs *jp, uint32_t pid)
 	return jpr && (jpr->src[JIT_DUMP].path || jpr->src[JIT_MAP].path);
 }
 
-/* The path of a mapped jit-<nspid>.dump, as perf's jit_detect() looks for it. */
-static const char *find_jitdump_mapping(const struct profile_process *pr, uint32_t nspid)
+/*
+ * The path of a mapped jit-<nspid>.dump, as perf's jit_detect() looks for it,
+ * into out. A path the runtime's file no longer has (" (deleted)") is kept:
+ * whatever took its place is checked like any other file, and refused when
+ * it is not the runtime's own regular file.
+ */
+static bool find_jitdump_mapping(const struct profile_process *pr, uint32_t nspid, char *out, size_t size)
 {
-	char want[32];
+	static const char deleted[] = " (deleted)";
+	char want[48];
+	size_t wlen;
 
-	snprintf(want, sizeof(want), "jit-%u.dump", nspid);
+	wlen = (size_t)snprintf(want, sizeof(want), "jit-%u.dump", nspid);
 	for (size_t i = 0; i < pr->nr_mappings; i++) {
 		const char *path = pr->mappings[i].path, *base;
+		size_t blen;
 
 		if (!path || path[0] != '/')
 			continue;
 		base = strrchr(path, '/') + 1;
-		if (!strcmp(base, want))
-			return path;
+		blen = strlen(base);
+		if (strncmp(base, want, wlen) || (blen != wlen && strcmp(base + wlen, deleted)))
+			continue;
+		if ((size_t)(base - path) + wlen >= size)
+			return false;
+		memcpy(out, path, (size_t)(base - path) + wlen);
+		out[(base - path) + wlen] = '\0';
+		return true;
 	}
-	return NULL;
+	return false;
 }
 
 /* Open (or remember to open later) one source; warn once when refused. */
@@ -162,8 +177,7 @@ static int try_source(struct jit_procs *jp, struct jit_proc *jpr, enum jit_kind 
 
 static int pin_proc(struct jit_procs *jp, struct jit_proc *jpr, const struct profile_process *pr)
 {
-	char path[64];
-	const char *dump;
+	char path[PATH_MAX];
 	int err;
 
 	if (jpr->gone)
@@ -175,9 +189,8 @@ static int pin_proc(struct jit_procs *jp, struct jit_proc *jpr, const struct pro
 		}
 		jpr->ident_read = true;
 	}
-	dump = find_jitdump_mapping(pr, jpr->id.nspid);
-	if (dump) {
-		err = try_source(jp, jpr, JIT_DUMP, dump);
+	if (find_jitdump_mapping(pr, jpr->id.nspid, path, sizeof(path))) {
+		err = try_source(jp, jpr, JIT_DUMP, path);
 		if (err)
 			return err;
 	}

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# JIT frames (issue 4): profile Node running tests/jit/hot.js (hotA 75 %,
+# hotB 25 % of JIT samples by construction) with its jitdump
+# (--perf-prof) and with its perf map only (--perf-basic-prof), and check the
+# names and the split in the summary, go tool pprof on the .prof, perf report
+# on the perf.data and the folded and pprof outputs; then a hostile process
+# that swaps its JIT file paths for symlinks (to a FIFO, to a root-only
+# file): bpfprof must refuse them with a warning and finish.
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+BPFPROF=${BPFPROF:-$top/bpfprof}
+JITSWAP=${JITSWAP:-$top/.output/workload/jitswap}
+TOL=${TOL:-10} # points around 75 % for hotA's share of hotA + hotB
+work=$(mktemp -d /tmp/bpfprof-jit.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+export PPROF_TMPDIR=$work/pprof HOME=${HOME:-/root}
+
+. "$(dirname "$0")/lib.bash"
+
+# hotA's share of hotA + hotB, in percent, from "PCT NAME" lines
+share() { awk '$2 ~ /hotA/ { a += $1 } $2 ~ /hotB/ { b += $1 } END { if (a + b > 0) printf "%.1f", 100 * a / (a + b) }'; }
+
+check_node() {
+	local mode=$1 d=$work/$1 log a_share; shift
+	mkdir -p "$d"
+	if ! (cd "$d" && "$BPFPROF" -F 499 -o out.prof -o out.data -o out.folded -o out.pb.gz \
+		-- node "$@" "$top/tests/jit/hot.js" 4 >"$d/log" 2>&1); then
+		fail "$mode: bpfprof exits 0" "$(tail -5 "$d/log")"
+		return
+	fi
+	# summary: "  72.24%  1098  JS:*hotA /…/hot.js:5:1 [jit]"
+	a_share=$(awk '/\[jit\]$/ { sub("%", "", $1); print $1, $3 }' "$d/log" | share)
+	if grep -q 'JS:\*hotA .*\[jit\]$' "$d/log" && grep -q 'JS:\*hotB .*\[jit\]$' "$d/log" &&
+		near "$a_share" 75 "$TOL"; then
+		ok "$mode: summary names JS:*hotA and JS:*hotB, hotA share $a_share %"
+	else
+		fail "$mode: summary names JS:*hotA/JS:*hotB at 75 %" "share: $a_share" "$(grep -A6 self% "$d/log")"
+	fi
+
+	ls "$d"/out.prof.jit/jitted-*-0.so >/dev/null 2>&1 && ok "$mode: JIT image written beside the .prof" ||
+		fail "$mode: JIT image in out.prof.jit/" "$(ls -la "$d")"
+
+	go tool pprof -top -nodecount=20 "$d/out.prof" >"$d/top" 2>"$d/top.err"
+	a_share=$(awk '/JS:\*hot[AB]/ { sub("%", "", $2); print $2, $6 }' "$d/top" | share)
+	if grep -q 'JS:\*hotA' "$d/top" && grep -q 'JS:\*hotB' "$d/top" && near "$a_share" 75 "$TOL"; then
+		ok "$mode: go tool pprof -top on the .prof names JS:*hotA/hotB, hotA share $a_share %"
+	else
+		fail "$mode: go tool pprof -top names the JIT functions" "share: $a_share" "$(head -14 "$d/top")" \
+			"$(cat "$d/top.err")"
+	fi
+
+	perf report -i "$d/out.data" --stdio --no-children --sort sym,dso -g none >"$d/report" 2>"$d/report.err"
+	a_share=$(awk '/\[\.\] JS:\*hot[AB]/ { sub("%", "", $1); print $1, $3 }' "$d/report" | share)
+	if grep -q 'JS:\*hotA.*jitted-[0-9]*-[0-9]*\.so' "$d/report" && near "$a_share" 75 "$TOL"; then
+		ok "$mode: perf report names JS:*hotA/hotB in the JIT image, hotA share $a_share %"
+	else
+		fail "$mode: perf report names the JIT functions" "share: $a_share" \
+			"$(grep -v '^#' "$d/report" | head -8)" "$(head -5 "$d/report.err")"
+	fi
+
+	# perf finds the image by the build-id the perf.data records for it
+	local img id
+	img=$(ls "$d"/out.prof.jit/jitted-*-0.so 2>/dev/null | head -1)
+	id=$(readelf -n "$img" 2>/dev/null | awk '/Build ID/ { print $3 }')
+	if [ -n "$id" ] && perf buildid-list -i "$d/out.data" 2>/dev/null | grep -q "^$id $img$"; then
+		ok "$mode: perf buildid-list gives the image's own build-id"
+	else
+		fail "$mode: perf buildid-list lists the JIT image" "image $img: $id" \
+			"$(perf buildid-list -i "$d/out.data" 2>&1 | head -5)"
+	fi
+
+	go tool pprof -top -nodecount=20 "$d/out.pb.gz" >"$d/pbtop" 2>/dev/null
+	a_share=$(awk '/JS:\*hot[AB]/ { sub("%", "", $2); print $2, $6 }' "$d/pbtop" | share)
+	grep -q 'JS:\*hotA' "$d/pbtop" && near "$a_share" 75 "$TOL" &&
+		ok "$mode: pprof protobuf names JS:*hotA/hotB, hotA share $a_share %" ||
+		fail "$mode: pprof protobuf names the JIT functions" "$(head -12 "$d/pbtop")"
+	grep -q 'JS:\*hotA' "$d/out.folded" && ok "$mode: folded stacks name JS:*hotA" ||
+		fail "$mode: folded stacks name JS:*hotA"
+}
+
+if ! command -v node >/dev/null; then
+	skip "node" "node is not installed (make deps installs it)"
+else
+	check_node jitdump --perf-prof --interpreted-frames-native-stack
+	check_node perfmap --perf-basic-prof
+fi
+
+# A process that swaps its JIT paths for symlinks; run as nobody, as an
+# unprivileged runtime would be. TARGET: a FIFO, then a root-only file.
+mkfifo "$work/fifo"
+echo "secret 1 secret" >"$work/secret" && chmod 600 "$work/secret"
+mkdir -m 1777 "$work/jitdir"
+chmod 755 "$work"
+for target in fifo secret; do
+	log=$work/swap-$target.log
+	start=$(date +%s)
+	timeout 30 "$BPFPROF" -F 199 -o "$work/swap-$target.folded" -- \
+		setpriv --reuid=nobody --regid=nogroup --clear-groups "$JITSWAP" 2 "$work/$target" "$work/jitdir" \
+		>"$log" 2>&1
+	rc=$? took=$(($(date +%s) - start))
+	if [ $rc -eq 0 ] && grep -q "refusing JIT file '.*jit-[0-9]*\.dump' of pid [0-9]*: a symbolic link" "$log" &&
+		grep -q "refusing JIT file '/tmp/perf-[0-9]*\.map' of pid [0-9]*: a symbolic link" "$log" &&
+		grep -q ' spin ' "$log"; then
+		ok "symlink to a $target as jitdump and perf map: refused with a warning, run completes in ${took}s"
+	else
+		fail "symlink to a $target: refused, run completes" "rc $rc after ${took}s" "$(tail -8 "$log")"
+	fi
+done
+
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]

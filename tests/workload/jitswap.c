@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A hostile JIT runtime for the JIT-file tests: it writes a valid jitdump
+ * header to DIR/jit-<pid>.dump and maps it executable (the marker perf and
+ * bpfprof look for, ../shared/specs/jitdump-specification.txt "Marker"),
+ * then swaps that path for a symlink to TARGET and makes /tmp/perf-<pid>.map
+ * a symlink to TARGET too, and burns CPU in spin() for SECONDS. TARGET is a
+ * FIFO (a reader that follows it blocks) or a file the process may not read.
+ *
+ * usage: jitswap SECONDS TARGET DIR
+ */
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile unsigned long sink;
+
+__attribute__((noinline)) void spin(void)
+{
+	unsigned long x = sink;
+
+	for (int i = 0; i < 100000; i++)
+		x = x * 6364136223846793005UL + 1442695040888963407UL;
+	sink = x;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int main(int argc, char **argv)
+{
+	/* magic, version, total_size, elf_mach (x86-64), pad1, pid, timestamp, flags */
+	struct { uint32_t magic, version, size, mach, pad, pid; uint64_t ts, flags; } hdr = {
+		0x4A695444, 1, 40, 62, 0, (uint32_t)getpid(), 0, 0,
+	};
+	char dump[PATH_MAX], swap[PATH_MAX + 8], map[64];
+	double end;
+	int fd;
+
+	if (argc != 4) {
+		fprintf(stderr, "usage: jitswap SECONDS TARGET DIR\n");
+		return 2;
+	}
+	end = now() + atof(argv[1]);
+	snprintf(dump, sizeof(dump), "%s/jit-%d.dump", argv[3], getpid());
+	fd = open(dump, O_CREAT | O_RDWR | O_TRUNC, 0644);
+	if (fd < 0 || write(fd, &hdr, sizeof(hdr)) != sizeof(hdr) ||
+	    mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0) == MAP_FAILED) {
+		perror(dump);
+		return 1;
+	}
+	close(fd);
+	snprintf(swap, sizeof(swap), "%s.swap", dump);
+	snprintf(map, sizeof(map), "/tmp/perf-%d.map", getpid());
+	unlink(map);
+	if (symlink(argv[2], swap) || rename(swap, dump) || symlink(argv[2], map)) {
+		perror("symlink");
+		return 1;
+	}
+	while (now() < end)
+		spin();
+	unlink(dump);
+	unlink(map);
+	return 0;
+}
