@@ -38,6 +38,12 @@ int proc_ident__read(const char *proc_dir, uint32_t pid, struct proc_ident *id);
 int proc_file__open(const char *proc_dir, uint32_t pid, const char *path, const struct proc_ident *id,
 		    uint64_t max_size);
 
+/*
+ * As proc_file__open, inside the directory `root` (a path), with no
+ * ownership check when id is NULL (binaries: root owns most of them).
+ */
+int proc_file__open_in(const char *root, const char *path, const struct proc_ident *id, uint64_t max_size);
+
 /* Why proc_file__open refused, for messages: "a symbolic link", ... */
 const char *proc_file__strerror(int err);
 

@@ -62,15 +62,22 @@ static bool owned_by(const struct stat *sb, const struct proc_ident *id)
 int proc_file__open(const char *proc_dir, uint32_t pid, const char *path, const struct proc_ident *id,
 		    uint64_t max_size)
 {
+	char root[64];
+
+	snprintf(root, sizeof(root), "%s/%u/root", proc_dir, pid);
+	return proc_file__open_in(root, path, id, max_size);
+}
+
+int proc_file__open_in(const char *root, const char *path, const struct proc_ident *id, uint64_t max_size)
+{
 	struct open_how how = {
 		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
 		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
 	};
 	struct stat sb, sb2;
-	char root[64], self[64];
+	char self[64];
 	int root_fd, path_fd, fd, err;
 
-	snprintf(root, sizeof(root), "%s/%u/root", proc_dir, pid);
 	root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (root_fd < 0)
 		return -errno;
@@ -92,7 +99,7 @@ int proc_file__open(const char *proc_dir, uint32_t pid, const char *path, const 
 		err = -EINVAL;
 		goto out;
 	}
-	if (!owned_by(&sb, id)) {
+	if (id && !owned_by(&sb, id)) {
 		err = -EPERM;
 		goto out;
 	}

@@ -14,6 +14,7 @@
 #include "array.h"
 #include "kallsyms.h"
 #include "log.h"
+#include "proc_file.h"
 #include "sym_elf.h"
 #include "sym_jit.h"
 #include "symbolize.h"
@@ -191,10 +192,30 @@ int symbolizer__pin(struct symbolizer *sy, const struct profile *p, uint32_t pro
 	return 0;
 }
 
+/*
+ * Load the ELF file at `path` inside the directory `root` through
+ * proc_file__open_in: a file swapped for a symlink, or one outside the
+ * process's root, is not read. NULL with errno set otherwise.
+ */
+static struct elf_symtab *load_in(const char *root, const char *path, const char *debug_root)
+{
+	struct elf_symtab *st;
+	char file[64];
+	int fd = proc_file__open_in(root, path, NULL, UINT64_MAX);
+
+	if (fd < 0) {
+		errno = -fd;
+		return NULL;
+	}
+	snprintf(file, sizeof(file), "/proc/self/fd/%d", fd);
+	st = elf_symtab__load(file, debug_root);
+	close(fd);
+	return st;
+}
+
 static struct elf_symtab *open_elf(struct symbolizer *sy, uint32_t pid, const struct profile_mapping *m)
 {
 	const struct pinned_file *pin = find_pin(sy, m);
-	const char *path = m->path;
 	char file[4096], root[64];
 	struct elf_symtab *st;
 
@@ -205,17 +226,16 @@ static struct elf_symtab *open_elf(struct symbolizer *sy, uint32_t pid, const st
 		if (st)
 			return st;
 	}
-	/* the process's own view first: containers, chroots */
-	snprintf(file, sizeof(file), "%s%s", root, path);
+	/* the process's own view first (containers, chroots), then ours */
+	snprintf(file, sizeof(file), "%s", m->path);
 	strip_deleted(file);
-	st = elf_symtab__load(file, root);
+	st = load_in(root, file, root);
 	if (st)
 		return st;
-	snprintf(file, sizeof(file), "%s", path);
-	strip_deleted(file);
-	st = elf_symtab__load(file, "");
+	st = load_in("/", file, "");
 	if (!st)
-		pr_info("no symbols for '%s' (pid %u): %s\n", path, pid, strerror(errno));
+		pr_info("no symbols for '%s' (pid %u): %s\n", m->path, pid,
+			errno == ELOOP ? "a symbolic link is on its path" : strerror(errno));
 	return st;
 }
 
