@@ -63,8 +63,19 @@ static void test_prune_keeps_newest_sets(void **state)
 	touch(dir, "notes.txt");
 	touch(dir, "2026112xT110000Z-p.pb.gz");
 	touch(dir, ".20261122T120030Z-p.pb.gz.AbC123");
+	/* JIT images beside the oldest and the newest set (jit_elf.h) */
+	for (i = 0; i < 4; i += 3) {
+		char jit[PATH_MAX];
+
+		snprintf(jit, sizeof(jit), "%s/%s-p.folded.jit", dir, stamps[i]);
+		assert_int_equal(mkdir(jit, 0755), 0);
+		snprintf(name, sizeof(name), "%s-p.folded.jit/jitted-7-0.so", stamps[i]);
+		touch(dir, name);
+	}
 
 	assert_int_equal(outdir__prune(dir, names, 2, 2), 4);
+	assert_false(exists(dir, "20261122T120000Z-p.folded.jit"));
+	assert_true(exists(dir, "20261122T120030Z-p.folded.jit/jitted-7-0.so"));
 	for (i = 0; i < 4; i++)
 		for (j = 0; j < 2; j++) {
 			snprintf(name, sizeof(name), "%s-%s", stamps[i], names[j]);

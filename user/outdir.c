@@ -42,6 +42,27 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* The JIT images written beside an output (jit_elf.h: OUTPUT.jit/jitted-*.so), and their directory. */
+static void remove_jit_images(const char *output)
+{
+	char dir[4200], path[4500];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "%s.jit", output);
+	d = opendir(dir);
+	if (!d)
+		return;
+	while ((de = readdir(d)))
+		if (!strncmp(de->d_name, "jitted-", 7)) {
+			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+			unlink(path);
+		}
+	closedir(d);
+	if (rmdir(dir))
+		pr_warn("cannot remove '%s': %s\n", dir, strerror(errno));
+}
+
 int outdir__prune(const char *dir, const char *const *names, int nr_names, int keep)
 {
 	struct dirent *de;
@@ -92,6 +113,7 @@ int outdir__prune(const char *dir, const char *const *names, int nr_names, int k
 				removed++;
 			else if (errno != ENOENT)
 				pr_warn("cannot remove '%s': %s\n", path, strerror(errno));
+			remove_jit_images(path);
 		}
 	}
 	for (i = 0; i < uniq; i++)
