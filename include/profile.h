@@ -54,7 +54,7 @@ struct profile_process {
 	 * perf.data): each of the process's anonymous executable mappings
 	 * that may hold JIT code, mapped onto a region of the process's JIT
 	 * ELF image (jit_elf.h): path is the image, offset the region's place
-	 * in it. Sorted by start; empty when the process has no JIT files.
+	 * in it. In the order planned; empty when the process has no JIT files.
 	 */
 	struct profile_mapping *jit_maps;
 	size_t nr_jit_maps, cap_jit_maps;

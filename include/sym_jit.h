@@ -30,7 +30,7 @@ void jit_procs__free(struct jit_procs *jp);
  */
 int jit_procs__pin(struct jit_procs *jp, const struct profile *p, uint32_t proc);
 
-/* Whether JIT files were found for this tgid. */
+/* Whether usable JIT files (found, and not refused) were found for this tgid. */
 bool jit_procs__has(const struct jit_procs *jp, uint32_t pid);
 
 /*

@@ -100,18 +100,18 @@ int jit_dwarf__build(const struct jit_dwarf_fn *fns, size_t nr, const char *unit
 		     struct buf *abbrev, struct buf *line)
 {
 	uint64_t low = nr ? fns[0].low : 0, high = nr ? fns[nr - 1].high : 0;
-	size_t unit = info->len;
+	size_t unit = info->len, abbrev_off = abbrev->len, line_off = line->len;
 
 	put_abbrevs(abbrev);
 	put_line_program(line, fns, nr, unit_name);
 
 	buf__put_u32(info, 0); /* unit_length, patched */
 	put_u16(info, 4);
-	buf__put_u32(info, 0); /* debug_abbrev_offset */
+	buf__put_u32(info, (uint32_t)abbrev_off); /* debug_abbrev_offset */
 	put_u8(info, 8);       /* address_size */
 	put_uleb(info, ABBREV_CU);
 	put_str(info, unit_name);
-	buf__put_u32(info, 0); /* stmt_list: the one line program at 0 */
+	buf__put_u32(info, (uint32_t)line_off); /* stmt_list: the line program above */
 	buf__put_u64(info, low);
 	buf__put_u64(info, high - low);
 	for (size_t i = 0; i < nr; i++) {

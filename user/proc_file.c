@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/openat2.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -19,11 +20,12 @@
 
 int proc_ident__read(const char *proc_dir, uint32_t pid, struct proc_ident *id)
 {
-	char path[64], line[256];
+	char path[PATH_MAX], line[256];
 	bool have_uid = false;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/%u/status", proc_dir, pid);
+	if (snprintf(path, sizeof(path), "%s/%u/status", proc_dir, pid) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
 	f = fopen(path, "re");
 	if (!f)
 		return -errno;
@@ -62,9 +64,10 @@ static bool owned_by(const struct stat *sb, const struct proc_ident *id)
 int proc_file__open(const char *proc_dir, uint32_t pid, const char *path, const struct proc_ident *id,
 		    uint64_t max_size)
 {
-	char root[64];
+	char root[PATH_MAX];
 
-	snprintf(root, sizeof(root), "%s/%u/root", proc_dir, pid);
+	if (snprintf(root, sizeof(root), "%s/%u/root", proc_dir, pid) >= (int)sizeof(root))
+		return -ENAMETOOLONG;
 	return proc_file__open_in(root, path, id, max_size);
 }
 

@@ -25,6 +25,7 @@ struct jit_source {
 	int fd;			/* -1 until found */
 	char *path;		/* as the process sees it; owned */
 	bool refused;		/* warned once: not retried */
+	bool usable;		/* opened and checked at least once */
 };
 
 struct jit_proc {
@@ -42,6 +43,7 @@ struct jit_procs {
 	struct jit_proc *procs;
 	size_t nr, cap;
 	size_t nr_held;
+	bool warned_nosys;
 };
 
 struct jit_procs *jit_procs__new(const char *proc_dir, uint64_t max_size)
@@ -107,7 +109,7 @@ bool jit_procs__has(const struct jit_procs *jp, uint32_t pid)
 {
 	const struct jit_proc *jpr = jp ? find_proc(jp, pid) : NULL;
 
-	return jpr && (jpr->src[JIT_DUMP].path || jpr->src[JIT_MAP].path);
+	return jpr && (jpr->src[JIT_DUMP].usable || jpr->src[JIT_MAP].usable);
 }
 
 /*
@@ -153,6 +155,13 @@ static int try_source(struct jit_procs *jp, struct jit_proc *jpr, enum jit_kind 
 	fd = proc_file__open(jp->proc_dir, jpr->pid, path, &jpr->id, jp->max_size);
 	if (fd == -ENOENT || fd == -ESRCH)
 		return 0; /* not (yet) written */
+	if (fd == -ENOSYS) {
+		/* no openat2 (Linux < 5.6, some sandboxes): no safe way to open them */
+		if (!jp->warned_nosys)
+			pr_warn("openat2 unavailable: JIT files (jitdump, perf maps) not read\n");
+		jp->warned_nosys = true;
+		return 0;
+	}
 	if (!s->path) {
 		s->path = strdup(path);
 		if (!s->path) {
@@ -166,6 +175,7 @@ static int try_source(struct jit_procs *jp, struct jit_proc *jpr, enum jit_kind 
 		pr_warn("refusing JIT file '%s' of pid %u: %s\n", path, jpr->pid, proc_file__strerror(fd));
 		return 0;
 	}
+	s->usable = true;
 	if (jp->nr_held >= JIT_MAX_HELD) {
 		close(fd); /* found: read by path at the end instead */
 		return 0;
@@ -213,7 +223,7 @@ static int read_source(struct jit_procs *jp, struct jit_proc *jpr, enum jit_kind
 	char origin[4200];
 	int fd = s->fd, err;
 
-	if (!s->path || s->refused)
+	if (!s->usable || s->refused)
 		return -ENOENT;
 	snprintf(origin, sizeof(origin), "%s (pid %u)", s->path, jpr->pid);
 	if (fd < 0) {
@@ -294,7 +304,7 @@ const struct jit_table *jit_procs__table(struct jit_procs *jp, const struct prof
 	if (!jpr || jpr->loaded)
 		return jpr ? jpr->table : NULL;
 	jpr->loaded = true;
-	if (jpr->src[JIT_DUMP].path || jpr->src[JIT_MAP].path)
+	if (jpr->src[JIT_DUMP].usable || jpr->src[JIT_MAP].usable)
 		jpr->table = load_proc(jp, jpr);
 	return jpr->table;
 }

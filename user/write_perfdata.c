@@ -781,13 +781,14 @@ static int build_id_section(struct perfdata_writer *w, const struct profile *p, 
 			nr++;
 		}
 	}
-	/* each JIT image once (jit_elf.h), when written */
+	/* every JIT image (jit_elf.h) that was written */
 	for (s = 0; s < p->nr_procs && !err; s++) {
 		const struct profile_process *pr = &p->procs[s];
 
-		if (pr->nr_samples && pr->nr_jit_maps && pr->jit_maps[0].build_id_len)
-			put_build_id(b, PERF_RECORD_MISC_USER, pr->jit_maps[0].build_id,
-				     pr->jit_maps[0].build_id_len, pr->jit_maps[0].path);
+		for (i = 0; pr->nr_samples && i < pr->nr_jit_maps; i++)
+			if (pr->jit_maps[i].build_id_len)
+				put_build_id(b, PERF_RECORD_MISC_USER, pr->jit_maps[i].build_id,
+					     pr->jit_maps[i].build_id_len, pr->jit_maps[i].path);
 	}
 	for (i = 0; i < nr && !err; i++) {
 		struct dso_id *d = &dsos[i];
