@@ -23,6 +23,7 @@ struct bpfprof_config {
 	const char *event;		/* -e */
 	double duration_s;		/* -d; 0 = until Ctrl-C / target exit */
 	uint64_t ringbuf_bytes;		/* --ringbuf-size, power of two */
+	uint64_t jit_max_bytes;		/* --jit-max-size: cap per JIT file read, bytes */
 	struct output outputs[CLI_MAX_OUTPUTS];	/* -o */
 	int nr_outputs;
 	const char *format;		/* --format: overrides every output's extension */

@@ -1,16 +1,28 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Output files: format chosen from the name (or --format), written completely
- * or not at all. output__open creates a temporary file beside the target
- * (mode 0600, O_EXCL, so a planted symlink is never followed) before sampling
- * starts, so an unwritable path fails early; output__commit writes, fsyncs and
- * renames it over the target; output__abort removes it.
+ * or not at all (docs/RELIABILITY.md).
+ *
+ * output__open runs before sampling starts, so that a bad path fails at once.
+ * It refuses a path that already is a symbolic link, a directory or anything
+ * but a regular file (a profile never goes through a link, nor replaces a
+ * device such as /dev/null), then creates the temporary in the target's
+ * directory: an unnamed O_TMPFILE inode where the file system has them (a
+ * crash or kill -9 leaves nothing behind), else a mkostemp ".NAME.XXXXXX"
+ * file (O_EXCL: a name planted there is never followed). output__commit
+ * writes, fsyncs, sets the mode, gives the temporary a name (O_TMPFILE) and
+ * renames it over the target: rename replaces the directory entry and never
+ * follows a link planted in the meantime. output__abort removes it.
  */
 #ifndef BPFPROF_OUTPUT_H
 #define BPFPROF_OUTPUT_H
 
+#include <signal.h>
 #include <stddef.h>
 #include "buf.h"
+
+/* Permission bits of an output unless --output-mode says otherwise. */
+#define OUTPUT_DEFAULT_MODE 0600
 
 enum output_format {
 	OUTPUT_NONE = 0,
@@ -24,7 +36,11 @@ enum output_format {
 struct output {
 	const char *path;	/* as given; "-" is stdout */
 	enum output_format format;
-	char *tmp_path;		/* owned; NULL for stdout or after commit/abort */
+	/* permission bits of the written file, set exactly (no umask); 0: OUTPUT_DEFAULT_MODE */
+	unsigned int mode;
+	char *tmp_path;		/* owned: the temporary's name (template until named); NULL for stdout */
+	/* tmp_path exists in the directory: read by output__abort_signal_safe */
+	volatile sig_atomic_t named;
 	int fd;			/* -1 when closed */
 };
 
@@ -34,16 +50,24 @@ enum output_format output__format_from_path(const char *path);
 enum output_format output__format_from_name(const char *name);
 const char *output__format_name(enum output_format f);
 
-/* Create the temporary file. Returns 0 or -errno, with the message printed. */
+/*
+ * Check the path and create the temporary file (o->fd). Returns 0 or -errno
+ * with the message printed: -ELOOP for a symbolic link, -EISDIR for a
+ * directory, -EINVAL for another non-regular file or an empty name.
+ */
 int output__open(struct output *o);
 /*
  * Write all of b (NULL: the content was already written to o->fd), fsync,
- * rename into place. Returns 0 or -errno (message printed, temporary removed).
+ * set the mode, rename into place. Returns 0 or -errno (message naming the
+ * file printed, temporary removed, an existing target left as it was).
  */
 int output__commit(struct output *o, const struct buf *b);
 /* Remove the temporary file, if any. Safe to call twice. */
 void output__abort(struct output *o);
-/* Async-signal-safe: unlink the temporary (for a second Ctrl-C during writing). */
+/*
+ * Async-signal-safe: remove the temporary's name, if it has one (a second
+ * Ctrl-C during writing; an unnamed O_TMPFILE inode goes with the process).
+ */
 void output__abort_signal_safe(struct output *o);
 
 #endif /* BPFPROF_OUTPUT_H */

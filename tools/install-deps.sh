@@ -11,7 +11,7 @@ pkgs=(
 	libprotobuf-c-dev protobuf-c-compiler
 	# tests: unit tests, and the real readers the integration tests use
 	libcmocka-dev golang-go google-perftools binutils util-linux procps
-	linux-perf llvm libclang-rt-14-dev chromium libxml2-utils
+	linux-perf llvm libclang-rt-14-dev chromium libxml2-utils strace
 )
 
 missing=()

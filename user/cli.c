@@ -13,6 +13,7 @@
 #include "cgroup.h"
 #include "cli.h"
 #include "log.h"
+#include "sym_jitdump.h"
 
 #define BPFPROF_VERSION "0.1.0"
 
@@ -49,6 +50,8 @@ enum {
 	OPT_INTERVAL,
 	OPT_OUTPUT_DIR,
 	OPT_KEEP,
+	OPT_OUTPUT_MODE,
+	OPT_JIT_MAX_SIZE,
 };
 
 static const struct argp_option options[] = {
@@ -64,9 +67,13 @@ static const struct argp_option options[] = {
 	{ "duration", 'd', "SECONDS", 0, "Stop after SECONDS (fractional); default: Ctrl-C or target exit", 2 },
 	{ "ringbuf-size", OPT_RINGBUF_SIZE, "BYTES", 0,
 	  "Ring buffer size, power of two, K/M suffix (default 8M); raise it when samples are lost", 2 },
+	{ "jit-max-size", OPT_JIT_MAX_SIZE, "BYTES", 0,
+	  "Largest jitdump or perf-PID.map read per process (K, M, G suffixes; default 256M)", 2 },
 	{ NULL, 0, NULL, 0, "Output:", 3 },
 	{ "output", 'o', "FILE", 0, "Write a profile to FILE ('-' for stdout); repeatable", 3 },
 	{ "format", OPT_FORMAT, "FORMAT", 0, "Output format for every -o, overriding the extension: prof, perf, pprof, folded, svg", 3 },
+	{ "output-mode", OPT_OUTPUT_MODE, "MODE", 0,
+	  "Permission bits of the written files, octal, owner-readable (default 0600; umask not applied)", 3 },
 	{ "top", OPT_TOP, "N", 0, "Functions in the summary (default 10, 0 to omit)", 3 },
 	{ NULL, 0, NULL, 0, "Continuous profiling:", 4 },
 	{ "output-dir", OPT_OUTPUT_DIR, "DIR", 0,
@@ -108,7 +115,9 @@ static void parse_pids(struct argp_state *st, struct bpfprof_config *cfg, const 
 		argp_error(st, "invalid PID list: '%s'", arg);
 }
 
-static uint64_t parse_size(struct argp_state *st, const char *arg)
+/* BYTES with an optional K, M or G suffix (powers of 1024), within [min, max]. */
+static uint64_t parse_bytes(struct argp_state *st, const char *what, const char *arg, uint64_t min,
+			    uint64_t max, bool pow2)
 {
 	unsigned long long v, mult = 1;
 	char *end;
@@ -121,9 +130,10 @@ static uint64_t parse_size(struct argp_state *st, const char *arg)
 		mult = 1ULL << 20, end++;
 	else if (*end == 'G' || *end == 'g')
 		mult = 1ULL << 30, end++;
-	if (errno || end == arg || *end || !v || v > (1ULL << 31) / mult || ((v * mult) & (v * mult - 1)) ||
-	    v * mult < 4096)
-		argp_error(st, "invalid ring buffer size: '%s' (power of two, 4K-2G)", arg);
+	if (errno || end == arg || *end || *arg == '-' || !v || v > max / mult || v * mult < min ||
+	    (pow2 && ((v * mult) & (v * mult - 1))))
+		argp_error(st, "invalid %s: '%s' (%s%llu-%lluK)", what, arg, pow2 ? "power of two, " : "",
+			   (unsigned long long)min >> 10, (unsigned long long)max >> 10);
 	return v * mult;
 }
 
@@ -154,7 +164,10 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 			argp_error(st, "invalid SECONDS: '%s'", arg);
 		break;
 	case OPT_RINGBUF_SIZE:
-		cfg->ringbuf_bytes = parse_size(st, arg);
+		cfg->ringbuf_bytes = parse_bytes(st, "ring buffer size", arg, 4096, 1ULL << 31, true);
+		break;
+	case OPT_JIT_MAX_SIZE:
+		cfg->jit_max_bytes = parse_bytes(st, "JIT file size cap", arg, 4096, 1ULL << 40, false);
 		break;
 	case 'o':
 		if (cfg->nr_outputs >= CLI_MAX_OUTPUTS)
@@ -168,6 +181,19 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 			argp_error(st, "invalid FORMAT: '%s' (prof, perf, pprof, folded, svg)", arg);
 		cfg->format = arg;
 		break;
+	case OPT_OUTPUT_MODE: {
+		unsigned long mode;
+		int i;
+
+		errno = 0;
+		mode = strtoul(arg, &end, 8);
+		if (errno || *arg < '0' || *arg > '7' || *end || mode > 0777 || !(mode & 0400))
+			argp_error(st, "invalid MODE: '%s' (octal permission bits, 0400-0777, owner-readable)", arg);
+		/* every slot, so that -o given before or after it gets the mode */
+		for (i = 0; i < CLI_MAX_OUTPUTS; i++)
+			cfg->outputs[i].mode = (unsigned int)mode;
+		break;
+	}
 	case OPT_TOP:
 		cfg->top_n = (int)parse_ll(st, "N", arg, 0, 64);
 		break;
@@ -229,6 +255,7 @@ int cli__parse(int argc, char **argv, struct bpfprof_config *cfg)
 	cfg->freq_hz = 99;
 	cfg->event = "cpu-clock";
 	cfg->ringbuf_bytes = 8u << 20;
+	cfg->jit_max_bytes = JIT_FILE_MAX_SIZE;
 	cfg->top_n = 10;
 	cfg->progress = true;
 	/* argp_error exits with argp_err_exit_status, which is 64 unless set */

@@ -3,12 +3,15 @@
  * bpfprof: orchestration only. cli → checks → outputs opened → session
  * (BPF) → agg (ring buffer → profile) → symbolize → writers → summary.
  * Everything collected is written on a duration end, Ctrl-C, SIGTERM or the
- * target's exit; a second signal while writing removes the temporaries.
+ * target's exit; once the run has ended (symbolizing, writing), a second
+ * signal removes the temporaries and exits, leaving no partial file.
  * In continuous mode (--interval) each interval gets a fresh profile and its
  * own set of outputs, so memory stays flat however long it runs.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +22,7 @@
 #include <unistd.h>
 #include "agg.h"
 #include "cli.h"
+#include "jit_elf.h"
 #include "log.h"
 #include "outdir.h"
 #include "output.h"
@@ -41,20 +45,34 @@ static int stream_err[CLI_MAX_OUTPUTS];
 /* -o names as given; in --output-dir mode each interval's paths derive from them */
 static const char *out_names[CLI_MAX_OUTPUTS];
 static char *interval_paths[CLI_MAX_OUTPUTS];
+/*
+ * The interval's profile, for the observer (which sees it const), and where
+ * its JIT images go (jit_elf.h): "<first .prof or perf.data output>.jit",
+ * absolute, as .prof maps text and perf.data MMAP2 records name them. NULL
+ * when no such output is written to a file.
+ */
+static struct profile *stream_profile;
+static char *jit_dir;
 static volatile sig_atomic_t exiting;
-static volatile sig_atomic_t writing;
+/* an interval (or the run) is being symbolized and written */
+static volatile sig_atomic_t finishing;
 
 static void on_signal(int sig)
 {
 	int i;
 
-	if (writing) {
-		/* second signal while writing: leave no partial file behind */
+	if (finishing && exiting) {
+		/* second signal while finishing: leave no partial file behind */
 		for (i = 0; i < cfg.nr_outputs; i++)
 			output__abort_signal_safe(&cfg.outputs[i]);
 		_exit(128 + sig);
 	}
 	exiting = sig;
+}
+
+/* A closed stdout pipe is an error to report, not a death that leaves temporaries. */
+static void on_sigpipe(int sig)
+{
 }
 
 static uint64_t now_ns(clockid_t clk)
@@ -109,12 +127,74 @@ static void stream_failed(int i, int err)
 	output__abort(&cfg.outputs[i]);
 }
 
+static int plan_jit_image(struct profile *p, uint32_t proc)
+{
+	return jit_elf__plan(p, proc, jit_dir);
+}
+
+/* The JIT image directory for this interval's outputs, or NULL. */
+static char *jit_dir_for_outputs(void)
+{
+	for (int i = 0; i < cfg.nr_outputs; i++) {
+		const struct output *o = &cfg.outputs[i];
+		char *dir, *base, *abs, *path;
+
+		if ((o->format != OUTPUT_GPERF && o->format != OUTPUT_PERFDATA) || !strcmp(o->path, "-"))
+			continue;
+		dir = strdup(o->path);
+		base = strdup(o->path);
+		abs = dir && base ? realpath(dirname(dir), NULL) : NULL;
+		path = NULL;
+		if (abs && asprintf(&path, "%s/%s.jit", abs, basename(base)) < 0)
+			path = NULL;
+		free(dir);
+		free(base);
+		free(abs);
+		return path;
+	}
+	return NULL;
+}
+
+/*
+ * Write the JIT image of every sampled process with JIT files, so that .prof
+ * and perf.data readers name its JIT frames. A failure costs those names only.
+ */
+static void write_jit_images(struct profile *p, struct symbolizer *sy)
+{
+	bool made_dir = false;
+
+	for (uint32_t i = 0; jit_dir && i < p->nr_procs; i++) {
+		struct profile_process *pr = &p->procs[i];
+		const struct jit_table *t;
+
+		if (!pr->nr_samples || !symbolizer__has_jit(sy, pr->pid))
+			continue;
+		if (plan_jit_image(p, i) < 0)
+			return;
+		t = symbolizer__jit_table(sy, p, i);
+		if (!pr->nr_jit_maps || !t)
+			continue;
+		if (!made_dir && mkdir(jit_dir, 0755) && errno != EEXIST) {
+			pr_warn("cannot create '%s': %s; JIT frames stay unnamed in .prof and perf.data\n",
+				jit_dir, strerror(errno));
+			return;
+		}
+		made_dir = true;
+		if (!jit_elf__write(p, i, t, 0644))
+			pr_info("wrote %zu JIT images of pid %u to '%s'\n", pr->nr_jit_maps, pr->pid, jit_dir);
+	}
+}
+
 /* ctx: the symbolizer, which holds the process's files open while it lives */
 static int stream_maps(void *ctx, const struct profile *p, uint32_t proc, uint64_t time_ns)
 {
 	int i, err;
 
 	if (symbolizer__pin(ctx, p, proc))
+		return -ENOMEM;
+	/* perf.data names JIT code's image as its mappings appear */
+	if (jit_dir && symbolizer__has_jit(ctx, p->procs[proc].pid) &&
+	    plan_jit_image(stream_profile, proc) < 0)
 		return -ENOMEM;
 	for (i = 0; i < cfg.nr_outputs; i++)
 		if (streams[i] && (err = perfdata__maps(streams[i], p, proc, time_ns)))
@@ -194,7 +274,6 @@ static int write_outputs(const struct profile *p)
 {
 	int i, err = 0;
 
-	writing = 1;
 	for (i = 0; i < cfg.nr_outputs; i++) {
 		struct output *o = &cfg.outputs[i];
 		struct buf b = { 0 };
@@ -252,7 +331,6 @@ static int write_outputs(const struct profile *p)
 		if (ret && !err)
 			err = ret;
 	}
-	writing = 0;
 	return err;
 }
 
@@ -307,6 +385,8 @@ static int interval_begin(struct interval *iv, struct session *s, struct symboli
 		if (err)
 			return err;
 	}
+	stream_profile = iv->p;
+	jit_dir = jit_dir_for_outputs();
 	return open_streams(iv->agg, sy);
 }
 
@@ -325,6 +405,9 @@ static void interval_free(struct interval *iv)
 	agg__free(iv->agg);
 	profile__free(iv->p);
 	memset(iv, 0, sizeof(*iv));
+	stream_profile = NULL;
+	free(jit_dir);
+	jit_dir = NULL;
 }
 
 /* Everything queued belongs to the ending interval; then symbolize and write. */
@@ -352,6 +435,7 @@ static int interval_end(struct interval *iv, struct session *s, struct symbolize
 		pr_warn("symbolization failed: %s\n", strerror(-err));
 		return err;
 	}
+	write_jit_images(p, sy);
 	err = write_outputs(p);
 	report__summary(stderr, p, (double)(p->end_ns - p->start_ns) / 1e9, cfg.output_dir ? 0 : cfg.top_n);
 	report_lost(s, iv->lost_before);
@@ -372,7 +456,7 @@ int main(int argc, char **argv)
 	bool tty, child_done = false, stop = false;
 	pid_t child = -1;
 	int go = -1, err, i, status;
-	struct sigaction sa = { .sa_handler = on_signal };
+	struct sigaction sa = { .sa_handler = on_signal }, pipe_sa = { .sa_handler = on_sigpipe }, old;
 
 	if (argc > 1 && !strcmp(argv[1], "xray"))
 		return xray__main(argc - 1, argv + 1);
@@ -402,9 +486,13 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	/* a handler, unlike SIG_IGN, is reset by the command's exec; an inherited SIG_IGN stays */
+	sigemptyset(&pipe_sa.sa_mask);
+	if (!sigaction(SIGPIPE, NULL, &old) && old.sa_handler != SIG_IGN)
+		sigaction(SIGPIPE, &pipe_sa, NULL);
 
 	sy = symbolizer__new("/proc/kallsyms", "/proc");
-	if (!sy)
+	if (!sy || symbolizer__set_jit_max_size(sy, cfg.jit_max_bytes))
 		return 1;
 	/* outputs exist (as temporaries) before sampling starts: a bad path fails now */
 	err = interval_begin(&iv, NULL, sy);
@@ -483,8 +571,10 @@ int main(int argc, char **argv)
 		if (!stop && next_interval && now >= next_interval) {
 			if (tty)
 				fprintf(stderr, "\r\033[K");
+			finishing = 1;
 			err = interval_end(&iv, s, sy);
 			interval_free(&iv);
+			finishing = 0;
 			if (!err)
 				err = interval_begin(&iv, s, sy);
 			if (err)
@@ -498,6 +588,7 @@ int main(int argc, char **argv)
 				       dropped - iv.lost_before);
 		}
 	}
+	finishing = 1; /* from here a second signal abandons the outputs */
 	session__stop(s);
 	if (tty)
 		fprintf(stderr, "\r\033[K");
@@ -505,7 +596,8 @@ int main(int argc, char **argv)
 	if (child > 0 && !child_done) {
 		/* the run ended first (duration, signal): stop the command as perf does */
 		kill(child, SIGTERM);
-		waitpid(child, &status, 0);
+		while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+			; /* a signal now is the first of two: the second abandons the outputs */
 		child_done = true;
 	}
 	if (child_done && child > 0 && WIFEXITED(status) && WEXITSTATUS(status))

@@ -1,10 +1,16 @@
 // SPDX-License-Identifier: MIT
-/* Atomic output files: temporary + fsync + rename (include/output.h). */
+/*
+ * Atomic output files: checked path, temporary (O_TMPFILE or mkostemp) in the
+ * same directory, write + fsync + chmod, rename (include/output.h).
+ */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "log.h"
 #include "output.h"
@@ -57,30 +63,149 @@ const char *output__format_name(enum output_format f)
 	return "none";
 }
 
-int output__open(struct output *o)
+/*
+ * o->named changes with the name itself, signals blocked in between: a signal
+ * handler (output__abort_signal_safe) sees named set exactly while the name
+ * exists, whenever it runs, even on return from the system call.
+ */
+static void block_signals(sigset_t *old)
+{
+	sigset_t all;
+
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, old);
+}
+
+static void restore_signals(const sigset_t *old)
+{
+	sigprocmask(SIG_SETMASK, old, NULL);
+}
+
+/* The directory part of o->path ("" for the current directory) is dlen bytes long. */
+static int check_target(const struct output *o, int *dlen)
 {
 	const char *slash = strrchr(o->path, '/');
+	char link[256];
+	struct stat st;
+	ssize_t n;
+
+	*dlen = slash ? (int)(slash - o->path) + 1 : 0;
+	if (!o->path[*dlen]) {
+		pr_warn("cannot write '%s': %s\n", o->path,
+			*o->path ? "names a directory, not a file" : "empty file name");
+		return *o->path ? -EISDIR : -EINVAL;
+	}
+	if (lstat(o->path, &st)) {
+		int err = -errno;
+
+		if (err == -ENOENT)
+			return 0; /* a missing directory fails when the temporary is created */
+		pr_warn("cannot write '%s': %s\n", o->path, strerror(-err));
+		return err;
+	}
+	if (S_ISLNK(st.st_mode)) {
+		n = readlink(o->path, link, sizeof(link) - 1);
+		link[n > 0 ? n : 0] = '\0';
+		pr_warn("cannot write '%s': it is a symbolic link (to '%s'); outputs never follow or "
+			"replace one: give the real path\n", o->path, link);
+		return -ELOOP;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		pr_warn("cannot write '%s': it is a directory\n", o->path);
+		return -EISDIR;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		pr_warn("cannot write '%s': not a regular file (outputs are replaced by rename; "
+			"'-' is stdout)\n", o->path);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int output__open(struct output *o)
+{
+	sigset_t old;
+	char *dir;
 	int dlen, err;
 
 	o->fd = -1;
 	o->tmp_path = NULL;
+	o->named = 0;
 	if (!strcmp(o->path, "-"))
 		return 0;
+	err = check_target(o, &dlen);
+	if (err)
+		return err;
 	/* the temporary lives in the target's directory so that rename() is atomic */
-	dlen = slash ? (int)(slash - o->path) + 1 : 0;
-	if (asprintf(&o->tmp_path, "%.*s.%s.XXXXXX", dlen, o->path, slash ? slash + 1 : o->path) < 0) {
+	if (asprintf(&o->tmp_path, "%.*s.%s.XXXXXX", dlen, o->path, o->path + dlen) < 0) {
 		o->tmp_path = NULL;
 		return -ENOMEM;
 	}
-	o->fd = mkostemp(o->tmp_path, O_CLOEXEC); /* O_EXCL, mode 0600 */
-	if (o->fd < 0) {
-		err = -errno;
+	dir = dlen ? strndup(o->path, (size_t)dlen) : strdup(".");
+	if (!dir) {
+		free(o->tmp_path);
+		o->tmp_path = NULL;
+		return -ENOMEM;
+	}
+	/* unnamed until commit: nothing is left behind whatever ends the process */
+	o->fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (o->fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
+		block_signals(&old);
+		o->fd = mkostemp(o->tmp_path, O_CLOEXEC); /* O_EXCL, mode 0600 */
+		err = errno;
+		o->named = o->fd >= 0;
+		restore_signals(&old);
+		errno = err;
+	}
+	err = o->fd < 0 ? -errno : 0;
+	free(dir);
+	if (err) {
 		pr_warn("cannot write '%s': %s\n", o->path, strerror(-err));
 		free(o->tmp_path);
 		o->tmp_path = NULL;
 		return err;
 	}
 	return 0;
+}
+
+/* Give the O_TMPFILE inode a fresh name from the ".NAME.XXXXXX" template. */
+static int name_tmpfile(struct output *o)
+{
+	static const char chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+	char *x = o->tmp_path + strlen(o->tmp_path) - 6, proc[64];
+	unsigned char rnd[6];
+	sigset_t old;
+	int try, i, err;
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", o->fd);
+	for (try = 0; try < 100; try++) {
+		if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
+			for (i = 0; i < 6; i++)
+				rnd[i] = (unsigned char)(rand() ^ getpid() ^ try);
+		for (i = 0; i < 6; i++)
+			x[i] = chars[rnd[i] % (sizeof(chars) - 1)];
+		block_signals(&old);
+		err = linkat(AT_FDCWD, proc, AT_FDCWD, o->tmp_path, AT_SYMLINK_FOLLOW) ? -errno : 0;
+		o->named = !err;
+		restore_signals(&old);
+		if (err != -EEXIST)
+			return err;
+	}
+	return -EEXIST;
+}
+
+/* Make the rename itself durable; best effort (some file systems refuse). */
+static void sync_dir(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir = slash ? strndup(path, (size_t)(slash - path) + 1) : strdup(".");
+	int fd = dir ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+	free(dir);
 }
 
 static int write_all(int fd, const uint8_t *p, size_t n)
@@ -101,6 +226,7 @@ static int write_all(int fd, const uint8_t *p, size_t n)
 
 int output__commit(struct output *o, const struct buf *b)
 {
+	sigset_t old;
 	int err;
 
 	if (b && b->err) {
@@ -118,34 +244,49 @@ int output__commit(struct output *o, const struct buf *b)
 	err = b ? write_all(o->fd, b->data, b->len) : 0;
 	if (!err && fsync(o->fd))
 		err = -errno;
-	if (!err && close(o->fd))
+	if (!err && fchmod(o->fd, o->mode ? o->mode : OUTPUT_DEFAULT_MODE))
+		err = -errno;
+	if (!err && !o->named)
+		err = name_tmpfile(o);
+	if (close(o->fd) && !err)
 		err = -errno;
 	o->fd = -1;
-	if (!err && rename(o->tmp_path, o->path))
-		err = -errno;
+	if (!err) {
+		block_signals(&old);
+		err = rename(o->tmp_path, o->path) ? -errno : 0;
+		o->named = !!err;
+		restore_signals(&old);
+	}
 	if (err) {
 		pr_warn("cannot write '%s': %s; no file written\n", o->path, strerror(-err));
 		output__abort(o);
 		return err;
 	}
+	/* named is 0 before the free: the signal handler reads tmp_path while named */
 	free(o->tmp_path);
 	o->tmp_path = NULL;
+	sync_dir(o->path);
 	return 0;
 }
 
 void output__abort(struct output *o)
 {
+	sigset_t old;
+
 	if (o->fd >= 0)
 		close(o->fd);
 	o->fd = -1;
-	if (o->tmp_path)
+	block_signals(&old);
+	if (o->named && o->tmp_path)
 		unlink(o->tmp_path);
+	o->named = 0;
+	restore_signals(&old);
 	free(o->tmp_path);
 	o->tmp_path = NULL;
 }
 
 void output__abort_signal_safe(struct output *o)
 {
-	if (o->tmp_path)
+	if (o->named && o->tmp_path)
 		unlink(o->tmp_path);
 }
