@@ -47,7 +47,7 @@ TEST_SRCS := $(wildcard tests/test_*.c)
 TEST_BINS := $(patsubst tests/%.c,$(OUTPUT)/tests/%,$(TEST_SRCS))
 WORKLOADS := $(OUTPUT)/workload/hotcold $(OUTPUT)/workload/jitswap
 
-.PHONY: all deps demo test unit integration san fuzz vmlinux format clean
+.PHONY: all deps demo test unit integration san fuzz fuzz-ci valgrind vmlinux format clean
 # The binary; the sanitizer build puts its own under its OUTPUT.
 BIN ?= bpfprof
 
@@ -117,11 +117,12 @@ san:
 		$(patsubst $(OUTPUT)/%,$(SAN_OUTPUT)/%,$(TEST_BINS))
 
 # The README's test command: unit and integration tests on the normal build,
-# then again on the sanitizer build.
+# then again on the sanitizer build, then every libFuzzer harness for
+# FUZZ_TIME seconds (fuzz-ci below); one total for everything at the end.
 test: deps
-	$(Q)$(MAKE) --no-print-directory all $(TEST_BINS)
+	$(Q)$(MAKE) --no-print-directory all $(TEST_BINS) $(FUZZ_BINS)
 	$(Q)$(MAKE) --no-print-directory san
-	$(Q)tests/run-all.sh $(OUTPUT) $(SAN_OUTPUT)
+	$(Q)FUZZ_TIME=$(FUZZ_TIME) tests/run-all.sh $(OUTPUT) $(SAN_OUTPUT)
 
 unit: $(TEST_BINS)
 	$(Q)tests/run-unit.sh $(OUTPUT)
@@ -154,6 +155,44 @@ fuzz: $(FUZZ_BINS)
 		$$f -max_total_time=$(FUZZ_TIME) -print_final_stats=1 $(OUTPUT)/fuzz/corpus-$$name \
 			$$(ls -d tests/fuzz/corpus/$$name 2>/dev/null) || exit 1; \
 	done
+
+# CI's fuzzing, as make test runs it (tests/run-fuzz.sh): each harness
+# FUZZ_TIME seconds, FUZZ_JOBS at once (default: the CPUs), new inputs in a
+# throwaway corpus under $(OUTPUT)/fuzz-ci so that tests/ stays as it is; one
+# line per harness with executions and coverage, a crash fails it.
+fuzz-ci: $(FUZZ_BINS)
+	$(Q)FUZZ_TIME=$(FUZZ_TIME) tests/run-fuzz.sh $(OUTPUT)
+
+# One whole run under valgrind memcheck (tests/integration/valgrind.sh, part of make test).
+valgrind: all
+	$(Q)BPFPROF=$(abspath $(BIN)) HOTCOLD=$(abspath $(OUTPUT))/workload/hotcold tests/integration/valgrind.sh
+
+# Benchmarks (bench/, results in BENCHMARKS.md): bpfprof against perf record,
+# perf report and go tool pprof on this machine. Needs root; takes about 10
+# minutes, QUICK=1 about 2 for a sanity run. Not part of `make test`.
+BENCH_BINS := $(OUTPUT)/bench/agg_replay $(OUTPUT)/bench/symload $(OUTPUT)/bench/spin \
+	$(OUTPUT)/bench/runstat
+.PHONY: bench
+
+$(OUTPUT)/bench/agg_replay $(OUTPUT)/bench/symload: $(OUTPUT)/bench/%: bench/%.c $(OUTPUT)/libbpfprof.a
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $< $(OUTPUT)/libbpfprof.a $(LDLIBS) -o $@
+
+# the load keeps its frame pointers, as the test workloads do
+$(OUTPUT)/bench/spin: bench/spin.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -g -O0 -fno-omit-frame-pointer $< -o $@
+
+$(OUTPUT)/bench/runstat: bench/runstat.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $< -o $@
+
+bench: deps
+	$(Q)$(MAKE) --no-print-directory $(BIN) $(BENCH_BINS)
+	$(Q)OUTPUT=$(abspath $(OUTPUT)) BPFPROF=$(abspath $(BIN)) QUICK=$(QUICK) bench/run.sh
 
 vmlinux:
 	$(Q)tools/gen-vmlinux.sh $(ARCH)

@@ -45,6 +45,18 @@ struct {
 	__type(value, __u8);
 } cgroups SEC(".maps");
 
+/*
+ * Processes that have had a sample: a process's first sample wakes the
+ * reader at once, so that its maps are read while it still lives (a 60 ms
+ * process would be gone by the next batch). LRU: old entries just go.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);	/* tgid */
+	__type(value, __u8);
+} seen SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, BPFPROF_STAT_NR);
@@ -134,6 +146,12 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		size = sizeof(*e);
 	flags = bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
 			BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+	if (!bpf_map_lookup_elem(&seen, &tgid)) {
+		__u8 one = 1;
+
+		bpf_map_update_elem(&seen, &tgid, &one, BPF_ANY);
+		flags = BPF_RB_FORCE_WAKEUP;
+	}
 	if (bpf_ringbuf_output(&samples, e, size, flags)) {
 		stat_inc(BPFPROF_STAT_DROPPED);
 		return 0;

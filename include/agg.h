@@ -6,6 +6,15 @@
  * outside every known mapping triggers a re-read (rate-limited per process),
  * so code mapped later, and processes that exit later, are still attributed.
  * No BPF here: tests feed it synthetic records.
+ *
+ * Process churn (-a on a busy machine) is bounded by two limits:
+ *  - tracked: once more processes than this hold their whole maps snapshot,
+ *    those that have exited are reduced to the mappings their samples fall
+ *    in (lossless: every sampled address resolves as before); only after the
+ *    ring buffer can hold no more of their samples;
+ *  - processes: the profile holds at most this many; samples of further new
+ *    processes go to one "[other]" entry (pid 0) with their kernel frames
+ *    only, with a warning naming --interval, which bounds each profile.
  */
 #ifndef BPFPROF_AGG_H
 #define BPFPROF_AGG_H
@@ -16,6 +25,12 @@
 #include "profile.h"
 
 struct agg;
+
+/* Defaults of agg__set_limits */
+#define AGG_MAX_TRACKED 256
+#define AGG_MAX_PROCS 65536
+/* pid of the "[other]" entry: tgid 0 (the idle task) is never sampled */
+#define AGG_OTHER_PID 0
 
 /*
  * New aggregator filling `p` (borrowed; must outlive the aggregator).
@@ -53,5 +68,22 @@ void agg__set_observer(struct agg *a, const struct agg_observer *obs);
 
 /* Records rejected as malformed so far. */
 uint64_t agg__nr_bad(const struct agg *a);
+
+/*
+ * Limits on processes holding whole maps snapshots (max_tracked) and on
+ * processes in the profile (max_procs); see above. 0 keeps a limit as it is.
+ */
+void agg__set_limits(struct agg *a, size_t max_tracked, size_t max_procs);
+
+struct agg_stats {
+	uint64_t nr_tracked;	/* processes holding their whole maps snapshot now */
+	uint64_t nr_compacted;	/* exited processes reduced to their sampled mappings */
+	uint64_t nr_mappings_freed;	/* mappings dropped by that */
+	uint64_t nr_passes;	/* eviction passes run */
+	uint64_t nr_other_procs;	/* new processes past max_procs */
+	uint64_t nr_other_samples;	/* their samples, in "[other]" */
+};
+
+void agg__stats(const struct agg *a, struct agg_stats *st);
 
 #endif /* BPFPROF_AGG_H */

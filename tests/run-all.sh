@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The whole suite: cmocka unit tests, then the root-only integration tests,
-# then both again on the ASan + UBSan build when its OUTPUT is given.
+# The whole suite: cmocka unit tests, then the root-only integration tests
+# (valgrind.sh and churn.sh among them), then both again on the ASan + UBSan
+# build when its OUTPUT is given, then every libFuzzer harness built in
+# OUTPUT/fuzz for FUZZ_TIME seconds (tests/run-fuzz.sh; FUZZ_TIME=0 skips).
 # Ends with one "N passed, N failed, N skipped" line for everything.
 set -uo pipefail
 out=${1:-.output}
@@ -31,8 +33,12 @@ if [ -n "$san" ]; then
 	done
 fi
 
+echo "== fuzzing: each libFuzzer harness ${FUZZ_TIME:-60} s"
+"$here/run-fuzz.sh" "$out" | tee -a "$log"
+fuzz_rc=${PIPESTATUS[0]}
+
 total() { sed -n "s/^\(unit: \)\{0,1\}\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\2 \3 \4/p" "$log" |
 	awk '{ p += $1; f += $2; s += $3 } END { printf "%d passed, %d failed, %d skipped\n", p, f, s }'; }
 echo
 echo "all: $(total)"
-[ $unit_rc -eq 0 ] && [ $it_rc -eq 0 ]
+[ $unit_rc -eq 0 ] && [ $it_rc -eq 0 ] && [ $fuzz_rc -eq 0 ]

@@ -12,6 +12,8 @@ pkgs=(
 	# tests: unit tests, and the real readers the integration tests use
 	libcmocka-dev golang-go google-perftools binutils util-linux procps
 	linux-perf llvm libclang-rt-14-dev chromium libxml2-utils strace
+	# tests: the memcheck run, and the peak RSS of the churn test
+	valgrind time
 )
 
 missing=()

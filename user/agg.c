@@ -3,6 +3,23 @@
  * Ring-buffer records → profile (include/agg.h). The hot path is one hash
  * lookup per record (profile__add_stack); process bookkeeping and maps
  * re-reads happen only for new processes and new distinct callchains.
+ *
+ * Churn: a process's whole maps snapshot (tens of mappings, thousands for a
+ * JVM) is what a process costs beyond its samples. Once more than
+ * max_tracked processes hold one, an eviction pass (amortized: the next one
+ * comes only after max(max_tracked, tracked) / 8 more processes) checks which
+ * have exited, by /proc/PID/stat (gone, a zombie, or another start time: the
+ * pid was reused), and reduces those to the mappings their samples fall in.
+ * That keeps every sampled address resolving exactly as before, since the
+ * symbolizer only looks up sampled addresses in them, so short-lived
+ * processes stay named. It waits until none of the process's samples can
+ * still be queued: a process seen gone at CLOCK_MONOTONIC T has no sample
+ * stamped after T (bpf_ktime_get_ns is that clock), and the ring buffer hands
+ * records over in the order they were reserved, microseconds after their
+ * stamp, so once a record stamped after T + GONE_MARGIN_NS has arrived, the
+ * process's last samples are in. Past max_procs processes in the profile,
+ * new ones are not tracked at all: their samples keep their kernel frames in
+ * one "[other]" entry, and a warning names --interval.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -10,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include "agg.h"
 #include "array.h"
@@ -21,9 +39,21 @@
 /* At most one maps re-read per process per this many ns of sample time. */
 #define REREAD_INTERVAL_NS (100ULL * 1000 * 1000)
 
+/* Records are stamped this long at most before they are reserved (generous: µs in practice). */
+#define GONE_MARGIN_NS (10ULL * 1000 * 1000)
+
+enum proc_kind {
+	PROC_TRACKED,	/* holds its whole maps snapshot */
+	PROC_COMPACT,	/* exited; holds the mappings its samples use */
+	PROC_OTHER,	/* the "[other]" entry past max_procs */
+};
+
 struct proc_state {
-	uint64_t last_read_ns;
-	bool stale;	/* an unknown address was seen too soon after the last read */
+	uint64_t last_read_ns;	/* sample time of the last maps read */
+	uint64_t start_time;	/* starttime of /proc/PID/stat (clock ticks after boot), 0 unknown */
+	uint64_t gone_ns;	/* CLOCK_MONOTONIC when seen exited, 0 while not */
+	bool stale;		/* an unknown address was seen too soon after the last read */
+	uint8_t kind;		/* enum proc_kind */
 };
 
 struct agg {
@@ -33,6 +63,13 @@ struct agg {
 	uint64_t nr_bad;
 	struct proc_state *state;	/* parallel to p->procs */
 	size_t cap_state;
+	size_t nr_known;	/* p->procs with a state set up */
+	size_t max_tracked, max_procs;
+	size_t evict_at;	/* next pass once st.nr_tracked exceeds this */
+	size_t nr_pending;	/* tracked processes seen gone, to reduce */
+	uint64_t pending_at;	/* record stamp from which the first of them can be */
+	int other;		/* index of "[other]", -1 before it is needed */
+	struct agg_stats st;
 	struct agg_observer obs;
 };
 
@@ -58,7 +95,23 @@ struct agg *agg__new(struct profile *p, const char *proc_dir, uint64_t period_ns
 	a->p = p;
 	a->proc_dir = proc_dir;
 	a->period_ns = period_ns;
+	a->max_tracked = a->evict_at = AGG_MAX_TRACKED;
+	a->max_procs = AGG_MAX_PROCS;
+	a->other = -1;
 	return a;
+}
+
+void agg__set_limits(struct agg *a, size_t max_tracked, size_t max_procs)
+{
+	if (max_tracked)
+		a->max_tracked = a->evict_at = max_tracked;
+	if (max_procs)
+		a->max_procs = max_procs;
+}
+
+void agg__stats(const struct agg *a, struct agg_stats *st)
+{
+	*st = a->st;
 }
 
 void agg__free(struct agg *a)
@@ -115,17 +168,106 @@ static int snapshot(struct agg *a, uint32_t proc, uint64_t now_ns, bool first)
 	return first || ret > 0 ? notify_maps(a, proc, now_ns) : 0;
 }
 
-/* Per-process state for every process of the profile, also ones added before us. */
+/* Per-process state for every process of the profile, also ones added before us: tracked. */
 static int ensure_state(struct agg *a)
 {
 	size_t old = a->cap_state;
 
-	if (a->p->nr_procs <= old)
-		return 0;
-	if (array__grow((void **)&a->state, &a->cap_state, a->p->nr_procs, sizeof(*a->state)))
-		return -ENOMEM;
-	memset(a->state + old, 0, (a->cap_state - old) * sizeof(*a->state));
+	if (a->p->nr_procs > old) {
+		if (array__grow((void **)&a->state, &a->cap_state, a->p->nr_procs, sizeof(*a->state)))
+			return -ENOMEM;
+		memset(a->state + old, 0, (a->cap_state - old) * sizeof(*a->state));
+	}
+	for (; a->nr_known < a->p->nr_procs; a->nr_known++) {
+		a->state[a->nr_known].kind = PROC_TRACKED;
+		a->st.nr_tracked++;
+	}
 	return 0;
+}
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* What /proc/PID/stat tells of a process, proc(5) */
+struct proc_stat {
+	char state;		/* field 3: R, S, D, Z (zombie), X (dead), ... */
+	uint64_t nr_threads;	/* field 20 */
+	uint64_t start_time;	/* field 22: clock ticks after boot */
+};
+
+/*
+ * Read PROC/PID/stat. The comm in parentheses may hold anything, ')' too:
+ * the fields start after the last ')'. Returns 0 or -errno (-ENOENT once the
+ * process is reaped).
+ */
+static int read_stat(const struct agg *a, uint32_t pid, struct proc_stat *ps)
+{
+	char path[PATH_MAX], buf[1024], *p, *end;
+	ssize_t n;
+	int fd, field;
+
+	snprintf(path, sizeof(path), "%s/%u/stat", a->proc_dir, pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return n < 0 ? -errno : -ENOENT;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ' || !p[2])
+		return -EINVAL;
+	ps->state = p[2];
+	/* p + 2 is field 3 */
+	for (p += 2, field = 3; field < 22; field++) {
+		unsigned long long v;
+
+		p = strchr(p, ' ');
+		if (!p)
+			return -EINVAL;
+		p++;
+		if (field + 1 != 20 && field + 1 != 22)
+			continue;
+		errno = 0;
+		v = strtoull(p, &end, 10);
+		if (errno || end == p)
+			return -EINVAL;
+		if (field + 1 == 20)
+			ps->nr_threads = v;
+		else
+			ps->start_time = v;
+	}
+	return 0;
+}
+
+/*
+ * The process of this entry has exited: reaped, a zombie, or its pid reused
+ * by another (another start time). A zombie leader whose other threads run
+ * on (it called pthread_exit) is not gone: they count in its nr_threads.
+ */
+static bool process_gone(const struct agg *a, uint32_t proc)
+{
+	struct proc_stat st;
+
+	if (read_stat(a, a->p->procs[proc].pid, &st))
+		return true;
+	if ((st.state == 'Z' && st.nr_threads <= 1) || st.state == 'X')
+		return true;
+	return a->state[proc].start_time && st.start_time != a->state[proc].start_time;
+}
+
+/* The start time of the process now behind this entry's pid, 0 if unknown. */
+static uint64_t start_time_of(const struct agg *a, uint32_t proc)
+{
+	struct proc_stat st;
+
+	return read_stat(a, a->p->procs[proc].pid, &st) ? 0 : st.start_time;
 }
 
 /* cgroup path and container id; a process already gone just has none */
@@ -154,6 +296,7 @@ static int new_process(struct agg *a, uint32_t proc, const struct bpfprof_sample
 
 	pr->cgroup_id = s->cgroup_id;
 	read_comm(a, pr, s->comm);
+	a->state[proc].start_time = start_time_of(a, proc);
 	err = read_cgroup(a, proc);
 	if (err)
 		return err;
@@ -184,11 +327,235 @@ static int check_mappings(struct agg *a, uint32_t proc, const struct bpfprof_sam
 	return 0;
 }
 
+/*
+ * A mapping to keep whatever the samples say: perf's JIT marker, the mapped
+ * jit-PID.dump through which the symbolizer finds a runtime's JIT records.
+ */
+static bool keep_mapping(const struct profile_mapping *m)
+{
+	const char *base = strrchr(m->path, '/');
+
+	return base && !strncmp(base + 1, "jit-", 4) && strstr(base, ".dump");
+}
+
+/*
+ * Reduce the candidates (cand_of[proc] >= 0) to the mappings that their
+ * stacks' user addresses fall in, looked up as profile__resolve_locs will
+ * (return addresses at ip - 1). One pass over all stacks.
+ */
+static int compact(struct agg *a, const int32_t *cand_of, const uint32_t *cands, size_t nr_cands)
+{
+	struct profile *p = a->p;
+	size_t *base, total = 0, i, j;
+	int32_t *remap = NULL;
+	uint8_t *used;
+
+	base = malloc(nr_cands * sizeof(*base));
+	if (!base)
+		return -ENOMEM;
+	for (i = 0; i < nr_cands; i++) {
+		base[i] = total;
+		total += p->procs[cands[i]].nr_mappings;
+	}
+	used = calloc(total ? total : 1, 1);
+	/* locations resolved already (none while sampling) keep pointing at their mapping */
+	if (used && p->nr_locs)
+		remap = malloc((total ? total : 1) * sizeof(*remap));
+	if (!used || (p->nr_locs && !remap)) {
+		free(base);
+		free(used);
+		return -ENOMEM;
+	}
+	for (i = 0; i < p->nr_stacks; i++) {
+		const struct profile_stack *st = &p->stacks[i];
+		int32_t c = cand_of[st->proc];
+
+		if (c < 0)
+			continue;
+		for (j = 0; j < st->nr_user; j++) {
+			int m = profile__find_mapping(p, st->proc, st->ips[st->nr_kernel + j] - (j > 0));
+
+			if (m >= 0)
+				used[base[c] + (size_t)m] = 1;
+		}
+	}
+	for (i = 0; i < nr_cands; i++) {
+		struct profile_process *pr = &p->procs[cands[i]];
+		size_t kept = 0, n = pr->nr_mappings;
+
+		for (j = 0; j < n; j++) {
+			if (!used[base[i] + j] && !keep_mapping(&pr->mappings[j])) {
+				if (remap)
+					remap[base[i] + j] = -1;
+				continue;
+			}
+			if (remap)
+				remap[base[i] + j] = (int32_t)kept;
+			pr->mappings[kept++] = pr->mappings[j];
+		}
+		pr->nr_mappings = kept;
+		if (!kept) {
+			free(pr->mappings);
+			pr->mappings = NULL;
+			pr->cap_mappings = 0;
+		} else if (kept < pr->cap_mappings) {
+			/*
+			 * A new block, not realloc: shrunk in place, the big one's
+			 * head would stay where it is and split the free space that
+			 * the next snapshots grow into (the heap then keeps growing)
+			 */
+			struct profile_mapping *nm = malloc(kept * sizeof(*nm));
+
+			if (nm) {
+				memcpy(nm, pr->mappings, kept * sizeof(*nm));
+				free(pr->mappings);
+				pr->mappings = nm;
+				pr->cap_mappings = kept;
+			}
+		}
+		a->st.nr_mappings_freed += n - kept;
+		a->state[cands[i]].kind = PROC_COMPACT;
+		a->st.nr_tracked--;
+		a->st.nr_compacted++;
+	}
+	for (i = 0; remap && i < p->nr_locs; i++) {
+		struct profile_location *l = &p->locs[i];
+
+		if (l->proc != PROFILE_KERNEL_PROC && l->mapping >= 0 && cand_of[l->proc] >= 0)
+			l->mapping = remap[base[cand_of[l->proc]] + (size_t)l->mapping];
+	}
+	free(remap);
+	free(used);
+	free(base);
+	return 0;
+}
+
+/* The next pass once an eighth more are tracked: a pass costs one /proc read per tracked process. */
+static void plan_next_pass(struct agg *a)
+{
+	size_t n = a->st.nr_tracked, step = (n > a->max_tracked ? n : a->max_tracked) / 8;
+
+	a->evict_at = n + (step ? step : 1);
+	if (a->evict_at < a->max_tracked)
+		a->evict_at = a->max_tracked;
+}
+
+/*
+ * An eviction pass, run when a new process makes more than evict_at
+ * tracked: note which tracked processes have exited. They are reduced by
+ * compact_gone once their last samples are in.
+ */
+static void find_gone(struct agg *a)
+{
+	uint64_t now = monotonic_ns();
+	size_t i;
+
+	for (i = 0; i < a->p->nr_procs; i++) {
+		struct proc_state *ps = &a->state[i];
+
+		if (ps->kind != PROC_TRACKED || ps->gone_ns || !process_gone(a, (uint32_t)i))
+			continue;
+		ps->gone_ns = now;
+		if (!a->nr_pending || now + GONE_MARGIN_NS < a->pending_at)
+			a->pending_at = now + GONE_MARGIN_NS;
+		a->nr_pending++;
+	}
+	if (!a->st.nr_passes++)
+		pr_info("over %zu processes tracked: exited ones keep only the mappings their samples use\n",
+			a->max_tracked);
+	plan_next_pass(a);
+}
+
+/* At a record stamped time_ns: reduce the processes seen gone before time_ns - GONE_MARGIN_NS. */
+static int compact_gone(struct agg *a, uint64_t time_ns)
+{
+	size_t i, nr_cands = 0, n = a->p->nr_procs;
+	uint32_t *cands;
+	int32_t *cand_of;
+	int err = 0;
+
+	cand_of = malloc(n * sizeof(*cand_of));
+	cands = malloc(n * sizeof(*cands));
+	if (!cand_of || !cands) {
+		free(cand_of);
+		free(cands);
+		return -ENOMEM;
+	}
+	a->pending_at = UINT64_MAX;
+	for (i = 0; i < n; i++) {
+		const struct proc_state *ps = &a->state[i];
+
+		cand_of[i] = -1;
+		if (ps->kind != PROC_TRACKED || !ps->gone_ns)
+			continue;
+		if (ps->gone_ns + GONE_MARGIN_NS <= time_ns) {
+			cand_of[i] = (int32_t)nr_cands;
+			cands[nr_cands++] = (uint32_t)i;
+		} else if (ps->gone_ns + GONE_MARGIN_NS < a->pending_at) {
+			a->pending_at = ps->gone_ns + GONE_MARGIN_NS;
+		}
+	}
+	if (nr_cands)
+		err = compact(a, cand_of, cands, nr_cands);
+	a->nr_pending -= nr_cands;
+	free(cand_of);
+	free(cands);
+	plan_next_pass(a);
+	return err;
+}
+
+/*
+ * A sample of an entry thought gone. Stamped before it was seen gone (plus
+ * the margin): one of its last samples. Stamped after: the pid belongs to a
+ * new process now, whose maps are read while it lives; the entry merges
+ * them, as entries of reused pids always do.
+ */
+static int revive(struct agg *a, uint32_t proc, const struct bpfprof_sample *s)
+{
+	struct proc_state *ps = &a->state[proc];
+
+	if (s->time_ns < ps->gone_ns + GONE_MARGIN_NS)
+		return 0;
+	if (ps->kind == PROC_COMPACT) {
+		ps->kind = PROC_TRACKED;
+		a->st.nr_tracked++;
+	} else {
+		a->nr_pending--; /* seen gone, not reduced yet */
+	}
+	ps->gone_ns = 0;
+	ps->start_time = start_time_of(a, proc);
+	return snapshot(a, proc, s->time_ns, false);
+}
+
+/* The "[other]" entry, made when first needed. Returns its index or -ENOMEM. */
+static int other_entry(struct agg *a)
+{
+	struct profile_process *pr;
+	bool created;
+	int proc;
+
+	if (a->other >= 0)
+		return a->other;
+	proc = profile__process(a->p, AGG_OTHER_PID, &created);
+	if (proc < 0 || ensure_state(a))
+		return -ENOMEM;
+	pr = &a->p->procs[proc];
+	snprintf(pr->comm, sizeof(pr->comm), "[other]");
+	if (a->state[proc].kind == PROC_TRACKED)
+		a->st.nr_tracked--;
+	a->state[proc].kind = PROC_OTHER;
+	a->other = proc;
+	pr_warn("more than %zu processes in one profile: samples of newer ones go to '[other]' with "
+		"kernel frames only; use --interval to start a fresh profile periodically\n",
+		a->max_procs);
+	return proc;
+}
+
 int agg__record(struct agg *a, const void *data, size_t size)
 {
 	const struct bpfprof_sample *s = data;
-	bool created;
-	int proc, st, err;
+	bool created = false, other = false;
+	int proc, st, err = 0;
 
 	if (size < BPFPROF_SAMPLE_HDR_SIZE || s->type != BPFPROF_REC_SAMPLE ||
 	    s->nr_kernel > BPFPROF_MAX_STACK || s->nr_user > BPFPROF_MAX_STACK ||
@@ -197,22 +564,39 @@ int agg__record(struct agg *a, const void *data, size_t size)
 		pr_debug("ring buffer: malformed record of %zu bytes skipped\n", size);
 		return -EINVAL;
 	}
-	proc = profile__process(a->p, s->tgid, &created);
+	/* at the process limit only known processes keep their own entry */
+	if (a->p->nr_procs - (a->other >= 0) >= a->max_procs) {
+		proc = profile__find_process(a->p, s->tgid);
+		if (proc < 0 || proc == a->other) {
+			proc = other_entry(a);
+			other = true;
+		}
+	} else {
+		proc = profile__process(a->p, s->tgid, &created);
+	}
 	if (proc < 0)
 		return proc;
 	if (ensure_state(a))
 		return -ENOMEM;
-	if (created) {
+	if (created)
 		err = new_process(a, (uint32_t)proc, s);
-		if (err)
-			return err;
-	}
+	else if (a->state[proc].gone_ns || a->state[proc].kind == PROC_COMPACT)
+		err = revive(a, (uint32_t)proc, s);
+	if (!err && a->nr_pending && s->time_ns >= a->pending_at)
+		err = compact_gone(a, s->time_ns);
+	if (err)
+		return err;
+	if (created && a->st.nr_tracked > a->evict_at)
+		find_gone(a);
 	a->p->procs[proc].nr_samples++;
-	st = profile__add_stack(a->p, (uint32_t)proc, (const uint64_t *)s->ips, s->nr_kernel, s->nr_user, 1,
-				a->period_ns, &created);
+	if (other)
+		a->st.nr_other_samples++;
+	/* "[other]" keeps kernel frames only: its user addresses belong to untracked processes */
+	st = profile__add_stack(a->p, (uint32_t)proc, (const uint64_t *)s->ips, s->nr_kernel,
+				other ? 0 : s->nr_user, 1, a->period_ns, &created);
 	if (st < 0)
 		return st;
-	if (created) {
+	if (created && !other) {
 		err = check_mappings(a, (uint32_t)proc, s);
 		if (err)
 			return err;

@@ -251,12 +251,15 @@ void session__stats(struct session *s, uint64_t *samples, uint64_t *dropped, uin
 	uint32_t key;
 	int cpu;
 
+	/* zeroed before each lookup: memcheck sees only the first CPU's value written */
 	*samples = *dropped = 0;
+	memset(vals, 0, sizeof(vals));
 	key = BPFPROF_STAT_SAMPLES;
 	if (!bpf_map__lookup_elem(s->skel->maps.stats, &key, sizeof(key), vals, sizeof(vals), 0))
 		for (cpu = 0; cpu < s->nr_cpus; cpu++)
 			*samples += vals[cpu];
 	key = BPFPROF_STAT_DROPPED;
+	memset(vals, 0, sizeof(vals));
 	if (!bpf_map__lookup_elem(s->skel->maps.stats, &key, sizeof(key), vals, sizeof(vals), 0))
 		for (cpu = 0; cpu < s->nr_cpus; cpu++) {
 			*dropped += vals[cpu];
