@@ -26,7 +26,7 @@ if [ -n "$san" ]; then
 	"$here/run-unit.sh" "$san" | tee -a "$log"
 	[ "${PIPESTATUS[0]}" -eq 0 ] || unit_rc=1
 	# the flame graph suite is a browser's, not bpfprof's: once is enough
-	for t in "$here"/integration/{run,perfdata,outputs,xray}.sh; do
+	for t in "$here"/integration/{run,perfdata,outputs,xray,jit}.sh; do
 		echo "== sanitizer build: $(basename "$t")"
 		BPFPROF=$(cd "$san" && pwd)/bpfprof "$t" | tee -a "$log"
 		[ "${PIPESTATUS[0]}" -eq 0 ] || it_rc=1
