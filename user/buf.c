@@ -41,7 +41,8 @@ int buf__reserve(struct buf *b, size_t n)
 
 void buf__put_bytes(struct buf *b, const void *p, size_t n)
 {
-	if (!n || buf__reserve(b, n))
+	/* writers append a few bytes at a time: test the room here, call out only to grow */
+	if (!n || b->err || (n > b->cap - b->len && buf__reserve(b, n)))
 		return;
 	memcpy(b->data + b->len, p, n);
 	b->len += n;
@@ -67,16 +68,27 @@ void buf__put_zeros(struct buf *b, size_t n)
 
 void buf__printf(struct buf *b, const char *fmt, ...)
 {
+	size_t room;
 	va_list ap;
 	int n;
 
-	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0 || buf__reserve(b, (size_t)n + 1))
+	if (b->err)
 		return;
+	/* format straight into the free room; only text that does not fit is formatted twice */
+	if (b->cap - b->len < 256 && buf__reserve(b, 256))
+		return;
+	room = b->cap - b->len;
 	va_start(ap, fmt);
-	vsnprintf((char *)b->data + b->len, (size_t)n + 1, fmt, ap);
+	n = vsnprintf((char *)b->data + b->len, room, fmt, ap);
 	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n >= room) {
+		if (buf__reserve(b, (size_t)n + 1))
+			return;
+		va_start(ap, fmt);
+		vsnprintf((char *)b->data + b->len, (size_t)n + 1, fmt, ap);
+		va_end(ap);
+	}
 	b->len += n;
 }

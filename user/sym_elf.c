@@ -6,7 +6,17 @@
  * file, found by build-id or .gnu_debuglink the way gdb searches (binutils
  * "Separate Debug Files"), and accepted only when its build-id, if any, matches.
  * Program headers always come from the original file. The Elf handles are
- * closed before returning: names are copied into one pool owned by the table.
+ * closed before returning.
+ *
+ * Memory: a table lives as long as the profiler caches it, and big C++
+ * programs have 100 000 function names (node: 11 MB of them), of which a
+ * profile names a few hundred. So a symbol is 16 bytes (address, length,
+ * string-table offset) and names stay in the file: the table keeps the
+ * descriptor of each string table's file and reads a name with pread(2) the
+ * first time a lookup returns it, into a cache that never moves what it
+ * returned. A file's name pages are never even touched while loading. When
+ * descriptors run short (half of RLIMIT_NOFILE in use) the table reads its
+ * string tables whole instead, as before.
  * Every table, count and string index is checked against the file size or the
  * section it refers to (ELF gABI), so malformed files give -EINVAL or fewer
  * symbols, never out-of-bounds reads.
@@ -16,10 +26,12 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <limits.h>
+#include <malloc.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "array.h"
@@ -28,15 +40,41 @@
 
 /* Zero-size symbol without a following symbol or section end: cover this much. */
 #define ELF_SYM_TAIL_MAX 4096
+/* .symtab's and .dynsym's string tables */
+#define ELF_MAX_STRTABS 2
+#define ELF_SYM_LEN_MAX 0x7fffffffu
+#define ELF_SYM_TAB_BIT 0x80000000u
+/* first size of the name cache's chunks; they double up to ELF_NAME_CHUNK_MAX */
+#define ELF_NAME_CHUNK_MIN 4096
+#define ELF_NAME_CHUNK_MAX 65536
+/* a table built from this many symbols gives its scratch memory back to the system */
+#define ELF_TRIM_SYMS 16384
+/* symbols with broken names a lookup steps over before it gives up */
+#define ELF_SYM_BAD_NAME_WALK 16
 
-struct elf_sym {
+/* A function symbol while the table is built: what choosing among aliases needs. */
+struct elf_sym_raw {
 	uint64_t addr;
 	uint64_t end;		/* exclusive; for size 0: the section end */
 	uint64_t size;		/* st_size, 0 when unknown */
-	size_t name;		/* offset into elf_symtab.names */
-	unsigned int rank;	/* binding preference: GLOBAL 2, WEAK 1, LOCAL 0 */
-	size_t seq;		/* load order, the final tie-break */
+	uint32_t name;		/* st_name: offset into string table `tab` */
+	uint32_t seq;		/* load order, the final tie-break */
+	uint8_t rank;		/* binding preference: GLOBAL 2, WEAK 1, LOCAL 0 */
+	uint8_t tab;		/* index into elf_symtab.strtabs */
 };
+
+/*
+ * A function symbol of the finished table, 16 bytes: tables of every sampled
+ * file stay cached for the profiler's lifetime.
+ */
+struct elf_sym {
+	uint64_t addr;
+	/* bits 0-30: bytes covered (end - addr, at most 2 GiB); bit 31: string table index */
+	uint32_t len_tab;
+	uint32_t name;		/* st_name: offset into that string table */
+};
+
+_Static_assert(sizeof(struct elf_sym) == 16, "struct elf_sym is 16 bytes");
 
 struct elf_load {
 	uint64_t offset;
@@ -44,13 +82,40 @@ struct elf_load {
 	uint64_t vaddr;
 };
 
+/* Where a string table's bytes are: in its file (fd), or read whole (data). */
+struct elf_strtab {
+	const void *src;	/* while loading: the struct elf_file it is in */
+	int fd;			/* -1 when data holds the table, or none */
+	uint64_t off;		/* file offset of the section */
+	uint64_t size;		/* its size, bytes */
+	char *data;		/* the whole table, when no descriptor is kept */
+};
+
+/* Name cache: symbol index + 1 (0: free slot) -> name, NULL when it has none. */
+struct elf_name_slot {
+	uint32_t key;
+	const char *name;
+};
+
+/* Names read so far, in chunks that never move: returned names stay valid. */
+struct elf_name_chunk {
+	struct elf_name_chunk *next;
+	size_t used, cap;
+	char data[];
+};
+
 struct elf_symtab {
-	struct elf_sym *syms;
+	struct elf_sym *syms;	/* sorted by addr, one per address */
 	size_t nr_syms;
-	size_t cap_syms;
-	char *names;		/* NUL-terminated names back to back */
-	size_t names_len;
-	size_t names_cap;
+	struct elf_sym_raw *raw;	/* while loading: every symbol collected */
+	size_t nr_raw;
+	size_t cap_raw;
+	struct elf_strtab strtabs[ELF_MAX_STRTABS];
+	unsigned int nr_strtabs;
+	struct elf_name_slot *slots;	/* open addressing, load under 1/2 */
+	uint32_t slots_mask;		/* capacity - 1; no table while 0 */
+	uint32_t nr_slots_used;
+	struct elf_name_chunk *chunks;	/* newest first */
 	struct elf_load *loads;
 	size_t nr_loads;
 	uint8_t build_id[ELF_BUILD_ID_MAX];
@@ -304,20 +369,30 @@ static int collect_loads(struct elf_symtab *st, const struct elf_file *f, const 
 	return 0;
 }
 
-static int pool_add(struct elf_symtab *st, const char *s, size_t *off)
+/*
+ * The string table at sh (linked from a symbol table of f), registered once
+ * per file and section. Returns its index, or -1 when its bytes do not lie
+ * inside the file or both slots hold other tables.
+ */
+static int add_strtab(struct elf_symtab *st, const struct elf_file *f, const GElf_Shdr *sh)
 {
-	size_t len = strlen(s) + 1;
-	int err;
+	struct elf_strtab *t;
+	unsigned int i;
 
-	if (len > SIZE_MAX - st->names_len)
-		return -ENOMEM;
-	err = array__grow((void **)&st->names, &st->names_cap, st->names_len + len, 1);
-	if (err)
-		return err;
-	memcpy(st->names + st->names_len, s, len);
-	*off = st->names_len;
-	st->names_len += len;
-	return 0;
+	if (sh->sh_offset > f->file_size || sh->sh_size > f->file_size - sh->sh_offset)
+		return -1;
+	for (i = 0; i < st->nr_strtabs; i++)
+		if (st->strtabs[i].src == f && st->strtabs[i].off == sh->sh_offset)
+			return (int)i;
+	if (st->nr_strtabs == ELF_MAX_STRTABS)
+		return -1;
+	t = &st->strtabs[st->nr_strtabs];
+	t->src = f;
+	t->fd = -1;
+	t->off = sh->sh_offset;
+	t->size = sh->sh_size;
+	t->data = NULL;
+	return (int)st->nr_strtabs++;
 }
 
 static uint64_t sat_add(uint64_t a, uint64_t b)
@@ -348,8 +423,12 @@ static int collect_syms(struct elf_symtab *st, const struct elf_file *f, Elf_Scn
 	GElf_Shdr sh, strsh, symsh;
 	size_t i, nr, fsize;
 	Elf_Scn *strscn, *symscn;
-	const char *name;
-	struct elf_sym *s;
+	struct elf_sym_raw *s;
+	struct sec_info {
+		uint64_t addr, size;
+		bool alloc;
+	} *secs, *sec;
+	int tab;
 	Elf_Data *data;
 	unsigned char type;
 	uint64_t sec_end;
@@ -368,10 +447,28 @@ static int collect_syms(struct elf_symtab *st, const struct elf_file *f, Elf_Scn
 			 elf_ndxscn(scn), sh.sh_link);
 		return 0;
 	}
+	tab = add_strtab(st, f, &strsh);
+	if (tab < 0) {
+		pr_debug("elf: '%s': symbol table %zu: string table %u outside the file\n", path,
+			 elf_ndxscn(scn), sh.sh_link);
+		return 0;
+	}
 	fsize = gelf_fsize(f->elf, ELF_T_SYM, 1, EV_CURRENT);
 	if (!fsize)
 		return 0;
 	nr = data->d_size / fsize;
+	/* the sections symbols point into, read once instead of once per symbol */
+	secs = calloc(f->shnum ? f->shnum : 1, sizeof(*secs));
+	if (!secs)
+		return -ENOMEM;
+	for (i = 1; i < f->shnum; i++) {
+		symscn = elf_getscn(f->elf, i);
+		if (symscn && gelf_getshdr(symscn, &symsh) && (symsh.sh_flags & SHF_ALLOC)) {
+			secs[i].alloc = true;
+			secs[i].addr = symsh.sh_addr;
+			secs[i].size = symsh.sh_size;
+		}
+	}
 	for (i = 1; i < nr; i++) {
 		if (!gelf_getsym(data, i, &sym))
 			break;
@@ -382,80 +479,174 @@ static int collect_syms(struct elf_symtab *st, const struct elf_file *f, Elf_Scn
 		if (sym.st_shndx == SHN_UNDEF || sym.st_shndx >= SHN_LORESERVE ||
 		    sym.st_shndx >= f->shnum)
 			continue;
-		symscn = elf_getscn(f->elf, sym.st_shndx);
-		if (!symscn || !gelf_getshdr(symscn, &symsh) || !(symsh.sh_flags & SHF_ALLOC))
+		sec = &secs[sym.st_shndx];
+		if (!sec->alloc)
 			continue;
-		name = elf_strptr(f->elf, sh.sh_link, sym.st_name);
-		if (!name || !*name)
+		/*
+		 * Offset 0 is the empty name; other names are read when looked
+		 * up (elf_symtab__lookup_offset checks them then), so that the
+		 * name pages of the file are not touched here.
+		 */
+		if (!sym.st_name || sym.st_name >= strsh.sh_size)
 			continue;
 		if (f->ehdr.e_machine == EM_ARM)
 			sym.st_value &= ~1ULL;	/* Thumb bit */
-		err = array__grow((void **)&st->syms, &st->cap_syms, st->nr_syms + 1,
-				 sizeof(*st->syms));
-		if (err)
+		err = st->nr_raw >= UINT32_MAX ? -ENOMEM :
+			array__grow((void **)&st->raw, &st->cap_raw, st->nr_raw + 1, sizeof(*st->raw));
+		if (err) {
+			free(secs);
 			return err;
-		s = &st->syms[st->nr_syms];
+		}
+		s = &st->raw[st->nr_raw];
 		s->addr = sym.st_value;
 		s->size = sym.st_size;
 		/* Size 0: up to the next symbol (see finalize_syms), at most the section end. */
-		sec_end = symsh.sh_addr + symsh.sh_size;
+		sec_end = sec->addr + sec->size;
 		if (sym.st_size)
 			s->end = sat_add(sym.st_value, sym.st_size);
-		else if (sec_end > sym.st_value && sec_end >= symsh.sh_addr)
+		else if (sec_end > sym.st_value && sec_end >= sec->addr)
 			s->end = sec_end;
 		else
 			s->end = sat_add(sym.st_value, ELF_SYM_TAIL_MAX);
 		s->rank = bind_rank(GELF_ST_BIND(sym.st_info));
-		s->seq = st->nr_syms;
-		err = pool_add(st, name, &s->name);
-		if (err)
-			return err;
-		st->nr_syms++;
+		s->seq = (uint32_t)st->nr_raw;
+		s->name = sym.st_name;
+		s->tab = (uint8_t)tab;
+		st->nr_raw++;
 	}
-	return 0;
-}
-
-/* Address ascending; within an address the preferred name first. */
-static int sym_cmp(const void *a, const void *b)
-{
-	const struct elf_sym *x = a, *y = b;
-
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	if (x->rank != y->rank)
-		return x->rank > y->rank ? -1 : 1;
-	if (!x->size != !y->size)
-		return x->size ? -1 : 1;
-	if (x->seq != y->seq)
-		return x->seq < y->seq ? -1 : 1;
+	free(secs);
 	return 0;
 }
 
 /*
- * Sort and keep one symbol per address: the best name, the largest size.
+ * Sort key of a collected symbol: address ascending, then within an address
+ * the preferred name first: binding rank descending, a sized symbol before a
+ * zero-size one, load order. `rest` packs the latter: bits 33-34 2 - rank,
+ * bit 32 size == 0, bits 0-31 the load order, which is also the symbol's
+ * index in elf_symtab.raw.
+ */
+struct sym_key {
+	uint64_t addr;
+	uint64_t rest;
+};
+
+/* One stable counting pass on byte `byte` of addr (field 0) or rest (field 1). Returns false when every key has the same byte. */
+static bool radix_pass(const struct sym_key *src, struct sym_key *dst, size_t n, int field, unsigned int byte)
+{
+	size_t count[256] = { 0 }, pos[256], i, sum = 0;
+	unsigned int shift = byte * 8, b;
+
+	for (i = 0; i < n; i++)
+		count[((field ? src[i].rest : src[i].addr) >> shift) & 0xff]++;
+	for (b = 0; b < 256; b++) {
+		if (count[b] == n)
+			return false;
+		pos[b] = sum;
+		sum += count[b];
+	}
+	for (i = 0; i < n; i++)
+		dst[pos[((field ? src[i].rest : src[i].addr) >> shift) & 0xff]++] = src[i];
+	return true;
+}
+
+/*
+ * Sort the collected symbols' keys: LSD radix sort, rest then addr, skipping
+ * the bytes all keys share. Tables of 100 000 symbols are common (libLLVM,
+ * node), and qsort's merge sort through a comparison function took most of
+ * the load time. Returns the sorted keys (malloc'd), or NULL (ENOMEM).
+ */
+static struct sym_key *sort_syms(const struct elf_sym_raw *raw, size_t n)
+{
+	struct sym_key *a = malloc(sizeof(*a) * n), *b = malloc(sizeof(*b) * n), *t;
+	unsigned int byte;
+	size_t i;
+	int field;
+
+	if (!a || !b) {
+		free(a);
+		free(b);
+		return NULL;
+	}
+	for (i = 0; i < n; i++) {
+		a[i].addr = raw[i].addr;
+		a[i].rest = (uint64_t)(2 - raw[i].rank) << 33 | (uint64_t)!raw[i].size << 32 | raw[i].seq;
+	}
+	for (field = 1; field >= 0; field--)
+		for (byte = 0; byte < (field ? 5u : 8u); byte++)
+			if (radix_pass(a, b, n, field, byte)) {
+				t = a;
+				a = b;
+				b = t;
+			}
+	free(b);
+	return a;
+}
+
+/*
+ * Sort and keep one symbol per address: the best name, the largest size,
+ * in the compact form lookups use; the collected symbols are freed.
  * Zero-size symbols need no clipping at the next symbol: a lookup picks the
  * last symbol at or below the address, so the next one takes over anyway.
+ * Returns 0 or -ENOMEM.
  */
-static void finalize_syms(struct elf_symtab *st)
+static int finalize_syms(struct elf_symtab *st)
 {
+	struct elf_sym_raw *r, *best = NULL;
+	struct sym_key *keys;
 	size_t i, n = 0;
-	struct elf_sym *d;
+	uint64_t end = 0;
 
-	if (!st->nr_syms)
-		return;
-	qsort(st->syms, st->nr_syms, sizeof(*st->syms), sym_cmp);
-	for (i = 0; i < st->nr_syms; i++) {
-		if (n && st->syms[n - 1].addr == st->syms[i].addr) {
-			d = &st->syms[n - 1];
-			if (st->syms[i].size > d->size) {
-				d->size = st->syms[i].size;
-				d->end = st->syms[i].end;
+	if (!st->nr_raw)
+		goto out;
+	keys = sort_syms(st->raw, st->nr_raw);
+	st->syms = keys ? malloc(sizeof(*st->syms) * st->nr_raw) : NULL;
+	if (!st->syms) {
+		free(keys);
+		return -ENOMEM;
+	}
+	for (i = 0; i <= st->nr_raw; i++) {
+		r = i < st->nr_raw ? &st->raw[(uint32_t)keys[i].rest] : NULL;
+		if (best && r && r->addr == best->addr) {
+			if (r->size > best->size) {
+				best->size = r->size;
+				end = r->end;
 			}
 			continue;
 		}
-		st->syms[n++] = st->syms[i];
+		if (best) {
+			uint64_t len = end - best->addr;
+
+			st->syms[n].addr = best->addr;
+			st->syms[n].len_tab = (len > ELF_SYM_LEN_MAX ? ELF_SYM_LEN_MAX : (uint32_t)len) |
+					      (best->tab ? ELF_SYM_TAB_BIT : 0);
+			st->syms[n].name = best->name;
+			n++;
+		}
+		best = r;
+		end = r ? r->end : 0;
 	}
+	free(keys);
 	st->nr_syms = n;
+	if (n < st->nr_raw) {
+		struct elf_sym *shrunk = realloc(st->syms, sizeof(*st->syms) * n);
+
+		if (shrunk)
+			st->syms = shrunk;
+	}
+out:
+	free(st->raw);
+	st->raw = NULL;
+#ifdef __GLIBC__
+	/*
+	 * The collected symbols and sort keys (40 + 32 bytes a symbol, 9 MB
+	 * for node) were freed amid the heap, where glibc keeps them: hand
+	 * the pages back, or they stay in RSS for the rest of the run.
+	 */
+	if (st->nr_raw >= ELF_TRIM_SYMS)
+		malloc_trim(0);
+#endif
+	st->nr_raw = st->cap_raw = 0;
+	return 0;
 }
 
 static bool debug_file_usable(const struct elf_symtab *st, const struct elf_file *dbg)
@@ -558,6 +749,91 @@ static bool find_debug_file(const struct elf_symtab *st, const struct elf_file *
 	return found;
 }
 
+/* Read [off, off + len) of fd whole. Returns 0, -errno, or -EIO when the file is shorter. */
+static int pread_all(int fd, void *buf, size_t len, uint64_t off)
+{
+	size_t done = 0;
+	ssize_t n;
+
+	while (done < len) {
+		n = pread(fd, (char *)buf + done, len - done, (off_t)(off + done));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (!n)
+			return -EIO;
+		done += n;
+	}
+	return 0;
+}
+
+/*
+ * After the Elf handles are done with: keep the descriptor of each string
+ * table's file (f or dbg, whose fd is then taken over) so that names can be
+ * read on lookup, or, when half of RLIMIT_NOFILE is in use already, read the
+ * tables whole and keep no descriptor. Returns 0, -ENOMEM, or -errno of a
+ * failed read.
+ */
+static int keep_strtabs(struct elf_symtab *st, struct elf_file *f, struct elf_file *dbg, const char *path)
+{
+	struct elf_file *files[2] = { f, dbg };
+	struct rlimit rl;
+	bool eager;
+	unsigned int i, k;
+	int err;
+
+	if (!st->nr_syms) {
+		st->nr_strtabs = 0;
+		return 0;
+	}
+	/* descriptors are handed out lowest first: the highest one tells how many are open */
+	eager = !getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY &&
+		(rlim_t)(f->fd > dbg->fd ? f->fd : dbg->fd) >= rl.rlim_cur / 2;
+	for (i = 0; i < st->nr_strtabs; i++) {
+		struct elf_strtab *t = &st->strtabs[i];
+		struct elf_file *src = NULL;
+
+		for (k = 0; k < 2; k++)
+			if (t->src == files[k])
+				src = files[k];
+		t->src = NULL;
+		if (!src || src->fd < 0) {
+			/* cannot happen: every table came from f or dbg; own no descriptor */
+			for (k = 0; k < st->nr_strtabs; k++)
+				st->strtabs[k].fd = -1;
+			return -EBADF;
+		}
+		if (eager) {
+			t->data = malloc(t->size ? t->size : 1);
+			if (!t->data)
+				return -ENOMEM;
+			err = pread_all(src->fd, t->data, t->size, t->off);
+			if (err) {
+				pr_warn("elf: '%s': string table at %llu: %s\n", path,
+					(unsigned long long)t->off, strerror(-err));
+				return err;
+			}
+			continue;
+		}
+		t->fd = src->fd;
+	}
+	if (eager)
+		return 0;
+	/* the kept descriptors are the table's now; the Elf handles go */
+	for (k = 0; k < 2; k++) {
+		for (i = 0; i < st->nr_strtabs && st->strtabs[i].fd != files[k]->fd; i++)
+			;
+		if (i < st->nr_strtabs) {
+			if (files[k]->elf)
+				elf_end(files[k]->elf);
+			files[k]->elf = NULL;
+			files[k]->fd = -1;
+		}
+	}
+	return 0;
+}
+
 struct elf_symtab *elf_symtab__load(const char *path, const char *debug_root)
 {
 	struct elf_file f, dbg;
@@ -599,7 +875,14 @@ struct elf_symtab *elf_symtab__load(const char *path, const char *debug_root)
 		if (err)
 			goto out_free;
 	}
-	finalize_syms(st);
+	err = finalize_syms(st);
+	if (err)
+		goto out_free;
+	err = keep_strtabs(st, &f, &dbg, path);
+	if (err)
+		goto out_free;
+	pr_debug("elf: '%s': %zu function symbols, names %s\n", path, st->nr_syms,
+		 st->nr_strtabs && st->strtabs[0].fd < 0 ? "read whole" : "read on lookup");
 	elf_file__close(&dbg);
 	elf_file__close(&f);
 	return st;
@@ -618,10 +901,24 @@ out_close:
 
 void elf_symtab__free(struct elf_symtab *st)
 {
+	struct elf_name_chunk *c, *next;
+	unsigned int i;
+
 	if (!st)
 		return;
+	for (i = 0; i < st->nr_strtabs; i++) {
+		/* two tables of one file share its descriptor */
+		if (st->strtabs[i].fd >= 0 && (i == 0 || st->strtabs[i].fd != st->strtabs[0].fd))
+			close(st->strtabs[i].fd);
+		free(st->strtabs[i].data);
+	}
+	for (c = st->chunks; c; c = next) {
+		next = c->next;
+		free(c);
+	}
+	free(st->slots);
 	free(st->syms);
-	free(st->names);
+	free(st->raw);
 	free(st->loads);
 	free(st);
 }
@@ -641,10 +938,135 @@ int elf_symtab__offset_to_vaddr(const struct elf_symtab *st, uint64_t off, uint6
 	return -ENOENT;
 }
 
+/* Copy a name into the chunk cache. Returns the copy, or NULL (ENOMEM). */
+static const char *cache_name(struct elf_symtab *st, const char *s, size_t len)
+{
+	struct elf_name_chunk *c = st->chunks;
+	size_t cap;
+	char *d;
+
+	if (!c || c->cap - c->used < len + 1) {
+		cap = c ? c->cap * 2 : ELF_NAME_CHUNK_MIN;
+		if (cap > ELF_NAME_CHUNK_MAX)
+			cap = ELF_NAME_CHUNK_MAX;
+		if (cap < len + 1)
+			cap = len + 1;
+		c = malloc(sizeof(*c) + cap);
+		if (!c)
+			return NULL;
+		c->cap = cap;
+		c->used = 0;
+		c->next = st->chunks;
+		st->chunks = c;
+	}
+	d = c->data + c->used;
+	memcpy(d, s, len);
+	d[len] = '\0';
+	c->used += len + 1;
+	return d;
+}
+
+/*
+ * Read the name at `off` of string table t: the bytes up to the first NUL,
+ * which must come before the table's end. Returns the name (cached, or inside
+ * t->data), or NULL when there is none (empty, unterminated, unreadable).
+ */
+static const char *read_name(struct elf_symtab *st, const struct elf_strtab *t, uint32_t off)
+{
+	char small[256], *buf = small, *nul, *big = NULL;
+	size_t want = sizeof(small), got = 0;
+	const char *name = NULL;
+	ssize_t n;
+
+	if (off >= t->size)
+		return NULL;
+	if (t->data) {
+		nul = memchr(t->data + off, '\0', t->size - off);
+		return nul && nul != t->data + off ? t->data + off : NULL;
+	}
+	for (;;) {
+		if (want > t->size - off)
+			want = t->size - off;
+		n = pread(t->fd, buf + got, want - got, (off_t)(t->off + off + got));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;	/* unreadable, or the file shrank */
+		nul = memchr(buf + got, '\0', n);
+		got += n;
+		if (nul) {
+			if (nul != buf)
+				name = cache_name(st, buf, nul - buf);
+			break;
+		}
+		if (got == t->size - off)
+			break;	/* no NUL before the table's end */
+		if (got == want) {
+			/* a long (C++, Rust) name: grow, without bound but the table's size */
+			char *tmp = realloc(big, want * 4);
+
+			if (!tmp)
+				break;
+			if (!big)
+				memcpy(tmp, small, got);
+			big = buf = tmp;
+			want *= 4;
+		}
+	}
+	free(big);
+	return name;
+}
+
+static uint32_t slot_hash(uint32_t key)
+{
+	return key * 0x9e3779b1u;
+}
+
+/* Name of symbol i, read on first use. NULL when it has none or on ENOMEM. */
+static const char *sym_name(struct elf_symtab *st, uint32_t i)
+{
+	const struct elf_sym *s = &st->syms[i];
+	uint32_t key = i + 1, pos;
+	const char *name;
+
+	if (st->slots_mask)
+		for (pos = slot_hash(key) & st->slots_mask; st->slots[pos].key;
+		     pos = (pos + 1) & st->slots_mask)
+			if (st->slots[pos].key == key)
+				return st->slots[pos].name;
+	name = read_name(st, &st->strtabs[(s->len_tab & ELF_SYM_TAB_BIT) ? 1 : 0], s->name);
+	if ((st->nr_slots_used + 1) * 2 > st->slots_mask + 1) {
+		/* grow the cache: twice the size, everything re-placed */
+		uint32_t cap = st->slots_mask ? (st->slots_mask + 1) * 2 : 64, j;
+		struct elf_name_slot *n = calloc(cap, sizeof(*n));
+
+		if (!n)
+			return name;	/* uncached: read again next time */
+		for (j = 0; st->slots_mask && j <= st->slots_mask; j++) {
+			if (!st->slots[j].key)
+				continue;
+			for (pos = slot_hash(st->slots[j].key) & (cap - 1); n[pos].key; pos = (pos + 1) & (cap - 1))
+				;
+			n[pos] = st->slots[j];
+		}
+		free(st->slots);
+		st->slots = n;
+		st->slots_mask = cap - 1;
+	}
+	for (pos = slot_hash(key) & st->slots_mask; st->slots[pos].key; pos = (pos + 1) & st->slots_mask)
+		;
+	st->slots[pos].key = key;
+	st->slots[pos].name = name;
+	st->nr_slots_used++;
+	return name;
+}
+
 const char *elf_symtab__lookup_offset(const struct elf_symtab *st, uint64_t off, uint64_t *sym_off)
 {
 	size_t lo = 0, hi = st->nr_syms, mid;
 	const struct elf_sym *s;
+	const char *name = NULL;
+	unsigned int steps;
 	uint64_t vaddr;
 
 	if (elf_symtab__offset_to_vaddr(st, off, &vaddr))
@@ -659,12 +1081,25 @@ const char *elf_symtab__lookup_offset(const struct elf_symtab *st, uint64_t off,
 	}
 	if (!lo)
 		return NULL;
+	/*
+	 * A symbol whose name turns out empty or broken counts as absent, as
+	 * if it had been dropped at load: the one below it may cover vaddr.
+	 * The cache is not part of the table's value, so lookups stay const to
+	 * callers.
+	 */
+	for (steps = 0; lo > 0 && steps < ELF_SYM_BAD_NAME_WALK; lo--, steps++) {
+		name = sym_name((struct elf_symtab *)st, (uint32_t)(lo - 1));
+		if (name)
+			break;
+	}
+	if (!name)
+		return NULL;
 	s = &st->syms[lo - 1];
-	if (vaddr >= s->end)
+	if (vaddr - s->addr >= (s->len_tab & ELF_SYM_LEN_MAX))
 		return NULL;
 	if (sym_off)
 		*sym_off = vaddr - s->addr;
-	return st->names + s->name;
+	return name;
 }
 
 size_t elf_symtab__build_id(const struct elf_symtab *st, uint8_t id[ELF_BUILD_ID_MAX])

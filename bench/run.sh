@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# `make bench`: every issue-8 benchmark in turn, then a summary table of the
+# RESULT lines (figure, reference measured in the same run, ratio, goal).
+# Needs root. About 10 minutes; QUICK=1 about 2 (sanity only, figures not to
+# be quoted). The full log goes to bench-results/DATE.log under OUTPUT.
+#   BPFPROF=path/to/bpfprof OUTPUT=build/dir bench/run.sh [NAME...]
+# NAME: overhead (benchmarks 1 and 2), agg-throughput, finalize, memory, loss,
+# symbols (the symbol tables alone; BEFORE=path/to/old/symload compares).
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+export OUTPUT=${OUTPUT:-$top/.output}
+export BPFPROF=${BPFPROF:-$top/bpfprof}
+export QUICK=${QUICK:-0}
+names=("$@")
+[ ${#names[@]} -gt 0 ] || names=(overhead agg-throughput finalize memory loss symbols)
+logdir=$OUTPUT/bench-results
+mkdir -p "$logdir"
+log=$logdir/$(date -u +%Y%m%dT%H%M%SZ).log
+
+{
+	echo "bpfprof benchmarks, $(date -u '+%Y-%m-%d %H:%M UTC')$([ "$QUICK" = 1 ] && echo ', QUICK (sanity run)')"
+	echo "machine: $(nproc) CPUs ($(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)), $(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo), kernel $(uname -r)"
+	echo "bpfprof: $BPFPROF ($(cd "$top" && git describe --always --dirty 2>/dev/null || echo '?')); $(perf --version); clang $(clang++-14 --version 2>/dev/null | sed -n '1s/.*version \([0-9.]*\).*/\1/p')"
+	echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+} | tee "$log"
+for n in "${names[@]}"; do
+	echo "== $n" | tee -a "$log"
+	start=$(date +%s)
+	"$top/bench/$n.sh" 2>&1 | tee -a "$log"
+	echo "($n: $(($(date +%s) - start)) s)" | tee -a "$log"
+done
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$log"
+{
+	echo
+	echo "| benchmark | bpfprof | reference (same run) | ratio | goal | |"
+	echo "|---|---|---|---|---|---|"
+	sed -n 's/^RESULT \(.*\)$/| \1 |/p' "$log"
+} | tee -a "$log"
+echo "log: $log"
