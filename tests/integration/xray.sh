@@ -86,8 +86,10 @@ fi
 # several threads or buffers llvm-xray 14 drops records (it skips any record
 # older than the first one it accounted, and sorts a thread's buffers with an
 # inconsistent comparator), so fdr2 is checked against the known call counts.
+# basic: one thread too; with two, llvm-xray's drops vary from run to run with
+# the threads' interleaving (seen under the sanitizer run's load).
 BIG="func_duration_threshold_us=0 buffer_size=33554432 buffer_max=4"
-for run in "fdr1 fdr 20000 1" "fdr2 fdr 20000 2" "basic basic 20000 2"; do
+for run in "fdr1 fdr 20000 1" "fdr2 fdr 20000 2" "basic basic 20000 1"; do
 	set -- $run
 	name=$1 mode=$2 iters=$3 threads=$4
 	mkdir -p "$work/$name"
