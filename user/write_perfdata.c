@@ -59,6 +59,7 @@ struct map_key {
 
 struct proc_state {
 	uint32_t pid;
+	char comm[PROFILE_COMM_LEN];	/* the leader's, as last written */
 	struct map_key *maps;
 	size_t nr_maps, cap_maps;
 };
@@ -275,15 +276,16 @@ static void note_time(struct perfdata_writer *w, uint64_t t)
 		w->max_time = t;
 }
 
+/* misc: 0, or PERF_RECORD_MISC_COMM_EXEC for the comm an exec set (include/uapi/linux/perf_event.h) */
 static int put_comm(struct perfdata_writer *w, uint32_t pid, uint32_t tid, const char *comm,
-		    uint64_t time)
+		    uint64_t time, uint16_t misc)
 {
 	char name[PROFILE_COMM_LEN];
 	size_t len;
 
 	snprintf(name, sizeof(name), "%s", comm);
 	len = ALIGN8(strlen(name) + 1);
-	put_header(&w->b, PERF_RECORD_COMM, PERF_RECORD_MISC_USER, 16 + len + SAMPLE_ID_SIZE);
+	put_header(&w->b, PERF_RECORD_COMM, PERF_RECORD_MISC_USER | misc, 16 + len + SAMPLE_ID_SIZE);
 	put_u32_pair(&w->b, pid, tid);
 	put_name(&w->b, name, len);
 	put_sample_id(&w->b, pid, tid, time, 0);
@@ -549,7 +551,8 @@ static struct proc_state *proc_state(struct perfdata_writer *w, uint32_t pid, co
 	ps = &w->procs[w->nr_procs++];
 	memset(ps, 0, sizeof(*ps));
 	ps->pid = pid;
-	if (put_comm(w, pid, pid, comm, meta_time(w, time)))
+	snprintf(ps->comm, sizeof(ps->comm), "%s", comm);
+	if (put_comm(w, pid, pid, comm, meta_time(w, time), 0))
 		return NULL;
 	return ps;
 }
@@ -621,6 +624,7 @@ int perfdata__sample(struct perfdata_writer *w, const struct bpfprof_sample *s)
 	uint32_t nk = s->nr_kernel, nu = s->nr_user, nr, i;
 	uint64_t tkey = ((uint64_t)s->tgid << 32 | s->tid) + 1;
 	char comm[PROFILE_COMM_LEN];
+	struct proc_state *ps;
 
 	if (w->err || w->finished)
 		return w->err ? w->err : -EINVAL;
@@ -629,14 +633,21 @@ int perfdata__sample(struct perfdata_writer *w, const struct bpfprof_sample *s)
 	memcpy(comm, s->comm, sizeof(comm));
 	comm[sizeof(comm) - 1] = '\0';
 	/* a process perfdata__maps never saw still gets its COMM */
-	if (!proc_state(w, s->tgid, comm, s->time_ns))
+	ps = proc_state(w, s->tgid, comm, s->time_ns);
+	if (!ps)
 		return w->err;
+	/* first seen before its exec (a command forked by bpfprof): its new name, as perf record writes it */
+	if (s->tid == s->tgid && strcmp(ps->comm, comm)) {
+		snprintf(ps->comm, sizeof(ps->comm), "%s", comm);
+		if (put_comm(w, s->tgid, s->tid, comm, meta_time(w, s->time_ns), PERF_RECORD_MISC_COMM_EXEC))
+			return w->err;
+	}
 	if (!u64_map__get(&w->threads, tkey, NULL)) {
 		int err = u64_map__put(&w->threads, tkey, 0);
 
 		if (err)
 			return w->err = err;
-		if (put_comm(w, s->tgid, s->tid, comm, meta_time(w, s->time_ns)))
+		if (put_comm(w, s->tgid, s->tid, comm, meta_time(w, s->time_ns), 0))
 			return w->err;
 	}
 
