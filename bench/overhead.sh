@@ -10,19 +10,19 @@
 #    compared with the alone run of its round, and the median slowdown is
 #    printed. Goals: bpfprof's slowdown at most half of perf record's (999 Hz);
 #    at most 1 % at 99 Hz.
-# 2. Cost per sample, from the same runs: the profiler's CPU time (user +
-#    system, wait4 rusage of the whole process) per sample, taken as the
-#    difference between its 999 Hz and 99 Hz runs of the same round divided
-#    by the difference in samples, so that the fixed costs (start, reading
-#    every process's maps, writing outputs, which do not grow with samples)
-#    cancel; plus, for bpfprof, its BPF program's run time per run
-#    (kernel.bpf_stats_enabled, run_time_ns / run_cnt from the program's
-#    fdinfo). Goal: at most 2 us per sample. perf's own in-kernel cost per
-#    sample (the callchain walk and the copy into its buffer, the same work
-#    bpfprof's BPF program does) is not in its figure: the kernel accounts it
-#    to no process. Also printed: bpfprof's CPU time while it samples (its
-#    /proc/PID/schedstat read by the profiled command before and after the
-#    load) per sample, and each profiler's fixed cost.
+# 2. Cost per sample, from the same 999 Hz runs: the profiler's own CPU time
+#    (user + system from wait4 rusage, the whole run: start, sampling, writing
+#    the output; less the load's CPU time, which wait4 adds because the load is
+#    the profiler's child, measured by an inner runstat), plus for bpfprof its
+#    BPF program's run time (kernel.bpf_stats_enabled, run_time_ns from the
+#    program's fdinfo), divided by the samples. Goal: at most 2 us per sample.
+#    perf's own in-kernel cost per sample (the callchain walk and the copy
+#    into its buffer, the same work bpfprof's BPF program does) is not in its
+#    figure: the kernel accounts it to no process. Also printed: bpfprof's CPU
+#    time while it samples (its /proc/PID/schedstat read by the profiled
+#    command before and after the work) per sample, the BPF time per program
+#    run, and each profiler's cost implied by the slowdown (the workers' lost
+#    time per sample, kernel side included).
 #
 # Each profiler runs the load as its command (`-a -- COMMAND`), so startup and
 # the writing of outputs are outside the timed work; both write their usual
@@ -31,26 +31,35 @@ set -euo pipefail
 . "$(dirname "$0")/lib.bash"
 
 ROUNDS=${ROUNDS:-5}
-ITERS=${ITERS:-700000000}	# about 3 s of work per CPU on the reference machine
+SECONDS_PER_RUN=${SECONDS_PER_RUN:-3}
 if [ "$QUICK" = 1 ]; then
-	ROUNDS=${QUICK_ROUNDS:-1}
-	ITERS=200000000
+	ROUNDS=1 SECONDS_PER_RUN=1
 fi
+# the fixed work: as many iterations as take SECONDS_PER_RUN alone here, now
+if [ -z "${ITERS:-}" ]; then
+	cal=$("$SPIN" -i 200000000 | awk '{ print $2 }')
+	ITERS=$(awk -v c="$cal" -v s="$SECONDS_PER_RUN" 'BEGIN { printf "%.0f", 200000000 * s / c }')
+fi
+echo "fixed work: $ITERS iterations per CPU" >&2
 
 sysctl -q -w kernel.bpf_stats_enabled=1
 
 # run VARIANT ROUND: one run; leaves $work/VARIANT.ROUND.{spin,rs,err,bpf}
 run() {
 	local v=$1 r=$2 spin="$SPIN -i $ITERS" base="$work/$1.$2"
-	# the profiler's CPU time (ns) and BPF program counters around the load
-	local snap="cut -d' ' -f1 /proc/\$PPID/schedstat; for f in /proc/\$PPID/fdinfo/*; do grep -qs '^prog_type:' \$f && grep -s '^run_' \$f; done"
-	local load="{ $snap; } >$base.s0; $spin >$base.spin; { $snap; } >$base.s1; true"
+	# The profiler runs `runstat -o IN -- sh -c LOAD`: IN has the load's own CPU time, which the
+	# profiler's rusage includes (wait4 adds a child's reaped descendants) and which is taken off.
+	# LOAD reads the profiler's (its grandparent's) CPU time in ns and BPF program counters
+	# before and after the work.
+	local prof="\$(cut -d' ' -f4 /proc/\$PPID/stat)"
+	local snap="p=$prof; cut -d' ' -f1 /proc/\$p/schedstat; for f in /proc/\$p/fdinfo/*; do grep -qs '^prog_type:' \$f && grep -s '^run_' \$f; done"
+	local load=("$RUNSTAT" -o "$base.in" -- sh -c "{ $snap; } >$base.s0; $spin >$base.spin; { $snap; } >$base.s1; true")
 	case $v in
 	alone)	"$RUNSTAT" -o "$base.rs" -- sh -c "$spin >$base.spin" ;;
-	bpf999)	"$RUNSTAT" -o "$base.rs" -- "$BPFPROF" -a -F 999 -o "$work/b.pb.gz" -- sh -c "$load" 2>"$base.err" ;;
-	bpf99)	"$RUNSTAT" -o "$base.rs" -- "$BPFPROF" -a -F 99 -o "$work/b.pb.gz" -- sh -c "$load" 2>"$base.err" ;;
-	perf999) "$RUNSTAT" -o "$base.rs" -- "$PERF" record -a -g -F 999 -o "$work/p.data" -- sh -c "$load" 2>"$base.err" ;;
-	perf99)	"$RUNSTAT" -o "$base.rs" -- "$PERF" record -a -g -F 99 -o "$work/p.data" -- sh -c "$load" 2>"$base.err" ;;
+	bpf999)	"$RUNSTAT" -o "$base.rs" -- "$BPFPROF" -a -F 999 -o "$work/b.pb.gz" -- "${load[@]}" 2>"$base.err" ;;
+	bpf99)	"$RUNSTAT" -o "$base.rs" -- "$BPFPROF" -a -F 99 -o "$work/b.pb.gz" -- "${load[@]}" 2>"$base.err" ;;
+	perf999) "$RUNSTAT" -o "$base.rs" -- "$PERF" record -a -g -F 999 -o "$work/p.data" -- "${load[@]}" 2>"$base.err" ;;
+	perf99)	"$RUNSTAT" -o "$base.rs" -- "$PERF" record -a -g -F 99 -o "$work/p.data" -- "${load[@]}" 2>"$base.err" ;;
 	esac
 }
 
@@ -80,19 +89,16 @@ bpf_delta() { # VARIANT ROUND KEY
 	b=$(awk -v k="$3:" '$1 == k { s += $2 } END { print s + 0 }' "$work/$1.$2.s1")
 	echo $((b - a))
 }
-cpu_s() { calc "$(field "$work/$1.$2.rs" user_s) + $(field "$work/$1.$2.rs" sys_s)"; }
-# marginal CPU ns per sample: (CPU at 999 Hz - CPU at 99 Hz) / (samples at 999 - at 99)
-marginal() { # PREFIX(bpf|perf) ROUND SAMPLES-FUNCTION
-	local n1 n2
-	n1=$($3 "$work/${1}999.$2.err")
-	n2=$($3 "$work/${1}99.$2.err")
-	calc "($(cpu_s "${1}999" "$2") - $(cpu_s "${1}99" "$2")) * 1e9 / ($n1 - $n2)"
+# the profiler's own CPU seconds: its rusage less the load's (runstat -o IN inside it)
+cpu_s() {
+	calc "$(field "$work/$1.$2.rs" user_s) + $(field "$work/$1.$2.rs" sys_s) - $(field "$work/$1.$2.in" user_s) - $(field "$work/$1.$2.in" sys_s)"
 }
-# fixed CPU ns: the 99 Hz run's CPU less its samples at the marginal cost
-fixed() { calc "$(cpu_s "${1}99" "$2") * 1e9 - $3 * $($4 "$work/${1}99.$2.err")"; }
 bpf_prog_ns() { calc "$(bpf_delta "$1" "$2" run_time_ns) / $(bpf_delta "$1" "$2" run_cnt)"; }
 # bpfprof's CPU ns while sampling, per sample
 window_ns() { calc "$(cpu_ns "$1" "$2") / $(bpf_delta "$1" "$2" run_cnt)"; }
+# whole-run cost per sample, ns: own CPU (+ all BPF run time for bpfprof) / samples
+bpf_cost() { calc "($(cpu_s "$1" "$2") * 1e9 + $(bpf_delta "$1" "$2" run_time_ns)) / $(bpfprof_samples "$work/$1.$2.err")"; }
+perf_cost() { calc "$(cpu_s "$1" "$2") * 1e9 / $(perf_samples "$work/$1.$2.err")"; }
 
 b999=$(median $(slowdowns bpf999))
 p999=$(median $(slowdowns perf999))
@@ -114,35 +120,20 @@ ratio99=$(awk -v b="$b99" -v p="$p99" 'BEGIN { if (p > 0) printf "%.2f", b / p; 
 result "overhead -a -F 99 (median slowdown)" "bpfprof $(calc "$b99")%" "perf record -g $(calc "$p99")%" \
 	"$ratio99" "<= 1%" "$(verdict "$b99" "<=" 1)"
 
-bm_all=() pm_all=() prog_all=() win_all=() bf_all=() pf_all=() bc_all=()
+bc_all=() pc_all=() prog_all=() win_all=()
 for ((r = 1; r <= ROUNDS; r++)); do
-	bm=$(marginal bpf "$r" bpfprof_samples)
-	pm=$(marginal perf "$r" perf_samples)
-	prog=$(bpf_prog_ns bpf999 "$r")
-	bm_all+=("$bm") pm_all+=("$pm") prog_all+=("$prog")
-	bc_all+=("$(calc "$bm + $prog")")
+	bc_all+=("$(bpf_cost bpf999 "$r")")
+	pc_all+=("$(perf_cost perf999 "$r")")
+	prog_all+=("$(bpf_prog_ns bpf999 "$r")")
 	win_all+=("$(window_ns bpf999 "$r")")
-	bf_all+=("$(calc "$(fixed bpf "$r" "$bm" bpfprof_samples) / 1e6")")
-	pf_all+=("$(calc "$(fixed perf "$r" "$pm" perf_samples) / 1e6")")
 done
-# everything a sample costs the load, kernel side included, as the slowdown shows it:
-# (profiled - alone) CPU time of the workers / samples
-implied() { # VARIANT SAMPLES-FUNCTION
-	local r v=()
-	for ((r = 1; r <= ROUNDS; r++)); do
-		v+=("$(calc "($(field "$work/$1.$r.spin" elapsed_s) - $(field "$work/alone.$r.spin" elapsed_s)) * $NCPU * 1e9 / $($2 "$work/$1.$r.err")")")
-	done
-	median "${v[@]}"
-}
-echo "cost per sample implied by the slowdown (worker time lost / samples, kernel side included): bpfprof $(implied bpf999 bpfprof_samples) ns, perf record $(implied perf999 perf_samples) ns"
 bcost=$(median "${bc_all[@]}")
-pcost=$(median "${pm_all[@]}")
-echo "CPU ns per sample (marginal, 999 vs 99 Hz), per round: bpfprof ${bm_all[*]}; perf record ${pm_all[*]}"
+pcost=$(median "${pc_all[@]}")
+echo "own CPU (+ BPF) ns per sample, whole run, per round: bpfprof ${bc_all[*]}; perf record ${pc_all[*]}"
 echo "  bpfprof's BPF program, ns per run: ${prog_all[*]}"
-echo "  bpfprof CPU while sampling, ns per sample: ${win_all[*]}"
-echo "fixed CPU ms (start, maps, outputs), per round: bpfprof ${bf_all[*]}; perf record ${pf_all[*]}"
-echo "last bpfprof run: $(sed -n 's/^bpfprof: \([0-9.]* s, [0-9]* samples, [0-9]* lost\).*/\1/p' "$work/bpf999.$ROUNDS.err"), $(cat "$work/bpf999.$ROUNDS.rs")"
-echo "last perf run:    $(perf_samples "$work/perf999.$ROUNDS.err") samples, $(cat "$work/perf999.$ROUNDS.rs")"
-result "cost per sample -F 999 (CPU + BPF time)" "bpfprof $(calc "$bcost / 1000") us (BPF $(calc "$(median "${prog_all[@]}") / 1000") us)" \
+echo "  bpfprof's CPU while sampling, ns per sample: ${win_all[*]}"
+echo "last bpfprof run: $(sed -n 's/^bpfprof: \([0-9.]* s, [0-9]* samples, [0-9]* lost\).*/\1/p' "$work/bpf999.$ROUNDS.err"), own CPU $(cpu_s bpf999 "$ROUNDS") s, $(cat "$work/bpf999.$ROUNDS.rs")"
+echo "last perf run:    $(perf_samples "$work/perf999.$ROUNDS.err") samples, own CPU $(cpu_s perf999 "$ROUNDS") s, $(cat "$work/perf999.$ROUNDS.rs")"
+result "cost per sample -F 999 (CPU + BPF time)" "bpfprof $(calc "$bcost / 1000") us (BPF $(calc "$(median "${prog_all[@]}") / 1000") us, sampling $(calc "$(median "${win_all[@]}") / 1000") us)" \
 	"perf record $(calc "$pcost / 1000") us (user space only)" "$(calc "$bcost / $pcost")" "<= 2 us" \
 	"$(verdict "$bcost" "<=" 2000)"
