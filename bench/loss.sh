@@ -16,7 +16,7 @@ DURATION=${DURATION:-10}
 SMALL_RING=${SMALL_RING:-1}
 [ "$QUICK" = 1 ] && DURATION=3 SMALL_RING=0
 
-"$SPIN" -i 100000000000 >/dev/null &
+"$SPIN" -i 10000000000000 >/dev/null &
 spin_pid=$!
 "$RUNSTAT" -o "$work/b.rs" -- "$BPFPROF" -a -F 10000 -d "$DURATION" -o "$work/loss.pb.gz" 2>"$work/b.err"
 "$RUNSTAT" -o "$work/p.rs" -- "$PERF" record -a -g -F 10000 -o "$work/p.data" -- sleep "$DURATION" 2>"$work/p.err"

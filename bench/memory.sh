@@ -30,7 +30,7 @@ cg_cleanup() { [ -z "$cg" ] || rmdir "$cg" 2>/dev/null || true; }
 
 load_start() {
 	# each joins the load's cgroup (when there is one) before it forks anything
-	sh -c '[ -z "$1" ] || echo $$ >"$1/cgroup.procs"; exec "$2" -i 100000000000' sh "$cg" "$SPIN" >/dev/null &
+	sh -c '[ -z "$1" ] || echo $$ >"$1/cgroup.procs"; exec "$2" -i 10000000000000' sh "$cg" "$SPIN" >/dev/null &
 	spin_pid=$!
 	(
 		[ -z "$cg" ] || echo "$BASHPID" >"$cg/cgroup.procs"

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # `make bench`: every issue-8 benchmark in turn, then a summary table of the
 # RESULT lines (figure, reference measured in the same run, ratio, goal).
-# Needs root. About 10 minutes; QUICK=1 about 2 (sanity only, figures not to
+# Needs root. About 8 minutes; QUICK=1 about 1 (sanity only, figures not to
 # be quoted). The full log goes to bench-results/DATE.log under OUTPUT.
 #   BPFPROF=path/to/bpfprof OUTPUT=build/dir bench/run.sh [NAME...]
 # NAME: overhead (benchmarks 1 and 2), agg-throughput, finalize, memory, loss,
