@@ -8,3 +8,24 @@ fail() { echo "FAIL - $1"; shift; for l in "$@"; do echo "       $l"; done; fail
 skip() { echo "skip - $1: $2"; skipped=$((skipped + 1)); }
 # near A B TOL: |A - B| <= TOL, and A is not empty
 near() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a != "" && d <= t) }'; }
+# The closing total; the exit status says whether anything failed.
+finish() { echo "$passed passed, $failed failed, $skipped skipped"; [ "$failed" -eq 0 ]; exit; }
+# require_bpf WHAT: end the script unless it runs as root with $BPFPROF built
+# and the kernel loads bpfprof's program (then skip, saying why). Run in $work.
+require_bpf() {
+	if [ "$(id -u)" -ne 0 ]; then
+		skip "$1" "needs root for BPF and perf events"
+		finish
+	fi
+	if [ ! -x "$BPFPROF" ]; then
+		fail "build" "missing $BPFPROF: run make"
+		finish
+	fi
+	if ! "$BPFPROF" -d 0.2 -o "$work/probe.prof" -- true >"$work/probe.log" 2>&1; then
+		if grep -qiE 'operation not permitted|permission denied|not supported' "$work/probe.log"; then
+			skip "$1" "the kernel refuses BPF here: $(head -2 "$work/probe.log" | tr '\n' ' ')"
+			finish
+		fi
+		fail "probe run" "$(cat "$work/probe.log")"
+	fi
+}

@@ -21,7 +21,6 @@ trap 'rm -rf "$work"' EXIT
 export PPROF_TMPDIR=$work/pprof HOME=${HOME:-/root}
 
 . "$(dirname "$0")/lib.bash"
-finish() { echo "$passed passed, $failed failed, $skipped skipped"; [ $failed -eq 0 ]; exit; }
 
 # go tool pprof with its stderr kept in $work/pprof.err.
 pprof() { go tool pprof "$@" 2>"$work/pprof.err"; }

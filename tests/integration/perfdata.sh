@@ -29,7 +29,6 @@ trap cleanup EXIT
 export PERF_BUILDID_DIR=$work/buildid
 
 . "$(dirname "$0")/lib.bash"
-finish() { echo "$passed passed, $failed failed, $skipped skipped"; [ "$failed" -eq 0 ]; exit; }
 
 # Samples bpfprof reported writing to a perf.data ("wrote 'F.data': N samples").
 reported() { sed -n "s/^bpfprof: wrote '.*\.data': \([0-9]*\) samples.*/\1/p" "$1" | head -1; }

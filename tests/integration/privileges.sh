@@ -15,7 +15,6 @@ trap 'rm -rf "$work"' EXIT
 chmod 755 "$work"
 
 . "$(dirname "$0")/lib.bash"
-finish() { echo "$passed passed, $failed failed, $skipped skipped"; [ $failed -eq 0 ]; exit; }
 
 if [ "$(id -u)" -ne 0 ]; then
 	skip "privilege checks" "needs root to drop privileges"

@@ -26,11 +26,6 @@ work=$(mktemp -d /tmp/bpfprof-svg.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
 . "$(dirname "$0")/lib.bash"
-finish() {
-	echo "$passed passed, $failed failed, $skipped skipped"
-	[ $failed -eq 0 ]
-	exit
-}
 
 # Install a Debian package for a missing command, as root; true when the command is there after.
 apt_updated=

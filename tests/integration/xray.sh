@@ -17,7 +17,6 @@ trap 'rm -rf "$work"' EXIT
 export PPROF_TMPDIR=$work/pprof HOME=${HOME:-/root}
 
 . "$(dirname "$0")/lib.bash"
-finish() { echo "$passed passed, $failed failed, $skipped skipped"; [ "$failed" -eq 0 ]; exit; }
 
 XRAY=$(command -v llvm-xray-14 || command -v llvm-xray || true)
 CLANG=$(command -v clang-14 || command -v clang || true)
