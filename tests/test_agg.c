@@ -33,41 +33,6 @@
 #include "agg_fixture.h"
 
 
-/*
- * Build a record and send exactly the bytes the BPF side would (header plus
- * the declared frames), from an exact-size heap copy.
- */
-static int send_sample(struct agg *a, uint32_t tgid, uint64_t time_ns, const char *comm, const uint64_t *kips,
-		uint16_t nk, const uint64_t *uips, uint16_t nu)
-{
-	struct bpfprof_sample s;
-	size_t size = BPFPROF_SAMPLE_HDR_SIZE + ((size_t)nk + nu) * 8;
-	void *buf;
-	int ret;
-
-	memset(&s, 0, sizeof(s));
-	s.type = BPFPROF_REC_SAMPLE;
-	s.cpu = 3;
-	s.tgid = tgid;
-	s.tid = tgid + 1;
-	s.time_ns = time_ns;
-	s.cgroup_id = 0xc0ffee;
-	/* like the kernel's comm: NUL-padded, no NUL when it fills all 16 bytes */
-	memcpy(s.comm, comm, strnlen(comm, sizeof(s.comm)));
-	s.nr_kernel = nk;
-	s.nr_user = nu;
-	if (nk)
-		memcpy(s.ips, kips, nk * 8);
-	if (nu)
-		memcpy(s.ips + nk, uips, nu * 8);
-	buf = malloc(size);
-	assert_non_null(buf);
-	memcpy(buf, &s, size);
-	ret = agg__record(a, buf, size);
-	free(buf);
-	return ret;
-}
-
 static const char maps_a[] =
 	"00400000-00500000 r-xp 00000000 08:01 131090    /usr/bin/app\n"
 	"7f0000000000-7f0000010000 r-xp 00000000 08:01 42    /usr/lib/libc.so.6\n";

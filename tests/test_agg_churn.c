@@ -90,32 +90,11 @@ static void spawn(uint32_t pid, unsigned long long start)
 	write_stat(pid, 'R', start);
 }
 
-static int send_sample(struct agg *a, uint32_t tgid, uint64_t time_ns, const uint64_t *kips, uint16_t nk,
-		       const uint64_t *uips, uint16_t nu)
+/* a sample of comm "app" */
+static int send_app(struct agg *a, uint32_t tgid, uint64_t time_ns, const uint64_t *kips, uint16_t nk,
+		    const uint64_t *uips, uint16_t nu)
 {
-	struct bpfprof_sample s;
-	size_t size = BPFPROF_SAMPLE_HDR_SIZE + ((size_t)nk + nu) * 8;
-	void *buf;
-	int ret;
-
-	memset(&s, 0, sizeof(s));
-	s.type = BPFPROF_REC_SAMPLE;
-	s.tgid = tgid;
-	s.tid = tgid;
-	s.time_ns = time_ns;
-	memcpy(s.comm, "app", 3);
-	s.nr_kernel = nk;
-	s.nr_user = nu;
-	if (nk)
-		memcpy(s.ips, kips, nk * 8);
-	if (nu)
-		memcpy(s.ips + nk, uips, nu * 8);
-	buf = malloc(size);
-	assert_non_null(buf);
-	memcpy(buf, &s, size);
-	ret = agg__record(a, buf, size);
-	free(buf);
-	return ret;
+	return send_sample(a, tgid, time_ns, "app", kips, nk, uips, nu);
 }
 
 static const uint64_t kstack[] = { 0xffffffff81000100ULL, 0xffffffff81000200ULL };
@@ -175,13 +154,13 @@ static void test_exited_reduced_to_sampled_mappings(void **state)
 	agg__set_limits(f->a, 2, 0);
 	spawn(100, 1000);
 	spawn(101, 1001);
-	assert_int_equal(send_sample(f->a, 100, t, kstack, 2, ustack, 3), 0);
-	assert_int_equal(send_sample(f->a, 101, t, kstack, 2, ustack, 2), 0);
+	assert_int_equal(send_app(f->a, 100, t, kstack, 2, ustack, 3), 0);
+	assert_int_equal(send_app(f->a, 101, t, kstack, 2, ustack, 2), 0);
 	assert_int_equal(proc_of(f->p, 100)->nr_mappings, 5);
 	reap(100);
 	reap(101);
 	spawn(102, 1002);
-	assert_int_equal(send_sample(f->a, 102, t + 1 * MS, NULL, 0, ustack, 1), 0);
+	assert_int_equal(send_app(f->a, 102, t + 1 * MS, NULL, 0, ustack, 1), 0);
 	agg__stats(f->a, &st);
 	assert_int_equal(st.nr_passes, 1);
 	/* seen gone, but their last samples may still be queued: kept whole */
@@ -189,11 +168,11 @@ static void test_exited_reduced_to_sampled_mappings(void **state)
 	assert_int_equal(st.nr_tracked, 3);
 	assert_int_equal(proc_of(f->p, 100)->nr_mappings, 5);
 	/* a late sample of 100 stamped before it was seen gone is one of its last */
-	assert_int_equal(send_sample(f->a, 100, t + 2 * MS, kstack, 1, ustack, 3), 0);
+	assert_int_equal(send_app(f->a, 100, t + 2 * MS, kstack, 1, ustack, 3), 0);
 
 	/* the first record stamped GONE_MARGIN_NS (10 ms) after that: they are reduced */
 	spawn(103, 1003);
-	assert_int_equal(send_sample(f->a, 103, now_ns() + 20 * MS, NULL, 0, ustack, 1), 0);
+	assert_int_equal(send_app(f->a, 103, now_ns() + 20 * MS, NULL, 0, ustack, 1), 0);
 	agg__stats(f->a, &st);
 	assert_int_equal(st.nr_passes, 1);
 	assert_int_equal(st.nr_compacted, 2);
@@ -220,13 +199,13 @@ static void test_resolved_locations_follow(void **state)
 
 	agg__set_limits(f->a, 1, 0);
 	spawn(200, 7);
-	assert_int_equal(send_sample(f->a, 200, t, kstack, 2, ustack, 3), 0);
+	assert_int_equal(send_app(f->a, 200, t, kstack, 2, ustack, 3), 0);
 	assert_int_equal(profile__resolve_locs(f->p), 0);
 	reap(200);
 	spawn(201, 8);
-	assert_int_equal(send_sample(f->a, 201, t, NULL, 0, ustack, 1), 0);
+	assert_int_equal(send_app(f->a, 201, t, NULL, 0, ustack, 1), 0);
 	spawn(202, 9);
-	assert_int_equal(send_sample(f->a, 202, now_ns() + 20 * MS, NULL, 0, ustack, 1), 0);
+	assert_int_equal(send_app(f->a, 202, now_ns() + 20 * MS, NULL, 0, ustack, 1), 0);
 	assert_int_equal(proc_of(f->p, 200)->nr_mappings, 3);
 	assert_int_equal(profile__resolve_locs(f->p), 0);
 	check_locs(f->p);
@@ -247,15 +226,15 @@ static void test_zombie_and_reused_pid_are_gone(void **state)
 	spawn(301, 51);
 	spawn(302, 52);
 	spawn(303, 53);
-	assert_int_equal(send_sample(f->a, 300, t, NULL, 0, ustack, 2), 0);
-	assert_int_equal(send_sample(f->a, 301, t, NULL, 0, ustack, 2), 0);
-	assert_int_equal(send_sample(f->a, 302, t, NULL, 0, ustack, 2), 0);
+	assert_int_equal(send_app(f->a, 300, t, NULL, 0, ustack, 2), 0);
+	assert_int_equal(send_app(f->a, 301, t, NULL, 0, ustack, 2), 0);
+	assert_int_equal(send_app(f->a, 302, t, NULL, 0, ustack, 2), 0);
 	write_stat(300, 'Z', 50);
 	write_stat(301, 'S', 9999);	/* reused by a process started later */
 	write_stat_threads(302, 'Z', 3, 52);	/* the leader called pthread_exit */
-	assert_int_equal(send_sample(f->a, 303, t, NULL, 0, ustack, 2), 0);
+	assert_int_equal(send_app(f->a, 303, t, NULL, 0, ustack, 2), 0);
 	spawn(304, 54);
-	assert_int_equal(send_sample(f->a, 304, now_ns() + 20 * MS, NULL, 0, ustack, 2), 0);
+	assert_int_equal(send_app(f->a, 304, now_ns() + 20 * MS, NULL, 0, ustack, 2), 0);
 	agg__stats(f->a, &st);
 	assert_int_equal(st.nr_passes, 1);
 	assert_int_equal(st.nr_compacted, 2);
@@ -276,18 +255,18 @@ static void test_reused_pid_tracked_again(void **state)
 
 	agg__set_limits(f->a, 1, 0);
 	spawn(400, 70);
-	assert_int_equal(send_sample(f->a, 400, t, NULL, 0, ustack, 1), 0);
+	assert_int_equal(send_app(f->a, 400, t, NULL, 0, ustack, 1), 0);
 	reap(400);
 	spawn(401, 71);
-	assert_int_equal(send_sample(f->a, 401, t, NULL, 0, ustack, 1), 0);
+	assert_int_equal(send_app(f->a, 401, t, NULL, 0, ustack, 1), 0);
 	spawn(402, 72);
-	assert_int_equal(send_sample(f->a, 402, now_ns() + 20 * MS, NULL, 0, ustack, 1), 0);
+	assert_int_equal(send_app(f->a, 402, now_ns() + 20 * MS, NULL, 0, ustack, 1), 0);
 	assert_int_equal(proc_of(f->p, 400)->nr_mappings, 2);	/* app text and the JIT marker */
 	agg__stats(f->a, &st);
 	assert_int_equal(st.nr_tracked, 2);
 
 	spawn(400, 80);	/* the pid again, another process */
-	assert_int_equal(send_sample(f->a, 400, now_ns() + 40 * MS, NULL, 0, other_lib, 1), 0);
+	assert_int_equal(send_app(f->a, 400, now_ns() + 40 * MS, NULL, 0, other_lib, 1), 0);
 	agg__stats(f->a, &st);
 	assert_int_equal(st.nr_tracked, 3);
 	/* its maps were read while it runs: the library it samples in is known */
@@ -309,12 +288,12 @@ static void test_process_limit_other(void **state)
 	spawn(501, 2);
 	spawn(502, 3);
 	spawn(503, 4);
-	assert_int_equal(send_sample(f->a, 500, t, kstack, 2, ustack, 3), 0);
-	assert_int_equal(send_sample(f->a, 501, t, kstack, 2, ustack, 3), 0);
-	assert_int_equal(send_sample(f->a, 502, t, kstack, 2, ustack, 3), 0);
-	assert_int_equal(send_sample(f->a, 503, t, kstack, 1, ustack, 2), 0);
-	assert_int_equal(send_sample(f->a, 502, t, kstack, 2, ustack, 1), 0);
-	assert_int_equal(send_sample(f->a, 500, t, kstack, 2, ustack, 3), 0);
+	assert_int_equal(send_app(f->a, 500, t, kstack, 2, ustack, 3), 0);
+	assert_int_equal(send_app(f->a, 501, t, kstack, 2, ustack, 3), 0);
+	assert_int_equal(send_app(f->a, 502, t, kstack, 2, ustack, 3), 0);
+	assert_int_equal(send_app(f->a, 503, t, kstack, 1, ustack, 2), 0);
+	assert_int_equal(send_app(f->a, 502, t, kstack, 2, ustack, 1), 0);
+	assert_int_equal(send_app(f->a, 500, t, kstack, 2, ustack, 3), 0);
 	assert_int_equal(f->p->nr_procs, 3);
 	assert_int_equal(profile__find_process(f->p, 502), -ENOENT);
 	o = proc_of(f->p, AGG_OTHER_PID);
@@ -348,7 +327,7 @@ static void test_churn_bounded(void **state)
 	agg__set_limits(f->a, 64, 0);
 	for (pid = 1000; pid < 4000; pid++) {
 		spawn(pid, pid);
-		assert_int_equal(send_sample(f->a, pid, now_ns() + 20 * MS, kstack, 2, ustack, 3), 0);
+		assert_int_equal(send_app(f->a, pid, now_ns() + 20 * MS, kstack, 2, ustack, 3), 0);
 		reap(pid);
 		agg__stats(f->a, &st);
 		if (st.nr_tracked > peak)
@@ -384,9 +363,9 @@ static void test_real_proc(void **state)
 		_exit(0);
 	assert_int_equal(waitpid(child, NULL, 0), child);
 	/* the child's entry: its maps already gone, so none; our own after it */
-	assert_int_equal(send_sample(a, (uint32_t)child, t, NULL, 0, ustack, 1), 0);
-	assert_int_equal(send_sample(a, (uint32_t)getpid(), t, NULL, 0, ustack, 1), 0);
-	assert_int_equal(send_sample(a, (uint32_t)getppid(), now_ns() + 20 * MS, NULL, 0, ustack, 1), 0);
+	assert_int_equal(send_app(a, (uint32_t)child, t, NULL, 0, ustack, 1), 0);
+	assert_int_equal(send_app(a, (uint32_t)getpid(), t, NULL, 0, ustack, 1), 0);
+	assert_int_equal(send_app(a, (uint32_t)getppid(), now_ns() + 20 * MS, NULL, 0, ustack, 1), 0);
 	agg__stats(a, &st);
 	/* pass 1 saw the child gone, pass 2 reduced it; we and our parent live on */
 	assert_int_equal(st.nr_compacted, 1);
