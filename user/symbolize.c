@@ -48,6 +48,10 @@ struct symbolizer {
 	struct dso_entry *dsos;
 	size_t nr_dsos, cap_dsos;
 	struct jit_procs *jit;	/* jitdumps and perf maps of the processes seen */
+	/* the last process's JIT table: locations come clustered by process */
+	uint32_t jit_proc;
+	const struct jit_table *jit_table;
+	bool jit_cached;
 };
 
 struct symbolizer *symbolizer__new(const char *kallsyms_path, const char *proc_dir)
@@ -359,10 +363,16 @@ static bool maybe_jit(const struct profile_process *pr, int32_t mapping)
 /* Name l from the process's jitdump or perf map. Returns 1 when named, 0, or -ENOMEM. */
 static int name_jit(struct symbolizer *sy, struct profile *p, struct profile_location *l)
 {
-	const struct jit_table *t = jit_procs__table(sy->jit, p, l->proc);
+	const struct jit_table *t;
 	const char *name;
 	uint64_t off;
 
+	if (!sy->jit_cached || sy->jit_proc != l->proc) {
+		sy->jit_table = jit_procs__table(sy->jit, p, l->proc);
+		sy->jit_proc = l->proc;
+		sy->jit_cached = true;
+	}
+	t = sy->jit_table;
 	if (!t)
 		return 0;
 	name = jitdump__lookup(t, l->addr - l->is_return, &off);
@@ -430,6 +440,7 @@ int symbolizer__symbolize(struct symbolizer *sy, struct profile *p)
 	if (err)
 		return err;
 	jit_procs__reload(sy->jit); /* JIT files grew since the last profile */
+	sy->jit_cached = false;
 	for (i = 0; i < p->nr_locs; i++) {
 		struct profile_location *l = &p->locs[i];
 
