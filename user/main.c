@@ -180,7 +180,8 @@ static void write_jit_images(struct profile *p, struct symbolizer *sy)
 			return;
 		}
 		made_dir = true;
-		if (!jit_elf__write(p, i, t, 0644))
+		/* as private as the profile that names them (--output-mode) */
+		if (!jit_elf__write(p, i, t, cfg.outputs[0].mode ? cfg.outputs[0].mode : OUTPUT_DEFAULT_MODE))
 			pr_info("wrote %zu JIT images of pid %u to '%s'\n", pr->nr_jit_maps, pr->pid, jit_dir);
 	}
 }

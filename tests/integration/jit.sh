@@ -46,8 +46,9 @@ check_node() {
 		fail "$mode: summary names JS:*hotA/JS:*hotB at 75 %" "share: $a_share" "$(grep -A6 self% "$d/log")"
 	fi
 
-	ls "$d"/out.prof.jit/jitted-*-0.so >/dev/null 2>&1 && ok "$mode: JIT image written beside the .prof" ||
-		fail "$mode: JIT image in out.prof.jit/" "$(ls -la "$d")"
+	[ "$(stat -c %a "$d"/out.prof.jit/jitted-*-0.so 2>/dev/null)" = 600 ] &&
+		ok "$mode: JIT image written beside the .prof, mode 0600 as the outputs" ||
+		fail "$mode: JIT image in out.prof.jit/, mode 0600" "$(ls -la "$d" "$d/out.prof.jit")"
 
 	go tool pprof -top -nodecount=20 "$d/out.prof" >"$d/top" 2>"$d/top.err"
 	a_share=$(awk '/[A-Za-z]*:\*hot[AB]/ { sub("%", "", $2); print $2, $6 }' "$d/top" | share)
