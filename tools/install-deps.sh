@@ -7,7 +7,7 @@ set -euo pipefail
 
 pkgs=(
 	# build
-	make gcc pkg-config clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev
+	make gcc pkg-config clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev
 	libprotobuf-c-dev protobuf-c-compiler
 	# tests: unit tests, and the real readers the integration tests use
 	libcmocka-dev golang-go google-perftools binutils util-linux procps
