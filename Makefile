@@ -22,7 +22,7 @@ CFLAGS ?= -g -O2
 CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 CPPFLAGS += -Iinclude -I$(OUTPUT) $(PKG_CFLAGS) -D_GNU_SOURCE
 DEPFLAGS = -MMD -MP
-LDLIBS += $(PKG_LIBS)
+LDLIBS += $(PKG_LIBS) -pthread
 
 # Include the system's arch-specific headers for BPF, as clang -target bpf
 # does not (libbpf-bootstrap's CLANG_BPF_SYS_INCLUDES).

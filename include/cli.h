@@ -43,4 +43,14 @@ struct bpfprof_config {
  */
 int cli__parse(int argc, char **argv, struct bpfprof_config *cfg);
 
+/*
+ * The default --ringbuf-size for nr_cpus CPUs, in bytes: 4 MiB up to 32
+ * CPUs, then 128 KiB per CPU rounded up to a power of two (bpf_ringbuf's
+ * size rule, kernel/bpf/ringbuf.c). 4 MiB holds 0.3 s of 10 kHz sampling on
+ * 16 CPUs (about 800 bytes per 32-frame sample); the reader maps the data
+ * pages twice (libbpf's ring_buffer__add), so this size counts twice in its
+ * resident memory, which is why it is no larger.
+ */
+uint64_t cli__default_ringbuf_bytes(long nr_cpus);
+
 #endif /* BPFPROF_CLI_H */

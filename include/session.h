@@ -43,8 +43,20 @@ int session__add_target(struct session *s, uint32_t tgid);
  * Needs opts.follow_forks. Returns 0 or -errno.
  */
 int session__add_target_on_exec(struct session *s, uint32_t tgid);
-/* Wait up to timeout_ms for records and consume them. Returns records consumed, or -errno (-EINTR on a signal). */
+/*
+ * Wait up to timeout_ms (ms) for records, or for a watched descriptor to
+ * become readable, and consume what is queued. Returns records consumed, or
+ * -errno (-EINTR on a signal).
+ */
 int session__poll(struct session *s, int timeout_ms);
+/*
+ * Also end session__poll's wait when fd becomes readable (a pidfd: the
+ * process exited, pidfd_open(2)), so that an exit is seen at once instead of
+ * at the next timeout. The caller keeps fd open while it is watched and
+ * unwatches it once seen, as it stays readable. Returns 0 or -errno.
+ */
+int session__watch_fd(struct session *s, int fd);
+void session__unwatch_fd(struct session *s, int fd);
 /* Stop sampling: disable the perf events so no record arrives after this. */
 void session__stop(struct session *s);
 /* Consume everything still queued. Returns records consumed or -errno. */

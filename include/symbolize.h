@@ -23,6 +23,17 @@ struct symbolizer *symbolizer__new(const char *kallsyms_path, const char *proc_d
 void symbolizer__free(struct symbolizer *sy);
 
 /*
+ * Read the kernel symbols now, on a thread of their own, instead of when the
+ * first profile is symbolized: reading /proc/kallsyms is ~50-90 ms of the
+ * kernel formatting 120 000 lines, which then overlaps sampling instead of
+ * delaying the outputs. The table is a snapshot from this call: kernel code
+ * loaded later (modules, BPF programs) is not in it, as it is not in one read
+ * at the end of the previous --interval. Returns 0, or -errno when no thread
+ * could be started (the symbols are then read when first needed).
+ */
+int symbolizer__load_kernel_async(struct symbolizer *sy);
+
+/*
  * Hold the executable files of process `proc` open (through
  * /proc/PID/map_files) while it runs, so that they can be read after it has
  * exited, also when they exist only in its mount namespace or were deleted.

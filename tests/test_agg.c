@@ -158,6 +158,20 @@ static void test_maps_snapshot_first_sample(void **state)
 	assert_string_equal(pr->mappings[1].path, "/usr/lib/libc.so.6");
 }
 
+/*
+ * A young process's first 4 re-reads are not held back (test_maps_reread_burst):
+ * use them up with new callchains outside every mapping, so that a test sees
+ * the 100 ms rule.
+ */
+static void use_up_quick_rereads(struct agg *a, uint32_t tgid, uint64_t time_ns, const char *comm)
+{
+	for (uint64_t i = 0; i < 4; i++) {
+		const uint64_t unknown[] = { 0x900000 + i };
+
+		assert_int_equal(send_sample(a, tgid, time_ns, comm, NULL, 0, unknown, 1), 0);
+	}
+}
+
 static void test_maps_reread(void **state)
 {
 	struct fixture *f = *state;
@@ -183,6 +197,7 @@ static void test_maps_reread(void **state)
 	write_file(5001, "maps", maps_1);
 	assert_int_equal(send_sample(f->a, 5001, t0, "app", NULL, 0, in_app, 1), 0);
 	assert_int_equal(p->procs[0].nr_mappings, 1);
+	use_up_quick_rereads(f->a, 5001, t0, "app");
 
 	/* libnew.so is mapped now, and a sample lands in it within 100 ms: no re-read */
 	write_file(5001, "maps", maps_2);
@@ -221,9 +236,12 @@ static void test_maps_reread(void **state)
 	assert_int_equal(send_sample(f->a, 5001, t0 + 150 * MS, "app", NULL, 0, in_jit, 1), 0);
 	assert_int_equal(p->procs[0].nr_mappings, 2);
 	/* a return address at a mapping's end counts as mapped (0x4fffff) */
-	assert_int_equal(send_sample(f->a, 5001, t0 + 300 * MS, "app", NULL, 0, ret_at_end, 2), 0);
+	assert_int_equal(send_sample(f->a, 5001, t0 + 200 * MS - 1, "app", NULL, 0, ret_at_end, 2), 0);
 	assert_int_equal(p->procs[0].nr_mappings, 2);
-	assert_int_equal(send_sample(f->a, 5001, t0 + 300 * MS, "app", NULL, 0, in_jit2, 1), 0);
+	/* the read put off at 150 ms comes with the first sample allowed, whatever its addresses */
+	assert_int_equal(send_sample(f->a, 5001, t0 + 200 * MS, "app", NULL, 0, in_app, 1), 0);
+	assert_int_equal(p->procs[0].nr_mappings, 4);
+	assert_int_equal(send_sample(f->a, 5001, t0 + 200 * MS, "app", NULL, 0, in_jit2, 1), 0);
 	assert_int_equal(p->procs[0].nr_mappings, 4);
 	assert_int_equal(profile__find_mapping(p, 0, 0x7f2000000100ULL), 3);
 
@@ -232,11 +250,236 @@ static void test_maps_reread(void **state)
 	{
 		const uint64_t k[] = { 0xffffffff81000000ULL };
 
-		assert_int_equal(send_sample(f->a, 5001, t0 + 900 * MS, "app", k, 1, in_app, 1), 0);
+		assert_int_equal(send_sample(f->a, 5001, t0 + 240 * MS, "app", k, 1, in_app, 1), 0);
 	}
 	assert_int_equal(p->procs[0].nr_mappings, 4);
-	assert_int_equal(p->nr_stacks, 8);
+	assert_int_equal(p->nr_stacks, 12);
 	assert_int_equal(agg__nr_bad(f->a), 0);
+}
+
+/* A sample of the process's main thread (tid == tgid), which carries the leader's comm. */
+static int send_leader_sample(struct agg *a, uint32_t tgid, uint64_t time_ns, const char *comm,
+			      const uint64_t *uips, uint16_t nu)
+{
+	struct bpfprof_sample s;
+	size_t size = BPFPROF_SAMPLE_HDR_SIZE + (size_t)nu * 8;
+
+	memset(&s, 0, sizeof(s));
+	s.type = BPFPROF_REC_SAMPLE;
+	s.tgid = s.tid = tgid;
+	s.time_ns = time_ns;
+	memcpy(s.comm, comm, strnlen(comm, sizeof(s.comm)));
+	s.nr_user = nu;
+	memcpy(s.ips, uips, (size_t)nu * 8);
+	return agg__record(a, &s, size);
+}
+
+static void test_maps_reread_burst(void **state)
+{
+	/* a young process maps its libraries within ms: its first 4 re-reads are not held back */
+	struct fixture *f = *state;
+	struct profile *p = f->p;
+	static const char maps_1[] = "00400000-00500000 r-xp 00000000 08:01 131090    /usr/bin/app\n";
+	char maps[1024];
+	uint64_t t0 = 7000 * MS, i;
+	int len;
+
+	write_file(7001, "maps", maps_1);
+	{
+		const uint64_t u[] = { 0x401000 };
+
+		assert_int_equal(send_sample(f->a, 7001, t0, "app", NULL, 0, u, 1), 0);
+	}
+	assert_int_equal(p->procs[0].nr_mappings, 1);
+	/* each 1 ms later a library appears and a sample lands in it: read each time, 4 times */
+	len = snprintf(maps, sizeof(maps), "%s", maps_1);
+	for (i = 1; i <= 5; i++) {
+		const uint64_t u[] = { 0x7f1000000000ULL + (i << 20) + 0x10 };
+
+		len += snprintf(maps + len, sizeof(maps) - (size_t)len,
+				"%llx-%llx r-xp 00000000 08:01 %llu    /usr/lib/lib%llu.so\n",
+				(unsigned long long)(0x7f1000000000ULL + (i << 20)),
+				(unsigned long long)(0x7f1000000000ULL + (i << 20) + 0x1000),
+				(unsigned long long)(100 + i), (unsigned long long)i);
+		write_file(7001, "maps", maps);
+		assert_int_equal(send_sample(f->a, 7001, t0 + i * MS, "app", NULL, 0, u, 1), 0);
+		/* the fifth comes within 100 ms of the fourth: held back */
+		assert_int_equal(p->procs[0].nr_mappings, 1 + (i < 5 ? i : 4));
+	}
+	/* then read at the first sample 100 ms after the last read */
+	{
+		const uint64_t u[] = { 0x401000 };
+
+		assert_int_equal(send_sample(f->a, 7001, t0 + 104 * MS, "app", NULL, 0, u, 1), 0);
+	}
+	assert_int_equal(p->procs[0].nr_mappings, 6);
+}
+
+static void test_jit_code_rereads_until_jitdump(void **state)
+{
+	/*
+	 * Samples in JIT code (anonymous r-x) of a runtime whose jit-PID.dump is
+	 * not mapped yet: the maps are read again (rate-limited) until it is;
+	 * from then on JIT callchains read nothing.
+	 */
+	struct fixture *f = *state;
+	struct profile *p = f->p;
+	static const char maps_1[] =
+		"00400000-00500000 r-xp 00000000 08:01 131090    /usr/bin/node\n"
+		"7f2000000000-7f2000100000 r-xp 00000000 00:00 0\n";
+	static const char maps_2[] =
+		"00400000-00500000 r-xp 00000000 08:01 131090    /usr/bin/node\n"
+		"7f2000000000-7f2000100000 r-xp 00000000 00:00 0\n"
+		"7f3000000000-7f3000001000 r-xp 00000000 08:01 99    /tmp/jit-7201.dump\n";
+	static const char maps_3[] =
+		"00400000-00500000 r-xp 00000000 08:01 131090    /usr/bin/node\n"
+		"7f2000000000-7f2000100000 r-xp 00000000 00:00 0\n"
+		"7f3000000000-7f3000001000 r-xp 00000000 08:01 99    /tmp/jit-7201.dump\n"
+		"7f4000000000-7f4000001000 r--p 00000000 00:00 0\n";
+	uint64_t t0 = 9000 * MS;
+
+	write_file(7201, "maps", maps_1);
+	{
+		const uint64_t u[] = { 0x401000 };
+
+		assert_int_equal(send_sample(f->a, 7201, t0, "node", NULL, 0, u, 1), 0);
+	}
+	use_up_quick_rereads(f->a, 7201, t0, "node");
+	assert_int_equal(p->procs[0].nr_mappings, 2);
+	write_file(7201, "maps", maps_2);
+	{
+		const uint64_t jit[] = { 0x7f2000000100ULL, 0x401000 };
+
+		/* known, but JIT code and no jitdump yet: read, 100 ms after the last read */
+		assert_int_equal(send_sample(f->a, 7201, t0 + 100 * MS, "node", NULL, 0, jit, 2), 0);
+	}
+	assert_int_equal(p->procs[0].nr_mappings, 3);
+	write_file(7201, "maps", maps_3);
+	{
+		const uint64_t jit[] = { 0x7f2000000200ULL, 0x401000 };
+
+		/* the jitdump is known now: a new JIT callchain reads nothing */
+		assert_int_equal(send_sample(f->a, 7201, t0 + 200 * MS, "node", NULL, 0, jit, 2), 0);
+	}
+	assert_int_equal(p->procs[0].nr_mappings, 3);
+}
+
+static void test_exec_map_record(void **state)
+{
+	/*
+	 * An executable-mapping record (the bytes the BPF side sends): the
+	 * process's maps are read at its next sample, not at once and not on
+	 * the record of a process not sampled yet.
+	 */
+	struct fixture *f = *state;
+	struct profile *p = f->p;
+	static const char maps_1[] = "00400000-00500000 r-xp 00000000 08:01 131090    /usr/bin/app\n";
+	static const char maps_2[] =
+		"00400000-00500000 r-xp 00000000 08:01 131090    /usr/bin/app\n"
+		"7f1000000000-7f1000010000 r-xp 00000000 08:01 77    /usr/lib/libnew.so\n";
+	const uint64_t u[] = { 0x401000 };
+	struct bpfprof_exec_map m = { .type = BPFPROF_REC_EXEC_MAP, .tgid = 7301 };
+	struct agg_stats st;
+	uint64_t t0 = 10000 * MS;
+
+	m.time_ns = t0;
+	assert_int_equal(agg__record(f->a, &m, sizeof(m)), 0); /* not sampled yet: nothing */
+	assert_int_equal(p->nr_procs, 0);
+	write_file(7301, "maps", maps_1);
+	assert_int_equal(send_sample(f->a, 7301, t0, "app", NULL, 0, u, 1), 0);
+	use_up_quick_rereads(f->a, 7301, t0, "app");
+	write_file(7301, "maps", maps_2);
+	m.time_ns = t0 + 1 * MS;
+	assert_int_equal(agg__record(f->a, &m, sizeof(m)), 0);
+	assert_int_equal(p->procs[0].nr_mappings, 1);
+	/* a repeated, known callchain: the record alone makes it read, once allowed (100 ms) */
+	assert_int_equal(send_sample(f->a, 7301, t0 + 2 * MS, "app", NULL, 0, u, 1), 0);
+	assert_int_equal(p->procs[0].nr_mappings, 1);
+	assert_int_equal(send_sample(f->a, 7301, t0 + 100 * MS, "app", NULL, 0, u, 1), 0);
+	assert_int_equal(p->procs[0].nr_mappings, 2);
+	agg__stats(f->a, &st);
+	assert_int_equal(st.nr_exec_maps, 1);
+	/* a record of the wrong size is malformed, not a notice */
+	assert_int_equal(agg__record(f->a, &m, sizeof(m) - 1), -EINVAL);
+	assert_int_equal(agg__nr_bad(f->a), 1);
+}
+
+static void test_youth_rereads(void **state)
+{
+	/* maps read again 10 ms, 50 ms, 250 ms after the first read, whatever the samples show */
+	struct fixture *f = *state;
+	struct profile *p = f->p;
+	const uint64_t u[] = { 0x400100 };
+	char maps[1024];
+	struct agg_stats st;
+	uint64_t t0 = 11000 * MS;
+	int len = 0, n;
+
+	for (n = 0; n < 6; n++)
+		len += snprintf(maps + len, sizeof(maps) - (size_t)len,
+				"%x-%x r-xp 00000000 08:01 %d    /usr/lib/lib%d.so\n", 0x400000 + n * 0x10000,
+				0x400000 + n * 0x10000 + 0x1000, 100 + n, n);
+	write_file(7401, "maps", maps);
+	assert_int_equal(send_sample(f->a, 7401, t0, "app", NULL, 0, u, 1), 0);
+	agg__stats(f->a, &st);
+	assert_int_equal(st.nr_maps_reads, 1);
+	assert_int_equal(send_sample(f->a, 7401, t0 + 9 * MS, "app", NULL, 0, u, 1), 0);
+	agg__stats(f->a, &st);
+	assert_int_equal(st.nr_maps_reads, 1);
+	assert_int_equal(send_sample(f->a, 7401, t0 + 10 * MS, "app", NULL, 0, u, 1), 0);
+	agg__stats(f->a, &st);
+	assert_int_equal(st.nr_maps_reads, 2);
+	/* points passed while no sample came count once */
+	assert_int_equal(send_sample(f->a, 7401, t0 + 300 * MS, "app", NULL, 0, u, 1), 0);
+	agg__stats(f->a, &st);
+	assert_int_equal(st.nr_maps_reads, 3);
+	assert_int_equal(send_sample(f->a, 7401, t0 + 1249 * MS, "app", NULL, 0, u, 1), 0);
+	agg__stats(f->a, &st);
+	assert_int_equal(st.nr_maps_reads, 3);
+	assert_int_equal(send_sample(f->a, 7401, t0 + 1250 * MS, "app", NULL, 0, u, 1), 0);
+	agg__stats(f->a, &st);
+	assert_int_equal(st.nr_maps_reads, 4);
+	assert_int_equal(p->procs[0].nr_mappings, 6);
+}
+
+static void test_exec_renames_and_rereads(void **state)
+{
+	/*
+	 * A shell's child sampled between fork and exec: named and mapped as
+	 * the shell. Its leader's next sample carries the new program's name:
+	 * the process takes it, and its maps are read again at once (the new
+	 * executable lies where the shell's did not, and would stay unknown).
+	 */
+	struct fixture *f = *state;
+	struct profile *p = f->p;
+	static const char maps_sh[] = "00400000-00500000 r-xp 00000000 08:01 11    /usr/bin/bash\n";
+	static const char maps_app[] =
+		"00400000-00500000 r-xp 00000000 08:01 11    /usr/bin/bash\n"
+		"55d000000000-55d000100000 r-xp 00000000 08:01 12    /usr/bin/app\n";
+	const uint64_t in_sh[] = { 0x401000 }, in_app[] = { 0x401000 };
+	const uint64_t in_app_exe[] = { 0x55d000000100ULL };
+	uint64_t t0 = 8000 * MS;
+
+	write_file(7101, "maps", maps_sh);
+	write_file(7101, "comm", "spawn.sh\n");
+	assert_int_equal(send_leader_sample(f->a, 7101, t0, "spawn.sh", in_sh, 1), 0);
+	assert_string_equal(p->procs[0].comm, "spawn.sh");
+	assert_int_equal(p->procs[0].nr_mappings, 1);
+	/* only the rename may read the maps now */
+	use_up_quick_rereads(f->a, 7101, t0, "spawn.sh");
+	write_file(7101, "maps", maps_app);
+	/* a known address under the new name: renamed and read, though within 100 ms */
+	assert_int_equal(send_leader_sample(f->a, 7101, t0 + MS, "app", in_app, 1), 0);
+	assert_string_equal(p->procs[0].comm, "app");
+	assert_int_equal(p->procs[0].nr_mappings, 2);
+	assert_int_equal(profile__find_mapping(p, 0, in_app_exe[0]), 1);
+	/* another thread's name never renames the process (send_sample: tid != tgid) */
+	assert_int_equal(send_sample(f->a, 7101, t0 + 2 * MS, "worker", NULL, 0, in_app_exe, 1), 0);
+	assert_string_equal(p->procs[0].comm, "app");
+	/* the same name again changes nothing */
+	assert_int_equal(send_leader_sample(f->a, 7101, t0 + 3 * MS, "app", in_app_exe, 1), 0);
+	assert_string_equal(p->procs[0].comm, "app");
+	assert_int_equal(p->nr_procs, 1);
 }
 
 static void test_maps_reread_after_missing(void **state)
@@ -571,6 +814,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_maps_snapshot_first_sample, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_maps_reread, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_maps_reread_after_missing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_maps_reread_burst, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exec_renames_and_rereads, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_jit_code_rereads_until_jitdump, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exec_map_record, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_youth_rereads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_malformed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_observer, setup, teardown),
 		cmocka_unit_test(test_resolve_locs),

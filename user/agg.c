@@ -36,8 +36,24 @@
 #include "log.h"
 #include "procmaps.h"
 
-/* At most one maps re-read per process per this many ns of sample time. */
+/*
+ * At most one maps re-read per process per this many ns of sample time, but
+ * for its first REREAD_BURST ones: a young process maps its libraries (the
+ * dynamic loader, dlopen, a runtime's first JIT code) within milliseconds of
+ * its exec, and a short-lived one would be gone before the interval passed.
+ */
 #define REREAD_INTERVAL_NS (100ULL * 1000 * 1000)
+#define REREAD_BURST 4
+/*
+ * And at its samples YOUTH_FIRST_NS, then 5, 25, ... times that after its
+ * first read (10 ms, 50 ms, 250 ms, 1.25 s, ...: six reads in a minute):
+ * what a process maps without it ever showing in a sampled address (the
+ * jitdump through which its JIT code is named) is mapped at start-up, and
+ * where the kernel lets no BPF program see mmap (bpfprof_exec_map records)
+ * nothing else would show it.
+ */
+#define YOUTH_FIRST_NS (10ULL * 1000 * 1000)
+#define YOUTH_FACTOR 5
 
 /* Records are stamped this long at most before they are reserved (generous: µs in practice). */
 #define GONE_MARGIN_NS (10ULL * 1000 * 1000)
@@ -50,9 +66,13 @@ enum proc_kind {
 
 struct proc_state {
 	uint64_t last_read_ns;	/* sample time of the last maps read */
+	uint32_t nr_rereads;	/* maps reads after the first */
+	uint64_t first_read_ns;	/* sample time of the first maps read */
+	uint64_t youth_read_ns;	/* sample time from which the next scheduled read is due */
 	uint64_t start_time;	/* starttime of /proc/PID/stat (clock ticks after boot), 0 unknown */
 	uint64_t gone_ns;	/* CLOCK_MONOTONIC when seen exited, 0 while not */
 	bool stale;		/* an unknown address was seen too soon after the last read */
+	bool jitdump_mapped;	/* the last read found a jit-PID.dump mapping */
 	uint8_t kind;		/* enum proc_kind */
 };
 
@@ -150,11 +170,42 @@ static void read_comm(struct agg *a, struct profile_process *pr, const char *sam
 	}
 }
 
+/*
+ * A mapping to keep whatever the samples say: perf's JIT marker, the mapped
+ * jit-PID.dump through which the symbolizer finds a runtime's JIT records.
+ */
+static bool keep_mapping(const struct profile_mapping *m)
+{
+	const char *base = strrchr(m->path, '/');
+
+	return base && !strncmp(base + 1, "jit-", 4) && strstr(base, ".dump");
+}
+
+/* Anonymous executable memory: JIT code, named from the process's JIT files. */
+static bool jit_code(const struct profile_mapping *m)
+{
+	return !m->path[0] && m->perms[2] == 'x';
+}
+
+/* The leader's comm from a sample (NUL-padded, at most PROFILE_COMM_LEN - 1 characters). */
+static void rename_process(struct profile_process *pr, const char *sample_comm)
+{
+	memcpy(pr->comm, sample_comm, PROFILE_COMM_LEN - 1);
+	pr->comm[PROFILE_COMM_LEN - 1] = '\0';
+}
+
 /* Read the maps; tell the observer when this is the first read or it added mappings. */
 static int snapshot(struct agg *a, uint32_t proc, uint64_t now_ns, bool first)
 {
 	int ret = procmaps__snapshot(a->p, proc, a->proc_dir);
 
+	a->st.nr_maps_reads++;
+	if (!first) {
+		a->state[proc].nr_rereads++;
+	} else {
+		a->state[proc].first_read_ns = now_ns;
+		a->state[proc].youth_read_ns = now_ns + YOUTH_FIRST_NS;
+	}
 	a->state[proc].last_read_ns = now_ns;
 	if (ret == -ENOMEM)
 		return ret;
@@ -165,6 +216,9 @@ static int snapshot(struct agg *a, uint32_t proc, uint64_t now_ns, bool first)
 		return first ? notify_maps(a, proc, now_ns) : 0;
 	}
 	a->p->procs[proc].maps_missing = false;
+	a->state[proc].jitdump_mapped = false;
+	for (size_t i = 0; i < a->p->procs[proc].nr_mappings; i++)
+		a->state[proc].jitdump_mapped |= keep_mapping(&a->p->procs[proc].mappings[i]);
 	return first || ret > 0 ? notify_maps(a, proc, now_ns) : 0;
 }
 
@@ -303,18 +357,31 @@ static int new_process(struct agg *a, uint32_t proc, const struct bpfprof_sample
 	return snapshot(a, proc, s->time_ns, true);
 }
 
-/* A new callchain: re-read the maps if one of its user addresses is unknown. */
+/* Whether a maps re-read at sample time now_ns would come too soon after the last read. */
+static bool too_soon(const struct proc_state *ps, uint64_t now_ns)
+{
+	return ps->nr_rereads >= REREAD_BURST &&
+	       (int64_t)(now_ns - ps->last_read_ns) < (int64_t)REREAD_INTERVAL_NS;
+}
+
+/*
+ * A new callchain: re-read the maps if one of its user addresses is unknown,
+ * or is JIT code while no jitdump is mapped: a runtime maps its jit-PID.dump
+ * (how the symbolizer finds it) once it starts compiling, perhaps after the
+ * first read, and being data it is never sampled itself.
+ */
 static int check_mappings(struct agg *a, uint32_t proc, const struct bpfprof_sample *s)
 {
-	int i;
-
-	bool soon = (int64_t)(s->time_ns - a->state[proc].last_read_ns) < (int64_t)REREAD_INTERVAL_NS;
+	const struct profile_process *pr = &a->p->procs[proc];
+	bool soon = too_soon(&a->state[proc], s->time_ns);
+	int i, m;
 
 	for (i = 0; i < s->nr_user; i++) {
 		/* a return address may sit just past its mapping's end: look up ip - 1 */
 		uint64_t ip = s->ips[s->nr_kernel + i] - (i > 0);
 
-		if (profile__find_mapping(a->p, proc, ip) >= 0)
+		m = profile__find_mapping(a->p, proc, ip);
+		if (m >= 0 && (a->state[proc].jitdump_mapped || !jit_code(&pr->mappings[m])))
 			continue;
 		/*
 		 * Too soon: re-read on a later sample, or code mapped now (JIT
@@ -325,17 +392,6 @@ static int check_mappings(struct agg *a, uint32_t proc, const struct bpfprof_sam
 		return soon ? 0 : snapshot(a, proc, s->time_ns, false);
 	}
 	return 0;
-}
-
-/*
- * A mapping to keep whatever the samples say: perf's JIT marker, the mapped
- * jit-PID.dump through which the symbolizer finds a runtime's JIT records.
- */
-static bool keep_mapping(const struct profile_mapping *m)
-{
-	const char *base = strrchr(m->path, '/');
-
-	return base && !strncmp(base + 1, "jit-", 4) && strstr(base, ".dump");
 }
 
 /*
@@ -551,12 +607,33 @@ static int other_entry(struct agg *a)
 	return proc;
 }
 
+/*
+ * A process made an executable mapping: its maps are read again at its next
+ * sample (not now: most come in bursts while it loads its libraries, and the
+ * re-read is rate-limited like the others). One not sampled yet is read at
+ * its first sample anyway.
+ */
+static int exec_map(struct agg *a, const struct bpfprof_exec_map *m)
+{
+	int proc = profile__find_process(a->p, m->tgid);
+
+	if (proc < 0 || proc == a->other)
+		return 0;
+	if (ensure_state(a))
+		return -ENOMEM;
+	a->state[proc].stale = true;
+	a->st.nr_exec_maps++;
+	return 0;
+}
+
 int agg__record(struct agg *a, const void *data, size_t size)
 {
 	const struct bpfprof_sample *s = data;
-	bool created = false, other = false;
+	bool created = false, other = false, created_proc;
 	int proc, st, err = 0;
 
+	if (size == sizeof(struct bpfprof_exec_map) && s->type == BPFPROF_REC_EXEC_MAP)
+		return exec_map(a, data);
 	if (size < BPFPROF_SAMPLE_HDR_SIZE || s->type != BPFPROF_REC_SAMPLE ||
 	    s->nr_kernel > BPFPROF_MAX_STACK || s->nr_user > BPFPROF_MAX_STACK ||
 	    size < BPFPROF_SAMPLE_HDR_SIZE + ((size_t)s->nr_kernel + s->nr_user) * 8) {
@@ -578,6 +655,7 @@ int agg__record(struct agg *a, const void *data, size_t size)
 		return proc;
 	if (ensure_state(a))
 		return -ENOMEM;
+	created_proc = created;
 	if (created)
 		err = new_process(a, (uint32_t)proc, s);
 	else if (a->state[proc].gone_ns || a->state[proc].kind == PROC_COMPACT)
@@ -589,6 +667,21 @@ int agg__record(struct agg *a, const void *data, size_t size)
 	if (created && a->st.nr_tracked > a->evict_at)
 		find_gone(a);
 	a->p->procs[proc].nr_samples++;
+	/*
+	 * The leader's name changed: an exec, nearly always (a shell's child
+	 * first sampled between its fork and its exec). The process takes its
+	 * program's name, as perf record's COMM_EXEC renames it, and its maps
+	 * are read again at once: the new image's mappings replace the old
+	 * ones they overlap, and its addresses could otherwise fall in stale
+	 * ones (PIE executables load at similar addresses) and never look new.
+	 */
+	if (s->tid == s->tgid && !other && !created_proc &&
+	    strncmp(a->p->procs[proc].comm, s->comm, PROFILE_COMM_LEN - 1)) {
+		rename_process(&a->p->procs[proc], s->comm);
+		err = snapshot(a, (uint32_t)proc, s->time_ns, false);
+		if (err)
+			return err;
+	}
 	if (other)
 		a->st.nr_other_samples++;
 	/* "[other]" keeps kernel frames only: its user addresses belong to untracked processes */
@@ -596,16 +689,21 @@ int agg__record(struct agg *a, const void *data, size_t size)
 				other ? 0 : s->nr_user, 1, a->period_ns, &created);
 	if (st < 0)
 		return st;
-	if (created && !other) {
-		err = check_mappings(a, (uint32_t)proc, s);
-		if (err)
-			return err;
-	} else if (a->state[proc].stale &&
-		   (int64_t)(s->time_ns - a->state[proc].last_read_ns) >= (int64_t)REREAD_INTERVAL_NS) {
+	if (s->time_ns >= a->state[proc].youth_read_ns && a->state[proc].youth_read_ns && !other) {
+		struct proc_state *ps = &a->state[proc];
+
+		ps->stale = true;
+		while (ps->youth_read_ns <= s->time_ns)
+			ps->youth_read_ns = ps->first_read_ns + (ps->youth_read_ns - ps->first_read_ns) * YOUTH_FACTOR;
+	}
+	if (a->state[proc].stale && !other && !too_soon(&a->state[proc], s->time_ns)) {
+		/* put off earlier, or an executable mapping since the last read */
 		a->state[proc].stale = false;
 		err = snapshot(a, (uint32_t)proc, s->time_ns, false);
-		if (err)
-			return err;
+	} else if (created && !other) {
+		err = check_mappings(a, (uint32_t)proc, s);
 	}
+	if (err)
+		return err;
 	return a->obs.sample ? a->obs.sample(a->obs.ctx, a->p, (uint32_t)proc, s) : 0;
 }

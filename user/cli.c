@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "cgroup.h"
 #include "cli.h"
 #include "log.h"
@@ -66,7 +67,8 @@ static const struct argp_option options[] = {
 	{ "event", 'e', "EVENT", 0, "cpu-clock (default) or cycles (needs a hardware PMU)", 2 },
 	{ "duration", 'd', "SECONDS", 0, "Stop after SECONDS (fractional); default: Ctrl-C or target exit", 2 },
 	{ "ringbuf-size", OPT_RINGBUF_SIZE, "BYTES", 0,
-	  "Ring buffer size, power of two, K/M suffix (default 8M); raise it when samples are lost", 2 },
+	  "Ring buffer size, power of two, K/M suffix (default 4M, 128K per CPU past 32 CPUs); "
+	  "raise it when samples are lost", 2 },
 	{ "jit-max-size", OPT_JIT_MAX_SIZE, "BYTES", 0,
 	  "Largest jitdump or perf-PID.map read per process (K, M, G suffixes; default 256M)", 2 },
 	{ NULL, 0, NULL, 0, "Output:", 3 },
@@ -246,6 +248,15 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 	return 0;
 }
 
+uint64_t cli__default_ringbuf_bytes(long nr_cpus)
+{
+	uint64_t want = nr_cpus > 0 ? (uint64_t)nr_cpus * (128u << 10) : 0, size = 4u << 20;
+
+	while (size < want && size < (1ULL << 30))
+		size <<= 1;
+	return size;
+}
+
 int cli__parse(int argc, char **argv, struct bpfprof_config *cfg)
 {
 	static const struct argp argp = { options, parse_arg, args_doc, doc };
@@ -254,7 +265,7 @@ int cli__parse(int argc, char **argv, struct bpfprof_config *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->freq_hz = 99;
 	cfg->event = "cpu-clock";
-	cfg->ringbuf_bytes = 8u << 20;
+	cfg->ringbuf_bytes = cli__default_ringbuf_bytes(sysconf(_SC_NPROCESSORS_CONF));
 	cfg->jit_max_bytes = JIT_FILE_MAX_SIZE;
 	cfg->top_n = 10;
 	cfg->progress = true;

@@ -16,7 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -53,6 +55,16 @@ static char *interval_paths[CLI_MAX_OUTPUTS];
  */
 static struct profile *stream_profile;
 static char *jit_dir;
+/*
+ * Exits end the run as soon as they happen: the command and the first
+ * MAX_PIDFDS -p targets get a pidfd (pidfd_open(2), Linux 5.3) that the
+ * session's poll also waits on. -1 where there is none; such targets are
+ * looked up in /proc every TARGET_CHECK_NS.
+ */
+#define MAX_PIDFDS 64
+#define TARGET_CHECK_NS 200000000ULL
+static int target_fds[CLI_MAX_PIDS];
+static bool target_gone[CLI_MAX_PIDS];
 static volatile sig_atomic_t exiting;
 /* an interval (or the run) is being symbolized and written */
 static volatile sig_atomic_t finishing;
@@ -115,6 +127,69 @@ static pid_t start_command(char **argv, int *go)
 	close(fds[0]);
 	*go = fds[1];
 	return pid;
+}
+
+static int pidfd_open_watched(struct session *s, pid_t pid)
+{
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+
+	if (fd >= 0 && session__watch_fd(s, fd)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* A pidfd turns readable once its process has exited. */
+static bool pidfd_exited(int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+	return poll(&pfd, 1, 0) == 1;
+}
+
+/*
+ * Whether any -p target still runs: those with a pidfd are checked on every
+ * round (a poll of it; its exit is what woke us), the others through /proc
+ * every TARGET_CHECK_NS.
+ */
+static bool targets_alive(struct session *s, uint64_t now, uint64_t *last_check)
+{
+	bool any = false, slow = now - *last_check >= TARGET_CHECK_NS;
+	int i;
+
+	for (i = 0; i < cfg.nr_pids; i++) {
+		if (target_gone[i])
+			continue;
+		if (target_fds[i] >= 0) {
+			target_gone[i] = pidfd_exited(target_fds[i]);
+			if (target_gone[i]) {
+				session__unwatch_fd(s, target_fds[i]);
+				close(target_fds[i]);
+				target_fds[i] = -1;
+			}
+		} else if (slow) {
+			target_gone[i] = !preflight__process_alive(cfg.pids[i]);
+		}
+		any |= !target_gone[i];
+	}
+	if (slow)
+		*last_check = now;
+	return any;
+}
+
+/* How long the next poll may wait (ms): at most 100, and not past the run's end or the next interval. */
+static int poll_timeout_ms(uint64_t now, uint64_t start, uint64_t next_interval)
+{
+	uint64_t wait = 100000000ULL, end = cfg.duration_s > 0 ? start + (uint64_t)(cfg.duration_s * 1e9) : 0;
+
+	if (next_interval && (!end || next_interval < end))
+		end = next_interval;
+	if (end && end <= now)
+		return 0;
+	if (end && end - now < wait)
+		wait = end - now;
+	return (int)((wait + 999999) / 1000000);
 }
 
 /* A perf.data output that fails while streaming (disk full) is dropped; the others go on. */
@@ -456,11 +531,13 @@ int main(int argc, char **argv)
 	uint64_t start, next_interval = 0, last_progress = 0, last_check = 0, dropped = 0, bpf_samples;
 	bool tty, child_done = false, stop = false;
 	pid_t child = -1;
-	int go = -1, err, i, status;
+	int go = -1, err, i, status, child_fd = -1;
 	struct sigaction sa = { .sa_handler = on_signal }, pipe_sa = { .sa_handler = on_sigpipe }, old;
 
 	if (argc > 1 && !strcmp(argv[1], "xray"))
 		return xray__main(argc - 1, argv + 1);
+	for (i = 0; i < CLI_MAX_PIDS; i++)
+		target_fds[i] = -1;
 	log__libbpf_bridge();
 	err = cli__parse(argc, argv, &cfg);
 	if (err)
@@ -529,6 +606,13 @@ int main(int argc, char **argv)
 		pr_warn("cannot add target: %s\n", strerror(-err));
 		goto out;
 	}
+	for (i = 0; i < cfg.nr_pids; i++)
+		target_fds[i] = i < MAX_PIDFDS ? pidfd_open_watched(s, (pid_t)cfg.pids[i]) : -1;
+	/* the kernel symbols are read while sampling, not after it */
+	if (symbolizer__load_kernel_async(sy))
+		pr_debug("kernel symbols: no thread; read at the end\n");
+	if (child > 0)
+		child_fd = pidfd_open_watched(s, child);
 
 	iv.p->start_ns = start = now_ns(CLOCK_MONOTONIC);
 	if (cfg.interval_s > 0)
@@ -541,7 +625,7 @@ int main(int argc, char **argv)
 	while (!stop) {
 		uint64_t now;
 
-		err = session__poll(s, 100);
+		err = session__poll(s, poll_timeout_ms(now_ns(CLOCK_MONOTONIC), start, next_interval));
 		if (err < 0 && err != -EINTR) {
 			pr_warn("ring buffer: %s\n", strerror(-err));
 			break;
@@ -558,16 +642,9 @@ int main(int argc, char **argv)
 			child_done = true;
 			stop = true;
 		}
-		if (cfg.nr_pids && now - last_check > 200000000ULL) {
-			bool any = false;
-
-			last_check = now;
-			for (i = 0; i < cfg.nr_pids && !any; i++)
-				any = preflight__process_alive(cfg.pids[i]);
-			if (!any) {
-				pr_info("every target process has exited\n");
-				stop = true;
-			}
+		if (cfg.nr_pids && !targets_alive(s, now, &last_check)) {
+			pr_info("every target process has exited\n");
+			stop = true;
 		}
 		if (!stop && next_interval && now >= next_interval) {
 			if (tty)
@@ -615,6 +692,11 @@ out:
 	if (child > 0 && !child_done)
 		waitpid(child, NULL, 0);
 	interval_free(&iv);
+	for (i = 0; i < cfg.nr_pids; i++)
+		if (target_fds[i] >= 0)
+			close(target_fds[i]);
+	if (child_fd >= 0)
+		close(child_fd);
 	session__close(s);
 	symbolizer__free(sy);
 	return err != 0;

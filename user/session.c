@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -24,6 +25,12 @@
 struct session {
 	struct profile_bpf *skel;
 	struct ring_buffer *rb;
+	/*
+	 * What session__poll waits on: the ring buffer's own epoll descriptor
+	 * and the watched ones. libbpf's ring_buffer__poll reads every event of
+	 * its epoll set as a ring index, so other descriptors live in this one.
+	 */
+	int epfd;
 	int nr_cpus;		/* possible CPUs: per-CPU map value count */
 	int *pfds;		/* per possible CPU, -1 where offline */
 	struct bpf_link **links;
@@ -101,6 +108,45 @@ static int open_events(struct session *s, const struct session_opts *o)
 	return 0;
 }
 
+/*
+ * Open, configure and load the BPF object; with_exec_map: also the fentry
+ * program on perf_event_mmap. Returns 0, -ENOEXEC when the load failed and
+ * with_exec_map may be why, or -errno with the reason printed.
+ */
+static int load_skel(struct session *s, const struct session_opts *o, bool with_exec_map)
+{
+	int err;
+
+	profile_bpf__destroy(s->skel);
+	s->skel = profile_bpf__open();
+	if (!s->skel) {
+		err = -errno;
+		pr_warn("failed to open BPF object: %s\n", strerror(-err));
+		return err;
+	}
+	s->skel->rodata->filter_mode = o->filter_tgid ? BPFPROF_FILTER_TGID : BPFPROF_FILTER_ALL;
+	s->skel->rodata->follow_forks = o->follow_forks;
+	s->skel->rodata->filter_cgroup = o->nr_cgroups > 0;
+	/* wake the consumer at 1/8 of the buffer: batches records, leaves headroom */
+	s->skel->rodata->wakeup_bytes = o->ringbuf_bytes / 8;
+	err = bpf_map__set_max_entries(s->skel->maps.samples, (uint32_t)o->ringbuf_bytes);
+	if (!err && !o->follow_forks)
+		err = bpf_program__set_autoload(s->skel->progs.on_fork, false);
+	if (!err && !with_exec_map)
+		err = bpf_program__set_autoload(s->skel->progs.on_exec_map, false);
+	if (err) {
+		pr_warn("failed to configure BPF object: %s\n", strerror(-err));
+		return err;
+	}
+	err = profile_bpf__load(s->skel);
+	if (err && with_exec_map)
+		return -ENOEXEC;
+	if (err)
+		pr_warn("failed to load BPF program: %s%s\n", strerror(-err),
+			err == -EPERM ? " (needs root, or CAP_BPF and CAP_PERFMON)" : "");
+	return err;
+}
+
 int session__open(const struct session_opts *o, struct session **out)
 {
 	struct session *s;
@@ -112,6 +158,7 @@ int session__open(const struct session_opts *o, struct session **out)
 		return -ENOMEM;
 	s->on_record = o->on_record;
 	s->ctx = o->ctx;
+	s->epfd = -1;
 	s->nr_cpus = libbpf_num_possible_cpus();
 	if (s->nr_cpus <= 0) {
 		err = s->nr_cpus ? s->nr_cpus : -EINVAL;
@@ -127,32 +174,15 @@ int session__open(const struct session_opts *o, struct session **out)
 	for (i = 0; i < (size_t)s->nr_cpus; i++)
 		s->pfds[i] = -1;
 
-	s->skel = profile_bpf__open();
-	if (!s->skel) {
-		err = -errno;
-		pr_warn("failed to open BPF object: %s\n", strerror(-err));
-		goto out_free;
+	err = load_skel(s, o, true);
+	if (err == -ENOEXEC) {
+		/* the fentry program: a kernel without fentry, or without perf_event_mmap in its BTF */
+		pr_info("executable mappings are not traced (fentry/perf_event_mmap did not load); "
+			"maps are read again on unknown addresses only\n");
+		err = load_skel(s, o, false);
 	}
-	s->skel->rodata->filter_mode = o->filter_tgid ? BPFPROF_FILTER_TGID : BPFPROF_FILTER_ALL;
-	s->skel->rodata->follow_forks = o->follow_forks;
-	s->skel->rodata->filter_cgroup = o->nr_cgroups > 0;
-	/* wake the consumer at 1/8 of the buffer: batches records, leaves headroom */
-	s->skel->rodata->wakeup_bytes = o->ringbuf_bytes / 8;
-	err = bpf_map__set_max_entries(s->skel->maps.samples, (uint32_t)o->ringbuf_bytes);
-	if (!err && !o->follow_forks)
-		err = bpf_program__set_autoload(s->skel->progs.on_fork, false);
-	if (!err && !o->follow_forks)
-		err = bpf_program__set_autoload(s->skel->progs.on_exec, false);
-	if (err) {
-		pr_warn("failed to configure BPF object: %s\n", strerror(-err));
+	if (err)
 		goto out_free;
-	}
-	err = profile_bpf__load(s->skel);
-	if (err) {
-		pr_warn("failed to load BPF program: %s%s\n", strerror(-err),
-			err == -EPERM ? " (needs root, or CAP_BPF and CAP_PERFMON)" : "");
-		goto out_free;
-	}
 	for (i = 0; i < o->nr_cgroups; i++) {
 		uint8_t one = 1;
 
@@ -165,18 +195,36 @@ int session__open(const struct session_opts *o, struct session **out)
 	}
 	if (o->follow_forks) {
 		s->skel->links.on_fork = bpf_program__attach(s->skel->progs.on_fork);
-		s->skel->links.on_exec = s->skel->links.on_fork ?
-			bpf_program__attach(s->skel->progs.on_exec) : NULL;
-		if (!s->skel->links.on_exec) {
+		if (!s->skel->links.on_fork) {
 			err = -errno;
 			pr_warn("failed to attach fork tracepoint: %s\n", strerror(-err));
 			goto out_free;
 		}
 	}
+	/* not fatal: without it the maps are read again on unknown addresses only */
+	if (bpf_program__autoload(s->skel->progs.on_exec_map)) {
+		s->skel->links.on_exec_map = bpf_program__attach(s->skel->progs.on_exec_map);
+		if (!s->skel->links.on_exec_map)
+			pr_info("executable mappings are not traced (fentry/perf_event_mmap: %s)\n",
+				strerror(errno));
+	}
+	/* always: an exec makes the process's next sample wake the reader */
+	s->skel->links.on_exec = bpf_program__attach(s->skel->progs.on_exec);
+	if (!s->skel->links.on_exec) {
+		err = -errno;
+		pr_warn("failed to attach exec tracepoint: %s\n", strerror(-err));
+		goto out_free;
+	}
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.samples), rb_cb, s, NULL);
 	if (!s->rb) {
 		err = -errno;
 		pr_warn("failed to create ring buffer: %s\n", strerror(-err));
+		goto out_free;
+	}
+	s->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (s->epfd < 0 || session__watch_fd(s, ring_buffer__epoll_fd(s->rb))) {
+		err = -errno;
+		pr_warn("failed to set up epoll: %s\n", strerror(-err));
 		goto out_free;
 	}
 	err = open_events(s, o);
@@ -207,23 +255,35 @@ int session__add_target_on_exec(struct session *s, uint32_t tgid)
 	return 0;
 }
 
+int session__watch_fd(struct session *s, int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
+
+	return epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
+}
+
+void session__unwatch_fd(struct session *s, int fd)
+{
+	epoll_ctl(s->epfd, EPOLL_CTL_DEL, fd, NULL);
+}
+
 int session__poll(struct session *s, int timeout_ms)
 {
-	int n = ring_buffer__poll(s->rb, timeout_ms);
+	struct epoll_event ev[4];
+	int n = epoll_wait(s->epfd, ev, 4, timeout_ms), m;
 
+	if (n < 0 && errno != EINTR)
+		return -errno;
 	/*
-	 * The BPF side wakes us only once wakeup_bytes are queued, so a timeout
-	 * may leave records behind: consume them too, so that a process's maps
-	 * are read soon after its first sample, not when it is long gone.
+	 * Whatever woke us (records, a watched descriptor, the timeout, a
+	 * signal), consume what is queued: the BPF side wakes us only once
+	 * wakeup_bytes are queued, and a process's maps must be read soon after
+	 * its first sample, not when it is long gone.
 	 */
-	if (n >= 0 || n == -EINTR) {
-		int m = ring_buffer__consume(s->rb);
-
-		if (m < 0)
-			return m;
-		n = (n > 0 ? n : 0) + m;
-	}
-	return n;
+	m = ring_buffer__consume(s->rb);
+	if (m < 0)
+		return m;
+	return m ? m : (n < 0 ? -EINTR : 0);
 }
 
 void session__stop(struct session *s)
@@ -281,6 +341,8 @@ void session__close(struct session *s)
 		for (cpu = 0; cpu < s->nr_cpus; cpu++)
 			if (s->pfds[cpu] >= 0)
 				close(s->pfds[cpu]);
+	if (s->epfd >= 0)
+		close(s->epfd);
 	ring_buffer__free(s->rb);
 	profile_bpf__destroy(s->skel);
 	free(s->links);

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +44,9 @@ struct symbolizer {
 	const char *proc_dir;
 	struct ksyms *ks;
 	bool ks_loaded;
+	int ks_errno;		/* errno of a failed load */
+	pthread_t ks_thread;	/* symbolizer__load_kernel_async's, until joined */
+	bool ks_async;
 	struct elf_symtab *vdso;	/* our own [vdso]: every 64-bit process maps the same image */
 	bool vdso_loaded;
 	struct dso_entry *dsos;
@@ -94,6 +98,8 @@ void symbolizer__free(struct symbolizer *sy)
 {
 	if (!sy)
 		return;
+	if (sy->ks_async)
+		pthread_join(sy->ks_thread, NULL);
 	drop_dsos(sy);
 	free(sy->dsos);
 	jit_procs__free(sy->jit);
@@ -322,21 +328,54 @@ static const char *dso_basename(const char *path)
 	return s ? s + 1 : path;
 }
 
+static void *load_kernel(void *arg)
+{
+	struct symbolizer *sy = arg;
+
+	sy->ks = ksyms__load(sy->kallsyms_path);
+	sy->ks_errno = sy->ks ? 0 : errno;
+	return NULL;
+}
+
+int symbolizer__load_kernel_async(struct symbolizer *sy)
+{
+	int err;
+
+	if (sy->ks_loaded || sy->ks_async || !sy->kallsyms_path)
+		return 0;
+	err = pthread_create(&sy->ks_thread, NULL, load_kernel, sy);
+	if (err)
+		return -err;
+	sy->ks_async = true;
+	return 0;
+}
+
+/* The kernel symbols: the background load's (waited for), else read now. Reports a failure once. */
+static void kernel_symbols(struct symbolizer *sy)
+{
+	if (sy->ks_loaded || !sy->kallsyms_path)
+		return;
+	sy->ks_loaded = true;
+	if (sy->ks_async) {
+		pthread_join(sy->ks_thread, NULL);
+		sy->ks_async = false;
+	} else {
+		load_kernel(sy);
+	}
+	if (!sy->ks)
+		pr_warn("cannot read '%s': %s; kernel frames stay unnamed\n", sy->kallsyms_path,
+			strerror(sy->ks_errno));
+	else if (ksyms__restricted(sy->ks))
+		pr_warn("kernel addresses are hidden (kernel.kptr_restrict); kernel frames stay unnamed\n");
+}
+
 static int name_kernel(struct symbolizer *sy, struct profile *p, struct profile_location *l)
 {
 	const char *module = NULL, *name;
 	char dso[128];
 	uint64_t off;
 
-	if (!sy->ks_loaded && sy->kallsyms_path) {
-		sy->ks_loaded = true;
-		sy->ks = ksyms__load(sy->kallsyms_path);
-		if (!sy->ks)
-			pr_warn("cannot read '%s': %s; kernel frames stay unnamed\n", sy->kallsyms_path,
-				strerror(errno));
-		else if (ksyms__restricted(sy->ks))
-			pr_warn("kernel addresses are hidden (kernel.kptr_restrict); kernel frames stay unnamed\n");
-	}
+	kernel_symbols(sy);
 	l->dso = profile__intern(p, "[kernel.kallsyms]");
 	if (!l->dso)
 		return -ENOMEM;
