@@ -16,9 +16,13 @@
  * frame chain touches, usually one or two) and follows the chain in the copy.
  * It stores what the kernel's walker stores (the interrupted user IP, then
  * each frame's return address) and stops where it stops (a frame that cannot
- * be read), and also where a chain goes down or sideways instead of towards
- * the stack's base: past a function built without frame pointers the saved
- * "frame pointer" is garbage, which the kernel follows for up to 127 frames.
+ * be read), and also at the second time the chain goes down or sideways
+ * instead of towards the stack's base. One such jump is a stack switch that
+ * perf follows too (a signal handler on its sigaltstack, Go's systemstack
+ * from g0 to the goroutine's stack); past a function built without frame
+ * pointers the saved "frame pointer" is garbage, which the kernel follows for
+ * up to 127 frames of made-up callers, and random values go down about half
+ * of the time.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -147,6 +151,7 @@ struct walk {
 	__u64 len;	/* bytes of the chunk that hold a copy; 0: none yet */
 	__u64 nk;	/* kernel addresses before the user ones */
 	__u64 end;	/* e->ips[nk..end) hold the user addresses */
+	__u64 jumped;	/* the chain went down or sideways once */
 };
 
 /*
@@ -189,8 +194,10 @@ static long walk_step(__u32 i, void *data)
 		return 1;
 	e->ips[idx] = ret;
 	w->end = idx + 1;
-	if (next <= fp)
-		return 1; /* not towards the base: the frame pointers end here */
+	if (next == fp || (next < fp && w->jumped))
+		return 1; /* a loop, or a second jump away from the base: garbage */
+	if (next < fp)
+		w->jumped = 1;
 	w->fp = next;
 	return 0;
 }
