@@ -32,9 +32,6 @@
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
-/* VM_EXEC of include/linux/mm.h (a macro, so not in vmlinux.h) */
-#define VM_EXEC_FLAG 0x00000004
-
 const volatile __u32 filter_mode = BPFPROF_FILTER_ALL;
 const volatile bool filter_cgroup = false;
 const volatile bool follow_forks = false;
@@ -347,27 +344,3 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	return 0;
 }
 
-/*
- * A new executable mapping (mmap, or mprotect adding PROT_EXEC): tell the
- * reader, whose copy of the process's maps is then out of date. This is the
- * kernel's hook for perf's MMAP records, so it sees what perf record sees,
- * after the mapping is in place. Frequent only while a process loads its
- * libraries; non-executable mappings return at once.
- */
-SEC("fentry/perf_event_mmap")
-int BPF_PROG(on_exec_map, struct vm_area_struct *vma)
-{
-	struct bpfprof_exec_map m = { .type = BPFPROF_REC_EXEC_MAP };
-	__u64 id;
-
-	if (!(BPF_CORE_READ(vma, vm_flags) & VM_EXEC_FLAG))
-		return 0;
-	id = bpf_get_current_pid_tgid();
-	m.tgid = id >> 32;
-	if (!m.tgid || !wanted(m.tgid))
-		return 0;
-	m.time_ns = bpf_ktime_get_ns();
-	/* lost to a full ring buffer, it only delays a re-read (agg.c reads on unknown addresses too) */
-	bpf_ringbuf_output(&samples, &m, sizeof(m), BPF_RB_NO_WAKEUP);
-	return 0;
-}

@@ -41,11 +41,9 @@ struct agg *agg__new(struct profile *p, const char *proc_dir, uint64_t period_ns
 void agg__free(struct agg *a);
 
 /*
- * Consume one ring-buffer record of `size` bytes (include/bpfprof_abi.h): a
- * sample, or an executable-mapping notice, after which the process's maps
- * are read again at its next sample. Returns 0, -EINVAL for a record whose
- * type or sizes make no sense (counted, logged at debug), or -ENOMEM (fatal
- * for the caller).
+ * Consume one ring-buffer record of `size` bytes (include/bpfprof_abi.h).
+ * Returns 0, -EINVAL for a record whose type or sizes make no sense
+ * (counted, logged at debug), or -ENOMEM (fatal for the caller).
  */
 int agg__record(struct agg *a, const void *data, size_t size);
 
@@ -84,7 +82,6 @@ struct agg_stats {
 	uint64_t nr_passes;	/* eviction passes run */
 	uint64_t nr_other_procs;	/* new processes past max_procs */
 	uint64_t nr_other_samples;	/* their samples, in "[other]" */
-	uint64_t nr_exec_maps;	/* executable-mapping notices for processes already sampled */
 	uint64_t nr_maps_reads;	/* /proc/PID/maps reads, first ones included */
 };
 

@@ -19,7 +19,6 @@
 
 enum bpfprof_rec_type {
 	BPFPROF_REC_SAMPLE = 1,
-	BPFPROF_REC_EXEC_MAP = 2,
 };
 
 /* Indices into the per-CPU `stats` array. */
@@ -55,20 +54,6 @@ struct bpfprof_sample {
 
 _Static_assert(sizeof(struct bpfprof_sample) == BPFPROF_SAMPLE_HDR_SIZE + 2 * BPFPROF_MAX_STACK * 8,
 	       "struct bpfprof_sample layout");
-
-/*
- * A process made an executable mapping (perf_event_mmap(), the kernel's hook
- * for perf's MMAP records, called for mmap and mprotect: a library, a JIT
- * code region, a jitdump mapped as its spec asks). Its maps are read again
- * at its next sample. Sent for the processes whose samples are kept.
- */
-struct bpfprof_exec_map {
-	__u32 type;		/* BPFPROF_REC_EXEC_MAP */
-	__u32 tgid;
-	__u64 time_ns;		/* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
-};
-
-_Static_assert(sizeof(struct bpfprof_exec_map) == 16, "struct bpfprof_exec_map layout");
 
 /* Target-filter modes, set in rodata before load. */
 enum bpfprof_filter {

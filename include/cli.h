@@ -44,12 +44,13 @@ struct bpfprof_config {
 int cli__parse(int argc, char **argv, struct bpfprof_config *cfg);
 
 /*
- * The default --ringbuf-size for nr_cpus CPUs, in bytes: 4 MiB up to 32
- * CPUs, then 128 KiB per CPU rounded up to a power of two (bpf_ringbuf's
- * size rule, kernel/bpf/ringbuf.c). 4 MiB holds 0.3 s of 10 kHz sampling on
- * 16 CPUs (about 800 bytes per 32-frame sample); the reader maps the data
- * pages twice (libbpf's ring_buffer__add), so this size counts twice in its
- * resident memory, which is why it is no larger.
+ * The default --ringbuf-size for nr_cpus CPUs, in bytes: 512 KiB per CPU,
+ * at least 2 MiB, rounded up to a power of two (bpf_ringbuf's size rule,
+ * kernel/bpf/ringbuf.c). 512 KiB is 0.2 s of one CPU sampled at 10 kHz with
+ * 32-frame stacks (about 250 bytes a record): the reader, woken at an eighth
+ * of the buffer or every 100 ms, drains it long before. The reader maps the
+ * data pages twice (libbpf's ring_buffer__add), so the size counts twice in
+ * its resident memory, which is why it is no larger.
  */
 uint64_t cli__default_ringbuf_bytes(long nr_cpus);
 

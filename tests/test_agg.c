@@ -364,46 +364,6 @@ static void test_jit_code_rereads_until_jitdump(void **state)
 	assert_int_equal(p->procs[0].nr_mappings, 3);
 }
 
-static void test_exec_map_record(void **state)
-{
-	/*
-	 * An executable-mapping record (the bytes the BPF side sends): the
-	 * process's maps are read at its next sample, not at once and not on
-	 * the record of a process not sampled yet.
-	 */
-	struct fixture *f = *state;
-	struct profile *p = f->p;
-	static const char maps_1[] = "00400000-00500000 r-xp 00000000 08:01 131090    /usr/bin/app\n";
-	static const char maps_2[] =
-		"00400000-00500000 r-xp 00000000 08:01 131090    /usr/bin/app\n"
-		"7f1000000000-7f1000010000 r-xp 00000000 08:01 77    /usr/lib/libnew.so\n";
-	const uint64_t u[] = { 0x401000 };
-	struct bpfprof_exec_map m = { .type = BPFPROF_REC_EXEC_MAP, .tgid = 7301 };
-	struct agg_stats st;
-	uint64_t t0 = 10000 * MS;
-
-	m.time_ns = t0;
-	assert_int_equal(agg__record(f->a, &m, sizeof(m)), 0); /* not sampled yet: nothing */
-	assert_int_equal(p->nr_procs, 0);
-	write_file(7301, "maps", maps_1);
-	assert_int_equal(send_sample(f->a, 7301, t0, "app", NULL, 0, u, 1), 0);
-	use_up_quick_rereads(f->a, 7301, t0, "app");
-	write_file(7301, "maps", maps_2);
-	m.time_ns = t0 + 1 * MS;
-	assert_int_equal(agg__record(f->a, &m, sizeof(m)), 0);
-	assert_int_equal(p->procs[0].nr_mappings, 1);
-	/* a repeated, known callchain: the record alone makes it read, once allowed (100 ms) */
-	assert_int_equal(send_sample(f->a, 7301, t0 + 2 * MS, "app", NULL, 0, u, 1), 0);
-	assert_int_equal(p->procs[0].nr_mappings, 1);
-	assert_int_equal(send_sample(f->a, 7301, t0 + 100 * MS, "app", NULL, 0, u, 1), 0);
-	assert_int_equal(p->procs[0].nr_mappings, 2);
-	agg__stats(f->a, &st);
-	assert_int_equal(st.nr_exec_maps, 1);
-	/* a record of the wrong size is malformed, not a notice */
-	assert_int_equal(agg__record(f->a, &m, sizeof(m) - 1), -EINVAL);
-	assert_int_equal(agg__nr_bad(f->a), 1);
-}
-
 static void test_youth_rereads(void **state)
 {
 	/* maps read again 10 ms, 50 ms, 250 ms after the first read, whatever the samples show */
@@ -817,7 +777,6 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_maps_reread_burst, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exec_renames_and_rereads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_jit_code_rereads_until_jitdump, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_exec_map_record, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_youth_rereads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_malformed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_observer, setup, teardown),

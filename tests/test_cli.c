@@ -13,18 +13,18 @@
 
 static void test_default_ringbuf_bytes(void **state)
 {
-	/* 4 MiB up to 32 CPUs */
-	assert_int_equal(cli__default_ringbuf_bytes(1), 4 * MiB);
-	assert_int_equal(cli__default_ringbuf_bytes(2), 4 * MiB);
-	assert_int_equal(cli__default_ringbuf_bytes(16), 4 * MiB);
-	assert_int_equal(cli__default_ringbuf_bytes(32), 4 * MiB);
-	/* then 128 KiB per CPU, up to a power of two */
-	assert_int_equal(cli__default_ringbuf_bytes(33), 8 * MiB);
-	assert_int_equal(cli__default_ringbuf_bytes(64), 8 * MiB);
-	assert_int_equal(cli__default_ringbuf_bytes(65), 16 * MiB);
-	assert_int_equal(cli__default_ringbuf_bytes(192), 32 * MiB);
+	/* 512 KiB per CPU, at least 2 MiB */
+	assert_int_equal(cli__default_ringbuf_bytes(1), 2 * MiB);
+	assert_int_equal(cli__default_ringbuf_bytes(2), 2 * MiB);
+	assert_int_equal(cli__default_ringbuf_bytes(4), 2 * MiB);
+	assert_int_equal(cli__default_ringbuf_bytes(5), 4 * MiB);
+	assert_int_equal(cli__default_ringbuf_bytes(8), 4 * MiB);
+	assert_int_equal(cli__default_ringbuf_bytes(16), 8 * MiB);
+	/* up to a power of two */
+	assert_int_equal(cli__default_ringbuf_bytes(17), 16 * MiB);
+	assert_int_equal(cli__default_ringbuf_bytes(192), 128 * MiB);
 	/* sysconf's -1 (unknown) and absurd counts stay sane */
-	assert_int_equal(cli__default_ringbuf_bytes(-1), 4 * MiB);
+	assert_int_equal(cli__default_ringbuf_bytes(-1), 2 * MiB);
 	assert_int_equal(cli__default_ringbuf_bytes(1L << 30), 1ULL << 30);
 }
 

@@ -67,7 +67,7 @@ static const struct argp_option options[] = {
 	{ "event", 'e', "EVENT", 0, "cpu-clock (default) or cycles (needs a hardware PMU)", 2 },
 	{ "duration", 'd', "SECONDS", 0, "Stop after SECONDS (fractional); default: Ctrl-C or target exit", 2 },
 	{ "ringbuf-size", OPT_RINGBUF_SIZE, "BYTES", 0,
-	  "Ring buffer size, power of two, K/M suffix (default 4M, 128K per CPU past 32 CPUs); "
+	  "Ring buffer size, power of two, K/M suffix (default 512K per CPU, at least 2M); "
 	  "raise it when samples are lost", 2 },
 	{ "jit-max-size", OPT_JIT_MAX_SIZE, "BYTES", 0,
 	  "Largest jitdump or perf-PID.map read per process (K, M, G suffixes; default 256M)", 2 },
@@ -250,7 +250,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 
 uint64_t cli__default_ringbuf_bytes(long nr_cpus)
 {
-	uint64_t want = nr_cpus > 0 ? (uint64_t)nr_cpus * (128u << 10) : 0, size = 4u << 20;
+	uint64_t want = nr_cpus > 0 ? (uint64_t)nr_cpus * (512u << 10) : 0, size = 2u << 20;
 
 	while (size < want && size < (1ULL << 30))
 		size <<= 1;

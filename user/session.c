@@ -108,16 +108,11 @@ static int open_events(struct session *s, const struct session_opts *o)
 	return 0;
 }
 
-/*
- * Open, configure and load the BPF object; with_exec_map: also the fentry
- * program on perf_event_mmap. Returns 0, -ENOEXEC when the load failed and
- * with_exec_map may be why, or -errno with the reason printed.
- */
-static int load_skel(struct session *s, const struct session_opts *o, bool with_exec_map)
+/* Open, configure and load the BPF object. Returns 0 or -errno with the reason printed. */
+static int load_skel(struct session *s, const struct session_opts *o)
 {
 	int err;
 
-	profile_bpf__destroy(s->skel);
 	s->skel = profile_bpf__open();
 	if (!s->skel) {
 		err = -errno;
@@ -132,15 +127,11 @@ static int load_skel(struct session *s, const struct session_opts *o, bool with_
 	err = bpf_map__set_max_entries(s->skel->maps.samples, (uint32_t)o->ringbuf_bytes);
 	if (!err && !o->follow_forks)
 		err = bpf_program__set_autoload(s->skel->progs.on_fork, false);
-	if (!err && !with_exec_map)
-		err = bpf_program__set_autoload(s->skel->progs.on_exec_map, false);
 	if (err) {
 		pr_warn("failed to configure BPF object: %s\n", strerror(-err));
 		return err;
 	}
 	err = profile_bpf__load(s->skel);
-	if (err && with_exec_map)
-		return -ENOEXEC;
 	if (err)
 		pr_warn("failed to load BPF program: %s%s\n", strerror(-err),
 			err == -EPERM ? " (needs root, or CAP_BPF and CAP_PERFMON)" : "");
@@ -174,13 +165,7 @@ int session__open(const struct session_opts *o, struct session **out)
 	for (i = 0; i < (size_t)s->nr_cpus; i++)
 		s->pfds[i] = -1;
 
-	err = load_skel(s, o, true);
-	if (err == -ENOEXEC) {
-		/* the fentry program: a kernel without fentry, or without perf_event_mmap in its BTF */
-		pr_info("executable mappings are not traced (fentry/perf_event_mmap did not load); "
-			"maps are read again on unknown addresses only\n");
-		err = load_skel(s, o, false);
-	}
+	err = load_skel(s, o);
 	if (err)
 		goto out_free;
 	for (i = 0; i < o->nr_cgroups; i++) {
@@ -200,13 +185,6 @@ int session__open(const struct session_opts *o, struct session **out)
 			pr_warn("failed to attach fork tracepoint: %s\n", strerror(-err));
 			goto out_free;
 		}
-	}
-	/* not fatal: without it the maps are read again on unknown addresses only */
-	if (bpf_program__autoload(s->skel->progs.on_exec_map)) {
-		s->skel->links.on_exec_map = bpf_program__attach(s->skel->progs.on_exec_map);
-		if (!s->skel->links.on_exec_map)
-			pr_info("executable mappings are not traced (fentry/perf_event_mmap: %s)\n",
-				strerror(errno));
 	}
 	/* always: an exec makes the process's next sample wake the reader */
 	s->skel->links.on_exec = bpf_program__attach(s->skel->progs.on_exec);
