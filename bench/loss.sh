@@ -7,8 +7,8 @@
 # -g -F 10000 -- sleep DURATION` under the same load, its LOST and
 # LOST_SAMPLES records (perf report --stats). Samples against the nominal
 # 10 000 x CPUs x DURATION are printed too (the kernel may throttle both),
-# and a bpfprof run with --ringbuf-size 4M (half the default; SMALL_RING=0
-# skips it). Goal: 0 lost.
+# and a bpfprof run with --ringbuf-size 1M (half the default up to 4 CPUs;
+# SMALL_RING=0 skips it). Goal: 0 lost.
 set -euo pipefail
 . "$(dirname "$0")/lib.bash"
 
@@ -21,7 +21,7 @@ spin_pid=$!
 "$RUNSTAT" -o "$work/b.rs" -- "$BPFPROF" -a -F 10000 -d "$DURATION" -o "$work/loss.pb.gz" 2>"$work/b.err"
 "$RUNSTAT" -o "$work/p.rs" -- "$PERF" record -a -g -F 10000 -o "$work/p.data" -- sleep "$DURATION" 2>"$work/p.err"
 if [ "$SMALL_RING" = 1 ]; then
-	"$RUNSTAT" -o "$work/b4.rs" -- "$BPFPROF" -a -F 10000 -d "$DURATION" --ringbuf-size 4M \
+	"$RUNSTAT" -o "$work/b4.rs" -- "$BPFPROF" -a -F 10000 -d "$DURATION" --ringbuf-size 1M \
 		-o "$work/loss4.pb.gz" 2>"$work/b4.err"
 fi
 kill "$spin_pid" 2>/dev/null || true	# spin stops its workers
@@ -37,7 +37,7 @@ echo "nominal samples: $nominal (10 kHz x $NCPU CPUs x $DURATION s)"
 echo "bpfprof: $bs samples ($(calc "$bs * 100 / $nominal")% of nominal), $bl lost; $(cat "$work/b.rs")"
 echo "perf record: $ps samples ($(calc "$ps * 100 / $nominal")% of nominal), $pl lost (LOST + LOST_SAMPLES); $(cat "$work/p.rs")"
 if [ "$SMALL_RING" = 1 ]; then
-	echo "bpfprof --ringbuf-size 4M: $(bpfprof_samples "$work/b4.err") samples, $(bpfprof_lost "$work/b4.err") lost, peak RSS $(field "$work/b4.rs" maxrss_kb) kB"
+	echo "bpfprof --ringbuf-size 1M: $(bpfprof_samples "$work/b4.err") samples, $(bpfprof_lost "$work/b4.err") lost, peak RSS $(field "$work/b4.rs" maxrss_kb) kB"
 fi
 result "lost samples, -a -F 10000, ${DURATION} s" "bpfprof $bl lost of $bs" "perf record -g $pl lost of $ps" "-" "0" \
 	"$(verdict "$bl" "<=" 0)"

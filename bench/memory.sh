@@ -5,9 +5,10 @@
 # bench/spin on every CPU and a short-lived process every 50 ms (new
 # processes are what grow a profiler: maps, comm, cgroup, files held open).
 # Reference: `perf record -a -g -F 999 -- sleep DURATION` under the same load.
-# Also printed: the same bpfprof run with --ringbuf-size 4M (the BPF ring
-# buffer's data pages are mapped twice into the reader, so the default 8 MiB
-# buffer alone is 16 MiB of RSS), and with --cgroup limited to a cgroup that
+# Also printed: the same bpfprof run with --ringbuf-size 8M, the default
+# before 2026-11-24 (the BPF ring buffer's data pages are mapped twice into
+# the reader, so an 8 MiB buffer alone is 16 MiB of RSS; the default is now
+# 512 KiB per CPU, at least 2 MiB), and with --cgroup limited to a cgroup that
 # holds only the load (CGROUP=0 skips it): on a shared machine, what -a sees
 # besides the load (other people's tests, thousands of processes) weighs more
 # than bpfprof itself. Goal: at most 30 MB.
@@ -48,8 +49,8 @@ load_start
 "$RUNSTAT" -o "$work/b.rs" -- "$BPFPROF" -a -F 999 -d "$DURATION" -o "$work/mem.pb.gz" 2>"$work/b.err"
 "$RUNSTAT" -o "$work/p.rs" -- "$PERF" record -a -g -F 999 -o "$work/p.data" -- sleep "$DURATION" 2>"$work/p.err"
 if [ "$SMALL_RING" = 1 ]; then
-	"$RUNSTAT" -o "$work/b4.rs" -- "$BPFPROF" -a -F 999 -d "$DURATION" --ringbuf-size 4M \
-		-o "$work/mem4.pb.gz" 2>"$work/b4.err"
+	"$RUNSTAT" -o "$work/b4.rs" -- "$BPFPROF" -a -F 999 -d "$DURATION" --ringbuf-size 8M \
+		-o "$work/mem8.pb.gz" 2>"$work/b4.err"
 fi
 if [ -n "$cg" ]; then
 	"$RUNSTAT" -o "$work/bc.rs" -- "$BPFPROF" -a --cgroup "$cg" -F 999 -d "$DURATION" \
@@ -64,7 +65,7 @@ p=$(field "$work/p.rs" maxrss_kb)
 echo "bpfprof: $(sed -n 's/^bpfprof: \([0-9.]* s, .*\)/\1/p' "$work/b.err" | head -1); $(cat "$work/b.rs")"
 echo "perf record: $(perf_samples "$work/p.err") samples; $(cat "$work/p.rs")"
 if [ "$SMALL_RING" = 1 ]; then
-	echo "bpfprof --ringbuf-size 4M: peak RSS $(field "$work/b4.rs" maxrss_kb) kB, $(bpfprof_lost "$work/b4.err") lost"
+	echo "bpfprof --ringbuf-size 8M: peak RSS $(field "$work/b4.rs" maxrss_kb) kB, $(bpfprof_lost "$work/b4.err") lost"
 fi
 if [ -n "$cg" ]; then
 	echo "bpfprof -a --cgroup (the load only): peak RSS $(field "$work/bc.rs" maxrss_kb) kB; $(sed -n 's/^bpfprof: \([0-9.]* s, .*\)/\1/p' "$work/bc.err" | head -1)"

@@ -25,8 +25,9 @@ void symbolizer__free(struct symbolizer *sy);
 /*
  * Read the kernel symbols now, on a thread of their own, instead of when the
  * first profile is symbolized: reading /proc/kallsyms is ~50-90 ms of the
- * kernel formatting 120 000 lines, which then overlaps sampling instead of
- * delaying the outputs. The table is a snapshot from this call: kernel code
+ * kernel formatting 120 000 lines, which then uses idle CPU time while
+ * sampling (the thread is SCHED_IDLE where bpfprof has CAP_SYS_NICE, so that
+ * it can raise it back when it waits for it) instead of delaying the outputs. The table is a snapshot from this call: kernel code
  * loaded later (modules, BPF programs) is not in it, as it is not in one read
  * at the end of the previous --interval. Returns 0, or -errno when no thread
  * could be started (the symbols are then read when first needed).

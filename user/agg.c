@@ -44,17 +44,6 @@
  */
 #define REREAD_INTERVAL_NS (100ULL * 1000 * 1000)
 #define REREAD_BURST 4
-/*
- * And at its samples YOUTH_FIRST_NS, then 5, 25, ... times that after its
- * first read (10 ms, 50 ms, 250 ms, 1.25 s, ...: six reads in a minute):
- * what a process maps without it ever showing in a sampled address (the
- * jitdump through which its JIT code is named) is mapped at start-up, and
- * nothing else would show it. (A BPF program on perf_event_mmap, the
- * kernel's hook for perf's MMAP records, would; fentry and kprobes are
- * refused on this project's VMs, so it could not be tested and is left out.)
- */
-#define YOUTH_FIRST_NS (10ULL * 1000 * 1000)
-#define YOUTH_FACTOR 5
 
 /* Records are stamped this long at most before they are reserved (generous: µs in practice). */
 #define GONE_MARGIN_NS (10ULL * 1000 * 1000)
@@ -68,8 +57,6 @@ enum proc_kind {
 struct proc_state {
 	uint64_t last_read_ns;	/* sample time of the last maps read */
 	uint32_t nr_rereads;	/* maps reads after the first */
-	uint64_t first_read_ns;	/* sample time of the first maps read */
-	uint64_t youth_read_ns;	/* sample time from which the next scheduled read is due */
 	uint64_t start_time;	/* starttime of /proc/PID/stat (clock ticks after boot), 0 unknown */
 	uint64_t gone_ns;	/* CLOCK_MONOTONIC when seen exited, 0 while not */
 	bool stale;		/* an unknown address was seen too soon after the last read */
@@ -201,12 +188,8 @@ static int snapshot(struct agg *a, uint32_t proc, uint64_t now_ns, bool first)
 	int ret = procmaps__snapshot(a->p, proc, a->proc_dir);
 
 	a->st.nr_maps_reads++;
-	if (!first) {
+	if (!first)
 		a->state[proc].nr_rereads++;
-	} else {
-		a->state[proc].first_read_ns = now_ns;
-		a->state[proc].youth_read_ns = now_ns + YOUTH_FIRST_NS;
-	}
 	a->state[proc].last_read_ns = now_ns;
 	if (ret == -ENOMEM)
 		return ret;
@@ -217,6 +200,8 @@ static int snapshot(struct agg *a, uint32_t proc, uint64_t now_ns, bool first)
 		return first ? notify_maps(a, proc, now_ns) : 0;
 	}
 	a->p->procs[proc].maps_missing = false;
+	pr_debug("maps of pid %u read at %llu ns (%s): %d new mappings\n", a->p->procs[proc].pid,
+		 (unsigned long long)now_ns, first ? "first" : "again", ret);
 	a->state[proc].jitdump_mapped = false;
 	for (size_t i = 0; i < a->p->procs[proc].nr_mappings; i++)
 		a->state[proc].jitdump_mapped |= keep_mapping(&a->p->procs[proc].mappings[i]);
@@ -367,9 +352,11 @@ static bool too_soon(const struct proc_state *ps, uint64_t now_ns)
 
 /*
  * A new callchain: re-read the maps if one of its user addresses is unknown,
- * or is JIT code while no jitdump is mapped: a runtime maps its jit-PID.dump
- * (how the symbolizer finds it) once it starts compiling, perhaps after the
- * first read, and being data it is never sampled itself.
+ * in a mapping that was not executable when last read (a runtime reserves
+ * its code space, then makes parts of it executable), or is JIT code while
+ * no jitdump is mapped: a runtime maps its jit-PID.dump (how the symbolizer
+ * finds it) once it starts compiling, perhaps after the first read, and
+ * being data it is never sampled itself.
  */
 static int check_mappings(struct agg *a, uint32_t proc, const struct bpfprof_sample *s)
 {
@@ -381,8 +368,10 @@ static int check_mappings(struct agg *a, uint32_t proc, const struct bpfprof_sam
 		/* a return address may sit just past its mapping's end: look up ip - 1 */
 		uint64_t ip = s->ips[s->nr_kernel + i] - (i > 0);
 
+		/* code runs only from executable mappings: one our copy says is not has changed since */
 		m = profile__find_mapping(a->p, proc, ip);
-		if (m >= 0 && (a->state[proc].jitdump_mapped || !jit_code(&pr->mappings[m])))
+		if (m >= 0 && pr->mappings[m].perms[2] == 'x' &&
+		    (a->state[proc].jitdump_mapped || !jit_code(&pr->mappings[m])))
 			continue;
 		/*
 		 * Too soon: re-read on a later sample, or code mapped now (JIT
@@ -669,15 +658,8 @@ int agg__record(struct agg *a, const void *data, size_t size)
 				other ? 0 : s->nr_user, 1, a->period_ns, &created);
 	if (st < 0)
 		return st;
-	if (s->time_ns >= a->state[proc].youth_read_ns && a->state[proc].youth_read_ns && !other) {
-		struct proc_state *ps = &a->state[proc];
-
-		ps->stale = true;
-		while (ps->youth_read_ns <= s->time_ns)
-			ps->youth_read_ns = ps->first_read_ns + (ps->youth_read_ns - ps->first_read_ns) * YOUTH_FACTOR;
-	}
 	if (a->state[proc].stale && !other && !too_soon(&a->state[proc], s->time_ns)) {
-		/* put off earlier, or due by the youth schedule */
+		/* a read put off earlier */
 		a->state[proc].stale = false;
 		err = snapshot(a, (uint32_t)proc, s->time_ns, false);
 	} else if (created && !other) {

@@ -5,12 +5,15 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include "array.h"
 #include "kallsyms.h"
@@ -47,6 +50,7 @@ struct symbolizer {
 	int ks_errno;		/* errno of a failed load */
 	pthread_t ks_thread;	/* symbolizer__load_kernel_async's, until joined */
 	bool ks_async;
+	bool ks_idle;		/* that thread runs under SCHED_IDLE until it is waited for */
 	struct elf_symtab *vdso;	/* our own [vdso]: every 64-bit process maps the same image */
 	bool vdso_loaded;
 	struct dso_entry *dsos;
@@ -57,6 +61,8 @@ struct symbolizer {
 	const struct jit_table *jit_table;
 	bool jit_cached;
 };
+
+static void join_kernel_load(struct symbolizer *sy);
 
 struct symbolizer *symbolizer__new(const char *kallsyms_path, const char *proc_dir)
 {
@@ -98,8 +104,7 @@ void symbolizer__free(struct symbolizer *sy)
 {
 	if (!sy)
 		return;
-	if (sy->ks_async)
-		pthread_join(sy->ks_thread, NULL);
+	join_kernel_load(sy);
 	drop_dsos(sy);
 	free(sy->dsos);
 	jit_procs__free(sy->jit);
@@ -337,8 +342,20 @@ static void *load_kernel(void *arg)
 	return NULL;
 }
 
+/* CAP_SYS_NICE in the effective set: what leaving SCHED_IDLE needs (sched(7), can_nice()). */
+static bool can_leave_idle(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = { { 0 } };
+
+	if (syscall(SYS_capget, &hdr, data))
+		return false;
+	return data[CAP_TO_INDEX(CAP_SYS_NICE)].effective & CAP_TO_MASK(CAP_SYS_NICE);
+}
+
 int symbolizer__load_kernel_async(struct symbolizer *sy)
 {
+	struct sched_param sp = { 0 };
 	int err;
 
 	if (sy->ks_loaded || sy->ks_async || !sy->kallsyms_path)
@@ -347,7 +364,28 @@ int symbolizer__load_kernel_async(struct symbolizer *sy)
 	if (err)
 		return -err;
 	sy->ks_async = true;
+	/*
+	 * Only idle CPU time: on a machine the workload keeps busy, the read
+	 * would otherwise take its CPU while it is being measured. Raised back
+	 * when waited for, which needs CAP_SYS_NICE: without it the thread
+	 * stays a normal one.
+	 */
+	if (can_leave_idle())
+		sy->ks_idle = !pthread_setschedparam(sy->ks_thread, SCHED_IDLE, &sp);
 	return 0;
+}
+
+/* Wait for the background load, at normal priority from here. */
+static void join_kernel_load(struct symbolizer *sy)
+{
+	struct sched_param sp = { 0 };
+
+	if (!sy->ks_async)
+		return;
+	if (sy->ks_idle)
+		pthread_setschedparam(sy->ks_thread, SCHED_OTHER, &sp);
+	pthread_join(sy->ks_thread, NULL);
+	sy->ks_async = sy->ks_idle = false;
 }
 
 /* The kernel symbols: the background load's (waited for), else read now. Reports a failure once. */
@@ -357,8 +395,7 @@ static void kernel_symbols(struct symbolizer *sy)
 		return;
 	sy->ks_loaded = true;
 	if (sy->ks_async) {
-		pthread_join(sy->ks_thread, NULL);
-		sy->ks_async = false;
+		join_kernel_load(sy);
 	} else {
 		load_kernel(sy);
 	}

@@ -4,8 +4,11 @@
  * header to DIR/jit-<pid>.dump and maps it executable (the marker perf and
  * bpfprof look for, ../shared/specs/jitdump-specification.txt "Marker"),
  * then swaps that path for a symlink to TARGET and makes /tmp/perf-<pid>.map
- * a symlink to TARGET too, and burns CPU in spin() for SECONDS. TARGET is a
- * FIFO (a reader that follows it blocks) or a file the process may not read.
+ * a symlink to TARGET too, and burns CPU for SECONDS in spin() and, on
+ * x86-64, in "JIT code" it writes to an anonymous executable page, as a
+ * runtime runs compiled code (which is how bpfprof sees a runtime whose
+ * jitdump it has not found yet). TARGET is a FIFO (a reader that follows it
+ * blocks) or a file the process may not read.
  *
  * usage: jitswap SECONDS TARGET DIR
  */
@@ -14,6 +17,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,6 +31,27 @@ __attribute__((noinline)) void spin(void)
 	for (int i = 0; i < 100000; i++)
 		x = x * 6364136223846793005UL + 1442695040888963407UL;
 	sink = x;
+}
+
+/*
+ * x86-64: mov ecx, 100000; 1: dec ecx; jnz 1b; ret. NULL elsewhere, or when
+ * no executable page can be had.
+ */
+static void (*make_jit_code(void))(void)
+{
+#if defined(__x86_64__)
+	static const unsigned char code[] = { 0xb9, 0xa0, 0x86, 0x01, 0x00, 0xff, 0xc9, 0x75, 0xfc, 0xc3 };
+	unsigned char *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (page == MAP_FAILED)
+		return NULL;
+	memcpy(page, code, sizeof(code));
+	if (mprotect(page, 4096, PROT_READ | PROT_EXEC))
+		return NULL;
+	return (void (*)(void))page;
+#else
+	return NULL;
+#endif
 }
 
 static double now(void)
@@ -44,6 +69,7 @@ int main(int argc, char **argv)
 		0x4A695444, 1, 40, 62, 0, (uint32_t)getpid(), 0, 0,
 	};
 	char dump[PATH_MAX], swap[PATH_MAX + 8], map[64];
+	void (*jit)(void);
 	double end;
 	int fd;
 
@@ -67,8 +93,12 @@ int main(int argc, char **argv)
 		perror("symlink");
 		return 1;
 	}
-	while (now() < end)
+	jit = make_jit_code();
+	while (now() < end) {
 		spin();
+		if (jit)
+			jit();
+	}
 	unlink(dump);
 	unlink(map);
 	return 0;
