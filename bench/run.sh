@@ -7,6 +7,8 @@
 #   BPFPROF=path/to/bpfprof OUTPUT=build/dir bench/run.sh [NAME...]
 # NAME: overhead (benchmarks 1 and 2), agg-throughput, finalize, memory, loss,
 # symbols (the symbol tables alone; BEFORE=path/to/old/symload compares).
+# Not in the default list: bpf-cost.sh OLD/bpfprof NEW/bpfprof, the BPF
+# program's run time per sample of several builds, in turn.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 export OUTPUT=${OUTPUT:-$top/.output}

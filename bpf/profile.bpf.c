@@ -40,6 +40,8 @@ const volatile bool follow_forks = false;
  * enable_on_exec does, so the profiler's own child before exec is not sampled.
  */
 volatile __u32 exec_target = 0;
+/* --check-user-stacks: compare each user stack walked here with the kernel's walk */
+const volatile bool check_user_stack = false;
 /* Wake the consumer only once this many bytes are queued; it also polls on a timer. */
 const volatile __u64 wakeup_bytes = 64 * 1024;
 
@@ -90,6 +92,18 @@ struct {
 	__type(key, __u32);
 	__type(value, struct bpfprof_sample);
 } scratch SEC(".maps");
+
+/* --check-user-stacks: the kernel's walk of the same user stack */
+struct ustack_check {
+	__u64 ips[BPFPROF_MAX_STACK];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ustack_check);
+} ucheck SEC(".maps");
 
 /* A copy of part of the user stack (at most a page), which the walk reads frames from. */
 #define USTACK_CHUNK 4096
@@ -243,6 +257,58 @@ static __always_inline bool wanted(__u32 tgid)
 	return !filter_cgroup || in_cgroups();
 }
 
+/* One frame of the comparison: ours (e->ips[nk + i]) against the kernel's (c->ips[i]). */
+struct cmp {
+	__u64 nk, nu;
+	bool differ;
+};
+
+static long cmp_step(__u32 i, void *data)
+{
+	struct cmp *m = data;
+	struct bpfprof_sample *e;
+	struct ustack_check *c;
+	__u32 zero = 0;
+	__u64 idx = m->nk + i;
+
+	e = bpf_map_lookup_elem(&scratch, &zero);
+	c = bpf_map_lookup_elem(&ucheck, &zero);
+	if (!e || !c || i >= m->nu || i >= BPFPROF_MAX_STACK || idx >= 2 * BPFPROF_MAX_STACK)
+		return 1;
+	if (e->ips[idx] != c->ips[i]) {
+		m->differ = true;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * --check-user-stacks: the walk above is right where its addresses are the
+ * kernel's (perf_callchain_user), or their first part: the kernel goes on
+ * through garbage frames where this walk stops (see the header comment).
+ */
+static __always_inline void check_user_walk(struct bpf_perf_event_data *ctx, __u64 nk, __u64 nu)
+{
+	struct ustack_check *c;
+	struct cmp m = { .nk = nk, .nu = nu };
+	__u32 zero = 0;
+	long ret;
+
+	c = bpf_map_lookup_elem(&ucheck, &zero);
+	if (!c)
+		return;
+	ret = bpf_get_stack(ctx, c->ips, sizeof(c->ips), BPF_F_USER_STACK);
+	if (ret < 0 || (__u64)ret / 8 < nu) {
+		stat_inc(BPFPROF_STAT_USTACK_DIFF);
+		return;
+	}
+	bpf_loop(BPFPROF_MAX_STACK, cmp_step, &m, 0);
+	if (m.differ)
+		stat_inc(BPFPROF_STAT_USTACK_DIFF);
+	else
+		stat_inc((__u64)ret / 8 == nu ? BPFPROF_STAT_USTACK_SAME : BPFPROF_STAT_USTACK_SHORTER);
+}
+
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
@@ -280,6 +346,8 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	nu = user_stack(ctx, e, nk);
 	if (nu > BPFPROF_MAX_STACK)
 		nu = BPFPROF_MAX_STACK;
+	if (check_user_stack)
+		check_user_walk(ctx, nk, nu);
 	e->nr_kernel = nk;
 	e->nr_user = nu;
 

@@ -26,6 +26,10 @@ enum bpfprof_stat {
 	BPFPROF_STAT_SAMPLES = 0,	/* records submitted to the ring buffer */
 	BPFPROF_STAT_DROPPED = 1,	/* ring buffer full: sample lost */
 	BPFPROF_STAT_FILTERED = 2,	/* sample ran the program but matched no target */
+	/* --check-user-stacks: the frame-pointer walk against bpf_get_stack(BPF_F_USER_STACK) */
+	BPFPROF_STAT_USTACK_SAME = 3,	/* ours is the kernel's */
+	BPFPROF_STAT_USTACK_SHORTER = 4,	/* ours is its first part: the kernel went on through garbage */
+	BPFPROF_STAT_USTACK_DIFF = 5,	/* ours differs somewhere */
 	BPFPROF_STAT_NR,
 };
 

@@ -32,6 +32,7 @@ struct bpfprof_config {
 	const char *output_dir;		/* --output-dir: outputs go there, named by interval start */
 	int keep;			/* --keep: interval sets kept in output_dir; 0 = all */
 	bool progress;			/* one-line progress on a terminal (--no-progress) */
+	bool check_user_stacks;		/* --check-user-stacks: compare with the kernel's walk */
 	int argc;			/* bpfprof's own argv, for perf.data's CMDLINE */
 	char **argv;
 };

@@ -23,6 +23,7 @@ struct session_opts {
 	uint64_t ringbuf_bytes;	/* ring buffer size, power of two, ≥ page size */
 	bool filter_tgid;	/* only tgids added with session__add_target */
 	bool follow_forks;	/* children of targets become targets (command mode) */
+	bool check_user_stacks;	/* compare each user walk with the kernel's (session__check_stats) */
 	const uint64_t *cgroup_ids;	/* cgroup v2 ids to keep; NULL: all */
 	size_t nr_cgroups;
 	session_record_fn on_record;
@@ -68,6 +69,13 @@ int session__drain(struct session *s);
  */
 void session__stats(struct session *s, uint64_t *samples, uint64_t *dropped, uint64_t *per_cpu_dropped);
 int session__nr_cpus(const struct session *s);
+/*
+ * With opts.check_user_stacks, samples whose frame-pointer walk (BPF) gave:
+ * the addresses the kernel's own walk (bpf_get_stack, BPF_F_USER_STACK, as
+ * perf record -g uses) gave; their first part (the kernel went on past a
+ * frame without frame pointers); something else. Zeros otherwise.
+ */
+void session__check_stats(struct session *s, uint64_t *same, uint64_t *shorter, uint64_t *differ);
 void session__close(struct session *s);
 
 #endif /* BPFPROF_SESSION_H */

@@ -53,6 +53,7 @@ enum {
 	OPT_KEEP,
 	OPT_OUTPUT_MODE,
 	OPT_JIT_MAX_SIZE,
+	OPT_CHECK_USER_STACKS,
 };
 
 static const struct argp_option options[] = {
@@ -69,6 +70,9 @@ static const struct argp_option options[] = {
 	{ "ringbuf-size", OPT_RINGBUF_SIZE, "BYTES", 0,
 	  "Ring buffer size, power of two, K/M suffix (default 512K per CPU, at least 2M); "
 	  "raise it when samples are lost", 2 },
+	{ "check-user-stacks", OPT_CHECK_USER_STACKS, NULL, 0,
+	  "Also walk each user stack with the kernel's walker (as perf record -g does) and report how "
+	  "often bpfprof's own walk differs (slower; for testing)", 2 },
 	{ "jit-max-size", OPT_JIT_MAX_SIZE, "BYTES", 0,
 	  "Largest jitdump or perf-PID.map read per process (K, M, G suffixes; default 256M)", 2 },
 	{ NULL, 0, NULL, 0, "Output:", 3 },
@@ -225,6 +229,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 		break;
 	case OPT_NO_PROGRESS:
 		cfg->progress = false;
+		break;
+	case OPT_CHECK_USER_STACKS:
+		cfg->check_user_stacks = true;
 		break;
 	case 'v':
 		log_verbosity++;

@@ -515,6 +515,14 @@ static int interval_end(struct interval *iv, struct session *s, struct symbolize
 	err = write_outputs(p);
 	report__summary(stderr, p, (double)(p->end_ns - p->start_ns) / 1e9, cfg.output_dir ? 0 : cfg.top_n);
 	report_lost(s, iv->lost_before);
+	if (cfg.check_user_stacks) {
+		uint64_t same, shorter, differ;
+
+		session__check_stats(s, &same, &shorter, &differ);
+		fprintf(stderr, "bpfprof: user stacks against the kernel's walk: %llu the same, %llu its first part, "
+			"%llu different\n", (unsigned long long)same, (unsigned long long)shorter,
+			(unsigned long long)differ);
+	}
 	if (!p->nr_samples)
 		pr_warn("no samples collected\n");
 	if (cfg.output_dir && cfg.keep)
@@ -591,6 +599,7 @@ int main(int argc, char **argv)
 	sopts.ringbuf_bytes = cfg.ringbuf_bytes;
 	sopts.filter_tgid = !cfg.all_cpus;
 	sopts.follow_forks = cfg.command && !cfg.all_cpus;
+	sopts.check_user_stacks = cfg.check_user_stacks;
 	sopts.cgroup_ids = cfg.cgroup_ids;
 	sopts.nr_cgroups = (size_t)cfg.nr_cgroups;
 	sopts.on_record = on_record;

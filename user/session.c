@@ -122,6 +122,7 @@ static int load_skel(struct session *s, const struct session_opts *o)
 	s->skel->rodata->filter_mode = o->filter_tgid ? BPFPROF_FILTER_TGID : BPFPROF_FILTER_ALL;
 	s->skel->rodata->follow_forks = o->follow_forks;
 	s->skel->rodata->filter_cgroup = o->nr_cgroups > 0;
+	s->skel->rodata->check_user_stack = o->check_user_stacks;
 	/* wake the consumer at 1/8 of the buffer: batches records, leaves headroom */
 	s->skel->rodata->wakeup_bytes = o->ringbuf_bytes / 8;
 	err = bpf_map__set_max_entries(s->skel->maps.samples, (uint32_t)o->ringbuf_bytes);
@@ -283,27 +284,35 @@ int session__nr_cpus(const struct session *s)
 	return s->nr_cpus;
 }
 
-void session__stats(struct session *s, uint64_t *samples, uint64_t *dropped, uint64_t *per_cpu_dropped)
+/* A per-CPU counter of `stats`, summed over CPUs; 0 if unreadable. */
+static uint64_t stat_sum(struct session *s, uint32_t key, uint64_t *per_cpu)
 {
-	uint64_t vals[s->nr_cpus];
-	uint32_t key;
+	uint64_t vals[s->nr_cpus], sum = 0;
 	int cpu;
 
-	/* zeroed before each lookup: memcheck sees only the first CPU's value written */
-	*samples = *dropped = 0;
+	/* zeroed before the lookup: memcheck sees only the first CPU's value written */
 	memset(vals, 0, sizeof(vals));
-	key = BPFPROF_STAT_SAMPLES;
-	if (!bpf_map__lookup_elem(s->skel->maps.stats, &key, sizeof(key), vals, sizeof(vals), 0))
-		for (cpu = 0; cpu < s->nr_cpus; cpu++)
-			*samples += vals[cpu];
-	key = BPFPROF_STAT_DROPPED;
-	memset(vals, 0, sizeof(vals));
-	if (!bpf_map__lookup_elem(s->skel->maps.stats, &key, sizeof(key), vals, sizeof(vals), 0))
-		for (cpu = 0; cpu < s->nr_cpus; cpu++) {
-			*dropped += vals[cpu];
-			if (per_cpu_dropped)
-				per_cpu_dropped[cpu] = vals[cpu];
-		}
+	if (bpf_map__lookup_elem(s->skel->maps.stats, &key, sizeof(key), vals, sizeof(vals), 0))
+		return 0;
+	for (cpu = 0; cpu < s->nr_cpus; cpu++) {
+		sum += vals[cpu];
+		if (per_cpu)
+			per_cpu[cpu] = vals[cpu];
+	}
+	return sum;
+}
+
+void session__check_stats(struct session *s, uint64_t *same, uint64_t *shorter, uint64_t *differ)
+{
+	*same = stat_sum(s, BPFPROF_STAT_USTACK_SAME, NULL);
+	*shorter = stat_sum(s, BPFPROF_STAT_USTACK_SHORTER, NULL);
+	*differ = stat_sum(s, BPFPROF_STAT_USTACK_DIFF, NULL);
+}
+
+void session__stats(struct session *s, uint64_t *samples, uint64_t *dropped, uint64_t *per_cpu_dropped)
+{
+	*samples = stat_sum(s, BPFPROF_STAT_SAMPLES, NULL);
+	*dropped = stat_sum(s, BPFPROF_STAT_DROPPED, per_cpu_dropped);
 }
 
 void session__close(struct session *s)
