@@ -65,7 +65,7 @@ $(OUTPUT) $(OUTPUT)/tests $(OUTPUT)/workload:
 
 $(OUTPUT)/profile.bpf.o: bpf/profile.bpf.c include/bpfprof_abi.h $(VMLINUX_DIR)/vmlinux.h | $(OUTPUT)
 	$(call msg,BPF,$@)
-	$(Q)$(CLANG) -g -O2 --target=bpf -D__TARGET_ARCH_$(ARCH) -I$(VMLINUX_DIR) -Iinclude \
+	$(Q)$(CLANG) -g -O2 --target=bpf $(BPF_CFLAGS) -D__TARGET_ARCH_$(ARCH) -I$(VMLINUX_DIR) -Iinclude \
 		$(CLANG_BPF_SYS_INCLUDES) -c $< -o $@.tmp
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp
 	$(Q)rm -f $@.tmp
@@ -172,7 +172,7 @@ valgrind: all
 # minutes, QUICK=1 about 1 for a sanity run. Not part of `make test`.
 BENCH_BINS := $(OUTPUT)/bench/agg_replay $(OUTPUT)/bench/symload $(OUTPUT)/bench/spin \
 	$(OUTPUT)/bench/runstat
-.PHONY: bench
+.PHONY: bench bench-floor-bin
 
 $(OUTPUT)/bench/agg_replay $(OUTPUT)/bench/symload: $(OUTPUT)/bench/%: bench/%.c $(OUTPUT)/libbpfprof.a
 	$(call msg,CC,$@)
@@ -190,8 +190,14 @@ $(OUTPUT)/bench/runstat: bench/runstat.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $< -o $@
 
+# bench/floor.sh: bpfprof whose BPF program returns at once, in its own OUTPUT
+FLOOR_OUTPUT := .output-bench-empty
+bench-floor-bin:
+	$(Q)$(MAKE) --no-print-directory OUTPUT=$(FLOOR_OUTPUT) BIN=$(FLOOR_OUTPUT)/bpfprof \
+		BPF_CFLAGS=-DBPFPROF_BENCH_EMPTY_PROGRAM $(FLOOR_OUTPUT)/bpfprof
+
 bench: deps
-	$(Q)$(MAKE) --no-print-directory $(BIN) $(BENCH_BINS)
+	$(Q)$(MAKE) --no-print-directory $(BIN) $(BENCH_BINS) bench-floor-bin
 	$(Q)OUTPUT=$(abspath $(OUTPUT)) BPFPROF=$(abspath $(BIN)) QUICK=$(QUICK) bench/run.sh
 
 vmlinux:

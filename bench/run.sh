@@ -5,7 +5,8 @@
 # Needs root. About 8 minutes; QUICK=1 about 1 (sanity only, figures not to
 # be quoted). The full log goes to bench-results/DATE.log under OUTPUT.
 #   BPFPROF=path/to/bpfprof OUTPUT=build/dir bench/run.sh [NAME...]
-# NAME: overhead (benchmarks 1 and 2), agg-throughput, finalize, memory, loss,
+# NAME: overhead (benchmarks 1 and 2), floor (what the sampling costs with
+# an empty BPF program), agg-throughput, finalize, memory, loss,
 # symbols (the symbol tables alone; BEFORE=path/to/old/symload compares).
 # Not in the default list: bpf-cost.sh OLD/bpfprof NEW/bpfprof, the BPF
 # program's run time per sample of several builds, in turn.
@@ -15,7 +16,7 @@ export OUTPUT=${OUTPUT:-$top/.output}
 export BPFPROF=${BPFPROF:-$top/bpfprof}
 export QUICK=${QUICK:-0}
 names=("$@")
-[ ${#names[@]} -gt 0 ] || names=(overhead agg-throughput finalize memory loss symbols)
+[ ${#names[@]} -gt 0 ] || names=(overhead floor agg-throughput finalize memory loss symbols)
 logdir=$OUTPUT/bench-results
 mkdir -p "$logdir"
 log=$logdir/$(date -u +%Y%m%dT%H%M%SZ).log
