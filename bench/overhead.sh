@@ -52,7 +52,8 @@ run() {
 	# LOAD reads the profiler's (its grandparent's) CPU time in ns and BPF program counters
 	# before and after the work.
 	local prof="\$(cut -d' ' -f4 /proc/\$PPID/stat)"
-	local snap="p=$prof; cut -d' ' -f1 /proc/\$p/schedstat; for f in /proc/\$p/fdinfo/*; do grep -qs '^prog_type:' \$f && grep -s '^run_' \$f; done"
+	# one process (awk), not one per descriptor: bpfprof -a reads the maps of every process it samples
+	local snap="p=$prof; awk 'FILENAME ~ /schedstat/ { print \$1; next } FNR == 1 { b = 0 } /^prog_type:/ { b = 1 } b && /^run_/' /proc/\$p/schedstat /proc/\$p/fdinfo/* 2>/dev/null"
 	local load=("$RUNSTAT" -o "$base.in" -- sh -c "{ $snap; } >$base.s0; $spin >$base.spin; { $snap; } >$base.s1; true")
 	case $v in
 	alone)	"$RUNSTAT" -o "$base.rs" -- sh -c "$spin >$base.spin" ;;
