@@ -35,6 +35,14 @@ void symbolizer__free(struct symbolizer *sy);
 int symbolizer__load_kernel_async(struct symbolizer *sy);
 
 /*
+ * The kernel text's bounds, _text and _etext (addresses), from the kernel
+ * symbols (waiting for symbolizer__load_kernel_async's read, or reading
+ * them now). Returns 0, or -ENOENT when they are unreadable (kptr_restrict,
+ * no kallsyms) or lack either symbol.
+ */
+int symbolizer__kernel_text(struct symbolizer *sy, uint64_t *text, uint64_t *etext);
+
+/*
  * Hold the executable files of process `proc` open (through
  * /proc/PID/map_files) while it runs, so that they can be read after it has
  * exited, also when they exist only in its mount namespace or were deleted.

@@ -35,6 +35,12 @@ struct perfdata_opts {
 	uint64_t period_ns;	/* period written in each sample (1e9 / freq_hz for cpu-clock) */
 	int argc;		/* bpfprof's own command line, for the CMDLINE feature */
 	char **argv;
+	/*
+	 * The kernel map, [_text, _etext) as addresses: from the caller's kernel
+	 * symbols (symbolizer__kernel_text), so /proc/kallsyms is read once per
+	 * run. 0: read kallsyms_path for them.
+	 */
+	uint64_t kernel_text, kernel_etext;
 	const char *kallsyms_path;	/* "/proc/kallsyms" except in tests */
 	/* optional test seams; NULL means the running system's file */
 	const char *modules_path;	/* NULL: "/proc/modules" */

@@ -12,11 +12,11 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <poll.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -308,11 +308,16 @@ static int open_streams(struct agg *agg, struct symbolizer *sy)
 		.kallsyms_path = "/proc/kallsyms",
 	};
 	struct agg_observer obs = { .maps_changed = stream_maps, .sample = stream_sample, .ctx = sy };
+	bool have_text = false;
 	int i;
 
 	for (i = 0; i < cfg.nr_outputs; i++) {
 		if (cfg.outputs[i].format != OUTPUT_PERFDATA)
 			continue;
+		/* the kernel map from the symbolizer's kallsyms: one read of it per run, not two per interval */
+		if (!have_text && symbolizer__kernel_text(sy, &po.kernel_text, &po.kernel_etext))
+			po.kernel_text = po.kernel_etext = 0;
+		have_text = true;
 		streams[i] = perfdata__new(cfg.outputs[i].fd, &po);
 		if (!streams[i]) {
 			int err = -errno;
@@ -580,6 +585,9 @@ int main(int argc, char **argv)
 	sy = symbolizer__new("/proc/kallsyms", "/proc");
 	if (!sy || symbolizer__set_jit_max_size(sy, cfg.jit_max_bytes))
 		return 1;
+	/* the kernel symbols are read while sampling, not after it */
+	if (symbolizer__load_kernel_async(sy))
+		pr_debug("kernel symbols: no thread; read when first needed\n");
 	/* outputs exist (as temporaries) before sampling starts: a bad path fails now */
 	err = interval_begin(&iv, NULL, sy);
 	if (err)
@@ -617,9 +625,6 @@ int main(int argc, char **argv)
 	}
 	for (i = 0; i < cfg.nr_pids; i++)
 		target_fds[i] = i < MAX_PIDFDS ? pidfd_open_watched(s, (pid_t)cfg.pids[i]) : -1;
-	/* the kernel symbols are read while sampling, not after it */
-	if (symbolizer__load_kernel_async(sy))
-		pr_debug("kernel symbols: no thread; read at the end\n");
 	if (child > 0)
 		child_fd = pidfd_open_watched(s, child);
 

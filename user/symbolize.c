@@ -406,6 +406,14 @@ static void kernel_symbols(struct symbolizer *sy)
 		pr_warn("kernel addresses are hidden (kernel.kptr_restrict); kernel frames stay unnamed\n");
 }
 
+int symbolizer__kernel_text(struct symbolizer *sy, uint64_t *text, uint64_t *etext)
+{
+	kernel_symbols(sy);
+	*text = sy->ks ? ksyms__addr(sy->ks, "_text") : 0;
+	*etext = sy->ks ? ksyms__addr(sy->ks, "_etext") : 0;
+	return *text && *etext > *text ? 0 : -ENOENT;
+}
+
 static int name_kernel(struct symbolizer *sy, struct profile *p, struct profile_location *l)
 {
 	const char *module = NULL, *name;

@@ -507,7 +507,11 @@ struct perfdata_writer *perfdata__new(int fd, const struct perfdata_opts *o)
 	buf__put_bytes(&w->b, &w->attr, sizeof(w->attr));
 	buf__put_zeros(&w->b, sizeof(struct perf_file_section)); /* no ids: one event */
 	w->data_offset = w->b.len;
-	err = kernel_maps(w, o->kallsyms_path ? o->kallsyms_path : "/proc/kallsyms");
+	if (o->kernel_text && o->kernel_etext > o->kernel_text)
+		err = put_kernel_mmap(w, "[kernel.kallsyms]_text", o->kernel_text, o->kernel_etext - o->kernel_text,
+				      o->kernel_text);
+	else
+		err = kernel_maps(w, o->kallsyms_path ? o->kallsyms_path : "/proc/kallsyms");
 	if (!err)
 		err = module_maps(w, o->modules_path ? o->modules_path : "/proc/modules");
 	if (!err)
