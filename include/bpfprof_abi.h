@@ -19,6 +19,7 @@
 
 enum bpfprof_rec_type {
 	BPFPROF_REC_SAMPLE = 1,
+	BPFPROF_REC_USTACK_COPY = 2,	/* --check-unwind: struct bpfprof_ustack_copy */
 };
 
 /* Indices into the per-CPU `stats` array. */
@@ -69,5 +70,109 @@ enum bpfprof_filter {
 #define BPFPROF_MAX_CGROUPS 64
 /* ancestor levels checked for --cgroup subtrees */
 #define BPFPROF_MAX_CGROUP_DEPTH 16
+
+/*
+ * Unwind tables (--call-graph dwarf): user space turns each executable
+ * file's CFI (.eh_frame, else .debug_frame) into sorted rows, one per address
+ * range with one rule, and the BPF program walks user stacks with them.
+ *
+ *   unwind_mappings  LPM trie  (tgid, address) -> table id + bias, one entry
+ *                              per aligned power-of-two piece of each
+ *                              executable mapping of a process
+ *   unwind_tables    array     table id -> first row, number of rows
+ *   unwind_rows      array     every table's rows, back to back (mmapped by
+ *                              user space, which allocates ranges in it)
+ *
+ * A row holds the start of its range relative to its table's base (an ELF
+ * virtual address chosen by the builder, usually the lowest FDE start) and
+ * the rule for the range up to the next row. For an address A of mapping
+ * entry E: row pc = A - E.bias (bias = load bias + table base). An address
+ * before the first row, or at or past a BPFPROF_UNWIND_NONE row, has no CFI.
+ *
+ * Rule word (x86-64; DWARF registers: rbp 6, rsp 7, return address 16):
+ *   bits 0-2   kind, enum bpfprof_unwind_kind
+ *   bit  3     CFA register: 0 rsp, 1 rbp                      (CFA only)
+ *   bits 4-19  CFA offset in bytes, unsigned                   (CFA, PLT)
+ *   bits 20-31 signed: where rbp was saved, in 8-byte units from
+ *              the CFA; 0 means "rbp unchanged" (same value)   (CFA)
+ *              the PLT expression's threshold, 10 or 11        (PLT)
+ * The return address is always at CFA - 8 (rows whose CFI says otherwise
+ * are NONE). Everything CFI can say that this cannot (expressions, other
+ * registers, offsets out of range) is NONE: a frame-pointer step, never END.
+ */
+enum bpfprof_unwind_kind {
+	BPFPROF_UNWIND_NONE = 0,	/* no usable CFI: frame-pointer step */
+	BPFPROF_UNWIND_CFA = 1,		/* CFA = reg + off; ra = [CFA - 8]; rbp per bits 20-31 */
+	BPFPROF_UNWIND_END = 2,		/* return address undefined: _start, clone3's child */
+	/* the standard PLT entry: CFA = rsp + off + ((rip & 15) >= threshold ? 8 : 0) */
+	BPFPROF_UNWIND_PLT = 3,
+	/* rt_sigreturn trampoline (__restore_rt): registers from the ucontext at rsp */
+	BPFPROF_UNWIND_SIGNAL = 4,
+};
+
+#define BPFPROF_UNWIND_KIND(rule) ((rule) & 7u)
+#define BPFPROF_UNWIND_CFA_RBP (1u << 3)
+#define BPFPROF_UNWIND_CFA_OFF(rule) (((rule) >> 4) & 0xffffu)
+#define BPFPROF_UNWIND_RBP_SLOT(rule) ((__s32)(rule) >> 20)	/* signed, 8-byte units; 0: unchanged */
+#define BPFPROF_UNWIND_RULE(kind, cfa_rbp, cfa_off, rbp_slot) \
+	((__u32)(kind) | ((cfa_rbp) ? BPFPROF_UNWIND_CFA_RBP : 0) | ((__u32)(cfa_off) << 4) | \
+	 ((__u32)(rbp_slot) << 20))
+#define BPFPROF_UNWIND_CFA_OFF_MAX 0xffff
+#define BPFPROF_UNWIND_RBP_SLOT_MIN (-2048)
+#define BPFPROF_UNWIND_RBP_SLOT_MAX 2047
+
+struct bpfprof_unwind_row {
+	__u32 pc;	/* start of the range, relative to the table's base */
+	__u32 rule;	/* BPFPROF_UNWIND_RULE(...) */
+};
+
+_Static_assert(sizeof(struct bpfprof_unwind_row) == 8, "struct bpfprof_unwind_row layout");
+
+struct bpfprof_unwind_table {
+	__u32 first_row;	/* index into unwind_rows */
+	__u32 nr_rows;		/* 0: slot free */
+};
+
+/* A mapping whose code has no table (JIT, no CFI): frame-pointer steps there. */
+#define BPFPROF_UNWIND_NO_TABLE 0xffffffffu
+
+struct bpfprof_unwind_key {
+	__u32 prefixlen;	/* LPM: 32 (tgid) + significant address bits */
+	__u32 tgid;		/* big-endian, as LPM keys compare bytes */
+	__u64 addr;		/* big-endian */
+};
+
+struct bpfprof_unwind_mapping {
+	__u32 table;		/* unwind_tables index, or BPFPROF_UNWIND_NO_TABLE */
+	__u32 pad;
+	__u64 bias;		/* row pc = address - bias */
+};
+
+/*
+ * --check-unwind: the registers of a sample taken in user mode and a copy of
+ * the top of its user stack, next to the BPF walk's result, so that user
+ * space unwinds the same stack with libdwfl (as perf report does for
+ * --call-graph dwarf) and compares. regs[] are in DWARF x86-64 order:
+ * rax rdx rcx rbx rsi rdi rbp rsp r8-r15 rip. Only the first
+ * offsetof(stack) + stack_size bytes are sent.
+ */
+#define BPFPROF_CHECK_STACK_SIZE 8192
+#define BPFPROF_CHECK_NR_REGS 17
+struct bpfprof_ustack_copy {
+	__u32 type;		/* BPFPROF_REC_USTACK_COPY */
+	__u32 tgid;
+	__u32 tid;
+	__u16 nr_user;		/* ips[] of the BPF walk, leaf first */
+	__u16 end_reached;	/* the BPF walk ended at a BPFPROF_UNWIND_END row */
+	__u64 regs[BPFPROF_CHECK_NR_REGS];
+	__u64 stack_size;	/* bytes copied from regs[7] (rsp) upwards */
+	__u64 ips[BPFPROF_MAX_STACK];
+	__u8 stack[BPFPROF_CHECK_STACK_SIZE];
+};
+
+#define BPFPROF_USTACK_COPY_HDR_SIZE (16 + 8 * BPFPROF_CHECK_NR_REGS + 8 + 8 * BPFPROF_MAX_STACK)
+_Static_assert(sizeof(struct bpfprof_ustack_copy) ==
+		       BPFPROF_USTACK_COPY_HDR_SIZE + BPFPROF_CHECK_STACK_SIZE,
+	       "struct bpfprof_ustack_copy layout");
 
 #endif /* BPFPROF_ABI_H */
