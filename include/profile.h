@@ -33,6 +33,8 @@ struct profile_mapping {
 	const char *path;	/* interned; "" for anonymous memory, "[vdso]" etc. for special */
 	uint8_t build_id[PROFILE_BUILD_ID_MAX];
 	uint8_t build_id_len;	/* 0: unknown (not a file, or no GNU build-id note) */
+	const char *debug_path;	/* interned path of the separate debug file (build-id, debuglink,
+				 * debuginfod) that named this mapping's functions, NULL if none */
 };
 
 struct profile_process {
