@@ -83,6 +83,14 @@ struct profile_location {
 	const char *func;	/* interned symbol name, NULL when unknown */
 	const char *dso;	/* interned DSO/module name ("[kernel.kallsyms]" for the kernel) */
 	uint64_t func_offset;	/* addr - symbol start, when func is set */
+	/*
+	 * Interned "DSO+0xADDR" for a frame in a file with no function covering
+	 * it (func NULL), so that unnamed addresses stay apart in the text
+	 * outputs; NULL otherwise. ADDR is the ELF virtual address perf prints
+	 * for it (the file offset when the file was unreadable), of the call
+	 * instruction for return addresses (addr - 1).
+	 */
+	const char *addr_name;
 };
 
 struct profile {

@@ -12,7 +12,7 @@
 #include "profile.h"
 
 struct report_top {
-	const char *func;	/* NULL when unnamed */
+	const char *func;	/* the function, else "DSO+0xADDR" (profile_location.addr_name), NULL when unnamed */
 	const char *dso;
 	uint64_t self;		/* samples */
 };

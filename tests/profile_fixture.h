@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include "profile.h"
 
 /* count samples of one callchain (nk kernel then nu user ips, leaf first), value count * period */
@@ -34,6 +35,27 @@ static inline void name_loc(struct profile *p, uint32_t proc, uint64_t addr, con
 		l->func = func ? profile__intern(p, func) : NULL;
 		l->dso = dso ? profile__intern(p, dso) : NULL;
 		l->is_jit = jit;
+		n++;
+	}
+	assert_true(n > 0);
+}
+
+/* Leave (proc, addr) unnamed in DSO dso, as "dso+0xrel" as the symbolizer sets it for a file. */
+static inline void addr_name_loc(struct profile *p, uint32_t proc, uint64_t addr, const char *dso,
+				 uint64_t rel)
+{
+	char buf[256];
+	size_t i, n = 0;
+
+	snprintf(buf, sizeof(buf), "%s+0x%llx", dso, (unsigned long long)rel);
+	for (i = 0; i < p->nr_locs; i++) {
+		struct profile_location *l = &p->locs[i];
+
+		if (l->proc != proc || l->addr != addr)
+			continue;
+		l->func = NULL;
+		l->dso = profile__intern(p, dso);
+		l->addr_name = profile__intern(p, buf);
 		n++;
 	}
 	assert_true(n > 0);

@@ -154,6 +154,34 @@ static void test_merge_and_sort(void **state)
 		   "bravo;z 1\n");
 }
 
+/*
+ * Addresses of a stripped library that no symbol covers stay separate frames,
+ * "DSO+0xADDR", never one "[liblzma.so.5]" for all of them (issue 15).
+ */
+static void test_unnamed_addresses_distinct(void **state)
+{
+	struct fixture *f = *state;
+	struct profile *p = f->p;
+	uint32_t a = add_proc(p, 40, "xz");
+	const uint64_t s1[] = { 0x7f0000015bc9ULL, 0x1200 }, s2[] = { 0x7f000001692bULL, 0x1200 };
+	const uint64_t s3[] = { 0x7f0000015bd0ULL, 0x1200 };
+
+	add_stack(p, a, s1, 0, 2, 5);
+	add_stack(p, a, s2, 0, 2, 3);
+	add_stack(p, a, s3, 0, 2, 1);
+	assert_int_equal(profile__resolve_locs(p), 0);
+	name_loc(p, a, 0x1200, "main", "/usr/bin/xz", false);
+	addr_name_loc(p, a, 0x7f0000015bc9ULL, "liblzma.so.5.4.1", 0x15bc9);
+	addr_name_loc(p, a, 0x7f000001692bULL, "liblzma.so.5.4.1", 0x1692b);
+	addr_name_loc(p, a, 0x7f0000015bd0ULL, "liblzma.so.5.4.1", 0x15bd0);
+
+	assert_int_equal(write_folded(p, &f->out), 0);
+	check_text(&f->out,
+		   "xz;main;liblzma.so.5.4.1+0x15bc9 5\n"
+		   "xz;main;liblzma.so.5.4.1+0x15bd0 1\n"
+		   "xz;main;liblzma.so.5.4.1+0x1692b 3\n");
+}
+
 /* ';' and line breaks in names and comm cannot break the line apart. */
 static void test_separators_replaced(void **state)
 {
@@ -230,6 +258,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_user_kernel_jit_unknown, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_merge_and_sort, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unnamed_addresses_distinct, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_separators_replaced, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_comm_edges, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_empty, setup, teardown),

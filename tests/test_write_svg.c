@@ -620,6 +620,37 @@ static void test_unknown_frames_and_procs(void **state)
 	assert_true(find(fr, n, "asm_sysvec_apic_timer_interrupt", 0)->b > find(fr, n, "main", 0)->b);
 }
 
+/* Unnamed addresses of one file stay apart as "DSO+0xADDR" frames (issue 15). */
+static void test_unnamed_addresses_distinct(void **state)
+{
+	struct fixture *f = *state;
+	static const struct sym syms[] = {
+		{ 0x401000, "main", "prog", false },
+		{ 0x7f0000015bc9, NULL, "liblzma.so.5.4.1", false },
+		{ 0x7f000001692b, NULL, "liblzma.so.5.4.1", false },
+	};
+	uint32_t a = add_proc(f->p, 1, "xz");
+	struct frame fr[16];
+	size_t i, n;
+
+	add_stack(f->p, a, (const uint64_t[]){ 0x401000, 0x7f0000015bc9, 0 }, NULL, 30);
+	add_stack(f->p, a, (const uint64_t[]){ 0x401000, 0x7f000001692b, 0 }, NULL, 10);
+	name_locs(f->p, syms, ARRAY_SIZE(syms));
+	for (i = 0; i < f->p->nr_locs; i++) {
+		struct profile_location *l = &f->p->locs[i];
+
+		if (l->addr == 0x7f0000015bc9)
+			l->addr_name = profile__intern(f->p, "liblzma.so.5.4.1+0x15bc9");
+		else if (l->addr == 0x7f000001692b)
+			l->addr_name = profile__intern(f->p, "liblzma.so.5.4.1+0x1692b");
+	}
+	write_and_check(f, "t");
+	n = read_frames(f->svg, fr, ARRAY_SIZE(fr));
+	assert_int_equal(find(fr, n, "liblzma.so.5.4.1+0x15bc9", 0)->samples, 30);
+	assert_int_equal(find(fr, n, "liblzma.so.5.4.1+0x1692b", 0)->samples, 10);
+	assert_int_equal(count_named(fr, n, "[liblzma.so.5.4.1]"), 0);
+}
+
 static void test_empty_profile(void **state)
 {
 	struct fixture *f = *state;
@@ -679,6 +710,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_narrow_frames_omitted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_labels_truncated, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_frames_and_procs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unnamed_addresses_distinct, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_empty_profile, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_script_and_controls, setup, teardown),
 		cmocka_unit_test(test_checker_rejects),

@@ -47,7 +47,8 @@ int report__top(const struct profile *p, struct report_top *top, int n)
 		if (!s->locs || !(s->nr_kernel + s->nr_user))
 			continue;
 		l = &p->locs[s->locs[0]];
-		leaves[nr++] = (struct leaf){ l->func, l->dso, s->count };
+		/* an unnamed address is its own row ("DSO+0xADDR"), never one per DSO */
+		leaves[nr++] = (struct leaf){ l->func ? l->func : l->addr_name, l->dso, s->count };
 	}
 	/* fold leaves of the same (function, DSO): both are interned pointers */
 	qsort(leaves, nr, sizeof(*leaves), cmp_key);

@@ -469,13 +469,27 @@ static int name_jit(struct symbolizer *sy, struct profile *p, struct profile_loc
 	return l->func && l->dso ? 1 : -ENOMEM;
 }
 
+/*
+ * An address of a file that no symbol covers: "DSO+0xADDR", so that distinct
+ * addresses stay distinct frames in the text outputs (func stays NULL: pprof
+ * gets the address and mapping and no function). 0 or -ENOMEM.
+ */
+static int name_addr(struct profile *p, struct profile_location *l, uint64_t addr)
+{
+	char buf[512];
+
+	snprintf(buf, sizeof(buf), "%s+0x%llx", l->dso, (unsigned long long)addr);
+	l->addr_name = profile__intern(p, buf);
+	return l->addr_name ? 0 : -ENOMEM;
+}
+
 static int name_user(struct symbolizer *sy, struct profile *p, struct profile_location *l)
 {
 	struct profile_process *pr = &p->procs[l->proc];
 	struct profile_mapping *m;
 	struct dso_entry *d;
 	const char *name;
-	uint64_t off;
+	uint64_t off, file_off, vaddr;
 	int err;
 
 	if (maybe_jit(pr, l->mapping)) {
@@ -493,6 +507,8 @@ static int name_user(struct symbolizer *sy, struct profile *p, struct profile_lo
 		return -ENOMEM;
 	if (!strcmp(m->path, "[vdso]") && load_vdso(sy)) {
 		name = elf_symtab__lookup_offset(sy->vdso, l->addr - l->is_return - m->start, &off);
+		if (!name)
+			return name_addr(p, l, l->addr - l->is_return - m->start);
 		goto named;
 	}
 	if (m->path[0] != '/')
@@ -504,9 +520,16 @@ static int name_user(struct symbolizer *sy, struct profile *p, struct profile_lo
 		memcpy(m->build_id, d->build_id, d->build_id_len);
 		m->build_id_len = (uint8_t)d->build_id_len;
 	}
+	file_off = l->addr - l->is_return - m->start + m->offset;
 	if (!d->st)
-		return 0;
-	name = elf_symtab__lookup_offset(d->st, l->addr - l->is_return - m->start + m->offset, &off);
+		return name_addr(p, l, file_off);
+	name = elf_symtab__lookup_offset(d->st, file_off, &off);
+	if (!name) {
+		/* perf's form: the ELF virtual address, where the file tells it */
+		if (elf_symtab__offset_to_vaddr(d->st, file_off, &vaddr))
+			vaddr = file_off;
+		return name_addr(p, l, vaddr);
+	}
 named:
 	if (!name)
 		return 0;

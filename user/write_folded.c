@@ -7,8 +7,9 @@
  *
  * One line per distinct folded stack: stacks that differ only in addresses
  * but fold to the same names are summed. Lines are sorted byte-wise, as the
- * perl `sort keys` of stackcollapse does. Unnamed frames read `[dso]` (the
- * file's base name) or `[unknown]`; like stackcollapse's tidy step, `;` in a
+ * perl `sort keys` of stackcollapse does. Addresses of a file that no symbol
+ * covers read `DSO+0xADDR` (profile_location.addr_name), other unnamed frames
+ * `[dso]` (anonymous memory, pseudo mappings) or `[unknown]`; like stackcollapse's tidy step, `;` in a
  * name becomes `:`, and line breaks become spaces, so every line parses.
  */
 #include <errno.h>
@@ -49,6 +50,8 @@ static void put_frame(struct buf *b, const struct profile_location *l, bool kern
 	buf__put_bytes(b, ";", 1);
 	if (l && l->func && l->func[0]) {
 		put_clean(b, l->func, strlen(l->func));
+	} else if (l && l->addr_name) {
+		put_clean(b, l->addr_name, strlen(l->addr_name));
 	} else if (dso && dso[0]) {
 		const char *base = strrchr(dso, '/');
 

@@ -181,6 +181,8 @@ static int name_locs(const struct profile *p, struct tree *t, const char **names
 		kinds[i] = l->is_jit ? FRAME_JIT : l->proc == PROFILE_KERNEL_PROC ? FRAME_KERNEL : FRAME_USER;
 		if (l->func && l->func[0])
 			names[i] = l->func;
+		else if (l->addr_name)
+			names[i] = l->addr_name;
 		else if (l->dso && l->dso[0])
 			names[i] = bracketed(t, l->dso);
 		else

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cmocka tests for user/report.c (include/report.h): the top functions by
+ * self samples. Unnamed addresses of one stripped file are rows of their own
+ * ("DSO+0xADDR", profile_location.addr_name), as perf report keeps them
+ * apart; only frames with neither a name nor a file fold into "[unknown]".
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include "profile_fixture.h"
+#include "profile.h"
+#include "report.h"
+
+static uint32_t add_proc(struct profile *p, uint32_t pid)
+{
+	bool created;
+	int idx = profile__process(p, pid, &created);
+
+	assert_true(idx >= 0);
+	return (uint32_t)idx;
+}
+
+static void test_unnamed_rows_distinct(void **state)
+{
+	struct profile *p = profile__new();
+	const uint64_t s1[] = { 0x7f0000015bc9ULL, 0x1200 }, s2[] = { 0x7f000001692bULL, 0x1200 };
+	const uint64_t s3[] = { 0x1300, 0x1200 }, s4[] = { 0x7f1000000000ULL }, s5[] = { 0x7f2000000000ULL };
+	struct report_top top[8];
+	char text[4096] = "";
+	uint32_t a;
+	FILE *f;
+	int n;
+
+	(void)state;
+	assert_non_null(p);
+	p->period_ns = 1000000;
+	a = add_proc(p, 7);
+	add_stack(p, a, s1, 0, 2, 50);
+	add_stack(p, a, s2, 0, 2, 30);
+	add_stack(p, a, s3, 0, 2, 10);
+	add_stack(p, a, s4, 0, 1, 6);	/* no name, no file: [unknown] */
+	add_stack(p, a, s5, 0, 1, 3);	/* another one: the same [unknown] row */
+	p->nr_samples = 99;
+	assert_int_equal(profile__resolve_locs(p), 0);
+	name_loc(p, a, 0x1200, "main", "xz", false);
+	name_loc(p, a, 0x1300, "hot", "xz", false);
+	addr_name_loc(p, a, 0x7f0000015bc9ULL, "liblzma.so.5.4.1", 0x15bc9);
+	addr_name_loc(p, a, 0x7f000001692bULL, "liblzma.so.5.4.1", 0x1692b);
+	name_loc(p, a, 0x7f1000000000ULL, NULL, "[anon]", false);
+	name_loc(p, a, 0x7f2000000000ULL, NULL, "[anon]", false);
+
+	n = report__top(p, top, 8);
+	assert_int_equal(n, 4);
+	assert_string_equal(top[0].func, "liblzma.so.5.4.1+0x15bc9");
+	assert_int_equal(top[0].self, 50);
+	assert_string_equal(top[1].func, "liblzma.so.5.4.1+0x1692b");
+	assert_int_equal(top[1].self, 30);
+	assert_string_equal(top[2].func, "hot");
+	assert_null(top[3].func);
+	assert_int_equal(top[3].self, 9);
+
+	f = fmemopen(text, sizeof(text) - 1, "w");
+	assert_non_null(f);
+	report__summary(f, p, 1.0, 8);
+	fclose(f);
+	assert_non_null(strstr(text, "  50.51%       50  liblzma.so.5.4.1+0x15bc9 [liblzma.so.5.4.1]\n"));
+	assert_non_null(strstr(text, "  30.30%       30  liblzma.so.5.4.1+0x1692b [liblzma.so.5.4.1]\n"));
+	assert_non_null(strstr(text, "   9.09%        9  [unknown] [anon]\n"));
+	profile__free(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_unnamed_rows_distinct),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
