@@ -13,14 +13,14 @@ ARCH ?= $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' \
 	-e 's/ppc64le/powerpc/' -e 's/s390x/s390/' -e 's/riscv64/riscv/')
 VMLINUX_DIR := vmlinux/$(ARCH)
 
-LIBS_PC := libbpf libelf zlib libprotobuf-c
+LIBS_PC := libbpf libelf zlib libprotobuf-c libcurl
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(LIBS_PC) 2>/dev/null)
 PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(LIBS_PC) 2>/dev/null)
 CMOCKA_LIBS := $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null)
 
 CFLAGS ?= -g -O2
 CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
-CPPFLAGS += -Iinclude -I$(OUTPUT) $(PKG_CFLAGS) -D_GNU_SOURCE
+CPPFLAGS += -Iinclude -I$(OUTPUT) -I$(OUTPUT)/proto $(PKG_CFLAGS) -D_GNU_SOURCE
 DEPFLAGS = -MMD -MP
 LDLIBS += $(PKG_LIBS) -pthread
 
@@ -42,6 +42,8 @@ LIB_SRCS := $(filter-out user/main.c user/session.c,$(wildcard user/*.c))
 LIB_OBJS := $(patsubst user/%.c,$(OUTPUT)/%.o,$(LIB_SRCS))
 # pprof's profile.proto, encoded by protoc-c's generated code
 LIB_OBJS += $(OUTPUT)/profile.pb-c.o
+# Pyroscope's push API (proto/pyroscope, vendored), for --push
+LIB_OBJS += $(OUTPUT)/push.pb-c.o $(OUTPUT)/types.pb-c.o
 APP_OBJS := $(OUTPUT)/main.o $(OUTPUT)/session.o
 TEST_SRCS := $(wildcard tests/test_*.c)
 TEST_BINS := $(patsubst tests/%.c,$(OUTPUT)/tests/%,$(TEST_SRCS))
@@ -89,6 +91,23 @@ $(OUTPUT)/profile.pb-c.o: $(OUTPUT)/proto/profile.pb-c.c | $(OUTPUT)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(OUTPUT)/write_pprof.o $(OUTPUT)/tests/test_write_pprof: $(OUTPUT)/proto/profile.pb-c.h
+
+PYROSCOPE_PROTOS := proto/pyroscope/push/v1/push.proto proto/pyroscope/types/v1/types.proto
+$(OUTPUT)/proto/push/v1/push.pb-c.c $(OUTPUT)/proto/push/v1/push.pb-c.h \
+$(OUTPUT)/proto/types/v1/types.pb-c.c $(OUTPUT)/proto/types/v1/types.pb-c.h &: $(PYROSCOPE_PROTOS)
+	$(call msg,PROTOC,$@)
+	$(Q)mkdir -p $(OUTPUT)/proto && protoc-c --proto_path=proto/pyroscope --c_out=$(OUTPUT)/proto \
+		$(patsubst proto/pyroscope/%,%,$(PYROSCOPE_PROTOS))
+
+$(OUTPUT)/push.pb-c.o: $(OUTPUT)/proto/push/v1/push.pb-c.c $(OUTPUT)/proto/types/v1/types.pb-c.h | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(OUTPUT)/types.pb-c.o: $(OUTPUT)/proto/types/v1/types.pb-c.c | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(OUTPUT)/push.o $(OUTPUT)/tests/test_push: $(OUTPUT)/proto/push/v1/push.pb-c.h $(OUTPUT)/proto/types/v1/types.pb-c.h
 
 $(OUTPUT)/libbpfprof.a: $(LIB_OBJS)
 	$(call msg,AR,$@)

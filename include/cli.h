@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "output.h"
+#include "push.h"
 
 #define CLI_MAX_OUTPUTS 16
 #define CLI_MAX_PIDS 1024
@@ -33,6 +34,7 @@ struct bpfprof_config {
 	int keep;			/* --keep: interval sets kept in output_dir; 0 = all */
 	bool progress;			/* one-line progress on a terminal (--no-progress) */
 	bool check_user_stacks;		/* --check-user-stacks: compare with the kernel's walk */
+	struct push_opts push;		/* --push and its options; push.url NULL when not pushing */
 	int argc;			/* bpfprof's own argv, for perf.data's CMDLINE */
 	char **argv;
 };

@@ -11,6 +11,7 @@
 #ifndef BPFPROF_WRITE_PPROF_H
 #define BPFPROF_WRITE_PPROF_H
 
+#include <stdbool.h>
 #include "buf.h"
 #include "profile.h"
 
@@ -21,5 +22,13 @@
  * resolved locations.
  */
 int write_pprof(const struct profile *p, struct buf *out);
+
+/*
+ * write_pprof with only the samples of the processes i where procs[i] is
+ * true (procs: p->nr_procs entries; NULL keeps all), and only the
+ * locations, functions and mappings those samples use. --push writes one
+ * such profile per service. Same returns as write_pprof.
+ */
+int write_pprof_procs(const struct profile *p, const bool *procs, struct buf *out);
 
 #endif /* BPFPROF_WRITE_PPROF_H */

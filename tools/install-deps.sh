@@ -8,12 +8,15 @@ set -euo pipefail
 pkgs=(
 	# build
 	make gcc pkg-config clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev
-	libprotobuf-c-dev protobuf-c-compiler
+	libprotobuf-c-dev protobuf-c-compiler libcurl4-openssl-dev
 	# tests: unit tests, and the real readers the integration tests use
 	libcmocka-dev golang-go google-perftools binutils util-linux procps
 	linux-perf llvm libclang-rt-14-dev chromium libxml2-utils strace
 	# tests: the memcheck run, and the peak RSS of the churn test
 	valgrind time
+	# tests: the --push receiver (tests/integration/pyroscope_receiver.py), its TLS
+	# certificate, the man page check of make install
+	python3 openssl man-db
 )
 
 missing=()

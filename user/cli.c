@@ -31,6 +31,7 @@ static const char doc[] =
 	"  sudo bpfprof -F 999 -o run.prof -- ./myprog args   # run a command under the profiler\n"
 	"  sudo bpfprof -a -o all.prof -- sleep 5      # whole machine while the command runs\n"
 	"  sudo bpfprof -a --cgroup system.slice/nginx.service -d 60 -o web.prof  # one cgroup subtree\n"
+	"  sudo bpfprof -a --interval 60 --output-dir /var/lib/bpfprof --keep 60 --push http://pyroscope:4040\n"
 	"\n"
 	"Outputs (-o, repeatable; format from the extension or --format):\n"
 	"  .prof  gperftools CPU profile: go tool pprof, google-pprof\n"
@@ -54,6 +55,15 @@ enum {
 	OPT_OUTPUT_MODE,
 	OPT_JIT_MAX_SIZE,
 	OPT_CHECK_USER_STACKS,
+	OPT_PUSH,
+	OPT_PUSH_API,
+	OPT_PUSH_AUTH_FILE,
+	OPT_PUSH_CA,
+	OPT_PUSH_QUEUE,
+	OPT_PUSH_TIMEOUT,
+	OPT_TENANT,
+	OPT_SERVICE_NAME,
+	OPT_LABEL,
 };
 
 static const struct argp_option options[] = {
@@ -87,6 +97,23 @@ static const struct argp_option options[] = {
 	  "STAMP being the interval's start time (UTC)", 4 },
 	{ "interval", OPT_INTERVAL, "SECONDS", 0, "One set of outputs every SECONDS (needs --output-dir)", 4 },
 	{ "keep", OPT_KEEP, "N", 0, "Keep only the newest N sets of outputs in DIR (default: all)", 4 },
+	{ NULL, 0, NULL, 0, "Pushing to Pyroscope:", 5 },
+	{ "push", OPT_PUSH, "URL", 0,
+	  "Send each interval's profile (or the run's) to a Pyroscope server: URL/push.v1.PusherService/Push, "
+	  "or the legacy endpoint when the URL ends in /ingest", 5 },
+	{ "push-api", OPT_PUSH_API, "API", 0, "connect or ingest, whatever the URL's path", 5 },
+	{ "push-auth-file", OPT_PUSH_AUTH_FILE, "FILE", 0,
+	  "Credentials: first line 'user:password' (basic) or 'Bearer TOKEN' or TOKEN; not readable by others", 5 },
+	{ "push-ca", OPT_PUSH_CA, "FILE", 0, "Trust this PEM CA bundle instead of the system's", 5 },
+	{ "tenant", OPT_TENANT, "ID", 0, "Send X-Scope-OrgID: ID (a multi-tenant Pyroscope)", 5 },
+	{ "service-name", OPT_SERVICE_NAME, "NAME", 0,
+	  "service_name label (default: the command or process name; with -a one per container/cgroup)", 5 },
+	{ "label", OPT_LABEL, "KEY=VALUE", 0, "Add a label to every pushed series; repeatable", 5 },
+	{ "push-queue", OPT_PUSH_QUEUE, "N", 0,
+	  "Intervals held in memory while the server is unreachable (default 8); older ones are spooled "
+	  "to --output-dir as STAMP-push.pb, or dropped without it", 5 },
+	{ "push-timeout", OPT_PUSH_TIMEOUT, "SECONDS", 0,
+	  "Limit of one request, and of the last push at exit (default 10)", 5 },
 	{ "no-progress", OPT_NO_PROGRESS, NULL, 0, "No progress line on a terminal", 3 },
 	{ "verbose", 'v', NULL, 0, "More diagnostics (-vv: libbpf debug output)", 3 },
 	{},
@@ -233,6 +260,61 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 	case OPT_CHECK_USER_STACKS:
 		cfg->check_user_stacks = true;
 		break;
+	case OPT_PUSH: {
+		const char *why;
+
+		if (push__check_url(arg, &why))
+			argp_error(st, "invalid --push URL '%s': %s", arg, why);
+		cfg->push.url = arg;
+		break;
+	}
+	case OPT_PUSH_API:
+		if (!strcmp(arg, "connect"))
+			cfg->push.api = PUSH_API_CONNECT;
+		else if (!strcmp(arg, "ingest"))
+			cfg->push.api = PUSH_API_INGEST;
+		else
+			argp_error(st, "invalid --push-api: '%s' (connect or ingest)", arg);
+		break;
+	case OPT_PUSH_AUTH_FILE:
+		cfg->push.auth_file = arg;
+		break;
+	case OPT_PUSH_CA:
+		cfg->push.ca_file = arg;
+		break;
+	case OPT_PUSH_QUEUE:
+		cfg->push.queue_max = (int)parse_ll(st, "N", arg, 1, 10000);
+		break;
+	case OPT_PUSH_TIMEOUT:
+		errno = 0;
+		cfg->push.timeout_s = strtod(arg, &end);
+		if (errno || end == arg || *end || !(cfg->push.timeout_s >= 0.1) || cfg->push.timeout_s > 3600)
+			argp_error(st, "invalid --push-timeout SECONDS: '%s' (0.1-3600)", arg);
+		break;
+	case OPT_TENANT:
+		if (!*arg || strlen(arg) > 150 || strpbrk(arg, "\r\n\t "))
+			argp_error(st, "invalid --tenant: '%s' (1-150 characters, no spaces)", arg);
+		for (const char *c = arg; *c; c++)
+			if ((unsigned char)*c < ' ' || *c == 0x7f)
+				argp_error(st, "invalid --tenant: a control character");
+		cfg->push.tenant = arg;
+		break;
+	case OPT_SERVICE_NAME:
+		if (!*arg || strlen(arg) > 255 || strspn(arg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+							  "0123456789_.-/") != strlen(arg))
+			argp_error(st, "invalid --service-name: '%s' (1-255 of A-Z a-z 0-9 _ . - /)", arg);
+		cfg->push.service_name = arg;
+		break;
+	case OPT_LABEL: {
+		const char *why;
+
+		if (cfg->push.nr_labels >= PUSH_MAX_LABELS)
+			argp_error(st, "too many --label (at most %d)", PUSH_MAX_LABELS);
+		if (push__check_label(arg, &why))
+			argp_error(st, "invalid --label '%s': %s", arg, why);
+		cfg->push.labels[cfg->push.nr_labels++] = arg;
+		break;
+	}
 	case 'v':
 		log_verbosity++;
 		break;
@@ -248,6 +330,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 			argp_error(st, "--cgroup goes with -a or a command, not -p");
 		if ((cfg->interval_s > 0 || cfg->keep) && !cfg->output_dir)
 			argp_error(st, "--interval and --keep need --output-dir");
+		if (!cfg->push.url && (cfg->push.api || cfg->push.auth_file || cfg->push.ca_file || cfg->push.tenant ||
+				       cfg->push.service_name || cfg->push.nr_labels || cfg->push.queue_max ||
+				       cfg->push.timeout_s > 0))
+			argp_error(st, "--push-api, --push-auth-file, --push-ca, --tenant, --service-name, --label, "
+				       "--push-queue and --push-timeout go with --push URL");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;

@@ -30,6 +30,7 @@
 #include "output.h"
 #include "preflight.h"
 #include "profile.h"
+#include "push.h"
 #include "report.h"
 #include "session.h"
 #include "symbolize.h"
@@ -44,8 +45,10 @@ static struct bpfprof_config cfg;
 /* perf.data writers, parallel to cfg.outputs; NULL for other formats or after a failure */
 static struct perfdata_writer *streams[CLI_MAX_OUTPUTS];
 static int stream_err[CLI_MAX_OUTPUTS];
-/* -o names as given; in --output-dir mode each interval's paths derive from them */
-static const char *out_names[CLI_MAX_OUTPUTS];
+/* -o names as given; in --output-dir mode each interval's paths derive from them; then push's spool name */
+static const char *out_names[CLI_MAX_OUTPUTS + 1];
+/* --push: each interval's profile also goes to a Pyroscope server (user/push.c) */
+static struct pusher *pusher;
 static char *interval_paths[CLI_MAX_OUTPUTS];
 /*
  * The interval's profile, for the observer (which sees it const), and where
@@ -518,6 +521,11 @@ static int interval_end(struct interval *iv, struct session *s, struct symbolize
 	}
 	write_jit_images(p, sy);
 	err = write_outputs(p);
+	if (pusher) {
+		push__submit(pusher, p); /* queued: the network is the push thread's */
+		if (log_verbosity)
+			push__report(pusher, stderr);
+	}
 	report__summary(stderr, p, (double)(p->end_ns - p->start_ns) / 1e9, cfg.output_dir ? 0 : cfg.top_n);
 	report_lost(s, iv->lost_before);
 	if (cfg.check_user_stacks) {
@@ -531,8 +539,38 @@ static int interval_end(struct interval *iv, struct session *s, struct symbolize
 	if (!p->nr_samples)
 		pr_warn("no samples collected\n");
 	if (cfg.output_dir && cfg.keep)
-		outdir__prune(cfg.output_dir, out_names, cfg.nr_outputs, cfg.keep);
+		outdir__prune(cfg.output_dir, out_names, cfg.nr_outputs + (pusher != NULL), cfg.keep);
 	return err;
+}
+
+/* --push: the checks (auth file) before sampling, and the push thread. Returns 0 or -errno. */
+static int start_push(void)
+{
+	struct push_env env = {
+		.spool_dir = cfg.output_dir,
+		.spool_mode = cfg.outputs[0].mode ? cfg.outputs[0].mode : OUTPUT_DEFAULT_MODE,
+		.split_services = cfg.all_cpus,
+		.command = cfg.command ? cfg.command[0] : NULL,
+		.pid = cfg.nr_pids == 1 ? cfg.pids[0] : 0,
+		.proc_root = "/proc",
+		.freq_hz = cfg.freq_hz,
+	};
+
+	out_names[cfg.nr_outputs] = PUSH_SPOOL_NAME;
+	return cfg.push.url ? push__new(&cfg.push, &env, &pusher) : 0;
+}
+
+/* Push what is queued (at most --push-timeout), print the counters; -EIO when an interval was lost. */
+static int finish_push(void)
+{
+	struct push_counters c;
+
+	if (!pusher)
+		return 0;
+	push__finish(pusher);
+	push__report(pusher, stderr);
+	push__counters(pusher, &c);
+	return c.dropped ? -EIO : 0;
 }
 
 int main(int argc, char **argv)
@@ -572,6 +610,8 @@ int main(int argc, char **argv)
 			pr_info("%u is a thread of process %u: profiling the process\n", cfg.pids[i], tgid);
 		cfg.pids[i] = tgid;
 	}
+	if (start_push())
+		return 1;
 
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
@@ -695,6 +735,8 @@ int main(int argc, char **argv)
 	if (child_done && child > 0 && WIFEXITED(status) && WEXITSTATUS(status))
 		pr_warn("command exited with status %d\n", WEXITSTATUS(status));
 	err = interval_end(&iv, s, sy);
+	i = finish_push();
+	err = err ?: i;
 
 out:
 	if (go >= 0) {
@@ -713,5 +755,6 @@ out:
 		close(child_fd);
 	session__close(s);
 	symbolizer__free(sy);
+	push__free(pusher);
 	return err != 0;
 }

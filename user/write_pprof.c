@@ -142,6 +142,8 @@ static void strtab__free(struct strtab *st)
 /* Everything write_pprof allocates, freed in one place. */
 struct pprof_state {
 	const struct profile *p;
+	const bool *procs;	/* write_pprof_procs: the processes kept; NULL: all */
+	bool *loc_used;		/* with procs: locations a kept stack uses */
 	struct strtab st;
 
 	size_t *map_base;	/* per process: first slot of its mappings in map_id[] */
@@ -199,6 +201,44 @@ static void state__free(struct pprof_state *s)
 	free(s->loc_ids);
 	free(s->values);
 	free(s->packed);
+	free(s->loc_used);
+}
+
+/* Whether stack i belongs to a kept process (every stack without a filter). */
+static bool stack_kept(const struct pprof_state *s, size_t i)
+{
+	uint32_t proc = s->p->stacks[i].proc;
+
+	return !s->procs || (proc < s->p->nr_procs && s->procs[proc]);
+}
+
+/* Whether location i is written: used by a kept stack (every location without a filter). */
+static bool loc_kept(const struct pprof_state *s, size_t i)
+{
+	return !s->loc_used || s->loc_used[i];
+}
+
+/* With a process filter: mark the locations the kept stacks use. */
+static int mark_locations(struct pprof_state *s)
+{
+	const struct profile *p = s->p;
+	size_t i, j;
+
+	if (!s->procs)
+		return 0;
+	s->loc_used = calloc(p->nr_locs ? p->nr_locs : 1, sizeof(*s->loc_used));
+	if (!s->loc_used)
+		return -ENOMEM;
+	for (i = 0; i < p->nr_stacks; i++) {
+		const struct profile_stack *st = &p->stacks[i];
+
+		if (!stack_kept(s, i) || !st->locs)
+			continue;
+		for (j = 0; j < (size_t)st->nr_kernel + st->nr_user; j++)
+			if (st->locs[j] < p->nr_locs)
+				s->loc_used[st->locs[j]] = true;
+	}
+	return 0;
 }
 
 /* Function id for (name, filename) string indices, adding the Function. */
@@ -294,6 +334,8 @@ static int build_mappings(struct pprof_state *s)
 	for (i = 0; i < p->nr_locs; i++) {
 		const struct profile_location *l = &p->locs[i];
 
+		if (!loc_kept(s, i))
+			continue;
 		if (l->proc == PROFILE_KERNEL_PROC) {
 			uint64_t a = loc_address(l);
 
@@ -310,7 +352,7 @@ static int build_mappings(struct pprof_state *s)
 	}
 
 	for (i = 0; i < p->nr_stacks; i++)
-		if (p->stacks[i].proc < p->nr_procs)
+		if (p->stacks[i].proc < p->nr_procs && stack_kept(s, i))
 			proc_samples[p->stacks[i].proc] += p->stacks[i].count;
 	for (i = 0; i < p->nr_procs; i++)
 		order[i] = (uint32_t)i;
@@ -380,11 +422,11 @@ out_nomem:
 	return -ENOMEM;
 }
 
-/* Locations, one per profile location (id = index + 1), and their Functions. */
-static int build_locations(struct pprof_state *s)
+/* Locations, one per profile location kept (id = index + 1), and their Functions. */
+static int build_locations(struct pprof_state *s, size_t *nr_out)
 {
 	const struct profile *p = s->p;
-	size_t i, n = p->nr_locs ? p->nr_locs : 1;
+	size_t i, n = p->nr_locs ? p->nr_locs : 1, nr = 0;
 
 	s->locs = calloc(n, sizeof(*s->locs));
 	s->loc_ptrs = calloc(n, sizeof(*s->loc_ptrs));
@@ -400,6 +442,8 @@ static int build_locations(struct pprof_state *s)
 		const struct profile_location *l = &p->locs[i];
 		pb_location *pl = &s->locs[i];
 
+		if (!loc_kept(s, i))
+			continue;
 		perftools__profiles__location__init(pl);
 		pl->id = i + 1;
 		pl->address = loc_address(l);
@@ -421,8 +465,9 @@ static int build_locations(struct pprof_state *s)
 			pl->line = &s->line_ptrs[i];
 			pl->n_line = 1;
 		}
-		s->loc_ptrs[i] = pl;
+		s->loc_ptrs[nr++] = pl;
 	}
+	*nr_out = nr;
 	return 0;
 }
 
@@ -493,10 +538,10 @@ static int build_labels(struct pprof_state *s)
 }
 
 /* One Sample per stack: location ids leaf first, values [count, ns], its process's labels. */
-static int build_samples(struct pprof_state *s)
+static int build_samples(struct pprof_state *s, size_t *nr_out)
 {
 	const struct profile *p = s->p;
-	size_t i, j, nframes = 0, n = p->nr_stacks ? p->nr_stacks : 1;
+	size_t i, j, nframes = 0, n = p->nr_stacks ? p->nr_stacks : 1, nr = 0;
 	uint64_t *ids;
 
 	for (i = 0; i < p->nr_stacks; i++)
@@ -514,6 +559,8 @@ static int build_samples(struct pprof_state *s)
 		size_t depth = (size_t)st->nr_kernel + st->nr_user;
 		pb_sample *ps = &s->samples[i];
 
+		if (!stack_kept(s, i))
+			continue;
 		perftools__profiles__sample__init(ps);
 		for (j = 0; j < depth; j++)
 			ids[j] = (uint64_t)st->locs[j] + 1;
@@ -528,8 +575,9 @@ static int build_samples(struct pprof_state *s)
 			ps->label = &s->label_ptrs[(size_t)st->proc * MAX_LABELS];
 			ps->n_label = s->nr_labels[st->proc];
 		}
-		s->sample_ptrs[i] = ps;
+		s->sample_ptrs[nr++] = ps;
 	}
+	*nr_out = nr;
 	return 0;
 }
 
@@ -570,14 +618,19 @@ static int gzip_append(struct buf *out, const uint8_t *src, size_t len)
 
 int write_pprof(const struct profile *p, struct buf *out)
 {
+	return write_pprof_procs(p, NULL, out);
+}
+
+int write_pprof_procs(const struct profile *p, const bool *procs, struct buf *out)
+{
 	pb_profile msg = PERFTOOLS__PROFILES__PROFILE__INIT;
 	pb_value_type types[2] = { PERFTOOLS__PROFILES__VALUE_TYPE__INIT,
 				   PERFTOOLS__PROFILES__VALUE_TYPE__INIT };
 	pb_value_type period_type = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
 	pb_value_type *type_ptrs[2] = { &types[0], &types[1] };
-	struct pprof_state s = { .p = p };
+	struct pprof_state s = { .p = p, .procs = procs };
 	int64_t i_samples, i_count, i_cpu, i_ns;
-	size_t i, len;
+	size_t i, len, nr_locs = 0, nr_samples = 0;
 	int err;
 
 	for (i = 0; i < p->nr_stacks; i++)
@@ -605,23 +658,25 @@ int write_pprof(const struct profile *p, struct buf *out)
 	period_type.type = i_cpu;
 	period_type.unit = i_ns;
 
-	err = build_mappings(&s);
+	err = mark_locations(&s);
 	if (!err)
-		err = build_locations(&s);
+		err = build_mappings(&s);
+	if (!err)
+		err = build_locations(&s, &nr_locs);
 	if (!err)
 		err = build_labels(&s);
 	if (!err)
-		err = build_samples(&s);
+		err = build_samples(&s, &nr_samples);
 	if (err)
 		goto out_free;
 
 	msg.n_sample_type = 2;
 	msg.sample_type = type_ptrs;
-	msg.n_sample = p->nr_stacks;
+	msg.n_sample = nr_samples;
 	msg.sample = s.sample_ptrs;
 	msg.n_mapping = s.nr_mappings;
 	msg.mapping = s.mapping_ptrs;
-	msg.n_location = p->nr_locs;
+	msg.n_location = nr_locs;
 	msg.location = s.loc_ptrs;
 	msg.n_function = s.nr_funcs;
 	msg.function = s.func_ptrs;
