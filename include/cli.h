@@ -35,6 +35,9 @@ struct bpfprof_config {
 	bool progress;			/* one-line progress on a terminal (--no-progress) */
 	bool check_user_stacks;		/* --check-user-stacks: compare with the kernel's walk */
 	struct push_opts push;		/* --push and its options; push.url NULL when not pushing */
+	const char *debuginfod_urls;	/* --debuginfod: replaces $DEBUGINFOD_URLS; NULL: keep it */
+	bool no_debuginfod;		/* --no-debuginfod */
+	uint32_t debuginfod_deadline_ms;	/* --debuginfod-deadline; 0: the default */
 	int argc;			/* bpfprof's own argv, for perf.data's CMDLINE */
 	char **argv;
 };

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ELF function symbols through libelf: .symtab, else .dynsym, else the
- * separate debug file found by GNU build-id (/usr/lib/debug/.build-id/xx/rest.debug)
- * or .gnu_debuglink (DIR/NAME, DIR/.debug/NAME, /usr/lib/debug/DIR/NAME), as gdb
- * searches them. Addresses are looked up by file offset, which is what
+ * ELF function symbols through libelf: .symtab, else the separate debug file
+ * found by GNU build-id (/usr/lib/debug/.build-id/xx/rest.debug) or
+ * .gnu_debuglink (DIR/NAME, DIR/.debug/NAME, /usr/lib/debug/DIR/NAME), as gdb
+ * searches them, else MiniDebugInfo (.gnu_debugdata), plus .dynsym. Addresses are looked up by file offset, which is what
  * /proc/PID/maps gives (addr - start + offset), and converted to the ELF
  * virtual address through the PT_LOAD program headers, so PIE executables,
  * shared objects and fixed-address executables all resolve the same way.
@@ -12,6 +12,7 @@
 #ifndef BPFPROF_SYM_ELF_H
 #define BPFPROF_SYM_ELF_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,6 +30,44 @@ struct elf_symtab;
  * ENOMEM. A valid ELF with no symbols gives an empty table, not NULL.
  */
 struct elf_symtab *elf_symtab__load(const char *path, const char *debug_root);
+
+struct elf_load_opts {
+	/* prefixed to the debug-file search paths: "" (NULL) on the host, "/proc/PID/root" */
+	const char *debug_root;
+	/* search the host's debug directories too, after debug_root's */
+	bool host_debug;
+	/* the file's path as its process sees it, for .gnu_debuglink's directories; NULL: path */
+	const char *file_path;
+	/*
+	 * Use this debug file (e.g. debuginfod's) instead of searching: it must
+	 * carry the file's build-id, else it is refused with a warning.
+	 */
+	const char *debug_file;
+};
+
+/*
+ * elf_symtab__load with options. Where names come from, in order: the file's
+ * .symtab; else a separate debug file (o->debug_file, or found by build-id
+ * then .gnu_debuglink); else the MiniDebugInfo in .gnu_debugdata
+ * (sym_minidebug.h); and the file's .dynsym in every case. A debug file or
+ * MiniDebugInfo that is malformed, truncated, too big or of another build-id
+ * is refused with a warning naming it, and the table is built without it.
+ * Same returns as elf_symtab__load.
+ */
+struct elf_symtab *elf_symtab__load_opts(const char *path, const struct elf_load_opts *o);
+
+enum elf_names_src {
+	ELF_NAMES_DYNSYM,	/* .dynsym only: the file is stripped and nothing else was found */
+	ELF_NAMES_SYMTAB,	/* the file's own .symtab */
+	ELF_NAMES_DEBUG_FILE,	/* a separate debug file (elf_symtab__debug_path) */
+	ELF_NAMES_MINIDEBUG,	/* .gnu_debugdata */
+};
+
+/* Where the table's names beyond .dynsym came from. */
+enum elf_names_src elf_symtab__names_src(const struct elf_symtab *st);
+
+/* Path of the separate debug file read, borrowed until elf_symtab__free; NULL when none. */
+const char *elf_symtab__debug_path(const struct elf_symtab *st);
 void elf_symtab__free(struct elf_symtab *st);
 
 /*

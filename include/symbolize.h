@@ -70,6 +70,16 @@ bool symbolizer__has_jit(const struct symbolizer *sy, uint32_t pid);
 const struct jit_table *symbolizer__jit_table(struct symbolizer *sy, const struct profile *p, uint32_t proc);
 
 /*
+ * From the next symbolizer__symbolize on, fetch from debuginfod (when
+ * DEBUGINFOD_URLS is set, sym_debuginfod.h) the debug files of the sampled
+ * files that have a build-id and no names but .dynsym, before naming. Call
+ * it only once sampling has stopped: the fetches use the network and CPU. o
+ * may be NULL (defaults); it is copied.
+ */
+struct debuginfod_opts;
+void symbolizer__use_debuginfod(struct symbolizer *sy, const struct debuginfod_opts *o);
+
+/*
  * Resolve p's locations (calls profile__resolve_locs first) and set func,
  * func_offset and dso where known. Code outside files (anonymous memory,
  * memfd) is named from the process's JIT files (sym_jit.h; is_jit set, dso

@@ -9,6 +9,8 @@ pkgs=(
 	# build
 	make gcc pkg-config clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev
 	libprotobuf-c-dev protobuf-c-compiler libcurl4-openssl-dev
+	# build: MiniDebugInfo (.gnu_debugdata is xz) and debuginfod's client
+	liblzma-dev libdebuginfod-dev
 	# tests: unit tests, and the real readers the integration tests use
 	libcmocka-dev golang-go google-perftools binutils util-linux procps
 	linux-perf llvm libclang-rt-14-dev chromium libxml2-utils strace
@@ -17,6 +19,8 @@ pkgs=(
 	# tests: the --push receiver (tests/integration/pyroscope_receiver.py), its TLS
 	# certificate, the man page check of make install
 	python3 openssl man-db
+	# tests: a real debuginfod server, xz for MiniDebugInfo and the liblzma workload
+	debuginfod xz-utils curl
 )
 
 missing=()

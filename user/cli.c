@@ -64,6 +64,9 @@ enum {
 	OPT_TENANT,
 	OPT_SERVICE_NAME,
 	OPT_LABEL,
+	OPT_DEBUGINFOD,
+	OPT_NO_DEBUGINFOD,
+	OPT_DEBUGINFOD_DEADLINE,
 };
 
 static const struct argp_option options[] = {
@@ -85,6 +88,12 @@ static const struct argp_option options[] = {
 	  "often bpfprof's own walk differs (slower; for testing)", 2 },
 	{ "jit-max-size", OPT_JIT_MAX_SIZE, "BYTES", 0,
 	  "Largest jitdump or perf-PID.map read per process (K, M, G suffixes; default 256M)", 2 },
+	{ "debuginfod", OPT_DEBUGINFOD, "URLS", 0,
+	  "debuginfod servers (space-separated http(s):// or file:// URLs) to fetch missing debug files "
+	  "from after sampling; default: $DEBUGINFOD_URLS", 2 },
+	{ "no-debuginfod", OPT_NO_DEBUGINFOD, NULL, 0, "Never fetch debug files from debuginfod servers", 2 },
+	{ "debuginfod-deadline", OPT_DEBUGINFOD_DEADLINE, "SECONDS", 0,
+	  "Give up fetching debug files after SECONDS in all (0.1-600, default 5)", 2 },
 	{ NULL, 0, NULL, 0, "Output:", 3 },
 	{ "output", 'o', "FILE", 0, "Write a profile to FILE ('-' for stdout); repeatable", 3 },
 	{ "format", OPT_FORMAT, "FORMAT", 0, "Output format for every -o, overriding the extension: prof, perf, pprof, folded, svg", 3 },
@@ -170,6 +179,30 @@ static uint64_t parse_bytes(struct argp_state *st, const char *what, const char 
 	return v * mult;
 }
 
+/* --debuginfod URLS: what DEBUGINFOD_URLS holds, URLs separated by spaces; at least one. */
+static void check_urls(struct argp_state *st, const char *arg)
+{
+	static const char *const schemes[] = { "http://", "https://", "file://" };
+	const char *p = arg;
+	size_t n, k, nr = 0;
+
+	for (;;) {
+		p += strspn(p, " ");
+		if (!*p)
+			break;
+		n = strcspn(p, " ");
+		for (k = 0; k < sizeof(schemes) / sizeof(schemes[0]); k++)
+			if (n > strlen(schemes[k]) && !strncmp(p, schemes[k], strlen(schemes[k])))
+				break;
+		if (k == sizeof(schemes) / sizeof(schemes[0]))
+			argp_error(st, "invalid debuginfod URL '%.*s' (http://, https:// or file://)", (int)n, p);
+		nr++;
+		p += n;
+	}
+	if (!nr)
+		argp_error(st, "--debuginfod needs at least one URL");
+}
+
 static error_t parse_arg(int key, char *arg, struct argp_state *st)
 {
 	struct bpfprof_config *cfg = st->input;
@@ -196,6 +229,23 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 		if (errno || end == arg || *end || !(cfg->duration_s > 0) || cfg->duration_s > 1e9)
 			argp_error(st, "invalid SECONDS: '%s'", arg);
 		break;
+	case OPT_DEBUGINFOD:
+		check_urls(st, arg);
+		cfg->debuginfod_urls = arg;
+		break;
+	case OPT_NO_DEBUGINFOD:
+		cfg->no_debuginfod = true;
+		break;
+	case OPT_DEBUGINFOD_DEADLINE: {
+		double v;
+
+		errno = 0;
+		v = strtod(arg, &end);
+		if (errno || end == arg || *end || !(v >= 0.1) || v > 600)
+			argp_error(st, "invalid debuginfod deadline: '%s' (0.1-600 seconds)", arg);
+		cfg->debuginfod_deadline_ms = (uint32_t)(v * 1000 + 0.5);
+		break;
+	}
 	case OPT_RINGBUF_SIZE:
 		cfg->ringbuf_bytes = parse_bytes(st, "ring buffer size", arg, 4096, 1ULL << 31, true);
 		break;
@@ -335,6 +385,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 				       cfg->push.timeout_s > 0))
 			argp_error(st, "--push-api, --push-auth-file, --push-ca, --tenant, --service-name, --label, "
 				       "--push-queue and --push-timeout go with --push URL");
+		if (cfg->no_debuginfod && cfg->debuginfod_urls)
+			argp_error(st, "--debuginfod and --no-debuginfod exclude each other");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;

@@ -33,6 +33,7 @@
 #include "push.h"
 #include "report.h"
 #include "session.h"
+#include "sym_debuginfod.h"
 #include "symbolize.h"
 #include "write_gperf.h"
 #include "write_folded.h"
@@ -734,6 +735,13 @@ int main(int argc, char **argv)
 	}
 	if (child_done && child > 0 && WIFEXITED(status) && WEXITSTATUS(status))
 		pr_warn("command exited with status %d\n", WEXITSTATUS(status));
+	/* debug files from debuginfod: only now that sampling has stopped */
+	if (!cfg.no_debuginfod && !debuginfod__setup(cfg.debuginfod_urls)) {
+		struct debuginfod_opts dopts = { .deadline_ms = cfg.debuginfod_deadline_ms,
+						 .progress = tty };
+
+		symbolizer__use_debuginfod(sy, &dopts);
+	}
 	err = interval_end(&iv, s, sy);
 	i = finish_push();
 	err = err ?: i;

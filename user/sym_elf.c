@@ -37,6 +37,7 @@
 #include "array.h"
 #include "log.h"
 #include "sym_elf.h"
+#include "sym_minidebug.h"
 
 /* Zero-size symbol without a following symbol or section end: cover this much. */
 #define ELF_SYM_TAIL_MAX 4096
@@ -120,6 +121,8 @@ struct elf_symtab {
 	size_t nr_loads;
 	uint8_t build_id[ELF_BUILD_ID_MAX];
 	size_t build_id_len;
+	char *debug_path;	/* the separate debug file read, NULL when none */
+	enum elf_names_src names_src;
 };
 
 /* An open ELF file: the fd must outlive the Elf handle (ELF_C_READ_MMAP). */
@@ -649,25 +652,73 @@ out:
 	return 0;
 }
 
-static bool debug_file_usable(const struct elf_symtab *st, const struct elf_file *dbg)
+static void hex_id(char *hex, const uint8_t *id, size_t len)
 {
-	uint8_t id[ELF_BUILD_ID_MAX];
-	size_t len;
+	size_t i;
 
-	if (!find_scn_by_type(dbg, SHT_SYMTAB))
-		return false;
-	if (!st->build_id_len)
-		return true;
-	len = read_build_id(dbg, id);
-	/* A debug file without a build-id note cannot be checked; accept it. */
-	return !len || (len == st->build_id_len && !memcmp(id, st->build_id, len));
+	for (i = 0; i < len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	hex[2 * len] = '\0';
 }
 
-static bool try_debug_file(const struct elf_symtab *st, const char *cand, struct elf_file *dbg)
+/*
+ * Whether dbg can name st's functions: a .symtab whose entries and string
+ * table lie inside the file (a truncated copy is refused, not half read), and
+ * the same build-id. A debug file without a build-id note cannot be checked:
+ * accepted when found by search, refused when `strict` (debuginfod's, asked
+ * for by build-id). Refusals of files that exist are warned, naming the file.
+ */
+static bool debug_file_usable(const struct elf_symtab *st, const struct elf_file *dbg, const char *cand,
+			      bool strict)
 {
-	if (elf_file__open(dbg, cand))
+	char want[2 * ELF_BUILD_ID_MAX + 1], got[2 * ELF_BUILD_ID_MAX + 1];
+	Elf_Scn *scn = find_scn_by_type(dbg, SHT_SYMTAB), *strscn;
+	uint8_t id[ELF_BUILD_ID_MAX];
+	GElf_Shdr sh, strsh;
+	size_t len;
+
+	if (!scn) {
+		pr_info("elf: debug file '%s' has no .symtab; not used\n", cand);
 		return false;
-	if (debug_file_usable(st, dbg)) {
+	}
+	if (!gelf_getshdr(scn, &sh) || sh.sh_offset > dbg->file_size ||
+	    sh.sh_size > dbg->file_size - sh.sh_offset || sh.sh_link >= dbg->shnum ||
+	    !(strscn = elf_getscn(dbg->elf, sh.sh_link)) || !gelf_getshdr(strscn, &strsh) ||
+	    strsh.sh_offset > dbg->file_size || strsh.sh_size > dbg->file_size - strsh.sh_offset) {
+		pr_warn("elf: debug file '%s' refused: .symtab or its strings at %llu+%llu exceed the file's %llu bytes (truncated?)\n",
+			cand, (unsigned long long)sh.sh_offset, (unsigned long long)sh.sh_size,
+			(unsigned long long)dbg->file_size);
+		return false;
+	}
+	len = read_build_id(dbg, id);
+	if (!st->build_id_len)
+		return !strict;
+	if (!len) {
+		if (strict)
+			pr_warn("elf: debug file '%s' refused: it has no build-id to check\n", cand);
+		return !strict;
+	}
+	if (len == st->build_id_len && !memcmp(id, st->build_id, len))
+		return true;
+	hex_id(want, st->build_id, st->build_id_len);
+	hex_id(got, id, len);
+	pr_warn("elf: debug file '%s' refused: build-id %s, the file's is %s\n", cand, got, want);
+	return false;
+}
+
+static bool try_debug_file(const struct elf_symtab *st, const char *cand, struct elf_file *dbg, bool strict)
+{
+	int err = elf_file__open(dbg, cand);
+
+	if (err) {
+		/* a missing candidate is the usual case; one that exists but is no ELF file is not */
+		if (err == -EINVAL)
+			pr_warn("elf: debug file '%s' refused: not a valid ELF file\n", cand);
+		else if (strict || err != -ENOENT)
+			pr_info("elf: debug file '%s': %s\n", cand, strerror(-err));
+		return false;
+	}
+	if (debug_file_usable(st, dbg, cand, strict)) {
 		pr_debug("elf: using debug file '%s'\n", cand);
 		return true;
 	}
@@ -703,8 +754,8 @@ static const char *debuglink_name(const struct elf_file *f)
  * *dbg. path's directory is taken relative to debug_root: a path that already
  * starts with debug_root has that prefix removed first.
  */
-static bool find_debug_file(const struct elf_symtab *st, const struct elf_file *f,
-			    const char *path, const char *root, struct elf_file *dbg)
+static bool find_debug_file_in(const struct elf_symtab *st, const struct elf_file *f,
+			       const char *path, const char *root, struct elf_file *dbg, char **found_path)
 {
 	static const char *const link_fmts[] = {
 		"%s%s/%s",			/* next to the file */
@@ -718,12 +769,11 @@ static bool find_debug_file(const struct elf_symtab *st, const struct elf_file *
 	int n;
 
 	if (st->build_id_len) {
-		for (i = 0; i < st->build_id_len; i++)
-			snprintf(hex + 2 * i, 3, "%02x", st->build_id[i]);
+		hex_id(hex, st->build_id, st->build_id_len);
 		n = snprintf(cand, sizeof(cand), "%s/usr/lib/debug/.build-id/%.2s/%s.debug", root,
 			     hex, hex + 2);
-		if (n > 0 && (size_t)n < sizeof(cand) && try_debug_file(st, cand, dbg))
-			return true;
+		if (n > 0 && (size_t)n < sizeof(cand) && try_debug_file(st, cand, dbg, false))
+			return (*found_path = strdup(cand)) != NULL;
 	}
 	link = debuglink_name(f);
 	if (!link)
@@ -743,10 +793,67 @@ static bool find_debug_file(const struct elf_symtab *st, const struct elf_file *
 	for (i = 0; i < sizeof(link_fmts) / sizeof(link_fmts[0]) && !found; i++) {
 		n = snprintf(cand, sizeof(cand), link_fmts[i], root, dir, link);
 		if (n > 0 && (size_t)n < sizeof(cand))
-			found = try_debug_file(st, cand, dbg);
+			found = try_debug_file(st, cand, dbg, false);
 	}
 	free(dir);
+	if (found && !(*found_path = strdup(cand))) {
+		elf_file__close(dbg);
+		found = false;
+	}
 	return found;
+}
+
+/*
+ * Search the separate debug file of f under debug_root, then, when
+ * host_too and debug_root is another directory, under the host's root:
+ * a container's debug files first, the host's debug packages next.
+ * path is the file's name as the process sees it.
+ */
+static bool find_debug_file(const struct elf_symtab *st, const struct elf_file *f, const char *path,
+			    const char *root, bool host_too, struct elf_file *dbg, char **found_path)
+{
+	if (find_debug_file_in(st, f, path, root, dbg, found_path))
+		return true;
+	return host_too && root[0] && find_debug_file_in(st, f, path, "", dbg, found_path);
+}
+
+/*
+ * MiniDebugInfo: decompress f's .gnu_debugdata (sym_minidebug.h) and open
+ * the ELF file inside as dbg, if it is usable (debug_file_usable). Returns
+ * true when dbg is open.
+ */
+static bool open_minidebug(const struct elf_symtab *st, const struct elf_file *f, const char *path,
+			   struct elf_file *dbg)
+{
+	Elf_Scn *scn = find_scn_by_name(f, ".gnu_debugdata");
+	char name[64], what[PATH_MAX + 32];
+	Elf_Data *data;
+	GElf_Shdr sh;
+	int fd;
+
+	if (!scn)
+		return false;
+	data = scn_data(f, scn, &sh);
+	if (!data || !data->d_buf || sh.sh_type == SHT_NOBITS) {
+		pr_warn("elf: '%s': .gnu_debugdata at %llu+%llu lies outside the file; ignored\n", path,
+			(unsigned long long)sh.sh_offset, (unsigned long long)sh.sh_size);
+		return false;
+	}
+	fd = minidebug__decompress(data->d_buf, data->d_size, MINIDEBUG_MAX_SIZE, path);
+	if (fd < 0)
+		return false;
+	snprintf(name, sizeof(name), "/proc/self/fd/%d", fd);
+	snprintf(what, sizeof(what), "%s (.gnu_debugdata)", path);
+	if (elf_file__open(dbg, name)) {
+		pr_warn("elf: '%s': .gnu_debugdata does not hold a valid ELF file; ignored\n", path);
+		close(fd);
+		return false;
+	}
+	close(fd);	/* dbg holds its own descriptor */
+	if (debug_file_usable(st, dbg, what, false))
+		return true;
+	elf_file__close(dbg);
+	return false;
 }
 
 /* Read [off, off + len) of fd whole. Returns 0, -errno, or -EIO when the file is shorter. */
@@ -834,8 +941,32 @@ static int keep_strtabs(struct elf_symtab *st, struct elf_file *f, struct elf_fi
 	return 0;
 }
 
+/* The separate debug file: the one given (debuginfod's), else searched. True when dbg is open. */
+static bool open_debug(struct elf_symtab *st, const struct elf_file *f, const char *name,
+		       const char *debug_root, const struct elf_load_opts *o, struct elf_file *dbg)
+{
+	if (!o->debug_file)
+		return find_debug_file(st, f, name, debug_root, o->host_debug, dbg, &st->debug_path);
+	if (!try_debug_file(st, o->debug_file, dbg, true))
+		return false;
+	st->debug_path = strdup(o->debug_file);
+	if (st->debug_path)
+		return true;
+	elf_file__close(dbg);
+	return false;
+}
+
 struct elf_symtab *elf_symtab__load(const char *path, const char *debug_root)
 {
+	struct elf_load_opts o = { .debug_root = debug_root };
+
+	return elf_symtab__load_opts(path, &o);
+}
+
+struct elf_symtab *elf_symtab__load_opts(const char *path, const struct elf_load_opts *o)
+{
+	const char *debug_root = o->debug_root ? o->debug_root : "";
+	const char *name = o->file_path ? o->file_path : path;
 	struct elf_file f, dbg;
 	struct elf_symtab *st;
 	Elf_Scn *scn;
@@ -843,8 +974,6 @@ struct elf_symtab *elf_symtab__load(const char *path, const char *debug_root)
 
 	dbg.fd = -1;
 	dbg.elf = NULL;
-	if (!debug_root)
-		debug_root = "";
 	err = elf_file__open(&f, path);
 	if (err) {
 		errno = -err;
@@ -861,10 +990,16 @@ struct elf_symtab *elf_symtab__load(const char *path, const char *debug_root)
 	st->build_id_len = read_build_id(&f, st->build_id);
 
 	scn = find_scn_by_type(&f, SHT_SYMTAB);
+	st->names_src = ELF_NAMES_DYNSYM;
 	if (scn) {
+		st->names_src = ELF_NAMES_SYMTAB;
 		err = collect_syms(st, &f, scn, path);
-	} else if (find_debug_file(st, &f, path, debug_root, &dbg)) {
+	} else if (open_debug(st, &f, name, debug_root, o, &dbg)) {
 		/* Same link-time addresses as the original file. */
+		st->names_src = ELF_NAMES_DEBUG_FILE;
+		err = collect_syms(st, &dbg, find_scn_by_type(&dbg, SHT_SYMTAB), path);
+	} else if (!o->debug_file && open_minidebug(st, &f, path, &dbg)) {
+		st->names_src = ELF_NAMES_MINIDEBUG;
 		err = collect_syms(st, &dbg, find_scn_by_type(&dbg, SHT_SYMTAB), path);
 	}
 	if (err)
@@ -920,6 +1055,7 @@ void elf_symtab__free(struct elf_symtab *st)
 	free(st->syms);
 	free(st->raw);
 	free(st->loads);
+	free(st->debug_path);
 	free(st);
 }
 
@@ -1111,6 +1247,16 @@ size_t elf_symtab__build_id(const struct elf_symtab *st, uint8_t id[ELF_BUILD_ID
 size_t elf_symtab__count(const struct elf_symtab *st)
 {
 	return st->nr_syms;
+}
+
+const char *elf_symtab__debug_path(const struct elf_symtab *st)
+{
+	return st->debug_path;
+}
+
+enum elf_names_src elf_symtab__names_src(const struct elf_symtab *st)
+{
+	return st->names_src;
 }
 
 int elf__read_build_id(const char *path, uint8_t id[ELF_BUILD_ID_MAX])

@@ -19,6 +19,7 @@
 #include "kallsyms.h"
 #include "log.h"
 #include "proc_file.h"
+#include "sym_debuginfod.h"
 #include "sym_elf.h"
 #include "sym_jit.h"
 #include "symbolize.h"
@@ -30,6 +31,8 @@ struct dso_entry {
 	struct elf_symtab *st;	/* NULL when the file could not be read */
 	uint8_t build_id[ELF_BUILD_ID_MAX];
 	size_t build_id_len;
+	uint32_t pid;		/* a process that mapped it, to read it again */
+	bool debuginfod_tried;
 };
 
 /* A file held open while its process lived, for when it is gone at symbolization. */
@@ -60,6 +63,8 @@ struct symbolizer {
 	uint32_t jit_proc;
 	const struct jit_table *jit_table;
 	bool jit_cached;
+	bool debuginfod;	/* symbolizer__use_debuginfod called: fetch what is missing */
+	struct debuginfod_opts debuginfod_opts;
 };
 
 static void join_kernel_load(struct symbolizer *sy);
@@ -212,7 +217,7 @@ int symbolizer__pin(struct symbolizer *sy, const struct profile *p, uint32_t pro
  * proc_file__open_in: a file swapped for a symlink, or one outside the
  * process's root, is not read. NULL with errno set otherwise.
  */
-static struct elf_symtab *load_in(const char *root, const char *path, const char *debug_root)
+static struct elf_symtab *load_in(const char *root, const char *path, const struct elf_load_opts *o)
 {
 	struct elf_symtab *st;
 	char file[64];
@@ -223,31 +228,39 @@ static struct elf_symtab *load_in(const char *root, const char *path, const char
 		return NULL;
 	}
 	snprintf(file, sizeof(file), "/proc/self/fd/%d", fd);
-	st = elf_symtab__load(file, debug_root);
+	st = elf_symtab__load_opts(file, o);
 	close(fd);
 	return st;
 }
 
-static struct elf_symtab *open_elf(struct symbolizer *sy, uint32_t pid, const struct profile_mapping *m)
+/*
+ * The symbols of m's file, with its debug file searched under the process's
+ * root and then the host's, or debug_file (debuginfod's) when not NULL.
+ */
+static struct elf_symtab *open_elf(struct symbolizer *sy, uint32_t pid, const struct profile_mapping *m,
+				   const char *debug_file)
 {
 	const struct pinned_file *pin = find_pin(sy, m);
-	char file[4096], root[64];
+	char file[4096], fdpath[64], root[64];
+	struct elf_load_opts o = { .debug_root = root, .host_debug = true, .file_path = file,
+				   .debug_file = debug_file };
 	struct elf_symtab *st;
 
 	snprintf(root, sizeof(root), "%s/%u/root", sy->proc_dir, pid);
+	snprintf(file, sizeof(file), "%s", m->path);
+	strip_deleted(file);
 	if (pin) {
-		snprintf(file, sizeof(file), "/proc/self/fd/%d", pin->fd);
-		st = elf_symtab__load(file, root);
+		snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", pin->fd);
+		st = elf_symtab__load_opts(fdpath, &o);
 		if (st)
 			return st;
 	}
 	/* the process's own view first (containers, chroots), then ours */
-	snprintf(file, sizeof(file), "%s", m->path);
-	strip_deleted(file);
-	st = load_in(root, file, root);
+	st = load_in(root, file, &o);
 	if (st)
 		return st;
-	st = load_in("/", file, "");
+	o.debug_root = "";
+	st = load_in("/", file, &o);
 	if (!st)
 		pr_info("no symbols for '%s' (pid %u): %s\n", m->path, pid,
 			errno == ELOOP ? "a symbolic link is on its path" : strerror(errno));
@@ -274,7 +287,8 @@ static struct dso_entry *get_dso(struct symbolizer *sy, uint32_t pid, const stru
 	d->inode = m->inode;
 	d->dev_major = m->dev_major;
 	d->dev_minor = m->dev_minor;
-	d->st = open_elf(sy, pid, m);
+	d->pid = pid;
+	d->st = open_elf(sy, pid, m, NULL);
 	if (d->st)
 		d->build_id_len = elf_symtab__build_id(d->st, d->build_id);
 	return d;
@@ -520,6 +534,11 @@ static int name_user(struct symbolizer *sy, struct profile *p, struct profile_lo
 		memcpy(m->build_id, d->build_id, d->build_id_len);
 		m->build_id_len = (uint8_t)d->build_id_len;
 	}
+	if (d->st && elf_symtab__debug_path(d->st) && !m->debug_path) {
+		m->debug_path = profile__intern(p, elf_symtab__debug_path(d->st));
+		if (!m->debug_path)
+			return -ENOMEM;
+	}
 	file_off = l->addr - l->is_return - m->start + m->offset;
 	if (!d->st)
 		return name_addr(p, l, file_off);
@@ -538,6 +557,110 @@ named:
 	return l->func ? 0 : -ENOMEM;
 }
 
+void symbolizer__use_debuginfod(struct symbolizer *sy, const struct debuginfod_opts *o)
+{
+	sy->debuginfod = true;
+	if (o)
+		sy->debuginfod_opts = *o;
+}
+
+/* The file behind a location of a process, when it is one. */
+static const struct profile_mapping *file_mapping(const struct profile *p, const struct profile_location *l)
+{
+	const struct profile_mapping *m;
+
+	if (l->proc == PROFILE_KERNEL_PROC || l->proc >= p->nr_procs || l->mapping < 0 ||
+	    (size_t)l->mapping >= p->procs[l->proc].nr_mappings)
+		return NULL;
+	m = &p->procs[l->proc].mappings[l->mapping];
+	return m->path[0] == '/' && strncmp(m->path, "/memfd:", 7) ? m : NULL;
+}
+
+/*
+ * The files sampled whose names stop at .dynsym (no .symtab, no local debug
+ * file, no MiniDebugInfo) but that have a build-id: fetch their debug files
+ * from debuginfod, all at once, and read them again with it. Each file is
+ * asked for once per run. 0 or -ENOMEM.
+ */
+static int fetch_debuginfo(struct symbolizer *sy, struct profile *p)
+{
+	struct debuginfod_req *reqs = NULL;
+	size_t *which = NULL;	/* index into sy->dsos: get_dso may move the array */
+	size_t i, n = 0, cap = 0, cap_w = 0, named = 0;
+	int err = 0, got;
+
+	for (i = 0; i < p->nr_locs; i++) {
+		const struct profile_location *l = &p->locs[i];
+		const struct profile_mapping *m = l->dso ? NULL : file_mapping(p, l);
+		struct dso_entry *d;
+
+		if (!m)
+			continue;
+		d = get_dso(sy, p->procs[l->proc].pid, m);
+		if (!d) {
+			err = -ENOMEM;
+			goto out;
+		}
+		if (!d->st || d->debuginfod_tried || !d->build_id_len ||
+		    elf_symtab__names_src(d->st) != ELF_NAMES_DYNSYM)
+			continue;
+		d->debuginfod_tried = true;
+		if (array__grow((void **)&reqs, &cap, n + 1, sizeof(*reqs)) ||
+		    array__grow((void **)&which, &cap_w, n + 1, sizeof(*which))) {
+			err = -ENOMEM;
+			goto out;
+		}
+		memset(&reqs[n], 0, sizeof(reqs[n]));
+		memcpy(reqs[n].build_id, d->build_id, d->build_id_len);
+		reqs[n].build_id_len = d->build_id_len;
+		which[n++] = (size_t)(d - sy->dsos);
+	}
+	if (!n)
+		goto out;
+	for (i = 0; i < n; i++)
+		reqs[i].what = sy->dsos[which[i]].path;
+	got = debuginfod__fetch(reqs, n, &sy->debuginfod_opts);
+	if (got < 0) {
+		err = got;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		struct dso_entry *d = &sy->dsos[which[i]];
+		struct profile_mapping m = { .path = d->path, .inode = d->inode, .dev_major = d->dev_major,
+					     .dev_minor = d->dev_minor };
+		struct elf_symtab *st;
+
+		if (!reqs[i].path) {
+			if (reqs[i].err == -ETIME)
+				pr_warn("debuginfod: no answer for '%s' within the %u ms deadline; its functions stay DSO+0xADDR "
+					"(fetch it into the cache once with 'debuginfod-find debuginfo %s')\n",
+					d->path, sy->debuginfod_opts.deadline_ms ? sy->debuginfod_opts.deadline_ms :
+					DEBUGINFOD_DEADLINE_MS, d->path);
+			else if (reqs[i].err != -ENOENT)
+				pr_warn("debuginfod: '%s': %s\n", d->path, strerror(-reqs[i].err));
+			else
+				pr_info("debuginfod: no debug file for '%s' on the servers\n", d->path);
+			continue;
+		}
+		st = open_elf(sy, d->pid, &m, reqs[i].path);
+		if (st && elf_symtab__names_src(st) == ELF_NAMES_DEBUG_FILE) {
+			elf_symtab__free(d->st);
+			d->st = st;
+			named++;
+		} else {
+			/* refused (warned by the reader): keep what the file had */
+			elf_symtab__free(st);
+		}
+	}
+	pr_info("debuginfod: %zu of %zu debug files fetched and used\n", named, n);
+out:
+	for (i = 0; i < n; i++)
+		free(reqs[i].path);
+	free(reqs);
+	free(which);
+	return err;
+}
+
 int symbolizer__symbolize(struct symbolizer *sy, struct profile *p)
 {
 	size_t i;
@@ -546,6 +669,11 @@ int symbolizer__symbolize(struct symbolizer *sy, struct profile *p)
 	err = profile__resolve_locs(p);
 	if (err)
 		return err;
+	if (sy->debuginfod && debuginfod__enabled()) {
+		err = fetch_debuginfo(sy, p);
+		if (err)
+			return err;
+	}
 	jit_procs__reload(sy->jit); /* JIT files grew since the last profile */
 	sy->jit_cached = false;
 	for (i = 0; i < p->nr_locs; i++) {
