@@ -47,7 +47,7 @@ LIB_OBJS += $(OUTPUT)/push.pb-c.o $(OUTPUT)/types.pb-c.o
 APP_OBJS := $(OUTPUT)/main.o $(OUTPUT)/session.o
 TEST_SRCS := $(wildcard tests/test_*.c)
 TEST_BINS := $(patsubst tests/%.c,$(OUTPUT)/tests/%,$(TEST_SRCS))
-WORKLOADS := $(OUTPUT)/workload/hotcold $(OUTPUT)/workload/jitswap
+WORKLOADS := $(OUTPUT)/workload/hotcold $(OUTPUT)/workload/jitswap $(OUTPUT)/workload/offcpu
 
 .PHONY: all deps demo test unit integration san fuzz fuzz-ci valgrind vmlinux format clean
 # The binary; the sanitizer build puts its own under its OUTPUT.
@@ -118,7 +118,7 @@ $(OUTPUT)/libbpfprof.a: $(LIB_OBJS)
 # -fno-omit-frame-pointer), so the known callers survive.
 $(OUTPUT)/workload/%: tests/workload/%.c | $(OUTPUT)/workload
 	$(call msg,CC,$@)
-	$(Q)$(CC) -g -O0 -fno-omit-frame-pointer $< -o $@
+	$(Q)$(CC) -g -O0 -fno-omit-frame-pointer $< -o $@ -pthread
 
 $(OUTPUT)/tests/%: tests/%.c $(OUTPUT)/libbpfprof.a | $(OUTPUT)/tests
 	$(call msg,CC,$@)
@@ -203,7 +203,7 @@ $(OUTPUT)/bench/agg_replay $(OUTPUT)/bench/symload: $(OUTPUT)/bench/%: bench/%.c
 $(OUTPUT)/bench/spin: bench/spin.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) -g -O0 -fno-omit-frame-pointer $< -o $@
+	$(Q)$(CC) -g -O0 -fno-omit-frame-pointer $< -o $@ -pthread
 
 $(OUTPUT)/bench/runstat: bench/runstat.c
 	$(call msg,CC,$@)

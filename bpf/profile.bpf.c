@@ -415,3 +415,225 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	return 0;
 }
 
+
+/*
+ * --off-cpu: where tasks in scope wait. Only tracepoints are used (kprobes
+ * and fentry are not available on every kernel, this project's CI VMs
+ * included):
+ *
+ *  - sched_switch, prev side: a task in scope that blocks (it is not
+ *    runnable and was not preempted) gets its switch-out time stamped in
+ *    `offcpu_start`;
+ *  - sched_switch, next side: when a stamped task is picked to run again,
+ *    the block's length is known; a block shorter than offcpu_thresh_ns is
+ *    only counted. For a longer one the task's kernel stack is taken there
+ *    (bpf_get_task_stack: the task has not run yet, so its saved stack is
+ *    that of the block, from __schedule down to the kernel entry) and the
+ *    record waits in `offcpu_pending` for the user stack;
+ *  - sys_exit: the user stack can only be read in the task's own address
+ *    space, that is once it runs. When the task leaves the system call it
+ *    blocked in, its user registers are still those saved at that entry
+ *    (compared: ip, sp and bp), and the user stack is walked from them with
+ *    the sampler's walker. A block outside a system call (a page fault)
+ *    keeps its kernel stack only: its record goes out, without user frames,
+ *    at the task's next system call exit or next long block, never with
+ *    another entry's user stack.
+ *
+ * So no stack is walked for short blocks, which are most context switches
+ * of a busy machine. The idle task and bpfprof itself are never stamped.
+ */
+const volatile __u64 offcpu_thresh_ns = 500 * 1000;
+const volatile __u32 self_tgid = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BPFPROF_MAX_OFFCPU_THREADS);
+	__type(key, __u32);	/* tid */
+	__type(value, __u64);	/* switch-out time, bpf_ktime_get_ns() */
+} offcpu_start SEC(".maps");
+
+/* A long block with its kernel stack, waiting for its task's system call exit. */
+struct offcpu_pending {
+	__u64 ip, sp, bp;	/* the task's user registers while it was blocked */
+	struct bpfprof_offcpu r;	/* r.s.nr_user is 0 until then */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BPFPROF_MAX_OFFCPU_PENDING);
+	__uint(map_flags, BPF_F_NO_PREALLOC);	/* entries live microseconds: no 2 KiB per slot up front */
+	__type(key, __u32);	/* tid */
+	__type(value, struct offcpu_pending);
+} offcpu_pending SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct offcpu_pending);
+} offcpu_scratch SEC(".maps");
+
+static __always_inline void stat_add(__u32 idx, __u64 n)
+{
+	__u64 *v = bpf_map_lookup_elem(&stats, &idx);
+
+	if (v)
+		*v += n;
+}
+
+/* The ring buffer's wake-up policy for a record of process tgid, as on_sample's. */
+static __always_inline __u64 offcpu_wakeup(__u32 tgid)
+{
+	__u64 flags = bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
+			      BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+	__u8 *nr_seen = bpf_map_lookup_elem(&seen, &tgid);
+
+	if (!nr_seen) {
+		__u8 one = 1;
+
+		bpf_map_update_elem(&seen, &tgid, &one, BPF_ANY);
+		flags = BPF_RB_FORCE_WAKEUP;
+	} else if (*nr_seen < WAKE_FIRST_SAMPLES) {
+		*nr_seen += 1;
+		flags = BPF_RB_FORCE_WAKEUP;
+	}
+	return flags;
+}
+
+/* Send a block record whose s.nr_kernel and s.nr_user are set. */
+static __always_inline void offcpu_send(struct bpfprof_offcpu *r)
+{
+	__u64 size = BPFPROF_OFFCPU_HDR_SIZE + BPFPROF_SAMPLE_HDR_SIZE +
+		     ((__u64)r->s.nr_kernel + r->s.nr_user) * 8;
+
+	if (size > sizeof(*r))
+		size = sizeof(*r);
+	if (bpf_ringbuf_output(&samples, r, size, offcpu_wakeup(r->s.tgid)))
+		stat_inc(BPFPROF_STAT_OFFCPU_DROPPED);
+	else
+		stat_inc(BPFPROF_STAT_OFFCPU);
+}
+
+/* next runs again after a stamped block: count it, or keep it with its kernel stack. */
+static __always_inline void offcpu_switch_in(struct task_struct *next, __u64 now)
+{
+	__u32 tid = next->pid, zero = 0;
+	struct offcpu_pending *pd, *old;
+	struct pt_regs *regs;
+	__u64 *start, off;
+	long kret;
+	__u64 nk;
+
+	start = bpf_map_lookup_elem(&offcpu_start, &tid);
+	if (!start)
+		return;
+	off = now - *start;
+	bpf_map_delete_elem(&offcpu_start, &tid);
+	if (off < offcpu_thresh_ns) {
+		stat_inc(BPFPROF_STAT_OFFCPU_SHORT);
+		stat_add(BPFPROF_STAT_OFFCPU_SHORT_NS, off);
+		return;
+	}
+	pd = bpf_map_lookup_elem(&offcpu_scratch, &zero);
+	if (!pd)
+		return;
+	pd->r.type = BPFPROF_REC_OFFCPU;
+	pd->r.pad = 0;
+	pd->r.off_ns = off;
+	pd->r.s.type = BPFPROF_REC_SAMPLE;
+	pd->r.s.cpu = bpf_get_smp_processor_id();
+	pd->r.s.tgid = next->tgid;
+	pd->r.s.tid = tid;
+	pd->r.s.time_ns = now;
+	pd->r.s.cgroup_id = BPF_CORE_READ(next, cgroups, dfl_cgrp, kn, id);
+	bpf_probe_read_kernel(pd->r.s.comm, sizeof(pd->r.s.comm), next->comm);
+	pd->r.s.pad = 0;
+	pd->r.s.nr_user = 0;
+	kret = bpf_get_task_stack(next, pd->r.s.ips, BPFPROF_MAX_STACK * 8, 0);
+	nk = kret > 0 ? (__u64)kret / 8 : 0;
+	pd->r.s.nr_kernel = nk > BPFPROF_MAX_STACK ? BPFPROF_MAX_STACK : nk;
+	if (!next->mm) { /* a kernel thread: no user stack to wait for */
+		offcpu_send(&pd->r);
+		return;
+	}
+	regs = (struct pt_regs *)bpf_task_pt_regs(next);
+	if (!regs)
+		return;
+	pd->ip = PT_REGS_IP_CORE(regs);
+	pd->sp = PT_REGS_SP_CORE(regs);
+	pd->bp = PT_REGS_FP_CORE(regs);
+	/* an earlier block that never reached a system call exit (a page fault): kernel stack only */
+	old = bpf_map_lookup_elem(&offcpu_pending, &tid);
+	if (old) {
+		stat_inc(BPFPROF_STAT_OFFCPU_KERNEL_ONLY);
+		offcpu_send(&old->r);
+	}
+	if (bpf_map_update_elem(&offcpu_pending, &tid, pd, BPF_ANY))
+		stat_inc(BPFPROF_STAT_OFFCPU_FULL);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	__u32 tid = prev->pid, tgid = prev->tgid;
+	__u64 now = bpf_ktime_get_ns();
+
+	if (next->pid)
+		offcpu_switch_in(next, now);
+	/* preempted or yielding (still runnable): waiting for a CPU, not blocked */
+	if (!tid || tgid == self_tgid || preempt || prev->__state == 0)
+		return 0;
+	if (!wanted(tgid)) /* current is prev here: the cgroup helpers see its cgroup */
+		return 0;
+	if (bpf_map_update_elem(&offcpu_start, &tid, &now, BPF_ANY))
+		stat_inc(BPFPROF_STAT_OFFCPU_FULL);
+	return 0;
+}
+
+/*
+ * The user stack of a pending block: walked into `scratch` after the kernel
+ * part, the same walk as for samples. Keep the calls to the walker here.
+ */
+static __always_inline __u64 offcpu_user_stack(struct bpfprof_sample *e, __u64 nk, __u64 ip, __u64 bp)
+{
+	return walk_user(e, nk, ip, bp);
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid(), zero = 0;
+	struct offcpu_pending *pd;
+	struct bpfprof_sample *e;
+	__u64 nk, nu = 0, size;
+
+	pd = bpf_map_lookup_elem(&offcpu_pending, &tid);
+	if (!pd)
+		return 0;
+	e = bpf_map_lookup_elem(&scratch, &zero);
+	nk = pd->r.s.nr_kernel;
+	if (!e || nk > BPFPROF_MAX_STACK)
+		goto out;
+	if (PT_REGS_IP_CORE(regs) != pd->ip || PT_REGS_SP_CORE(regs) != pd->sp ||
+	    PT_REGS_FP_CORE(regs) != pd->bp) {
+		/* not the entry the task blocked in: no user stack rather than another one */
+		stat_inc(BPFPROF_STAT_OFFCPU_KERNEL_ONLY);
+		goto out;
+	}
+	size = BPFPROF_SAMPLE_HDR_SIZE + nk * 8;
+	if (bpf_probe_read_kernel(e, size & 4095, &pd->r.s))
+		goto out;
+	nu = offcpu_user_stack(e, nk, pd->ip, pd->bp);
+	if (nu > BPFPROF_MAX_STACK)
+		nu = BPFPROF_MAX_STACK;
+	size = BPFPROF_SAMPLE_HDR_SIZE + (nk + nu) * 8;
+	if (size > sizeof(*e))
+		size = sizeof(*e);
+	if (bpf_probe_read_kernel(&pd->r.s, size, e))
+		nu = 0;
+	pd->r.s.nr_user = nu;
+out:
+	offcpu_send(&pd->r);
+	bpf_map_delete_elem(&offcpu_pending, &tid);
+	return 0;
+}

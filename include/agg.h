@@ -41,7 +41,9 @@ struct agg *agg__new(struct profile *p, const char *proc_dir, uint64_t period_ns
 void agg__free(struct agg *a);
 
 /*
- * Consume one ring-buffer record of `size` bytes (include/bpfprof_abi.h).
+ * Consume one ring-buffer record of `size` bytes (include/bpfprof_abi.h): a
+ * sample (BPFPROF_REC_SAMPLE: count 1, value period_ns) or an off-CPU block
+ * (BPFPROF_REC_OFFCPU: off_count 1, off_ns its length), both of a stack.
  * Returns 0, -EINVAL for a record whose type or sizes make no sense
  * (counted, logged at debug), or -ENOMEM (fatal for the caller).
  */
@@ -60,6 +62,8 @@ struct agg_observer {
 	int (*maps_changed)(void *ctx, const struct profile *p, uint32_t proc, uint64_t time_ns);
 	/* Every accepted sample record, after its process is known. */
 	int (*sample)(void *ctx, const struct profile *p, uint32_t proc, const struct bpfprof_sample *s);
+	/* Every accepted off-CPU block (BPFPROF_REC_OFFCPU), after its process is known. */
+	int (*offcpu)(void *ctx, const struct profile *p, uint32_t proc, const struct bpfprof_offcpu *r);
 	void *ctx;
 };
 

@@ -20,6 +20,7 @@
 enum bpfprof_rec_type {
 	BPFPROF_REC_SAMPLE = 1,
 	BPFPROF_REC_USTACK_COPY = 2,	/* --check-unwind: struct bpfprof_ustack_copy */
+	BPFPROF_REC_OFFCPU = 3,		/* --off-cpu: struct bpfprof_offcpu */
 };
 
 /* Indices into the per-CPU `stats` array. */
@@ -31,6 +32,13 @@ enum bpfprof_stat {
 	BPFPROF_STAT_USTACK_SAME = 3,	/* ours is the kernel's */
 	BPFPROF_STAT_USTACK_SHORTER = 4,	/* ours is its first part: the kernel went on through garbage */
 	BPFPROF_STAT_USTACK_DIFF = 5,	/* ours differs somewhere */
+	/* --off-cpu (struct bpfprof_offcpu) */
+	BPFPROF_STAT_OFFCPU = 6,	/* blocks at or above the threshold sent */
+	BPFPROF_STAT_OFFCPU_DROPPED = 7,	/* such blocks lost: ring buffer full */
+	BPFPROF_STAT_OFFCPU_FULL = 8,	/* blocks not followed: `offcpu_start` or `offcpu_pending` full */
+	BPFPROF_STAT_OFFCPU_SHORT = 9,	/* blocks below the threshold: left out */
+	BPFPROF_STAT_OFFCPU_SHORT_NS = 10,	/* their total blocked time, ns */
+	BPFPROF_STAT_OFFCPU_KERNEL_ONLY = 11,	/* blocks sent without user frames (not in a system call) */
 	BPFPROF_STAT_NR,
 };
 
@@ -174,5 +182,31 @@ struct bpfprof_ustack_copy {
 _Static_assert(sizeof(struct bpfprof_ustack_copy) ==
 		       BPFPROF_USTACK_COPY_HDR_SIZE + BPFPROF_CHECK_STACK_SIZE,
 	       "struct bpfprof_ustack_copy layout");
+
+/*
+ * --off-cpu: one block of a task in scope, at least the threshold long,
+ * with the task's stacks while it was blocked: the kernel stack from
+ * __schedule down to the kernel entry, the user stack from the user
+ * registers saved at that entry (none when the block was not in a system
+ * call; see bpf/profile.bpf.c). s is laid out as a sample (s.type is
+ * BPFPROF_REC_SAMPLE, s.time_ns is when the task was picked to run again,
+ * s.cpu the CPU it was picked on); only the first 16 +
+ * BPFPROF_SAMPLE_HDR_SIZE + (s.nr_kernel + s.nr_user) * 8 bytes are sent.
+ */
+struct bpfprof_offcpu {
+	__u32 type;		/* BPFPROF_REC_OFFCPU */
+	__u32 pad;
+	__u64 off_ns;		/* time off the CPU: from switch-out to running again */
+	struct bpfprof_sample s;
+};
+
+#define BPFPROF_OFFCPU_HDR_SIZE 16
+_Static_assert(sizeof(struct bpfprof_offcpu) == BPFPROF_OFFCPU_HDR_SIZE + sizeof(struct bpfprof_sample),
+	       "struct bpfprof_offcpu layout");
+
+/* Threads blocked at once that are followed (`offcpu_start`); more are counted, not followed. */
+#define BPFPROF_MAX_OFFCPU_THREADS 32768
+/* Long blocks waiting at once for their task's system call exit (`offcpu_pending`). */
+#define BPFPROF_MAX_OFFCPU_PENDING 4096
 
 #endif /* BPFPROF_ABI_H */

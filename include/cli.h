@@ -11,6 +11,11 @@
 #define CLI_MAX_OUTPUTS 16
 #define CLI_MAX_PIDS 1024
 #define CLI_MAX_CGROUPS 64
+/*
+ * --off-cpu-thresh default, µs: the number perf's option had when its unit
+ * was µs (OFFCPU_THRESH 500000 ns); see README "Off-CPU profiles".
+ */
+#define CLI_DEFAULT_OFFCPU_THRESH_US 500
 
 struct bpfprof_config {
 	uint32_t pids[CLI_MAX_PIDS];	/* -p */
@@ -38,6 +43,15 @@ struct bpfprof_config {
 	const char *debuginfod_urls;	/* --debuginfod: replaces $DEBUGINFOD_URLS; NULL: keep it */
 	bool no_debuginfod;		/* --no-debuginfod */
 	uint32_t debuginfod_deadline_ms;	/* --debuginfod-deadline; 0: the default */
+	bool offcpu;			/* --off-cpu: also where tasks block, and for how long */
+	uint64_t offcpu_thresh_us;	/* --off-cpu-thresh: shortest block kept, µs */
+	bool offcpu_thresh_set;
+	/*
+	 * Outputs of the off-CPU kind: a .prof, folded or SVG output whose
+	 * file name starts with "offcpu" (offcpu.svg, offcpu-web.folded);
+	 * pprof and perf.data outputs hold both kinds.
+	 */
+	bool offcpu_output[CLI_MAX_OUTPUTS];
 	int argc;			/* bpfprof's own argv, for perf.data's CMDLINE */
 	char **argv;
 };

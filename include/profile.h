@@ -4,7 +4,8 @@
  * and trace conversion build it; writers take a `const struct profile *`.
  *
  *   profile ─┬─ procs[]     pid, comm, cgroup, mappings[] (from /proc/PID/maps)
- *            ├─ stacks[]    (proc, kernel ips, user ips) → count, value   (distinct only)
+ *            ├─ stacks[]    (proc, kernel ips, user ips) → count, value,      (distinct only)
+ *            │                                             off_count, off_ns (--off-cpu)
  *            └─ locs[]      (proc or kernel, addr) → mapping, function    (after profile__resolve_locs)
  *
  * Memory grows with distinct stacks and processes, not with samples. Strings
@@ -60,7 +61,7 @@ struct profile_process {
 	 */
 	struct profile_mapping *jit_maps;
 	size_t nr_jit_maps, cap_jit_maps;
-	uint64_t nr_samples;
+	uint64_t nr_samples;	/* samples and off-CPU blocks */
 };
 
 struct profile_stack {
@@ -71,6 +72,13 @@ struct profile_stack {
 	uint32_t *locs;		/* parallel to ips, set by profile__resolve_locs(); NULL before */
 	uint64_t count;		/* samples */
 	uint64_t value;		/* ns: count * period for sampling, self time for traces */
+	/*
+	 * --off-cpu: blocks that ended in this callchain (the task slept in
+	 * it), and their total length, ns. A callchain can hold both kinds;
+	 * count is 0 for one that was only blocked in.
+	 */
+	uint64_t off_count;
+	uint64_t off_ns;
 	uint32_t hash;
 };
 
@@ -93,6 +101,16 @@ struct profile_location {
 	const char *addr_name;
 };
 
+/*
+ * Which kind of weight the single-kind writers (.prof, folded, SVG) and the
+ * summary read, through profile__weight(). The pprof and perf.data writers
+ * write both kinds when p->offcpu is set.
+ */
+enum profile_view {
+	PROFILE_VIEW_CPU = 0,	/* samples (count) */
+	PROFILE_VIEW_OFFCPU = 1,	/* blocked time, µs (off_ns / 1000) */
+};
+
 struct profile {
 	const char *event;	/* interned event name, e.g. "cpu-clock" */
 	uint32_t freq_hz;	/* sampling frequency, 0 when sampling by period */
@@ -102,6 +120,12 @@ struct profile {
 	uint64_t start_realtime_ns; /* CLOCK_REALTIME at start of collection */
 	uint64_t nr_samples;	/* sum of stack counts */
 	uint64_t nr_lost;	/* samples dropped before aggregation */
+	bool offcpu;		/* off-CPU blocks were collected (--off-cpu), maybe none */
+	uint64_t offcpu_thresh_ns;	/* shortest block kept */
+	uint64_t nr_offcpu_blocks;	/* sum of stack off_counts */
+	uint64_t offcpu_ns;	/* sum of stack off_ns */
+	uint64_t nr_offcpu_lost;	/* blocks dropped before aggregation */
+	enum profile_view view;	/* see enum profile_view; callers pass a copy with another view */
 
 	struct profile_process *procs;
 	size_t nr_procs, cap_procs;
@@ -140,6 +164,27 @@ int profile__find_process(const struct profile *p, uint32_t pid);
  */
 int profile__add_stack(struct profile *p, uint32_t proc, const uint64_t *ips, uint16_t nr_kernel,
 		       uint16_t nr_user, uint64_t count, uint64_t value, bool *created);
+
+/*
+ * Add `blocks` off-CPU blocks of total length off_ns (ns) to the stack of
+ * this callchain (made with count 0 when new). Returns the stack index or
+ * -ENOMEM; *created as for profile__add_stack.
+ */
+int profile__add_offcpu(struct profile *p, uint32_t proc, const uint64_t *ips, uint16_t nr_kernel,
+			uint16_t nr_user, uint64_t blocks, uint64_t off_ns, bool *created);
+
+/*
+ * A stack's weight in p->view: samples (CPU), or µs blocked (off-CPU,
+ * rounded down per stack), the unit the single-kind writers put where a
+ * sample count goes.
+ */
+static inline uint64_t profile__weight(const struct profile *p, const struct profile_stack *s)
+{
+	return p->view == PROFILE_VIEW_OFFCPU ? s->off_ns / 1000 : s->count;
+}
+
+/* The sum of profile__weight over all stacks: p->nr_samples in the CPU view, µs off-CPU. */
+uint64_t profile__total_weight(const struct profile *p);
 
 /* Index of the mapping of process `proc` that contains addr, or -1. */
 int profile__find_mapping(const struct profile *p, uint32_t proc, uint64_t addr);

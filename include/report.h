@@ -14,17 +14,25 @@
 struct report_top {
 	const char *func;	/* the function, else "DSO+0xADDR" (profile_location.addr_name), NULL when unnamed */
 	const char *dso;
-	uint64_t self;		/* samples */
+	uint64_t self;		/* profile__weight: samples, or µs blocked in the off-CPU view */
 };
 
 /*
- * Fill top[0..n) with the n functions with the most self samples, most
- * first, ties by name. The profile must be symbolized. Returns the number
+ * Fill top[0..n) with the n functions with the most self samples (in
+ * p->view: off-CPU, the most µs blocked, by user leaf), most first, ties by
+ * name. The profile must be symbolized. Returns the number
  * filled (≤ n) or -ENOMEM.
  */
 int report__top(const struct profile *p, struct report_top *top, int n);
 
 /* Print the summary. duration_s: wall time sampled, seconds. */
 void report__summary(FILE *f, const struct profile *p, double duration_s, int top_n);
+
+/*
+ * When p->offcpu: the off-CPU line (blocks, threshold, time blocked, lost)
+ * and the top_n functions by time blocked, each block's user leaf (its
+ * kernel leaf is the scheduler's), or its kernel leaf for kernel threads.
+ */
+void report__offcpu_summary(FILE *f, const struct profile *p, int top_n);
 
 #endif /* BPFPROF_REPORT_H */

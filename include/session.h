@@ -24,6 +24,8 @@ struct session_opts {
 	bool filter_tgid;	/* only tgids added with session__add_target */
 	bool follow_forks;	/* children of targets become targets (command mode) */
 	bool check_user_stacks;	/* compare each user walk with the kernel's (session__check_stats) */
+	bool offcpu;		/* --off-cpu: also send blocks (struct bpfprof_offcpu) */
+	uint64_t offcpu_thresh_ns;	/* blocks shorter than this are counted, not sent */
 	const uint64_t *cgroup_ids;	/* cgroup v2 ids to keep; NULL: all */
 	size_t nr_cgroups;
 	session_record_fn on_record;
@@ -76,6 +78,17 @@ int session__nr_cpus(const struct session *s);
  * frame without frame pointers); something else. Zeros otherwise.
  */
 void session__check_stats(struct session *s, uint64_t *same, uint64_t *shorter, uint64_t *differ);
+/*
+ * With opts.offcpu, summed over CPUs: blocks sent, blocks lost to a full ring
+ * buffer, switch-outs not followed because the table of blocked threads
+ * (BPFPROF_MAX_OFFCPU_THREADS) was full, and blocks below the threshold
+ * with their total ns. Zeros otherwise.
+ */
+struct session_offcpu_stats {
+	uint64_t sent, dropped, full, short_blocks, short_ns;
+	uint64_t kernel_only;	/* sent without user frames: not blocked in a system call */
+};
+void session__offcpu_stats(struct session *s, struct session_offcpu_stats *st);
 void session__close(struct session *s);
 
 #endif /* BPFPROF_SESSION_H */

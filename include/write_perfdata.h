@@ -11,6 +11,7 @@
  *                      MMAP ([kernel.kallsyms]_text) and module MMAPs
  *   perfdata__maps     COMM + MMAP2 for a process's mappings not yet written
  *   perfdata__sample   SAMPLE (and COMM for a thread seen for the first time)
+ *   perfdata__offcpu   SAMPLE of the second event, offcpu-time (--off-cpu)
  *   perfdata__round    FINISHED_ROUND after each ring-buffer batch
  *   perfdata__finish   LOST_SAMPLES, feature sections (BUILD_ID, HOSTNAME,
  *                      OSRELEASE, VERSION, ARCH, NRCPUS, CPUDESC, CPUID,
@@ -31,6 +32,11 @@ struct perfdata_writer;
 
 struct perfdata_opts {
 	const char *event;	/* "cpu-clock" or "cycles" */
+	/*
+	 * A second event, "offcpu-time" (perf record --off-cpu's), for
+	 * perfdata__offcpu; both events then carry PERF_SAMPLE_IDENTIFIER.
+	 */
+	bool offcpu;
 	uint32_t freq_hz;	/* sampling frequency, Hz */
 	uint64_t period_ns;	/* period written in each sample (1e9 / freq_hz for cpu-clock) */
 	int argc;		/* bpfprof's own command line, for the CMDLINE feature */
@@ -67,6 +73,16 @@ int perfdata__maps(struct perfdata_writer *w, const struct profile *p, uint32_t 
 
 /* Write one SAMPLE record from a ring-buffer record. Returns 0 or -errno. */
 int perfdata__sample(struct perfdata_writer *w, const struct bpfprof_sample *s);
+
+/*
+ * Write one SAMPLE of the offcpu-time event (opts.offcpu) from an off-CPU
+ * record: its stacks, the time the task ran again, the block's ns as the
+ * period. Returns 0 or -errno (-EINVAL without opts.offcpu).
+ */
+int perfdata__offcpu(struct perfdata_writer *w, const struct bpfprof_offcpu *r);
+
+/* Off-CPU samples written so far. */
+uint64_t perfdata__nr_offcpu(const struct perfdata_writer *w);
 
 /* Write a FINISHED_ROUND record (after each batch of samples). Returns 0 or -errno. */
 int perfdata__round(struct perfdata_writer *w);

@@ -604,9 +604,16 @@ static int other_entry(struct agg *a)
 int agg__record(struct agg *a, const void *data, size_t size)
 {
 	const struct bpfprof_sample *s = data;
+	const struct bpfprof_offcpu *off = NULL;
 	bool created = false, other = false, created_proc;
 	int proc, st, err = 0;
 
+	/* an off-CPU block: its stacks are a sample record's, after the block's length */
+	if (size >= BPFPROF_OFFCPU_HDR_SIZE && *(const uint32_t *)data == BPFPROF_REC_OFFCPU) {
+		off = data;
+		s = &off->s;
+		size -= BPFPROF_OFFCPU_HDR_SIZE;
+	}
 	if (size < BPFPROF_SAMPLE_HDR_SIZE || s->type != BPFPROF_REC_SAMPLE ||
 	    s->nr_kernel > BPFPROF_MAX_STACK || s->nr_user > BPFPROF_MAX_STACK ||
 	    size < BPFPROF_SAMPLE_HDR_SIZE + ((size_t)s->nr_kernel + s->nr_user) * 8) {
@@ -658,8 +665,12 @@ int agg__record(struct agg *a, const void *data, size_t size)
 	if (other)
 		a->st.nr_other_samples++;
 	/* "[other]" keeps kernel frames only: its user addresses belong to untracked processes */
-	st = profile__add_stack(a->p, (uint32_t)proc, (const uint64_t *)s->ips, s->nr_kernel,
-				other ? 0 : s->nr_user, 1, a->period_ns, &created);
+	if (off)
+		st = profile__add_offcpu(a->p, (uint32_t)proc, (const uint64_t *)s->ips, s->nr_kernel,
+					 other ? 0 : s->nr_user, 1, off->off_ns, &created);
+	else
+		st = profile__add_stack(a->p, (uint32_t)proc, (const uint64_t *)s->ips, s->nr_kernel,
+					other ? 0 : s->nr_user, 1, a->period_ns, &created);
 	if (st < 0)
 		return st;
 	if (a->state[proc].stale && !other && !too_soon(&a->state[proc], s->time_ns)) {
@@ -671,5 +682,7 @@ int agg__record(struct agg *a, const void *data, size_t size)
 	}
 	if (err)
 		return err;
+	if (off)
+		return a->obs.offcpu ? a->obs.offcpu(a->obs.ctx, a->p, (uint32_t)proc, off) : 0;
 	return a->obs.sample ? a->obs.sample(a->obs.ctx, a->p, (uint32_t)proc, s) : 0;
 }

@@ -67,6 +67,8 @@ enum {
 	OPT_DEBUGINFOD,
 	OPT_NO_DEBUGINFOD,
 	OPT_DEBUGINFOD_DEADLINE,
+	OPT_OFF_CPU,
+	OPT_OFF_CPU_THRESH,
 };
 
 static const struct argp_option options[] = {
@@ -86,6 +88,12 @@ static const struct argp_option options[] = {
 	{ "check-user-stacks", OPT_CHECK_USER_STACKS, NULL, 0,
 	  "Also walk each user stack with the kernel's walker (as perf record -g does) and report how "
 	  "often bpfprof's own walk differs (slower; for testing)", 2 },
+	{ "off-cpu", OPT_OFF_CPU, NULL, 0,
+	  "Also record where the targets' threads block and for how long (off-CPU time): a second "
+	  "sample type in .pb.gz and perf.data (event offcpu-time); for .prof, .folded and .svg, "
+	  "outputs named offcpu* get it", 2 },
+	{ "off-cpu-thresh", OPT_OFF_CPU_THRESH, "US", 0,
+	  "Keep only blocks at least US microseconds long (default 500); shorter ones are counted", 2 },
 	{ "jit-max-size", OPT_JIT_MAX_SIZE, "BYTES", 0,
 	  "Largest jitdump or perf-PID.map read per process (K, M, G suffixes; default 256M)", 2 },
 	{ "debuginfod", OPT_DEBUGINFOD, "URLS", 0,
@@ -365,6 +373,13 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 		cfg->push.labels[cfg->push.nr_labels++] = arg;
 		break;
 	}
+	case OPT_OFF_CPU:
+		cfg->offcpu = true;
+		break;
+	case OPT_OFF_CPU_THRESH:
+		cfg->offcpu_thresh_us = (uint64_t)parse_ll(st, "threshold US", arg, 0, 3600LL * 1000000);
+		cfg->offcpu_thresh_set = true;
+		break;
 	case 'v':
 		log_verbosity++;
 		break;
@@ -378,6 +393,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 			argp_error(st, "-p cannot be combined with -a or a command");
 		if (cfg->nr_cgroups && cfg->nr_pids)
 			argp_error(st, "--cgroup goes with -a or a command, not -p");
+		if (cfg->offcpu_thresh_set && !cfg->offcpu)
+			argp_error(st, "--off-cpu-thresh needs --off-cpu");
 		if ((cfg->interval_s > 0 || cfg->keep) && !cfg->output_dir)
 			argp_error(st, "--interval and --keep need --output-dir");
 		if (!cfg->push.url && (cfg->push.api || cfg->push.auth_file || cfg->push.ca_file || cfg->push.tenant ||
@@ -392,6 +409,14 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 		return ARGP_ERR_UNKNOWN;
 	}
 	return 0;
+}
+
+/* The file name part of a path */
+static const char *basename_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
 }
 
 uint64_t cli__default_ringbuf_bytes(long nr_cpus)
@@ -415,6 +440,7 @@ int cli__parse(int argc, char **argv, struct bpfprof_config *cfg)
 	cfg->jit_max_bytes = JIT_FILE_MAX_SIZE;
 	cfg->top_n = 10;
 	cfg->progress = true;
+	cfg->offcpu_thresh_us = CLI_DEFAULT_OFFCPU_THRESH_US;
 	/* argp_error exits with argp_err_exit_status, which is 64 unless set */
 	argp_err_exit_status = 2;
 	/*
@@ -454,6 +480,16 @@ int cli__parse(int argc, char **argv, struct bpfprof_config *cfg)
 					"Try 'bpfprof --help' for more information.\n",
 				o->path);
 			return 2;
+		}
+		if ((o->format == OUTPUT_GPERF || o->format == OUTPUT_FOLDED || o->format == OUTPUT_SVG) &&
+		    !strncmp(basename_of(o->path), "offcpu", 6)) {
+			if (!cfg->offcpu) {
+				fprintf(stderr, "bpfprof: '%s' is named as an off-CPU output: add --off-cpu\n"
+						"Try 'bpfprof --help' for more information.\n",
+					o->path);
+				return 2;
+			}
+			cfg->offcpu_output[i] = true;
 		}
 		if (o->format == OUTPUT_PERFDATA && !strcmp(o->path, "-")) {
 			fprintf(stderr, "bpfprof: perf.data cannot go to stdout: it is rewritten at the end; give a file\n"

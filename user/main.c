@@ -292,6 +292,16 @@ static int stream_sample(void *ctx, const struct profile *p, uint32_t proc, cons
 	return 0;
 }
 
+static int stream_offcpu(void *ctx, const struct profile *p, uint32_t proc, const struct bpfprof_offcpu *r)
+{
+	int i, err;
+
+	for (i = 0; i < cfg.nr_outputs; i++)
+		if (streams[i] && (err = perfdata__offcpu(streams[i], r)))
+			stream_failed(i, err);
+	return 0;
+}
+
 static void stream_round(void)
 {
 	int i, err;
@@ -305,13 +315,16 @@ static int open_streams(struct agg *agg, struct symbolizer *sy)
 {
 	struct perfdata_opts po = {
 		.event = cfg.event,
+		.offcpu = cfg.offcpu,
 		.freq_hz = cfg.freq_hz,
 		.period_ns = 1000000000ULL / cfg.freq_hz,
 		.argc = cfg.argc,
 		.argv = cfg.argv,
 		.kallsyms_path = "/proc/kallsyms",
 	};
-	struct agg_observer obs = { .maps_changed = stream_maps, .sample = stream_sample, .ctx = sy };
+	struct agg_observer obs = {
+		.maps_changed = stream_maps, .sample = stream_sample, .offcpu = stream_offcpu, .ctx = sy
+	};
 	bool have_text = false;
 	int i;
 
@@ -339,6 +352,7 @@ struct interval {
 	struct profile *p;
 	struct agg *agg;
 	uint64_t lost_before;	/* session drops counted before this interval */
+	struct session_offcpu_stats off_before;	/* --off-cpu counters before it */
 };
 
 static int on_record(void *ctx, void *data, size_t size)
@@ -355,15 +369,19 @@ static void print_progress(double elapsed, uint64_t samples, uint64_t lost)
 		(unsigned long long)samples, (unsigned long long)lost);
 }
 
-static int write_outputs(const struct profile *p)
+static int write_outputs(const struct profile *all)
 {
+	struct profile offcpu_view = *all;
 	int i, err = 0;
 
+	offcpu_view.view = PROFILE_VIEW_OFFCPU;
 	for (i = 0; i < cfg.nr_outputs; i++) {
+		/* an off-CPU output (cli.h): the same profile, weighed by time blocked */
+		const struct profile *p = cfg.offcpu_output[i] ? &offcpu_view : all;
 		struct output *o = &cfg.outputs[i];
 		struct buf b = { 0 };
 		struct gperf_stats gs;
-		uint64_t samples = 0;
+		uint64_t samples = 0, offcpu_samples = 0;
 		int ret = -EINVAL;
 
 		switch (o->format) {
@@ -376,6 +394,7 @@ static int write_outputs(const struct profile *p)
 			ret = stream_err[i];
 			if (!ret && streams[i]) {
 				samples = perfdata__nr_samples(streams[i]);
+				offcpu_samples = perfdata__nr_offcpu(streams[i]);
 				ret = perfdata__finish(streams[i], p);
 			}
 			break;
@@ -386,7 +405,8 @@ static int write_outputs(const struct profile *p)
 			ret = write_folded(p, &b);
 			break;
 		case OUTPUT_SVG:
-			ret = write_svg(p, &b, "bpfprof CPU flame graph");
+			ret = write_svg(p, &b, cfg.offcpu_output[i] ? "bpfprof off-CPU flame graph" :
+								      "bpfprof CPU flame graph");
 			break;
 		case OUTPUT_NONE:
 			break;
@@ -398,7 +418,10 @@ static int write_outputs(const struct profile *p)
 		} else {
 			ret = output__commit(o, o->format == OUTPUT_PERFDATA ? NULL : &b);
 		}
-		if (!ret && o->format == OUTPUT_PERFDATA)
+		if (!ret && o->format == OUTPUT_PERFDATA && cfg.offcpu)
+			fprintf(stderr, "bpfprof: wrote '%s': %llu samples, %llu offcpu-time samples\n", o->path,
+				(unsigned long long)samples, (unsigned long long)offcpu_samples);
+		else if (!ret && o->format == OUTPUT_PERFDATA)
 			fprintf(stderr, "bpfprof: wrote '%s': %llu samples\n", o->path,
 				(unsigned long long)samples);
 		else if (!ret && o->format != OUTPUT_GPERF)
@@ -445,12 +468,16 @@ static int interval_begin(struct interval *iv, struct session *s, struct symboli
 	if (s)
 		session__stats(s, &samples, &dropped, NULL);
 	iv->lost_before = dropped;
+	if (s && cfg.offcpu)
+		session__offcpu_stats(s, &iv->off_before);
 	iv->p = profile__new();
 	iv->agg = iv->p ? agg__new(iv->p, "/proc", 1000000000ULL / cfg.freq_hz) : NULL;
 	if (!iv->agg)
 		return -ENOMEM;
 	iv->p->event = profile__intern(iv->p, cfg.event);
 	iv->p->freq_hz = cfg.freq_hz;
+	iv->p->offcpu = cfg.offcpu;
+	iv->p->offcpu_thresh_ns = cfg.offcpu_thresh_us * 1000;
 	iv->p->period_ns = 1000000000ULL / cfg.freq_hz;
 	iv->p->start_ns = now_ns(CLOCK_MONOTONIC);
 	iv->p->start_realtime_ns = now_ns(CLOCK_REALTIME);
@@ -499,6 +526,7 @@ static void interval_free(struct interval *iv)
 static int interval_end(struct interval *iv, struct session *s, struct symbolizer *sy)
 {
 	struct profile *p = iv->p;
+	struct session_offcpu_stats off = { 0 };
 	uint64_t samples, dropped;
 	int err;
 
@@ -512,6 +540,10 @@ static int interval_end(struct interval *iv, struct session *s, struct symbolize
 		stream_round();
 	session__stats(s, &samples, &dropped, NULL);
 	p->nr_lost = dropped - iv->lost_before;
+	if (cfg.offcpu) {
+		session__offcpu_stats(s, &off);
+		p->nr_offcpu_lost = off.dropped - iv->off_before.dropped;
+	}
 	if (agg__nr_bad(iv->agg))
 		pr_warn("%llu malformed ring buffer records skipped\n",
 			(unsigned long long)agg__nr_bad(iv->agg));
@@ -529,6 +561,19 @@ static int interval_end(struct interval *iv, struct session *s, struct symbolize
 	}
 	report__summary(stderr, p, (double)(p->end_ns - p->start_ns) / 1e9, cfg.output_dir ? 0 : cfg.top_n);
 	report_lost(s, iv->lost_before);
+	if (cfg.offcpu) {
+		report__offcpu_summary(stderr, p, cfg.output_dir ? 0 : cfg.top_n);
+		fprintf(stderr, "bpfprof: off-CPU: %llu blocks under %llu us left out (%.3f s in all)\n",
+			(unsigned long long)(off.short_blocks - iv->off_before.short_blocks),
+			(unsigned long long)cfg.offcpu_thresh_us,
+			(double)(off.short_ns - iv->off_before.short_ns) / 1e9);
+		if (off.full > iv->off_before.full)
+			pr_warn("off-CPU: %llu blocks not followed: more than %d threads blocked at once\n",
+				(unsigned long long)(off.full - iv->off_before.full), BPFPROF_MAX_OFFCPU_THREADS);
+		if (p->nr_offcpu_lost)
+			pr_warn("off-CPU: lost %llu blocks: ring buffer full; consider --ringbuf-size\n",
+				(unsigned long long)p->nr_offcpu_lost);
+	}
 	if (cfg.check_user_stacks) {
 		uint64_t same, shorter, differ;
 
@@ -649,6 +694,8 @@ int main(int argc, char **argv)
 	sopts.filter_tgid = !cfg.all_cpus;
 	sopts.follow_forks = cfg.command && !cfg.all_cpus;
 	sopts.check_user_stacks = cfg.check_user_stacks;
+	sopts.offcpu = cfg.offcpu;
+	sopts.offcpu_thresh_ns = cfg.offcpu_thresh_us * 1000;
 	sopts.cgroup_ids = cfg.cgroup_ids;
 	sopts.nr_cgroups = (size_t)cfg.nr_cgroups;
 	sopts.on_record = on_record;

@@ -304,6 +304,32 @@ int profile__add_stack(struct profile *p, uint32_t proc, const uint64_t *ips, ui
 	return p->nr_stacks++;
 }
 
+int profile__add_offcpu(struct profile *p, uint32_t proc, const uint64_t *ips, uint16_t nr_kernel,
+			uint16_t nr_user, uint64_t blocks, uint64_t off_ns, bool *created)
+{
+	int st = profile__add_stack(p, proc, ips, nr_kernel, nr_user, 0, 0, created);
+
+	if (st < 0)
+		return st;
+	p->stacks[st].off_count += blocks;
+	p->stacks[st].off_ns += off_ns;
+	p->nr_offcpu_blocks += blocks;
+	p->offcpu_ns += off_ns;
+	return st;
+}
+
+uint64_t profile__total_weight(const struct profile *p)
+{
+	uint64_t sum = 0;
+	size_t i;
+
+	if (p->view != PROFILE_VIEW_OFFCPU)
+		return p->nr_samples;
+	for (i = 0; i < p->nr_stacks; i++)
+		sum += profile__weight(p, &p->stacks[i]);
+	return sum;
+}
+
 int profile__find_mapping(const struct profile *p, uint32_t proc, uint64_t addr)
 {
 	const struct profile_process *pr = &p->procs[proc];

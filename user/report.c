@@ -43,12 +43,15 @@ int report__top(const struct profile *p, struct report_top *top, int n)
 	for (i = 0; i < p->nr_stacks; i++) {
 		const struct profile_stack *s = &p->stacks[i];
 		const struct profile_location *l;
+		uint64_t w = profile__weight(p, s);
+		/* a block's kernel leaf is always the scheduler's: name where the program waits */
+		size_t leaf = p->view == PROFILE_VIEW_OFFCPU && s->nr_user ? s->nr_kernel : 0;
 
-		if (!s->locs || !(s->nr_kernel + s->nr_user))
+		if (!s->locs || !(s->nr_kernel + s->nr_user) || !w)
 			continue;
-		l = &p->locs[s->locs[0]];
+		l = &p->locs[s->locs[leaf]];
 		/* an unnamed address is its own row ("DSO+0xADDR"), never one per DSO */
-		leaves[nr++] = (struct leaf){ l->func ? l->func : l->addr_name, l->dso, s->count };
+		leaves[nr++] = (struct leaf){ l->func ? l->func : l->addr_name, l->dso, w };
 	}
 	/* fold leaves of the same (function, DSO): both are interned pointers */
 	qsort(leaves, nr, sizeof(*leaves), cmp_key);
@@ -85,6 +88,36 @@ void report__summary(FILE *f, const struct profile *p, double duration_s, int to
 
 		fprintf(f, "%7.2f%% %8llu  %s %s%s%s\n", 100.0 * (double)top[i].self / (double)p->nr_samples,
 			(unsigned long long)top[i].self, top[i].func ? top[i].func : "[unknown]",
+			bracketed ? "" : "[", dso, bracketed ? "" : "]");
+	}
+}
+
+void report__offcpu_summary(FILE *f, const struct profile *p, int top_n)
+{
+	struct report_top top[64];
+	struct profile v = *p;
+	uint64_t total;
+	int n, i;
+
+	if (!p->offcpu)
+		return;
+	v.view = PROFILE_VIEW_OFFCPU;
+	fprintf(f, "bpfprof: off-CPU: %llu blocks of %llu us or more, %.3f s blocked, %llu lost\n",
+		(unsigned long long)p->nr_offcpu_blocks, (unsigned long long)(p->offcpu_thresh_ns / 1000),
+		(double)p->offcpu_ns / 1e9, (unsigned long long)p->nr_offcpu_lost);
+	if (top_n > 64)
+		top_n = 64;
+	total = profile__total_weight(&v);
+	n = report__top(&v, top, top_n);
+	if (n <= 0 || !total)
+		return;
+	fprintf(f, "%8s %10s  %s\n", "off%", "off-CPU ms", "user leaf (kernel leaf without one) [dso]");
+	for (i = 0; i < n; i++) {
+		const char *dso = top[i].dso ? top[i].dso : "?";
+		bool bracketed = dso[0] == '[';
+
+		fprintf(f, "%7.2f%% %10.1f  %s %s%s%s\n", 100.0 * (double)top[i].self / (double)total,
+			(double)top[i].self / 1000.0, top[i].func ? top[i].func : "[unknown]",
 			bracketed ? "" : "[", dso, bracketed ? "" : "]");
 	}
 }

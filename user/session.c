@@ -108,6 +108,27 @@ static int open_events(struct session *s, const struct session_opts *o)
 	return 0;
 }
 
+/* --off-cpu: the sched_switch and sys_exit tracepoints. Returns 0 or -errno, printed. */
+static int attach_offcpu(struct session *s)
+{
+	int err;
+
+	/* sys_exit first: a pending block never waits on a program not yet attached */
+	s->skel->links.on_sys_exit = bpf_program__attach(s->skel->progs.on_sys_exit);
+	if (!s->skel->links.on_sys_exit) {
+		err = -errno;
+		pr_warn("--off-cpu: cannot attach to tracepoint raw_syscalls/sys_exit: %s\n", strerror(-err));
+		return err;
+	}
+	s->skel->links.on_switch = bpf_program__attach(s->skel->progs.on_switch);
+	if (!s->skel->links.on_switch) {
+		err = -errno;
+		pr_warn("--off-cpu: cannot attach to tracepoint sched/sched_switch: %s\n", strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
 /* Open, configure and load the BPF object. Returns 0 or -errno with the reason printed. */
 static int load_skel(struct session *s, const struct session_opts *o)
 {
@@ -123,11 +144,17 @@ static int load_skel(struct session *s, const struct session_opts *o)
 	s->skel->rodata->follow_forks = o->follow_forks;
 	s->skel->rodata->filter_cgroup = o->nr_cgroups > 0;
 	s->skel->rodata->check_user_stack = o->check_user_stacks;
+	s->skel->rodata->offcpu_thresh_ns = o->offcpu_thresh_ns;
+	s->skel->rodata->self_tgid = (uint32_t)getpid();
 	/* wake the consumer at 1/8 of the buffer: batches records, leaves headroom */
 	s->skel->rodata->wakeup_bytes = o->ringbuf_bytes / 8;
 	err = bpf_map__set_max_entries(s->skel->maps.samples, (uint32_t)o->ringbuf_bytes);
 	if (!err && !o->follow_forks)
 		err = bpf_program__set_autoload(s->skel->progs.on_fork, false);
+	if (!err && !o->offcpu)
+		err = bpf_program__set_autoload(s->skel->progs.on_switch, false);
+	if (!err && !o->offcpu)
+		err = bpf_program__set_autoload(s->skel->progs.on_sys_exit, false);
 	if (err) {
 		pr_warn("failed to configure BPF object: %s\n", strerror(-err));
 		return err;
@@ -193,6 +220,11 @@ int session__open(const struct session_opts *o, struct session **out)
 		err = -errno;
 		pr_warn("failed to attach exec tracepoint: %s\n", strerror(-err));
 		goto out_free;
+	}
+	if (o->offcpu) {
+		err = attach_offcpu(s);
+		if (err)
+			goto out_free;
 	}
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.samples), rb_cb, s, NULL);
 	if (!s->rb) {
@@ -272,6 +304,11 @@ void session__stop(struct session *s)
 	for (cpu = 0; cpu < s->nr_cpus; cpu++)
 		if (s->pfds[cpu] >= 0)
 			ioctl(s->pfds[cpu], PERF_EVENT_IOC_DISABLE, 0);
+	/* --off-cpu: no block is stamped or sent from here on */
+	bpf_link__destroy(s->skel->links.on_switch);
+	s->skel->links.on_switch = NULL;
+	bpf_link__destroy(s->skel->links.on_sys_exit);
+	s->skel->links.on_sys_exit = NULL;
 }
 
 int session__drain(struct session *s)
@@ -313,6 +350,16 @@ void session__stats(struct session *s, uint64_t *samples, uint64_t *dropped, uin
 {
 	*samples = stat_sum(s, BPFPROF_STAT_SAMPLES, NULL);
 	*dropped = stat_sum(s, BPFPROF_STAT_DROPPED, per_cpu_dropped);
+}
+
+void session__offcpu_stats(struct session *s, struct session_offcpu_stats *st)
+{
+	st->sent = stat_sum(s, BPFPROF_STAT_OFFCPU, NULL);
+	st->dropped = stat_sum(s, BPFPROF_STAT_OFFCPU_DROPPED, NULL);
+	st->full = stat_sum(s, BPFPROF_STAT_OFFCPU_FULL, NULL);
+	st->short_blocks = stat_sum(s, BPFPROF_STAT_OFFCPU_SHORT, NULL);
+	st->short_ns = stat_sum(s, BPFPROF_STAT_OFFCPU_SHORT_NS, NULL);
+	st->kernel_only = stat_sum(s, BPFPROF_STAT_OFFCPU_KERNEL_ONLY, NULL);
 }
 
 void session__close(struct session *s)

@@ -124,14 +124,14 @@ int write_folded(const struct profile *p, struct buf *out)
 	if (!lines)
 		return out->err = -ENOMEM;
 	for (i = 0; i < p->nr_stacks; i++) {
-		if (!p->stacks[i].count)
+		if (!profile__weight(p, &p->stacks[i]))
 			continue;
 		lines[n].text = fold_stack(p, &p->stacks[i]);
 		if (!lines[n].text) {
 			err = -ENOMEM;
 			goto out_free;
 		}
-		lines[n++].count = p->stacks[i].count;
+		lines[n++].count = profile__weight(p, &p->stacks[i]);
 	}
 	qsort(lines, n, sizeof(*lines), cmp_line);
 	for (i = 0; i < n; i++) {

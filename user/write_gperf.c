@@ -122,7 +122,7 @@ int write_gperf(const struct profile *p, struct buf *out, struct gperf_stats *st
 	for (i = 0; i < p->nr_stacks; i++)
 		if (p->stacks[i].nr_user) {
 			used[p->stacks[i].proc] = 1;
-			written[p->stacks[i].proc] += p->stacks[i].count;
+			written[p->stacks[i].proc] += profile__weight(p, &p->stacks[i]);
 		}
 	for (i = 0; i < p->nr_procs; i++)
 		st.processes += used[i];
@@ -152,13 +152,15 @@ int write_gperf(const struct profile *p, struct buf *out, struct gperf_stats *st
 	put_slot(out, 0);
 	put_slot(out, 3);
 	put_slot(out, 0);
-	put_slot(out, period_us ? period_us : 1);
+	/* the off-CPU view's counts are µs blocked: one "sample" per µs */
+	put_slot(out, period_us && p->view != PROFILE_VIEW_OFFCPU ? period_us : 1);
 	put_slot(out, 0);
 
 	for (i = 0; i < p->nr_stacks; i++) {
 		const struct profile_stack *s = &p->stacks[i];
 		const uint64_t *ips = s->ips + s->nr_kernel;
 		unsigned depth = s->nr_user;
+		uint64_t count = profile__weight(p, s);
 
 		/*
 		 * A zero PC ends the perl reader's walk, and a PC beyond the
@@ -170,15 +172,17 @@ int write_gperf(const struct profile *p, struct buf *out, struct gperf_stats *st
 				depth = (unsigned)j;
 				break;
 			}
+		if (!count)
+			continue;
 		if (!depth) {
-			st.samples_skipped += s->count;
+			st.samples_skipped += count;
 			continue;
 		}
-		put_slot(out, s->count);
+		put_slot(out, count);
 		put_slot(out, depth);
 		for (j = 0; j < depth; j++)
 			put_slot(out, ips[j] + delta[s->proc]);
-		st.samples_written += s->count;
+		st.samples_written += count;
 	}
 
 	/* trailer: count 0, depth 1, pc 0 */

@@ -45,8 +45,18 @@
 #define ROUND_MIN_NS (100 * 1000000ULL)
 #define ALIGN8(x) (((x) + 7) & ~(size_t)7)
 #define ALIGN_UP(x, a) (((x) + (a) - 1) / (a) * (a))
-/* sample_id_all trailer for IP|TID|TIME|CPU|PERIOD|CALLCHAIN: {pid, tid}, time, {cpu, res} */
-#define SAMPLE_ID_SIZE 24
+/*
+ * sample_id_all trailer for IP|TID|TIME|CPU|PERIOD|CALLCHAIN: {pid, tid},
+ * time, {cpu, res}; with a second event (--off-cpu), IDENTIFIER is in both
+ * events' sample_type and the trailer ends with the event's id, as perf
+ * reads it from the end (__perf_evsel__parse_id_sample in util/evsel.c).
+ */
+#define SAMPLE_ID_SIZE(w) (24 + ((w)->offcpu ? 8 : 0))
+/* ids of the two events (any distinct values: perf maps them through the attrs' id sections) */
+#define ID_CPU 1
+#define ID_OFFCPU 2
+/* perf record --off-cpu's event (tools/perf/util/off_cpu.h, OFFCPU_EVENT) */
+#define OFFCPU_EVENT "offcpu-time"
 #define SAMPLE_TYPE                                                                                \
 	(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | \
 	 PERF_SAMPLE_CALLCHAIN)
@@ -79,6 +89,9 @@ struct perfdata_writer {
 	uint64_t file_off;	/* file offset of b.data[0] */
 	uint64_t data_offset;
 	struct perf_event_attr attr;
+	bool offcpu;		/* a second event, OFFCPU_EVENT, with off_attr */
+	struct perf_event_attr off_attr;
+	uint64_t nr_offcpu;	/* its samples written */
 	char *event;
 	uint64_t period_ns;
 	int argc;
@@ -248,11 +261,13 @@ static void put_u32_pair(struct buf *b, uint32_t a, uint32_t c)
 	buf__put_u32(b, c);
 }
 
-static void put_sample_id(struct buf *b, uint32_t pid, uint32_t tid, uint64_t time, uint32_t cpu)
+static void put_sample_id(struct perfdata_writer *w, uint32_t pid, uint32_t tid, uint64_t time, uint32_t cpu)
 {
-	put_u32_pair(b, pid, tid);
-	buf__put_u64(b, time);
-	put_u32_pair(b, cpu, 0);
+	put_u32_pair(&w->b, pid, tid);
+	buf__put_u64(&w->b, time);
+	put_u32_pair(&w->b, cpu, 0);
+	if (w->offcpu)
+		buf__put_u64(&w->b, ID_CPU);
 }
 
 /* NUL-terminated string padded with NULs to a multiple of 8 bytes. */
@@ -285,10 +300,10 @@ static int put_comm(struct perfdata_writer *w, uint32_t pid, uint32_t tid, const
 
 	snprintf(name, sizeof(name), "%s", comm);
 	len = ALIGN8(strlen(name) + 1);
-	put_header(&w->b, PERF_RECORD_COMM, PERF_RECORD_MISC_USER | misc, 16 + len + SAMPLE_ID_SIZE);
+	put_header(&w->b, PERF_RECORD_COMM, PERF_RECORD_MISC_USER | misc, 16 + len + SAMPLE_ID_SIZE(w));
 	put_u32_pair(&w->b, pid, tid);
 	put_name(&w->b, name, len);
-	put_sample_id(&w->b, pid, tid, time, 0);
+	put_sample_id(w, pid, tid, time, 0);
 	return maybe_flush(w);
 }
 
@@ -308,7 +323,7 @@ static int put_mmap2(struct perfdata_writer *w, uint32_t pid, const struct profi
 	if (plen >= PATH_MAX)
 		return 0;
 	len = ALIGN8(plen + 1);
-	put_header(&w->b, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER, 72 + len + SAMPLE_ID_SIZE);
+	put_header(&w->b, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER, 72 + len + SAMPLE_ID_SIZE(w));
 	put_u32_pair(&w->b, pid, pid);
 	buf__put_u64(&w->b, m->start);
 	buf__put_u64(&w->b, m->end - m->start);
@@ -318,7 +333,7 @@ static int put_mmap2(struct perfdata_writer *w, uint32_t pid, const struct profi
 	buf__put_u64(&w->b, 0); /* ino_generation */
 	put_u32_pair(&w->b, prot_of(m->perms), m->perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE);
 	put_name(&w->b, name, len);
-	put_sample_id(&w->b, pid, pid, time, 0);
+	put_sample_id(w, pid, pid, time, 0);
 	return maybe_flush(w);
 }
 
@@ -328,13 +343,13 @@ static int put_kernel_mmap(struct perfdata_writer *w, const char *name, uint64_t
 {
 	size_t nlen = ALIGN8(strlen(name) + 1);
 
-	put_header(&w->b, PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL, 40 + nlen + SAMPLE_ID_SIZE);
+	put_header(&w->b, PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL, 40 + nlen + SAMPLE_ID_SIZE(w));
 	put_u32_pair(&w->b, UINT32_MAX, 0);
 	buf__put_u64(&w->b, start);
 	buf__put_u64(&w->b, len);
 	buf__put_u64(&w->b, pgoff);
 	put_name(&w->b, name, nlen);
-	put_sample_id(&w->b, UINT32_MAX, 0, 0, 0);
+	put_sample_id(w, UINT32_MAX, 0, 0, 0);
 	return maybe_flush(w);
 }
 
@@ -466,7 +481,7 @@ static void make_attr(struct perf_event_attr *a, const struct perfdata_opts *o)
 	}
 	a->sample_freq = o->freq_hz;
 	a->freq = 1;
-	a->sample_type = SAMPLE_TYPE;
+	a->sample_type = SAMPLE_TYPE | (o->offcpu ? PERF_SAMPLE_IDENTIFIER : 0);
 	/* as perf record -a -g: an inherited, system-wide event that tracks mmap and comm */
 	a->disabled = 1;
 	a->inherit = 1;
@@ -475,6 +490,28 @@ static void make_attr(struct perf_event_attr *a, const struct perfdata_opts *o)
 	a->mmap2 = 1;
 	a->sample_id_all = 1;
 	/* bpf_ktime_get_ns(): what perf inject --jit requires (perf record -k mono) */
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC;
+}
+
+/*
+ * The off-CPU event as perf record --off-cpu declares it (off_cpu_config in
+ * tools/perf/util/bpf_off_cpu.c): a software bpf-output event with period
+ * 1, whose samples carry the block's length in ns as their period. It
+ * shares the CPU event's sample_type (perf needs one layout for the id),
+ * and, not tracking, leaves mmap and comm to the CPU event.
+ */
+static void make_offcpu_attr(struct perf_event_attr *a, const struct perf_event_attr *cpu)
+{
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = PERF_TYPE_SOFTWARE;
+	a->config = PERF_COUNT_SW_BPF_OUTPUT;
+	a->sample_period = 1;
+	a->sample_type = cpu->sample_type;
+	a->disabled = 1;
+	a->inherit = 1;
+	a->sample_id_all = 1;
 	a->use_clockid = 1;
 	a->clockid = CLOCK_MONOTONIC;
 }
@@ -501,11 +538,26 @@ struct perfdata_writer *perfdata__new(int fd, const struct perfdata_opts *o)
 	w->argv = o->argv;
 	w->notes_path = o->kernel_notes_path ? o->kernel_notes_path : "/sys/kernel/notes";
 	make_attr(&w->attr, o);
+	w->offcpu = o->offcpu;
 
 	/* placeholder header (rewritten at the end), the attr, then the data section */
 	buf__put_bytes(&w->b, &hdr, sizeof(hdr));
-	buf__put_bytes(&w->b, &w->attr, sizeof(w->attr));
-	buf__put_zeros(&w->b, sizeof(struct perf_file_section)); /* no ids: one event */
+	if (w->offcpu) {
+		/* the events' ids, then each attr with the file section of its id */
+		struct perf_file_section ids = { .offset = sizeof(hdr), .size = 8 };
+
+		make_offcpu_attr(&w->off_attr, &w->attr);
+		buf__put_u64(&w->b, ID_CPU);
+		buf__put_u64(&w->b, ID_OFFCPU);
+		buf__put_bytes(&w->b, &w->attr, sizeof(w->attr));
+		buf__put_bytes(&w->b, &ids, sizeof(ids));
+		ids.offset += 8;
+		buf__put_bytes(&w->b, &w->off_attr, sizeof(w->off_attr));
+		buf__put_bytes(&w->b, &ids, sizeof(ids));
+	} else {
+		buf__put_bytes(&w->b, &w->attr, sizeof(w->attr));
+		buf__put_zeros(&w->b, sizeof(struct perf_file_section)); /* no ids: one event */
+	}
 	w->data_offset = w->b.len;
 	if (o->kernel_text && o->kernel_etext > o->kernel_text)
 		err = put_kernel_mmap(w, "[kernel.kallsyms]_text", o->kernel_text, o->kernel_etext - o->kernel_text,
@@ -623,7 +675,8 @@ int perfdata__maps(struct perfdata_writer *w, const struct profile *p, uint32_t 
 	return 0;
 }
 
-int perfdata__sample(struct perfdata_writer *w, const struct bpfprof_sample *s)
+/* A SAMPLE of event id (ID_CPU, or ID_OFFCPU with the block's ns as period). */
+static int put_sample(struct perfdata_writer *w, const struct bpfprof_sample *s, uint64_t id, uint64_t period)
 {
 	uint32_t nk = s->nr_kernel, nu = s->nr_user, nr, i;
 	uint64_t tkey = ((uint64_t)s->tgid << 32 | s->tid) + 1;
@@ -657,12 +710,14 @@ int perfdata__sample(struct perfdata_writer *w, const struct bpfprof_sample *s)
 
 	nr = (nk ? nk + 1 : 0) + (nu ? nu + 1 : 0);
 	put_header(&w->b, PERF_RECORD_SAMPLE, nk ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER,
-		   56 + (size_t)nr * 8);
+		   56 + (w->offcpu ? 8 : 0) + (size_t)nr * 8);
+	if (w->offcpu)
+		buf__put_u64(&w->b, id); /* PERF_SAMPLE_IDENTIFIER comes first */
 	buf__put_u64(&w->b, nk + nu ? s->ips[0] : 0); /* the leaf, kernel or user */
 	put_u32_pair(&w->b, s->tgid, s->tid);
 	buf__put_u64(&w->b, s->time_ns);
 	put_u32_pair(&w->b, s->cpu, 0);
-	buf__put_u64(&w->b, w->period_ns);
+	buf__put_u64(&w->b, period);
 	buf__put_u64(&w->b, nr);
 	if (nk) {
 		buf__put_u64(&w->b, PERF_CONTEXT_KERNEL);
@@ -674,13 +729,33 @@ int perfdata__sample(struct perfdata_writer *w, const struct bpfprof_sample *s)
 		for (i = 0; i < nu; i++)
 			buf__put_u64(&w->b, s->ips[nk + i]);
 	}
-	if (!w->nr_samples || s->time_ns < w->first_time)
+	if (!(w->nr_samples + w->nr_offcpu) || s->time_ns < w->first_time)
 		w->first_time = s->time_ns;
-	if (!w->nr_samples || s->time_ns > w->last_time)
+	if (!(w->nr_samples + w->nr_offcpu) || s->time_ns > w->last_time)
 		w->last_time = s->time_ns;
-	w->nr_samples++;
+	if (id == ID_OFFCPU)
+		w->nr_offcpu++;
+	else
+		w->nr_samples++;
 	note_time(w, s->time_ns);
 	return maybe_flush(w);
+}
+
+int perfdata__sample(struct perfdata_writer *w, const struct bpfprof_sample *s)
+{
+	return put_sample(w, s, ID_CPU, w->period_ns);
+}
+
+int perfdata__offcpu(struct perfdata_writer *w, const struct bpfprof_offcpu *r)
+{
+	if (!w->offcpu)
+		return -EINVAL;
+	return put_sample(w, &r->s, ID_OFFCPU, r->off_ns);
+}
+
+uint64_t perfdata__nr_offcpu(const struct perfdata_writer *w)
+{
+	return w ? w->nr_offcpu : 0;
 }
 
 int perfdata__round(struct perfdata_writer *w)
@@ -858,14 +933,21 @@ static int feature(struct perfdata_writer *w, const struct profile *p, int bit, 
 		return perf_header__cmdline(b, w->argc, w->argv);
 	case PERF_HEADER_EVENT_DESC:
 		/* u32 nr, u32 attr size, then per event: attr, u32 nr_ids, name, ids */
-		buf__put_u32(b, 1);
+		buf__put_u32(b, w->offcpu ? 2 : 1);
 		buf__put_u32(b, sizeof(w->attr));
 		buf__put_bytes(b, &w->attr, sizeof(w->attr));
-		buf__put_u32(b, 0);
+		buf__put_u32(b, w->offcpu ? 1 : 0);
 		perf_header__put_string(b, w->event);
+		if (w->offcpu) {
+			buf__put_u64(b, ID_CPU);
+			buf__put_bytes(b, &w->off_attr, sizeof(w->off_attr));
+			buf__put_u32(b, 1);
+			perf_header__put_string(b, OFFCPU_EVENT);
+			buf__put_u64(b, ID_OFFCPU);
+		}
 		return 0;
 	case PERF_HEADER_SAMPLE_TIME:
-		if (!w->nr_samples)
+		if (!(w->nr_samples + w->nr_offcpu))
 			return -ENOENT;
 		buf__put_u64(b, w->first_time);
 		buf__put_u64(b, w->last_time);
@@ -911,9 +993,9 @@ int perfdata__finish(struct perfdata_writer *w, const struct profile *p)
 	if (p->nr_lost) {
 		uint64_t t = w->max_time;
 
-		put_header(&w->b, PERF_RECORD_LOST_SAMPLES, 0, 16 + SAMPLE_ID_SIZE);
+		put_header(&w->b, PERF_RECORD_LOST_SAMPLES, 0, 16 + SAMPLE_ID_SIZE(w));
 		buf__put_u64(&w->b, p->nr_lost);
-		put_sample_id(&w->b, 0, 0, t, 0);
+		put_sample_id(w, 0, 0, t, 0);
 	}
 	err = flush(w);
 	if (err)
@@ -924,8 +1006,8 @@ int perfdata__finish(struct perfdata_writer *w, const struct profile *p)
 	memcpy(hdr.magic, PERF_MAGIC2, 8);
 	hdr.size = sizeof(hdr);
 	hdr.attr_size = sizeof(w->attr) + sizeof(struct perf_file_section);
-	hdr.attrs.offset = sizeof(hdr);
-	hdr.attrs.size = hdr.attr_size;
+	hdr.attrs.offset = sizeof(hdr) + (w->offcpu ? 16 : 0); /* after the two ids */
+	hdr.attrs.size = hdr.attr_size * (w->offcpu ? 2 : 1);
 	hdr.data.offset = w->data_offset;
 	hdr.data.size = data_size;
 

@@ -7,6 +7,7 @@
  *
  *   struct profile                     Profile
  *     stacks[]  ─────────────────────► sample[]    one per stack: [count, ns], labels
+ *                                                  (--off-cpu: [count, ns, off_ns, blocks])
  *     locs[]    ─────────────────────► location[]  id = loc index + 1, one Line when named
  *     (func, dso) of named locs ─────► function[]  deduplicated by (name, filename)
  *     (proc, mapping) used by locs ──► mapping[]   busiest process first; kernel last
@@ -537,18 +538,21 @@ static int build_labels(struct pprof_state *s)
 	return 0;
 }
 
-/* One Sample per stack: location ids leaf first, values [count, ns], its process's labels. */
+/*
+ * One Sample per stack: location ids leaf first, values [count, ns] (with
+ * off-CPU data: [count, ns, off_ns, blocks]), its process's labels.
+ */
 static int build_samples(struct pprof_state *s, size_t *nr_out)
 {
 	const struct profile *p = s->p;
-	size_t i, j, nframes = 0, n = p->nr_stacks ? p->nr_stacks : 1, nr = 0;
+	size_t i, j, nframes = 0, n = p->nr_stacks ? p->nr_stacks : 1, nr = 0, nv = p->offcpu ? 4 : 2;
 	uint64_t *ids;
 
 	for (i = 0; i < p->nr_stacks; i++)
 		nframes += (size_t)p->stacks[i].nr_kernel + p->stacks[i].nr_user;
 	s->samples = calloc(n, sizeof(*s->samples));
 	s->sample_ptrs = calloc(n, sizeof(*s->sample_ptrs));
-	s->values = calloc(n * 2, sizeof(*s->values));
+	s->values = calloc(n * nv, sizeof(*s->values));
 	s->loc_ids = calloc(nframes ? nframes : 1, sizeof(*s->loc_ids));
 	if (!s->samples || !s->sample_ptrs || !s->values || !s->loc_ids)
 		return -ENOMEM;
@@ -567,10 +571,14 @@ static int build_samples(struct pprof_state *s, size_t *nr_out)
 		ps->location_id = ids;
 		ps->n_location_id = depth;
 		ids += depth;
-		ps->value = &s->values[2 * i];
+		ps->value = &s->values[nv * i];
 		ps->value[0] = (int64_t)st->count;
 		ps->value[1] = (int64_t)st->value;
-		ps->n_value = 2;
+		if (p->offcpu) {
+			ps->value[2] = (int64_t)st->off_ns;
+			ps->value[3] = (int64_t)st->off_count;
+		}
+		ps->n_value = nv;
 		if (st->proc < p->nr_procs) {
 			ps->label = &s->label_ptrs[(size_t)st->proc * MAX_LABELS];
 			ps->n_label = s->nr_labels[st->proc];
@@ -624,12 +632,12 @@ int write_pprof(const struct profile *p, struct buf *out)
 int write_pprof_procs(const struct profile *p, const bool *procs, struct buf *out)
 {
 	pb_profile msg = PERFTOOLS__PROFILES__PROFILE__INIT;
-	pb_value_type types[2] = { PERFTOOLS__PROFILES__VALUE_TYPE__INIT,
-				   PERFTOOLS__PROFILES__VALUE_TYPE__INIT };
+	pb_value_type types[4] = { PERFTOOLS__PROFILES__VALUE_TYPE__INIT, PERFTOOLS__PROFILES__VALUE_TYPE__INIT,
+				   PERFTOOLS__PROFILES__VALUE_TYPE__INIT, PERFTOOLS__PROFILES__VALUE_TYPE__INIT };
 	pb_value_type period_type = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
-	pb_value_type *type_ptrs[2] = { &types[0], &types[1] };
+	pb_value_type *type_ptrs[4] = { &types[0], &types[1], &types[2], &types[3] };
 	struct pprof_state s = { .p = p, .procs = procs };
-	int64_t i_samples, i_count, i_cpu, i_ns;
+	int64_t i_samples, i_count, i_cpu, i_ns, i_off = 0, i_blocks = 0;
 	size_t i, len, nr_locs = 0, nr_samples = 0;
 	int err;
 
@@ -657,6 +665,18 @@ int write_pprof_procs(const struct profile *p, const bool *procs, struct buf *ou
 	types[1].unit = i_ns;
 	period_type.type = i_cpu;
 	period_type.unit = i_ns;
+	if (p->offcpu) {
+		/* go tool pprof -sample_index=off_cpu; the default stays cpu */
+		i_off = strtab__add(&s.st, "off_cpu");
+		i_blocks = strtab__add(&s.st, "off_cpu_blocks");
+		if (i_off < 0 || i_blocks < 0)
+			goto out_free;
+		types[2].type = i_off;
+		types[2].unit = i_ns;
+		types[3].type = i_blocks;
+		types[3].unit = i_count;
+		msg.default_sample_type = i_cpu;
+	}
 
 	err = mark_locations(&s);
 	if (!err)
@@ -670,7 +690,7 @@ int write_pprof_procs(const struct profile *p, const bool *procs, struct buf *ou
 	if (err)
 		goto out_free;
 
-	msg.n_sample_type = 2;
+	msg.n_sample_type = p->offcpu ? 4 : 2;
 	msg.sample_type = type_ptrs;
 	msg.n_sample = nr_samples;
 	msg.sample = s.sample_ptrs;

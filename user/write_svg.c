@@ -233,20 +233,22 @@ static int build_tree(const struct profile *p, struct tree *t)
 		uint32_t at = 0;
 		unsigned j;
 
-		if (!s->count)
+		uint64_t w = profile__weight(p, s);
+
+		if (!w)
 			continue;
-		t->nodes[0].count += s->count;
+		t->nodes[0].count += w;
 		err = -ENOMEM;
 		at = tree_child(t, 0, FRAME_COMM, s->proc < p->nr_procs ? p->procs[s->proc].comm : "[unknown]");
 		if (at == NONE)
 			goto out_free;
-		t->nodes[at].count += s->count;
+		t->nodes[at].count += w;
 		/* user frames root to leaf, then kernel frames root to leaf */
 		for (j = (unsigned)s->nr_kernel + s->nr_user; j-- > s->nr_kernel;)
-			if ((err = add_frame(t, &at, p, s, j, names, kinds, s->count)))
+			if ((err = add_frame(t, &at, p, s, j, names, kinds, w)))
 				goto out_free;
 		for (j = s->nr_kernel; j-- > 0;)
-			if ((err = add_frame(t, &at, p, s, j, names, kinds, s->count)))
+			if ((err = add_frame(t, &at, p, s, j, names, kinds, w)))
 				goto out_free;
 	}
 	err = 0;
@@ -441,15 +443,19 @@ static void put_fill(struct buf *out, const struct node *n)
 }
 
 static void put_frame(struct buf *out, const struct node *n, uint64_t total, double px_per_sample,
-		      int image_height)
+		      int image_height, bool us)
 {
 	double x = XPAD + n->offset * px_per_sample, w = n->count * px_per_sample;
 	double y = image_height - YPAD_BOTTOM - (double)(n->depth + 1) * FRAME_HEIGHT;
 
 	buf__printf(out, "<g><title>");
 	put_escaped(out, n->name, strlen(n->name));
-	buf__printf(out, " (%llu sample%s, %.2f%%)</title>", (unsigned long long)n->count,
-		    n->count == 1 ? "" : "s", 100.0 * n->count / total);
+	if (us) /* the off-CPU view: widths are µs blocked */
+		buf__printf(out, " (%llu us off-CPU, %.2f%%)</title>", (unsigned long long)n->count,
+			    100.0 * n->count / total);
+	else
+		buf__printf(out, " (%llu sample%s, %.2f%%)</title>", (unsigned long long)n->count,
+			    n->count == 1 ? "" : "s", 100.0 * n->count / total);
 	buf__printf(out, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%d\" fill=\"", x, y, w,
 		    FRAME_HEIGHT - 1);
 	put_fill(out, n);
@@ -472,7 +478,7 @@ static uint32_t max_drawn_depth(const struct tree *t, double px_per_sample)
 	return max;
 }
 
-static void put_frames(struct buf *out, const struct tree *t, double px_per_sample, int image_height)
+static void put_frames(struct buf *out, const struct tree *t, double px_per_sample, int image_height, bool us)
 {
 	uint64_t total = t->nodes[0].count;
 	uint32_t i = 0;
@@ -482,7 +488,7 @@ static void put_frames(struct buf *out, const struct tree *t, double px_per_samp
 		const struct node *n = &t->nodes[i];
 
 		if (n->count * px_per_sample >= MIN_WIDTH_PX) {
-			put_frame(out, n, total, px_per_sample, image_height);
+			put_frame(out, n, total, px_per_sample, image_height, us);
 			if (n->first_child != NONE) {
 				i = n->first_child;
 				continue;
@@ -683,7 +689,10 @@ int write_svg(const struct profile *p, struct buf *out, const char *title)
 		    IMAGE_WIDTH, height);
 	put_text(out, "title", NULL, "middle", IMAGE_WIDTH / 2.0, FONT_SIZE * 2, title && *title ? title : "Flame Graph");
 	snprintf(sub, sizeof(sub), "%llu samples", (unsigned long long)total);
-	if (p->event && p->freq_hz)
+	if (p->view == PROFILE_VIEW_OFFCPU)
+		snprintf(sub, sizeof(sub), "%.3f s off-CPU in blocks of %llu us or more", (double)total / 1e6,
+			 (unsigned long long)(p->offcpu_thresh_ns / 1000));
+	else if (p->event && p->freq_hz)
 		snprintf(sub, sizeof(sub), "%llu samples, %s at %u Hz", (unsigned long long)total, p->event,
 			 p->freq_hz);
 	else if (p->event)
@@ -696,7 +705,7 @@ int write_svg(const struct profile *p, struct buf *out, const char *title)
 
 	buf__printf(out, "<g id=\"frames\" fg:total=\"%llu\">\n", (unsigned long long)total);
 	if (total)
-		put_frames(out, &t, px_per_sample, height);
+		put_frames(out, &t, px_per_sample, height, p->view == PROFILE_VIEW_OFFCPU);
 	buf__printf(out, "</g>\n");
 	buf__printf(out, "<script type=\"text/ecmascript\"><![CDATA[\n"
 			 "var WIDTH = %d, XPAD = %d, FONT_SIZE = %d, FONT_WIDTH = %g;\n",
