@@ -52,6 +52,8 @@ struct bpfprof_config {
 	 * pprof and perf.data outputs hold both kinds.
 	 */
 	bool offcpu_output[CLI_MAX_OUTPUTS];
+	bool no_buildid_cache;		/* --no-buildid-cache: perf.data's DSOs not copied to ~/.debug */
+	bool no_jvm_perfmap;		/* --no-jvm-perfmap: running JVMs not asked for their perf map */
 	int argc;			/* bpfprof's own argv, for perf.data's CMDLINE */
 	char **argv;
 };

@@ -36,6 +36,13 @@ struct profile_mapping {
 	uint8_t build_id_len;	/* 0: unknown (not a file, or no GNU build-id note) */
 	const char *debug_path;	/* interned path of the separate debug file (build-id, debuglink,
 				 * debuginfod) that named this mapping's functions, NULL if none */
+	/*
+	 * For readers that open files by the name the profile gives (.prof):
+	 * NULL when path names the file on this machine; else an interned
+	 * absolute path of a copy of it (dso_export.h), or "" when there is no
+	 * file to name (a memfd or deleted file that could not be copied).
+	 */
+	const char *copy_path;
 };
 
 struct profile_process {

@@ -54,6 +54,19 @@ int symbolizer__kernel_text(struct symbolizer *sy, uint64_t *text, uint64_t *ete
 int symbolizer__pin(struct symbolizer *sy, const struct profile *p, uint32_t proc);
 
 /*
+ * A read-only descriptor of the ELF file behind mapping m of process proc,
+ * for copying it (dso_export.h): the one held open since the process's
+ * first sample (symbolizer__pin: files of exited processes, of other mount
+ * namespaces, deleted files), else m's path inside the process's root,
+ * else on the host. When m has a build-id the file must carry the same.
+ * Read it with pread (the descriptor may share its offset). Returns the fd
+ * (the caller closes it), or -ENOENT (no such file), -ENOEXEC (not ELF),
+ * -ESTALE (another build-id), another -errno.
+ */
+int symbolizer__open_file(struct symbolizer *sy, const struct profile *p, uint32_t proc,
+			  const struct profile_mapping *m);
+
+/*
  * Cap on the size of a JIT file (jitdump, perf map) read, in bytes (default
  * JIT_FILE_MAX_SIZE, sym_jitdump.h). Call before the first pin. 0 or -ENOMEM.
  */

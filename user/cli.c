@@ -69,6 +69,8 @@ enum {
 	OPT_DEBUGINFOD_DEADLINE,
 	OPT_OFF_CPU,
 	OPT_OFF_CPU_THRESH,
+	OPT_NO_BUILDID_CACHE,
+	OPT_NO_JVM_PERFMAP,
 };
 
 static const struct argp_option options[] = {
@@ -102,12 +104,16 @@ static const struct argp_option options[] = {
 	{ "no-debuginfod", OPT_NO_DEBUGINFOD, NULL, 0, "Never fetch debug files from debuginfod servers", 2 },
 	{ "debuginfod-deadline", OPT_DEBUGINFOD_DEADLINE, "SECONDS", 0,
 	  "Give up fetching debug files after SECONDS in all (0.1-600, default 5)", 2 },
+	{ "no-jvm-perfmap", OPT_NO_JVM_PERFMAP, NULL, 0,
+	  "Do not ask running JVMs for their perf map (jcmd Compiler.perfmap) at the end", 2 },
 	{ NULL, 0, NULL, 0, "Output:", 3 },
 	{ "output", 'o', "FILE", 0, "Write a profile to FILE ('-' for stdout); repeatable", 3 },
 	{ "format", OPT_FORMAT, "FORMAT", 0, "Output format for every -o, overriding the extension: prof, perf, pprof, folded, svg", 3 },
 	{ "output-mode", OPT_OUTPUT_MODE, "MODE", 0,
 	  "Permission bits of the written files, octal, owner-readable (default 0600; umask not applied)", 3 },
 	{ "top", OPT_TOP, "N", 0, "Functions in the summary (default 10, 0 to omit)", 3 },
+	{ "no-buildid-cache", OPT_NO_BUILDID_CACHE, NULL, 0,
+	  "Do not copy the sampled binaries into perf's build-id cache (~/.debug) for perf.data", 3 },
 	{ NULL, 0, NULL, 0, "Continuous profiling:", 4 },
 	{ "output-dir", OPT_OUTPUT_DIR, "DIR", 0,
 	  "Write the outputs into DIR as STAMP-NAME for each -o NAME (default NAME: profile.pb.gz), "
@@ -379,6 +385,12 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 	case OPT_OFF_CPU_THRESH:
 		cfg->offcpu_thresh_us = (uint64_t)parse_ll(st, "threshold US", arg, 0, 3600LL * 1000000);
 		cfg->offcpu_thresh_set = true;
+		break;
+	case OPT_NO_BUILDID_CACHE:
+		cfg->no_buildid_cache = true;
+		break;
+	case OPT_NO_JVM_PERFMAP:
+		cfg->no_jvm_perfmap = true;
 		break;
 	case 'v':
 		log_verbosity++;

@@ -24,6 +24,7 @@
 #include <unistd.h>
 #include "agg.h"
 #include "cli.h"
+#include "dso_export.h"
 #include "jit_elf.h"
 #include "log.h"
 #include "outdir.h"
@@ -211,20 +212,25 @@ static int plan_jit_image(struct profile *p, uint32_t proc)
 	return jit_elf__plan(p, proc, jit_dir);
 }
 
-/* The JIT image directory for this interval's outputs, or NULL. */
-static char *jit_dir_for_outputs(void)
+/*
+ * "<first output of these formats, absolute>.<suffix>", beside it: where its
+ * JIT images (.jit) or .prof's file copies (.bin) go. NULL when none is
+ * written to a file.
+ */
+static char *dir_beside_outputs(bool gperf, bool perfdata, const char *suffix)
 {
 	for (int i = 0; i < cfg.nr_outputs; i++) {
 		const struct output *o = &cfg.outputs[i];
 		char *dir, *base, *abs, *path;
 
-		if ((o->format != OUTPUT_GPERF && o->format != OUTPUT_PERFDATA) || !strcmp(o->path, "-"))
+		if (!((gperf && o->format == OUTPUT_GPERF) || (perfdata && o->format == OUTPUT_PERFDATA)) ||
+		    !strcmp(o->path, "-"))
 			continue;
 		dir = strdup(o->path);
 		base = strdup(o->path);
 		abs = dir && base ? realpath(dirname(dir), NULL) : NULL;
 		path = NULL;
-		if (abs && asprintf(&path, "%s/%s.jit", abs, basename(base)) < 0)
+		if (abs && asprintf(&path, "%s/%s.%s", abs, basename(base), suffix) < 0)
 			path = NULL;
 		free(dir);
 		free(base);
@@ -232,6 +238,50 @@ static char *jit_dir_for_outputs(void)
 		return path;
 	}
 	return NULL;
+}
+
+/* The JIT image directory for this interval's outputs, or NULL. */
+static char *jit_dir_for_outputs(void)
+{
+	return dir_beside_outputs(true, true, "jit");
+}
+
+/*
+ * Keep the files behind the profile for the readers that open them: perf's
+ * build-id cache for perf.data (as perf record fills it), copies beside the
+ * first .prof for the files its maps text could not name otherwise
+ * (dso_export.h). A failure costs names in those readers only.
+ */
+static void export_files(struct profile *p, struct symbolizer *sy)
+{
+	struct dso_export_stats st = { 0 };
+	bool perfdata = false;
+	char *dir;
+	int i;
+
+	for (i = 0; i < cfg.nr_outputs; i++)
+		perfdata |= cfg.outputs[i].format == OUTPUT_PERFDATA && !stream_err[i];
+	if (perfdata && !cfg.no_buildid_cache) {
+		dir = dso_export__buildid_dir("/etc/perfconfig", getenv("HOME"));
+		if (!dir && errno == ECANCELED)
+			pr_info("perf's config says record.build-id no-cache or skip: build-id cache not filled\n");
+		else if (!dir)
+			pr_warn("no build-id cache directory (HOME unset, no buildid.dir in perfconfig): "
+				"perf report may not name code of files gone after the run\n");
+		if (dir && !dso_export__buildid_cache(p, sy, dir, &st))
+			pr_info("build-id cache '%s': %u files added (%llu bytes), %u there already, %u failed\n",
+				dir, st.files, (unsigned long long)st.bytes, st.present, st.failed);
+		free(dir);
+	}
+	dir = dir_beside_outputs(true, false, "bin");
+	if (dir) {
+		memset(&st, 0, sizeof(st));
+		if (!dso_export__prof_files(p, sy, dir, cfg.outputs[0].mode ? cfg.outputs[0].mode : OUTPUT_DEFAULT_MODE,
+					    &st) && st.files + st.present)
+			pr_info("'%s': %u files copied for .prof readers (%llu bytes), %u failed\n", dir,
+				st.files + st.present, (unsigned long long)st.bytes, st.failed);
+		free(dir);
+	}
 }
 
 /*
@@ -553,6 +603,7 @@ static int interval_end(struct interval *iv, struct session *s, struct symbolize
 		return err;
 	}
 	write_jit_images(p, sy);
+	export_files(p, sy);
 	err = write_outputs(p);
 	if (pusher) {
 		push__submit(pusher, p); /* queued: the network is the push thread's */

@@ -233,6 +233,64 @@ static struct elf_symtab *load_in(const char *root, const char *path, const stru
 	return st;
 }
 
+/* 0 when fd holds an ELF file with the GNU build-id of m (any when m has none), -ENOEXEC, -ESTALE */
+static int check_build_id(int fd, const struct profile_mapping *m)
+{
+	uint8_t id[ELF_BUILD_ID_MAX];
+	char file[64];
+	int n;
+
+	snprintf(file, sizeof(file), "/proc/self/fd/%d", fd);
+	n = elf__read_build_id(file, id);
+	if (n < 0)
+		return -ENOEXEC;
+	if (m->build_id_len && ((size_t)n != m->build_id_len || memcmp(id, m->build_id, (size_t)n)))
+		return -ESTALE;
+	return 0;
+}
+
+int symbolizer__open_file(struct symbolizer *sy, const struct profile *p, uint32_t proc,
+			  const struct profile_mapping *m)
+{
+	const struct pinned_file *pin = find_pin(sy, m);
+	char file[4096], root[64];
+	int fd, err = -ENOENT, ret;
+
+	if (m->path[0] != '/')
+		return -ENOENT;
+	if (pin) {
+		fd = fcntl(pin->fd, F_DUPFD_CLOEXEC, 0);
+		if (fd < 0)
+			return -errno;
+		err = check_build_id(fd, m);
+		if (!err)
+			return fd;
+		close(fd);
+	}
+	snprintf(root, sizeof(root), "%s/%u/root", sy->proc_dir, p->procs[proc].pid);
+	snprintf(file, sizeof(file), "%s", m->path);
+	strip_deleted(file);
+	/* a deleted file's path may name another file now: only a build-id can tell */
+	if (strcmp(file, m->path) && !m->build_id_len)
+		return err;
+	/* the process's own view first (containers, chroots), then ours */
+	for (int i = 0; i < 2; i++) {
+		fd = proc_file__open_in(i ? "/" : root, file, NULL, UINT64_MAX);
+		if (fd < 0) {
+			if (err == -ENOENT)
+				err = fd;
+			continue;
+		}
+		ret = check_build_id(fd, m);
+		if (!ret)
+			return fd;
+		close(fd);
+		if (err == -ENOENT || err == -ENOEXEC)
+			err = ret;
+	}
+	return err;
+}
+
 /*
  * The symbols of m's file, with its debug file searched under the process's
  * root and then the host's, or debug_file (debuginfod's) when not NULL.

@@ -45,12 +45,15 @@ static uint64_t max_user_addr(const struct profile *p, const uint8_t *used)
 
 static void put_map_line(struct buf *out, const struct profile_mapping *m, uint64_t delta)
 {
+	/* a copy where the path names no file pprof can open here (dso_export.h) */
+	const char *path = m->copy_path ? m->copy_path : m->path;
+
 	/* the shape of fs/proc/task_mmu.c show_map_vma() */
 	buf__printf(out, "%08llx-%08llx %s %08llx %02x:%02x %llu", (unsigned long long)(m->start + delta),
 		    (unsigned long long)(m->end + delta), m->perms, (unsigned long long)m->offset,
 		    m->dev_major, m->dev_minor, (unsigned long long)m->inode);
-	if (m->path && m->path[0])
-		buf__printf(out, "    %s", m->path);
+	if (path && path[0])
+		buf__printf(out, "    %s", path);
 	buf__put_bytes(out, "\n", 1);
 }
 

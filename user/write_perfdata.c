@@ -846,7 +846,9 @@ static int build_id_section(struct perfdata_writer *w, const struct profile *p, 
 				continue;
 			last = m;
 			pm = &p->procs[st->proc].mappings[m];
-			if (!pm->path || pm->path[0] != '/' || strstr(pm->path, " (deleted)"))
+			/* a deleted file's path may name another file now: only with the symbolizer's build-id */
+			if (!pm->path || pm->path[0] != '/' ||
+			    (strstr(pm->path, " (deleted)") && !pm->build_id_len))
 				continue;
 			if (u64_map__get(&seen, (uintptr_t)pm->path, &idx)) {
 				/* the same path with another build-id (another mount namespace) */

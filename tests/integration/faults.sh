@@ -25,7 +25,9 @@ cleanup() {
 }
 trap cleanup EXIT
 # perf's build-id cache of its own: other runs sharing ~/.debug cannot race with it
-export PPROF_TMPDIR=$work/pprof HOME=${HOME:-/root} PERF_BUILDID_DIR=$work/buildid
+# bpfprof fills perf's build-id cache ($HOME/.debug) for perf.data, as perf record does: keep it in $work
+mkdir -p "$work/home"
+export PPROF_TMPDIR=$work/pprof HOME=$work/home PERF_BUILDID_DIR=$work/buildid
 
 . "$(dirname "$0")/lib.bash"
 

@@ -15,7 +15,9 @@ JITSWAP=${JITSWAP:-$top/.output/workload/jitswap}
 TOL=${TOL:-10} # points around 75 % for hotA's share of hotA + hotB
 work=$(mktemp -d /tmp/bpfprof-jit.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-export PPROF_TMPDIR=$work/pprof HOME=${HOME:-/root}
+# bpfprof fills perf's build-id cache ($HOME/.debug) for perf.data, as perf record does: keep it in $work
+mkdir -p "$work/home"
+export PPROF_TMPDIR=$work/pprof HOME=$work/home
 
 . "$(dirname "$0")/lib.bash"
 

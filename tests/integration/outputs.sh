@@ -18,7 +18,9 @@ TOL=${TOL:-7} # percentage points allowed around the known split
 DECODER=$top/tests/pprof-decode
 work=$(mktemp -d /tmp/bpfprof-outputs.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-export PPROF_TMPDIR=$work/pprof HOME=${HOME:-/root}
+# bpfprof fills perf's build-id cache ($HOME/.debug) for perf.data, as perf record does: keep it in $work
+mkdir -p "$work/home"
+export PPROF_TMPDIR=$work/pprof HOME=$work/home
 
 . "$(dirname "$0")/lib.bash"
 

@@ -27,6 +27,9 @@ cleanup() {
 trap cleanup EXIT
 # keep perf's build-id cache out of the user's ~/.debug
 export PERF_BUILDID_DIR=$work/buildid
+# bpfprof fills perf's build-id cache ($HOME/.debug) for perf.data, as perf record does: keep it in $work
+mkdir -p "$work/home"
+export HOME=$work/home
 
 . "$(dirname "$0")/lib.bash"
 

@@ -13,6 +13,9 @@ HOTCOLD=${HOTCOLD:-$top/.output/workload/hotcold}
 SUPP=$top/tests/valgrind.supp
 work=$(mktemp -d /tmp/bpfprof-vg.XXXXXX)
 trap 'rm -rf "$work"' EXIT
+# bpfprof fills perf's build-id cache ($HOME/.debug) for perf.data, as perf record does: keep it in $work
+mkdir -p "$work/home"
+export HOME=$work/home
 
 . "$(dirname "$0")/lib.bash"
 

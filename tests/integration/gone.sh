@@ -1,0 +1,200 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Profiles that stay named after the process is gone (issue 15, item 7).
+# A hotcold-like workload (hot_a 75 %, hot_b 25 % by construction), built
+# here with a build-id of its own, runs (a) from a tmpfs that exists only in
+# its own mount namespace (unshare --mount --pid --fork), (b) from a file
+# deleted once it runs, (c) from "odd dir/burn er" (spaces), (d) from a
+# memfd (fexecve), and is profiled with -p into perf.data and .prof; the
+# readers run only after the process, its namespace and the file are gone:
+# `perf report` with HOME pointing at a directory that held nothing before
+# the run (so only the build-id cache bpfprof filled can name the code; (b)
+# moves the cache with perf's buildid.dir setting) and `go tool pprof -top`
+# (which reads the maps text of the .prof) must name hot_a and hot_b with
+# hot_a's share of the two at 75 % +- TOL points, and their stderr must be
+# clean. Then --no-buildid-cache must leave the cache alone, and a -a .prof
+# must give no "Local symbolization failed" warning for a memfd.
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+BPFPROF=${BPFPROF:-$top/bpfprof}
+# hot_a's share of hot_a + hot_b is 75 % by construction; the profile takes
+# about 400 samples of a 2-CPU machine that other jobs load: a 10-point
+# band is more than 4 standard deviations of the sampling error (2.2 points)
+# and leaves room for the load's unevenness.
+TOL=${TOL:-10}
+work=$(mktemp -d /tmp/bpfprof-gone.XXXXXX)
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+export PPROF_TMPDIR=$work/pprof
+
+. "$(dirname "$0")/lib.bash"
+require_bpf "profiles of gone processes"
+for tool in gcc perf go unshare; do
+	if ! command -v $tool >/dev/null; then
+		skip "profiles of gone processes" "$tool is not installed (tools/install-deps.sh)"
+		finish
+	fi
+done
+
+# hot_a's share of hot_a + hot_b, from "PCT NAME" lines
+share() { awk '$2 == "hot_a" { a += $1 } $2 == "hot_b" { b += $1 } END { if (a + b > 0) printf "%.1f", 100 * a / (a + b) }'; }
+# a reader's stderr: empty but for pprof's notice about libraries without symbols
+clean_err() { ! grep -vE '^(Some binary filenames not available|Try setting PPROF_BINARY_PATH)' "$1" | grep -q .; }
+
+# -g: go tool pprof names C functions of a PIE from DWARF only
+id=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+gcc -O1 -g -fno-omit-frame-pointer -fno-inline -Wl,--build-id=0x$id -o "$work/burner" \
+	"$top/tests/workload/hotcold.c" || { fail "build the workload"; finish; }
+cat >"$work/memfd-exec.c" <<'EOF'
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <unistd.h>
+extern char **environ;
+/* memfd-exec FILE ARGV0 ARGS...: run FILE from a memfd, as sandboxes and runc do */
+int main(int argc, char **argv)
+{
+	struct stat sb;
+	int in = open(argv[1], O_RDONLY), fd = memfd_create("burner", MFD_CLOEXEC);
+
+	if (argc < 2 || in < 0 || fd < 0 || fstat(in, &sb) || sendfile(fd, in, NULL, sb.st_size) != sb.st_size)
+		return 127;
+	fexecve(fd, argv + 2, environ);
+	return 127;
+}
+EOF
+gcc -O1 -o "$work/memfd-exec" "$work/memfd-exec.c" || { fail "build memfd-exec"; finish; }
+
+# start CASE: the workload's pid in $pid, for 5 s, however the case runs it
+start() {
+	local c=$1 i
+	pid=
+	case $c in
+	container)
+		mkdir -p "$work/ct"
+		unshare --mount --pid --fork --propagation private sh -c \
+			"mount -t tmpfs ct '$work/ct' && cp '$work/burner' '$work/ct/burner' && exec '$work/ct/burner' 5" &
+		pids+=($!)
+		for i in $(seq 50); do
+			pid=$(pgrep -P "$!" -x burner) && break
+			sleep 0.05
+		done
+		;;
+	deleted)
+		mkdir -p "$work/del"
+		cp "$work/burner" "$work/del/burner"
+		"$work/del/burner" 5 &
+		pid=$!
+		pids+=($pid)
+		sleep 0.2
+		rm "$work/del/burner"
+		;;
+	space)
+		mkdir -p "$work/odd dir"
+		cp "$work/burner" "$work/odd dir/burn er"
+		"$work/odd dir/burn er" 5 &
+		pid=$!
+		pids+=($pid)
+		;;
+	memfd)
+		"$work/memfd-exec" "$work/burner" burner 5 &
+		pid=$!
+		pids+=($pid)
+		;;
+	esac
+	sleep 0.2
+}
+
+check_case() {
+	local c=$1 d=$work/$1 home=$work/$1/home a_share reason
+	mkdir -p "$d" "$home"
+	if [ "$c" = deleted ]; then
+		# perf's buildid.dir setting moves the cache (perf record honours it, and so must we)
+		printf '[buildid]\n\tdir = %s\n' "$d/cache" >"$home/.perfconfig"
+	fi
+	start "$c"
+	if [ -z "$pid" ]; then
+		fail "$c: start the workload"
+		return
+	fi
+	HOME=$home "$BPFPROF" -p "$pid" -d 2 -o "$d/out.data" -o "$d/out.prof" >"$d/log" 2>&1 ||
+		fail "$c: bpfprof exits 0" "$(tail -5 "$d/log")"
+	# the process, its mount namespace (tmpfs) and the deleted file go away first
+	kill "$pid" 2>/dev/null
+	wait 2>/dev/null
+	pids=()
+	[ "$c" = container ] && [ -e "$work/ct/burner" ] && fail "$c: the tmpfs is gone with the namespace"
+	[ "$c" = space ] && rm -rf "$work/odd dir"
+
+	HOME=$home perf report -i "$d/out.data" --no-children --sort sym --stdio >"$d/report" 2>"$d/report.err"
+	a_share=$(awk '$1 ~ /%$/ { sub("%", "", $1); print $1, $3 }' "$d/report" | share)
+	if grep -q '\] hot_a' "$d/report" && grep -q '\] hot_b' "$d/report" && near "$a_share" 75 "$TOL" &&
+		! grep -q . "$d/report.err"; then
+		ok "$c: perf report (HOME without anything else) names hot_a/hot_b, hot_a share $a_share %, stderr clean"
+	else
+		fail "$c: perf report names hot_a/hot_b at 75 %" "share: $a_share" "$(grep -v '^#' "$d/report" | head -6)" \
+			"$(head -5 "$d/report.err")" "$(find "$home" "$d/cache" 2>/dev/null | head -20)"
+	fi
+	if [ "$c" = deleted ]; then
+		[ -L "$d/cache/.build-id/${id:0:2}/${id:2}" ] && [ -f "$d/cache/.build-id/${id:0:2}/${id:2}/elf" ] &&
+			[ ! -e "$home/.debug" ] &&
+			ok "$c: cache in perf's buildid.dir ($d/cache), .build-id/xx/rest -> <path>/<id>/elf" ||
+			fail "$c: cache in buildid.dir" "$(find "$home" "$d/cache" | head -20)"
+	fi
+
+	go tool pprof -top "$d/out.prof" >"$d/top" 2>"$d/top.err"
+	a_share=$(awk '$6 == "hot_a" || $6 == "hot_b" { sub("%", "", $2); print $2, $6 }' "$d/top" | share)
+	if grep -q ' hot_a$' "$d/top" && grep -q ' hot_b$' "$d/top" && near "$a_share" 75 "$TOL" &&
+		clean_err "$d/top.err"; then
+		ok "$c: go tool pprof -top names hot_a/hot_b, hot_a share $a_share %, stderr clean"
+	else
+		fail "$c: go tool pprof names hot_a/hot_b at 75 %" "share: $a_share" "$(head -8 "$d/top")" \
+			"$(head -5 "$d/top.err")" "$(grep burn "$d/out.prof" | head -3)"
+	fi
+	# names the maps text gives: no space inside, each an existing file
+	if strings "$d/out.prof" | awk '$2 ~ /x/ && NF > 6' | grep -q .; then
+		fail "$c: maps text: one file name per line" "$(strings "$d/out.prof" | awk '$2 ~ /x/ && NF > 6')"
+	fi
+}
+
+for c in container deleted space memfd; do
+	check_case $c
+done
+
+# --no-buildid-cache: nothing written under HOME
+d=$work/nocache
+mkdir -p "$d/home"
+start deleted
+HOME=$d/home "$BPFPROF" --no-buildid-cache -p "$pid" -d 0.5 -o "$d/out.data" >"$d/log" 2>&1
+rc=$?
+kill "$pid" 2>/dev/null
+wait 2>/dev/null
+pids=()
+[ $rc -eq 0 ] && [ -s "$d/out.data" ] && [ -z "$(ls -A "$d/home")" ] &&
+	ok "--no-buildid-cache: perf.data written, the build-id cache left alone" ||
+	fail "--no-buildid-cache leaves the build-id cache alone" "rc=$rc" "$(tail -3 "$d/log")" "$(find "$d/home" | head)"
+
+# -a: the memfd workload among every other process; pprof must not try to open "/memfd:..."
+d=$work/all
+mkdir -p "$d/home"
+start memfd
+HOME=$d/home "$BPFPROF" -a -d 1.5 -o "$d/all.prof" >"$d/log" 2>&1 || fail "-a: bpfprof exits 0" "$(tail -3 "$d/log")"
+kill "$pid" 2>/dev/null
+wait 2>/dev/null
+pids=()
+go tool pprof -top "$d/all.prof" >"$d/top" 2>"$d/top.err"
+if ! grep -q 'Local symbolization failed for memfd' "$d/top.err" && grep -q ' hot_a$' "$d/top"; then
+	ok "-a: go tool pprof names the memfd workload's hot_a, no 'Local symbolization failed for memfd:'"
+else
+	fail "-a: no memfd symbolization warning" "$(grep -i memfd "$d/top.err" | head -3)" "$(head -8 "$d/top")"
+fi
+
+finish
