@@ -13,7 +13,7 @@ ARCH ?= $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' \
 	-e 's/ppc64le/powerpc/' -e 's/s390x/s390/' -e 's/riscv64/riscv/')
 VMLINUX_DIR := vmlinux/$(ARCH)
 
-LIBS_PC := libbpf libelf zlib libprotobuf-c libcurl liblzma libdebuginfod
+LIBS_PC := libbpf libelf libdw zlib libprotobuf-c libcurl liblzma libdebuginfod
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(LIBS_PC) 2>/dev/null)
 PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(LIBS_PC) 2>/dev/null)
 CMOCKA_LIBS := $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null)
@@ -161,13 +161,13 @@ FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_SRCS))
 FUZZ_LIB_SRCS := user/read_xray.c user/profile.c user/log.c user/xray_instr_map.c user/sym_elf.c \
 	user/array.c user/procmaps.c user/kallsyms.c user/sym_jitdump.c user/sym_perfmap.c \
-	user/sym_minidebug.c
+	user/sym_minidebug.c user/unwind_table.c
 
 $(OUTPUT)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRCS)
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Iinclude $< $(FUZZ_LIB_SRCS) \
-		$(PKG_CFLAGS) $(shell $(PKG_CONFIG) --libs libelf libbpf liblzma) -o $@
+		$(PKG_CFLAGS) $(shell $(PKG_CONFIG) --libs libelf libdw libbpf liblzma) -o $@
 
 fuzz: $(FUZZ_BINS)
 	$(Q)for f in $(FUZZ_BINS); do \

@@ -27,20 +27,34 @@ struct unwind_table {
 	uint32_t nr_rows;
 	/* what the build saw, for -v and the benchmarks */
 	uint32_t nr_fdes;	/* FDEs read */
-	uint32_t nr_none;	/* rows that became BPFPROF_UNWIND_NONE (not expressible) */
+	uint32_t nr_none;	/* CFI rows that became BPFPROF_UNWIND_NONE (not expressible),
+				   before merging; the NONE rows ending FDEs not counted */
 	uint64_t cfi_bytes;	/* size of the CFI section read, bytes */
 };
 
 /*
- * Build the table of an ELF file already opened with libelf. `name` is only
- * used in messages. Returns 0 and *out (free with unwind_table__free), or
- * -ENOENT when the file has no CFI section, -EINVAL when its CFI is
- * malformed (warned once, naming the file and offset), -ENOTSUP for a
- * machine other than x86-64, -ENOMEM.
+ * Build the table of an ELF file already opened with libelf (not closed).
+ * `name` is only used in messages. Returns 0 and *out (free with
+ * unwind_table__free), or
+ *   -ENOENT   no CFI section, or no FDE in it that could be used;
+ *   -EINVAL   malformed CFI: an entry running past the section, a CIE pointer
+ *             to no CIE, an FDE range wrapping around, more than 4M rows or
+ *             more CFI work than 1024 bytes run per byte of CFI (warned once,
+ *             naming the file, the section and the offset);
+ *   -ENOTSUP  not ELFCLASS64 x86-64, or FDEs spanning more than 4 GiB;
+ *   -ENOMEM.
+ * Smaller damage costs only the FDEs concerned, with one warning per kind
+ * naming the first offset: FDEs of a CIE whose augmentation or pointer
+ * encoding is not handled (only absptr, [us]data2/4/8, [us]leb128, pcrel)
+ * are left out; FDEs overlapping an earlier-starting one are left out; an
+ * FDE libdw rejects (unknown opcode, bad expression, DW_CFA_restore_state
+ * without remember) becomes one NONE row.
+ * Time: about 50-70 ms per MB of .eh_frame (libdw replays an FDE's program
+ * from its start for every row).
  */
 int unwind_table__build(Elf *elf, const char *name, struct unwind_table **out);
 
-/* The same from an open file descriptor (not closed). */
+/* The same from an open file descriptor (not closed; read with ELF_C_READ_MMAP). */
 int unwind_table__build_fd(int fd, const char *name, struct unwind_table **out);
 
 void unwind_table__free(struct unwind_table *t);

@@ -1,0 +1,801 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Unwind tables from CFI (see include/unwind_table.h). The FDEs of .eh_frame
+ * (else .debug_frame) are enumerated with libdw's dwarf_next_cfi, their
+ * initial_location and address_range decoded with the pointer encoding of
+ * their CIE's 'R' augmentation (LSB 5.0, "Exception Frames"; .debug_frame:
+ * plain address-size values, DWARF 5 section 6.4.1). Each FDE's rows then
+ * come from libdw itself: dwarf_cfi_addrframe at the FDE's start gives the
+ * row and its [start, end), the next row starts at end, until the FDE ends.
+ * Each row's CFA, return-address and rbp rules (dwarf_frame_cfa,
+ * dwarf_frame_register) become one rule word of include/bpfprof_abi.h, or
+ * BPFPROF_UNWIND_NONE where the word cannot say what the CFI says.
+ *
+ * libdw's register rules, as dwarf_frame_register reports them (elfutils
+ * 0.188, libdw/dwarf_frame_register.c; the x86-64 backend's ABI initial state
+ * in backends/x86_64_cfi.c makes rbx, rbp, r12-r15 and the return address
+ * "same value" and rsp "val_offset(0)" until the CIE says otherwise):
+ *   undefined         nops 0, ops == ops_mem
+ *   same value        nops 0, ops == NULL
+ *   offset(N)         DW_OP_call_frame_cfa [DW_OP_plus_uconst N]  (N as a u64)
+ *   val_offset(N)     the same, then DW_OP_stack_value
+ *   register, expressions: anything else
+ * and dwarf_frame_cfa gives one DW_OP_bregx (number: register, number2:
+ * offset) for "register + offset", the expression's ops for
+ * DW_CFA_def_cfa_expression.
+ *
+ * Work is bounded: libdw re-runs an FDE's program from its start for every
+ * row, so the instruction bytes run per FDE and per file are capped, and so
+ * are the rows (UNWIND_TABLE_MAX_ROWS).
+ */
+#include <errno.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include "log.h"
+#include "unwind_table.h"
+
+/* More rows than any file of a Debian host has (libc: ~30k, python3.11: ~80k) */
+#define UNWIND_TABLE_MAX_ROWS (4u << 20)
+/*
+ * Instruction bytes libdw may run for one FDE (its program length times its
+ * rows) and for a whole file (UNWIND_WORK_PER_BYTE per byte of CFI, at least
+ * UNWIND_FILE_MIN_WORK). Measured on the 2 208 ELF files of this Debian host:
+ * at most 294 bytes run per byte of CFI, the largest FDE (gcc's lto-dump,
+ * 20 KB and 6 680 rows) 134 MB; libc 1.7 MB, python3.11 4.0 MB.
+ */
+#define UNWIND_FDE_MAX_WORK (256ull << 20)
+#define UNWIND_WORK_PER_BYTE 1024
+#define UNWIND_FILE_MIN_WORK (64ull << 20)
+
+/* DWARF x86-64 register numbers (psABI figure 3.36) */
+#define DWREG_RBP 6
+#define DWREG_RSP 7
+#define DWREG_RA 16
+
+/* DW_EH_PE_* pointer encodings (LSB 5.0, table 10-5 and 10-6) */
+#define EH_PE_absptr 0x00
+#define EH_PE_uleb128 0x01
+#define EH_PE_udata2 0x02
+#define EH_PE_udata4 0x03
+#define EH_PE_udata8 0x04
+#define EH_PE_sleb128 0x09
+#define EH_PE_sdata2 0x0a
+#define EH_PE_sdata4 0x0b
+#define EH_PE_sdata8 0x0c
+#define EH_PE_pcrel 0x10
+#define EH_PE_indirect 0x80
+#define EH_PE_omit 0xff
+#define EH_PE_UNSUPPORTED 0x100	/* ours: FDEs of this CIE are skipped */
+
+struct cie_info {
+	Dwarf_Off off;
+	unsigned int enc;	/* FDE pointer encoding, or EH_PE_UNSUPPORTED */
+	bool signal;		/* 'S' augmentation: signal trampoline */
+};
+
+struct fde_info {
+	uint64_t start, end;	/* ELF virtual addresses */
+	Dwarf_Off off;		/* section offset, for messages */
+	size_t len;		/* bytes of the entry, for the work bound */
+	bool signal;
+};
+
+struct builder {
+	const char *name;
+	const char *sec;	/* ".eh_frame" or ".debug_frame" */
+	Elf_Data *data;
+	uint64_t sh_addr;
+	bool eh;
+	unsigned char ident[EI_NIDENT];
+	Dwarf_CFI *cfi;
+
+	struct cie_info *cies;
+	size_t nr_cies, cap_cies;
+	struct fde_info *fdes;
+	size_t nr_fdes, cap_fdes;
+
+	struct unwind_table *t;
+	size_t cap_rows;
+	uint64_t work, max_work;
+	/* per-file warnings, one line each at the end */
+	size_t skipped_enc, skipped_overlap, skipped_bad;
+	Dwarf_Off first_enc, first_overlap, first_bad;
+	const char *first_bad_msg;
+};
+
+static void *grow(void *p, size_t *cap, size_t need, size_t elem)
+{
+	size_t n = *cap ? *cap : 64;
+	void *q;
+
+	if (need <= *cap)
+		return p;
+	while (n < need) {
+		if (n > SIZE_MAX / 2 / elem)
+			return NULL;
+		n *= 2;
+	}
+	q = realloc(p, n * elem);
+	if (q)
+		*cap = n;
+	return q;
+}
+
+/* Read a ULEB128/SLEB128 within [*p, end); false when it runs past end or 64 bits */
+static bool read_leb(const uint8_t **p, const uint8_t *end, bool sign, uint64_t *v)
+{
+	uint64_t r = 0;
+	unsigned int shift = 0;
+	uint8_t b;
+
+	do {
+		if (*p >= end || shift >= 64)
+			return false;
+		b = *(*p)++;
+		r |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+	} while (b & 0x80);
+	if (sign && shift < 64 && (b & 0x40))
+		r |= ~0ull << shift;
+	*v = r;
+	return true;
+}
+
+static uint64_t read_unaligned(const uint8_t *p, size_t n, bool big)
+{
+	uint64_t v = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		v |= (uint64_t)p[i] << (8 * (big ? n - 1 - i : i));
+	return v;
+}
+
+/*
+ * Decode one encoded pointer at *p (not past end) with encoding enc; the
+ * application (pcrel) is applied for pointers, not for lengths (enc & 0x0f).
+ * Returns 0, -EINVAL when it runs past end, -ENOTSUP for encodings not
+ * handled (textrel, datarel, funcrel, aligned, indirect).
+ */
+static int read_encoded(struct builder *b, const uint8_t **p, const uint8_t *end,
+			unsigned int enc, uint64_t *v)
+{
+	bool big = b->ident[EI_DATA] == ELFDATA2MSB;
+	const uint8_t *at = *p;
+	size_t n = 0;
+	uint64_t x;
+	bool sign = false;
+
+	switch (enc & 0x0f) {
+	case EH_PE_absptr:
+		n = 8;
+		break;
+	case EH_PE_udata2:
+		n = 2;
+		break;
+	case EH_PE_sdata2:
+		n = 2;
+		sign = true;
+		break;
+	case EH_PE_udata4:
+		n = 4;
+		break;
+	case EH_PE_sdata4:
+		n = 4;
+		sign = true;
+		break;
+	case EH_PE_udata8:
+	case EH_PE_sdata8:
+		n = 8;
+		break;
+	case EH_PE_uleb128:
+		if (!read_leb(p, end, false, &x))
+			return -EINVAL;
+		break;
+	case EH_PE_sleb128:
+		if (!read_leb(p, end, true, &x))
+			return -EINVAL;
+		break;
+	default:
+		return -ENOTSUP;
+	}
+	if (n) {
+		if ((size_t)(end - *p) < n)
+			return -EINVAL;
+		x = read_unaligned(*p, n, big);
+		if (sign && n < 8 && (x >> (8 * n - 1)) & 1)
+			x |= ~0ull << (8 * n);
+		*p += n;
+	}
+	switch (enc & 0x70) {
+	case 0:
+		break;
+	case EH_PE_pcrel:
+		x += b->sh_addr + (uint64_t)(at - (const uint8_t *)b->data->d_buf);
+		break;
+	default:
+		return -ENOTSUP;
+	}
+	*v = x;
+	return 0;
+}
+
+/* The FDE pointer encoding from a CIE's augmentation (LSB 5.0, "The CIE") */
+static unsigned int cie_fde_encoding(struct builder *b, const Dwarf_CIE *cie, bool *signal)
+{
+	const char *a = cie->augmentation;
+	const uint8_t *p = cie->augmentation_data;
+	const uint8_t *end = p ? p + cie->augmentation_data_size : NULL;
+	unsigned int enc = EH_PE_absptr;
+	uint64_t skip;
+
+	*signal = false;
+	if (!a || !*a)
+		return EH_PE_absptr;
+	if (*a != 'z' || !p)
+		return EH_PE_UNSUPPORTED;	/* "eh" and other pre-'z' forms */
+	for (a++; *a; a++) {
+		switch (*a) {
+		case 'L':
+			if (p >= end)
+				return EH_PE_UNSUPPORTED;
+			p++;
+			break;
+		case 'R':
+			if (p >= end)
+				return EH_PE_UNSUPPORTED;
+			enc = *p++;
+			break;
+		case 'P': {
+			unsigned int penc;
+
+			if (p >= end)
+				return EH_PE_UNSUPPORTED;
+			penc = *p++ & ~EH_PE_indirect;
+			if (read_encoded(b, &p, end, penc & 0x0f, &skip))
+				return EH_PE_UNSUPPORTED;
+			break;
+		}
+		case 'S':
+			*signal = true;
+			break;
+		case 'B':	/* aarch64 B-key, 'G' MTE: no data */
+		case 'G':
+			break;
+		default:
+			/* an augmentation not understood: its FDEs may mean anything */
+			return EH_PE_UNSUPPORTED;
+		}
+	}
+	if (enc == EH_PE_omit || (enc & EH_PE_indirect))
+		return EH_PE_UNSUPPORTED;
+	return enc;
+}
+
+static const struct cie_info *find_cie(struct builder *b, Dwarf_Off off)
+{
+	size_t lo = 0, hi = b->nr_cies;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (b->cies[mid].off == off)
+			return &b->cies[mid];
+		if (b->cies[mid].off < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* Walk the section with dwarf_next_cfi: CIEs first (pass 0), then FDEs (pass 1) */
+static int collect_entries(struct builder *b)
+{
+	int pass;
+
+	for (pass = 0; pass < 2; pass++) {
+		Dwarf_Off off = 0, next;
+		Dwarf_CFI_Entry e;
+		int r;
+
+		while (off < b->data->d_size) {
+			r = dwarf_next_cfi(b->ident, b->data, b->eh, off, &next, &e);
+			if (r == 1)
+				break;
+			if (r < 0) {
+				pr_warn("unwind: '%s': %s at 0x%llx: %s\n", b->name, b->sec,
+					(unsigned long long)off, dwarf_errmsg(-1));
+				return -EINVAL;
+			}
+			if (next <= off || next > b->data->d_size) {
+				pr_warn("unwind: '%s': %s at 0x%llx: entry length runs past the section\n",
+					b->name, b->sec, (unsigned long long)off);
+				return -EINVAL;
+			}
+			if (dwarf_cfi_cie_p(&e)) {
+				struct cie_info *c;
+
+				if (pass)
+					goto next;
+				b->cies = grow(b->cies, &b->cap_cies, b->nr_cies + 1, sizeof(*b->cies));
+				if (!b->cies)
+					return -ENOMEM;
+				c = &b->cies[b->nr_cies++];
+				c->off = off;
+				c->enc = cie_fde_encoding(b, &e.cie, &c->signal);
+			} else {
+				const struct cie_info *c;
+				const uint8_t *p = e.fde.start;
+				struct fde_info *f;
+				uint64_t start, range;
+				int err;
+
+				if (!pass)
+					goto next;
+				c = find_cie(b, e.fde.CIE_pointer);
+				if (!c) {
+					pr_warn("unwind: '%s': %s at 0x%llx: FDE's CIE pointer 0x%llx is no CIE\n",
+						b->name, b->sec, (unsigned long long)off,
+						(unsigned long long)e.fde.CIE_pointer);
+					return -EINVAL;
+				}
+				if (c->enc == EH_PE_UNSUPPORTED) {
+					if (!b->skipped_enc++)
+						b->first_enc = off;
+					goto next;
+				}
+				err = read_encoded(b, &p, e.fde.end, c->enc, &start);
+				if (!err)
+					err = read_encoded(b, &p, e.fde.end, c->enc & 0x0f, &range);
+				if (err == -ENOTSUP) {
+					if (!b->skipped_enc++)
+						b->first_enc = off;
+					goto next;
+				}
+				if (err) {
+					pr_warn("unwind: '%s': %s at 0x%llx: FDE truncated\n", b->name,
+						b->sec, (unsigned long long)off);
+					return -EINVAL;
+				}
+				if (!range)
+					goto next;
+				if (start + range < start) {
+					pr_warn("unwind: '%s': %s at 0x%llx: FDE range 0x%llx+0x%llx overflows\n",
+						b->name, b->sec, (unsigned long long)off,
+						(unsigned long long)start, (unsigned long long)range);
+					return -EINVAL;
+				}
+				b->fdes = grow(b->fdes, &b->cap_fdes, b->nr_fdes + 1, sizeof(*b->fdes));
+				if (!b->fdes)
+					return -ENOMEM;
+				f = &b->fdes[b->nr_fdes++];
+				f->start = start;
+				f->end = start + range;
+				f->off = off;
+				f->len = next - off;
+				f->signal = c->signal;
+			}
+next:
+			off = next;
+		}
+	}
+	return 0;
+}
+
+static int fde_cmp(const void *a, const void *b)
+{
+	const struct fde_info *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+static bool op_cfa_plus(const Dwarf_Op *ops, size_t nops, int64_t *off)
+{
+	if (nops == 1 && ops[0].atom == DW_OP_call_frame_cfa) {
+		*off = 0;
+		return true;
+	}
+	if (nops == 2 && ops[0].atom == DW_OP_call_frame_cfa && ops[1].atom == DW_OP_plus_uconst) {
+		*off = (int64_t)ops[1].number;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * The standard PLT CFA expression (binutils elf_x86_64_eh_frame_plt):
+ *   DW_OP_breg7 8; DW_OP_breg16 0; DW_OP_lit15; DW_OP_and; DW_OP_lit11 (10 for
+ *   IBT and non-lazy PLTs); DW_OP_ge; DW_OP_lit3; DW_OP_shl; DW_OP_plus
+ * Returns the threshold, or 0 when ops are anything else.
+ */
+static int plt_threshold(const Dwarf_Op *ops, size_t nops, unsigned int *off)
+{
+	static const uint8_t pat[] = { DW_OP_breg7, DW_OP_breg16, DW_OP_lit15, DW_OP_and, 0,
+				       DW_OP_ge, DW_OP_lit3, DW_OP_shl, DW_OP_plus };
+	size_t i;
+
+	if (nops != sizeof(pat))
+		return 0;
+	for (i = 0; i < nops; i++)
+		if (pat[i] && ops[i].atom != pat[i])
+			return 0;
+	if ((int64_t)ops[0].number < 0 || ops[0].number > BPFPROF_UNWIND_CFA_OFF_MAX ||
+	    ops[1].number != 0)
+		return 0;
+	if (ops[4].atom != DW_OP_lit10 && ops[4].atom != DW_OP_lit11)
+		return 0;
+	*off = ops[0].number;
+	return ops[4].atom - DW_OP_lit0;
+}
+
+/* One libdw frame state -> rule word (see the "Unwind tables" block of bpfprof_abi.h) */
+static uint32_t frame_rule(Dwarf_Frame *f, bool signal)
+{
+	Dwarf_Op mem[3], *ops;
+	size_t nops;
+	int64_t off;
+	int64_t slot = 0;
+	unsigned int cfa_reg, cfa_off;
+	int threshold = 0;
+
+	if (signal)
+		return BPFPROF_UNWIND_SIGNAL;
+
+	/* the return address: undefined is the end of the stack, else at CFA - 8 */
+	if (dwarf_frame_register(f, DWREG_RA, mem, &ops, &nops))
+		return BPFPROF_UNWIND_NONE;
+	if (nops == 0 && ops)
+		return BPFPROF_UNWIND_END;
+	if (!op_cfa_plus(ops, nops, &off) || off != -8)
+		return BPFPROF_UNWIND_NONE;
+
+	/* rsp must be the CFA itself (val_offset(0), the ABI's initial rule) */
+	if (dwarf_frame_register(f, DWREG_RSP, mem, &ops, &nops) || nops != 2 ||
+	    ops[0].atom != DW_OP_call_frame_cfa || ops[1].atom != DW_OP_stack_value)
+		return BPFPROF_UNWIND_NONE;
+
+	if (dwarf_frame_cfa(f, &ops, &nops) || nops == 0)
+		return BPFPROF_UNWIND_NONE;
+	if (nops == 1 && ops[0].atom == DW_OP_bregx) {
+		cfa_reg = ops[0].number;
+		off = (int64_t)ops[0].number2;
+	} else if (nops == 1 && ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31) {
+		cfa_reg = ops[0].atom - DW_OP_breg0;
+		off = (int64_t)ops[0].number;
+	} else {
+		threshold = plt_threshold(ops, nops, &cfa_off);
+		if (!threshold)
+			return BPFPROF_UNWIND_NONE;
+		cfa_reg = DWREG_RSP;
+		off = cfa_off;
+	}
+	if ((cfa_reg != DWREG_RSP && cfa_reg != DWREG_RBP) || off < 0 ||
+	    off > BPFPROF_UNWIND_CFA_OFF_MAX)
+		return BPFPROF_UNWIND_NONE;
+
+	/* rbp: unchanged (same value, undefined) or saved at CFA + 8 * slot */
+	if (dwarf_frame_register(f, DWREG_RBP, mem, &ops, &nops))
+		return BPFPROF_UNWIND_NONE;
+	if (nops) {
+		int64_t rbp_off;
+
+		if (!op_cfa_plus(ops, nops, &rbp_off) || rbp_off == 0 || rbp_off % 8)
+			return BPFPROF_UNWIND_NONE;
+		slot = rbp_off / 8;
+		if (slot < BPFPROF_UNWIND_RBP_SLOT_MIN || slot > BPFPROF_UNWIND_RBP_SLOT_MAX)
+			return BPFPROF_UNWIND_NONE;
+	}
+	if (threshold) {
+		if (slot)
+			return BPFPROF_UNWIND_NONE;
+		return BPFPROF_UNWIND_RULE(BPFPROF_UNWIND_PLT, 0, cfa_off, threshold);
+	}
+	return BPFPROF_UNWIND_RULE(BPFPROF_UNWIND_CFA, cfa_reg == DWREG_RBP, off, slot);
+}
+
+/* Append a row, merged into the last one when the rule is the same */
+static int push_row(struct builder *b, uint64_t pc, uint32_t rule)
+{
+	struct unwind_table *t = b->t;
+
+	if (t->nr_rows && t->rows[t->nr_rows - 1].rule == rule)
+		return 0;
+	if (t->nr_rows && t->rows[t->nr_rows - 1].pc == pc) {
+		/* an empty range: the later row wins */
+		t->rows[t->nr_rows - 1].rule = rule;
+		if (t->nr_rows > 1 && t->rows[t->nr_rows - 2].rule == rule)
+			t->nr_rows--;
+		return 0;
+	}
+	if (t->nr_rows >= UNWIND_TABLE_MAX_ROWS)
+		return -E2BIG;
+	t->rows = grow(t->rows, &b->cap_rows, t->nr_rows + 1, sizeof(*t->rows));
+	if (!t->rows)
+		return -ENOMEM;
+	t->rows[t->nr_rows].pc = pc;
+	t->rows[t->nr_rows].rule = rule;
+	t->nr_rows++;
+	return 0;
+}
+
+/*
+ * The rows of one FDE, appended to the table. An FDE whose program libdw
+ * rejects (unknown opcode, bad expression, a frame state from another FDE)
+ * or that runs past the work bound gets one NONE row: its rows found so far
+ * are dropped. Returns 0, -ENOMEM, -E2BIG, or -EOVERFLOW (file work bound).
+ */
+static int fde_rows(struct builder *b, const struct fde_info *fde)
+{
+	struct unwind_table *t = b->t;
+	uint32_t first = t->nr_rows, nr_none = 0;
+	uint64_t addr = fde->start, work = 0;
+	const char *why = NULL;
+	int err;
+
+	while (addr < fde->end) {
+		Dwarf_Frame *f = NULL;
+		Dwarf_Addr s, e;
+		bool signal = false;
+		uint32_t rule;
+
+		work += fde->len;
+		b->work += fde->len;
+		if (b->work > b->max_work)
+			return -EOVERFLOW;
+		if (work > UNWIND_FDE_MAX_WORK) {
+			why = "too many rows for its length";
+			break;
+		}
+		if (dwarf_cfi_addrframe(b->cfi, addr, &f)) {
+			why = dwarf_errmsg(-1);
+			break;
+		}
+		if (dwarf_frame_info(f, &s, &e, &signal) < 0 || s > addr || e <= addr ||
+		    s < fde->start || e > fde->end) {
+			free(f);
+			why = "libdw's frame is not this FDE's";
+			break;
+		}
+		rule = frame_rule(f, signal || fde->signal);
+		free(f);
+		if (rule == BPFPROF_UNWIND_NONE)
+			nr_none++;
+		err = push_row(b, addr - t->base, rule);
+		if (err)
+			return err;
+		addr = e;
+	}
+	if (why) {
+		if (!b->skipped_bad++) {
+			b->first_bad = fde->off;
+			b->first_bad_msg = why;
+		}
+		/* drop what this FDE added; the row before it stays as it was */
+		t->nr_rows = first;
+		nr_none = 1;
+		err = push_row(b, fde->start - t->base, BPFPROF_UNWIND_NONE);
+		if (err)
+			return err;
+	}
+	t->nr_none += nr_none;
+	return 0;
+}
+
+static int build_rows(struct builder *b)
+{
+	struct unwind_table *t = b->t;
+	size_t i, n = 0;
+	int err;
+
+	if (!b->nr_fdes)
+		return 0;
+	qsort(b->fdes, b->nr_fdes, sizeof(*b->fdes), fde_cmp);
+	/* overlapping FDEs (bad input): the earlier start wins, the other is dropped */
+	for (i = 0; i < b->nr_fdes; i++) {
+		if (n && b->fdes[i].start < b->fdes[n - 1].end) {
+			if (!b->skipped_overlap++)
+				b->first_overlap = b->fdes[i].off;
+			continue;
+		}
+		b->fdes[n++] = b->fdes[i];
+	}
+	b->nr_fdes = n;
+	t->nr_fdes = n;
+	if (!n)
+		return 0;
+	t->base = b->fdes[0].start;
+	t->end = b->fdes[n - 1].end;
+	if (t->end - t->base > UINT32_MAX) {
+		pr_warn("unwind: '%s': %s: FDEs span 0x%llx..0x%llx, more than 4 GiB\n", b->name,
+			b->sec, (unsigned long long)t->base, (unsigned long long)t->end);
+		return -ENOTSUP;
+	}
+	for (i = 0; i < n; i++) {
+		err = fde_rows(b, &b->fdes[i]);
+		if (err)
+			return err;
+		if (i + 1 == n || b->fdes[i + 1].start != b->fdes[i].end) {
+			err = push_row(b, b->fdes[i].end - t->base, BPFPROF_UNWIND_NONE);
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
+static Elf_Scn *find_section(Elf *elf, const char *want, GElf_Shdr *sh)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	const char *name;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, sh))
+			continue;
+		name = elf_strptr(elf, shstrndx, sh->sh_name);
+		if (name && !strcmp(name, want) && sh->sh_type == SHT_PROGBITS && sh->sh_size)
+			return scn;
+	}
+	return NULL;
+}
+
+int unwind_table__build(Elf *elf, const char *name, struct unwind_table **out)
+{
+	struct builder b = { .name = name };
+	Dwarf *dw = NULL;
+	GElf_Ehdr eh;
+	GElf_Shdr sh;
+	Elf_Scn *scn;
+	char *ident;
+	int err;
+
+	*out = NULL;
+	ident = elf_getident(elf, NULL);
+	if (!ident || !gelf_getehdr(elf, &eh)) {
+		pr_warn("unwind: '%s': bad ELF header: %s\n", name, elf_errmsg(-1));
+		return -EINVAL;
+	}
+	if (ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64)
+		return -ENOTSUP;
+	memcpy(b.ident, ident, EI_NIDENT);
+
+	scn = find_section(elf, ".eh_frame", &sh);
+	if (scn) {
+		b.eh = true;
+		b.sec = ".eh_frame";
+		b.cfi = dwarf_getcfi_elf(elf);
+	} else {
+		scn = find_section(elf, ".debug_frame", &sh);
+		if (!scn)
+			return -ENOENT;
+		b.sec = ".debug_frame";
+		dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+		b.cfi = dw ? dwarf_getcfi(dw) : NULL;
+		/* libdw decompressed it in place; a section it did not see stays compressed */
+		if (b.cfi && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_COMPRESSED) &&
+		    elf_compress(scn, 0, 0) < 0)
+			b.cfi = NULL;
+	}
+	if (!b.cfi) {
+		pr_warn("unwind: '%s': %s unreadable: %s\n", name, b.sec, dwarf_errmsg(-1));
+		err = -EINVAL;
+		goto out;
+	}
+	b.data = elf_getdata(scn, NULL);
+	if (!b.data || !b.data->d_buf || !b.data->d_size) {
+		pr_warn("unwind: '%s': %s unreadable: %s\n", name, b.sec, elf_errmsg(-1));
+		err = -EINVAL;
+		goto out;
+	}
+	b.sh_addr = sh.sh_addr;
+
+	b.t = calloc(1, sizeof(*b.t));
+	if (!b.t) {
+		err = -ENOMEM;
+		goto out;
+	}
+	b.t->cfi_bytes = b.data->d_size;
+	b.max_work = b.data->d_size * UNWIND_WORK_PER_BYTE;
+	if (b.max_work < UNWIND_FILE_MIN_WORK)
+		b.max_work = UNWIND_FILE_MIN_WORK;
+	err = collect_entries(&b);
+	if (!err)
+		err = build_rows(&b);
+	if (err == -E2BIG || err == -EOVERFLOW) {
+		pr_warn("unwind: '%s': %s: more than %u rows or too much CFI work, table dropped\n",
+			name, b.sec, UNWIND_TABLE_MAX_ROWS);
+		err = -EINVAL;
+	}
+	if (err)
+		goto out;
+	if (b.skipped_enc)
+		pr_warn("unwind: '%s': %s at 0x%llx: %zu FDEs with pointer encodings not handled, skipped\n",
+			name, b.sec, (unsigned long long)b.first_enc, b.skipped_enc);
+	if (b.skipped_overlap)
+		pr_warn("unwind: '%s': %s at 0x%llx: %zu FDEs overlap an earlier one, skipped\n",
+			name, b.sec, (unsigned long long)b.first_overlap, b.skipped_overlap);
+	if (b.skipped_bad)
+		pr_warn("unwind: '%s': %s at 0x%llx: %s; %zu FDEs without rows\n", name, b.sec,
+			(unsigned long long)b.first_bad, b.first_bad_msg, b.skipped_bad);
+	if (!b.t->nr_fdes) {
+		err = -ENOENT;
+		goto out;
+	}
+	/* give back the slack of the doubling */
+	if (b.t->nr_rows < b.cap_rows) {
+		struct bpfprof_unwind_row *r = realloc(b.t->rows, b.t->nr_rows * sizeof(*r));
+
+		if (r)
+			b.t->rows = r;
+	}
+	pr_debug("unwind: '%s': %s: %u FDEs, %u rows, %llu bytes of CFI run\n", name, b.sec,
+		 b.t->nr_fdes, b.t->nr_rows, (unsigned long long)b.work);
+	*out = b.t;
+	b.t = NULL;
+out:
+	unwind_table__free(b.t);
+	free(b.cies);
+	free(b.fdes);
+	if (b.cfi && b.eh)
+		dwarf_cfi_end(b.cfi);
+	if (dw)
+		dwarf_end(dw);
+	return err;
+}
+
+int unwind_table__build_fd(int fd, const char *name, struct unwind_table **out)
+{
+	Elf *elf;
+	int err;
+
+	*out = NULL;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -EINVAL;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		pr_warn("unwind: '%s': not an ELF file: %s\n", name, elf_errmsg(-1));
+		elf_end(elf);
+		return -EINVAL;
+	}
+	err = unwind_table__build(elf, name, out);
+	elf_end(elf);
+	return err;
+}
+
+void unwind_table__free(struct unwind_table *t)
+{
+	if (!t)
+		return;
+	free(t->rows);
+	free(t);
+}
+
+uint32_t unwind_table__lookup(const struct unwind_table *t, uint64_t vaddr)
+{
+	uint32_t lo = 0, hi, pc;
+
+	if (!t || !t->nr_rows || vaddr < t->base || vaddr >= t->end)
+		return BPFPROF_UNWIND_NONE;
+	pc = vaddr - t->base;
+	hi = t->nr_rows;
+	/* the last row with row.pc <= pc */
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (t->rows[mid].pc <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? t->rows[lo - 1].rule : BPFPROF_UNWIND_NONE;
+}
