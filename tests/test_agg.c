@@ -761,6 +761,75 @@ static void test_observer(void **state)
 	assert_int_equal(agg__nr_bad(f->a), 1);
 }
 
+static int offcpu_seen;
+
+static int on_offcpu(void *ctx, const struct profile *p, uint32_t proc, const struct bpfprof_offcpu *r)
+{
+	assert_int_equal(r->type, BPFPROF_REC_OFFCPU);
+	assert_int_equal(p->procs[proc].pid, r->s.tgid);
+	offcpu_seen++;
+	return 0;
+}
+
+/*
+ * Off-CPU blocks (BPFPROF_REC_OFFCPU): the sample layout after 16 bytes;
+ * they add off_count and off_ns to the stack of their callchain, CPU counts
+ * stay as they are, the observer's offcpu callback sees them, and a record
+ * cut short is malformed.
+ */
+static void test_offcpu_records(void **state)
+{
+	struct fixture *f = *state;
+	struct profile *p = f->p;
+	struct agg_observer obs = { .offcpu = on_offcpu };
+	const uint64_t k[] = { 0xffffffff81000100ULL };
+	const uint64_t u[] = { 0x401000, 0x402000 };
+	struct bpfprof_offcpu *r = calloc(1, sizeof(*r));
+	size_t size = BPFPROF_OFFCPU_HDR_SIZE + BPFPROF_SAMPLE_HDR_SIZE + 3 * 8;
+	void *buf;
+	int i;
+
+	assert_non_null(r);
+	write_file(1000, "maps", maps_a);
+	write_file(1000, "comm", "app\n");
+	agg__set_observer(f->a, &obs);
+	offcpu_seen = 0;
+	assert_int_equal(send_sample(f->a, 1000, 1000, "app", k, 1, u, 2), 0);
+	r->type = BPFPROF_REC_OFFCPU;
+	r->off_ns = 3000000;
+	r->s.type = BPFPROF_REC_SAMPLE;
+	r->s.tgid = 1000;
+	r->s.tid = 1001;
+	r->s.time_ns = 2000;
+	memcpy(r->s.comm, "app", 3);
+	r->s.nr_kernel = 1;
+	r->s.nr_user = 2;
+	r->s.ips[0] = k[0];
+	r->s.ips[1] = u[0];
+	r->s.ips[2] = u[1];
+	buf = malloc(size); /* exactly the bytes the BPF side sends */
+	assert_non_null(buf);
+	memcpy(buf, r, size);
+	for (i = 0; i < 2; i++)
+		assert_int_equal(agg__record(f->a, buf, size), 0);
+	assert_int_equal(p->nr_stacks, 1);
+	assert_int_equal(p->stacks[0].count, 1);
+	assert_int_equal(p->stacks[0].value, PERIOD_NS);
+	assert_int_equal(p->stacks[0].off_count, 2);
+	assert_int_equal(p->stacks[0].off_ns, 6000000);
+	assert_int_equal(p->nr_samples, 1);
+	assert_int_equal(p->nr_offcpu_blocks, 2);
+	assert_int_equal(p->offcpu_ns, 6000000);
+	assert_int_equal(offcpu_seen, 2);
+	/* one frame short, or only the 16-byte header: malformed, nothing counted */
+	assert_int_equal(agg__record(f->a, buf, size - 8), -EINVAL);
+	assert_int_equal(agg__record(f->a, buf, BPFPROF_OFFCPU_HDR_SIZE), -EINVAL);
+	assert_int_equal(agg__nr_bad(f->a), 2);
+	assert_int_equal(p->nr_offcpu_blocks, 2);
+	free(buf);
+	free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -776,6 +845,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_code_in_non_exec_mapping_rereads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_malformed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_observer, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_offcpu_records, setup, teardown),
 		cmocka_unit_test(test_resolve_locs),
 		cmocka_unit_test_setup_teardown(test_resolve_locs_from_records, setup, teardown),
 	};

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* cmocka: the ring buffer size that cli__parse defaults to, and --ringbuf-size (user/cli.c). */
+/* cmocka: the ring buffer size that cli__parse defaults to, --ringbuf-size and --off-cpu (user/cli.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -40,11 +40,40 @@ static void test_parse_ringbuf(void **state)
 	assert_int_equal(cfg.ringbuf_bytes, 16 * MiB);
 }
 
+/*
+ * --off-cpu: the threshold's default (500 µs) and value, and which outputs
+ * are of the off-CPU kind (.prof, folded and SVG named offcpu*; pprof and
+ * perf.data hold both). The refusals (exit 2) are in tests/integration/offcpu.sh:
+ * argp_error exits the process.
+ */
+static void test_parse_offcpu(void **state)
+{
+	static struct bpfprof_config cfg;
+	char *dflt[] = { "bpfprof", "-a", "--off-cpu", "-o", "cpu.svg", "-o", "dir/offcpu.svg", "-o", "offcpu.pb.gz",
+			 "-o", "offcpu-web.folded", NULL };
+	char *set[] = { "bpfprof", "-a", "--off-cpu", "--off-cpu-thresh", "0", NULL };
+	char *off[] = { "bpfprof", "-a", "-o", "x.svg", NULL };
+
+	assert_int_equal(cli__parse(11, dflt, &cfg), 0);
+	assert_true(cfg.offcpu);
+	assert_int_equal(cfg.offcpu_thresh_us, 500);
+	assert_false(cfg.offcpu_output[0]);
+	assert_true(cfg.offcpu_output[1]);
+	assert_false(cfg.offcpu_output[2]);
+	assert_true(cfg.offcpu_output[3]);
+	assert_int_equal(cli__parse(5, set, &cfg), 0);
+	assert_int_equal(cfg.offcpu_thresh_us, 0);
+	assert_int_equal(cli__parse(4, off, &cfg), 0);
+	assert_false(cfg.offcpu);
+	assert_false(cfg.offcpu_output[0]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_default_ringbuf_bytes),
 		cmocka_unit_test(test_parse_ringbuf),
+		cmocka_unit_test(test_parse_offcpu),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

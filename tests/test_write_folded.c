@@ -253,6 +253,41 @@ static void test_appends(void **state)
 	check_text(&f->out, "x\napp;f 9\n");
 }
 
+/*
+ * The off-CPU view (--off-cpu, an output named offcpu*): the same profile,
+ * blocked stacks weighed in µs (rounded down per stack), CPU-only stacks
+ * left out; the CPU view leaves out stacks only blocked in.
+ */
+static void test_offcpu_view(void **state)
+{
+	struct fixture *f = *state;
+	struct profile *p = f->p, v;
+	uint32_t a = add_proc(p, 30, "alpha");
+	const uint64_t run[] = { 0x1010, 0x1200 }, wait[] = { 0xffffffff81000010ULL, 0x1018, 0x1200 };
+	bool created;
+
+	p->offcpu = true;
+	add_stack(p, a, run, 0, 2, 4);
+	assert_true(profile__add_offcpu(p, a, wait, 1, 2, 3, 2500999, &created) >= 0);
+	assert_true(profile__add_offcpu(p, a, run, 0, 2, 1, 999, &created) >= 0); /* under 1 µs: nothing */
+	assert_int_equal(profile__resolve_locs(p), 0);
+	name_loc(p, a, 0x1010, "spin", "/a", false);
+	name_loc(p, a, 0x1018, "wait", "/a", false);
+	name_loc(p, a, 0x1200, "main", "/a", false);
+	name_loc(p, PROFILE_KERNEL_PROC, 0xffffffff81000010ULL, "hrtimer_nanosleep", "[kernel.kallsyms]", false);
+
+	assert_int_equal(write_folded(p, &f->out), 0);
+	check_text(&f->out, "alpha;main;spin 4\n");
+	v = *p;
+	v.view = PROFILE_VIEW_OFFCPU;
+	assert_int_equal(profile__total_weight(&v), 2500);
+	assert_int_equal(profile__total_weight(p), 4);
+	buf__free(&f->out);
+	memset(&f->out, 0, sizeof(f->out));
+	assert_int_equal(write_folded(&v, &f->out), 0);
+	check_text(&f->out, "alpha;main;wait;hrtimer_nanosleep_[k] 2500\n");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -263,6 +298,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_comm_edges, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_empty, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_appends, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_offcpu_view, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

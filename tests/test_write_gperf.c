@@ -467,6 +467,21 @@ static void test_windows_do_not_fit(void **state)
 	assert_int_equal(write_gperf(p, out, NULL), -E2BIG);
 }
 
+/* The off-CPU view: one "sample" per µs blocked, so the header's period is 1 µs. */
+static void test_offcpu_view_period(void **state)
+{
+	struct fixture *f = *state;
+	static const uintptr_t want[] = { 0, 3, 0, 1, 0, 0, 1, 0 };
+	struct profile v;
+
+	f->p->period_ns = 1000000;
+	f->p->offcpu = true;
+	v = *f->p;
+	v.view = PROFILE_VIEW_OFFCPU;
+	assert_int_equal(write_gperf(&v, &f->out, NULL), 0);
+	check_output(&f->out, want, ARRAY_SIZE(want), "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -482,6 +497,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_two_processes_tie_by_pid, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pc_beyond_window_cut, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_windows_do_not_fit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_offcpu_view_period, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

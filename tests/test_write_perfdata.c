@@ -711,6 +711,150 @@ static void test_bad_args(void **state)
 	assert_int_equal(perfdata__nr_samples(NULL), 0);
 }
 
+/*
+ * --off-cpu: two events, as perf record --off-cpu writes them: each attr
+ * with its id in an ids section, PERF_SAMPLE_IDENTIFIER first in every
+ * sample and last in every sample_id_all trailer, the off-CPU sample's
+ * period the block's ns, and both events named in EVENT_DESC.
+ */
+static void test_offcpu_event(void **state)
+{
+	static const uint64_t u[] = { EXE_START + 0x1100, EXE_START + 0x1200 };
+	static const uint64_t ku[] = { 0xffffffff81001010ULL, 0xffffffff81001020ULL, EXE_START + 0x1300 };
+	struct fixture *f = *state;
+	struct perfdata_opts o = opts(f);
+	struct perfdata_writer *w;
+	struct bpfprof_offcpu r;
+	struct bpfprof_sample s;
+	struct perf_event_attr a[2];
+	uint64_t attr_off, attr_sz, data_off, data_sz, off, end, id[2], desc_off, desc_sz;
+	int fd = open(f->out, O_RDWR | O_CREAT | O_TRUNC, 0600), i, nr_cpu = 0, nr_off = 0, nr_comm = 0;
+	const char *name;
+
+	assert_true(fd >= 0);
+	o.offcpu = true;
+	w = perfdata__new(fd, &o);
+	assert_non_null(w);
+	assert_int_equal(perfdata__maps(w, f->p, f->proc, T0), 0);
+	s = sample(PID, T0, "work", u, 0, 2);
+	assert_int_equal(perfdata__sample(w, &s), 0);
+	memset(&r, 0, sizeof(r));
+	r.type = BPFPROF_REC_OFFCPU;
+	r.off_ns = 4000123;
+	r.s = sample(PID, T0 + 1000, "work", ku, 2, 1);
+	assert_int_equal(perfdata__offcpu(w, &r), 0);
+	assert_int_equal(perfdata__nr_samples(w), 1);
+	assert_int_equal(perfdata__nr_offcpu(w), 1);
+	assert_int_equal(perfdata__finish(w, f->p), 0);
+	perfdata__free(w);
+	close(fd);
+	read_back(f);
+
+	attr_off = u64_at(f, 24);
+	attr_sz = u64_at(f, 32);
+	data_off = u64_at(f, 40);
+	data_sz = u64_at(f, 48);
+	assert_int_equal(u64_at(f, 16), sizeof(struct perf_event_attr) + 16);
+	assert_int_equal(attr_sz, 2 * (sizeof(struct perf_event_attr) + 16));
+	for (i = 0; i < 2; i++) {
+		uint64_t at = attr_off + (uint64_t)i * (sizeof(struct perf_event_attr) + 16);
+
+		memcpy(&a[i], f->file + at, sizeof(a[i]));
+		assert_int_equal(u64_at(f, at + sizeof(a[i]) + 8), 8); /* one id */
+		id[i] = u64_at(f, u64_at(f, at + sizeof(a[i])));
+		assert_int_equal(a[i].sample_type, PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+							   PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |
+							   PERF_SAMPLE_CALLCHAIN);
+		assert_int_equal(a[i].sample_id_all, 1);
+		assert_int_equal(a[i].use_clockid, 1);
+	}
+	assert_true(id[0] != id[1]);
+	assert_int_equal(a[0].config, PERF_COUNT_SW_CPU_CLOCK);
+	assert_int_equal(a[0].mmap, 1);
+	assert_int_equal(a[1].type, PERF_TYPE_SOFTWARE);
+	assert_int_equal(a[1].config, PERF_COUNT_SW_BPF_OUTPUT);
+	assert_int_equal(a[1].sample_period, 1);
+	assert_int_equal(a[1].freq, 0);
+	assert_int_equal(a[1].mmap + a[1].comm + a[1].mmap2, 0);
+
+	end = data_off + data_sz;
+	for (off = data_off; off < end;) {
+		struct perf_event_header eh;
+		uint64_t rec = off + sizeof(eh);
+
+		memcpy(&eh, f->file + off, sizeof(eh));
+		assert_true(eh.size >= sizeof(eh) && off + eh.size <= end);
+		if (eh.type == PERF_RECORD_SAMPLE) {
+			uint64_t sid = u64_at(f, rec), nr;
+
+			assert_true(sid == id[0] || sid == id[1]);
+			nr = u64_at(f, rec + 48);
+			assert_int_equal(eh.size, 8 + 56 + nr * 8);
+			if (sid == id[1]) {
+				nr_off++;
+				assert_int_equal(u64_at(f, rec + 8), ku[0]);	/* ip: the kernel leaf */
+				assert_int_equal(u64_at(f, rec + 24), T0 + 1000);
+				assert_int_equal(u64_at(f, rec + 40), 4000123);	/* period: the block's ns */
+				assert_int_equal(nr, 2 + 1 + 1 + 1);	/* context, 2 kernel, context, 1 user */
+				assert_int_equal(u64_at(f, rec + 56), PERF_CONTEXT_KERNEL);
+			} else {
+				nr_cpu++;
+				assert_int_equal(u64_at(f, rec + 40), PERIOD);
+			}
+		} else if (eh.type == PERF_RECORD_COMM || eh.type == PERF_RECORD_MMAP2 || eh.type == PERF_RECORD_MMAP) {
+			/* the trailer's last word is the (first) event's id */
+			assert_int_equal(u64_at(f, off + eh.size - 8), id[0]);
+			nr_comm += eh.type == PERF_RECORD_COMM;
+		}
+		off += eh.size;
+	}
+	assert_int_equal(nr_cpu, 1);
+	assert_int_equal(nr_off, 1);
+	assert_true(nr_comm >= 1);
+
+	/* EVENT_DESC: two events, cpu-clock and offcpu-time, each with its id */
+	feature(f, &(struct hdr){ .data_off = data_off, .data_sz = data_sz,
+				  .feat = { u64_at(f, 72), u64_at(f, 80), u64_at(f, 88), u64_at(f, 96) } },
+		F_EVENT_DESC, &desc_off, &desc_sz);
+	off = desc_off;
+	assert_int_equal(u32_at(f, off), 2);
+	assert_int_equal(u32_at(f, off + 4), sizeof(struct perf_event_attr));
+	off += 8 + sizeof(struct perf_event_attr);
+	assert_int_equal(u32_at(f, off), 1);
+	off += 4;
+	name = str_at(f, &off);
+	assert_string_equal(name, "cpu-clock");
+	assert_int_equal(u64_at(f, off), id[0]);
+	off += 8 + sizeof(struct perf_event_attr);
+	assert_int_equal(u32_at(f, off), 1);
+	off += 4;
+	name = str_at(f, &off);
+	assert_string_equal(name, "offcpu-time");
+	assert_int_equal(u64_at(f, off), id[1]);
+	assert_true(off + 8 <= desc_off + desc_sz);
+}
+
+/* An off-CPU sample without opts.offcpu has no event to go to. */
+static void test_offcpu_needs_option(void **state)
+{
+	static const uint64_t u[] = { EXE_START + 0x1100 };
+	struct fixture *f = *state;
+	struct perfdata_opts o = opts(f);
+	struct perfdata_writer *w;
+	struct bpfprof_offcpu r;
+	int fd = open(f->out, O_RDWR | O_CREAT | O_TRUNC, 0600);
+
+	assert_true(fd >= 0);
+	w = perfdata__new(fd, &o);
+	assert_non_null(w);
+	memset(&r, 0, sizeof(r));
+	r.s = sample(PID, T0, "work", u, 0, 1);
+	assert_int_equal(perfdata__offcpu(w, &r), -EINVAL);
+	assert_int_equal(perfdata__nr_offcpu(w), 0);
+	perfdata__free(w);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -719,6 +863,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_streams, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_disk_full, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_args, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_offcpu_event, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_offcpu_needs_option, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

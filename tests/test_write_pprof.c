@@ -596,6 +596,62 @@ static void test_appends(void **state)
 	perftools__profiles__profile__free_unpacked(pb, NULL);
 }
 
+/*
+ * --off-cpu: four sample types, samples/count cpu/nanoseconds
+ * off_cpu/nanoseconds off_cpu_blocks/count, cpu the default; a callchain
+ * with both kinds carries both in one Sample, one only blocked in has zero
+ * CPU values.
+ */
+static void test_offcpu_sample_types(void **state)
+{
+	struct fixture *f = *state;
+	struct profile *p = f->p;
+	uint32_t a = add_proc(p, 7, "a", NULL, NULL);
+	const uint64_t both[] = { 0x10010, 0x10020 };
+	const uint64_t blocked[] = { 0xffffffff81000010ULL, 0x10030 };
+	const pb_profile *pb;
+	bool created;
+	size_t i;
+
+	p->offcpu = true;
+	add_stack(p, a, both, 0, 2, 3);
+	assert_true(profile__add_offcpu(p, a, both, 0, 2, 2, 5000000, &created) >= 0);
+	assert_false(created);
+	assert_true(profile__add_offcpu(p, a, blocked, 1, 1, 1, 7000000, &created) >= 0);
+	assert_true(created);
+	assert_int_equal(p->nr_offcpu_blocks, 3);
+	assert_int_equal(p->offcpu_ns, 12000000);
+	assert_int_equal(p->nr_samples, 3);
+	assert_int_equal(profile__resolve_locs(p), 0);
+	assert_int_equal(write_pprof(p, &f->out), 0);
+	pb = decode(f);
+	assert_int_equal(pb->n_sample_type, 4);
+	assert_string_equal(str(pb, pb->sample_type[0]->type), "samples");
+	assert_string_equal(str(pb, pb->sample_type[1]->type), "cpu");
+	assert_string_equal(str(pb, pb->sample_type[2]->type), "off_cpu");
+	assert_string_equal(str(pb, pb->sample_type[2]->unit), "nanoseconds");
+	assert_string_equal(str(pb, pb->sample_type[3]->type), "off_cpu_blocks");
+	assert_string_equal(str(pb, pb->sample_type[3]->unit), "count");
+	assert_string_equal(str(pb, pb->default_sample_type), "cpu");
+	assert_int_equal(pb->n_sample, 2);
+	for (i = 0; i < pb->n_sample; i++) {
+		const Perftools__Profiles__Sample *ps = pb->sample[i];
+
+		assert_int_equal(ps->n_value, 4);
+		if (ps->n_location_id == 2 && location(pb, ps->location_id[0])->address == 0x10010) {
+			assert_int_equal(ps->value[0], 3);
+			assert_int_equal(ps->value[1], 3 * PERIOD_NS);
+			assert_int_equal(ps->value[2], 5000000);
+			assert_int_equal(ps->value[3], 2);
+		} else {
+			assert_int_equal(ps->value[0], 0);
+			assert_int_equal(ps->value[1], 0);
+			assert_int_equal(ps->value[2], 7000000);
+			assert_int_equal(ps->value[3], 1);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -606,6 +662,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_empty_profile, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unresolved_is_einval, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_appends, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_offcpu_sample_types, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
