@@ -28,6 +28,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
+#include <bpf/bpf_endian.h>
 #include "bpfprof_abi.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
@@ -151,78 +152,354 @@ static __always_inline bool kernel_addr(__u64 ip)
 }
 
 /*
+ * --call-graph dwarf: each executable mapping of a process whose tables are
+ * loaded (unwind_procs) has entries here (include/bpfprof_abi.h, "Unwind
+ * tables"); map sizes are set by user space before load.
+ */
+const volatile bool unwind_tables_on = false;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, 262144);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct bpfprof_unwind_key);
+	__type(value, struct bpfprof_unwind_mapping);
+} unwind_mappings SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, struct bpfprof_unwind_table);
+} unwind_tables SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1 << 20);	/* --unwind-table-size */
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct bpfprof_unwind_row);
+} unwind_rows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);	/* tgid whose mappings are all in unwind_mappings */
+	__type(value, __u8);
+} unwind_procs SEC(".maps");
+
+/*
  * The walk's state between bpf_loop steps: scalars only (the maps are looked
  * up in each step), and no counter carried from step to step, since the
  * verifier follows each different value of one through every step; step i
  * stores the (i + 2)th user address, at e->ips[nk + 1 + i].
+ *
+ * Registers are those of the frame being unwound: pc is its instruction
+ * (the interrupted one for the leaf and below a signal frame, else a return
+ * address, whose call is at pc - 1), sp and bp its rsp and rbp.
  */
 struct walk {
-	__u64 fp;	/* frame to read next */
+	__u64 pc, sp, bp;
 	__u64 base;	/* user address of the chunk's first byte */
 	__u64 len;	/* bytes of the chunk that hold a copy; 0: none yet */
 	__u64 nk;	/* kernel addresses before the user ones */
 	__u64 end;	/* e->ips[nk..end) hold the user addresses */
-	__u64 jumped;	/* the chain went down or sideways once */
+	__u32 tgid;
+	__u32 stop;	/* enum bpfprof_stat of the walk's end; 0 while it goes on */
+	__u8 tables;	/* the process's mappings and tables are loaded */
+	__u8 leaf;	/* pc is not a return address */
+	__u8 fp_prev;	/* pc came from a frame-pointer step: not checked yet */
+	__u8 jumped;	/* a frame-pointer step went down or sideways once */
 };
 
 /*
- * One frame: { saved fp, return address } at fp; the caller's frame is at
- * the saved fp, higher up the stack. Returns 1 to stop the walk.
+ * The walk's state lives in a map value, not on the BPF stack: the verifier
+ * tracks no values in maps, so every bpf_loop step starts from the same
+ * state and is verified once, where exact values on the stack (a flag, a
+ * copy length) made it follow every combination through every step.
  */
-static long walk_step(__u32 i, void *data)
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct walk);
+} walk_state SEC(".maps");
+
+/*
+ * Read the 8 bytes at user address addr of the stack. Reads go through a copy
+ * of the stack a page at a time (from the frame's sp, or the page's start,
+ * to the page's end): every user access has a fixed cost (SMAP's stac/clac,
+ * which a VM may trap), and a walk reads upwards, each page once. A copy
+ * never starts below sp, where nothing of the walk lies, and never crosses
+ * into a page the walk has not reached, which may not be mapped
+ * (bpf_probe_read_user is all or nothing).
+ */
+static __always_inline int stack_read(struct walk *w, struct ustack_chunk *c, __u64 addr, __u64 *val)
 {
-	struct walk *w = data;
-	struct bpfprof_sample *e;
-	struct ustack_chunk *c;
-	__u64 fp = w->fp, off, next, ret, idx;
-	__u32 zero = 0;
+	__u64 off, start, len;
 
-	e = bpf_map_lookup_elem(&scratch, &zero);
-	c = bpf_map_lookup_elem(&ustack, &zero);
-	if (!e || !c || !fp || (fp & 7) || kernel_addr(fp))
-		return 1;
-	off = fp - w->base;
-	if (!w->len || fp < w->base || off + 16 > w->len) {
-		/* copy from this frame to the end of its page: never a page the chain has not reached */
-		__u64 len = USTACK_CHUNK - (fp & (USTACK_CHUNK - 1));
-
-		if (len < 16)
-			len = 16; /* a frame straddling two pages: both must be readable */
-		if (bpf_probe_read_user(c->data, len & (2 * USTACK_CHUNK - 1), (const void *)fp))
-			return 1;
-		w->base = fp;
+	if (addr & 7)
+		return bpf_probe_read_user(val, 8, (const void *)addr) ? -1 : 0;
+	if (!w->len || addr < w->base || addr + 8 > w->base + w->len) {
+		start = addr & ~(__u64)(USTACK_CHUNK - 1);
+		if (w->sp > start && w->sp <= addr)
+			start = w->sp & ~7ULL;
+		len = USTACK_CHUNK - (start & (USTACK_CHUNK - 1));
+		if (bpf_probe_read_user(c->data, len & (2 * USTACK_CHUNK - 1), (const void *)start))
+			return -1;
+		w->base = start;
 		w->len = len;
-		off = 0;
 	}
-	/* off + 16 <= len <= USTACK_CHUNK from here; the mask says so to the verifier */
-	off = (off / 8) & (USTACK_CHUNK / 8 - 1);
-	next = c->data[off];
-	ret = c->data[off + 1];
-	if (!ret || kernel_addr(ret))
-		return 1;
-	idx = w->nk + 1 + i;
-	if (idx >= 2 * BPFPROF_MAX_STACK)
-		return 1;
-	e->ips[idx] = ret;
-	w->end = idx + 1;
-	if (next == fp || (next < fp && w->jumped))
-		return 1; /* a loop, or a second jump away from the base: garbage */
-	if (next < fp)
-		w->jumped = 1;
-	w->fp = next;
+	off = ((addr - w->base) / 8) & (USTACK_CHUNK / 8 - 1);
+	*val = c->data[off];
 	return 0;
 }
 
-/* Walk the user stack from (ip, fp) into e->ips[nk...]. Returns the number of addresses stored. */
-static __always_inline __u64 walk_user(struct bpfprof_sample *e, __u64 nk, __u64 ip, __u64 fp)
-{
-	struct walk w = { .fp = fp, .nk = nk, .end = nk + 1 };
+/* Binary search state: rows[first + l].pc <= rel < rows[first + r].pc */
+struct search {
+	__u32 first, l, r;
+	__u32 rel;
+};
 
-	if (!ip || kernel_addr(ip) || nk >= 2 * BPFPROF_MAX_STACK)
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct search);
+} search_state SEC(".maps");
+
+static long search_step(__u32 i, void *data)
+{
+	struct bpfprof_unwind_row *row;
+	struct search *q;
+	__u32 m, idx, zero = 0;
+
+	q = bpf_map_lookup_elem(&search_state, &zero);
+	if (!q || q->r - q->l <= 1)
+		return 1;
+	m = q->l + (q->r - q->l) / 2;
+	idx = q->first + m;
+	row = bpf_map_lookup_elem(&unwind_rows, &idx);
+	if (!row)
+		return 1;
+	if (row->pc <= q->rel)
+		q->l = m;
+	else
+		q->r = m;
+	return 0;
+}
+
+/* The rule of the row that covers rel in table `table` (binary search, 24 steps: 16 M rows). */
+static __always_inline __u32 find_rule(__u32 table, __u64 rel)
+{
+	struct bpfprof_unwind_table *t = bpf_map_lookup_elem(&unwind_tables, &table);
+	struct bpfprof_unwind_row *row;
+	struct search *q;
+	__u32 idx, zero = 0;
+
+	if (!t || !t->nr_rows || rel > 0xffffffffULL)
+		return BPFPROF_UNWIND_NONE;
+	idx = t->first_row;
+	row = bpf_map_lookup_elem(&unwind_rows, &idx);
+	if (!row || row->pc > rel)
+		return BPFPROF_UNWIND_NONE;
+	q = bpf_map_lookup_elem(&search_state, &zero);
+	if (!q)
+		return BPFPROF_UNWIND_NONE;
+	q->first = t->first_row;
+	q->l = 0;
+	q->r = t->nr_rows;
+	q->rel = rel;
+	bpf_loop(24, search_step, NULL, 0);
+	idx = q->first + q->l;
+	row = bpf_map_lookup_elem(&unwind_rows, &idx);
+	return row ? row->rule : BPFPROF_UNWIND_NONE;
+}
+
+static __always_inline long walk_stop(struct walk *w, __u32 reason)
+{
+	w->stop = reason;
+	return 1;
+}
+
+/*
+ * A frame-pointer step from a leaf frame whose function had not set up (or
+ * had already torn down) its frame: at `push %rbp` the return address is at
+ * [sp]; right after it ([pc - 1] is the push, [pc] `mov %rsp,%rbp`) at
+ * [sp + 8]; at `ret` at [sp], rbp already the caller's (async-profiler
+ * stackFrame_x64.cpp, framehop's prologue analysis). Returns the bytes of
+ * stack the frame holds above sp, or 0 when the frame is a normal one.
+ */
+static __always_inline __u64 leaf_prologue(__u64 pc)
+{
+	__u8 code[4];
+
+	if (bpf_probe_read_user(code, sizeof(code), (const void *)(pc - 1)))
 		return 0;
+	if (code[1] == 0x55 || code[1] == 0xc3 || (code[1] == 0xf3 && code[2] == 0xc3))
+		return 8;	/* push %rbp; ret; rep ret */
+	if (code[0] == 0x55 && code[1] == 0x48 && code[2] == 0x89 && code[3] == 0xe5)
+		return 16;	/* push %rbp done, mov %rsp,%rbp next */
+	return 0;
+}
+
+/*
+ * One frame. Returns 1 to stop the walk (w->stop says why). Each rule comes
+ * down to where the caller's return address, rbp and rsp are, so that the
+ * stack is read in one place (fewer paths for the verifier to follow).
+ */
+static long walk_step(__u32 i, void *data)
+{
+	struct walk *w;
+	struct bpfprof_sample *e;
+	struct ustack_chunk *c;
+	struct bpfprof_unwind_mapping *m;
+	struct bpfprof_unwind_key key;
+	__u64 pc, sp, bp, look, cfa, ra = 0, idx;
+	__u64 ra_at, bp_at = 0, sp_at = 0, next_sp;
+	__u32 zero = 0, rule = BPFPROF_UNWIND_NONE, kind;
+	__s32 slot;
+	bool fp_step = false, leaf = false;
+
+	w = bpf_map_lookup_elem(&walk_state, &zero);
+	e = bpf_map_lookup_elem(&scratch, &zero);
+	c = bpf_map_lookup_elem(&ustack, &zero);
+	if (!w || !e || !c)
+		return 1;
+	pc = w->pc;
+	sp = w->sp;
+	bp = w->bp;
+	look = w->leaf ? pc : pc - 1;	/* a call may be the last instruction of a function */
+	if (w->tables) {
+		key.prefixlen = 96;
+		key.tgid = bpf_htonl(w->tgid);
+		key.addr = bpf_cpu_to_be64(look);
+		m = bpf_map_lookup_elem(&unwind_mappings, &key);
+		if (!m) {
+			/* a frame-pointer step's return address outside the code: garbage, not a frame */
+			if (w->fp_prev && w->end > w->nk + 1)
+				w->end--;
+			return walk_stop(w, BPFPROF_STAT_WALK_NO_MAPPING);
+		}
+		if (m->table != BPFPROF_UNWIND_NO_TABLE)
+			rule = find_rule(m->table, look - m->bias);
+	}
+
+	kind = BPFPROF_UNWIND_KIND(rule);
+	if (kind == BPFPROF_UNWIND_END)
+		return walk_stop(w, BPFPROF_STAT_WALK_END);
+	if (kind == BPFPROF_UNWIND_CFA) {
+		cfa = ((rule & BPFPROF_UNWIND_CFA_RBP) ? bp : sp) + BPFPROF_UNWIND_CFA_OFF(rule);
+		ra_at = cfa - 8;
+		slot = BPFPROF_UNWIND_RBP_SLOT(rule);
+		if (slot)
+			bp_at = cfa + (__s64)slot * 8;
+		next_sp = cfa;
+	} else if (kind == BPFPROF_UNWIND_PLT) {
+		cfa = sp + BPFPROF_UNWIND_CFA_OFF(rule) +
+		      ((pc & 15) >= (__u64)BPFPROF_UNWIND_RBP_SLOT(rule) ? 8 : 0);
+		ra_at = cfa - 8;
+		next_sp = cfa;
+	} else if (kind == BPFPROF_UNWIND_SIGNAL) {
+		/*
+		 * __restore_rt: rsp points at the rt_sigframe's ucontext (the
+		 * handler's return popped pretcode); its uc_mcontext, struct
+		 * sigcontext of arch/x86/include/uapi/asm/sigcontext.h, starts 40
+		 * bytes in: rbp at +80, rsp at +120, rip at +128. The interrupted
+		 * pc is not a return address.
+		 */
+		ra_at = sp + 40 + 128;
+		bp_at = sp + 40 + 80;
+		sp_at = sp + 40 + 120;
+		next_sp = 0;
+		leaf = true;
+	} else {
+		/* no row: a frame-pointer step, { saved rbp, return address } at rbp */
+		__u64 above = (i == 0 && w->leaf && !check_user_stack) ? leaf_prologue(pc) : 0;
+
+		fp_step = true;
+		if (above) {
+			ra_at = sp + above - 8;
+			next_sp = sp + above;
+		} else {
+			if (!bp || (bp & 7) || kernel_addr(bp) || bp < sp)
+				return walk_stop(w, BPFPROF_STAT_WALK_FP_END);
+			ra_at = bp + 8;
+			bp_at = bp;
+			next_sp = bp + 16;
+		}
+	}
+
+	if (stack_read(w, c, ra_at, &ra))
+		return walk_stop(w, fp_step ? BPFPROF_STAT_WALK_FP_END : BPFPROF_STAT_WALK_READ_FAULT);
+	if (bp_at) {
+		__u64 old_bp = bp;
+
+		if (stack_read(w, c, bp_at, &bp))
+			return walk_stop(w, fp_step ? BPFPROF_STAT_WALK_FP_END : BPFPROF_STAT_WALK_READ_FAULT);
+		if (fp_step && bp <= old_bp) {
+			/* one jump is a stack switch (sigaltstack, Go's systemstack); two are garbage */
+			if (bp == old_bp || w->jumped)
+				bp = 0;
+			w->jumped = 1;
+		}
+	}
+	if (sp_at) {
+		if (stack_read(w, c, sp_at, &next_sp))
+			return walk_stop(w, BPFPROF_STAT_WALK_READ_FAULT);
+		w->len = 0;	/* the interrupted stack may be another one (sigaltstack) */
+	}
+	stat_inc(fp_step ? BPFPROF_STAT_FRAMES_FP : BPFPROF_STAT_FRAMES_CFI);
+
+	if (!ra || kernel_addr(ra))
+		return walk_stop(w, fp_step ? BPFPROF_STAT_WALK_FP_END : BPFPROF_STAT_WALK_BAD);
+	if (!fp_step && !leaf && next_sp <= sp)
+		return walk_stop(w, BPFPROF_STAT_WALK_BAD);	/* CFI that does not go up the stack */
+	idx = w->nk + 1 + i;
+	if (idx >= 2 * BPFPROF_MAX_STACK)
+		return walk_stop(w, BPFPROF_STAT_WALK_LIMIT);
+	e->ips[idx] = ra;
+	w->end = idx + 1;
+	w->pc = ra;
+	w->sp = next_sp;
+	w->bp = bp;
+	w->leaf = leaf;
+	w->fp_prev = fp_step;
+	if (fp_step && !bp && !w->tables)
+		return walk_stop(w, BPFPROF_STAT_WALK_FP_END);
+	return 0;
+}
+
+/*
+ * Walk the user stack from registers (ip, sp, bp) into e->ips[nk...].
+ * Returns the number of addresses stored; *stop gets the reason it ended.
+ */
+static __always_inline __u64 walk_user(struct bpfprof_sample *e, __u64 nk, __u32 tgid, __u64 ip, __u64 sp,
+				       __u64 bp, __u32 *stop)
+{
+	struct walk *w;
+	__u32 zero = 0;
+
+	*stop = 0;
+	w = bpf_map_lookup_elem(&walk_state, &zero);
+	if (!w || !ip || kernel_addr(ip) || nk >= 2 * BPFPROF_MAX_STACK)
+		return 0;
+	__builtin_memset(w, 0, sizeof(*w));
+	w->pc = ip;
+	w->sp = sp;
+	w->bp = bp;
+	w->nk = nk;
+	w->end = nk + 1;
+	w->tgid = tgid;
+	w->leaf = 1;
 	e->ips[nk] = ip;
-	bpf_loop(BPFPROF_MAX_STACK - 1, walk_step, &w, 0);
-	return w.end - nk;
+	w->tables = unwind_tables_on && bpf_map_lookup_elem(&unwind_procs, &tgid);
+	if (unwind_tables_on && !w->tables)
+		stat_inc(BPFPROF_STAT_WALK_NOT_READY);
+	bpf_loop(BPFPROF_MAX_STACK - 1, walk_step, NULL, 0);
+	*stop = w->stop ? w->stop : BPFPROF_STAT_WALK_LIMIT;
+	stat_inc(*stop);
+	return w->end > nk ? w->end - nk : 0;
 }
 
 /*
@@ -230,10 +507,12 @@ static __always_inline __u64 walk_user(struct bpfprof_sample *e, __u64 nk, __u64
  * in user mode, else those saved at kernel entry (none for kernel threads,
  * whose tasks have no mm).
  */
-static __always_inline __u64 user_stack(struct bpf_perf_event_data *ctx, struct bpfprof_sample *e, __u64 nk)
+static __always_inline __u64 user_stack(struct bpf_perf_event_data *ctx, struct bpfprof_sample *e, __u64 nk,
+					__u32 tgid, __u32 *stop)
 {
-	__u64 ip = PT_REGS_IP(&ctx->regs), fp = PT_REGS_FP(&ctx->regs);
+	__u64 ip = PT_REGS_IP(&ctx->regs), sp = PT_REGS_SP(&ctx->regs), bp = PT_REGS_FP(&ctx->regs);
 
+	*stop = 0;
 	if (nk || kernel_addr(ip)) {
 		struct task_struct *task = bpf_get_current_task_btf();
 		struct pt_regs *regs;
@@ -244,9 +523,10 @@ static __always_inline __u64 user_stack(struct bpf_perf_event_data *ctx, struct 
 		if (!regs)
 			return 0;
 		ip = PT_REGS_IP_CORE(regs);
-		fp = PT_REGS_FP_CORE(regs);
+		sp = PT_REGS_SP_CORE(regs);
+		bp = PT_REGS_FP_CORE(regs);
 	}
-	return walk_user(e, nk, ip, fp);
+	return walk_user(e, nk, tgid, ip, sp, bp, stop);
 }
 
 /* Whether the current task's samples are kept: a target tgid, in a --cgroup subtree. */
@@ -309,6 +589,108 @@ static __always_inline void check_user_walk(struct bpf_perf_event_data *ctx, __u
 		stat_inc((__u64)ret / 8 == nu ? BPFPROF_STAT_USTACK_SAME : BPFPROF_STAT_USTACK_SHORTER);
 }
 
+/*
+ * --check-unwind: every check_unwind_every-th sample taken in user mode also
+ * sends its registers and the top BPFPROF_CHECK_STACK_SIZE bytes of its
+ * stack, next to the walk's result, for user space to unwind with libdwfl.
+ */
+const volatile __u32 check_unwind_every = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct bpfprof_ustack_copy);
+} ucopy SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} ucopy_tick SEC(".maps");
+
+/* Copy the user walk's addresses: step i copies e->ips[nk + i]. */
+struct copy_ips {
+	__u64 nk, nu;
+};
+
+static long copy_ip_step(__u32 i, void *data)
+{
+	struct copy_ips *ci = data;
+	struct bpfprof_sample *e;
+	struct bpfprof_ustack_copy *u;
+	__u32 zero = 0;
+	__u64 idx = ci->nk + i;
+
+	e = bpf_map_lookup_elem(&scratch, &zero);
+	u = bpf_map_lookup_elem(&ucopy, &zero);
+	if (!e || !u || i >= ci->nu || i >= BPFPROF_MAX_STACK || idx >= 2 * BPFPROF_MAX_STACK)
+		return 1;
+	u->ips[i] = e->ips[idx];
+	return 0;
+}
+
+static __always_inline void send_ustack_copy(struct bpf_perf_event_data *ctx, __u32 tgid, __u32 tid, __u64 nk,
+					     __u64 nu, __u32 stop)
+{
+	struct pt_regs *r = (struct pt_regs *)&ctx->regs;
+	struct bpfprof_ustack_copy *u;
+	struct copy_ips ci = { .nk = nk, .nu = nu };
+	__u32 zero = 0, *tick;
+	__u64 sp, first, second, size;
+
+	tick = bpf_map_lookup_elem(&ucopy_tick, &zero);
+	u = bpf_map_lookup_elem(&ucopy, &zero);
+	if (!tick || !u || ++*tick < check_unwind_every)
+		return;
+	*tick = 0;
+	u->type = BPFPROF_REC_USTACK_COPY;
+	u->tgid = tgid;
+	u->tid = tid;
+	u->nr_user = nu;
+	u->end_reached = stop == BPFPROF_STAT_WALK_END;
+	u->regs[0] = r->ax;
+	u->regs[1] = r->dx;
+	u->regs[2] = r->cx;
+	u->regs[3] = r->bx;
+	u->regs[4] = r->si;
+	u->regs[5] = r->di;
+	u->regs[6] = r->bp;
+	u->regs[7] = r->sp;
+	u->regs[8] = r->r8;
+	u->regs[9] = r->r9;
+	u->regs[10] = r->r10;
+	u->regs[11] = r->r11;
+	u->regs[12] = r->r12;
+	u->regs[13] = r->r13;
+	u->regs[14] = r->r14;
+	u->regs[15] = r->r15;
+	u->regs[16] = r->ip;
+	bpf_loop(BPFPROF_MAX_STACK, copy_ip_step, &ci, 0);
+	/* to the end of sp's page, then the next page: each read all or nothing */
+	sp = r->sp;
+	first = USTACK_CHUNK - (sp & (USTACK_CHUNK - 1));
+	size = 0;
+	if (!bpf_probe_read_user(u->stack, first & (2 * USTACK_CHUNK - 1), (const void *)sp)) {
+		size = first;
+		second = BPFPROF_CHECK_STACK_SIZE - first;
+		if (second > USTACK_CHUNK)
+			second = USTACK_CHUNK;
+		if (first <= USTACK_CHUNK && second && second <= USTACK_CHUNK &&
+		    !bpf_probe_read_user(u->stack + first, second, (const void *)(sp + first)))
+			size += second;
+	}
+	u->stack_size = size;
+	size += BPFPROF_USTACK_COPY_HDR_SIZE;
+	if (size > sizeof(*u))
+		size = sizeof(*u);
+	if (bpf_ringbuf_output(&samples, u, size, 0))
+		stat_inc(BPFPROF_STAT_DROPPED);
+	else
+		stat_inc(BPFPROF_STAT_CHECK_COPIES);
+}
+
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
@@ -318,6 +700,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	__u32 zero = 0;
 	long kret;
 	__u64 nk, nu, size, flags;
+	__u32 stop;
 	__u8 *nr_seen;
 
 	if (tid == 0)	/* the idle task: nothing to attribute */
@@ -346,11 +729,13 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	nk = kret > 0 ? (__u64)kret / 8 : 0;
 	if (nk > BPFPROF_MAX_STACK)
 		nk = BPFPROF_MAX_STACK;
-	nu = user_stack(ctx, e, nk);
+	nu = user_stack(ctx, e, nk, tgid, &stop);
 	if (nu > BPFPROF_MAX_STACK)
 		nu = BPFPROF_MAX_STACK;
 	if (check_user_stack)
 		check_user_walk(ctx, nk, nu);
+	if (check_unwind_every && !nk && nu)
+		send_ustack_copy(ctx, tgid, tid, nk, nu, stop);
 	e->nr_kernel = nk;
 	e->nr_user = nu;
 

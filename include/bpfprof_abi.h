@@ -39,6 +39,17 @@ enum bpfprof_stat {
 	BPFPROF_STAT_OFFCPU_SHORT = 9,	/* blocks below the threshold: left out */
 	BPFPROF_STAT_OFFCPU_SHORT_NS = 10,	/* their total blocked time, ns */
 	BPFPROF_STAT_OFFCPU_KERNEL_ONLY = 11,	/* blocks sent without user frames (not in a system call) */
+	/* How each user-stack walk ended (one per walk), and how its frames were stepped */
+	BPFPROF_STAT_WALK_END = 12,		/* at a frame whose return address is undefined: _start, clone3 */
+	BPFPROF_STAT_WALK_FP_END = 13,		/* a frame-pointer chain ended (rbp 0 or not a stack address) */
+	BPFPROF_STAT_WALK_NO_MAPPING = 14,	/* a pc outside the process's executable mappings */
+	BPFPROF_STAT_WALK_READ_FAULT = 15,	/* a stack read failed (not mapped, not present) */
+	BPFPROF_STAT_WALK_LIMIT = 16,		/* BPFPROF_MAX_STACK frames */
+	BPFPROF_STAT_WALK_BAD = 17,		/* a frame that does not go up the stack, a loop, a 0 return address */
+	BPFPROF_STAT_WALK_NOT_READY = 18,	/* the process's tables were not loaded yet: frame pointers only */
+	BPFPROF_STAT_FRAMES_CFI = 19,		/* frames stepped with a CFI row */
+	BPFPROF_STAT_FRAMES_FP = 20,		/* frames stepped with frame pointers (no row, no table, not ready) */
+	BPFPROF_STAT_CHECK_COPIES = 21,		/* --check-unwind stack copies sent */
 	BPFPROF_STAT_NR,
 };
 

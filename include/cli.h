@@ -16,6 +16,13 @@
  * was µs (OFFCPU_THRESH 500000 ns); see README "Off-CPU profiles".
  */
 #define CLI_DEFAULT_OFFCPU_THRESH_US 500
+/* --unwind-table-size default: 1 M rows of 8 bytes */
+#define CLI_DEFAULT_UNWIND_TABLE_BYTES (8ULL << 20)
+
+enum call_graph {
+	CALL_GRAPH_DWARF,	/* unwind tables from CFI where there is some, frame pointers elsewhere */
+	CALL_GRAPH_FP,		/* frame pointers only (perf record -g) */
+};
 
 struct bpfprof_config {
 	uint32_t pids[CLI_MAX_PIDS];	/* -p */
@@ -54,6 +61,10 @@ struct bpfprof_config {
 	bool offcpu_output[CLI_MAX_OUTPUTS];
 	bool no_buildid_cache;		/* --no-buildid-cache: perf.data's DSOs not copied to ~/.debug */
 	bool no_jvm_perfmap;		/* --no-jvm-perfmap: running JVMs not asked for their perf map */
+	enum call_graph call_graph;	/* --call-graph */
+	bool call_graph_set;		/* given on the command line */
+	uint64_t unwind_table_bytes;	/* --unwind-table-size, bytes (8 a row) */
+	bool check_unwind;		/* --check-unwind: libdwfl against the BPF walk */
 	int argc;			/* bpfprof's own argv, for perf.data's CMDLINE */
 	char **argv;
 };

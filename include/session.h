@@ -11,6 +11,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "bpfprof_abi.h"
+#include "unwinder.h"
 
 struct session;
 
@@ -26,6 +28,14 @@ struct session_opts {
 	bool check_user_stacks;	/* compare each user walk with the kernel's (session__check_stats) */
 	bool offcpu;		/* --off-cpu: also send blocks (struct bpfprof_offcpu) */
 	uint64_t offcpu_thresh_ns;	/* blocks shorter than this are counted, not sent */
+	/*
+	 * User stacks walked with the unwinder's maps (session__unwind_sink):
+	 * unwind_rows rows of tables (8 bytes each, preallocated in the kernel),
+	 * 0 for mappings only (--call-graph fp).
+	 */
+	bool unwind;
+	uint32_t unwind_rows;
+	uint32_t check_unwind_every;	/* --check-unwind: a stack copy every N user-mode samples; 0 none */
 	const uint64_t *cgroup_ids;	/* cgroup v2 ids to keep; NULL: all */
 	size_t nr_cgroups;
 	session_record_fn on_record;
@@ -89,6 +99,12 @@ struct session_offcpu_stats {
 	uint64_t kernel_only;	/* sent without user frames: not blocked in a system call */
 };
 void session__offcpu_stats(struct session *s, struct session_offcpu_stats *st);
+ * The unwinder's view of the session's BPF maps (include/unwinder.h); rows
+ * is mapped until session__close. Only meaningful with opts.unwind.
+ */
+void session__unwind_sink(struct session *s, struct unwind_sink *sink);
+/* Every `stats` counter (enum bpfprof_stat), summed over CPUs. */
+void session__walk_stats(struct session *s, uint64_t stats[BPFPROF_STAT_NR]);
 void session__close(struct session *s);
 
 #endif /* BPFPROF_SESSION_H */

@@ -71,6 +71,9 @@ enum {
 	OPT_OFF_CPU_THRESH,
 	OPT_NO_BUILDID_CACHE,
 	OPT_NO_JVM_PERFMAP,
+	OPT_CALL_GRAPH,
+	OPT_UNWIND_TABLE_SIZE,
+	OPT_CHECK_UNWIND,
 };
 
 static const struct argp_option options[] = {
@@ -87,9 +90,19 @@ static const struct argp_option options[] = {
 	{ "ringbuf-size", OPT_RINGBUF_SIZE, "BYTES", 0,
 	  "Ring buffer size, power of two, K/M suffix (default 512K per CPU, at least 2M); "
 	  "raise it when samples are lost", 2 },
+	{ "call-graph", OPT_CALL_GRAPH, "MODE", 0,
+	  "How user stacks are walked: dwarf (default: unwind tables from .eh_frame where there is CFI, "
+	  "frame pointers elsewhere) or fp (frame pointers only)", 2 },
+	{ "unwind-table-size", OPT_UNWIND_TABLE_SIZE, "BYTES", 0,
+	  "Kernel memory for unwind tables, 8 bytes a row (K/M suffix; default 8M); files that do not "
+	  "fit are walked by frame pointers", 2 },
+	{ "check-unwind", OPT_CHECK_UNWIND, NULL, 0,
+	  "Also copy the registers and top 8 KB of the stack of some samples and unwind them with "
+	  "libdwfl, as perf report does for --call-graph dwarf; report how often the BPF walk differs "
+	  "(for testing)", 2 },
 	{ "check-user-stacks", OPT_CHECK_USER_STACKS, NULL, 0,
 	  "Also walk each user stack with the kernel's walker (as perf record -g does) and report how "
-	  "often bpfprof's own walk differs (slower; for testing)", 2 },
+	  "often bpfprof's own walk differs (implies --call-graph fp; slower; for testing)", 2 },
 	{ "off-cpu", OPT_OFF_CPU, NULL, 0,
 	  "Also record where the targets' threads block and for how long (off-CPU time): a second "
 	  "sample type in .pb.gz and perf.data (event offcpu-time); for .prof, .folded and .svg, "
@@ -392,6 +405,21 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 	case OPT_NO_JVM_PERFMAP:
 		cfg->no_jvm_perfmap = true;
 		break;
+	case OPT_CALL_GRAPH:
+		if (!strcmp(arg, "dwarf"))
+			cfg->call_graph = CALL_GRAPH_DWARF;
+		else if (!strcmp(arg, "fp"))
+			cfg->call_graph = CALL_GRAPH_FP;
+		else
+			argp_error(st, "invalid call graph mode: '%s' (expected dwarf or fp)", arg);
+		cfg->call_graph_set = true;
+		break;
+	case OPT_UNWIND_TABLE_SIZE:
+		cfg->unwind_table_bytes = parse_bytes(st, "unwind table size", arg, 64 << 10, 1ULL << 30, false);
+		break;
+	case OPT_CHECK_UNWIND:
+		cfg->check_unwind = true;
+		break;
 	case 'v':
 		log_verbosity++;
 		break;
@@ -416,6 +444,13 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 				       "--push-queue and --push-timeout go with --push URL");
 		if (cfg->no_debuginfod && cfg->debuginfod_urls)
 			argp_error(st, "--debuginfod and --no-debuginfod exclude each other");
+		if (cfg->check_user_stacks) {
+			if (cfg->call_graph_set && cfg->call_graph != CALL_GRAPH_FP)
+				argp_error(st, "--check-user-stacks compares frame-pointer walks: not with --call-graph dwarf");
+			cfg->call_graph = CALL_GRAPH_FP;
+		}
+		if (cfg->check_unwind && cfg->call_graph != CALL_GRAPH_DWARF)
+			argp_error(st, "--check-unwind checks the dwarf walk: not with --call-graph fp");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -450,6 +485,8 @@ int cli__parse(int argc, char **argv, struct bpfprof_config *cfg)
 	cfg->event = "cpu-clock";
 	cfg->ringbuf_bytes = cli__default_ringbuf_bytes(sysconf(_SC_NPROCESSORS_CONF));
 	cfg->jit_max_bytes = JIT_FILE_MAX_SIZE;
+	cfg->call_graph = CALL_GRAPH_DWARF;
+	cfg->unwind_table_bytes = CLI_DEFAULT_UNWIND_TABLE_BYTES;
 	cfg->top_n = 10;
 	cfg->progress = true;
 	cfg->offcpu_thresh_us = CLI_DEFAULT_OFFCPU_THRESH_US;

@@ -59,6 +59,8 @@ static char *interval_paths[CLI_MAX_OUTPUTS];
  * when no such output is written to a file.
  */
 static struct profile *stream_profile;
+/* --call-graph: the BPF walker's view of the processes (NULL when it could not be set up) */
+static struct unwinder *unwinder;
 static char *jit_dir;
 /*
  * Exits end the run as soon as they happen: the command and the first
@@ -322,6 +324,10 @@ static int stream_maps(void *ctx, const struct profile *p, uint32_t proc, uint64
 
 	if (symbolizer__pin(ctx, p, proc))
 		return -ENOMEM;
+	/* tables for the mappings, built in the background: a new process, an exec, a dlopen */
+	if (unwinder && unwinder__queue(unwinder, p->procs[proc].pid, p->procs[proc].mappings,
+					p->procs[proc].nr_mappings))
+		return -ENOMEM;
 	/* perf.data names JIT code's image as its mappings appear */
 	if (jit_dir && symbolizer__has_jit(ctx, p->procs[proc].pid) &&
 	    plan_jit_image(stream_profile, proc) < 0)
@@ -408,7 +414,11 @@ struct interval {
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct interval *iv = ctx;
-	int err = agg__record(iv->agg, data, size);
+	int err;
+
+	if (size >= 4 && *(const uint32_t *)data == BPFPROF_REC_USTACK_COPY)
+		return 0;
+	err = agg__record(iv->agg, data, size);
 
 	return err == -ENOMEM ? err : 0;
 }
@@ -506,6 +516,38 @@ static void report_lost(struct session *s, uint64_t before)
 			fprintf(stderr, " cpu%d: %llu", cpu, (unsigned long long)per_cpu[cpu]);
 	fprintf(stderr, " ); consider --ringbuf-size %lluM\n",
 		(unsigned long long)(cfg.ringbuf_bytes >> 20 ? (cfg.ringbuf_bytes >> 20) * 4 : 4));
+}
+
+/* How the user-stack walks ended, since the start (BPF counters) and, with -v, the tables. */
+static void report_walks(struct session *s)
+{
+	uint64_t st[BPFPROF_STAT_NR];
+	struct unwinder_stats us = { 0 };
+
+	session__walk_stats(s, st);
+	if (unwinder)
+		unwinder__stats(unwinder, &us);
+	report__walks(stderr, st, unwinder ? &us : NULL, cfg.call_graph == CALL_GRAPH_DWARF ? "dwarf" : "fp");
+}
+
+/* The unwinder, and the tables of the -p targets before their samples count. */
+static int unwinder_start(struct session *s)
+{
+	struct unwind_sink sink;
+	int i, err;
+
+	session__unwind_sink(s, &sink);
+	unwinder = unwinder__new(&sink, cfg.call_graph == CALL_GRAPH_DWARF, "/proc");
+	if (!unwinder)
+		return -errno;
+	for (i = 0; i < cfg.nr_pids; i++) {
+		err = unwinder__load_pid(unwinder, cfg.pids[i]);
+		if (err == -ENOMEM)
+			return err;
+		if (err)
+			pr_debug("unwind: pid %u: %s\n", cfg.pids[i], strerror(-err));
+	}
+	return 0;
 }
 
 /* Fresh profile, aggregator and outputs (temporary files) for one interval. */
@@ -625,6 +667,7 @@ static int interval_end(struct interval *iv, struct session *s, struct symbolize
 			pr_warn("off-CPU: lost %llu blocks: ring buffer full; consider --ringbuf-size\n",
 				(unsigned long long)p->nr_offcpu_lost);
 	}
+	report_walks(s);
 	if (cfg.check_user_stacks) {
 		uint64_t same, shorter, differ;
 
@@ -676,7 +719,7 @@ int main(int argc, char **argv)
 	struct symbolizer *sy = NULL;
 	struct interval iv = { 0 };
 	struct session *s = NULL;
-	uint64_t start, next_interval = 0, last_progress = 0, last_check = 0, dropped = 0, bpf_samples;
+	uint64_t start, next_interval = 0, last_progress = 0, last_check = 0, last_reap = 0, dropped = 0, bpf_samples;
 	bool tty, child_done = false, stop = false;
 	pid_t child = -1;
 	int go = -1, err, i, status, child_fd = -1;
@@ -747,6 +790,10 @@ int main(int argc, char **argv)
 	sopts.check_user_stacks = cfg.check_user_stacks;
 	sopts.offcpu = cfg.offcpu;
 	sopts.offcpu_thresh_ns = cfg.offcpu_thresh_us * 1000;
+	sopts.unwind = true;
+	sopts.unwind_rows = cfg.call_graph == CALL_GRAPH_DWARF ?
+				    (uint32_t)(cfg.unwind_table_bytes / sizeof(struct bpfprof_unwind_row)) : 0;
+	sopts.check_unwind_every = cfg.check_unwind ? 16 : 0;
 	sopts.cgroup_ids = cfg.cgroup_ids;
 	sopts.nr_cgroups = (size_t)cfg.nr_cgroups;
 	sopts.on_record = on_record;
@@ -754,6 +801,11 @@ int main(int argc, char **argv)
 	err = session__open(&sopts, &s);
 	if (err)
 		goto out;
+	err = unwinder_start(s);
+	if (err) {
+		pr_warn("cannot set up the unwinder: %s\n", strerror(-err));
+		goto out;
+	}
 	for (i = 0; i < cfg.nr_pids && !err; i++)
 		err = session__add_target(s, cfg.pids[i]);
 	if (!err && child > 0 && !cfg.all_cpus)
@@ -812,6 +864,10 @@ int main(int argc, char **argv)
 				goto out;
 			next_interval += (uint64_t)(cfg.interval_s * 1e9);
 		}
+		if (now - last_reap >= 1000000000ULL) {
+			last_reap = now;
+			unwinder__reap(unwinder); /* tables of files no process maps any more go */
+		}
 		if (tty && now - last_progress >= 1000000000ULL) {
 			last_progress = now;
 			session__stats(s, &bpf_samples, &dropped, NULL);
@@ -859,6 +915,7 @@ out:
 			close(target_fds[i]);
 	if (child_fd >= 0)
 		close(child_fd);
+	unwinder__free(unwinder);
 	session__close(s);
 	symbolizer__free(sy);
 	push__free(pusher);

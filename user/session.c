@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -36,6 +37,8 @@ struct session {
 	struct bpf_link **links;
 	session_record_fn on_record;
 	void *ctx;
+	struct bpfprof_unwind_row *rows;	/* unwind_rows, mmapped */
+	size_t rows_bytes;
 };
 
 static int rb_cb(void *ctx, void *data, size_t size)
@@ -146,9 +149,17 @@ static int load_skel(struct session *s, const struct session_opts *o)
 	s->skel->rodata->check_user_stack = o->check_user_stacks;
 	s->skel->rodata->offcpu_thresh_ns = o->offcpu_thresh_ns;
 	s->skel->rodata->self_tgid = (uint32_t)getpid();
+	s->skel->rodata->unwind_tables_on = o->unwind;
+	s->skel->rodata->check_unwind_every = o->check_unwind_every;
 	/* wake the consumer at 1/8 of the buffer: batches records, leaves headroom */
 	s->skel->rodata->wakeup_bytes = o->ringbuf_bytes / 8;
 	err = bpf_map__set_max_entries(s->skel->maps.samples, (uint32_t)o->ringbuf_bytes);
+	/* the row array is preallocated: only as large as asked, one row when no tables are built */
+	if (!err)
+		err = bpf_map__set_max_entries(s->skel->maps.unwind_rows,
+					       o->unwind && o->unwind_rows ? o->unwind_rows : 1);
+	if (!err && !o->unwind)
+		err = bpf_map__set_max_entries(s->skel->maps.unwind_tables, 1);
 	if (!err && !o->follow_forks)
 		err = bpf_program__set_autoload(s->skel->progs.on_fork, false);
 	if (!err && !o->offcpu)
@@ -237,6 +248,17 @@ int session__open(const struct session_opts *o, struct session **out)
 		err = -errno;
 		pr_warn("failed to set up epoll: %s\n", strerror(-err));
 		goto out_free;
+	}
+	if (o->unwind && o->unwind_rows) {
+		s->rows_bytes = (size_t)o->unwind_rows * sizeof(*s->rows);
+		s->rows = mmap(NULL, s->rows_bytes, PROT_READ | PROT_WRITE, MAP_SHARED,
+			       bpf_map__fd(s->skel->maps.unwind_rows), 0);
+		if (s->rows == MAP_FAILED) {
+			err = -errno;
+			s->rows = NULL;
+			pr_warn("failed to map the unwind table rows: %s\n", strerror(-err));
+			goto out_free;
+		}
 	}
 	err = open_events(s, o);
 	if (err)
@@ -362,12 +384,67 @@ void session__offcpu_stats(struct session *s, struct session_offcpu_stats *st)
 	st->kernel_only = stat_sum(s, BPFPROF_STAT_OFFCPU_KERNEL_ONLY, NULL);
 }
 
+static int sink_set_mapping(void *ctx, const struct bpfprof_unwind_key *k, const struct bpfprof_unwind_mapping *v)
+{
+	struct session *s = ctx;
+
+	return bpf_map__update_elem(s->skel->maps.unwind_mappings, k, sizeof(*k), v, sizeof(*v), BPF_ANY) ?
+		       -errno : 0;
+}
+
+static int sink_del_mapping(void *ctx, const struct bpfprof_unwind_key *k)
+{
+	struct session *s = ctx;
+
+	return bpf_map__delete_elem(s->skel->maps.unwind_mappings, k, sizeof(*k), 0) ? -errno : 0;
+}
+
+static int sink_set_table(void *ctx, uint32_t id, const struct bpfprof_unwind_table *t)
+{
+	struct session *s = ctx;
+
+	return bpf_map__update_elem(s->skel->maps.unwind_tables, &id, sizeof(id), t, sizeof(*t), BPF_ANY) ?
+		       -errno : 0;
+}
+
+static int sink_set_proc(void *ctx, uint32_t tgid, bool ready)
+{
+	struct session *s = ctx;
+	uint8_t one = 1;
+
+	if (!ready)
+		return bpf_map__delete_elem(s->skel->maps.unwind_procs, &tgid, sizeof(tgid), 0) ? -errno : 0;
+	return bpf_map__update_elem(s->skel->maps.unwind_procs, &tgid, sizeof(tgid), &one, sizeof(one),
+				    BPF_ANY) ? -errno : 0;
+}
+
+void session__unwind_sink(struct session *s, struct unwind_sink *sink)
+{
+	memset(sink, 0, sizeof(*sink));
+	sink->set_mapping = sink_set_mapping;
+	sink->del_mapping = sink_del_mapping;
+	sink->set_table = sink_set_table;
+	sink->set_proc = sink_set_proc;
+	sink->rows = s->rows;
+	sink->max_rows = s->rows ? (uint32_t)(s->rows_bytes / sizeof(*s->rows)) : 0;
+	sink->max_tables = bpf_map__max_entries(s->skel->maps.unwind_tables);
+	sink->ctx = s;
+}
+
+void session__walk_stats(struct session *s, uint64_t stats[BPFPROF_STAT_NR])
+{
+	for (uint32_t i = 0; i < BPFPROF_STAT_NR; i++)
+		stats[i] = stat_sum(s, i, NULL);
+}
+
 void session__close(struct session *s)
 {
 	int cpu;
 
 	if (!s)
 		return;
+	if (s->rows)
+		munmap(s->rows, s->rows_bytes);
 	if (s->links)
 		for (cpu = 0; cpu < s->nr_cpus; cpu++)
 			bpf_link__destroy(s->links[cpu]);

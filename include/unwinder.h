@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The unwinder's user side (--call-graph): keeps the BPF walker's view of
+ * each process up to date (include/bpfprof_abi.h, "Unwind tables"): every
+ * executable mapping of a process in the LPM trie, with the unwind table of
+ * its file (include/unwind_table.h) in the shared row array. Tables are
+ * built once per file, keyed by build-id (dev + inode where there is none),
+ * shared by every process and container that maps the file, and freed when
+ * no process maps it any more. The row array is bounded (--unwind-table-size):
+ * a file whose table does not fit is walked by frame pointers, with one
+ * warning.
+ *
+ * BPF maps are reached through struct unwind_sink, so that the bookkeeping is
+ * tested without BPF; user/session.c provides the real one.
+ */
+#ifndef BPFPROF_UNWINDER_H
+#define BPFPROF_UNWINDER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "bpfprof_abi.h"
+#include "profile.h"
+
+struct unwind_sink {
+	/* LPM trie entries; each returns 0 or -errno */
+	int (*set_mapping)(void *ctx, const struct bpfprof_unwind_key *k, const struct bpfprof_unwind_mapping *v);
+	int (*del_mapping)(void *ctx, const struct bpfprof_unwind_key *k);
+	/* table slot id (< max_tables); nr_rows 0 frees it */
+	int (*set_table)(void *ctx, uint32_t id, const struct bpfprof_unwind_table *t);
+	/* the process's entries are complete (ready) or gone (!ready) */
+	int (*set_proc)(void *ctx, uint32_t tgid, bool ready);
+	struct bpfprof_unwind_row *rows;	/* the shared row array (mmapped), max_rows long */
+	uint32_t max_rows;
+	uint32_t max_tables;
+	void *ctx;
+};
+
+struct unwinder;
+
+/*
+ * New unwinder writing through `sink` (copied). build_tables false
+ * (--call-graph fp) registers mappings only, all without tables, so the
+ * frame-pointer walk still stops at addresses outside the code.
+ * proc_dir is "/proc" except in tests. Returns NULL with errno set.
+ */
+struct unwinder *unwinder__new(const struct unwind_sink *sink, bool build_tables, const char *proc_dir);
+/* Stops the background thread (waiting for the table it is building) and frees everything. */
+void unwinder__free(struct unwinder *u);
+
+/*
+ * Register process `pid` with its mappings (only executable ones are used),
+ * building the tables it lacks, now, on the caller's thread. Replaces what
+ * the process had. Returns 0 or -errno (-ENOMEM; a file whose table cannot
+ * be built is not an error: it gets no table).
+ */
+int unwinder__load(struct unwinder *u, uint32_t pid, const struct profile_mapping *maps, size_t nr_maps);
+
+/* Read /proc/PID/maps and register the process as above. -ENOENT: gone. */
+int unwinder__load_pid(struct unwinder *u, uint32_t pid);
+
+/*
+ * The same on the background thread: the mappings are copied, the call
+ * returns at once; a later request for the same pid replaces a pending one.
+ * Returns 0 or -ENOMEM.
+ */
+int unwinder__queue(struct unwinder *u, uint32_t pid, const struct profile_mapping *maps, size_t nr_maps);
+
+/* Remove the process: its entries, and its references to tables. */
+void unwinder__forget(struct unwinder *u, uint32_t pid);
+
+/* Forget the registered processes that have exited (kill(pid, 0) == ESRCH). */
+void unwinder__reap(struct unwinder *u);
+
+struct unwinder_stats {
+	uint64_t nr_procs;	/* registered now */
+	uint64_t nr_tables;	/* tables in the row array now */
+	uint64_t nr_rows;	/* rows in use now */
+	uint64_t max_rows;
+	uint64_t nr_built;	/* tables built (cache misses) */
+	uint64_t nr_shared;	/* cache hits: a table another mapping already had */
+	uint64_t nr_no_cfi;	/* files without usable CFI */
+	uint64_t nr_full;	/* tables that did not fit in the row array */
+	uint64_t build_ns;	/* time spent building tables, ns */
+	uint64_t cfi_bytes;	/* CFI section bytes read, bytes */
+	uint64_t nr_entries;	/* LPM trie entries now */
+};
+
+void unwinder__stats(struct unwinder *u, struct unwinder_stats *st);
+
+/*
+ * Split [start, end) into aligned power-of-two blocks as LPM keys for
+ * `tgid` (at most out_cap). Returns the number of keys, or -E2BIG.
+ */
+int unwinder__lpm_keys(uint32_t tgid, uint64_t start, uint64_t end, struct bpfprof_unwind_key *out,
+		       size_t out_cap);
+
+#endif /* BPFPROF_UNWINDER_H */

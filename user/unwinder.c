@@ -1,0 +1,765 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The unwinder's user side (include/unwinder.h): files -> unwind tables in
+ * the shared row array, processes -> LPM entries of their executable
+ * mappings. One mutex guards the bookkeeping; tables are built outside it,
+ * on the caller's thread (targets known before sampling) or on the
+ * background thread (processes met while sampling), so that the reader of
+ * the ring buffer never waits for libdw.
+ *
+ * The order of writes is what the BPF walker needs: a table's rows before
+ * its slot, every LPM entry of a process before unwind_procs says it is
+ * ready, and on a re-read the new entries before the stale ones go, so that
+ * a running walk never sees a half-registered process.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <endian.h>
+#include <arpa/inet.h>
+#include "array.h"
+#include "log.h"
+#include "proc_file.h"
+#include "procmaps.h"
+#include "sym_elf.h"
+#include "unwind_table.h"
+#include "unwinder.h"
+
+#define MAX_SEGS 4
+
+/* One file's table: where its rows are, and how its addresses map. */
+struct file_entry {
+	uint8_t id[ELF_BUILD_ID_MAX];
+	size_t id_len;		/* 0: keyed by dev + inode */
+	dev_t dev;
+	ino_t ino;
+	uint32_t table;		/* slot, or BPFPROF_UNWIND_NO_TABLE */
+	uint32_t first_row, nr_rows;
+	uint64_t base;		/* the table's base ELF vaddr */
+	struct {
+		uint64_t offset, vaddr, filesz;
+	} segs[MAX_SEGS];	/* executable PT_LOADs */
+	int nr_segs;
+	uint32_t refs;		/* mappings of registered processes using it */
+	bool used;
+};
+
+struct proc_entry {
+	uint32_t pid;
+	struct bpfprof_unwind_key *keys;
+	size_t nr_keys, cap_keys;
+	uint32_t *files;	/* indices into u->files, one per reference */
+	size_t nr_files, cap_files;
+};
+
+/* A free range of the row array. */
+struct extent {
+	uint32_t first, nr;
+};
+
+struct job {
+	uint32_t pid;
+	struct profile_mapping *maps;
+	size_t nr_maps;
+};
+
+struct unwinder {
+	struct unwind_sink sink;
+	bool build_tables;
+	char proc_dir[64];
+	pthread_mutex_t lock;
+	struct file_entry *files;
+	size_t nr_files, cap_files;
+	struct proc_entry *procs;
+	size_t nr_procs, cap_procs;
+	struct extent *free;	/* sorted by first, coalesced */
+	size_t nr_free, cap_free;
+	uint8_t *slot_used;	/* per table slot */
+	struct unwinder_stats st;
+	bool warned_full;
+	/* background thread */
+	pthread_t thread;
+	bool thread_started, stopping;
+	pthread_cond_t cond;
+	struct job *jobs;
+	size_t nr_jobs, cap_jobs;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+int unwinder__lpm_keys(uint32_t tgid, uint64_t start, uint64_t end, struct bpfprof_unwind_key *out,
+		       size_t out_cap)
+{
+	size_t n = 0;
+
+	while (start < end) {
+		int k = start ? __builtin_ctzll(start) : 63;
+
+		while (k > 0 && (k > 62 || end - start < (1ULL << k)))
+			k--;
+		if (n >= out_cap)
+			return -E2BIG;
+		out[n].prefixlen = 32 + 64 - k;
+		out[n].tgid = htonl(tgid);
+		out[n].addr = htobe64(start);
+		n++;
+		start += 1ULL << k;
+	}
+	return (int)n;
+}
+
+/* Row allocation: first fit in the free list. Returns 0 and *first, or -ENOSPC. */
+static int rows_alloc(struct unwinder *u, uint32_t nr, uint32_t *first)
+{
+	size_t i;
+
+	for (i = 0; i < u->nr_free; i++) {
+		if (u->free[i].nr < nr)
+			continue;
+		*first = u->free[i].first;
+		u->free[i].first += nr;
+		u->free[i].nr -= nr;
+		if (!u->free[i].nr) {
+			memmove(&u->free[i], &u->free[i + 1], (u->nr_free - i - 1) * sizeof(*u->free));
+			u->nr_free--;
+		}
+		return 0;
+	}
+	return -ENOSPC;
+}
+
+static int rows_release(struct unwinder *u, uint32_t first, uint32_t nr)
+{
+	size_t i = 0;
+
+	if (!nr)
+		return 0;
+	while (i < u->nr_free && u->free[i].first < first)
+		i++;
+	if (i > 0 && u->free[i - 1].first + u->free[i - 1].nr == first) {
+		u->free[i - 1].nr += nr;
+		if (i < u->nr_free && first + nr == u->free[i].first) {
+			u->free[i - 1].nr += u->free[i].nr;
+			memmove(&u->free[i], &u->free[i + 1], (u->nr_free - i - 1) * sizeof(*u->free));
+			u->nr_free--;
+		}
+		return 0;
+	}
+	if (i < u->nr_free && first + nr == u->free[i].first) {
+		u->free[i].first = first;
+		u->free[i].nr += nr;
+		return 0;
+	}
+	if (array__grow((void **)&u->free, &u->cap_free, u->nr_free + 1, sizeof(*u->free)))
+		return -ENOMEM;
+	memmove(&u->free[i + 1], &u->free[i], (u->nr_free - i) * sizeof(*u->free));
+	u->free[i].first = first;
+	u->free[i].nr = nr;
+	u->nr_free++;
+	return 0;
+}
+
+struct unwinder *unwinder__new(const struct unwind_sink *sink, bool build_tables, const char *proc_dir)
+{
+	struct unwinder *u = calloc(1, sizeof(*u));
+
+	if (!u)
+		return NULL;
+	u->sink = *sink;
+	u->build_tables = build_tables && sink->rows && sink->max_rows && sink->max_tables;
+	snprintf(u->proc_dir, sizeof(u->proc_dir), "%s", proc_dir);
+	pthread_mutex_init(&u->lock, NULL);
+	pthread_cond_init(&u->cond, NULL);
+	u->slot_used = calloc(sink->max_tables ? sink->max_tables : 1, 1);
+	if (!u->slot_used || (u->build_tables && rows_release(u, 0, sink->max_rows))) {
+		unwinder__free(u);
+		errno = ENOMEM;
+		return NULL;
+	}
+	u->st.max_rows = sink->max_rows;
+	return u;
+}
+
+static void proc_entry_free(struct proc_entry *pe)
+{
+	free(pe->keys);
+	free(pe->files);
+}
+
+static void jobs_free(struct unwinder *u)
+{
+	for (size_t i = 0; i < u->nr_jobs; i++)
+		free(u->jobs[i].maps);
+	free(u->jobs);
+	u->jobs = NULL;
+	u->nr_jobs = u->cap_jobs = 0;
+}
+
+void unwinder__free(struct unwinder *u)
+{
+	if (!u)
+		return;
+	if (u->thread_started) {
+		pthread_mutex_lock(&u->lock);
+		u->stopping = true;
+		pthread_cond_signal(&u->cond);
+		pthread_mutex_unlock(&u->lock);
+		pthread_join(u->thread, NULL);
+	}
+	jobs_free(u);
+	for (size_t i = 0; i < u->nr_procs; i++)
+		proc_entry_free(&u->procs[i]);
+	free(u->procs);
+	free(u->files);
+	free(u->free);
+	free(u->slot_used);
+	pthread_mutex_destroy(&u->lock);
+	pthread_cond_destroy(&u->cond);
+	free(u);
+}
+
+/* The file a mapping maps, opened: map_files reaches deleted files and other mount namespaces. */
+static int open_mapped(struct unwinder *u, uint32_t pid, const struct profile_mapping *m)
+{
+	char path[128];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%u/map_files/%llx-%llx", u->proc_dir, pid, (unsigned long long)m->start,
+		 (unsigned long long)m->end);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd >= 0)
+		return fd;
+	snprintf(path, sizeof(path), "%s/%u/root", u->proc_dir, pid);
+	return proc_file__open_in(path, m->path, NULL, UINT64_MAX);
+}
+
+static struct file_entry *find_file(struct unwinder *u, const uint8_t *id, size_t id_len, dev_t dev, ino_t ino,
+				    uint32_t *idx)
+{
+	for (size_t i = 0; i < u->nr_files; i++) {
+		struct file_entry *f = &u->files[i];
+
+		if (!f->used)
+			continue;
+		if (id_len ? (f->id_len == id_len && !memcmp(f->id, id, id_len)) :
+			     (!f->id_len && f->dev == dev && f->ino == ino)) {
+			*idx = i;
+			return f;
+		}
+	}
+	return NULL;
+}
+
+/* What building a file's table produced, before it is placed. */
+struct built {
+	struct file_entry f;
+	struct unwind_table *t;
+};
+
+static void read_segs(Elf *elf, struct file_entry *f)
+{
+	size_t n, i;
+
+	if (elf_getphdrnum(elf, &n))
+		return;
+	for (i = 0; i < n && f->nr_segs < MAX_SEGS; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
+			continue;
+		f->segs[f->nr_segs].offset = ph.p_offset;
+		f->segs[f->nr_segs].vaddr = ph.p_vaddr;
+		f->segs[f->nr_segs].filesz = ph.p_filesz;
+		f->nr_segs++;
+	}
+}
+
+/* Identify the file and, unless the cache has it, build its table (no lock held). */
+static int build_file(struct unwinder *u, int fd, const char *name, struct built *b, bool *cached)
+{
+	char self[64];
+	struct stat sb;
+	Elf *elf;
+	uint32_t idx;
+	uint64_t t0;
+	int err, len;
+
+	memset(b, 0, sizeof(*b));
+	if (fstat(fd, &sb))
+		return -errno;
+	b->f.dev = sb.st_dev;
+	b->f.ino = sb.st_ino;
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	len = elf__read_build_id(self, b->f.id);
+	b->f.id_len = len > 0 ? (size_t)len : 0;
+	pthread_mutex_lock(&u->lock);
+	*cached = find_file(u, b->f.id, b->f.id_len, b->f.dev, b->f.ino, &idx) != NULL;
+	pthread_mutex_unlock(&u->lock);
+	if (*cached)
+		return 0;
+
+	b->f.table = BPFPROF_UNWIND_NO_TABLE;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf)
+		return 0; /* not ELF: no table */
+	read_segs(elf, &b->f);
+	if (u->build_tables) {
+		t0 = mono_ns();
+		err = unwind_table__build(elf, name, &b->t);
+		__atomic_add_fetch(&u->st.build_ns, mono_ns() - t0, __ATOMIC_RELAXED);
+		if (err == -ENOMEM) {
+			elf_end(elf);
+			return err;
+		}
+		if (err)
+			b->t = NULL; /* no CFI, or bad CFI (warned): frame pointers in this file */
+	}
+	elf_end(elf);
+	return 0;
+}
+
+/* Place a built table in the row array and a slot; under the lock. Returns the file's index. */
+static int place_file(struct unwinder *u, struct built *b, const char *name, uint32_t *out)
+{
+	struct file_entry *f;
+	uint32_t idx, slot;
+	int err;
+
+	/* another thread may have built the same file meanwhile */
+	if (find_file(u, b->f.id, b->f.id_len, b->f.dev, b->f.ino, &idx)) {
+		u->st.nr_shared++;
+		*out = idx;
+		return 0;
+	}
+	for (idx = 0; idx < u->nr_files && u->files[idx].used; idx++)
+		;
+	if (idx == u->nr_files) {
+		if (array__grow((void **)&u->files, &u->cap_files, u->nr_files + 1, sizeof(*u->files)))
+			return -ENOMEM;
+		u->nr_files++;
+	}
+	f = &u->files[idx];
+	*f = b->f;
+	f->used = true;
+	f->refs = 0;
+	if (b->t && b->t->nr_rows) {
+		u->st.nr_built++;
+		u->st.cfi_bytes += b->t->cfi_bytes;
+		for (slot = 0; slot < u->sink.max_tables && u->slot_used[slot]; slot++)
+			;
+		err = slot < u->sink.max_tables ? rows_alloc(u, b->t->nr_rows, &f->first_row) : -ENOSPC;
+		if (err) {
+			u->st.nr_full++;
+			if (!u->warned_full)
+				pr_warn("unwind tables full (%u rows, %u files): '%s' (%u rows) and later files are walked by frame pointers; raise --unwind-table-size\n",
+					u->sink.max_rows, u->sink.max_tables, name, b->t->nr_rows);
+			u->warned_full = true;
+		} else {
+			struct bpfprof_unwind_table te = { .first_row = f->first_row, .nr_rows = b->t->nr_rows };
+
+			memcpy(&u->sink.rows[f->first_row], b->t->rows, (size_t)b->t->nr_rows * sizeof(*b->t->rows));
+			err = u->sink.set_table(u->sink.ctx, slot, &te);
+			if (err) {
+				rows_release(u, f->first_row, b->t->nr_rows);
+				pr_warn("unwind: cannot load the table of '%s': %s\n", name, strerror(-err));
+			} else {
+				u->slot_used[slot] = 1;
+				f->table = slot;
+				f->nr_rows = b->t->nr_rows;
+				f->base = b->t->base;
+				u->st.nr_tables++;
+				u->st.nr_rows += f->nr_rows;
+			}
+		}
+	} else if (u->build_tables) {
+		u->st.nr_no_cfi++;
+	}
+	*out = idx;
+	return 0;
+}
+
+static void file_unref(struct unwinder *u, uint32_t idx)
+{
+	struct file_entry *f = &u->files[idx];
+	struct bpfprof_unwind_table none = { 0 };
+
+	if (!f->used || --f->refs)
+		return;
+	if (f->table != BPFPROF_UNWIND_NO_TABLE) {
+		u->sink.set_table(u->sink.ctx, f->table, &none);
+		u->slot_used[f->table] = 0;
+		rows_release(u, f->first_row, f->nr_rows);
+		u->st.nr_tables--;
+		u->st.nr_rows -= f->nr_rows;
+	}
+	f->used = false;
+}
+
+/* The bias of a mapping of file f: row pc = address - bias. */
+static bool mapping_bias(const struct file_entry *f, const struct profile_mapping *m, __u64 *bias)
+{
+	for (int i = 0; i < f->nr_segs; i++) {
+		uint64_t seg_start = f->segs[i].offset & ~4095ULL;
+
+		if (m->offset >= seg_start && m->offset < f->segs[i].offset + f->segs[i].filesz) {
+			*bias = m->start - m->offset + f->segs[i].offset - f->segs[i].vaddr + f->base;
+			return true;
+		}
+	}
+	return false;
+}
+
+static struct proc_entry *find_proc(struct unwinder *u, uint32_t pid)
+{
+	for (size_t i = 0; i < u->nr_procs; i++)
+		if (u->procs[i].pid == pid)
+			return &u->procs[i];
+	return NULL;
+}
+
+static bool has_key(const struct bpfprof_unwind_key *keys, size_t n, const struct bpfprof_unwind_key *k)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!memcmp(&keys[i], k, sizeof(*k)))
+			return true;
+	return false;
+}
+
+/* Add the LPM entries of one mapping to `pe` and the trie. */
+static int add_entries(struct unwinder *u, struct proc_entry *pe, const struct profile_mapping *m,
+		       const struct bpfprof_unwind_mapping *v)
+{
+	struct bpfprof_unwind_key keys[128];
+	int n = unwinder__lpm_keys(pe->pid, m->start, m->end, keys, 128), i, err;
+
+	if (n < 0)
+		return n;
+	for (i = 0; i < n; i++) {
+		err = u->sink.set_mapping(u->sink.ctx, &keys[i], v);
+		if (err)
+			return err;
+		if (array__grow((void **)&pe->keys, &pe->cap_keys, pe->nr_keys + 1, sizeof(*pe->keys)))
+			return -ENOMEM;
+		pe->keys[pe->nr_keys++] = keys[i];
+	}
+	return 0;
+}
+
+static bool executable(const struct profile_mapping *m)
+{
+	return m->perms[2] == 'x';
+}
+
+int unwinder__load(struct unwinder *u, uint32_t pid, const struct profile_mapping *maps, size_t nr_maps)
+{
+	struct proc_entry old = { 0 }, *pe, fresh = { .pid = pid };
+	uint32_t *idx = calloc(nr_maps ? nr_maps : 1, sizeof(*idx));
+	size_t i;
+	int err = 0;
+
+	if (!idx)
+		return -ENOMEM;
+	/* files first, outside the lock (libdw takes tens of ms on a large binary) */
+	for (i = 0; i < nr_maps; i++) {
+		const struct profile_mapping *m = &maps[i];
+		struct built b;
+		bool cached;
+		int fd;
+
+		idx[i] = UINT32_MAX;
+		if (!executable(m) || m->path[0] != '/')
+			continue;
+		fd = open_mapped(u, pid, m);
+		if (fd < 0)
+			continue;
+		err = build_file(u, fd, m->path, &b, &cached);
+		close(fd);
+		if (err)
+			goto out;
+		pthread_mutex_lock(&u->lock);
+		if (!cached) {
+			err = place_file(u, &b, m->path, &idx[i]);
+		} else if (find_file(u, b.f.id, b.f.id_len, b.f.dev, b.f.ino, &idx[i])) {
+			u->st.nr_shared++;
+		} else {
+			idx[i] = UINT32_MAX; /* freed meanwhile: no table this time */
+		}
+		if (!err && idx[i] != UINT32_MAX)
+			u->files[idx[i]].refs++; /* held until the process entry takes it */
+		pthread_mutex_unlock(&u->lock);
+		unwind_table__free(b.t);
+		if (err)
+			goto out;
+	}
+
+	pthread_mutex_lock(&u->lock);
+	for (i = 0; i < nr_maps && !err; i++) {
+		const struct profile_mapping *m = &maps[i];
+		struct bpfprof_unwind_mapping v = { .table = BPFPROF_UNWIND_NO_TABLE };
+
+		if (!executable(m))
+			continue;
+		if (idx[i] != UINT32_MAX) {
+			const struct file_entry *f = &u->files[idx[i]];
+
+			if (f->table != BPFPROF_UNWIND_NO_TABLE && mapping_bias(f, m, &v.bias))
+				v.table = f->table;
+			if (array__grow((void **)&fresh.files, &fresh.cap_files, fresh.nr_files + 1,
+					sizeof(*fresh.files)))
+				err = -ENOMEM;
+			else
+				fresh.files[fresh.nr_files++] = idx[i];
+			idx[i] = UINT32_MAX; /* the reference is fresh's now */
+		}
+		if (!err)
+			err = add_entries(u, &fresh, m, &v);
+	}
+	if (err) {
+		/* undo: entries of fresh that the old registration does not have */
+		pe = find_proc(u, pid);
+		for (i = 0; i < fresh.nr_keys; i++)
+			if (!pe || !has_key(pe->keys, pe->nr_keys, &fresh.keys[i]))
+				u->sink.del_mapping(u->sink.ctx, &fresh.keys[i]);
+		for (i = 0; i < fresh.nr_files; i++)
+			file_unref(u, fresh.files[i]);
+		proc_entry_free(&fresh);
+		pthread_mutex_unlock(&u->lock);
+		goto out;
+	}
+	pe = find_proc(u, pid);
+	if (pe) {
+		old = *pe;
+		*pe = fresh;
+	} else if (array__grow((void **)&u->procs, &u->cap_procs, u->nr_procs + 1, sizeof(*u->procs))) {
+		err = -ENOMEM;
+	} else {
+		u->procs[u->nr_procs++] = fresh;
+		u->st.nr_procs++;
+	}
+	if (!err) {
+		u->sink.set_proc(u->sink.ctx, pid, true);
+		/* the stale entries go after the new ones are in */
+		for (i = 0; i < old.nr_keys; i++)
+			if (!has_key(fresh.keys, fresh.nr_keys, &old.keys[i]))
+				u->sink.del_mapping(u->sink.ctx, &old.keys[i]);
+		u->st.nr_entries += fresh.nr_keys;
+		u->st.nr_entries -= old.nr_keys;
+		for (i = 0; i < old.nr_files; i++)
+			file_unref(u, old.files[i]);
+		proc_entry_free(&old);
+	} else {
+		proc_entry_free(&fresh);
+	}
+	pthread_mutex_unlock(&u->lock);
+out:
+	pthread_mutex_lock(&u->lock);
+	for (i = 0; i < nr_maps; i++)
+		if (idx[i] != UINT32_MAX)
+			file_unref(u, idx[i]);
+	pthread_mutex_unlock(&u->lock);
+	free(idx);
+	return err;
+}
+
+/* Collects a process's mappings from its maps text. */
+struct maps_buf {
+	struct profile_mapping *maps;
+	size_t nr, cap;
+	char **paths;
+	size_t nr_paths, cap_paths;
+};
+
+static int collect_mapping(const struct procmaps_entry *e, void *ctx)
+{
+	struct maps_buf *mb = ctx;
+	struct profile_mapping *m;
+	char *path;
+
+	if (e->perms[2] != 'x')
+		return 0;
+	if (array__grow((void **)&mb->maps, &mb->cap, mb->nr + 1, sizeof(*mb->maps)) ||
+	    array__grow((void **)&mb->paths, &mb->cap_paths, mb->nr_paths + 1, sizeof(*mb->paths)))
+		return -ENOMEM;
+	path = strndup(e->path ? e->path : "", e->path_len);
+	if (!path)
+		return -ENOMEM;
+	mb->paths[mb->nr_paths++] = path;
+	m = &mb->maps[mb->nr++];
+	memset(m, 0, sizeof(*m));
+	m->start = e->start;
+	m->end = e->end;
+	m->offset = e->offset;
+	m->inode = e->inode;
+	m->dev_major = e->dev_major;
+	m->dev_minor = e->dev_minor;
+	memcpy(m->perms, e->perms, sizeof(m->perms));
+	m->path = path;
+	return 0;
+}
+
+int unwinder__load_pid(struct unwinder *u, uint32_t pid)
+{
+	struct maps_buf mb = { 0 };
+	char *text = NULL;
+	size_t len = 0;
+	int err;
+
+	err = procmaps__read(u->proc_dir, pid, &text, &len);
+	if (err)
+		return err;
+	err = procmaps__parse(text, len, "maps", collect_mapping, &mb, NULL);
+	if (!err)
+		err = unwinder__load(u, pid, mb.maps, mb.nr);
+	for (size_t i = 0; i < mb.nr_paths; i++)
+		free(mb.paths[i]);
+	free(mb.paths);
+	free(mb.maps);
+	free(text);
+	return err;
+}
+
+void unwinder__forget(struct unwinder *u, uint32_t pid)
+{
+	struct proc_entry *pe;
+	size_t i;
+
+	pthread_mutex_lock(&u->lock);
+	pe = find_proc(u, pid);
+	if (pe) {
+		u->sink.set_proc(u->sink.ctx, pid, false);
+		for (i = 0; i < pe->nr_keys; i++)
+			u->sink.del_mapping(u->sink.ctx, &pe->keys[i]);
+		u->st.nr_entries -= pe->nr_keys;
+		for (i = 0; i < pe->nr_files; i++)
+			file_unref(u, pe->files[i]);
+		proc_entry_free(pe);
+		*pe = u->procs[--u->nr_procs];
+		u->st.nr_procs--;
+	}
+	pthread_mutex_unlock(&u->lock);
+}
+
+void unwinder__reap(struct unwinder *u)
+{
+	uint32_t *gone = NULL;
+	size_t n = 0, i;
+
+	pthread_mutex_lock(&u->lock);
+	gone = calloc(u->nr_procs ? u->nr_procs : 1, sizeof(*gone));
+	for (i = 0; gone && i < u->nr_procs; i++)
+		if (kill((pid_t)u->procs[i].pid, 0) && errno == ESRCH)
+			gone[n++] = u->procs[i].pid;
+	pthread_mutex_unlock(&u->lock);
+	for (i = 0; i < n; i++)
+		unwinder__forget(u, gone[i]);
+	free(gone);
+}
+
+static void *worker(void *arg)
+{
+	struct unwinder *u = arg;
+
+	pthread_mutex_lock(&u->lock);
+	while (!u->stopping) {
+		struct job j;
+
+		if (!u->nr_jobs) {
+			pthread_cond_wait(&u->cond, &u->lock);
+			continue;
+		}
+		j = u->jobs[0];
+		memmove(&u->jobs[0], &u->jobs[1], (u->nr_jobs - 1) * sizeof(*u->jobs));
+		u->nr_jobs--;
+		pthread_mutex_unlock(&u->lock);
+		if (kill((pid_t)j.pid, 0) == 0 || errno != ESRCH) {
+			int err = unwinder__load(u, j.pid, j.maps, j.nr_maps);
+
+			if (err && err != -ENOENT)
+				pr_debug("unwind: pid %u: %s\n", j.pid, strerror(-err));
+		}
+		for (size_t i = 0; i < j.nr_maps; i++)
+			free((char *)j.maps[i].path);
+		free(j.maps);
+		pthread_mutex_lock(&u->lock);
+	}
+	pthread_mutex_unlock(&u->lock);
+	return NULL;
+}
+
+int unwinder__queue(struct unwinder *u, uint32_t pid, const struct profile_mapping *maps, size_t nr_maps)
+{
+	struct job j = { .pid = pid };
+	size_t i;
+	int err = 0;
+
+	j.maps = calloc(nr_maps ? nr_maps : 1, sizeof(*j.maps));
+	if (!j.maps)
+		return -ENOMEM;
+	for (i = 0; i < nr_maps; i++) {
+		if (!executable(&maps[i]))
+			continue;
+		j.maps[j.nr_maps] = maps[i];
+		j.maps[j.nr_maps].path = strdup(maps[i].path ? maps[i].path : "");
+		if (!j.maps[j.nr_maps].path) {
+			err = -ENOMEM;
+			break;
+		}
+		j.nr_maps++;
+	}
+	pthread_mutex_lock(&u->lock);
+	if (!err && !u->thread_started) {
+		if (pthread_create(&u->thread, NULL, worker, u))
+			err = -EAGAIN;
+		else
+			u->thread_started = true;
+	}
+	for (i = 0; !err && i < u->nr_jobs; i++) {
+		if (u->jobs[i].pid != pid)
+			continue;
+		/* a newer snapshot of the same process replaces the pending one */
+		struct job old = u->jobs[i];
+
+		u->jobs[i] = j;
+		j = old;
+		break;
+	}
+	if (!err && i == u->nr_jobs) {
+		if (array__grow((void **)&u->jobs, &u->cap_jobs, u->nr_jobs + 1, sizeof(*u->jobs))) {
+			err = -ENOMEM;
+		} else {
+			u->jobs[u->nr_jobs++] = j;
+			j.maps = NULL;
+			j.nr_maps = 0;
+		}
+	}
+	if (!err)
+		pthread_cond_signal(&u->cond);
+	pthread_mutex_unlock(&u->lock);
+	for (i = 0; i < j.nr_maps; i++)
+		free((char *)j.maps[i].path);
+	free(j.maps);
+	return err;
+}
+
+void unwinder__stats(struct unwinder *u, struct unwinder_stats *st)
+{
+	pthread_mutex_lock(&u->lock);
+	*st = u->st;
+	st->build_ns = __atomic_load_n(&u->st.build_ns, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&u->lock);
+}
