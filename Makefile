@@ -47,7 +47,7 @@ LIB_OBJS += $(OUTPUT)/push.pb-c.o $(OUTPUT)/types.pb-c.o
 APP_OBJS := $(OUTPUT)/main.o $(OUTPUT)/session.o
 TEST_SRCS := $(wildcard tests/test_*.c)
 TEST_BINS := $(patsubst tests/%.c,$(OUTPUT)/tests/%,$(TEST_SRCS))
-WORKLOADS := $(OUTPUT)/workload/hotcold $(OUTPUT)/workload/jitswap $(OUTPUT)/workload/offcpu
+WORKLOADS := $(OUTPUT)/workload/hotcold $(OUTPUT)/workload/jitswap $(OUTPUT)/workload/offcpu $(OUTPUT)/workload/nofp
 
 .PHONY: all deps demo test unit integration san fuzz fuzz-ci valgrind vmlinux format clean
 # The binary; the sanitizer build puts its own under its OUTPUT.
@@ -116,6 +116,19 @@ $(OUTPUT)/libbpfprof.a: $(LIB_OBJS)
 # Test workloads: -O0 so that every function, leaves too, sets up its frame
 # pointer (gcc 12 omits it in leaf functions at -O1 and above even with
 # -fno-omit-frame-pointer), so the known callers survive.
+# The unwinding workload is built as distribution code is: -O2, no frame
+# pointers, a PLT call into a shared library of its own (found through its rpath);
+# no identical-code folding or constant-propagation clones, which would rename
+# its known functions.
+$(OUTPUT)/workload/libnofp_lib.so: tests/workload/nofp_lib.c | $(OUTPUT)/workload
+	$(call msg,CC,$@)
+	$(Q)$(CC) -g -O2 -fomit-frame-pointer -fPIC -shared $< -o $@
+
+$(OUTPUT)/workload/nofp: tests/workload/nofp.c $(OUTPUT)/workload/libnofp_lib.so | $(OUTPUT)/workload
+	$(call msg,CC,$@)
+	$(Q)$(CC) -g -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -fno-ipa-icf -fno-ipa-cp $< -L$(@D) -lnofp_lib \
+		-Wl,-rpath,'$$ORIGIN' -pthread -o $@
+
 $(OUTPUT)/workload/%: tests/workload/%.c | $(OUTPUT)/workload
 	$(call msg,CC,$@)
 	$(Q)$(CC) -g -O0 -fno-omit-frame-pointer $< -o $@ -pthread
