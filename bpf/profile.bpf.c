@@ -979,9 +979,11 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
  * The user stack of a pending block: walked into `scratch` after the kernel
  * part, the same walk as for samples. Keep the calls to the walker here.
  */
-static __always_inline __u64 offcpu_user_stack(struct bpfprof_sample *e, __u64 nk, __u64 ip, __u64 bp)
+static __always_inline __u64 offcpu_user_stack(struct bpfprof_sample *e, __u64 nk, __u64 ip, __u64 sp, __u64 bp)
 {
-	return walk_user(e, nk, ip, bp);
+	__u32 stop;
+
+	return walk_user(e, nk, bpf_get_current_pid_tgid() >> 32, ip, sp, bp, &stop);
 }
 
 SEC("tp_btf/sys_exit")
@@ -1008,7 +1010,7 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	size = BPFPROF_SAMPLE_HDR_SIZE + nk * 8;
 	if (bpf_probe_read_kernel(e, size & 4095, &pd->r.s))
 		goto out;
-	nu = offcpu_user_stack(e, nk, pd->ip, pd->bp);
+	nu = offcpu_user_stack(e, nk, pd->ip, pd->sp, pd->bp);
 	if (nu > BPFPROF_MAX_STACK)
 		nu = BPFPROF_MAX_STACK;
 	size = BPFPROF_SAMPLE_HDR_SIZE + (nk + nu) * 8;

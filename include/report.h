@@ -36,6 +36,8 @@ void report__summary(FILE *f, const struct profile *p, double duration_s, int to
  * kernel leaf is the scheduler's), or its kernel leaf for kernel threads.
  */
 void report__offcpu_summary(FILE *f, const struct profile *p, int top_n);
+
+/*
  * One line on how user-stack walks ended (stats: the BPF counters, enum
  * bpfprof_stat, since the start): the share that reached the end of the stack
  * (_start, clone3) and, with -v, every reason and the tables (us, may be NULL).

@@ -99,6 +99,7 @@ struct session_offcpu_stats {
 	uint64_t kernel_only;	/* sent without user frames: not blocked in a system call */
 };
 void session__offcpu_stats(struct session *s, struct session_offcpu_stats *st);
+/*
  * The unwinder's view of the session's BPF maps (include/unwinder.h); rows
  * is mapped until session__close. Only meaningful with opts.unwind.
  */
