@@ -46,4 +46,20 @@ void report__offcpu_summary(FILE *f, const struct profile *p, int top_n);
 void report__walks(FILE *f, const uint64_t stats[BPFPROF_STAT_NR], const struct unwinder_stats *us,
 		   const char *mode);
 
+/*
+ * Why samples of process proc in code without a file stayed unnamed, and
+ * what would name them, written into buf (NUL-terminated). Returns false
+ * to print the line without a reason.
+ */
+typedef bool (*report_jit_why_fn)(void *ctx, const struct profile *p, uint32_t proc, char *buf, size_t size);
+
+/*
+ * For each process whose samples were taken in executable memory without a
+ * file behind it (anonymous or memfd: JIT code), or outside every mapping,
+ * and stayed unnamed: "bpfprof: N samples (X %) in JIT code of pid P (COMM)
+ * not named: WHY". Counts samples taken in user mode (leaf frame). Returns
+ * the number of such samples.
+ */
+uint64_t report__unnamed_jit(FILE *f, const struct profile *p, report_jit_why_fn why, void *ctx);
+
 #endif /* BPFPROF_REPORT_H */

@@ -30,6 +30,9 @@ void jit_procs__free(struct jit_procs *jp);
  */
 int jit_procs__pin(struct jit_procs *jp, const struct profile *p, uint32_t proc);
 
+/* Which JIT files were found (and not refused) for this tgid: its jitdump, its perf map. */
+void jit_procs__sources(const struct jit_procs *jp, uint32_t pid, bool *dump, bool *map);
+
 /* Whether usable JIT files (found, and not refused) were found for this tgid. */
 bool jit_procs__has(const struct jit_procs *jp, uint32_t pid);
 

@@ -72,6 +72,9 @@ int symbolizer__open_file(struct symbolizer *sy, const struct profile *p, uint32
  */
 int symbolizer__set_jit_max_size(struct symbolizer *sy, uint64_t bytes);
 
+/* Which JIT files were found for this tgid: a jitdump, a perf map (sym_jit.h). */
+void symbolizer__jit_sources(const struct symbolizer *sy, uint32_t pid, bool *dump, bool *map);
+
 /* Whether a jitdump or perf map was found for this tgid (sym_jit.h). */
 bool symbolizer__has_jit(const struct symbolizer *sy, uint32_t pid);
 

@@ -155,3 +155,56 @@ void report__walks(FILE *f, const uint64_t st[BPFPROF_STAT_NR], const struct unw
 			us->nr_rows * 8.0 / (1 << 20), (unsigned long long)us->nr_entries, us->build_ns / 1e6,
 			us->cfi_bytes / (double)(1 << 20));
 }
+
+/* processes named by report__unnamed_jit, the first seen */
+#define REPORT_JIT_LINES 10
+
+/* A leaf in memory that may hold JIT code: anonymous or memfd, executable, or in no mapping */
+static bool jit_leaf(const struct profile *p, const struct profile_location *l)
+{
+	const struct profile_mapping *m;
+
+	if (l->proc == PROFILE_KERNEL_PROC || l->func || l->is_jit)
+		return false;
+	if (l->mapping < 0)
+		return true;
+	m = &p->procs[l->proc].mappings[l->mapping];
+	return m->perms[2] == 'x' && (!m->path[0] || !strncmp(m->path, "/memfd:", 7));
+}
+
+uint64_t report__unnamed_jit(FILE *f, const struct profile *p, report_jit_why_fn why, void *ctx)
+{
+	uint64_t *per_proc, total = 0;
+	char reason[512];
+	size_t i, shown = 0;
+
+	per_proc = calloc(p->nr_procs ? p->nr_procs : 1, sizeof(*per_proc));
+	if (!per_proc)
+		return 0;
+	for (i = 0; i < p->nr_stacks; i++) {
+		const struct profile_stack *s = &p->stacks[i];
+
+		if (!s->locs || s->nr_kernel || !s->nr_user || !s->count)
+			continue;
+		if (jit_leaf(p, &p->locs[s->locs[0]]))
+			per_proc[s->proc] += s->count;
+	}
+	for (i = 0; i < p->nr_procs; i++) {
+		if (!per_proc[i])
+			continue;
+		total += per_proc[i];
+		if (++shown > REPORT_JIT_LINES)
+			continue;
+		reason[0] = '\0';
+		if (!why || !why(ctx, p, (uint32_t)i, reason, sizeof(reason)))
+			snprintf(reason, sizeof(reason), "no JIT symbols cover them");
+		fprintf(f, "bpfprof: %llu samples (%.1f %%) in JIT code of pid %u (%s) not named: %s\n",
+			(unsigned long long)per_proc[i], p->nr_samples ? 100.0 * (double)per_proc[i] / (double)p->nr_samples : 0,
+			p->procs[i].pid, p->procs[i].comm, reason);
+	}
+	if (shown > REPORT_JIT_LINES)
+		fprintf(f, "bpfprof: and %zu more processes with unnamed samples in JIT code\n",
+			shown - REPORT_JIT_LINES);
+	free(per_proc);
+	return total;
+}

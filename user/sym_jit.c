@@ -105,6 +105,14 @@ static struct jit_proc *get_proc(struct jit_procs *jp, uint32_t pid)
 	return jpr;
 }
 
+void jit_procs__sources(const struct jit_procs *jp, uint32_t pid, bool *dump, bool *map)
+{
+	const struct jit_proc *jpr = jp ? find_proc(jp, pid) : NULL;
+
+	*dump = jpr && jpr->src[JIT_DUMP].usable;
+	*map = jpr && jpr->src[JIT_MAP].usable;
+}
+
 bool jit_procs__has(const struct jit_procs *jp, uint32_t pid)
 {
 	const struct jit_proc *jpr = jp ? find_proc(jp, pid) : NULL;

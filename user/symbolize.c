@@ -161,6 +161,11 @@ int symbolizer__set_jit_max_size(struct symbolizer *sy, uint64_t bytes)
 	return 0;
 }
 
+void symbolizer__jit_sources(const struct symbolizer *sy, uint32_t pid, bool *dump, bool *map)
+{
+	jit_procs__sources(sy->jit, pid, dump, map);
+}
+
 bool symbolizer__has_jit(const struct symbolizer *sy, uint32_t pid)
 {
 	return jit_procs__has(sy->jit, pid);
