@@ -669,8 +669,14 @@ static int unwinder_start(struct session *s)
 	return 0;
 }
 
-/* Fresh profile, aggregator and outputs (temporary files) for one interval. */
-static int interval_begin(struct interval *iv, struct session *s, struct symbolizer *sy)
+/*
+ * Fresh profile, aggregator and outputs (temporary files) for one interval.
+ * boundary: its scheduled start (CLOCK_MONOTONIC), 0 for now. It starts
+ * there, not once the last interval is written: the samples queued meanwhile
+ * are its own, and stamps one interval apart never share a second (a 1 s
+ * interval written in 0.6 s would otherwise overwrite the previous one's files).
+ */
+static int interval_begin(struct interval *iv, struct session *s, struct symbolizer *sy, uint64_t boundary)
 {
 	uint64_t samples, dropped = 0;
 	int i, err;
@@ -692,6 +698,10 @@ static int interval_begin(struct interval *iv, struct session *s, struct symboli
 	iv->p->period_ns = 1000000000ULL / cfg.freq_hz;
 	iv->p->start_ns = now_ns(CLOCK_MONOTONIC);
 	iv->p->start_realtime_ns = now_ns(CLOCK_REALTIME);
+	if (boundary && boundary < iv->p->start_ns) {
+		iv->p->start_realtime_ns -= iv->p->start_ns - boundary;
+		iv->p->start_ns = boundary;
+	}
 	for (i = 0; i < cfg.nr_outputs; i++) {
 		stream_err[i] = 0;
 		if (cfg.output_dir) {
@@ -893,7 +903,7 @@ int main(int argc, char **argv)
 	if (symbolizer__load_kernel_async(sy))
 		pr_debug("kernel symbols: no thread; read when first needed\n");
 	/* outputs exist (as temporaries) before sampling starts: a bad path fails now */
-	err = interval_begin(&iv, NULL, sy);
+	err = interval_begin(&iv, NULL, sy, 0);
 	if (err)
 		goto out;
 
@@ -944,6 +954,7 @@ int main(int argc, char **argv)
 		child_fd = pidfd_open_watched(s, child);
 
 	iv.p->start_ns = start = now_ns(CLOCK_MONOTONIC);
+	iv.p->start_realtime_ns = now_ns(CLOCK_REALTIME); /* pprof's time: when sampling started */
 	if (cfg.interval_s > 0)
 		next_interval = start + (uint64_t)(cfg.interval_s * 1e9);
 	if (go >= 0) {
@@ -983,7 +994,7 @@ int main(int argc, char **argv)
 			interval_free(&iv);
 			finishing = 0;
 			if (!err)
-				err = interval_begin(&iv, s, sy);
+				err = interval_begin(&iv, s, sy, next_interval);
 			if (err)
 				goto out;
 			next_interval += (uint64_t)(cfg.interval_s * 1e9);
