@@ -205,7 +205,7 @@ valgrind: all
 # minutes, QUICK=1 about 1 for a sanity run. Not part of `make test`.
 BENCH_BINS := $(OUTPUT)/bench/agg_replay $(OUTPUT)/bench/symload $(OUTPUT)/bench/spin \
 	$(OUTPUT)/bench/runstat
-.PHONY: bench bench-floor-bin
+.PHONY: bench bench-floor-bin bench-offcpu-agg-bin
 
 $(OUTPUT)/bench/agg_replay $(OUTPUT)/bench/symload: $(OUTPUT)/bench/%: bench/%.c $(OUTPUT)/libbpfprof.a
 	$(call msg,CC,$@)
@@ -229,8 +229,14 @@ bench-floor-bin:
 	$(Q)$(MAKE) --no-print-directory OUTPUT=$(FLOOR_OUTPUT) BIN=$(FLOOR_OUTPUT)/bpfprof \
 		BPF_CFLAGS=-DBPFPROF_BENCH_EMPTY_PROGRAM $(FLOOR_OUTPUT)/bpfprof
 
+# bench/offcpu.sh: bpfprof whose off-CPU blocks are aggregated in BPF instead of sent
+OFFCPU_AGG_OUTPUT := .output-bench-offcpu-agg
+bench-offcpu-agg-bin:
+	$(Q)$(MAKE) --no-print-directory OUTPUT=$(OFFCPU_AGG_OUTPUT) BIN=$(OFFCPU_AGG_OUTPUT)/bpfprof \
+		BPF_CFLAGS=-DBPFPROF_BENCH_OFFCPU_AGG $(OFFCPU_AGG_OUTPUT)/bpfprof
+
 bench: deps
-	$(Q)$(MAKE) --no-print-directory $(BIN) $(BENCH_BINS) bench-floor-bin
+	$(Q)$(MAKE) --no-print-directory $(BIN) $(BENCH_BINS) bench-floor-bin bench-offcpu-agg-bin
 	$(Q)OUTPUT=$(abspath $(OUTPUT)) BPFPROF=$(abspath $(BIN)) QUICK=$(QUICK) bench/run.sh
 
 vmlinux:
@@ -241,7 +247,7 @@ format:
 
 clean:
 	$(call msg,CLEAN)
-	$(Q)rm -rf $(OUTPUT) $(SAN_OUTPUT) bpfprof
+	$(Q)rm -rf $(OUTPUT) $(SAN_OUTPUT) bpfprof $(OFFCPU_AGG_OUTPUT)
 
 .DELETE_ON_ERROR:
 .SECONDARY:

@@ -830,12 +830,22 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 const volatile __u64 offcpu_thresh_ns = 500 * 1000;
 const volatile __u32 self_tgid = 0;
 
+/*
+ * The switch-out time of each blocked task in scope, in the task itself
+ * (task-local storage): a pointer away, where a hash map took a hashed
+ * insert at every switch-out and a delete at every switch-in (on_switch
+ * 175 ns a run against NN ns, bench/offcpu.sh). A task's slot is made at
+ * its first block and freed with the task; 0: not blocked.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, BPFPROF_MAX_OFFCPU_THREADS);
-	__type(key, __u32);	/* tid */
-	__type(value, __u64);	/* switch-out time, bpf_ktime_get_ns() */
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u64);	/* switch-out time, bpf_ktime_get_ns(); 0 while running */
 } offcpu_start SEC(".maps");
+
+/* Entries in offcpu_pending: sys_exit, run at every system call, looks no further while 0. */
+__u64 offcpu_nr_pending = 0;
 
 /* A long block with its kernel stack, waiting for its task's system call exit. */
 struct offcpu_pending {
@@ -885,6 +895,58 @@ static __always_inline __u64 offcpu_wakeup(__u32 tgid)
 	return flags;
 }
 
+#ifdef BPFPROF_BENCH_OFFCPU_AGG
+/*
+ * bench/offcpu.sh's measure of the other transport, aggregation in BPF: a
+ * hash of the callchain (bpf_loop over its frames) and a per-stack
+ * {ns, blocks} update in a hash map, in place of the ring buffer. Only its
+ * cost is of interest: user space reads nothing from it.
+ */
+struct offcpu_agg_val {
+	__u64 ns, blocks;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);	/* tgid, callchain hash */
+	__type(value, struct offcpu_agg_val);
+} offcpu_agg SEC(".maps");
+
+struct offcpu_hash {
+	struct bpfprof_offcpu *r;
+	__u64 h;
+	__u64 n;
+};
+
+static long offcpu_hash_step(__u32 i, void *data)
+{
+	struct offcpu_hash *c = data;
+
+	if (i >= c->n || i >= 2 * BPFPROF_MAX_STACK)
+		return 1;
+	c->h = (c->h ^ c->r->s.ips[i]) * 0x100000001b3ULL;
+	return 0;
+}
+
+static __always_inline void offcpu_send(struct bpfprof_offcpu *r)
+{
+	struct offcpu_hash c = { .r = r, .h = 0xcbf29ce484222325ULL ^ r->s.tgid,
+				 .n = (__u64)r->s.nr_kernel + r->s.nr_user };
+	struct offcpu_agg_val *v, one = { .ns = r->off_ns, .blocks = 1 };
+
+	bpf_loop(2 * BPFPROF_MAX_STACK, offcpu_hash_step, &c, 0);
+	v = bpf_map_lookup_elem(&offcpu_agg, &c.h);
+	if (v) {
+		__sync_fetch_and_add(&v->ns, r->off_ns);
+		__sync_fetch_and_add(&v->blocks, 1);
+	} else if (bpf_map_update_elem(&offcpu_agg, &c.h, &one, BPF_NOEXIST)) {
+		stat_inc(BPFPROF_STAT_OFFCPU_DROPPED);
+		return;
+	}
+	stat_inc(BPFPROF_STAT_OFFCPU);
+}
+#else
 /* Send a block record whose s.nr_kernel and s.nr_user are set. */
 static __always_inline void offcpu_send(struct bpfprof_offcpu *r)
 {
@@ -898,6 +960,7 @@ static __always_inline void offcpu_send(struct bpfprof_offcpu *r)
 	else
 		stat_inc(BPFPROF_STAT_OFFCPU);
 }
+#endif
 
 /* next runs again after a stamped block: count it, or keep it with its kernel stack. */
 static __always_inline void offcpu_switch_in(struct task_struct *next, __u64 now)
@@ -909,11 +972,11 @@ static __always_inline void offcpu_switch_in(struct task_struct *next, __u64 now
 	long kret;
 	__u64 nk;
 
-	start = bpf_map_lookup_elem(&offcpu_start, &tid);
-	if (!start)
+	start = bpf_task_storage_get(&offcpu_start, next, 0, 0);
+	if (!start || !*start)
 		return;
 	off = now - *start;
-	bpf_map_delete_elem(&offcpu_start, &tid);
+	*start = 0;
 	if (off < offcpu_thresh_ns) {
 		stat_inc(BPFPROF_STAT_OFFCPU_SHORT);
 		stat_add(BPFPROF_STAT_OFFCPU_SHORT_NS, off);
@@ -952,16 +1015,20 @@ static __always_inline void offcpu_switch_in(struct task_struct *next, __u64 now
 	if (old) {
 		stat_inc(BPFPROF_STAT_OFFCPU_KERNEL_ONLY);
 		offcpu_send(&old->r);
+	} else if (!bpf_map_update_elem(&offcpu_pending, &tid, pd, BPF_NOEXIST)) {
+		__sync_fetch_and_add(&offcpu_nr_pending, 1);
+		return;
 	}
-	if (bpf_map_update_elem(&offcpu_pending, &tid, pd, BPF_ANY))
-		stat_inc(BPFPROF_STAT_OFFCPU_FULL);
+	if (old && !bpf_map_update_elem(&offcpu_pending, &tid, pd, BPF_EXIST))
+		return;
+	stat_inc(BPFPROF_STAT_OFFCPU_FULL);
 }
 
 SEC("tp_btf/sched_switch")
 int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
 	__u32 tid = prev->pid, tgid = prev->tgid;
-	__u64 now = bpf_ktime_get_ns();
+	__u64 now = bpf_ktime_get_ns(), *start;
 
 	if (next->pid)
 		offcpu_switch_in(next, now);
@@ -970,7 +1037,10 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 		return 0;
 	if (!wanted(tgid)) /* current is prev here: the cgroup helpers see its cgroup */
 		return 0;
-	if (bpf_map_update_elem(&offcpu_start, &tid, &now, BPF_ANY))
+	start = bpf_task_storage_get(&offcpu_start, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (start)
+		*start = now;
+	else
 		stat_inc(BPFPROF_STAT_OFFCPU_FULL);
 	return 0;
 }
@@ -994,6 +1064,8 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	struct bpfprof_sample *e;
 	__u64 nk, nu = 0, size;
 
+	if (!offcpu_nr_pending)
+		return 0;
 	pd = bpf_map_lookup_elem(&offcpu_pending, &tid);
 	if (!pd)
 		return 0;
@@ -1021,6 +1093,7 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	pd->r.s.nr_user = nu;
 out:
 	offcpu_send(&pd->r);
-	bpf_map_delete_elem(&offcpu_pending, &tid);
+	if (!bpf_map_delete_elem(&offcpu_pending, &tid))
+		__sync_fetch_and_add(&offcpu_nr_pending, -1);
 	return 0;
 }

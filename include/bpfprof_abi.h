@@ -35,7 +35,7 @@ enum bpfprof_stat {
 	/* --off-cpu (struct bpfprof_offcpu) */
 	BPFPROF_STAT_OFFCPU = 6,	/* blocks at or above the threshold sent */
 	BPFPROF_STAT_OFFCPU_DROPPED = 7,	/* such blocks lost: ring buffer full */
-	BPFPROF_STAT_OFFCPU_FULL = 8,	/* blocks not followed: `offcpu_start` or `offcpu_pending` full */
+	BPFPROF_STAT_OFFCPU_FULL = 8,	/* blocks not followed: no task slot, or `offcpu_pending` full */
 	BPFPROF_STAT_OFFCPU_SHORT = 9,	/* blocks below the threshold: left out */
 	BPFPROF_STAT_OFFCPU_SHORT_NS = 10,	/* their total blocked time, ns */
 	BPFPROF_STAT_OFFCPU_KERNEL_ONLY = 11,	/* blocks sent without user frames (not in a system call) */
@@ -215,8 +215,6 @@ struct bpfprof_offcpu {
 _Static_assert(sizeof(struct bpfprof_offcpu) == BPFPROF_OFFCPU_HDR_SIZE + sizeof(struct bpfprof_sample),
 	       "struct bpfprof_offcpu layout");
 
-/* Threads blocked at once that are followed (`offcpu_start`); more are counted, not followed. */
-#define BPFPROF_MAX_OFFCPU_THREADS 32768
 /* Long blocks waiting at once for their task's system call exit (`offcpu_pending`). */
 #define BPFPROF_MAX_OFFCPU_PENDING 4096
 

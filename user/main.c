@@ -795,8 +795,9 @@ static int interval_end(struct interval *iv, struct session *s, struct symbolize
 			(unsigned long long)cfg.offcpu_thresh_us,
 			(double)(off.short_ns - iv->off_before.short_ns) / 1e9);
 		if (off.full > iv->off_before.full)
-			pr_warn("off-CPU: %llu blocks not followed: more than %d threads blocked at once\n",
-				(unsigned long long)(off.full - iv->off_before.full), BPFPROF_MAX_OFFCPU_THREADS);
+			pr_warn("off-CPU: %llu blocks not followed: no memory for a task's slot, or more than %d long "
+				"blocks waiting for their system call exit at once\n",
+				(unsigned long long)(off.full - iv->off_before.full), BPFPROF_MAX_OFFCPU_PENDING);
 		if (p->nr_offcpu_lost)
 			pr_warn("off-CPU: lost %llu blocks: ring buffer full; consider --ringbuf-size\n",
 				(unsigned long long)p->nr_offcpu_lost);

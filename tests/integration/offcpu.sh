@@ -201,7 +201,32 @@ else
 	rmdir "$cg" 2>/dev/null && cg=
 fi
 
-# 6. Bad options: exit 2 with a usage hint.
+# 6. Continuous mode: every interval's set carries both kinds.
+mkdir "$work/cont"
+"$BPFPROF" --off-cpu --off-cpu-thresh 100 --output-dir "$work/cont" --interval 1 -o p.pb.gz -o offcpu.folded \
+	-- "$OFFCPU" 2.5 4000 >/dev/null 2>"$work/cont.log"
+rc=$?
+nsets=$(ls "$work/cont" | grep -c 'p\.pb\.gz$')
+nblocked=0
+for f in "$work/cont"/*-offcpu.folded; do
+	grep -q ';sleep_part;' "$f" && nblocked=$((nblocked + 1))
+done
+ncpu=0
+if command -v go >/dev/null; then
+	for f in "$work/cont"/*-p.pb.gz; do
+		go tool pprof -sample_index=off_cpu -top "$f" 2>/dev/null | grep -q ' sleep_part$' &&
+			go tool pprof -sample_index=samples -top "$f" 2>/dev/null | grep -q ' spin_part$' && ncpu=$((ncpu + 1))
+	done
+else
+	ncpu=$nsets
+fi
+if [ $rc -eq 0 ] && [ "$nsets" -ge 2 ] && [ "$nblocked" -eq "$nsets" ] && [ "$ncpu" -eq "$nsets" ]; then
+	ok "--interval: each of the $nsets sets has off-CPU (sleep_part) and CPU (spin_part) data"
+else
+	fail "--interval --off-cpu: rc=$rc sets=$nsets with blocks=$nblocked with both in pprof=$ncpu" "$(cat "$work/cont.log")"
+fi
+
+# 7. Bad options: exit 2 with a usage hint.
 for args in "--off-cpu-thresh 100 -a -d 1" "-a -d 1 -o $work/offcpu.svg" "--off-cpu --off-cpu-thresh -5 -a -d 1" \
 	"--off-cpu --off-cpu-thresh 1ms -a -d 1"; do
 	# shellcheck disable=SC2086
