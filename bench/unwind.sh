@@ -20,11 +20,20 @@ ROUNDS=${ROUNDS:-5}
 command -v bpftool >/dev/null || { echo "bench: bpftool missing" >&2; exit 1; }
 sysctl -q -w kernel.bpf_stats_enabled=1
 
-# "run_time_ns run_cnt" summed over the loaded on_sample programs
+# "run_time_ns run_cnt" of the on_sample program that process $1 holds (its
+# fdinfo names the program ids): other bpfprof runs on the machine do not count
 counters() {
-	bpftool prog show name on_sample --json | awk '
-		{ s = $0; while (match(s, /"run_time_ns":[0-9]+/)) { t += substr(s, RSTART + 14, RLENGTH - 14); s = substr(s, RSTART + RLENGTH) }
-		  s = $0; while (match(s, /"run_cnt":[0-9]+/)) { c += substr(s, RSTART + 10, RLENGTH - 10); s = substr(s, RSTART + RLENGTH) } }
+	local ids
+	ids=$(sed -n 's/^prog_id:\s*//p' /proc/"$1"/fdinfo/* 2>/dev/null | sort -u | tr '\n' ' ')
+	bpftool prog show name on_sample --json | awk -v ids=" $ids" '
+		{ n = split($0, progs, /\},\{/)
+		  for (i = 1; i <= n; i++) {
+			if (!match(progs[i], /"id":[0-9]+/)) continue
+			id = substr(progs[i], RSTART + 5, RLENGTH - 5)
+			if (index(ids, " " id " ") == 0) continue
+			if (match(progs[i], /"run_time_ns":[0-9]+/)) t += substr(progs[i], RSTART + 14, RLENGTH - 14)
+			if (match(progs[i], /"run_cnt":[0-9]+/)) c += substr(progs[i], RSTART + 10, RLENGTH - 10)
+		  } }
 		END { printf "%d %d\n", t, c }'
 }
 
@@ -46,9 +55,9 @@ per_sample() { # NAME MODE CMD...
 	"$BPFPROF" -v --call-graph "$mode" -F 999 -d 4 -p "$pid" -o "$work/$name-$mode.data" >"$work/$name-$mode.log" 2>&1 &
 	local prof=$!
 	sleep 1.5
-	read -r t0 c0 <<<"$(counters)"
+	read -r t0 c0 <<<"$(counters $prof)"
 	sleep 2
-	read -r t1 c1 <<<"$(counters)"
+	read -r t1 c1 <<<"$(counters $prof)"
 	wait "$prof" || true
 	kill "$pid" 2>/dev/null || true
 	wait "$pid" 2>/dev/null || true
