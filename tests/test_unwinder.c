@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include <libelf.h>
 #include <link.h>
+#include <sys/auxv.h>
 #include "unwind_table.h"
 #include "unwinder.h"
 
@@ -227,6 +228,14 @@ static void test_load_self(void **state)
 		close(fd);
 	}
 	assert_int_equal(checked, 4 * 64);
+	/* the vDSO has a table too, from bpfprof's own copy of the image */
+	{
+		const struct bpfprof_unwind_mapping *m =
+			lpm_lookup(f, getpid(), (uint64_t)getauxval(AT_SYSINFO_EHDR) + 0x800);
+
+		assert_non_null(m);
+		assert_int_not_equal(m->table, BPFPROF_UNWIND_NO_TABLE);
+	}
 
 	/* the same process again: nothing built anew, same entries */
 	{

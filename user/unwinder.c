@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -333,6 +334,67 @@ static int build_file(struct unwinder *u, int fd, const char *name, struct built
 	return 0;
 }
 
+/* Size of our own [vdso] mapping, from /proc/self/maps. */
+static size_t own_vdso_size(void)
+{
+	unsigned long long start, end;
+	char line[512];
+	size_t size = 0;
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "[vdso]") && sscanf(line, "%llx-%llx", &start, &end) == 2) {
+			size = (size_t)(end - start);
+			break;
+		}
+	fclose(f);
+	return size;
+}
+
+/*
+ * The vDSO's table, from our own copy: the kernel maps one image into every
+ * 64-bit process (the symbolizer names its frames the same way). Keyed as a
+ * file with the id "[vdso]".
+ */
+static int build_vdso(struct unwinder *u, struct built *b, bool *cached)
+{
+	const void *image = (const void *)getauxval(AT_SYSINFO_EHDR);
+	size_t size = own_vdso_size();
+	uint32_t idx;
+	char *copy;
+	Elf *elf;
+	int err;
+
+	memset(b, 0, sizeof(*b));
+	memcpy(b->f.id, "[vdso]", 6);
+	b->f.id_len = 6;
+	b->f.table = BPFPROF_UNWIND_NO_TABLE;
+	pthread_mutex_lock(&u->lock);
+	*cached = find_file(u, b->f.id, b->f.id_len, 0, 0, &idx) != NULL;
+	pthread_mutex_unlock(&u->lock);
+	if (*cached || !image || !size)
+		return 0;
+	copy = malloc(size);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, image, size);
+	elf_version(EV_CURRENT);
+	elf = elf_memory(copy, size);
+	if (elf) {
+		read_segs(elf, &b->f);
+		if (u->build_tables) {
+			err = unwind_table__build(elf, "[vdso]", &b->t);
+			if (err)
+				b->t = NULL;
+		}
+		elf_end(elf);
+	}
+	free(copy);
+	return 0;
+}
+
 /* Place a built table in the row array and a slot; under the lock. Returns the file's index. */
 static int place_file(struct unwinder *u, struct built *b, const char *name, uint32_t *out)
 {
@@ -478,17 +540,23 @@ int unwinder__load(struct unwinder *u, uint32_t pid, const struct profile_mappin
 	for (i = 0; i < nr_maps; i++) {
 		const struct profile_mapping *m = &maps[i];
 		struct built b;
-		bool cached;
+		bool cached = false;
 		int fd;
 
 		idx[i] = UINT32_MAX;
-		if (!executable(m) || m->path[0] != '/')
+		if (!executable(m))
 			continue;
-		fd = open_mapped(u, pid, m);
-		if (fd < 0)
-			continue;
-		err = build_file(u, fd, m->path, &b, &cached);
-		close(fd);
+		if (!strcmp(m->path, "[vdso]")) {
+			err = build_vdso(u, &b, &cached);
+		} else {
+			if (m->path[0] != '/')
+				continue;
+			fd = open_mapped(u, pid, m);
+			if (fd < 0)
+				continue;
+			err = build_file(u, fd, m->path, &b, &cached);
+			close(fd);
+		}
 		if (err)
 			goto out;
 		pthread_mutex_lock(&u->lock);
