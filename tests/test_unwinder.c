@@ -271,10 +271,11 @@ static void test_full(void **state)
 	assert_int_equal(unwinder__load_pid(u, getpid()), 0);
 	unwinder__stats(u, &st);
 	assert_true(st.nr_full >= 1);
-	assert_int_equal(st.nr_rows, 0);
+	assert_true(st.nr_rows <= 100); /* only what fits: the vDSO's few rows */
 	assert_true(f->nr > 0);
-	for (int i = 0; i < f->nr; i++)
-		assert_int_equal(f->e[i].v.table, BPFPROF_UNWIND_NO_TABLE);
+	assert_int_equal(lpm_lookup(f, getpid(), (uint64_t)(uintptr_t)this_function_is_hot)->table,
+			 BPFPROF_UNWIND_NO_TABLE);
+	assert_int_equal(lpm_lookup(f, getpid(), (uint64_t)(uintptr_t)qsort)->table, BPFPROF_UNWIND_NO_TABLE);
 	unwinder__free(u);
 	free(f->rows);
 	free(f);
