@@ -239,6 +239,41 @@ bench: deps
 	$(Q)$(MAKE) --no-print-directory $(BIN) $(BENCH_BINS) bench-floor-bin bench-offcpu-agg-bin
 	$(Q)OUTPUT=$(abspath $(OUTPUT)) BPFPROF=$(abspath $(BIN)) QUICK=$(QUICK) bench/run.sh
 
+# make install / uninstall: the files README.md "Run it on a host" lists (and
+# tests/integration/install.sh checks), under DESTDIR + PREFIX. The unit gets
+# the real paths; an existing /etc/default/bpfprof is kept.
+PREFIX ?= /usr/local
+SBINDIR ?= $(PREFIX)/sbin
+MANDIR ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(if $(filter /usr/local,$(PREFIX)),/etc,$(PREFIX)/etc))
+INSTALL ?= install
+.PHONY: install uninstall
+
+install: $(BIN)
+	$(Q)$(INSTALL) -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(BASHCOMPDIR) \
+		$(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(SYSCONFDIR)/default
+	$(Q)$(INSTALL) -m 0755 $(BIN) $(DESTDIR)$(SBINDIR)/bpfprof
+	$(Q)$(INSTALL) -m 0644 docs/bpfprof.8 $(DESTDIR)$(MANDIR)/man8/bpfprof.8
+	$(Q)$(INSTALL) -m 0644 dist/bash-completion/bpfprof $(DESTDIR)$(BASHCOMPDIR)/bpfprof
+	$(Q)sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' dist/systemd/bpfprof.service.in \
+		>$(DESTDIR)$(SYSTEMDUNITDIR)/bpfprof.service.tmp
+	$(Q)chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/bpfprof.service.tmp
+	$(Q)mv $(DESTDIR)$(SYSTEMDUNITDIR)/bpfprof.service.tmp $(DESTDIR)$(SYSTEMDUNITDIR)/bpfprof.service
+	$(Q)[ -e $(DESTDIR)$(SYSCONFDIR)/default/bpfprof ] || \
+		$(INSTALL) -m 0644 dist/systemd/bpfprof.default $(DESTDIR)$(SYSCONFDIR)/default/bpfprof
+	$(call msg,INSTALL,$(DESTDIR)$(SBINDIR)/bpfprof + man page + completion + unit)
+
+# The environment file stays when it was edited (as dpkg keeps a changed conffile).
+uninstall:
+	$(Q)rm -f $(DESTDIR)$(SBINDIR)/bpfprof $(DESTDIR)$(MANDIR)/man8/bpfprof.8 \
+		$(DESTDIR)$(BASHCOMPDIR)/bpfprof $(DESTDIR)$(SYSTEMDUNITDIR)/bpfprof.service
+	$(Q)if cmp -s dist/systemd/bpfprof.default $(DESTDIR)$(SYSCONFDIR)/default/bpfprof; then \
+		rm -f $(DESTDIR)$(SYSCONFDIR)/default/bpfprof; \
+	elif [ -e $(DESTDIR)$(SYSCONFDIR)/default/bpfprof ]; then \
+		echo "uninstall: $(DESTDIR)$(SYSCONFDIR)/default/bpfprof was changed: kept"; fi
+
 vmlinux:
 	$(Q)tools/gen-vmlinux.sh $(ARCH)
 
