@@ -68,12 +68,33 @@ static void test_parse_offcpu(void **state)
 	assert_false(cfg.offcpu_output[0]);
 }
 
+static void test_parse_debuginfod(void **state)
+{
+	static struct bpfprof_config cfg;
+	char *dflt[] = { "bpfprof", "-a", NULL };
+	char *set[] = { "bpfprof", "-a", "--debuginfod", " http://127.0.0.1:8002  file:///srv/d ",
+			"--debuginfod-deadline", "2.5", NULL };
+	char *off[] = { "bpfprof", "-a", "--no-debuginfod", NULL };
+
+	assert_int_equal(cli__parse(2, dflt, &cfg), 0);
+	assert_null(cfg.debuginfod_urls);
+	assert_false(cfg.no_debuginfod);
+	assert_int_equal(cfg.debuginfod_deadline_ms, 0);
+	assert_int_equal(cli__parse(6, set, &cfg), 0);
+	assert_string_equal(cfg.debuginfod_urls, " http://127.0.0.1:8002  file:///srv/d ");
+	assert_int_equal(cfg.debuginfod_deadline_ms, 2500);
+	assert_int_equal(cli__parse(3, off, &cfg), 0);
+	assert_true(cfg.no_debuginfod);
+	/* bad values exit 2 from argp: tests/integration/debuginfo.sh runs them */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_default_ringbuf_bytes),
 		cmocka_unit_test(test_parse_ringbuf),
 		cmocka_unit_test(test_parse_offcpu),
+		cmocka_unit_test(test_parse_debuginfod),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -487,6 +487,106 @@ static void test_build_id_tree(void **state)
 	elf_symtab__free(st);
 }
 
+/*
+ * A given debug file (debuginfod's) must carry the file's build-id; the
+ * right one names the functions and is reported as the debug path.
+ */
+static void test_given_debug_file(void **state)
+{
+	char bin[512], dbg[512], other[512];
+	struct elf_load_opts o = { .debug_root = "/nonexistent" };
+	struct elf_symtab *st;
+
+	snprintf(bin, sizeof(bin), "%s", tpath("nolink"));
+	snprintf(dbg, sizeof(dbg), "%s", tpath("stripped.debug"));
+	snprintf(other, sizeof(other), "%s", tpath("nopie.debug"));
+
+	o.debug_file = dbg;
+	st = elf_symtab__load_opts(bin, &o);
+	assert_non_null(st);
+	assert_int_equal(elf_symtab__names_src(st), ELF_NAMES_DEBUG_FILE);
+	assert_string_equal(elf_symtab__debug_path(st), dbg);
+	check_symbol(st, bin, dbg, "hot_local");
+	elf_symtab__free(st);
+
+	/* another build's debug file: refused, only .dynsym */
+	o.debug_file = other;
+	st = elf_symtab__load_opts(bin, &o);
+	assert_non_null(st);
+	assert_int_equal(elf_symtab__names_src(st), ELF_NAMES_DYNSYM);
+	assert_null(elf_symtab__debug_path(st));
+	check_no_hot_alpha(st);
+	elf_symtab__free(st);
+
+	/* no such file, and a file that is no ELF file */
+	o.debug_file = tpath("no-such-debug-file");
+	st = elf_symtab__load_opts(bin, &o);
+	assert_non_null(st);
+	assert_int_equal(elf_symtab__names_src(st), ELF_NAMES_DYNSYM);
+	elf_symtab__free(st);
+	o.debug_file = tpath("hot.c");
+	st = elf_symtab__load_opts(bin, &o);
+	assert_non_null(st);
+	assert_int_equal(elf_symtab__names_src(st), ELF_NAMES_DYNSYM);
+	elf_symtab__free(st);
+}
+
+/*
+ * The build-id tree of a container's root: its malformed entries are
+ * refused (a truncated copy, garbage, another build's file), and the
+ * file stays with .dynsym; the host's tree is searched after the root's.
+ */
+static void test_bad_build_id_tree_entries(void **state)
+{
+	static const char *const bad[] = {
+		"head -c 3000 %s > %s",		/* truncated: headers cut */
+		"cp %s %s && truncate -s -200 %s",	/* truncated: section headers past EOF */
+		"head -c 4096 /dev/urandom > %s",	/* garbage */
+	};
+	char hex[2 * ELF_BUILD_ID_MAX + 1], bin[512], dbg[512], entry[1024], root[512];
+	struct elf_load_opts o = { .host_debug = true, .debug_root = root };
+	uint8_t id[ELF_BUILD_ID_MAX];
+	struct elf_symtab *st;
+	size_t i, len;
+
+	snprintf(bin, sizeof(bin), "%s", tpath("nolink"));
+	snprintf(dbg, sizeof(dbg), "%s", tpath("stripped.debug"));
+	len = readelf_build_id(bin, id);
+	assert_int_equal(len, 20);
+	for (i = 0; i < len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	assert_int_equal(sh("mkdir -p %s/badroot/usr/lib/debug/.build-id/%.2s", tmp_dir, hex), 0);
+	snprintf(entry, sizeof(entry), "%s/badroot/usr/lib/debug/.build-id/%.2s/%s.debug", tmp_dir, hex, hex + 2);
+	snprintf(root, sizeof(root), "%s", tpath("badroot"));	/* tpath() reuses its buffers */
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (i == 0)
+			assert_int_equal(sh(bad[0], dbg, entry), 0);
+		else if (i == 1)
+			assert_int_equal(sh(bad[1], dbg, entry, entry), 0);
+		else
+			assert_int_equal(sh(bad[2], entry), 0);
+		st = elf_symtab__load_opts(bin, &o);
+		assert_non_null(st);
+		assert_int_equal(elf_symtab__names_src(st), ELF_NAMES_DYNSYM);
+		check_no_hot_alpha(st);
+		elf_symtab__free(st);
+	}
+	/* another build's debug file under this build-id */
+	assert_int_equal(sh("cp %s %s", tpath("nopie.debug"), entry), 0);
+	st = elf_symtab__load_opts(bin, &o);
+	assert_non_null(st);
+	assert_int_equal(elf_symtab__names_src(st), ELF_NAMES_DYNSYM);
+	elf_symtab__free(st);
+	/* the right one: named, the path inside the root reported */
+	assert_int_equal(sh("cp %s %s", dbg, entry), 0);
+	st = elf_symtab__load_opts(bin, &o);
+	assert_non_null(st);
+	assert_int_equal(elf_symtab__names_src(st), ELF_NAMES_DEBUG_FILE);
+	assert_string_equal(elf_symtab__debug_path(st), entry);
+	check_symbol(st, bin, dbg, "hot_local");
+	elf_symtab__free(st);
+}
+
 static void check_nosize_and_alias(const char *name)
 {
 	uint64_t vaddr, size, alias, off, sym_off;
@@ -677,6 +777,8 @@ int main(void)
 		cmocka_unit_test(test_stripped_missing_debug),
 		cmocka_unit_test(test_stripped_wrong_build_id),
 		cmocka_unit_test(test_build_id_tree),
+		cmocka_unit_test(test_given_debug_file),
+		cmocka_unit_test(test_bad_build_id_tree_entries),
 		cmocka_unit_test(test_nosize_and_alias),
 		cmocka_unit_test(test_outside_loads),
 		cmocka_unit_test(test_not_elf),
