@@ -61,27 +61,36 @@ for args in "--debuginfod=" "--debuginfod=ftp://x" "--debuginfod=http://x --no-d
 done
 
 # --- the workloads -------------------------------------------------------
-# hot_a and hot_b run the same loop, 7 and 3 times 100 000 turns: a 70/30
-# split. Sampled at 999 Hz for 1.5 s, about 1 500 samples on an idle CPU, a
+# hot_a and hot_b run the same loop (as tests/workload/hotcold.c), 7 and 3
+# units a round: a 70/30 split. Sampled at 999 Hz for 1.5 s, about 1 500 samples on an idle CPU, a
 # few hundred on this loaded machine: the share's standard error is 1.2 to 2.5
 # points, so TOL (7) is about three of them at worst.
 cat >w.c <<'EOF'
+#include <stdlib.h>
 static volatile unsigned long sink;
+/* a multiply chain: its speed does not depend on where the loop lies */
 static __attribute__((noinline)) void hot_a(unsigned long n)
 {
+	unsigned long x = sink;
 	for (unsigned long i = 0; i < n; i++)
-		sink += i * 7;
+		x = x * 6364136223846793005UL + 1442695040888963407UL;
+	sink = x;
 }
 static __attribute__((noinline)) void hot_b(unsigned long n)
 {
+	unsigned long x = sink;
 	for (unsigned long i = 0; i < n; i++)
-		sink += i * 7;
+		x = x * 6364136223846793005UL + 1442695040888963407UL;
+	sink = x;
 }
 int main(void)
 {
+	/* rounds of random length, so that they cannot fall into step with the sampling timer */
 	for (;;) {
-		hot_a(700000);
-		hot_b(300000);
+		unsigned long unit = 50000 + (unsigned long)rand() % 100000;
+
+		hot_a(7 * unit);
+		hot_b(3 * unit);
 	}
 }
 EOF
