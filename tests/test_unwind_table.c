@@ -137,6 +137,15 @@ static const char hostile_src[] =
 	"	push %rbp\n.cfi_def_cfa_offset 16\n.cfi_offset rbp, -16\n"
 	"	.cfi_remember_state\n	pop %rbp\n.cfi_def_cfa_offset 8\n.cfi_same_value rbp\n"
 	"	ret\n.cfi_restore_state\n	nop\n	ret\n.cfi_endproc\n"
+	/*
+	 * register 200 000 000 (DW_CFA_offset_extended): libdw would grow its
+	 * register array to 1.6 GB for every row; refused before libdw sees it
+	 */
+	".globl f_bigreg\n.type f_bigreg,@function\nf_bigreg:\n.cfi_startproc\n"
+	"	nop\n.cfi_escape 0x05, 0x80, 0x84, 0xaf, 0x5f, 0x02\n	nop\n	ret\n.cfi_endproc\n"
+	/* DW_CFA_remember_state nested 65 deep */
+	".globl f_deep\n.type f_deep,@function\nf_deep:\n.cfi_startproc\n	nop\n"
+	".rept 65\n.cfi_remember_state\n.endr\n	nop\n	ret\n.cfi_endproc\n"
 	/* a gap of 16 bytes without CFI, then a function */
 	"	.skip 16, 0xcc\n"
 	".globl f_after_gap\n.type f_after_gap,@function\nf_after_gap:\n.cfi_startproc\n"
@@ -710,10 +719,13 @@ static void test_hostile_cfi(void **state)
 	snprintf(so, sizeof(so), "%s", tpath("hostile.so"));
 	err = build_capture(so, &t, msg, sizeof(msg));
 	assert_int_equal(err, 0);
-	/* f_unknown's FDE is rejected by libdw: one warning naming file and offset */
+	/*
+	 * f_unknown's, f_bigreg's and f_deep's FDEs are refused: one warning
+	 * naming file and offset
+	 */
 	assert_non_null(strstr(msg, so));
 	assert_non_null(strstr(msg, ".eh_frame at 0x"));
-	assert_non_null(strstr(msg, "1 FDEs without rows"));
+	assert_non_null(strstr(msg, "3 FDEs without rows"));
 
 	/* f_fp: rsp+8 at entry, rsp+16 after push, rbp+16 with rbp at CFA-16 */
 	assert_int_equal(rule_at(t, so, "f_fp", 0), BPFPROF_UNWIND_RULE(BPFPROF_UNWIND_CFA, 0, 8, 0));
@@ -738,6 +750,9 @@ static void test_hostile_cfi(void **state)
 	assert_int_equal(rule_at(t, so, "f_plt12", 1), BPFPROF_UNWIND_NONE);
 	assert_int_equal(rule_at(t, so, "f_signal", 0), BPFPROF_UNWIND_SIGNAL);
 	assert_int_equal(rule_at(t, so, "f_signal", 1), BPFPROF_UNWIND_SIGNAL);
+	assert_int_equal(rule_at(t, so, "f_bigreg", 0), BPFPROF_UNWIND_NONE);
+	assert_int_equal(rule_at(t, so, "f_bigreg", 2), BPFPROF_UNWIND_NONE);
+	assert_int_equal(rule_at(t, so, "f_deep", 0), BPFPROF_UNWIND_NONE);
 	/* remember/restore: after the ret, the pushed state again */
 	assert_int_equal(rule_at(t, so, "f_state", 1), BPFPROF_UNWIND_RULE(BPFPROF_UNWIND_CFA, 0, 16, -2));
 	assert_int_equal(rule_at(t, so, "f_state", 2), BPFPROF_UNWIND_RULE(BPFPROF_UNWIND_CFA, 0, 8, 0));

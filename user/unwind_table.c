@@ -76,6 +76,8 @@ struct cie_info {
 	Dwarf_Off off;
 	unsigned int enc;	/* FDE pointer encoding, or EH_PE_UNSUPPORTED */
 	bool signal;		/* 'S' augmentation: signal trampoline */
+	bool bad;		/* initial instructions not accepted (check_insns) */
+	bool aug_z;		/* FDEs carry augmentation data, length first */
 };
 
 struct fde_info {
@@ -83,6 +85,7 @@ struct fde_info {
 	Dwarf_Off off;		/* section offset, for messages */
 	size_t len;		/* bytes of the entry, for the work bound */
 	bool signal;
+	const char *bad;	/* why its instructions are not handed to libdw */
 };
 
 struct builder {
@@ -277,6 +280,111 @@ static unsigned int cie_fde_encoding(struct builder *b, const Dwarf_CIE *cie, bo
 	return enc;
 }
 
+/*
+ * Check call frame instructions before libdw runs them (DWARF 5 section
+ * 6.4.2, table 7.29, and the GNU opcodes libdw knows): libdw grows its
+ * register array to the largest register number an instruction names (up to
+ * 2^28 entries, copied for every row and every DW_CFA_remember_state), so a
+ * 1 KB .eh_frame naming register 200 000 000 took 1.5 GB and 9 minutes. Only
+ * register numbers up to UNWIND_MAX_DWREG (x86-64 uses 0-130) and
+ * DW_CFA_remember_state nested up to UNWIND_MAX_NESTING pass. enc: the FDE
+ * pointer encoding, for DW_CFA_set_loc. Returns NULL or what is wrong.
+ */
+#define UNWIND_MAX_DWREG 255
+#define UNWIND_MAX_NESTING 64
+static const char *check_insns(struct builder *b, const uint8_t *p, const uint8_t *end,
+			       unsigned int enc)
+{
+	unsigned int depth = 0;
+	uint64_t reg, v;
+
+	while (p < end) {
+		uint8_t op = *p++;
+
+		switch (op & 0xc0) {
+		case DW_CFA_advance_loc:
+			continue;
+		case DW_CFA_offset:
+			if (!read_leb(&p, end, false, &v))
+				return "truncated instruction";
+			continue;
+		case DW_CFA_restore:
+			continue;
+		}
+		reg = 0;
+		switch (op) {
+		case DW_CFA_nop:
+		case DW_CFA_GNU_window_save:
+			break;
+		case DW_CFA_set_loc:
+			if (read_encoded(b, &p, end, enc, &v))
+				return "bad DW_CFA_set_loc";
+			break;
+		case DW_CFA_advance_loc1:
+		case DW_CFA_advance_loc2:
+		case DW_CFA_advance_loc4:
+		case DW_CFA_MIPS_advance_loc8: {
+			size_t n = op == DW_CFA_advance_loc1 ? 1 : op == DW_CFA_advance_loc2 ? 2 :
+				   op == DW_CFA_advance_loc4 ? 4 : 8;
+
+			if ((size_t)(end - p) < n)
+				return "truncated instruction";
+			p += n;
+			break;
+		}
+		case DW_CFA_def_cfa_offset:
+		case DW_CFA_GNU_args_size:
+		case DW_CFA_def_cfa_offset_sf:
+			if (!read_leb(&p, end, op == DW_CFA_def_cfa_offset_sf, &v))
+				return "truncated instruction";
+			break;
+		case DW_CFA_restore_extended:
+		case DW_CFA_undefined:
+		case DW_CFA_same_value:
+		case DW_CFA_def_cfa_register:
+			if (!read_leb(&p, end, false, &reg))
+				return "truncated instruction";
+			break;
+		case DW_CFA_offset_extended:
+		case DW_CFA_register:
+		case DW_CFA_def_cfa:
+		case DW_CFA_offset_extended_sf:
+		case DW_CFA_def_cfa_sf:
+		case DW_CFA_val_offset:
+		case DW_CFA_val_offset_sf:
+		case DW_CFA_GNU_negative_offset_extended:
+			if (!read_leb(&p, end, false, &reg) ||
+			    !read_leb(&p, end, op == DW_CFA_offset_extended_sf || op == DW_CFA_def_cfa_sf ||
+						     op == DW_CFA_val_offset_sf, &v))
+				return "truncated instruction";
+			break;
+		case DW_CFA_expression:
+		case DW_CFA_val_expression:
+			if (!read_leb(&p, end, false, &reg))
+				return "truncated instruction";
+			/* fall through */
+		case DW_CFA_def_cfa_expression:
+			if (!read_leb(&p, end, false, &v) || v > (uint64_t)(end - p))
+				return "truncated expression";
+			p += v;
+			break;
+		case DW_CFA_remember_state:
+			if (++depth > UNWIND_MAX_NESTING)
+				return "DW_CFA_remember_state nested too deep";
+			break;
+		case DW_CFA_restore_state:
+			if (depth)
+				depth--;
+			break;
+		default:
+			return "unknown call frame instruction";
+		}
+		if (reg > UNWIND_MAX_DWREG)
+			return "register number out of range";
+	}
+	return NULL;
+}
+
 static const struct cie_info *find_cie(struct builder *b, Dwarf_Off off)
 {
 	size_t lo = 0, hi = b->nr_cies;
@@ -329,6 +437,10 @@ static int collect_entries(struct builder *b)
 				c = &b->cies[b->nr_cies++];
 				c->off = off;
 				c->enc = cie_fde_encoding(b, &e.cie, &c->signal);
+				c->aug_z = e.cie.augmentation && e.cie.augmentation[0] == 'z';
+				c->bad = c->enc != EH_PE_UNSUPPORTED &&
+					 check_insns(b, e.cie.initial_instructions,
+						     e.cie.initial_instructions_end, c->enc);
 			} else {
 				const struct cie_info *c;
 				const uint8_t *p = e.fde.start;
@@ -380,6 +492,19 @@ static int collect_entries(struct builder *b)
 				f->off = off;
 				f->len = next - off;
 				f->signal = c->signal;
+				f->bad = c->bad ? "its CIE's instructions not accepted" : NULL;
+				/* then the augmentation data ('z': its length first), then instructions */
+				if (!f->bad && c->aug_z) {
+					uint64_t aug_len;
+
+					if (!read_leb(&p, e.fde.end, false, &aug_len) ||
+					    aug_len > (uint64_t)(e.fde.end - p))
+						f->bad = "truncated augmentation data";
+					else
+						p += aug_len;
+				}
+				if (!f->bad)
+					f->bad = check_insns(b, p, e.fde.end, c->enc);
 			}
 next:
 			off = next;
@@ -537,10 +662,10 @@ static int fde_rows(struct builder *b, const struct fde_info *fde)
 	struct unwind_table *t = b->t;
 	uint32_t first = t->nr_rows, nr_none = 0;
 	uint64_t addr = fde->start, work = 0;
-	const char *why = NULL;
+	const char *why = fde->bad;
 	int err;
 
-	while (addr < fde->end) {
+	while (!why && addr < fde->end) {
 		Dwarf_Frame *f = NULL;
 		Dwarf_Addr s, e;
 		bool signal = false;
