@@ -49,7 +49,7 @@ TEST_SRCS := $(wildcard tests/test_*.c)
 TEST_BINS := $(patsubst tests/%.c,$(OUTPUT)/tests/%,$(TEST_SRCS))
 WORKLOADS := $(OUTPUT)/workload/hotcold $(OUTPUT)/workload/jitswap $(OUTPUT)/workload/offcpu $(OUTPUT)/workload/nofp
 
-.PHONY: all deps demo test unit integration san fuzz fuzz-ci valgrind vmlinux format clean
+.PHONY: all deps demo check test unit integration san fuzz fuzz-ci valgrind vmlinux format clean
 # The binary; the sanitizer build puts its own under its OUTPUT.
 BIN ?= bpfprof
 
@@ -148,13 +148,20 @@ san:
 		CFLAGS="$(SAN_FLAGS)" LDFLAGS="$(SAN_FLAGS)" $(SAN_OUTPUT)/bpfprof \
 		$(patsubst $(OUTPUT)/%,$(SAN_OUTPUT)/%,$(TEST_BINS))
 
-# The README's test command: unit and integration tests on the normal build,
-# then again on the sanitizer build, then every libFuzzer harness for
-# FUZZ_TIME seconds (fuzz-ci below); one total for everything at the end.
+# The README's test command, what CI runs: unit and integration tests on the
+# normal build, then the parser and writer suites again on the sanitizer build,
+# then every libFuzzer harness for FUZZ_CI_TIME seconds on its corpus in
+# tests/fuzz/corpus (fuzz-ci below); one total for everything at the end.
+FUZZ_CI_TIME ?= 10
 test: deps
 	$(Q)$(MAKE) --no-print-directory all $(TEST_BINS) $(FUZZ_BINS)
 	$(Q)$(MAKE) --no-print-directory san
-	$(Q)FUZZ_TIME=$(FUZZ_TIME) tests/run-all.sh $(OUTPUT) $(SAN_OUTPUT)
+	$(Q)FUZZ_TIME=$(FUZZ_CI_TIME) tests/run-all.sh $(OUTPUT) $(SAN_OUTPUT)
+
+# The quick tier: every cmocka driver (in parallel) and every fuzz corpus file
+# replayed once through its harness; no root, no BPF, seconds.
+check: $(TEST_BINS) $(FUZZ_BINS)
+	$(Q)tests/run-unit.sh $(OUTPUT) && tests/run-fuzz.sh --replay $(OUTPUT)
 
 unit: $(TEST_BINS)
 	$(Q)tests/run-unit.sh $(OUTPUT)
@@ -167,8 +174,10 @@ demo: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tools/demo.sh
 
-# libFuzzer harnesses, one per reader (tests/fuzz/fuzz_<reader>.c), each run
-# for FUZZ_TIME seconds on its seed corpus under tests/fuzz/corpus/<reader>.
+# libFuzzer harnesses, one per reader (tests/fuzz/fuzz_<reader>.c). Their
+# corpora live in the tree (tests/fuzz/corpus/<reader>): `make fuzz` fuzzes
+# each for FUZZ_TIME seconds and merges what found new coverage into it
+# (libFuzzer -merge=1), to be reviewed and committed; CI only reads them.
 FUZZ_TIME ?= 60
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_SRCS))
@@ -184,17 +193,18 @@ $(OUTPUT)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRCS)
 
 fuzz: $(FUZZ_BINS)
 	$(Q)for f in $(FUZZ_BINS); do \
-		name=$${f##*/fuzz_}; mkdir -p $(OUTPUT)/fuzz/corpus-$$name; \
-		$$f -max_total_time=$(FUZZ_TIME) -print_final_stats=1 $(OUTPUT)/fuzz/corpus-$$name \
-			$$(ls -d tests/fuzz/corpus/$$name 2>/dev/null) || exit 1; \
+		name=$${f##*/fuzz_}; new=$(OUTPUT)/fuzz/new-$$name; rm -rf $$new; mkdir -p $$new tests/fuzz/corpus/$$name; \
+		$$f -max_total_time=$(FUZZ_TIME) -print_final_stats=1 -timeout=25 -rss_limit_mb=2048 \
+			$$new tests/fuzz/corpus/$$name || exit 1; \
+		$$f -merge=1 -timeout=25 -rss_limit_mb=2048 tests/fuzz/corpus/$$name $$new 2>&1 | tail -1 || exit 1; \
 	done
 
 # CI's fuzzing, as make test runs it (tests/run-fuzz.sh): each harness
-# FUZZ_TIME seconds, FUZZ_JOBS at once (default: the CPUs), new inputs in a
+# FUZZ_CI_TIME seconds, FUZZ_JOBS at once (default: the CPUs), new inputs in a
 # throwaway corpus under $(OUTPUT)/fuzz-ci so that tests/ stays as it is; one
 # line per harness with executions and coverage, a crash fails it.
 fuzz-ci: $(FUZZ_BINS)
-	$(Q)FUZZ_TIME=$(FUZZ_TIME) tests/run-fuzz.sh $(OUTPUT)
+	$(Q)FUZZ_TIME=$(FUZZ_CI_TIME) tests/run-fuzz.sh $(OUTPUT)
 
 # One whole run under valgrind memcheck (tests/integration/valgrind.sh, part of make test).
 valgrind: all

@@ -33,7 +33,7 @@ if [ -n "$san" ]; then
 	done
 fi
 
-echo "== fuzzing: each libFuzzer harness ${FUZZ_TIME:-60} s"
+echo "== fuzzing: each libFuzzer harness ${FUZZ_TIME:-10} s"
 "$here/run-fuzz.sh" "$out" | tee -a "$log"
 fuzz_rc=${PIPESTATUS[0]}
 

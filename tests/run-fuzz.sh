@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # CI fuzzing: every libFuzzer harness built in OUTPUT/fuzz (tests/fuzz/fuzz_*.c)
-# runs for FUZZ_TIME seconds (default 60) on its seed corpus
+# runs for FUZZ_TIME seconds (default 10, as make test runs it) on its corpus
 # tests/fuzz/corpus/<reader>, read only: new inputs go to a throwaway corpus
 # under OUTPUT/fuzz-ci, wiped first, so tests/ stays unchanged. FUZZ_JOBS
 # harnesses run at once (default: the number of CPUs). One ok line per harness
@@ -9,10 +9,19 @@
 # or out-of-memory fails it, naming the reproducer left under OUTPUT/fuzz-ci.
 # Prints "N passed, N failed, N skipped" last; exits non-zero on any failure.
 #
-# usage: [FUZZ_TIME=S] [FUZZ_JOBS=N] tests/run-fuzz.sh [OUTPUT]   (FUZZ_TIME=0 skips)
+# With --replay (make check) nothing is fuzzed: each harness runs every file
+# of its corpus once, as libFuzzer does for file arguments, and fails on a
+# crash, leak or sanitizer report: seconds, not minutes.
+#
+# usage: [FUZZ_TIME=S] [FUZZ_JOBS=N] tests/run-fuzz.sh [--replay] [OUTPUT]   (FUZZ_TIME=0 skips)
 set -uo pipefail
+replay=
+if [ "${1:-}" = --replay ]; then
+	replay=1
+	shift
+fi
 out=${1:-.output}
-time_s=${FUZZ_TIME:-60}
+time_s=${FUZZ_TIME:-10}
 jobs=${FUZZ_JOBS:-$(nproc)}
 here=$(cd "$(dirname "$0")" && pwd)
 work=$out/fuzz-ci
@@ -21,13 +30,32 @@ work=$out/fuzz-ci
 finish() { echo "$passed passed, $failed failed, $skipped skipped"; [ $failed -eq 0 ]; exit; }
 
 bins=()
+for f in "$here"/fuzz/fuzz_*.c; do
+	bins+=("$out/fuzz/$(basename "$f" .c)")
+done
+
+if [ -n "$replay" ]; then
+	for bin in "${bins[@]}"; do
+		name=${bin##*/fuzz_}
+		files=("$here/fuzz/corpus/$name"/*)
+		if [ ! -x "$bin" ]; then
+			fail "fuzz_$name: not built ($bin): make check builds it"
+		elif [ ! -f "${files[0]}" ]; then
+			fail "fuzz_$name: no corpus in tests/fuzz/corpus/$name"
+		elif log=$("$bin" -rss_limit_mb=2048 -timeout=25 "${files[@]}" 2>&1); then
+			ok "fuzz_$name: ${#files[@]} corpus files replayed"
+		else
+			fail "fuzz_$name: replay of tests/fuzz/corpus/$name" \
+				"$(grep -m1 -E '^==[0-9]+==ERROR|^SUMMARY|deadly signal|ALARM|out-of-memory|^Running: ' <<<"$log")" \
+				"$(grep -E 'Test unit written to|^Running: ' <<<"$log" | tail -1)"
+		fi
+	done
+	finish
+fi
 if [ "$time_s" = 0 ]; then
 	skip "fuzzing" "FUZZ_TIME=0"
 	finish
 fi
-for f in "$here"/fuzz/fuzz_*.c; do
-	bins+=("$out/fuzz/$(basename "$f" .c)")
-done
 rm -rf "$work"
 mkdir -p "$work"
 

@@ -1,0 +1,324 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cmocka tests for user/symbolize.c (include/symbolize.h) on a fake /proc in
+ * a temporary directory, no root needed: the same path in two container
+ * roots names two different files; the DSO cache is keyed by (path, device,
+ * inode), so a third process mapping the same file is named from the cache
+ * while one with another inode is not; a file held through
+ * /proc/PID/map_files by symbolizer__pin names its frames after it is gone
+ * from every root (and symbolizer__open_file hands out that very file, or
+ * refuses one with another build-id); our own vDSO names [vdso] frames; a
+ * file no root has leaves "DSO+0xADDR". The ELF files are tiny shared
+ * objects built here with gcc (-nostdlib), each with one known function.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include "profile.h"
+#include "symbolize.h"
+
+#define BASE 0x7f0000000000ull
+#define LEN 0x10000ull
+
+static char tmp[] = "/tmp/test_symbolize.XXXXXX";
+static char proc_dir[64];
+
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int sh(const char *fmt, ...)
+{
+	char cmd[2048];
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	rc = system(cmd);
+	if (rc)
+		fprintf(stderr, "command failed (%d): %s\n", rc, cmd);
+	return rc;
+}
+
+/* lib_FN.so in tmp: one exported function FN, no libc */
+static int build_lib(const char *fn)
+{
+	return sh("printf 'int %s(int x) { return x * 3 + 1; }\\n' > %s/%s.c && "
+		  "gcc -O1 -shared -fPIC -nostdlib -Wl,--build-id -o %s/lib_%s.so %s/%s.c",
+		  fn, tmp, fn, tmp, fn, tmp, fn);
+}
+
+static int setup_all(void **state)
+{
+	if (!mkdtemp(tmp))
+		return -1;
+	snprintf(proc_dir, sizeof(proc_dir), "%s/proc", tmp);
+	if (build_lib("one_fn") || build_lib("two_fn"))
+		return -1;
+	/* pids 100 and 200: /opt/lib/libx.so in their roots is two different files */
+	return sh("mkdir -p %s/100/root/opt/lib %s/200/root/opt/lib %s/300/root %s/400/root "
+		  "%s/500/root %s/500/map_files %s/600/root && "
+		  "cp %s/lib_one_fn.so %s/100/root/opt/lib/libx.so && cp %s/lib_two_fn.so %s/200/root/opt/lib/libx.so",
+		  proc_dir, proc_dir, proc_dir, proc_dir, proc_dir, proc_dir, proc_dir, tmp, proc_dir, tmp, proc_dir);
+}
+
+static int teardown_all(void **state)
+{
+	return sh("rm -rf '%s'", tmp);
+}
+
+/* The file offset and virtual address of function fn in the ELF image at img (section headers read). */
+static uint64_t sym_value(const uint8_t *img, const char *fn, uint64_t *file_off)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)img;
+	const Elf64_Shdr *sh = (const Elf64_Shdr *)(img + eh->e_shoff);
+	const Elf64_Phdr *ph = (const Elf64_Phdr *)(img + eh->e_phoff);
+
+	for (int i = 0; i < eh->e_shnum; i++) {
+		const Elf64_Sym *sym;
+		const char *str;
+
+		if (sh[i].sh_type != SHT_DYNSYM)
+			continue;
+		sym = (const Elf64_Sym *)(img + sh[i].sh_offset);
+		str = (const char *)img + sh[sh[i].sh_link].sh_offset;
+		for (size_t j = 0; j < sh[i].sh_size / sizeof(*sym); j++) {
+			if (strcmp(str + sym[j].st_name, fn))
+				continue;
+			for (int k = 0; k < eh->e_phnum; k++)
+				if (ph[k].p_type == PT_LOAD && sym[j].st_value >= ph[k].p_vaddr &&
+				    sym[j].st_value < ph[k].p_vaddr + ph[k].p_memsz) {
+					*file_off = sym[j].st_value - ph[k].p_vaddr + ph[k].p_offset;
+					return sym[j].st_value;
+				}
+		}
+	}
+	fail_msg("no symbol '%s'", fn);
+	return 0;
+}
+
+/* The offset of fn in the file at path */
+static uint64_t file_offset_of(const char *path, const char *fn)
+{
+	uint8_t buf[65536];
+	uint64_t off = 0;
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	assert_true(fd >= 0);
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	assert_true(n > (ssize_t)sizeof(Elf64_Ehdr));
+	sym_value(buf, fn, &off);
+	return off;
+}
+
+/*
+ * Process pid maps the file mapped_as whose identity is that of the file
+ * `ident` (device, inode: the kernel's view in /proc/PID/maps) at BASE,
+ * executable, from file offset 0; one sample at BASE + off.
+ */
+static uint32_t add_proc(struct profile *p, uint32_t pid, const char *mapped_as, const char *ident, uint64_t off)
+{
+	struct profile_mapping m = { .start = BASE, .end = BASE + LEN, .offset = 0 };
+	struct stat sb;
+	bool created;
+	uint64_t ip = BASE + off;
+	int proc = profile__process(p, pid, &created);
+
+	assert_true(proc >= 0);
+	assert_int_equal(stat(ident, &sb), 0);
+	m.inode = sb.st_ino;
+	m.dev_major = major(sb.st_dev);
+	m.dev_minor = minor(sb.st_dev);
+	memcpy(m.perms, "r-xp", 5);
+	m.path = profile__intern(p, mapped_as);
+	assert_true(profile__add_mapping(p, (uint32_t)proc, &m) >= 0);
+	assert_true(profile__add_stack(p, (uint32_t)proc, &ip, 0, 1, 1, 1, &created) >= 0);
+	return (uint32_t)proc;
+}
+
+/* The location of process proc at addr */
+static const struct profile_location *loc_of(const struct profile *p, uint32_t proc, uint64_t addr)
+{
+	for (size_t i = 0; i < p->nr_locs; i++)
+		if (p->locs[i].proc == proc && p->locs[i].addr == addr)
+			return &p->locs[i];
+	fail_msg("no location %u:%llx", proc, (unsigned long long)addr);
+	return NULL;
+}
+
+static void assert_func(const struct profile *p, uint32_t proc, uint64_t addr, const char *func)
+{
+	const struct profile_location *l = loc_of(p, proc, addr);
+
+	if (!func) {
+		if (l->func)
+			fail_msg("proc %u: named '%s', want unnamed", proc, l->func);
+		return;
+	}
+	if (!l->func || strcmp(l->func, func))
+		fail_msg("proc %u: named '%s', want '%s'", proc, l->func ? l->func : "(none)", func);
+	assert_int_equal(l->func_offset, 0);
+}
+
+/*
+ * Container roots and the DSO cache's identity: the same path in two roots
+ * is two files; the same (path, device, inode) is one, read once.
+ */
+static void test_container_roots_and_cache_identity(void **state)
+{
+	char one[256], two[256], lib[256];
+	struct profile *p = profile__new();
+	struct symbolizer *sy = symbolizer__new(NULL, proc_dir);
+	uint64_t off1, off2;
+	uint32_t a, b, c, d;
+	const struct profile_location *l;
+
+	assert_non_null(p);
+	assert_non_null(sy);
+	snprintf(one, sizeof(one), "%s/100/root/opt/lib/libx.so", proc_dir);
+	snprintf(two, sizeof(two), "%s/200/root/opt/lib/libx.so", proc_dir);
+	off1 = file_offset_of(one, "one_fn");
+	off2 = file_offset_of(two, "two_fn");
+	a = add_proc(p, 100, "/opt/lib/libx.so", one, off1);
+	b = add_proc(p, 200, "/opt/lib/libx.so", two, off2);
+	/* 300 maps 100's file (same device and inode) but its root lacks it: the cache names it */
+	c = add_proc(p, 300, "/opt/lib/libx.so", one, off1);
+	/* 400: same path, another inode, no file anywhere: not named from 100's entry */
+	snprintf(lib, sizeof(lib), "%s/lib_two_fn.so", tmp);
+	d = add_proc(p, 400, "/opt/lib/libx.so", lib, off1);
+
+	assert_int_equal(symbolizer__symbolize(sy, p), 0);
+	assert_func(p, a, BASE + off1, "one_fn");
+	assert_func(p, b, BASE + off2, "two_fn");
+	assert_func(p, c, BASE + off1, "one_fn");
+	assert_func(p, d, BASE + off1, NULL);
+	l = loc_of(p, d, BASE + off1);
+	assert_non_null(l->dso);
+	assert_string_equal(l->dso, "libx.so");
+	/* unnamed, but still told apart by its address: "DSO+0xADDR" */
+	assert_non_null(l->addr_name);
+	assert_true(!strncmp(l->addr_name, "libx.so+0x", 10));
+	/* the build-id read from each file lands in its mapping */
+	assert_true(p->procs[a].mappings[0].build_id_len > 0);
+	assert_true(p->procs[b].mappings[0].build_id_len > 0);
+	assert_memory_not_equal(p->procs[a].mappings[0].build_id, p->procs[b].mappings[0].build_id,
+				p->procs[a].mappings[0].build_id_len);
+	assert_int_equal(p->procs[d].mappings[0].build_id_len, 0);
+	symbolizer__free(sy);
+	profile__free(p);
+}
+
+/*
+ * map_files pins: process 500's file is in no root, only behind
+ * /proc/500/map_files/START-END (as for a deleted file, or one in another
+ * mount namespace once the process is gone); 600 has no such entry.
+ */
+static void test_map_files_pin(void **state)
+{
+	char pinned[256], one[256], two[256];
+	struct profile *p = profile__new();
+	struct symbolizer *sy = symbolizer__new(NULL, proc_dir);
+	const struct profile_mapping *m;
+	uint8_t id[64];
+	uint64_t off;
+	uint32_t a, b;
+	int fd;
+
+	assert_non_null(p);
+	assert_non_null(sy);
+	snprintf(one, sizeof(one), "%s/lib_one_fn.so", tmp);
+	snprintf(two, sizeof(two), "%s/lib_two_fn.so", tmp);
+	snprintf(pinned, sizeof(pinned), "%s/500/map_files/%llx-%llx", proc_dir, BASE, BASE + LEN);
+	assert_int_equal(sh("cp %s %s", one, pinned), 0);
+	off = file_offset_of(one, "one_fn");
+	a = add_proc(p, 500, "/opt/gone/liby.so (deleted)", one, off);
+	b = add_proc(p, 600, "/opt/gone/liby.so (deleted)", two, off);
+	assert_int_equal(symbolizer__pin(sy, p, a), 0);
+	assert_int_equal(symbolizer__pin(sy, p, b), 0);
+	/* the pin holds the file open: removing the name changes nothing */
+	assert_int_equal(unlink(pinned), 0);
+
+	assert_int_equal(symbolizer__symbolize(sy, p), 0);
+	assert_func(p, a, BASE + off, "one_fn");
+	assert_func(p, b, BASE + off, NULL);
+
+	/* the file for copying is the pinned one, checked against the mapping's build-id */
+	m = &p->procs[a].mappings[0];
+	assert_true(m->build_id_len > 0);
+	fd = symbolizer__open_file(sy, p, a, m);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, id, 4, 0), 4);
+	assert_memory_equal(id, ELFMAG, 4);
+	close(fd);
+	/* a deleted file without a build-id is not looked up by a path that may name another file */
+	assert_int_equal(symbolizer__open_file(sy, p, b, &p->procs[b].mappings[0]), -ENOENT);
+	/* another build-id than the mapping's: refused */
+	{
+		struct profile_mapping other = *m;
+
+		other.build_id[0] ^= 0xff;
+		assert_int_equal(symbolizer__open_file(sy, p, a, &other), -ESTALE);
+	}
+	symbolizer__free(sy);
+	profile__free(p);
+}
+
+/* [vdso] frames are named from our own vDSO, as every 64-bit process maps the same image. */
+static void test_vdso(void **state)
+{
+	const uint8_t *img = (const uint8_t *)getauxval(AT_SYSINFO_EHDR);
+	struct profile_mapping m = { .start = BASE, .end = BASE + 0x2000 };
+	struct profile *p = profile__new();
+	struct symbolizer *sy = symbolizer__new(NULL, proc_dir);
+	const struct profile_location *l;
+	uint64_t off = 0, ip;
+	bool created;
+	int proc;
+
+	if (!img)
+		skip();
+	assert_non_null(p);
+	assert_non_null(sy);
+	sym_value(img, "__vdso_clock_gettime", &off);
+	proc = profile__process(p, 700, &created);
+	assert_true(proc >= 0);
+	memcpy(m.perms, "r-xp", 5);
+	m.path = profile__intern(p, "[vdso]");
+	assert_true(profile__add_mapping(p, (uint32_t)proc, &m) >= 0);
+	ip = BASE + off;
+	assert_true(profile__add_stack(p, (uint32_t)proc, &ip, 0, 1, 1, 1, &created) >= 0);
+	assert_int_equal(symbolizer__symbolize(sy, p), 0);
+	l = loc_of(p, (uint32_t)proc, ip);
+	assert_non_null(l->func);
+	/* the same address carries clock_gettime and __vdso_clock_gettime: either is right */
+	assert_non_null(strstr(l->func, "clock_gettime"));
+	assert_int_equal(l->func_offset, 0);
+	assert_string_equal(l->dso, "[vdso]");
+	symbolizer__free(sy);
+	profile__free(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_container_roots_and_cache_identity),
+		cmocka_unit_test(test_map_files_pin),
+		cmocka_unit_test(test_vdso),
+	};
+
+	return cmocka_run_group_tests(tests, setup_all, teardown_all);
+}
