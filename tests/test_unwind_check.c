@@ -5,7 +5,8 @@
  * does on x86-64) captures its registers with inline assembly and copies 8 KB
  * of its own stack into a struct bpfprof_ustack_copy, as the BPF program
  * does; libdwfl, through the module, must find the chain in order (names
- * from dwfl_module_addrname). Then the verdicts: the same frames
+ * from dwfl_module_addrname), and again from a child process whose record
+ * comes through a pipe. Then the verdicts: the same frames
  * (identical), fewer (bpf-shorter), a wrong one (different), a stack copy
  * cut to 64 bytes (dwfl-shorter), a BPF walk that claims the end of the
  * stack too early (different), a malformed record (-EINVAL), a process that
@@ -22,6 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include "unwind_check.h"
@@ -239,6 +242,57 @@ static void test_own_stack(void **state)
 	free(captured);
 }
 
+/* The same from another process: a child captures, the parent unwinds with the child's pid */
+static void test_other_process(void **state)
+{
+	struct unwind_check_result res;
+	struct unwind_check *uc;
+	struct bpfprof_ustack_copy *rec;
+	int fds[2], status;
+	size_t got = 0;
+	ssize_t n;
+	pid_t child;
+
+	rec = calloc(1, sizeof(*rec));
+	assert_non_null(rec);
+	assert_int_equal(pipe(fds), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (!child) {
+		close(fds[0]);
+		captured = calloc(1, sizeof(*captured));
+		if (!captured)
+			_exit(1);
+		chain_a(7);
+		if (write(fds[1], captured, sizeof(*captured)) != sizeof(*captured))
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(fds[1]);
+	while (got < sizeof(*rec) && (n = read(fds[0], (char *)rec + got, sizeof(*rec) - got)) > 0)
+		got += n;
+	close(fds[0]);
+	assert_int_equal(got, sizeof(*rec));
+	assert_int_equal(rec->tgid, child);
+
+	uc = unwind_check__new();
+	assert_non_null(uc);
+	assert_int_equal(unwind_check__sample(uc, rec, record_size(rec), &res), 0);
+	assert_true(res.nr_dwfl >= 5);
+	assert_non_null(unwind_check__symbol(uc, child, res.dwfl_ips[1] - 1));
+	assert_true(!strncmp(unwind_check__symbol(uc, child, res.dwfl_ips[0]), "capture", 7));
+	assert_true(!strncmp(unwind_check__symbol(uc, child, res.dwfl_ips[1] - 1), "chain_c", 7));
+	assert_true(!strncmp(unwind_check__symbol(uc, child, res.dwfl_ips[2] - 1), "chain_b", 7));
+	assert_true(!strncmp(unwind_check__symbol(uc, child, res.dwfl_ips[3] - 1), "chain_a", 7));
+	assert_true(!strncmp(unwind_check__symbol(uc, child, res.dwfl_ips[4] - 1), "test_other_process",
+			     18));
+	kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+	unwind_check__free(uc);
+	free(rec);
+}
+
 static void test_gone_process(void **state)
 {
 	struct bpfprof_ustack_copy *rec = calloc(1, sizeof(*rec));
@@ -259,6 +313,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_own_stack),
+		cmocka_unit_test(test_other_process),
 		cmocka_unit_test(test_gone_process),
 	};
 

@@ -555,7 +555,10 @@ static void compare_with_readelf(const char *file, const char *section, size_t m
 	assert_int_equal(err, 0);
 	read_expect(file, section, &x);
 	assert_true(x.nr_fdes > 0);
-	assert_int_equal(t->nr_fdes, x.nr_fdes);
+	/* FDEs with an empty range cover nothing and are not counted */
+	for (i = 0, k = 0; i < x.nr_fdes; i++)
+		k += x.fdes[i].end > x.fdes[i].start;
+	assert_int_equal(t->nr_fdes, k);
 	for (i = 0; i < t->nr_rows; i++) {
 		st->kinds[BPFPROF_UNWIND_KIND(t->rows[i].rule)]++;
 		if (i)
