@@ -12,6 +12,7 @@
  */
 #include <elfutils/debuginfod.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -30,6 +31,7 @@ struct fetch_state {
 	size_t n, next, done;
 	uint64_t deadline_ns;		/* CLOCK_MONOTONIC */
 	uint64_t max_size;		/* bytes */
+	int null_fd;			/* /dev/null: the clients' verbose output below -vv */
 	bool abandoned;			/* the caller left: results are dropped */
 	int refs;			/* caller + workers */
 };
@@ -89,6 +91,8 @@ static void state_put(struct fetch_state *st)
 		return;
 	for (i = 0; i < st->n; i++)
 		free(st->reqs[i].path);
+	if (st->null_fd >= 0)
+		close(st->null_fd);
 	free(st->reqs);
 	pthread_cond_destroy(&st->done_cond);
 	pthread_mutex_destroy(&st->lock);
@@ -170,6 +174,15 @@ static void *worker(void *arg)
 	if (c) {
 		debuginfod_set_user_data(c, &w);
 		debuginfod_set_progressfn(c, past_deadline);
+		/*
+		 * The client dprintf()s its trace to this descriptor even when
+		 * nobody wants it, and glibc's dprintf leaks its buffer on a bad
+		 * descriptor (-1, the default): give it a good one.
+		 */
+		if (log_verbosity >= 2)
+			debuginfod_set_verbose_fd(c, STDERR_FILENO);
+		else if (st->null_fd >= 0)
+			debuginfod_set_verbose_fd(c, st->null_fd);
 	}
 	for (;;) {
 		struct debuginfod_req r;
@@ -259,6 +272,7 @@ int debuginfod__fetch(struct debuginfod_req *reqs, size_t n, const struct debugi
 	memcpy(st->reqs, reqs, n * sizeof(*reqs));
 	st->n = n;
 	st->max_size = max_size();
+	st->null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	st->deadline_ns = start + (uint64_t)deadline_ms * 1000000ull;
 	give_up = st->deadline_ns + (uint64_t)DEBUGINFOD_GRACE_MS * 1000000ull;
 	pthread_mutex_init(&st->lock, NULL);

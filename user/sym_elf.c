@@ -678,7 +678,10 @@ static bool debug_file_usable(const struct elf_symtab *st, const struct elf_file
 	size_t len;
 
 	if (!scn) {
-		pr_info("elf: debug file '%s' has no .symtab; not used\n", cand);
+		if (strict)
+			pr_warn("elf: debug file '%s' refused: it has no .symtab\n", cand);
+		else
+			pr_info("elf: debug file '%s' has no .symtab; not used\n", cand);
 		return false;
 	}
 	if (!gelf_getshdr(scn, &sh) || sh.sh_offset > dbg->file_size ||
@@ -835,8 +838,8 @@ static bool open_minidebug(const struct elf_symtab *st, const struct elf_file *f
 		return false;
 	data = scn_data(f, scn, &sh);
 	if (!data || !data->d_buf || sh.sh_type == SHT_NOBITS) {
-		pr_warn("elf: '%s': .gnu_debugdata at %llu+%llu lies outside the file; ignored\n", path,
-			(unsigned long long)sh.sh_offset, (unsigned long long)sh.sh_size);
+		pr_warn("elf: '%s': .gnu_debugdata at %llu+%llu is unreadable (outside the file, or no bits); ignored\n",
+			path, (unsigned long long)sh.sh_offset, (unsigned long long)sh.sh_size);
 		return false;
 	}
 	fd = minidebug__decompress(data->d_buf, data->d_size, MINIDEBUG_MAX_SIZE, path);
