@@ -18,7 +18,8 @@
 # kernel stack) and the sys_exit program (lookup, and at threshold 0 the
 # user walk and the send); and bpfprof's own CPU time (the reader).
 # Last, memory: BPF maps (bytes_memlock of this bpfprof's maps) and RSS
-# (VmHWM) of `bpfprof -a --off-cpu` over MEM_SECONDS (default 20 s; the
+# (VmHWM) of `bpfprof -a --off-cpu` over MEM_SECONDS (default 20 s; MEM_ONLY=1
+# runs this part alone; the
 # issue asks 60: the maps are allocated at load or bounded by their
 # max_entries, and RSS grows with distinct stacks, which a quiet machine
 # stops adding within seconds).
@@ -39,42 +40,67 @@ variants=(alone sampler default thresh0)
 
 # ops/sec that perf bench sched pipe reports
 ops() { awk '/ops\/sec/ { print $1 }' "$1"; }
+# CPU time of the load per operation, us (user + system of both tasks, wait4's rusage)
+cpu_op() { calc "($(field "$work/$1.$2.cpu" user_s) + $(field "$work/$1.$2.cpu" sys_s)) * 1e6 / $LOOPS"; }
 # both tasks on CPU 0: every operation is two context switches on one CPU. Left
 # free, the tasks' placement (same CPU or two, with cross-CPU wake-ups that a
 # VM makes slow) changed the throughput by 80 % from run to run here.
 load=(taskset -c 0 "$PERF" bench sched pipe -l "$LOOPS")
+# the same under runstat: the CPU time of both tasks (BPF programs run in their
+# context, so they are in it), which a busy shared machine disturbs far less
+# than the throughput (see BENCHMARKS.md)
+timed() { "$RUNSTAT" -o "$1" -- "${load[@]}"; }
 
 run() { # VARIANT ROUND
 	local out="$work/$1.$2"
 	case $1 in
-	alone)	 "${load[@]}" >"$out" 2>&1 ;;
-	sampler) "$BPFPROF" -a -o "$work/s.pb.gz" -- "${load[@]}" >"$out" 2>"$work/$1.$2.log" ;;
-	default) "$BPFPROF" -a --off-cpu -o "$work/d.pb.gz" -- "${load[@]}" >"$out" 2>"$work/$1.$2.log" ;;
-	thresh0) "$BPFPROF" -a --off-cpu --off-cpu-thresh 0 -o "$work/t.pb.gz" -- "${load[@]}" >"$out" 2>"$work/$1.$2.log" ;;
-	agg0)	 "$AGG" -a --off-cpu --off-cpu-thresh 0 -o "$work/a.pb.gz" -- "${load[@]}" >"$out" 2>"$work/$1.$2.log" ;;
+	alone)	 "$RUNSTAT" -o "$out.cpu" -- "${load[@]}" >"$out" 2>&1 ;;
+	sampler) "$BPFPROF" -a -o "$work/s.pb.gz" -- "$RUNSTAT" -o "$out.cpu" -- "${load[@]}" >"$out" 2>"$work/$1.$2.log" ;;
+	default) "$BPFPROF" -a --off-cpu -o "$work/d.pb.gz" -- "$RUNSTAT" -o "$out.cpu" -- "${load[@]}" >"$out" 2>"$work/$1.$2.log" ;;
+	thresh0) "$BPFPROF" -a --off-cpu --off-cpu-thresh 0 -o "$work/t.pb.gz" -- "$RUNSTAT" -o "$out.cpu" -- "${load[@]}" \
+			 >"$out" 2>"$work/$1.$2.log" ;;
+	agg0)	 "$AGG" -a --off-cpu --off-cpu-thresh 0 -o "$work/a.pb.gz" -- "$RUNSTAT" -o "$out.cpu" -- "${load[@]}" \
+			 >"$out" 2>"$work/$1.$2.log" ;;
 	esac
 }
 
+[ "${MEM_ONLY:-0}" = 1 ] && ROUNDS=0
 for ((r = 1; r <= ROUNDS; r++)); do
 	for ((i = 0; i < ${#variants[@]}; i++)); do
 		run "${variants[$(((i + r - 1) % ${#variants[@]}))]}" "$r"
 	done
 	printf 'round %d:' "$r"
-	for v in "${variants[@]}"; do printf ' %s %s' "$v" "$(ops "$work/$v.$r")"; done
-	echo ' ops/s'
+	for v in "${variants[@]}"; do printf ' %s %s ops/s %s us/op' "$v" "$(ops "$work/$v.$r")" "$(cpu_op "$v" "$r")"; done
+	echo
 done
-losses() {
+losses() { # VARIANT REFERENCE
 	local r
 	for ((r = 1; r <= ROUNDS; r++)); do
-		calc "(1 - $(ops "$work/$1.$r") / $(ops "$work/alone.$r")) * 100"
+		calc "(1 - $(ops "$work/$1.$r") / $(ops "$work/$2.$r")) * 100"
+	done
+}
+cpu_more() { # VARIANT REFERENCE: % more CPU per operation
+	local r
+	for ((r = 1; r <= ROUNDS; r++)); do
+		calc "($(cpu_op "$1" "$r") / $(cpu_op "$2" "$r") - 1) * 100"
 	done
 }
 for v in "${variants[@]:1}"; do
-	l=$(median $(losses "$v"))
-	echo "$v: throughput loss % per round: $(losses "$v" | tr '\n' ' ')median $l"
+	[ "$ROUNDS" -gt 0 ] || break
+	l=$(median $(losses "$v" alone)) c=$(median $(cpu_more "$v" alone))
+	echo "$v: throughput loss % against alone per round: $(losses "$v" alone | tr '\n' ' ')median $l"
+	echo "$v: CPU per operation, % more than alone per round: $(cpu_more "$v" alone | tr '\n' ' ')median $c"
+	if [ "$v" != sampler ]; then
+		ls=$(median $(losses "$v" sampler)) cs=$(median $(cpu_more "$v" sampler))
+		echo "$v: against the sampler alone: throughput loss % $(losses "$v" sampler | tr '\n' ' ')median $ls;" \
+			"CPU % more $(cpu_more "$v" sampler | tr '\n' ' ')median $cs"
+	fi
 	case $v in
-	default) result "sched pipe loss, -a --off-cpu (default threshold)" "$l %" "alone" "-" "<= 10 %" "$(verdict "$l" "<=" 10)" ;;
-	*) result "sched pipe loss, -a ${v}" "$l %" "alone" "-" "-" info ;;
+	default)
+		result "sched pipe throughput loss, -a --off-cpu (default threshold)" "$l %" "alone" "-" "<= 10 %" "$(verdict "$l" "<=" 10)"
+		result "sched pipe CPU per op, -a --off-cpu (default threshold)" "+$c %" "alone" "-" "<= 10 %" "$(verdict "$c" "<=" 10)" ;;
+	*)	result "sched pipe throughput loss, -a $v" "$l %" "alone" "-" "-" info
+		result "sched pipe CPU per op, -a $v" "+$c %" "alone" "-" "-" info ;;
 	esac
 done
 
@@ -112,20 +138,23 @@ parts() { # LABEL ARGS...
 	result "on_sys_exit per run, $label" "$se_ns ns" "-" "-" "-" info
 	result "bpfprof CPU per sched pipe op, $label" "$own ns" "-" "-" "-" info
 }
-parts "default threshold" --off-cpu
-parts "threshold 0" --off-cpu --off-cpu-thresh 0
+if [ "${MEM_ONLY:-0}" != 1 ]; then
+	parts "default threshold" --off-cpu
+	parts "threshold 0" --off-cpu --off-cpu-thresh 0
+fi
 
 # Memory of -a --off-cpu over MEM_SECONDS on this machine as it is.
 "$BPFPROF" -a --off-cpu -d "$MEM_SECONDS" -o "$work/m.pb.gz" 2>"$work/mem.log" &
 bp=$!
 sleep $((MEM_SECONDS > 4 ? MEM_SECONDS - 2 : 2))
-ids=$(for n in on_sample on_switch on_sys_exit on_exec; do
-	id=$(prog_id $n)
-	[ -n "$id" ] && bpftool prog show id "$id" --json | jq -r '.map_ids[]'
-done | sort -un)
+# this bpfprof's maps: those of its on_switch (the newest; other bpfprof runs on a
+# shared machine may be sampling too) and of the programs loaded with it (ids next to it)
+sw=$(prog_id on_switch)
+ids=$(bpftool prog show --json | jq -r --argjson s "$sw" \
+	'.[] | select(.id >= $s - 4 and .id <= $s + 4 and (.name | test("^on_"))) | .map_ids[]?' | sort -un)
 maps=0 offmaps=0
 for id in $ids; do
-	read -r name mem < <(bpftool map show id "$id" --json | jq -r '"\(.name) \(.bytes_memlock)"')
+	read -r name mem < <(bpftool map show id "$id" --json | jq -r '"\(.name // "?") \(.bytes_memlock // 0)"')
 	echo "  map $name: $((mem / 1024)) KiB"
 	maps=$((maps + mem))
 	case $name in offcpu_*) offmaps=$((offmaps + mem)) ;; esac

@@ -1059,13 +1059,14 @@ static __always_inline __u64 offcpu_user_stack(struct bpfprof_sample *e, __u64 n
 SEC("tp_btf/sys_exit")
 int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid(), zero = 0;
 	struct offcpu_pending *pd;
 	struct bpfprof_sample *e;
 	__u64 nk, nu = 0, size;
+	__u32 tid, zero = 0;
 
 	if (!offcpu_nr_pending)
 		return 0;
+	tid = (__u32)bpf_get_current_pid_tgid();
 	pd = bpf_map_lookup_elem(&offcpu_pending, &tid);
 	if (!pd)
 		return 0;
