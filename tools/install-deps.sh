@@ -21,6 +21,8 @@ pkgs=(
 	python3 openssl man-db
 	# tests: a real debuginfod server, xz for MiniDebugInfo and the liblzma workload
 	debuginfod xz-utils curl
+	# tests: a running JVM asked for its perf map (tests/integration/jitlive.sh)
+	openjdk-17-jdk-headless
 )
 
 missing=()
