@@ -13,6 +13,7 @@
 #include "array.h"
 #include "log.h"
 #include "proc_file.h"
+#include "jit_tail.h"
 #include "sym_jit.h"
 #include "sym_perfmap.h"
 
@@ -264,13 +265,56 @@ static int merge_into(struct jit_table *dst, const struct jit_table *src)
 	return 0;
 }
 
-static struct jit_table *load_proc(struct jit_procs *jp, struct jit_proc *jpr)
+/*
+ * The jitdump's bytes, with what the running process has written but not
+ * flushed yet appended (jit_tail.h): V8 writes through a stdio buffer.
+ */
+static int read_jitdump(struct jit_procs *jp, struct jit_proc *jpr, const struct profile *p, uint32_t proc,
+			char **data, size_t *len)
+{
+	struct jit_source *s = &jpr->src[JIT_DUMP];
+	char *tail = NULL, *all;
+	size_t tail_len = 0;
+	uint64_t pos = 0;
+	int fd = s->fd, err;
+
+	if (!s->usable || s->refused)
+		return -ENOENT;
+	if (fd < 0)
+		fd = proc_file__open(jp->proc_dir, jpr->pid, s->path, &jpr->id, jp->max_size);
+	/* the tail first: the file then holds at least the bytes before it */
+	err = fd >= 0 ? jit_tail__read(jp->proc_dir, p, proc, fd, &tail, &tail_len, &pos) : fd;
+	if (err && err != -ENOENT && err != -ESRCH)
+		pr_debug("jitdump of pid %u: unflushed records not read: %s\n", jpr->pid, strerror(-err));
+	if (fd >= 0 && fd != s->fd)
+		close(fd);
+	err = read_source(jp, jpr, JIT_DUMP, data, len);
+	if (err || !tail_len || pos > *len || pos + tail_len > jp->max_size) {
+		free(tail);
+		return err;
+	}
+	all = realloc(*data, pos + tail_len);
+	if (!all) {
+		free(tail);
+		return 0; /* the file alone */
+	}
+	memcpy(all + pos, tail, tail_len);
+	free(tail);
+	pr_debug("jitdump of pid %u: %zu unflushed bytes read from its buffer at offset %llu\n", jpr->pid,
+		 tail_len, (unsigned long long)pos);
+	*data = all;
+	*len = pos + tail_len;
+	return 0;
+}
+
+static struct jit_table *load_proc(struct jit_procs *jp, struct jit_proc *jpr, const struct profile *p,
+				   uint32_t proc)
 {
 	struct jit_table *dump = NULL, *map = NULL, *merged;
 	char origin[4200], *data;
 	size_t len;
 
-	if (!read_source(jp, jpr, JIT_DUMP, &data, &len)) {
+	if (!read_jitdump(jp, jpr, p, proc, &data, &len)) {
 		snprintf(origin, sizeof(origin), "%s (pid %u)", jpr->src[JIT_DUMP].path, jpr->pid);
 		if (jitdump__parse(data, len, origin, &dump, NULL))
 			pr_warn("JIT file %s not used\n", origin);
@@ -313,6 +357,6 @@ const struct jit_table *jit_procs__table(struct jit_procs *jp, const struct prof
 		return jpr ? jpr->table : NULL;
 	jpr->loaded = true;
 	if (jpr->src[JIT_DUMP].usable || jpr->src[JIT_MAP].usable)
-		jpr->table = load_proc(jp, jpr);
+		jpr->table = load_proc(jp, jpr, p, proc);
 	return jpr->table;
 }
