@@ -1086,11 +1086,21 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	nu = offcpu_user_stack(e, nk, pd->ip, pd->sp, pd->bp);
 	if (nu > BPFPROF_MAX_STACK)
 		nu = BPFPROF_MAX_STACK;
-	size = BPFPROF_SAMPLE_HDR_SIZE + (nk + nu) * 8;
-	if (size > sizeof(*e))
-		size = sizeof(*e);
-	if (bpf_probe_read_kernel(&pd->r.s, size, e))
+	/* only the user part goes back: the record's header and kernel part stay as taken */
+	if (nu && bpf_probe_read_kernel(&pd->r.s.ips[nk & BPFPROF_MAX_STACK], (nu * 8) & 1023,
+					&e->ips[nk & BPFPROF_MAX_STACK]))
 		nu = 0;
+	/*
+	 * Interrupts are on here, and a sample (on_sample, from the cpu-clock
+	 * interrupt) that ran meanwhile on this CPU used the same scratch and
+	 * walker state: it stamps its own time and thread first, so an
+	 * unchanged stamp, read after the copy above, means no sample touched
+	 * them during the walk. Otherwise the walk is dropped, never sent.
+	 */
+	if (e->time_ns != pd->r.s.time_ns || e->tid != tid) {
+		stat_inc(BPFPROF_STAT_OFFCPU_KERNEL_ONLY);
+		nu = 0;
+	}
 	pd->r.s.nr_user = nu;
 out:
 	offcpu_send(&pd->r);

@@ -794,6 +794,10 @@ static int interval_end(struct interval *iv, struct session *s, struct symbolize
 			(unsigned long long)(off.short_blocks - iv->off_before.short_blocks),
 			(unsigned long long)cfg.offcpu_thresh_us,
 			(double)(off.short_ns - iv->off_before.short_ns) / 1e9);
+		if (off.kernel_only > iv->off_before.kernel_only)
+			fprintf(stderr, "bpfprof: off-CPU: %llu blocks with kernel frames only (not blocked in a system "
+					"call, or a sample's walk overlapped theirs)\n",
+				(unsigned long long)(off.kernel_only - iv->off_before.kernel_only));
 		if (off.full > iv->off_before.full)
 			pr_warn("off-CPU: %llu blocks not followed: no memory for a task's slot, or more than %d long "
 				"blocks waiting for their system call exit at once\n",
