@@ -300,6 +300,8 @@ int debuginfod__fetch(struct debuginfod_req *reqs, size_t n, const struct debugi
 		return -ENOMEM;
 	}
 
+	if (progress)
+		show_progress(0, n, 0);
 	pthread_mutex_lock(&st->lock);
 	while (st->done < n) {
 		uint64_t now = mono_ns(), wake = now + 200000000ull;

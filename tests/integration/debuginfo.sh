@@ -231,7 +231,7 @@ if [ -n "$have_srv" ]; then
 	w=$pid
 	sleep 0.2
 	t0=$(date +%s.%N)
-	DEBUGINFOD_URLS=http://127.0.0.1:9 "$BPFPROF" -p "$w" -F 999 -d 1.5 -o s3.folded 2>s3.log
+	DEBUGINFOD_URLS=http://127.0.0.1:9 "$BPFPROF" -p "$w" -F 999 -d 1.5 -o s3.folded -o s3.pb.gz 2>s3.log
 	t1=$(date +%s.%N)
 	stop_bg "$w"
 	n=$(addr_frames s3.folded stripw)
@@ -239,6 +239,15 @@ if [ -n "$have_srv" ]; then
 		ok "stopped server: $n distinct stripw+0xADDR frames in .folded and the summary, in $(echo "$t1 - $t0" | bc) s"
 	else
 		fail "stopped server: $n stripw+0x frames" "$(head -5 s3.folded)" "$(head -8 s3.log)"
+	fi
+	# pprof: locations with address and mapping, no function: its address view keeps them apart
+	if command -v go >/dev/null; then
+		n=$(go tool pprof -symbolize=none -top -addresses s3.pb.gz 2>/dev/null | grep -cE '^ .* [0-9a-f]{8,} \[stripw\]$')
+		if [ "$n" -ge 4 ]; then
+			ok "stopped server: go tool pprof -top -addresses lists $n distinct stripw addresses"
+		else
+			fail "stopped server: go tool pprof -addresses" "$(go tool pprof -symbolize=none -top -addresses s3.pb.gz 2>&1 | sed -n 6,12p)"
+		fi
 	fi
 fi
 
@@ -296,7 +305,8 @@ for bad in other truncated; do
 	start_bg ./stripw
 	w=$pid
 	sleep 0.2
-	"$BPFPROF" --debuginfod "file://$work/files-$bad" -p "$w" -F 999 -d 1.5 -o b.folded 2>b.log
+	# on a terminal (script's pty) for the progress line
+	script -qec "'$BPFPROF' --debuginfod 'file://$work/files-$bad' -p $w -F 999 -d 1.5 -o b.folded" b.log >/dev/null
 	stop_bg "$w"
 	n=$(addr_frames b.folded stripw)
 	if grep -q "debug file '$DEBUGINFOD_CACHE_PATH/$id/debuginfo' $want" b.log && [ "$n" -ge 4 ] &&
@@ -304,6 +314,11 @@ for bad in other truncated; do
 		ok "debuginfod answer of $bad debug file: refused with a warning naming it, $n stripw+0xADDR frames"
 	else
 		fail "debuginfod answer of $bad debug file" "$(grep -v '^ ' b.log | head -5)"
+	fi
+	if grep -q 'fetching debug info (debuginfod): 0 of 1 files' b.log; then
+		ok "on a terminal: a progress line while fetching"
+	else
+		fail "no progress line on a terminal" "$(tr '\r' '\n' <b.log | head -3)"
 	fi
 done
 
