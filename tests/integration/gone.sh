@@ -12,8 +12,12 @@
 # moves the cache with perf's buildid.dir setting) and `go tool pprof -top`
 # (which reads the maps text of the .prof) must name hot_a and hot_b with
 # hot_a's share of the two at 75 % +- TOL points, and their stderr must be
-# clean. Then --no-buildid-cache must leave the cache alone, and a -a .prof
-# must give no "Local symbolization failed" warning for a memfd.
+# clean. Item 5: a stripped copy whose functions only its debug file
+# (.gnu_debuglink) names: the debug file goes into the cache entry and
+# beside the .prof, and names hot_a/hot_b in both readers, also moved
+# elsewhere (perf archive into another HOME; PPROF_BINARY_PATH). Then
+# --no-buildid-cache must leave the cache alone, and a -a .prof must give no
+# "Local symbolization failed" warning for a memfd.
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -168,6 +172,62 @@ check_case() {
 for c in container deleted space memfd; do
 	check_case $c
 done
+
+# Item 5: a stripped workload whose functions only its separate debug file
+# names (found by .gnu_debuglink in DIR/.debug/). The debug file reaches
+# perf's build-id cache as the entry's "debug" and the .prof's directory as
+# the file its maps text names; the binary and the debug file are gone
+# before the readers run, and the files also work moved "to another
+# machine": perf archive's tarball unpacked into a fresh HOME, and the .prof
+# directory moved and named by PPROF_BINARY_PATH, as the README says.
+d=$work/debug
+mkdir -p "$d/home" "$d/bin/.debug" "$d/elsewhere/home/.debug"
+cp "$work/burner" "$d/bin/stripped"
+objcopy --only-keep-debug "$d/bin/stripped" "$d/bin/.debug/stripped.debug" &&
+	strip --strip-all "$d/bin/stripped" &&
+	objcopy --add-gnu-debuglink="$d/bin/.debug/stripped.debug" "$d/bin/stripped" ||
+	fail "debug: strip the workload"
+if nm "$d/bin/stripped" 2>/dev/null | grep -q hot_a || nm -D "$d/bin/stripped" 2>/dev/null | grep -q hot_a; then
+	fail "debug: hot_a must be named only by the debug file"
+fi
+"$d/bin/stripped" 5 &
+pid=$!
+pids+=($pid)
+sleep 0.2
+HOME=$d/home "$BPFPROF" -p "$pid" -d 2 -o "$d/out.data" -o "$d/out.prof" >"$d/log" 2>&1 ||
+	fail "debug: bpfprof exits 0" "$(tail -5 "$d/log")"
+kill "$pid" 2>/dev/null
+wait 2>/dev/null
+pids=()
+rm -rf "$d/bin"
+[ -f "$d/home/.debug/.build-id/${id:0:2}/${id:2}/debug" ] &&
+	ok "debug: the debug file is the cache entry's 'debug' (.build-id/${id:0:2}/${id:2}/debug)" ||
+	fail "debug: no 'debug' in the cache entry" "$(find "$d/home" | head -20)"
+HOME=$d/home perf report -i "$d/out.data" --no-children --sort sym --stdio >"$d/report" 2>"$d/report.err"
+a_share=$(awk '$1 ~ /%$/ { sub("%", "", $1); print $1, $3 }' "$d/report" | share)
+grep -q '\] hot_b' "$d/report" && near "$a_share" 75 "$TOL" && ! grep -q . "$d/report.err" &&
+	ok "debug: perf report names hot_a/hot_b from the cached debug file, hot_a share $a_share %" ||
+	fail "debug: perf report from the cached debug file" "share: $a_share" "$(grep -v '^#' "$d/report" | head -5)" \
+		"$(head -3 "$d/report.err")"
+(cd "$d" && HOME=$d/home perf archive out.data >/dev/null 2>&1) &&
+	tar xjf "$d/out.data.tar.bz2" -C "$d/elsewhere/home/.debug" 2>/dev/null
+HOME=$d/elsewhere/home perf report -i "$d/out.data" --no-children --sort sym --stdio >"$d/report2" 2>"$d/report2.err"
+a_share=$(awk '$1 ~ /%$/ { sub("%", "", $1); print $1, $3 }' "$d/report2" | share)
+grep -q '\] hot_b' "$d/report2" && near "$a_share" 75 "$TOL" && ! grep -q . "$d/report2.err" &&
+	ok "debug: perf archive + tar xjf into another HOME: perf report names hot_a/hot_b, hot_a share $a_share %" ||
+	fail "debug: perf archive elsewhere" "share: $a_share" "$(grep -v '^#' "$d/report2" | head -5)" \
+		"$(head -3 "$d/report2.err")"
+go tool pprof -top "$d/out.prof" >"$d/top" 2>"$d/top.err"
+a_share=$(awk '$6 == "hot_a" || $6 == "hot_b" { sub("%", "", $2); print $2, $6 }' "$d/top" | share)
+grep -q ' hot_b$' "$d/top" && near "$a_share" 75 "$TOL" && clean_err "$d/top.err" &&
+	ok "debug: go tool pprof names hot_a/hot_b from the debug file's copy in out.prof.bin/, hot_a share $a_share %" ||
+	fail "debug: go tool pprof from out.prof.bin" "share: $a_share" "$(head -8 "$d/top")" "$(head -3 "$d/top.err")"
+mv "$d/out.prof.bin" "$d/elsewhere/bin"
+PPROF_BINARY_PATH=$d/elsewhere/bin go tool pprof -top "$d/out.prof" >"$d/top2" 2>"$d/top2.err"
+a_share=$(awk '$6 == "hot_a" || $6 == "hot_b" { sub("%", "", $2); print $2, $6 }' "$d/top2" | share)
+grep -q ' hot_b$' "$d/top2" && near "$a_share" 75 "$TOL" && clean_err "$d/top2.err" &&
+	ok "debug: the directory moved, PPROF_BINARY_PATH=it go tool pprof names hot_a/hot_b, hot_a share $a_share %" ||
+	fail "debug: PPROF_BINARY_PATH" "share: $a_share" "$(head -8 "$d/top2")" "$(head -3 "$d/top2.err")"
 
 # --no-buildid-cache: nothing written under HOME
 d=$work/nocache
