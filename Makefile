@@ -183,7 +183,7 @@ FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_SRCS))
 FUZZ_LIB_SRCS := user/read_xray.c user/profile.c user/log.c user/xray_instr_map.c user/sym_elf.c \
 	user/array.c user/procmaps.c user/kallsyms.c user/sym_jitdump.c user/sym_perfmap.c \
-	user/sym_minidebug.c user/unwind_table.c
+	user/sym_minidebug.c user/unwind_table.c user/jvm_attach.c user/proc_file.c
 
 $(OUTPUT)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRCS)
 	$(call msg,FUZZ-CC,$@)

@@ -73,7 +73,22 @@ static void test_prune_keeps_newest_sets(void **state)
 		touch(dir, name);
 	}
 
+	/* file copies beside a .prof (dso_export.h), with a link inside that must not be followed */
+	for (i = 0; i < 4; i += 3) {
+		char bin[PATH_MAX], link[PATH_MAX + 16];
+
+		snprintf(bin, sizeof(bin), "%s/%s-p.folded.bin", dir, stamps[i]);
+		assert_int_equal(mkdir(bin, 0755), 0);
+		snprintf(name, sizeof(name), "%s-p.folded.bin/burn_er-0123456789ab", stamps[i]);
+		touch(dir, name);
+		snprintf(link, sizeof(link), "%s/notes-link", bin);
+		assert_int_equal(symlink("../notes.txt", link), 0);
+	}
+
 	assert_int_equal(outdir__prune(dir, names, 2, 2), 4);
+	assert_true(exists(dir, "20261122T120000Z-p.folded.bin/notes-link")); /* not ours: kept, and so is the directory */
+	assert_true(exists(dir, "20261122T120030Z-p.folded.bin/burn_er-0123456789ab"));
+	assert_false(exists(dir, "20261122T120000Z-p.folded.bin/burn_er-0123456789ab"));
 	assert_false(exists(dir, "20261122T120000Z-p.folded.jit"));
 	assert_true(exists(dir, "20261122T120030Z-p.folded.jit/jitted-7-0.so"));
 	for (i = 0; i < 4; i++)

@@ -95,10 +95,11 @@ int jvm_attach__parse_reply(const char *buf, size_t len, int *status)
 		neg = 1, i++;
 	if (i >= len || buf[i] < '0' || buf[i] > '9')
 		return -EPROTO;
+	/* HotSpot's codes are small; anything past 6 digits is not an answer */
 	for (; i < len && buf[i] >= '0' && buf[i] <= '9'; i++) {
-		if (v > 100000)
-			return -EPROTO;
 		v = v * 10 + (buf[i] - '0');
+		if (v > 999999)
+			return -EPROTO;
 	}
 	if (i < len && buf[i] != '\n')
 		return -EPROTO;

@@ -63,6 +63,30 @@ static void remove_jit_images(const char *output)
 		pr_warn("cannot remove '%s': %s\n", dir, strerror(errno));
 }
 
+/*
+ * The copies of files written beside a .prof (dso_export.h: OUTPUT.bin/),
+ * and their directory: regular files only, nothing below it is followed.
+ */
+static void remove_file_copies(const char *output)
+{
+	char dir[4200], path[4500];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "%s.bin", output);
+	d = opendir(dir);
+	if (!d)
+		return;
+	while ((de = readdir(d)))
+		if (de->d_type == DT_REG) {
+			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+			unlink(path);
+		}
+	closedir(d);
+	if (rmdir(dir))
+		pr_warn("cannot remove '%s': %s\n", dir, strerror(errno));
+}
+
 int outdir__prune(const char *dir, const char *const *names, int nr_names, int keep)
 {
 	struct dirent *de;
@@ -114,6 +138,7 @@ int outdir__prune(const char *dir, const char *const *names, int nr_names, int k
 			else if (errno != ENOENT)
 				pr_warn("cannot remove '%s': %s\n", path, strerror(errno));
 			remove_jit_images(path);
+			remove_file_copies(path);
 		}
 	}
 	for (i = 0; i < uniq; i++)
