@@ -185,11 +185,21 @@ FUZZ_LIB_SRCS := user/read_xray.c user/profile.c user/log.c user/xray_instr_map.
 	user/array.c user/procmaps.c user/kallsyms.c user/sym_jitdump.c user/sym_perfmap.c \
 	user/sym_minidebug.c user/unwind_table.c user/jvm_attach.c user/proc_file.c
 
-$(OUTPUT)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRCS)
+# the library sources are compiled once for all harnesses (fuzzer-no-link
+# instruments them), each harness then links them
+FUZZ_CFLAGS := -g -O1 -fsanitize=address,undefined -D_GNU_SOURCE -Iinclude $(PKG_CFLAGS)
+FUZZ_LIB_OBJS := $(patsubst user/%.c,$(OUTPUT)/fuzz/obj/%.o,$(FUZZ_LIB_SRCS))
+
+$(OUTPUT)/fuzz/obj/%.o: user/%.c
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Iinclude $< $(FUZZ_LIB_SRCS) \
-		$(PKG_CFLAGS) $(shell $(PKG_CONFIG) --libs libelf libdw libbpf liblzma) -o $@
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(DEPFLAGS) -c $< -o $@
+
+$(OUTPUT)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_OBJS)
+	$(call msg,FUZZ-LD,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_LIB_OBJS) \
+		$(shell $(PKG_CONFIG) --libs libelf libdw libbpf liblzma) -o $@
 
 fuzz: $(FUZZ_BINS)
 	$(Q)for f in $(FUZZ_BINS); do \
@@ -297,4 +307,4 @@ clean:
 .DELETE_ON_ERROR:
 .SECONDARY:
 
--include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/tests/*.d)
+-include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/tests/*.d $(OUTPUT)/fuzz/obj/*.d)

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The whole suite: cmocka unit tests, then the root-only integration tests
-# (valgrind.sh and churn.sh among them), then both again on the ASan + UBSan
-# build when its OUTPUT is given, then every libFuzzer harness built in
-# OUTPUT/fuzz for FUZZ_TIME seconds (tests/run-fuzz.sh; FUZZ_TIME=0 skips).
+# (valgrind.sh and churn.sh among them), then the unit tests and the parser
+# and writer suites again on the ASan + UBSan build when its OUTPUT is given,
+# then every libFuzzer harness built in OUTPUT/fuzz for FUZZ_TIME seconds
+# (tests/run-fuzz.sh; FUZZ_TIME=0 skips).
 # Ends with one "N passed, N failed, N skipped" line for everything.
 set -uo pipefail
 out=${1:-.output}
@@ -25,8 +26,12 @@ if [ -n "$san" ]; then
 	echo "== sanitizer build (ASan + UBSan): unit tests"
 	"$here/run-unit.sh" "$san" | tee -a "$log"
 	[ "${PIPESTATUS[0]}" -eq 0 ] || unit_rc=1
-	# the flame graph suite is a browser's, not bpfprof's: once is enough
-	for t in "$here"/integration/{run,perfdata,outputs,xray,jit}.sh; do
+	# Only the suites that drive bpfprof's parsers and writers run again:
+	# perfdata (perf.data writer), outputs (every writer, .prof included, in
+	# one -a run), xray (trace and instrumentation map readers), jit (jitdump
+	# and perf map readers, JIT ELF images). run.sh (targets, options, errors)
+	# and the flame graph suite (a browser's checks) gain nothing from it.
+	for t in "$here"/integration/{perfdata,outputs,xray,jit}.sh; do
 		echo "== sanitizer build: $(basename "$t")"
 		BPFPROF=$(cd "$san" && pwd)/bpfprof "$t" | tee -a "$log"
 		[ "${PIPESTATUS[0]}" -eq 0 ] || it_rc=1

@@ -147,10 +147,18 @@ pct=$(awk -v n="$named" -v t="$total" 'BEGIN { if (t) printf "%.1f", 100 * n / t
 hotpct=$(awk -v n="$hot" -v t="$total" 'BEGIN { if (t) printf "%.1f", 100 * n / t }')
 read -r stotal snamed _ <<<"$(named_of churnshort)"
 spct=$(awk -v n="$snamed" -v t="$stotal" 'BEGIN { if (t) printf "%.1f", 100 * n / t }')
-if [ "$total" -ge $((NLONG * 20)) ] && awk -v p="$pct" -v m="$MIN_NAMED" 'BEGIN { exit !(p != "" && p >= m) }'; then
-	ok "60 ms processes: $pct% of $total samples named (churn_hot $hotpct%; want >= $MIN_NAMED%); 1 ms ones: $spct% of $stotal"
+# Enough samples for the share to mean something: at least 5 per 60 ms
+# process (NLONG * 5, 750). At 999 Hz an idle machine gives each about 60;
+# other load on the CPUs leaves it fewer (2466 for 150 processes measured with
+# 10 runnable tasks on 2 CPUs), since churn_run spins for 60 ms of wall time.
+# With 750 samples the standard error of a share of 85-98 % is at most 1.3
+# points, so the MIN_NAMED bound (about 13 points under the measured 97-98 %)
+# is not reached by chance.
+min_samples=$((NLONG * 5))
+if [ "$total" -ge "$min_samples" ] && awk -v p="$pct" -v m="$MIN_NAMED" 'BEGIN { exit !(p != "" && p >= m) }'; then
+	ok "60 ms processes: $pct% of $total samples named (churn_hot $hotpct%; want >= $MIN_NAMED% of >= $min_samples); 1 ms ones: $spct% of $stotal"
 else
-	fail "60 ms processes: $pct% of $total samples named (churn_hot $hotpct%), want >= $MIN_NAMED%" \
+	fail "60 ms processes: $pct% of $total samples named (churn_hot $hotpct%), want >= $MIN_NAMED% of >= $min_samples samples" \
 		"$(awk '$1 ~ /^churnlong;/' churn.folded | sort -t' ' -k2 -nr | head -8)"
 fi
 

@@ -246,13 +246,15 @@ elif ! mkdir "$cg2/bpfprof-it.$$" 2>/dev/null; then
 	skip "--cgroup" "cannot create a cgroup under $cg2"
 else
 	cp "$HOTCOLD" "$work/outsider"
-	"$HOTCOLD" 4 &
+	"$HOTCOLD" 3 &
 	inside=$!
 	echo $inside >"$cg2/bpfprof-it.$$/cgroup.procs"
-	"$work/outsider" 4 &
+	"$work/outsider" 3 &
 	outside=$!
 	sleep 0.2
-	"$BPFPROF" -a --cgroup "bpfprof-it.$$" -d 2 -o "$work/cg.prof" 2>"$work/cg.log"
+	# 199 Hz for 1 s: about 200 samples of each workload on an idle machine,
+	# where one sample of hot_a (75 % of them) is all the check needs
+	"$BPFPROF" -a --cgroup "bpfprof-it.$$" -F 199 -d 1 -o "$work/cg.prof" 2>"$work/cg.log"
 	rc=$?
 	kill $inside $outside 2>/dev/null
 	wait $inside $outside 2>/dev/null
@@ -299,10 +301,11 @@ fi
 if command -v unshare >/dev/null; then
 	mkdir -p "$work/ctr/mnt"
 	unshare --mount --pid --fork --propagation private bash -c "mount -t tmpfs none '$work/ctr/mnt' &&
-		cp '$HOTCOLD' '$work/ctr/mnt/incontainer' && exec '$work/ctr/mnt/incontainer' 4" &
+		cp '$HOTCOLD' '$work/ctr/mnt/incontainer' && exec '$work/ctr/mnt/incontainer' 2.5" &
 	ctr=$!
 	sleep 0.5
-	"$BPFPROF" -a -d 2 -F 199 -o "$work/ctr.pb.gz" 2>"$work/ctr.log"
+	# as many samples as -d 2 -F 199 gave (about 400 of the workload), in half the time
+	"$BPFPROF" -a -d 1 -F 399 -o "$work/ctr.pb.gz" 2>"$work/ctr.log"
 	rc=$?
 	wait $ctr 2>/dev/null
 	if [ -e "$work/ctr/mnt/incontainer" ]; then
