@@ -81,7 +81,7 @@ compare() {
 	local name=$1 exe=$2 b p bn pn
 	read -r b bn <<<"$(ends "$work/$name.data" "$exe")"
 	read -r p pn <<<"$(ends "$work/$name.perf.data" "$exe")"
-	if [ "${bn:-0}" -lt 100 ] || [ "${pn:-0}" -lt 50 ]; then
+	if [ "${bn:-0}" -lt 50 ] || [ "${pn:-0}" -lt 50 ]; then
 		fail "$name: too few samples (bpfprof $bn, perf $pn)" "$(tail -5 "$work/$name.log")"
 		return
 	fi
