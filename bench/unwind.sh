@@ -134,8 +134,16 @@ sleep 0.5
 /usr/bin/time -f 'rss %M' "$BPFPROF" -v -a -F 99 -d $((QUICK == 1 ? 3 : 10)) -o "$work/all.folded" >"$work/all.log" 2>&1 &
 prof=$!
 sleep $((QUICK == 1 ? 2 : 8))
-maps_kib=$(bpftool map show --json | awk '
-	{ s = $0; while (match(s, /"name":"unwind_[a-z]*"[^}]*"bytes_memlock":[0-9]+/)) { m = substr(s, RSTART, RLENGTH); sub(/.*"bytes_memlock":/, "", m); t += m; s = substr(s, RSTART + RLENGTH) } }
+# the unwinder's maps of this bpfprof only (its fdinfo names its map ids)
+ids=$(sed -n 's/^map_id:\s*//p' /proc/"$(pgrep -P "$prof" -x bpfprof)"/fdinfo/* 2>/dev/null | sort -u | tr '\n' ' ')
+maps_kib=$(bpftool map show --json | awk -v ids=" $ids" '
+	{ n = split($0, maps, /\},\{/)
+	  for (i = 1; i <= n; i++) {
+		if (!match(maps[i], /"id":[0-9]+/)) continue
+		id = substr(maps[i], RSTART + 5, RLENGTH - 5)
+		if (index(ids, " " id " ") == 0 || maps[i] !~ /"name":"unwind_/) continue
+		if (match(maps[i], /"bytes_memlock":[0-9]+/)) t += substr(maps[i], RSTART + 16, RLENGTH - 16)
+	  } }
 	END { printf "%.0f", t / 1024 }')
 wait "$prof" || true
 kill %1 %2 2>/dev/null || true

@@ -184,6 +184,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
+	__uint(map_flags, BPF_F_NO_PREALLOC);	/* memory as processes come, not 1.3 MiB up front */
 	__type(key, __u32);	/* tgid whose mappings are all in unwind_mappings */
 	__type(value, __u8);
 } unwind_procs SEC(".maps");

@@ -289,6 +289,43 @@ static void read_segs(Elf *elf, struct file_entry *f)
 	}
 }
 
+/*
+ * Whether the file's table can fit in the largest free run of rows, judged
+ * from its CFI section's size (about 5 bytes of .eh_frame a row on Debian's
+ * libraries; 4 leaves a margin): a table that cannot fit is not built, which
+ * spares seconds of libdw and tens of MB on a large binary.
+ */
+static bool fits(struct unwinder *u, Elf *elf, const char *name)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx, biggest = 0, cfi = 0;
+	bool ok;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return true;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *sname;
+
+		if (!gelf_getshdr(scn, &sh) || !(sname = elf_strptr(elf, shstrndx, sh.sh_name)))
+			continue;
+		if (!strcmp(sname, ".eh_frame") || (!cfi && !strcmp(sname, ".debug_frame")))
+			cfi = sh.sh_size;
+	}
+	pthread_mutex_lock(&u->lock);
+	for (size_t i = 0; i < u->nr_free; i++)
+		if (u->free[i].nr > biggest)
+			biggest = u->free[i].nr;
+	ok = cfi / 4 <= biggest;
+	if (!ok && !u->warned_full)
+		pr_warn("unwind tables full (%u rows): '%s' (%zu KiB of CFI) and later files that do not fit are walked by frame pointers; raise --unwind-table-size\n",
+			u->sink.max_rows, name, cfi >> 10);
+	if (!ok)
+		u->warned_full = true;
+	pthread_mutex_unlock(&u->lock);
+	return ok;
+}
+
 /* Identify the file and, unless the cache has it, build its table (no lock held). */
 static int build_file(struct unwinder *u, int fd, const char *name, struct built *b, bool *cached)
 {
@@ -319,7 +356,9 @@ static int build_file(struct unwinder *u, int fd, const char *name, struct built
 	if (!elf)
 		return 0; /* not ELF: no table */
 	read_segs(elf, &b->f);
-	if (u->build_tables) {
+	if (u->build_tables && !fits(u, elf, name)) {
+		u->st.nr_full++;
+	} else if (u->build_tables) {
 		t0 = mono_ns();
 		err = unwind_table__build(elf, name, &b->t);
 		__atomic_add_fetch(&u->st.build_ns, mono_ns() - t0, __ATOMIC_RELAXED);
