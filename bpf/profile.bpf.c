@@ -176,7 +176,6 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1 << 20);	/* --unwind-table-size */
-	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
 	__type(value, struct bpfprof_unwind_row);
 } unwind_rows SEC(".maps");

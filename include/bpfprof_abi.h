@@ -99,8 +99,8 @@ enum bpfprof_filter {
  *                              per aligned power-of-two piece of each
  *                              executable mapping of a process
  *   unwind_tables    array     table id -> first row, number of rows
- *   unwind_rows      array     every table's rows, back to back (mmapped by
- *                              user space, which allocates ranges in it)
+ *   unwind_rows      array     every table's rows, back to back (user space
+ *                              allocates ranges in it, writes them in batches)
  *
  * A row holds the start of its range relative to its table's base (an ELF
  * virtual address chosen by the builder, usually the lowest FDE start) and

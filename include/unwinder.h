@@ -30,8 +30,9 @@ struct unwind_sink {
 	int (*set_table)(void *ctx, uint32_t id, const struct bpfprof_unwind_table *t);
 	/* the process's entries are complete (ready) or gone (!ready) */
 	int (*set_proc)(void *ctx, uint32_t tgid, bool ready);
-	struct bpfprof_unwind_row *rows;	/* the shared row array (mmapped), max_rows long */
-	uint32_t max_rows;
+	/* rows[0..n) into the shared row array at index first; 0 or -errno */
+	int (*write_rows)(void *ctx, uint32_t first, const struct bpfprof_unwind_row *rows, uint32_t n);
+	uint32_t max_rows;	/* size of the row array; 0: no tables */
 	uint32_t max_tables;
 	void *ctx;
 };

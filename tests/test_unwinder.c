@@ -79,6 +79,14 @@ static int fake_set_table(void *ctx, uint32_t id, const struct bpfprof_unwind_ta
 	return 0;
 }
 
+static int fake_write_rows(void *ctx, uint32_t first, const struct bpfprof_unwind_row *rows, uint32_t n)
+{
+	struct fake *f = ctx;
+
+	memcpy(&f->rows[first], rows, (size_t)n * sizeof(*rows));
+	return 0;
+}
+
 static int fake_set_proc(void *ctx, uint32_t tgid, bool ready)
 {
 	struct fake *f = ctx;
@@ -97,6 +105,7 @@ static struct unwinder *new_unwinder(struct fake *f, uint32_t max_rows)
 		.del_mapping = fake_del_mapping,
 		.set_table = fake_set_table,
 		.set_proc = fake_set_proc,
+		.write_rows = fake_write_rows,
 		.max_rows = max_rows,
 		.max_tables = MAX_TABLES,
 		.ctx = f,
@@ -105,7 +114,6 @@ static struct unwinder *new_unwinder(struct fake *f, uint32_t max_rows)
 	memset(f, 0, sizeof(*f));
 	f->rows = calloc(max_rows, sizeof(*f->rows));
 	assert_non_null(f->rows);
-	sink.rows = f->rows;
 	return unwinder__new(&sink, true, "/proc");
 }
 

@@ -13,7 +13,6 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -37,8 +36,7 @@ struct session {
 	struct bpf_link **links;
 	session_record_fn on_record;
 	void *ctx;
-	struct bpfprof_unwind_row *rows;	/* unwind_rows, mmapped */
-	size_t rows_bytes;
+	uint32_t unwind_rows;	/* rows of unwind_rows; 0 when no tables are built */
 };
 
 static int rb_cb(void *ctx, void *data, size_t size)
@@ -249,17 +247,7 @@ int session__open(const struct session_opts *o, struct session **out)
 		pr_warn("failed to set up epoll: %s\n", strerror(-err));
 		goto out_free;
 	}
-	if (o->unwind && o->unwind_rows) {
-		s->rows_bytes = (size_t)o->unwind_rows * sizeof(*s->rows);
-		s->rows = mmap(NULL, s->rows_bytes, PROT_READ | PROT_WRITE, MAP_SHARED,
-			       bpf_map__fd(s->skel->maps.unwind_rows), 0);
-		if (s->rows == MAP_FAILED) {
-			err = -errno;
-			s->rows = NULL;
-			pr_warn("failed to map the unwind table rows: %s\n", strerror(-err));
-			goto out_free;
-		}
-	}
+	s->unwind_rows = o->unwind ? o->unwind_rows : 0;
 	err = open_events(s, o);
 	if (err)
 		goto out_free;
@@ -418,6 +406,28 @@ static int sink_set_proc(void *ctx, uint32_t tgid, bool ready)
 				    BPF_ANY) ? -errno : 0;
 }
 
+/*
+ * Rows go in with batched updates (BPF_MAP_UPDATE_BATCH, 5.6+), 8192 at a
+ * time, rather than through an mmap of the array: written pages of a shared
+ * mapping would count in bpfprof's RSS.
+ */
+static int sink_write_rows(void *ctx, uint32_t first, const struct bpfprof_unwind_row *rows, uint32_t n)
+{
+	struct session *s = ctx;
+	uint32_t keys[8192];
+
+	for (uint32_t done = 0; done < n;) {
+		__u32 count = n - done < 8192 ? n - done : 8192;
+
+		for (uint32_t i = 0; i < count; i++)
+			keys[i] = first + done + i;
+		if (bpf_map_update_batch(bpf_map__fd(s->skel->maps.unwind_rows), keys, rows + done, &count, NULL))
+			return -errno;
+		done += count;
+	}
+	return 0;
+}
+
 void session__unwind_sink(struct session *s, struct unwind_sink *sink)
 {
 	memset(sink, 0, sizeof(*sink));
@@ -425,8 +435,8 @@ void session__unwind_sink(struct session *s, struct unwind_sink *sink)
 	sink->del_mapping = sink_del_mapping;
 	sink->set_table = sink_set_table;
 	sink->set_proc = sink_set_proc;
-	sink->rows = s->rows;
-	sink->max_rows = s->rows ? (uint32_t)(s->rows_bytes / sizeof(*s->rows)) : 0;
+	sink->write_rows = sink_write_rows;
+	sink->max_rows = s->unwind_rows;
 	sink->max_tables = bpf_map__max_entries(s->skel->maps.unwind_tables);
 	sink->ctx = s;
 }
@@ -443,8 +453,7 @@ void session__close(struct session *s)
 
 	if (!s)
 		return;
-	if (s->rows)
-		munmap(s->rows, s->rows_bytes);
+
 	if (s->links)
 		for (cpu = 0; cpu < s->nr_cpus; cpu++)
 			bpf_link__destroy(s->links[cpu]);

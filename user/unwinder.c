@@ -181,7 +181,7 @@ struct unwinder *unwinder__new(const struct unwind_sink *sink, bool build_tables
 	if (!u)
 		return NULL;
 	u->sink = *sink;
-	u->build_tables = build_tables && sink->rows && sink->max_rows && sink->max_tables;
+	u->build_tables = build_tables && sink->write_rows && sink->max_rows && sink->max_tables;
 	snprintf(u->proc_dir, sizeof(u->proc_dir), "%s", proc_dir);
 	pthread_mutex_init(&u->lock, NULL);
 	pthread_cond_init(&u->cond, NULL);
@@ -473,8 +473,9 @@ static int place_file(struct unwinder *u, struct built *b, const char *name, uin
 		} else {
 			struct bpfprof_unwind_table te = { .first_row = f->first_row, .nr_rows = b->t->nr_rows };
 
-			memcpy(&u->sink.rows[f->first_row], b->t->rows, (size_t)b->t->nr_rows * sizeof(*b->t->rows));
-			err = u->sink.set_table(u->sink.ctx, slot, &te);
+			err = u->sink.write_rows(u->sink.ctx, f->first_row, b->t->rows, b->t->nr_rows);
+			if (!err)
+				err = u->sink.set_table(u->sink.ctx, slot, &te);
 			if (err) {
 				rows_release(u, f->first_row, b->t->nr_rows);
 				pr_warn("unwind: cannot load the table of '%s': %s\n", name, strerror(-err));
