@@ -42,6 +42,8 @@
 
 /* Largest file copied, bytes: a mapping of a larger file is left as it is. */
 #define DSO_EXPORT_MAX_FILE (1ULL << 30)
+/* Bytes one export writes at most (counted in its stats): the rest is left out, said at -v. */
+#define DSO_EXPORT_MAX_TOTAL (4ULL << 30)
 
 struct dso_export_stats {
 	uint32_t files;		/* files written now */
@@ -65,7 +67,8 @@ char *dso_export__buildid_dir(const char *etc_config, const char *home);
  * as `elf` and, when debug_fd >= 0, that as `debug`, under name (the DSO's
  * path, absolute; " (deleted)" is dropped) and id (len bytes, hex in the
  * paths). Existing entries are kept. Returns 0, -EINVAL for a name with an
- * empty, "." or ".." component, -EFBIG past DSO_EXPORT_MAX_FILE, or the
+ * empty, "." or ".." component, -EFBIG past DSO_EXPORT_MAX_FILE (or st->bytes
+ * past DSO_EXPORT_MAX_TOTAL), or the
  * first -errno; st counts what was done (may be NULL).
  */
 int dso_export__cache_add(const char *dir, const char *name, const uint8_t *id, size_t len, int fd,

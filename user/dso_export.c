@@ -248,7 +248,8 @@ static int copy_into(int dir, const char *name, int src, unsigned mode, struct d
 		return -errno;
 	if (!S_ISREG(sb.st_mode))
 		return -EINVAL;
-	if ((uint64_t)sb.st_size > DSO_EXPORT_MAX_FILE)
+	if ((uint64_t)sb.st_size > DSO_EXPORT_MAX_FILE ||
+	    (st && st->bytes + (uint64_t)sb.st_size > DSO_EXPORT_MAX_TOTAL))
 		return -EFBIG;
 	snprintf(tmp, sizeof(tmp), ".%s.%d.tmp", name, (int)getpid());
 	fd = openat(dir, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);

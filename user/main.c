@@ -447,8 +447,12 @@ static int stream_maps(void *ctx, const struct profile *p, uint32_t proc, uint64
 	if (unwinder && unwinder__queue(unwinder, p->procs[proc].pid, p->procs[proc].mappings,
 					p->procs[proc].nr_mappings))
 		return -ENOMEM;
-	/* perf.data names JIT code's image as its mappings appear */
-	if (jit_dir && symbolizer__has_jit(ctx, p->procs[proc].pid) &&
+	/*
+	 * perf.data names JIT code's image as its mappings appear; a JVM's
+	 * too, whose perf map it will be asked for at the end (ask_jvms)
+	 */
+	if (jit_dir && (symbolizer__has_jit(ctx, p->procs[proc].pid) ||
+			(!cfg.no_jvm_perfmap && maps_libjvm(&p->procs[proc]))) &&
 	    plan_jit_image(stream_profile, proc) < 0)
 		return -ENOMEM;
 	for (i = 0; i < cfg.nr_outputs; i++)

@@ -6,7 +6,9 @@
 #   work for each 3 of hotB, 70 % / 30 % by construction) that publishes no
 #   perf map by itself: bpfprof asks it for one at the end (dynamic attach,
 #   Compiler.perfmap); the summary and the folded stacks must name
-#   long Hot.hotA(long) and hotB at 70 % +- TOL, no /tmp/perf-PID.map may be
+#   long Hot.hotA(long) and hotB at 70 % +- TOL, and so must go tool pprof
+#   on the .prof and perf report on the perf.data (through the JIT images
+#   made from the map), no /tmp/perf-PID.map may be
 #   left behind, and the JVM must still run. --no-jvm-perfmap must leave it
 #   unnamed and say so, with the remedy.
 # - node --perf-prof (tests/jit/hot.js, hotA 75 %) whose jitdump V8 writes
@@ -87,7 +89,7 @@ EOF
 		sleep 2 # the interpreter, then C1/C2 code of hotA/hotB
 		d=$work/jvm
 		mkdir -p "$d"
-		"$BPFPROF" -v -F 199 -p "$jpid" -d 3 -o "$d/out.folded" -o "$d/out.prof" >"$d/log" 2>&1 ||
+		"$BPFPROF" -v -F 199 -p "$jpid" -d 3 -o "$d/out.folded" -o "$d/out.prof" -o "$d/out.data" >"$d/log" 2>&1 ||
 			fail "JVM: bpfprof exits 0" "$(tail -5 "$d/log")"
 		a_share=$(rows "$d/log" | share)
 		if grep -q 'Hot\.hotA(long) \[jit\]$' "$d/log" && grep -q 'Hot\.hotB(long) \[jit\]$' "$d/log" &&
@@ -99,6 +101,18 @@ EOF
 		grep -q 'Hot\.hotA(long).* [0-9]*$' "$d/out.folded" && grep -q 'Hot\.hotB(long).* [0-9]*$' "$d/out.folded" &&
 			ok "JVM: folded stacks name Hot.hotA and Hot.hotB" ||
 			fail "JVM: folded stacks name Hot.hotA/hotB" "$(head -3 "$d/out.folded")"
+		# .prof and perf.data: the JIT images (OUTPUT.jit/) made from the map before it was removed
+		go tool pprof -top "$d/out.prof" >"$d/top" 2>"$d/top.err"
+		a_share=$(awk '$0 ~ /Hot\.hot[AB]/ { sub("%", "", $2); n = ($0 ~ /hotA/) ? "hotA" : "hotB"; print $2, n }' "$d/top" | share)
+		grep -q 'Hot\.hotB' "$d/top" && near "$a_share" 70 "$TOL" && ! grep -qv '^\(Some binary filenames not available\|Try setting PPROF_BINARY_PATH\)' "$d/top.err" &&
+			ok "JVM: go tool pprof on the .prof names Hot.hotA/hotB, hotA share $a_share %" ||
+			fail "JVM: go tool pprof on the .prof" "share: $a_share" "$(head -8 "$d/top")" "$(head -3 "$d/top.err")"
+		perf report -i "$d/out.data" --no-children --sort sym --stdio >"$d/report" 2>"$d/report.err"
+		a_share=$(awk '$0 ~ /Hot\.hot[AB]/ { sub("%", "", $1); n = ($0 ~ /hotA/) ? "hotA" : "hotB"; print $1, n }' "$d/report" | share)
+		grep -q 'Hot\.hotB' "$d/report" && near "$a_share" 70 "$TOL" && ! grep -q . "$d/report.err" &&
+			ok "JVM: perf report on the perf.data names Hot.hotA/hotB, hotA share $a_share %" ||
+			fail "JVM: perf report on the perf.data" "share: $a_share" "$(grep -v '^#' "$d/report" | head -6)" \
+				"$(head -3 "$d/report.err")"
 		if kill -0 "$jpid" 2>/dev/null && [ ! -e "/tmp/perf-$jpid.map" ] &&
 			! ls "$work/java"/.attach_pid* /tmp/.attach_pid"$jpid" >/dev/null 2>&1; then
 			ok "JVM: still running, no /tmp/perf-$jpid.map or .attach_pid file left"
