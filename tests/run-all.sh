@@ -29,9 +29,11 @@ if [ -n "$san" ]; then
 	# Only the suites that drive bpfprof's parsers and writers run again:
 	# perfdata (perf.data writer), outputs (every writer, .prof included, in
 	# one -a run), xray (trace and instrumentation map readers), jit (jitdump
-	# and perf map readers, JIT ELF images). run.sh (targets, options, errors)
-	# and the flame graph suite (a browser's checks) gain nothing from it.
-	for t in "$here"/integration/{perfdata,outputs,xray,jit}.sh; do
+	# and perf map readers, JIT ELF images), push (the push thread, its queue
+	# and libcurl; it found the unwinder's leak at exit). run.sh (targets,
+	# options, errors) and the flame graph suite (a browser's checks) gain
+	# nothing from it.
+	for t in "$here"/integration/{perfdata,outputs,xray,jit,push}.sh; do
 		echo "== sanitizer build: $(basename "$t")"
 		BPFPROF=$(cd "$san" && pwd)/bpfprof "$t" | tee -a "$log"
 		[ "${PIPESTATUS[0]}" -eq 0 ] || it_rc=1

@@ -652,6 +652,65 @@ static void test_offcpu_sample_types(void **state)
 	}
 }
 
+/*
+ * write_pprof_procs (--push: one profile per service): only pid 99's stack
+ * S2, its two locations, its mapping, its function; the kernel mapping and
+ * pid 1234's mappings, locations and functions left out.
+ */
+static void test_procs_filter(void **state)
+{
+	struct fixture *f = *state;
+	const pb_profile *pb;
+	bool keep[2] = { false, true };
+	uint64_t total = 0;
+	size_t i;
+
+	build_two_process_profile(f->p);
+	assert_int_equal(f->p->procs[1].pid, 99);
+	assert_int_equal(write_pprof_procs(f->p, keep, &f->out), 0);
+	pb = decode(f);
+	check_header(pb);
+	assert_int_equal(pb->n_sample, 1);
+	for (i = 0; i < pb->n_sample; i++)
+		total += (uint64_t)pb->sample[i]->value[0];
+	assert_int_equal(total, 2);
+	assert_int_equal(pb->n_sample_type, 2);
+	assert_int_equal(pb->sample[0]->n_location_id, 2);
+	for (i = 0; i < pb->sample[0]->n_location_id; i++)
+		assert_non_null(location(pb, pb->sample[0]->location_id[i]));
+	assert_int_equal(pb->n_location, 2);
+	assert_int_equal(pb->n_mapping, 1);
+	assert_string_equal(str(pb, pb->mapping[0]->filename), "/usr/bin/app");
+	assert_string_equal(str(pb, pb->mapping[0]->build_id), "");
+	assert_int_equal(pb->n_function, 1);
+	assert_string_equal(str(pb, pb->function[0]->name), "hot");
+	/* its labels: pid 99 and its container */
+	assert_int_equal(pb->sample[0]->label[0]->num, 99);
+	for (i = 0; i < pb->n_string_table; i++)
+		assert_string_not_equal(pb->string_table[i], "do_syscall_64");
+
+	/* the other process alone: its 3 stacks, 9 - 2 + 1 (the shared 0x401010 is per process) */
+	perftools__profiles__profile__free_unpacked(f->pb, NULL);
+	f->pb = NULL;
+	f->out.len = 0;
+	keep[0] = true;
+	keep[1] = false;
+	assert_int_equal(write_pprof_procs(f->p, keep, &f->out), 0);
+	pb = decode(f);
+	assert_int_equal(pb->n_sample, 3);
+	assert_int_equal(pb->n_location, 7);
+	assert_int_equal(pb->n_mapping, 4); /* app, libc, jit, kernel */
+	assert_string_equal(str(pb, pb->mapping[3]->filename), "[kernel.kallsyms]");
+	/* NULL keeps all: as write_pprof */
+	perftools__profiles__profile__free_unpacked(f->pb, NULL);
+	f->pb = NULL;
+	f->out.len = 0;
+	assert_int_equal(write_pprof_procs(f->p, NULL, &f->out), 0);
+	pb = decode(f);
+	assert_int_equal(pb->n_sample, 4);
+	assert_int_equal(pb->n_location, 9);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -663,6 +722,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unresolved_is_einval, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_appends, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_offcpu_sample_types, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_procs_filter, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

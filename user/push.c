@@ -244,6 +244,11 @@ int push__read_auth(const char *path, char **header)
 			goto out_close;
 		}
 	err = -ENOMEM;
+	if (!strcasecmp(line, "bearer")) {
+		pr_warn("push auth file '%s': 'Bearer' needs a token after it\n", path);
+		err = -EINVAL;
+		goto out_close;
+	}
 	if (!strncasecmp(line, "bearer ", 7)) {
 		line += 7;
 		while (*line == ' ')
