@@ -675,13 +675,15 @@ static int unwinder_start(struct session *s)
 
 /*
  * Fresh profile, aggregator and outputs (temporary files) for one interval.
- * boundary: its scheduled start (CLOCK_MONOTONIC), 0 for now. It starts
- * there, not once the last interval is written: the samples queued meanwhile
- * are its own, and stamps one interval apart never share a second (a 1 s
- * interval written in 0.6 s would otherwise overwrite the previous one's files).
+ * boundary: when the last interval ended (CLOCK_MONOTONIC: its ring buffer
+ * drained at its boundary), 0 for now. It starts there, not once the last
+ * interval is written: the samples queued meanwhile are its own, and stamps
+ * one interval apart do not share a second (a 1 s interval written in 0.6 s
+ * used to overwrite the previous one's files).
  */
 static int interval_begin(struct interval *iv, struct session *s, struct symbolizer *sy, uint64_t boundary)
 {
+	static uint64_t last_stamp_s;
 	uint64_t samples, dropped = 0;
 	int i, err;
 
@@ -706,6 +708,16 @@ static int interval_begin(struct interval *iv, struct session *s, struct symboli
 		iv->p->start_realtime_ns -= iv->p->start_ns - boundary;
 		iv->p->start_ns = boundary;
 	}
+	/*
+	 * Files are named by the second: after an interval cut short (the one
+	 * before it took longer than an interval to write) the name moves to
+	 * the next second rather than replace the last interval's files.
+	 */
+	if (boundary && iv->p->start_realtime_ns / 1000000000ULL <= last_stamp_s) {
+		pr_info("interval starts within the second of the last one: named a second later\n");
+		iv->p->start_realtime_ns = (last_stamp_s + 1) * 1000000000ULL;
+	}
+	last_stamp_s = iv->p->start_realtime_ns / 1000000000ULL;
 	for (i = 0; i < cfg.nr_outputs; i++) {
 		stream_err[i] = 0;
 		if (cfg.output_dir) {
@@ -862,7 +874,7 @@ int main(int argc, char **argv)
 	struct symbolizer *sy = NULL;
 	struct interval iv = { 0 };
 	struct session *s = NULL;
-	uint64_t start, next_interval = 0, last_progress = 0, last_check = 0, last_reap = 0, dropped = 0, bpf_samples;
+	uint64_t start, next_interval = 0, last_progress = 0, last_check = 0, last_reap = 0, dropped = 0, bpf_samples, ended;
 	bool tty, child_done = false, stop = false;
 	pid_t child = -1;
 	int go = -1, err, i, status, child_fd = -1;
@@ -1000,13 +1012,17 @@ int main(int argc, char **argv)
 				fprintf(stderr, "\r\033[K");
 			finishing = 1;
 			err = interval_end(&iv, s, sy);
+			ended = iv.p->end_ns;
 			interval_free(&iv);
 			finishing = 0;
 			if (!err)
-				err = interval_begin(&iv, s, sy, next_interval);
+				err = interval_begin(&iv, s, sy, ended);
 			if (err)
 				goto out;
 			next_interval += (uint64_t)(cfg.interval_s * 1e9);
+			/* more than half an interval late (writing took that long): the next one gets a whole interval */
+			if (next_interval < ended + (uint64_t)(cfg.interval_s * 5e8))
+				next_interval = ended + (uint64_t)(cfg.interval_s * 1e9);
 		}
 		if (now - last_reap >= 1000000000ULL) {
 			last_reap = now;

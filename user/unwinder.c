@@ -203,8 +203,12 @@ static void proc_entry_free(struct proc_entry *pe)
 
 static void jobs_free(struct unwinder *u)
 {
-	for (size_t i = 0; i < u->nr_jobs; i++)
+	for (size_t i = 0; i < u->nr_jobs; i++) {
+		/* pending at the end: the paths unwinder__queue strdup'ed too */
+		for (size_t k = 0; k < u->jobs[i].nr_maps; k++)
+			free((char *)u->jobs[i].maps[k].path);
 		free(u->jobs[i].maps);
+	}
 	free(u->jobs);
 	u->jobs = NULL;
 	u->nr_jobs = u->cap_jobs = 0;
