@@ -158,11 +158,6 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory san
 	$(Q)FUZZ_TIME=$(FUZZ_CI_TIME) tests/run-all.sh $(OUTPUT) $(SAN_OUTPUT)
 
-# The quick tier: every cmocka driver (in parallel) and every fuzz corpus file
-# replayed once through its harness; no root, no BPF, seconds.
-check: $(TEST_BINS) $(FUZZ_BINS)
-	$(Q)tests/run-unit.sh $(OUTPUT) && tests/run-fuzz.sh --replay $(OUTPUT)
-
 unit: $(TEST_BINS)
 	$(Q)tests/run-unit.sh $(OUTPUT)
 
@@ -215,6 +210,11 @@ fuzz: $(FUZZ_BINS)
 # line per harness with executions and coverage, a crash fails it.
 fuzz-ci: $(FUZZ_BINS)
 	$(Q)FUZZ_TIME=$(FUZZ_CI_TIME) tests/run-fuzz.sh $(OUTPUT)
+
+# The quick tier (after FUZZ_BINS: prerequisites are expanded where read): every cmocka driver (in parallel) and every fuzz corpus file
+# replayed once through its harness; no root, no BPF, seconds.
+check: $(TEST_BINS) $(FUZZ_BINS)
+	$(Q)tests/run-unit.sh $(OUTPUT) && tests/run-fuzz.sh --replay $(OUTPUT)
 
 # One whole run under valgrind memcheck (tests/integration/valgrind.sh, part of make test).
 valgrind: all
