@@ -147,6 +147,8 @@ static void test_cache_add(void **state)
 	fd = open(src, O_RDONLY);
 	dfd = open(dbg, O_RDONLY);
 	assert_true(fd >= 0 && dfd >= 0);
+	/* the binary deleted (its mapping says so): copied; the debug file: copied */
+	assert_int_equal(unlink(src), 0);
 
 	assert_int_equal(dso_export__cache_add(cache, "/opt/odd dir/app (deleted)", id, 20, fd, dfd, &st), 0);
 	assert_int_equal(st.files, 2);
@@ -175,6 +177,21 @@ static void test_cache_add(void **state)
 	assert_int_equal(dso_export__cache_add(cache, "/opt/odd dir/app", id, 20, fd, -1, &st), 0);
 	assert_int_equal(st.files, 0);
 	assert_int_equal(st.present, 1);
+
+	/* a file that still exists on the same file system: hard-linked, as perf does */
+	{
+		static const uint8_t id2[4] = { 1, 2, 3, 4 };
+		struct stat a, b;
+
+		memset(&st, 0, sizeof(st));
+		assert_int_equal(dso_export__cache_add(cache, "/usr/bin/dbg", id2, 4, dfd, -1, &st), 0);
+		assert_int_equal(st.files, 1);
+		assert_int_equal(st.bytes, 0);
+		snprintf(path, sizeof(path), "%s/usr/bin/dbg/01020304/elf", cache);
+		assert_int_equal(stat(path, &a), 0);
+		assert_int_equal(stat(dbg, &b), 0);
+		assert_true(a.st_ino == b.st_ino && a.st_nlink == 2);
+	}
 
 	/* names from a process never climb out of the cache */
 	assert_int_equal(dso_export__cache_add(cache, "/opt/../../etc/x", id, 20, fd, -1, NULL), -EINVAL);

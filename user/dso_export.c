@@ -273,6 +273,30 @@ static int copy_into(int dir, const char *name, int src, unsigned mode, struct d
 	return 0;
 }
 
+/*
+ * Hard-link the file open as src as dir/name: 1 when name exists, 0 when
+ * linked, -errno when it cannot be (another file system, a deleted file).
+ */
+static int link_into(int dir, const char *name, int src, struct dso_export_stats *st)
+{
+	char self[64];
+	struct stat sb;
+
+	if (!fstatat(dir, name, &sb, AT_SYMLINK_NOFOLLOW)) {
+		if (st)
+			st->present++;
+		return 1;
+	}
+	if (fstat(src, &sb) || !S_ISREG(sb.st_mode))
+		return -EINVAL;
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", src);
+	if (linkat(AT_FDCWD, self, dir, name, AT_SYMLINK_FOLLOW))
+		return -errno;
+	if (st)
+		st->files++;
+	return 0;
+}
+
 static void hex(const uint8_t *id, size_t len, char *out)
 {
 	for (size_t i = 0; i < len; i++)
@@ -324,7 +348,10 @@ int dso_export__cache_add(const char *dir, const char *name, const uint8_t *id, 
 		err = entry;
 		goto out;
 	}
-	err = copy_into(entry, "elf", fd, 0644, st);
+	/* a hard link where it can be (same file system, file not deleted), as perf does; else a copy */
+	err = link_into(entry, "elf", fd, st);
+	if (err < 0)
+		err = copy_into(entry, "elf", fd, 0644, st);
 	if (err >= 0 && debug_fd >= 0)
 		err = copy_into(entry, "debug", debug_fd, 0644, st);
 	if (err < 0)
