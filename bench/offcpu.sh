@@ -8,6 +8,8 @@
 #   sampler   bpfprof -a                         (99 Hz sampling, no off-CPU)
 #   default   bpfprof -a --off-cpu               (threshold 500 us: pipe blocks are
 #                                                 microseconds, so no stack is taken)
+#   sysexit   the same with BPFPROF_OFFCPU_SYS_EXIT=1: user stacks at sys_exit (what
+#             kernels without BPF task work do) instead of as task work
 #   thresh0   bpfprof -a --off-cpu --off-cpu-thresh 0   (every block: both stacks
 #                                                 walked and sent through the ring buffer)
 #   agg0      as thresh0, built with BPFPROF_BENCH_OFFCPU_AGG: the blocks are
@@ -35,7 +37,7 @@ if [ "$QUICK" = 1 ]; then
 fi
 command -v bpftool >/dev/null || { echo "bench: bpftool missing" >&2; exit 1; }
 command -v jq >/dev/null || { echo "bench: jq missing" >&2; exit 1; }
-variants=(alone sampler default thresh0)
+variants=(alone sampler default sysexit thresh0)
 [ -x "$AGG" ] && variants+=(agg0) || echo "bench: no '$AGG' (make bench-offcpu-agg-bin): agg0 left out" >&2
 
 # ops/sec that perf bench sched pipe reports
@@ -57,6 +59,8 @@ run() { # VARIANT ROUND
 	alone)	 "$RUNSTAT" -o "$out.cpu" -- "${load[@]}" >"$out" 2>&1 ;;
 	sampler) "$BPFPROF" -a -o "$work/s.pb.gz" -- "$RUNSTAT" -o "$out.cpu" -- "${load[@]}" >"$out" 2>"$work/$1.$2.log" ;;
 	default) "$BPFPROF" -a --off-cpu -o "$work/d.pb.gz" -- "$RUNSTAT" -o "$out.cpu" -- "${load[@]}" >"$out" 2>"$work/$1.$2.log" ;;
+	sysexit) BPFPROF_OFFCPU_SYS_EXIT=1 "$BPFPROF" -a --off-cpu -o "$work/d.pb.gz" -- "$RUNSTAT" -o "$out.cpu" -- "${load[@]}" \
+			 >"$out" 2>"$work/$1.$2.log" ;;
 	thresh0) "$BPFPROF" -a --off-cpu --off-cpu-thresh 0 -o "$work/t.pb.gz" -- "$RUNSTAT" -o "$out.cpu" -- "${load[@]}" \
 			 >"$out" 2>"$work/$1.$2.log" ;;
 	agg0)	 "$AGG" -a --off-cpu --off-cpu-thresh 0 -o "$work/a.pb.gz" -- "$RUNSTAT" -o "$out.cpu" -- "${load[@]}" \
@@ -118,11 +122,16 @@ parts() { # LABEL ARGS...
 	"$BPFPROF" -a "$@" -d 600 -o "$work/p.pb.gz" 2>"$work/parts.log" &
 	bp=$!
 	sleep 1.5
-	local sw=$(prog_id on_switch) se=$(prog_id on_sys_exit)
-	a0=$(prog_stats $sw) b0=$(prog_stats $se)
+	local sw=$(prog_id on_switch) se
+	# its on_sys_exit, loaded with it (ids next to on_switch's), or none (task work)
+	se=$(bpftool prog show --json | jq --argjson s "$sw" \
+		'[.[] | select(.name == "on_sys_exit" and .id > $s - 4 and .id < $s + 4) | .id] | max // empty')
+	a0=$(prog_stats $sw) b0="0 0"
+	[ -n "$se" ] && b0=$(prog_stats $se)
 	cpu0=$(awk '{ print $14 + $15 }' /proc/$bp/stat)
 	"${load[@]}" >"$work/parts.out" 2>&1
-	a1=$(prog_stats $sw) b1=$(prog_stats $se)
+	a1=$(prog_stats $sw) b1="0 0"
+	[ -n "$se" ] && b1=$(prog_stats $se)
 	cpu1=$(awk '{ print $14 + $15 }' /proc/$bp/stat)
 	kill -INT $bp
 	wait $bp || true
@@ -140,7 +149,9 @@ parts() { # LABEL ARGS...
 }
 if [ "${MEM_ONLY:-0}" != 1 ]; then
 	parts "default threshold" --off-cpu
+	BPFPROF_OFFCPU_SYS_EXIT=1 parts "default threshold, sys_exit path" --off-cpu
 	parts "threshold 0" --off-cpu --off-cpu-thresh 0
+	BPFPROF_OFFCPU_SYS_EXIT=1 parts "threshold 0, sys_exit path" --off-cpu --off-cpu-thresh 0
 fi
 
 # Memory of -a --off-cpu over MEM_SECONDS on this machine as it is.

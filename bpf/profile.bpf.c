@@ -847,11 +847,31 @@ struct {
 /* Entries in offcpu_pending: sys_exit, run at every system call, looks no further while 0. */
 __u64 offcpu_nr_pending = 0;
 
-/* A long block with its kernel stack, waiting for its task's system call exit. */
+/* A long block with its kernel stack, waiting for its task to leave the kernel. */
 struct offcpu_pending {
+	struct bpf_task_work tw;	/* offcpu_task_work: the user walk, run as the task returns to user mode */
 	__u64 ip, sp, bp;	/* the task's user registers while it was blocked */
 	struct bpfprof_offcpu r;	/* r.s.nr_user is 0 until then */
 };
+
+/* The same layout without the special field: the per-CPU buffer a pending block is built in. */
+struct offcpu_pending_buf {
+	__u64 tw;
+	__u64 ip, sp, bp;
+	struct bpfprof_offcpu r;
+};
+
+/*
+ * Where the kernel has BPF task work (6.18: bpf_task_work_schedule_resume),
+ * the user walk runs as task work when the task next returns to user mode,
+ * after a system call or a page fault alike, and no program runs at every
+ * system call; else at sys_exit (blocks outside a system call then keep
+ * their kernel frames only). Set by user space from the kernel's BTF.
+ */
+const volatile bool offcpu_task_work = false;
+extern int bpf_task_work_schedule_resume_impl(struct task_struct *task, struct bpf_task_work *tw, void *map__map,
+					      int (*callback)(struct bpf_map *map, void *key, void *value),
+					      void *aux__prog) __ksym __weak;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -865,7 +885,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct offcpu_pending);
+	__type(value, struct offcpu_pending_buf);
 } offcpu_scratch SEC(".maps");
 
 static __always_inline void stat_add(__u32 idx, __u64 n)
@@ -962,11 +982,14 @@ static __always_inline void offcpu_send(struct bpfprof_offcpu *r)
 }
 #endif
 
+static int offcpu_task_cb(struct bpf_map *map, void *key, void *value);
+
 /* next runs again after a stamped block: count it, or keep it with its kernel stack. */
 static __always_inline void offcpu_switch_in(struct task_struct *next, __u64 now)
 {
 	__u32 tid = next->pid, zero = 0;
-	struct offcpu_pending *pd, *old;
+	struct offcpu_pending_buf *pd;
+	struct offcpu_pending *old;
 	struct pt_regs *regs;
 	__u64 *start, off;
 	long kret;
@@ -1017,11 +1040,25 @@ static __always_inline void offcpu_switch_in(struct task_struct *next, __u64 now
 		offcpu_send(&old->r);
 	} else if (!bpf_map_update_elem(&offcpu_pending, &tid, pd, BPF_NOEXIST)) {
 		__sync_fetch_and_add(&offcpu_nr_pending, 1);
-		return;
+		goto schedule;
 	}
 	if (old && !bpf_map_update_elem(&offcpu_pending, &tid, pd, BPF_EXIST))
-		return;
+		goto schedule;
 	stat_inc(BPFPROF_STAT_OFFCPU_FULL);
+	return;
+schedule:
+	if (!offcpu_task_work)
+		return;
+	old = bpf_map_lookup_elem(&offcpu_pending, &tid);
+	if (!old)
+		return;
+	if (bpf_task_work_schedule_resume_impl(next, &old->tw, &offcpu_pending, offcpu_task_cb, NULL)) {
+		/* no task work for it: kernel frames only, now */
+		stat_inc(BPFPROF_STAT_OFFCPU_KERNEL_ONLY);
+		offcpu_send(&old->r);
+		if (!bpf_map_delete_elem(&offcpu_pending, &tid))
+			__sync_fetch_and_add(&offcpu_nr_pending, -1);
+	}
 }
 
 SEC("tp_btf/sched_switch")
@@ -1056,26 +1093,21 @@ static __always_inline __u64 offcpu_user_stack(struct bpfprof_sample *e, __u64 n
 	return walk_user(e, nk, bpf_get_current_pid_tgid() >> 32, ip, sp, bp, &stop);
 }
 
-SEC("tp_btf/sys_exit")
-int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
+/*
+ * The task of a pending block, back from the kernel entry it blocked in
+ * (user registers ip, sp, bp now): its user walk, then the record goes out.
+ */
+static __always_inline void offcpu_finish(struct offcpu_pending *pd, __u32 tid, __u64 ip, __u64 sp, __u64 bp)
 {
-	struct offcpu_pending *pd;
 	struct bpfprof_sample *e;
 	__u64 nk, nu = 0, size;
-	__u32 tid, zero = 0;
+	__u32 zero = 0;
 
-	if (!offcpu_nr_pending)
-		return 0;
-	tid = (__u32)bpf_get_current_pid_tgid();
-	pd = bpf_map_lookup_elem(&offcpu_pending, &tid);
-	if (!pd)
-		return 0;
 	e = bpf_map_lookup_elem(&scratch, &zero);
 	nk = pd->r.s.nr_kernel;
 	if (!e || nk > BPFPROF_MAX_STACK)
 		goto out;
-	if (PT_REGS_IP_CORE(regs) != pd->ip || PT_REGS_SP_CORE(regs) != pd->sp ||
-	    PT_REGS_FP_CORE(regs) != pd->bp) {
+	if (ip != pd->ip || sp != pd->sp || bp != pd->bp) {
 		/* not the entry the task blocked in: no user stack rather than another one */
 		stat_inc(BPFPROF_STAT_OFFCPU_KERNEL_ONLY);
 		goto out;
@@ -1093,9 +1125,10 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	/*
 	 * Interrupts are on here, and a sample (on_sample, from the cpu-clock
 	 * interrupt) that ran meanwhile on this CPU used the same scratch and
-	 * walker state: it stamps its own time and thread first, so an
-	 * unchanged stamp, read after the copy above, means no sample touched
-	 * them during the walk. Otherwise the walk is dropped, never sent.
+	 * walker state (as may another task's walk, task work being
+	 * preemptible): each stamps its own time and thread first, so an
+	 * unchanged stamp, read after the copy above, means nothing else
+	 * touched them during the walk. Otherwise the walk is dropped.
 	 */
 	if (e->time_ns != pd->r.s.time_ns || e->tid != tid) {
 		stat_inc(BPFPROF_STAT_OFFCPU_KERNEL_ONLY);
@@ -1106,5 +1139,33 @@ out:
 	offcpu_send(&pd->r);
 	if (!bpf_map_delete_elem(&offcpu_pending, &tid))
 		__sync_fetch_and_add(&offcpu_nr_pending, -1);
+}
+
+/* offcpu_task_work: run by the kernel as the blocked task returns to user mode. */
+static int offcpu_task_cb(struct bpf_map *map, void *key, void *value)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+
+	if (!regs)
+		return 0;
+	offcpu_finish(value, *(__u32 *)key, PT_REGS_IP_CORE(regs), PT_REGS_SP_CORE(regs), PT_REGS_FP_CORE(regs));
+	return 0;
+}
+
+/* Without task work: the task's system call exit. */
+SEC("tp_btf/sys_exit")
+int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
+{
+	struct offcpu_pending *pd;
+	__u32 tid;
+
+	if (!offcpu_nr_pending)
+		return 0;
+	tid = (__u32)bpf_get_current_pid_tgid();
+	pd = bpf_map_lookup_elem(&offcpu_pending, &tid);
+	if (!pd)
+		return 0;
+	offcpu_finish(pd, tid, PT_REGS_IP_CORE(regs), PT_REGS_SP_CORE(regs), PT_REGS_FP_CORE(regs));
 	return 0;
 }

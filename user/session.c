@@ -16,6 +16,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "bpfprof_abi.h"
 #include "log.h"
@@ -115,8 +116,9 @@ static int attach_offcpu(struct session *s)
 	int err;
 
 	/* sys_exit first: a pending block never waits on a program not yet attached */
-	s->skel->links.on_sys_exit = bpf_program__attach(s->skel->progs.on_sys_exit);
-	if (!s->skel->links.on_sys_exit) {
+	if (bpf_program__autoload(s->skel->progs.on_sys_exit))
+		s->skel->links.on_sys_exit = bpf_program__attach(s->skel->progs.on_sys_exit);
+	if (bpf_program__autoload(s->skel->progs.on_sys_exit) && !s->skel->links.on_sys_exit) {
 		err = -errno;
 		pr_warn("--off-cpu: cannot attach to tracepoint raw_syscalls/sys_exit: %s\n", strerror(-err));
 		return err;
@@ -131,7 +133,24 @@ static int attach_offcpu(struct session *s)
 }
 
 /* Open, configure and load the BPF object. Returns 0 or -errno with the reason printed. */
-static int load_skel(struct session *s, const struct session_opts *o)
+/* The kernel has BPF task work (bpf_task_work_schedule_resume, Linux 6.18), per its BTF. */
+static bool kernel_has_task_work(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	bool has;
+
+	if (!btf)
+		return false;
+	has = btf__find_by_name_kind(btf, "bpf_task_work_schedule_resume_impl", BTF_KIND_FUNC) > 0;
+	btf__free(btf);
+	return has;
+}
+
+/*
+ * Open, configure and load the BPF object; task_work: --off-cpu walks a long
+ * block's user stack as task work rather than at sys_exit.
+ */
+static int load_skel_mode(struct session *s, const struct session_opts *o, bool task_work, bool quiet)
 {
 	int err;
 
@@ -146,6 +165,7 @@ static int load_skel(struct session *s, const struct session_opts *o)
 	s->skel->rodata->filter_cgroup = o->nr_cgroups > 0;
 	s->skel->rodata->check_user_stack = o->check_user_stacks;
 	s->skel->rodata->offcpu_thresh_ns = o->offcpu_thresh_ns;
+	s->skel->rodata->offcpu_task_work = task_work;
 	s->skel->rodata->self_tgid = (uint32_t)getpid();
 	s->skel->rodata->unwind_tables_on = o->unwind;
 	s->skel->rodata->check_unwind_every = o->check_unwind_every;
@@ -162,16 +182,42 @@ static int load_skel(struct session *s, const struct session_opts *o)
 		err = bpf_program__set_autoload(s->skel->progs.on_fork, false);
 	if (!err && !o->offcpu)
 		err = bpf_program__set_autoload(s->skel->progs.on_switch, false);
-	if (!err && !o->offcpu)
+	if (!err && (!o->offcpu || task_work))
 		err = bpf_program__set_autoload(s->skel->progs.on_sys_exit, false);
 	if (err) {
 		pr_warn("failed to configure BPF object: %s\n", strerror(-err));
 		return err;
 	}
 	err = profile_bpf__load(s->skel);
-	if (err)
+	if (err && !quiet)
 		pr_warn("failed to load BPF program: %s%s\n", strerror(-err),
 			err == -EPERM ? " (needs root, or CAP_BPF and CAP_PERFMON)" : "");
+	return err;
+}
+
+/*
+ * Load with task work for --off-cpu where the kernel has it, falling back
+ * to the sys_exit program if the verifier refuses it. Returns 0 or -errno,
+ * printed.
+ */
+static int load_skel(struct session *s, const struct session_opts *o)
+{
+	int err;
+
+	/* BPFPROF_OFFCPU_SYS_EXIT=1: the sys_exit path even where task work exists (tests/integration/offcpu.sh) */
+	if (o->offcpu && !getenv("BPFPROF_OFFCPU_SYS_EXIT") && kernel_has_task_work()) {
+		err = load_skel_mode(s, o, true, true);
+		if (!err) {
+			pr_info("--off-cpu: user stacks walked as task work\n");
+			return 0;
+		}
+		pr_info("--off-cpu: task work refused (%s): user stacks at sys_exit\n", strerror(-err));
+		profile_bpf__destroy(s->skel);
+		s->skel = NULL;
+	}
+	err = load_skel_mode(s, o, false, false);
+	if (!err && o->offcpu)
+		pr_info("--off-cpu: user stacks walked at sys_exit\n");
 	return err;
 }
 

@@ -129,6 +129,24 @@ else
 	skip "go tool pprof" "go is not installed"
 fi
 
+# 1b. Kernels without BPF task work (before 6.18) walk a block's user stack at
+# its system call exit instead (bpf/profile.bpf.c); BPFPROF_OFFCPU_SYS_EXIT=1
+# takes that path here: the same parts, with their user frames.
+BPFPROF_OFFCPU_SYS_EXIT=1 "$BPFPROF" -v --off-cpu --off-cpu-thresh 100 -o "$work/offcpu-se.folded" \
+	-- "$OFFCPU" 1.5 4000 >"$work/parts-se" 2>"$work/se.log"
+rc=$?
+se_s=$(folded_us "$work/offcpu-se.folded" sleep_part)
+se_p=$(folded_us "$work/offcpu-se.folded" pipe_part)
+se_share=$(awk -v s="$se_s" -v p="$se_p" 'BEGIN { if (s + p) printf "%.1f", 100 * s / (s + p) }')
+se_want=$(awk -v s="$(wall_us "$work/parts-se" sleep_part)" -v p="$(wall_us "$work/parts-se" pipe_part)" \
+	'BEGIN { if (s + p) printf "%.1f", 100 * s / (s + p) }')
+if [ $rc -eq 0 ] && grep -q 'user stacks walked at sys_exit' "$work/se.log" && near "$se_share" "$se_want" 5 &&
+	grep ';sleep_part;' "$work/offcpu-se.folded" | grep -q 'nanosleep_\[k\]'; then
+	ok "sys_exit path: sleep_part $se_share % of the blocked time against $se_want % of the wall time"
+else
+	fail "sys_exit path: rc=$rc, $se_share % against $se_want %" "$(grep -v '^bpfprof: \(elf\|unwind\|maps\)' "$work/se.log")"
+fi
+
 # 2. A threshold above the blocks' length (4 and 2 ms; the feeder's ~6 ms): they are
 # left out, and counted. 1 s, not just above 6 ms: on a loaded machine a 4 ms
 # sleep's wake-up waited up to 56 ms for a CPU (seen here), and such a block
