@@ -700,6 +700,35 @@ static void test_checker_rejects(void **state)
 	assert_false(xml_well_formed("<a x=1/>"));
 }
 
+/*
+ * The off-CPU view (an output named offcpu*.svg): widths are µs blocked,
+ * only blocked stacks are drawn, tooltips and subtitle say so.
+ */
+static void test_offcpu_view(void **state)
+{
+	struct fixture *f = *state;
+	struct profile *p = f->p, v;
+	uint32_t pr = add_proc(p, 100, "hotcold");
+	const uint64_t wait[] = { K_TICK, HOT_B, VIA_Z, MAIN };
+	bool created;
+
+	add_stack(p, pr, (const uint64_t[]){ MAIN, VIA_X, HOT_A, 0 }, NULL, 1400);
+	assert_true(profile__add_offcpu(p, pr, wait, 1, 3, 4, 2500000, &created) >= 0);
+	name_locs(p, hotcold_syms, ARRAY_SIZE(hotcold_syms));
+	p->offcpu = true;
+	p->offcpu_thresh_ns = 500000;
+	v = *p;
+	v.view = PROFILE_VIEW_OFFCPU;
+	assert_int_equal(write_svg(&v, &f->out, "off"), 0);
+	f->svg = strndup((const char *)f->out.data, f->out.len);
+	assert_non_null(f->svg);
+	assert_true(xml_well_formed(f->svg));
+	assert_non_null(strstr(f->svg, "fg:total=\"2500\""));
+	assert_non_null(strstr(f->svg, "hot_b (2500 us off-CPU, 100.00%)"));
+	assert_non_null(strstr(f->svg, "0.003 s off-CPU in blocks of 500 us or more"));
+	assert_null(strstr(f->svg, "hot_a"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -712,6 +741,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unknown_frames_and_procs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unnamed_addresses_distinct, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_empty_profile, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_offcpu_view, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_script_and_controls, setup, teardown),
 		cmocka_unit_test(test_checker_rejects),
 	};
