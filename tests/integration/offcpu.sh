@@ -17,7 +17,9 @@ OFFCPU=${OFFCPU:-$top/.output/workload/offcpu}
 work=$(mktemp -d /tmp/bpfprof-offcpu.XXXXXX)
 cg=
 trap 'rm -rf "$work"; [ -n "$cg" ] && rmdir "$cg" 2>/dev/null' EXIT
-export PPROF_TMPDIR=$work/pprof HOME=${HOME:-/root}
+# bpfprof fills perf's build-id cache ($HOME/.debug) for perf.data, as perf record does: keep it in $work
+mkdir -p "$work/home"
+export PPROF_TMPDIR=$work/pprof HOME=$work/home
 
 . "$(dirname "$0")/lib.bash"
 require_bpf "off-CPU tests"

@@ -37,7 +37,9 @@ cleanup() {
 	rm -rf "$work"
 }
 trap cleanup EXIT
-export PPROF_TMPDIR=$work/pprof HOME=${HOME:-/root}
+# bpfprof fills perf's build-id cache ($HOME/.debug) for perf.data, as perf record does: keep it in $work
+mkdir -p "$work/home"
+export PPROF_TMPDIR=$work/pprof HOME=$work/home
 
 . "$(dirname "$0")/lib.bash"
 require_bpf "unwinding code without frame pointers"
