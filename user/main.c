@@ -611,8 +611,9 @@ static int write_outputs(const struct profile *all)
 			fprintf(stderr, "bpfprof: wrote '%s': %zu bytes\n", o->path, b.len);
 		if (!ret && o->format == OUTPUT_GPERF) {
 			/* as perf record's "Captured and wrote" line; readers' totals match it */
-			fprintf(stderr, "bpfprof: wrote '%s': %llu samples, %zu bytes", o->path,
-				(unsigned long long)gs.samples_written, b.len);
+			fprintf(stderr, cfg.offcpu_output[i] ? "bpfprof: wrote '%s': %llu us off-CPU, %zu bytes" :
+							       "bpfprof: wrote '%s': %llu samples, %zu bytes",
+				o->path, (unsigned long long)gs.samples_written, b.len);
 			if (gs.samples_skipped)
 				fprintf(stderr, " (%llu samples without user frames left out)",
 					(unsigned long long)gs.samples_skipped);

@@ -27,12 +27,14 @@ require_bpf "off-CPU tests"
 # µs of off-CPU time in the lines of a folded file that contain a frame
 # (";NAME;" or ";NAME " at the end of the stack): folded weights are µs here.
 folded_us() { awk -v f="$2" 'index($0, ";" f ";") || index($0, ";" f " ") { s += $NF } END { print s + 0 }' "$1"; }
+# us as seconds
+calc_s() { awk -v u="$1" 'BEGIN { printf "%.6f", u / 1e6 }'; }
 # The workload's own wall time of a part, µs ("part ns" lines on its stdout).
 wall_us() { awk -v f="$2" '$1 == f { printf "%d\n", $2 / 1000 }' "$1"; }
 
 # 1. A command: off-CPU shares against the workload's own clock.
 "$BPFPROF" --off-cpu --off-cpu-thresh 100 -o "$work/offcpu.folded" -o "$work/cpu.folded" \
-	-o "$work/out.pb.gz" -o "$work/perf.data" -o "$work/offcpu.svg" \
+	-o "$work/out.pb.gz" -o "$work/perf.data" -o "$work/offcpu.svg" -o "$work/offcpu.prof" \
 	-- "$OFFCPU" 3 4000 >"$work/parts" 2>"$work/cmd.log"
 rc=$?
 if [ $rc -ne 0 ]; then
@@ -127,6 +129,15 @@ if command -v go >/dev/null; then
 	fi
 	go tool pprof -top "$work/out.pb.gz" 2>/dev/null | grep -q 'Type: cpu' && ok "pprof's default sample type stays cpu" ||
 		fail "default sample type"
+	# offcpu.prof: one "sample" per us blocked; pprof's total is the blocked time of the user stacks
+	go tool pprof -top -nodecount=100 "$work/offcpu.prof" >"$work/ptop" 2>/dev/null
+	total=$(sed -n 's/.* of \([0-9.]*\)\(ms\|s\) total.*/\1 \2/p' "$work/ptop" | awk '{ print $2 == "s" ? $1 : $1 / 1000 }')
+	said=$(sed -n "s/^bpfprof: wrote '.*offcpu.prof': \([0-9]*\) us off-CPU.*/\1/p" "$work/cmd.log")
+	if grep -q ' sleep_part$' "$work/ptop" && grep -q ' pipe_part$' "$work/ptop" && near "$total" "$(calc_s "$said")" 0.01; then
+		ok "offcpu.prof: go tool pprof -top names the parts, $total s in all as written"
+	else
+		fail "offcpu.prof: total '$total' s, written '$said' us" "$(head -12 "$work/ptop")"
+	fi
 else
 	skip "go tool pprof" "go is not installed"
 fi
