@@ -31,6 +31,7 @@ static const char doc[] =
 	"  sudo bpfprof -F 999 -o run.prof -- ./myprog args   # run a command under the profiler\n"
 	"  sudo bpfprof -a -o all.prof -- sleep 5      # whole machine while the command runs\n"
 	"  sudo bpfprof -a --cgroup system.slice/nginx.service -d 60 -o web.prof  # one cgroup subtree\n"
+	"  sudo bpfprof --off-cpu -o out.pb.gz -o offcpu.svg -- ./server  # where it waits, too\n"
 	"  sudo bpfprof -a --interval 60 --output-dir /var/lib/bpfprof --keep 60 --push http://pyroscope:4040\n"
 	"\n"
 	"Outputs (-o, repeatable; format from the extension or --format):\n"
