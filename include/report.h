@@ -55,8 +55,7 @@ typedef bool (*report_jit_why_fn)(void *ctx, const struct profile *p, uint32_t p
 
 /*
  * For each process whose samples were taken in executable memory without a
- * file behind it (anonymous or memfd: JIT code), or outside every mapping,
- * and stayed unnamed: "bpfprof: N samples (X %) in JIT code of pid P (COMM)
+ * file behind it (anonymous or memfd: JIT code) and stayed unnamed: "bpfprof: N samples (X %) in JIT code of pid P (COMM)
  * not named: WHY". Counts samples taken in user mode (leaf frame). Returns
  * the number of such samples.
  */

@@ -75,10 +75,74 @@ static void test_unnamed_rows_distinct(void **state)
 	profile__free(p);
 }
 
+static bool why(void *ctx, const struct profile *p, uint32_t proc, char *buf, size_t size)
+{
+	(void)ctx;
+	snprintf(buf, size, "reason for pid %u", p->procs[proc].pid);
+	return true;
+}
+
+/*
+ * report__unnamed_jit: unnamed leaves in anonymous or memfd executable
+ * memory are reported per process with the caller's reason; named JIT
+ * frames, file-backed code, non-executable memory, addresses outside every
+ * mapping (maps read too late) and kernel leaves are not.
+ */
+static void test_unnamed_jit(void **state)
+{
+	struct profile *p = profile__new();
+	struct profile_mapping anon = { .start = 0x10000, .end = 0x20000, .perms = "rwxp" };
+	struct profile_mapping memfd = { .start = 0x30000, .end = 0x40000, .perms = "r-xp", .inode = 5 };
+	struct profile_mapping data = { .start = 0x50000, .end = 0x60000, .perms = "rw-p" };
+	struct profile_mapping file = { .start = 0x70000, .end = 0x80000, .perms = "r-xp", .inode = 6 };
+	const uint64_t jit[] = { 0x10100 }, named[] = { 0x10200 }, mfd[] = { 0x30100 }, rw[] = { 0x50100 };
+	const uint64_t elf[] = { 0x70100 }, none[] = { 0x90000 }, kern[] = { 0xffffffff81000000ULL, 0x10100 };
+	char text[2048] = "";
+	uint32_t a, b;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(p);
+	p->period_ns = 1000000;
+	anon.path = profile__intern(p, "");
+	memfd.path = profile__intern(p, "/memfd:jit (deleted)");
+	data.path = profile__intern(p, "");
+	file.path = profile__intern(p, "/usr/bin/node");
+	a = add_proc(p, 7);
+	b = add_proc(p, 8);
+	assert_int_equal(profile__add_mapping(p, a, &anon), 1);
+	assert_int_equal(profile__add_mapping(p, a, &data), 1);
+	assert_int_equal(profile__add_mapping(p, a, &file), 1);
+	assert_int_equal(profile__add_mapping(p, b, &memfd), 1);
+	add_stack(p, a, jit, 0, 1, 30);
+	add_stack(p, a, named, 0, 1, 100);
+	add_stack(p, a, rw, 0, 1, 1);
+	add_stack(p, a, elf, 0, 1, 2);
+	add_stack(p, a, none, 0, 1, 4);
+	add_stack(p, a, kern, 1, 1, 5);
+	add_stack(p, b, mfd, 0, 1, 8);
+	p->nr_samples = 150;
+	memcpy(p->procs[a].comm, "node", 5);
+	memcpy(p->procs[b].comm, "app", 4);
+	assert_int_equal(profile__resolve_locs(p), 0);
+	name_loc(p, a, 0x10200, "JS:*hotA", "[jit]", true);
+
+	f = fmemopen(text, sizeof(text) - 1, "w");
+	assert_non_null(f);
+	assert_int_equal(report__unnamed_jit(f, p, why, NULL), 38);
+	fclose(f);
+	assert_non_null(strstr(text, "bpfprof: 30 samples (20.0 %) in JIT code of pid 7 (node) not named: reason for pid 7\n"));
+	assert_non_null(strstr(text, "bpfprof: 8 samples (5.3 %) in JIT code of pid 8 (app) not named: reason for pid 8\n"));
+	assert_int_equal(strlen(text), strlen("bpfprof: 30 samples (20.0 %) in JIT code of pid 7 (node) not named: reason for pid 7\n") +
+			 strlen("bpfprof: 8 samples (5.3 %) in JIT code of pid 8 (app) not named: reason for pid 8\n"));
+	profile__free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_unnamed_rows_distinct),
+		cmocka_unit_test(test_unnamed_jit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -159,15 +159,17 @@ void report__walks(FILE *f, const uint64_t st[BPFPROF_STAT_NR], const struct unw
 /* processes named by report__unnamed_jit, the first seen */
 #define REPORT_JIT_LINES 10
 
-/* A leaf in memory that may hold JIT code: anonymous or memfd, executable, or in no mapping */
+/*
+ * A leaf in memory that may hold JIT code: anonymous or memfd, executable.
+ * Not an address outside every mapping: that is a process whose maps were
+ * read too late (short-lived, exec'd), not JIT code.
+ */
 static bool jit_leaf(const struct profile *p, const struct profile_location *l)
 {
 	const struct profile_mapping *m;
 
-	if (l->proc == PROFILE_KERNEL_PROC || l->func || l->is_jit)
+	if (l->proc == PROFILE_KERNEL_PROC || l->func || l->is_jit || l->mapping < 0)
 		return false;
-	if (l->mapping < 0)
-		return true;
 	m = &p->procs[l->proc].mappings[l->mapping];
 	return m->perms[2] == 'x' && (!m->path[0] || !strncmp(m->path, "/memfd:", 7));
 }
