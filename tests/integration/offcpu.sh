@@ -262,7 +262,32 @@ else
 	fail "--interval --off-cpu: rc=$rc sets=$nsets with blocks=$nblocked with both in pprof=$ncpu" "$(cat "$work/cont.log")"
 fi
 
-# 7. Bad options: exit 2 with a usage hint.
+# 7. With only the host agent's capabilities (dist/systemd/bpfprof.service.in: no
+# CAP_SYS_ADMIN), on another user's process: the tracepoints, task-local
+# storage and task work load, the blocks keep their names.
+caps=$(sed -n 's/^AmbientCapabilities=//p' "$top/dist/systemd/bpfprof.service.in" 2>/dev/null)
+if [ -z "$caps" ] || ! command -v setpriv >/dev/null; then
+	skip "--off-cpu with the unit's capabilities" "no unit file or no setpriv"
+else
+	set_=$(echo "$caps" | tr 'A-Z' 'a-z' | sed -e 's/cap_/+/g' -e 's/ /,/g')
+	chmod 755 "$work"
+	cp "$OFFCPU" "$work/offcpu"
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$work/offcpu" 3 >/dev/null &
+	nb=$!
+	sleep 0.3
+	setpriv --inh-caps=-all,"$set_" --ambient-caps=-all,"$set_" --bounding-set=-all,"$set_" \
+		"$BPFPROF" -p $nb --off-cpu --off-cpu-thresh 100 -d 1.5 -o "$work/offcpu-caps.folded" 2>"$work/caps.log"
+	rc=$?
+	kill $nb 2>/dev/null
+	wait $nb 2>/dev/null
+	if [ $rc -eq 0 ] && grep -q ';main;sleep_part;' "$work/offcpu-caps.folded"; then
+		ok "--off-cpu with only the unit's capabilities ($caps), another user's process"
+	else
+		fail "--off-cpu with the unit's capabilities: rc=$rc" "$(cat "$work/caps.log")"
+	fi
+fi
+
+# 8. Bad options: exit 2 with a usage hint.
 for args in "--off-cpu-thresh 100 -a -d 1" "-a -d 1 -o $work/offcpu.svg" "--off-cpu --off-cpu-thresh -5 -a -d 1" \
 	"--off-cpu --off-cpu-thresh 1ms -a -d 1"; do
 	# shellcheck disable=SC2086
