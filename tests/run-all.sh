@@ -32,8 +32,10 @@ if [ -n "$san" ]; then
 	# and perf map readers, JIT ELF images), push (the push thread, its queue
 	# and libcurl; it found the unwinder's leak at exit). run.sh (targets,
 	# options, errors) and the flame graph suite (a browser's checks) gain
-	# nothing from it.
-	for t in "$here"/integration/{perfdata,outputs,xray,jit,push}.sh; do
+	# nothing from it. gone (the build-id cache and .prof file copies) and
+	# jitlive (a JVM's attach socket, a process's stdio buffer read from its
+	# memory) read what other processes hand them.
+	for t in "$here"/integration/{perfdata,outputs,xray,jit,push,gone,jitlive}.sh; do
 		echo "== sanitizer build: $(basename "$t")"
 		BPFPROF=$(cd "$san" && pwd)/bpfprof "$t" | tee -a "$log"
 		[ "${PIPESTATUS[0]}" -eq 0 ] || it_rc=1

@@ -84,7 +84,7 @@ EOF
 		fail "javac Hot.java" "$(head -5 "$work/javac.err")"
 	else
 		# no hsperfdata file in /tmp; the JVM outlives both runs
-		(cd "$work/java" && exec java -XX:+PreserveFramePointer -XX:-UsePerfData Hot 30) &
+		(cd "$work/java" && exec java -XX:+PreserveFramePointer -XX:-UsePerfData Hot 60) &
 		jpid=$!
 		sleep 2 # the interpreter, then C1/C2 code of hotA/hotB
 		d=$work/jvm
@@ -143,7 +143,7 @@ else
 	d=$work/node/fresh
 	mkdir -p "$d"
 	cp "$top/tests/jit/hot.js" "$d/app.js"
-	(cd "$d" && exec node --perf-prof --interpreted-frames-native-stack app.js 12) &
+	(cd "$d" && exec node --perf-prof --interpreted-frames-native-stack app.js 60) &
 	npid=$!
 	sleep 1.5
 	"$BPFPROF" -vv -F 199 -p "$npid" -d 4 -o "$d/out.folded" >"$d/log" 2>&1 ||
