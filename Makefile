@@ -178,7 +178,8 @@ FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_SRCS))
 FUZZ_LIB_SRCS := user/read_xray.c user/profile.c user/log.c user/xray_instr_map.c user/sym_elf.c \
 	user/array.c user/procmaps.c user/kallsyms.c user/sym_jitdump.c user/sym_perfmap.c \
-	user/sym_minidebug.c user/unwind_table.c user/jvm_attach.c user/proc_file.c
+	user/sym_minidebug.c user/unwind_table.c user/jvm_attach.c user/proc_file.c user/lib_hashmap.c \
+	user/lib_io.c
 
 # the library sources are compiled once for all harnesses (fuzzer-no-link
 # instruments them), each harness then links them

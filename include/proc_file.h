@@ -44,6 +44,15 @@ int proc_file__open(const char *proc_dir, uint32_t pid, const char *path, const 
  */
 int proc_file__open_in(const char *root, const char *path, const struct proc_ident *id, uint64_t max_size);
 
+/*
+ * Our own vDSO: its image (getauxval(AT_SYSINFO_EHDR)) and the size of its
+ * mapping in /proc/self/maps. The kernel maps one image into every 64-bit
+ * process, so ours names and unwinds theirs, as perf does by dumping it.
+ * Returns the image, borrowed for the process's life, or NULL (size 0) when
+ * there is none or the maps do not show it.
+ */
+const void *proc_file__own_vdso(size_t *size);
+
 /* Why proc_file__open refused, for messages: "a symbolic link", ... */
 const char *proc_file__strerror(int err);
 

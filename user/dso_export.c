@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include "array.h"
 #include "dso_export.h"
+#include "lib_io.h"
 #include "log.h"
 
 /* ---- perf's config (git-style ini: [section], key = value, # and ; comments) ---- */
@@ -206,7 +207,8 @@ static int copy_bytes(int src, int dst, uint64_t size)
 
 	while (off < size) {
 		size_t want = size - off < sizeof(buf) ? (size_t)(size - off) : sizeof(buf);
-		ssize_t n = pread(src, buf, want, (off_t)off), w;
+		ssize_t n = pread(src, buf, want, (off_t)off);
+		int err;
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -214,15 +216,9 @@ static int copy_bytes(int src, int dst, uint64_t size)
 			return -errno;
 		if (n == 0)
 			return -EIO; /* shrank while copied */
-		for (ssize_t done = 0; done < n; done += w) {
-			w = write(dst, buf + done, (size_t)(n - done));
-			if (w < 0 && errno == EINTR) {
-				w = 0;
-				continue;
-			}
-			if (w < 0)
-				return -errno;
-		}
+		err = io__write_all(dst, buf, (size_t)n);
+		if (err)
+			return err;
 		off += (uint64_t)n;
 	}
 	return 0;

@@ -23,6 +23,7 @@
 #include <unistd.h>
 #include "array.h"
 #include "kallsyms.h"
+#include "lib_cursor.h"
 #include "log.h"
 
 #define KSYM_TAIL_MAX (1ULL << 20)
@@ -104,17 +105,6 @@ static const char *skip_blanks(const char *p, const char *end)
 	return p;
 }
 
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 struct ksym_line {
 	uint64_t addr;
 	char type;
@@ -127,15 +117,11 @@ struct ksym_line {
 /* Parse one line [p, end) without its newline; false when malformed. */
 static bool parse_line(const char *p, const char *end, struct ksym_line *l)
 {
-	int digits = 0, d;
+	int digits;
 
 	memset(l, 0, sizeof(*l));
-	for (; p < end && (d = hex_digit(*p)) >= 0; p++) {
-		if (++digits > 16)
-			return false;
-		l->addr = l->addr << 4 | (unsigned int)d;
-	}
-	if (!digits || p == end || !is_blank(*p))
+	digits = lex__hex(&p, end, &l->addr);
+	if (digits <= 0 || digits > 16 || p == end || !is_blank(*p))
 		return false;
 	p = skip_blanks(p, end);
 	if (p == end || is_blank(*p) || *p == '\0')

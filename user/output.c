@@ -12,6 +12,7 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "lib_io.h"
 #include "log.h"
 #include "output.h"
 
@@ -208,22 +209,6 @@ static void sync_dir(const char *path)
 	free(dir);
 }
 
-static int write_all(int fd, const uint8_t *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 int output__commit(struct output *o, const struct buf *b)
 {
 	sigset_t old;
@@ -236,12 +221,12 @@ int output__commit(struct output *o, const struct buf *b)
 		return err;
 	}
 	if (!o->tmp_path) {
-		err = b ? write_all(STDOUT_FILENO, b->data, b->len) : 0;
+		err = b ? io__write_all(STDOUT_FILENO, b->data, b->len) : 0;
 		if (err)
 			pr_warn("cannot write profile to stdout: %s\n", strerror(-err));
 		return err;
 	}
-	err = b ? write_all(o->fd, b->data, b->len) : 0;
+	err = b ? io__write_all(o->fd, b->data, b->len) : 0;
 	if (!err && fsync(o->fd))
 		err = -errno;
 	if (!err && fchmod(o->fd, o->mode ? o->mode : OUTPUT_DEFAULT_MODE))

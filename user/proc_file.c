@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -145,4 +146,23 @@ const char *proc_file__strerror(int err)
 	default:
 		return strerror(-err);
 	}
+}
+
+const void *proc_file__own_vdso(size_t *size)
+{
+	const void *image = (const void *)getauxval(AT_SYSINFO_EHDR);
+	unsigned long long start, end;
+	char line[512];
+	FILE *f;
+
+	*size = 0;
+	if (!image || !(f = fopen("/proc/self/maps", "re")))
+		return NULL;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "[vdso]") && sscanf(line, "%llx-%llx", &start, &end) == 2) {
+			*size = (size_t)(end - start);
+			break;
+		}
+	fclose(f);
+	return *size ? image : NULL;
 }

@@ -12,34 +12,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "lib_cursor.h"
 #include "log.h"
 #include "procmaps.h"
 
-/* Parse hex digits in [*p, end) up to `stop`; at least one digit required. */
+/* Parse 1-16 hex digits in [*p, end) then `stop`; *p goes past the stop character. */
 static int parse_hex(const char **p, const char *end, char stop, uint64_t *out)
 {
 	const char *s = *p;
-	uint64_t v = 0;
-	int n = 0;
+	uint64_t v;
+	int n = lex__hex(&s, end, &v);
 
-	for (; s < end && *s != stop; s++, n++) {
-		int d;
-
-		if (*s >= '0' && *s <= '9')
-			d = *s - '0';
-		else if (*s >= 'a' && *s <= 'f')
-			d = *s - 'a' + 10;
-		else if (*s >= 'A' && *s <= 'F')
-			d = *s - 'A' + 10;
-		else
-			return -EINVAL;
-		if (n >= 16)
-			return -EINVAL;
-		v = v << 4 | (uint64_t)d;
-	}
-	if (!n || s >= end)
+	if (n <= 0 || n > 16 || s >= end || *s != stop)
 		return -EINVAL;
-	*p = s + 1; /* past the stop character */
+	*p = s + 1;
 	*out = v;
 	return 0;
 }

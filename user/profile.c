@@ -9,101 +9,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include "array.h"
+#include "lib_hashmap.h"
 #include "profile.h"
 
-#define EMPTY UINT32_MAX
-
-/* Open addressing with linear probing over uint32 slots (EMPTY = free). */
-struct idx_table {
-	uint32_t *slots;
-	uint32_t mask;	/* capacity - 1, capacity a power of two */
-	uint32_t used;
-};
-
-struct strset_entry {
-	uint32_t hash;
-	char *s;
-};
-
 struct profile_index {
-	struct idx_table procs;	/* by pid */
-	struct idx_table stacks;	/* by stack hash */
-	struct idx_table locs;	/* by (proc, addr) */
-	struct idx_table str_index;	/* into strs[] */
-	struct strset_entry *strs;
-	size_t nr_strs, cap_strs;
+	struct idxmap procs;	/* by pid */
+	struct idxmap stacks;	/* by stack hash */
+	struct idxmap locs;	/* by (proc, addr) */
+	struct strset strs;	/* interned strings, owned */
 };
-
-static inline uint64_t mix64(uint64_t h)
-{
-	/* splitmix64 finalizer: cheap, good avalanche for address-like keys */
-	h ^= h >> 30;
-	h *= 0xbf58476d1ce4e5b9ULL;
-	h ^= h >> 27;
-	h *= 0x94d049bb133111ebULL;
-	h ^= h >> 31;
-	return h;
-}
-
-static uint32_t hash_str(const char *s)
-{
-	uint32_t h = 2166136261u; /* FNV-1a */
-
-	for (; *s; s++)
-		h = (h ^ (uint8_t)*s) * 16777619u;
-	return h;
-}
-
-static int table_init(struct idx_table *t, uint32_t cap)
-{
-	t->slots = malloc(sizeof(*t->slots) * cap);
-	if (!t->slots)
-		return -ENOMEM;
-	memset(t->slots, 0xff, sizeof(*t->slots) * cap);
-	t->mask = cap - 1;
-	t->used = 0;
-	return 0;
-}
-
-/*
- * Keep the load factor under 1/2. `rehash(ctx, idx)` gives the stored hash of
- * an entry so that growing does not touch the keys.
- */
-static int table_grow_if_needed(struct idx_table *t, uint32_t (*hash_of)(void *, uint32_t), void *ctx)
-{
-	struct idx_table n;
-	uint32_t i;
-
-	if ((t->used + 1) * 2 <= t->mask + 1)
-		return 0;
-	if (t->mask + 1 > UINT32_MAX / 2)
-		return -ENOMEM;
-	if (table_init(&n, (t->mask + 1) * 2))
-		return -ENOMEM;
-	for (i = 0; i <= t->mask; i++) {
-		uint32_t idx = t->slots[i], pos;
-
-		if (idx == EMPTY)
-			continue;
-		pos = hash_of(ctx, idx) & n.mask;
-		while (n.slots[pos] != EMPTY)
-			pos = (pos + 1) & n.mask;
-		n.slots[pos] = idx;
-		n.used++;
-	}
-	free(t->slots);
-	*t = n;
-	return 0;
-}
-
-static uint32_t str_hash_of(void *ctx, uint32_t idx)
-{
-	return ((struct profile_index *)ctx)->strs[idx].hash;
-}
 
 static uint32_t proc_hash_of(void *ctx, uint32_t idx)
 {
-	return (uint32_t)mix64(((struct profile *)ctx)->procs[idx].pid);
+	return (uint32_t)hash__mix64(((struct profile *)ctx)->procs[idx].pid);
 }
 
 static uint32_t stack_hash_of(void *ctx, uint32_t idx)
@@ -113,7 +31,7 @@ static uint32_t stack_hash_of(void *ctx, uint32_t idx)
 
 static uint32_t loc_hash(uint32_t proc, uint64_t addr, bool is_return)
 {
-	return (uint32_t)mix64(addr ^ ((uint64_t)proc << 47) ^ proc ^ ((uint64_t)is_return << 63));
+	return (uint32_t)hash__mix64(addr ^ ((uint64_t)proc << 47) ^ proc ^ ((uint64_t)is_return << 63));
 }
 
 static uint32_t loc_hash_of(void *ctx, uint32_t idx)
@@ -130,8 +48,8 @@ struct profile *profile__new(void)
 	if (!p)
 		return NULL;
 	p->index = calloc(1, sizeof(*p->index));
-	if (!p->index || table_init(&p->index->procs, 64) || table_init(&p->index->stacks, 1024) ||
-	    table_init(&p->index->locs, 1024) || table_init(&p->index->str_index, 1024)) {
+	if (!p->index || idxmap__init(&p->index->procs, 32) || idxmap__init(&p->index->stacks, 512) ||
+	    idxmap__init(&p->index->locs, 512) || strset__init(&p->index->strs, true)) {
 		profile__free(p);
 		errno = ENOMEM;
 		return NULL;
@@ -157,13 +75,10 @@ void profile__free(struct profile *p)
 	free(p->stacks);
 	free(p->locs);
 	if (p->index) {
-		for (i = 0; i < p->index->nr_strs; i++)
-			free(p->index->strs[i].s);
-		free(p->index->strs);
-		free(p->index->procs.slots);
-		free(p->index->stacks.slots);
-		free(p->index->locs.slots);
-		free(p->index->str_index.slots);
+		strset__free(&p->index->strs);
+		idxmap__free(&p->index->procs);
+		idxmap__free(&p->index->stacks);
+		idxmap__free(&p->index->locs);
 		free(p->index);
 	}
 	free(p);
@@ -171,36 +86,17 @@ void profile__free(struct profile *p)
 
 const char *profile__intern(struct profile *p, const char *s)
 {
-	struct profile_index *ix = p->index;
-	uint32_t h = hash_str(s), pos;
-	char *copy;
+	int64_t i = strset__add(&p->index->strs, s);
 
-	for (pos = h & ix->str_index.mask; ix->str_index.slots[pos] != EMPTY; pos = (pos + 1) & ix->str_index.mask) {
-		struct strset_entry *e = &ix->strs[ix->str_index.slots[pos]];
-
-		if (e->hash == h && !strcmp(e->s, s))
-			return e->s;
-	}
-	if (table_grow_if_needed(&ix->str_index, str_hash_of, ix) ||
-	    array__grow((void **)&ix->strs, &ix->cap_strs, ix->nr_strs + 1, sizeof(*ix->strs)))
-		return NULL;
-	copy = strdup(s);
-	if (!copy)
-		return NULL;
-	for (pos = h & ix->str_index.mask; ix->str_index.slots[pos] != EMPTY; pos = (pos + 1) & ix->str_index.mask)
-		;
-	ix->strs[ix->nr_strs] = (struct strset_entry){ .hash = h, .s = copy };
-	ix->str_index.slots[pos] = ix->nr_strs++;
-	ix->str_index.used++;
-	return copy;
+	return i < 0 ? NULL : p->index->strs.strs[i];
 }
 
 int profile__find_process(const struct profile *p, uint32_t pid)
 {
-	const struct idx_table *t = &p->index->procs;
+	const struct idxmap *t = &p->index->procs;
 	uint32_t pos;
 
-	for (pos = (uint32_t)mix64(pid) & t->mask; t->slots[pos] != EMPTY; pos = (pos + 1) & t->mask)
+	idxmap__for_each(t, (uint32_t)hash__mix64(pid), pos)
 		if (p->procs[t->slots[pos]].pid == pid)
 			return t->slots[pos];
 	return -ENOENT;
@@ -208,22 +104,18 @@ int profile__find_process(const struct profile *p, uint32_t pid)
 
 int profile__process(struct profile *p, uint32_t pid, bool *created)
 {
-	struct idx_table *t = &p->index->procs;
+	struct idxmap *t = &p->index->procs;
 	int idx = profile__find_process(p, pid);
-	uint32_t pos;
 
 	*created = false;
 	if (idx >= 0)
 		return idx;
-	if (p->nr_procs >= INT32_MAX || table_grow_if_needed(t, proc_hash_of, p) ||
+	if (p->nr_procs >= INT32_MAX || idxmap__reserve(t, proc_hash_of, p) ||
 	    array__grow((void **)&p->procs, &p->cap_procs, p->nr_procs + 1, sizeof(*p->procs)))
 		return -ENOMEM;
 	memset(&p->procs[p->nr_procs], 0, sizeof(p->procs[0]));
 	p->procs[p->nr_procs].pid = pid;
-	for (pos = (uint32_t)mix64(pid) & t->mask; t->slots[pos] != EMPTY; pos = (pos + 1) & t->mask)
-		;
-	t->slots[pos] = p->nr_procs;
-	t->used++;
+	idxmap__insert(t, (uint32_t)hash__mix64(pid), p->nr_procs);
 	*created = true;
 	return p->nr_procs++;
 }
@@ -241,7 +133,7 @@ static inline uint64_t mum(uint64_t a, uint64_t b)
 
 	return (uint64_t)r ^ (uint64_t)(r >> 64);
 #else
-	return mix64(a) ^ mix64(b + 0x9e3779b97f4a7c15ULL);
+	return hash__mix64(a) ^ hash__mix64(b + 0x9e3779b97f4a7c15ULL);
 #endif
 }
 
@@ -249,7 +141,7 @@ static uint32_t stack_hash(uint32_t proc, const uint64_t *ips, uint16_t nk, uint
 {
 	static const uint64_t k0 = 0xa0761d6478bd642fULL, k1 = 0xe7037ed1a0b428dbULL,
 			      k2 = 0x8ebc6af09c88c6e3ULL;
-	uint64_t h = mix64(((uint64_t)proc << 32) | ((uint32_t)nk << 16) | nu), acc = 0;
+	uint64_t h = hash__mix64(((uint64_t)proc << 32) | ((uint32_t)nk << 16) | nu), acc = 0;
 	unsigned i, n = (unsigned)nk + nu;
 
 	/* each pair's key depends on its position, so swapped frames hash apart */
@@ -257,20 +149,20 @@ static uint32_t stack_hash(uint32_t proc, const uint64_t *ips, uint16_t nk, uint
 		acc += mum(ips[i] ^ (k0 + i * k2), ips[i + 1] ^ k1);
 	if (i < n)
 		acc += mum(ips[i] ^ (k0 + i * k2), k1);
-	h = mix64(h ^ acc);
+	h = hash__mix64(h ^ acc);
 	return (uint32_t)(h ^ (h >> 32));
 }
 
 int profile__add_stack(struct profile *p, uint32_t proc, const uint64_t *ips, uint16_t nr_kernel,
 		       uint16_t nr_user, uint64_t count, uint64_t value, bool *created)
 {
-	struct idx_table *t = &p->index->stacks;
+	struct idxmap *t = &p->index->stacks;
 	uint32_t h = stack_hash(proc, ips, nr_kernel, nr_user), pos;
 	size_t n = (size_t)nr_kernel + nr_user;
 	struct profile_stack *s;
 
 	*created = false;
-	for (pos = h & t->mask; t->slots[pos] != EMPTY; pos = (pos + 1) & t->mask) {
+	idxmap__for_each(t, h, pos) {
 		s = &p->stacks[t->slots[pos]];
 		if (s->hash == h && s->proc == proc && s->nr_kernel == nr_kernel &&
 		    s->nr_user == nr_user && !memcmp(s->ips, ips, n * sizeof(*ips))) {
@@ -280,7 +172,7 @@ int profile__add_stack(struct profile *p, uint32_t proc, const uint64_t *ips, ui
 			return t->slots[pos];
 		}
 	}
-	if (p->nr_stacks >= INT32_MAX || table_grow_if_needed(t, stack_hash_of, p) ||
+	if (p->nr_stacks >= INT32_MAX || idxmap__reserve(t, stack_hash_of, p) ||
 	    array__grow((void **)&p->stacks, &p->cap_stacks, p->nr_stacks + 1, sizeof(*p->stacks)))
 		return -ENOMEM;
 	s = &p->stacks[p->nr_stacks];
@@ -295,10 +187,7 @@ int profile__add_stack(struct profile *p, uint32_t proc, const uint64_t *ips, ui
 	s->count = count;
 	s->value = value;
 	s->hash = h;
-	for (pos = h & t->mask; t->slots[pos] != EMPTY; pos = (pos + 1) & t->mask)
-		;
-	t->slots[pos] = p->nr_stacks;
-	t->used++;
+	idxmap__insert(t, h, p->nr_stacks);
 	p->nr_samples += count;
 	*created = true;
 	return p->nr_stacks++;
@@ -383,18 +272,18 @@ int profile__add_mapping(struct profile *p, uint32_t proc, const struct profile_
 
 static int intern_loc(struct profile *p, uint32_t proc, uint64_t addr, bool is_return, uint32_t *out)
 {
-	struct idx_table *t = &p->index->locs;
+	struct idxmap *t = &p->index->locs;
 	uint32_t h = loc_hash(proc, addr, is_return), pos;
 	struct profile_location *l;
 
-	for (pos = h & t->mask; t->slots[pos] != EMPTY; pos = (pos + 1) & t->mask) {
+	idxmap__for_each(t, h, pos) {
 		l = &p->locs[t->slots[pos]];
 		if (l->addr == addr && l->proc == proc && l->is_return == is_return) {
 			*out = t->slots[pos];
 			return 0;
 		}
 	}
-	if (p->nr_locs >= INT32_MAX || table_grow_if_needed(t, loc_hash_of, p) ||
+	if (p->nr_locs >= INT32_MAX || idxmap__reserve(t, loc_hash_of, p) ||
 	    array__grow((void **)&p->locs, &p->cap_locs, p->nr_locs + 1, sizeof(*p->locs)))
 		return -ENOMEM;
 	l = &p->locs[p->nr_locs];
@@ -403,10 +292,7 @@ static int intern_loc(struct profile *p, uint32_t proc, uint64_t addr, bool is_r
 	l->proc = proc;
 	l->is_return = is_return;
 	l->mapping = proc == PROFILE_KERNEL_PROC ? -1 : profile__find_mapping(p, proc, addr - is_return);
-	for (pos = h & t->mask; t->slots[pos] != EMPTY; pos = (pos + 1) & t->mask)
-		;
-	t->slots[pos] = p->nr_locs;
-	t->used++;
+	idxmap__insert(t, h, p->nr_locs);
 	*out = p->nr_locs++;
 	return 0;
 }

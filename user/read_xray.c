@@ -29,6 +29,8 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "lib_cursor.h"
+#include "lib_hashmap.h"
 #include "log.h"
 #include "read_xray.h"
 
@@ -79,16 +81,14 @@ struct xray_reader {
 	const struct xray_instr_map *map;
 	struct node *nodes;
 	size_t nr_nodes, cap_nodes;
-	uint32_t *node_ht;	/* open addressing: node index + 1, 0 empty */
-	size_t ht_mask;
+	struct idxmap node_map;	/* node indices by (parent, func) */
 	uint32_t *proc_root;	/* [profile proc index] → root node, NONE */
 	size_t nr_proc_root;
 	struct thread *threads;	/* per file, open addressing on (pid, tid) */
 	size_t thr_mask, nr_threads;
 	struct xray_func_stats *fstats;	/* in order of first call */
 	size_t nr_fstats, cap_fstats;
-	uint32_t *fs_ht;	/* function id → fstats index + 1 */
-	size_t fs_mask;
+	struct idxmap fs_map;	/* function id → fstats index */
 	struct xray_read_stats st;
 	uint64_t *addr_sorted;	/* {address, id} pairs sorted by address, built on demand */
 	char namebuf[32];
@@ -113,26 +113,17 @@ struct block {
 
 static uint16_t get16(const struct xray_reader *r, const uint8_t *p)
 {
-	uint16_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return r->swap ? __builtin_bswap16(v) : v;
+	return bo__load16(p, r->swap);
 }
 
 static uint32_t get32(const struct xray_reader *r, const uint8_t *p)
 {
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return r->swap ? __builtin_bswap32(v) : v;
+	return bo__load32(p, r->swap);
 }
 
 static uint64_t get64(const struct xray_reader *r, const uint8_t *p)
 {
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return r->swap ? __builtin_bswap64(v) : v;
+	return bo__load64(p, r->swap);
 }
 
 static size_t off_of(const struct xray_reader *r, const uint8_t *p)
@@ -177,47 +168,32 @@ static void *grow(void *ptr, size_t *cap, size_t need, size_t elem)
 
 /* ---- call tree ---- */
 
-static size_t node_hash(uint32_t parent, uint32_t func)
+static uint32_t node_hash(uint32_t parent, uint32_t func)
 {
 	uint64_t k = ((uint64_t)parent << 32 | func) * 0x9E3779B97F4A7C15ULL;
 
-	return (size_t)(k >> 29);
+	return (uint32_t)(k >> 29);
 }
 
-static int node_ht_grow(struct xray_reader *r)
+static uint32_t node_hash_of(void *ctx, uint32_t idx)
 {
-	size_t n = r->ht_mask ? (r->ht_mask + 1) * 2 : 1024, i;
-	uint32_t *ht = calloc(n, sizeof(*ht));
+	const struct node *n = &((struct xray_reader *)ctx)->nodes[idx];
 
-	if (!ht)
-		return -ENOMEM;
-	for (i = 0; i < r->nr_nodes; i++) {
-		size_t h = node_hash(r->nodes[i].parent, r->nodes[i].func) & (n - 1);
-
-		while (ht[h])
-			h = (h + 1) & (n - 1);
-		ht[h] = (uint32_t)i + 1;
-	}
-	free(r->node_ht);
-	r->node_ht = ht;
-	r->ht_mask = n - 1;
-	return 0;
+	return node_hash(n->parent, n->func);
 }
 
 /* Child `func` of node `parent` (NONE: a root, func = proc), created if new; NONE on ENOMEM. */
 static uint32_t node_get(struct xray_reader *r, uint32_t parent, uint32_t func, uint32_t proc)
 {
-	size_t h;
+	uint32_t h = node_hash(parent, func), pos;
 	struct node *n;
 
-	if ((r->nr_nodes + 1) * 2 > r->ht_mask + 1 && node_ht_grow(r))
+	if (idxmap__reserve(&r->node_map, node_hash_of, r))
 		return NONE;
-	h = node_hash(parent, func) & r->ht_mask;
-	while (r->node_ht[h]) {
-		n = &r->nodes[r->node_ht[h] - 1];
+	idxmap__for_each(&r->node_map, h, pos) {
+		n = &r->nodes[r->node_map.slots[pos]];
 		if (n->parent == parent && n->func == func)
-			return r->node_ht[h] - 1;
-		h = (h + 1) & r->ht_mask;
+			return r->node_map.slots[pos];
 	}
 	if (r->nr_nodes >= NONE - 1)
 		return NONE;
@@ -228,44 +204,37 @@ static uint32_t node_get(struct xray_reader *r, uint32_t parent, uint32_t func, 
 	n = &r->nodes[r->nr_nodes];
 	*n = (struct node){ .parent = parent, .func = func, .proc = proc,
 			    .depth = parent == NONE ? 0 : r->nodes[parent].depth + 1 };
-	r->node_ht[h] = (uint32_t)r->nr_nodes + 1;
+	idxmap__insert(&r->node_map, h, (uint32_t)r->nr_nodes);
 	return (uint32_t)r->nr_nodes++;
+}
+
+static uint32_t fs_hash(uint32_t id)
+{
+	return id * 0x9E3779B1U;
+}
+
+static uint32_t fs_hash_of(void *ctx, uint32_t idx)
+{
+	return fs_hash(((struct xray_reader *)ctx)->fstats[idx].id);
 }
 
 /* Slot of function id's stats in r->fstats, created if new; NONE on ENOMEM. */
 static uint32_t func_stats_slot(struct xray_reader *r, uint32_t id)
 {
 	struct xray_func_stats *f;
-	size_t h, i;
+	uint32_t pos;
 
-	if ((r->nr_fstats + 1) * 2 > r->fs_mask + 1) {
-		size_t n = r->fs_mask ? (r->fs_mask + 1) * 2 : 256;
-		uint32_t *ht = calloc(n, sizeof(*ht));
-
-		if (!ht)
-			return NONE;
-		for (i = 0; i < r->nr_fstats; i++) {
-			h = (r->fstats[i].id * 0x9E3779B1U) & (n - 1);
-			while (ht[h])
-				h = (h + 1) & (n - 1);
-			ht[h] = (uint32_t)i + 1;
-		}
-		free(r->fs_ht);
-		r->fs_ht = ht;
-		r->fs_mask = n - 1;
-	}
-	h = (id * 0x9E3779B1U) & r->fs_mask;
-	while (r->fs_ht[h]) {
-		if (r->fstats[r->fs_ht[h] - 1].id == id)
-			return r->fs_ht[h] - 1;
-		h = (h + 1) & r->fs_mask;
-	}
+	if (idxmap__reserve(&r->fs_map, fs_hash_of, r))
+		return NONE;
+	idxmap__for_each(&r->fs_map, fs_hash(id), pos)
+		if (r->fstats[r->fs_map.slots[pos]].id == id)
+			return r->fs_map.slots[pos];
 	f = grow(r->fstats, &r->cap_fstats, r->nr_fstats + 1, sizeof(*f));
 	if (!f)
 		return NONE;
 	r->fstats = f;
 	r->fstats[r->nr_fstats] = (struct xray_func_stats){ .id = id };
-	r->fs_ht[h] = (uint32_t)r->nr_fstats + 1;
+	idxmap__insert(&r->fs_map, fs_hash(id), (uint32_t)r->nr_fstats);
 	return (uint32_t)r->nr_fstats++;
 }
 
@@ -955,10 +924,10 @@ void xray_reader__free(struct xray_reader *r)
 			free(r->threads[i].stack);
 	free(r->threads);
 	free(r->nodes);
-	free(r->node_ht);
+	idxmap__free(&r->node_map);
 	free(r->proc_root);
 	free(r->fstats);
-	free(r->fs_ht);
+	idxmap__free(&r->fs_map);
 	free(r->addr_sorted);
 	free(r);
 }

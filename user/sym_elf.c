@@ -35,6 +35,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "array.h"
+#include "lib_hashmap.h"
 #include "log.h"
 #include "sym_elf.h"
 #include "sym_minidebug.h"
@@ -92,12 +93,6 @@ struct elf_strtab {
 	char *data;		/* the whole table, when no descriptor is kept */
 };
 
-/* Name cache: symbol index + 1 (0: free slot) -> name, NULL when it has none. */
-struct elf_name_slot {
-	uint32_t key;
-	const char *name;
-};
-
 /* Names read so far, in chunks that never move: returned names stay valid. */
 struct elf_name_chunk {
 	struct elf_name_chunk *next;
@@ -113,9 +108,7 @@ struct elf_symtab {
 	size_t cap_raw;
 	struct elf_strtab strtabs[ELF_MAX_STRTABS];
 	unsigned int nr_strtabs;
-	struct elf_name_slot *slots;	/* open addressing, load under 1/2 */
-	uint32_t slots_mask;		/* capacity - 1; no table while 0 */
-	uint32_t nr_slots_used;
+	struct u64map names;		/* name cache: symbol index + 1 -> name, NULL when it has none */
 	struct elf_name_chunk *chunks;	/* newest first */
 	struct elf_load *loads;
 	size_t nr_loads;
@@ -1054,7 +1047,7 @@ void elf_symtab__free(struct elf_symtab *st)
 		next = c->next;
 		free(c);
 	}
-	free(st->slots);
+	u64map__free(&st->names);
 	free(st->syms);
 	free(st->raw);
 	free(st->loads);
@@ -1156,47 +1149,18 @@ static const char *read_name(struct elf_symtab *st, const struct elf_strtab *t, 
 	return name;
 }
 
-static uint32_t slot_hash(uint32_t key)
-{
-	return key * 0x9e3779b1u;
-}
-
 /* Name of symbol i, read on first use. NULL when it has none or on ENOMEM. */
 static const char *sym_name(struct elf_symtab *st, uint32_t i)
 {
 	const struct elf_sym *s = &st->syms[i];
-	uint32_t key = i + 1, pos;
+	uint64_t key = (uint64_t)i + 1, cached;
 	const char *name;
 
-	if (st->slots_mask)
-		for (pos = slot_hash(key) & st->slots_mask; st->slots[pos].key;
-		     pos = (pos + 1) & st->slots_mask)
-			if (st->slots[pos].key == key)
-				return st->slots[pos].name;
+	if (u64map__get(&st->names, key, &cached))
+		return (const char *)(uintptr_t)cached;
 	name = read_name(st, &st->strtabs[(s->len_tab & ELF_SYM_TAB_BIT) ? 1 : 0], s->name);
-	if ((st->nr_slots_used + 1) * 2 > st->slots_mask + 1) {
-		/* grow the cache: twice the size, everything re-placed */
-		uint32_t cap = st->slots_mask ? (st->slots_mask + 1) * 2 : 64, j;
-		struct elf_name_slot *n = calloc(cap, sizeof(*n));
-
-		if (!n)
-			return name;	/* uncached: read again next time */
-		for (j = 0; st->slots_mask && j <= st->slots_mask; j++) {
-			if (!st->slots[j].key)
-				continue;
-			for (pos = slot_hash(st->slots[j].key) & (cap - 1); n[pos].key; pos = (pos + 1) & (cap - 1))
-				;
-			n[pos] = st->slots[j];
-		}
-		free(st->slots);
-		st->slots = n;
-		st->slots_mask = cap - 1;
-	}
-	for (pos = slot_hash(key) & st->slots_mask; st->slots[pos].key; pos = (pos + 1) & st->slots_mask)
-		;
-	st->slots[pos].key = key;
-	st->slots[pos].name = name;
-	st->nr_slots_used++;
+	/* out of memory: uncached, read again next time */
+	u64map__put(&st->names, key, (uintptr_t)name);
 	return name;
 }
 

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "array.h"
+#include "lib_cursor.h"
 #include "log.h"
 #include "sym_jitdump.h"
 
@@ -41,52 +42,6 @@ struct jit_table {
 	uint64_t max_size;	/* largest entry size: bounds the backward scan in lookups */
 	bool sorted;
 };
-
-/* Bounded little/big-endian cursor over [p, end). */
-struct cursor {
-	const uint8_t *p, *end;
-	bool swap;
-};
-
-static size_t cur_left(const struct cursor *c)
-{
-	return (size_t)(c->end - c->p);
-}
-
-static bool cur_u32(struct cursor *c, uint32_t *v)
-{
-	if (cur_left(c) < 4)
-		return false;
-	memcpy(v, c->p, 4);
-	if (c->swap)
-		*v = __builtin_bswap32(*v);
-	c->p += 4;
-	return true;
-}
-
-static bool cur_u64(struct cursor *c, uint64_t *v)
-{
-	if (cur_left(c) < 8)
-		return false;
-	memcpy(v, c->p, 8);
-	if (c->swap)
-		*v = __builtin_bswap64(*v);
-	c->p += 8;
-	return true;
-}
-
-/* A NUL-terminated string inside the cursor; *len excludes the NUL. */
-static bool cur_str(struct cursor *c, const char **s, size_t *len)
-{
-	const uint8_t *nul = memchr(c->p, 0, cur_left(c));
-
-	if (!nul)
-		return false;
-	*s = (const char *)c->p;
-	*len = (size_t)(nul - c->p);
-	c->p = nul + 1;
-	return true;
-}
 
 struct jit_table *jit_table__new(void)
 {
@@ -273,13 +228,13 @@ static int parse_load(struct jit_table *t, struct cursor *c, const struct rec *r
 	size_t name_len, off;
 	int err;
 
-	if (!cur_u32(c, &pid) || !cur_u32(c, &tid) || !cur_u64(c, &vma) || !cur_u64(c, &code_addr) ||
-	    !cur_u64(c, &code_size) || !cur_u64(c, &code_index)) {
+	if (!cursor__u32(c, &pid) || !cursor__u32(c, &tid) || !cursor__u64(c, &vma) || !cursor__u64(c, &code_addr) ||
+	    !cursor__u64(c, &code_size) || !cursor__u64(c, &code_index)) {
 		pr_warn("jitdump: %s: offset %zu: LOAD record of %u bytes shorter than its %d fixed bytes\n",
 			origin, r->off, r->total_size, JITDUMP_REC_HDR_SIZE + JITDUMP_LOAD_FIXED);
 		return 0;
 	}
-	if (!cur_str(c, &name, &name_len)) {
+	if (!cursor__str(c, &name, &name_len)) {
 		pr_warn("jitdump: %s: offset %zu: LOAD record name not NUL-terminated within its %u bytes\n",
 			origin, r->off, r->total_size);
 		return 0;
@@ -299,8 +254,8 @@ static int parse_move(struct jit_table *t, struct cursor *c, const struct rec *r
 	size_t name_off;
 	int err;
 
-	if (!cur_u32(c, &pid) || !cur_u32(c, &tid) || !cur_u64(c, &vma) || !cur_u64(c, &old_addr) ||
-	    !cur_u64(c, &new_addr) || !cur_u64(c, &code_size) || !cur_u64(c, &code_index)) {
+	if (!cursor__u32(c, &pid) || !cursor__u32(c, &tid) || !cursor__u64(c, &vma) || !cursor__u64(c, &old_addr) ||
+	    !cursor__u64(c, &new_addr) || !cursor__u64(c, &code_size) || !cursor__u64(c, &code_index)) {
 		pr_warn("jitdump: %s: offset %zu: MOVE record of %u bytes shorter than its %d fixed bytes\n",
 			origin, r->off, r->total_size, JITDUMP_REC_HDR_SIZE + JITDUMP_MOVE_FIXED);
 		return 0;
@@ -319,14 +274,14 @@ static int parse_debug_info(struct cursor *c, const struct rec *r, const char *o
 {
 	uint64_t code_addr, nr_entry, i;
 
-	if (!cur_u64(c, &code_addr) || !cur_u64(c, &nr_entry)) {
+	if (!cursor__u64(c, &code_addr) || !cursor__u64(c, &nr_entry)) {
 		pr_warn("jitdump: %s: offset %zu: DEBUG_INFO record of %u bytes shorter than its %d fixed bytes\n",
 			origin, r->off, r->total_size, JITDUMP_REC_HDR_SIZE + JITDUMP_DEBUG_FIXED);
 		return 0;
 	}
-	if (nr_entry > cur_left(c) / JITDUMP_DEBUG_ENTRY_MIN) {
+	if (nr_entry > cursor__left(c) / JITDUMP_DEBUG_ENTRY_MIN) {
 		pr_warn("jitdump: %s: offset %zu: DEBUG_INFO nr_entry %llu does not fit in the %zu bytes left\n",
-			origin, r->off, (unsigned long long)nr_entry, cur_left(c));
+			origin, r->off, (unsigned long long)nr_entry, cursor__left(c));
 		return 0;
 	}
 	/* Validated only: line tables are not used for naming yet. */
@@ -336,8 +291,8 @@ static int parse_debug_info(struct cursor *c, const struct rec *r, const char *o
 		const char *file;
 		size_t file_len;
 
-		if (!cur_u64(c, &addr) || !cur_u32(c, &line) || !cur_u32(c, &discrim) ||
-		    !cur_str(c, &file, &file_len)) {
+		if (!cursor__u64(c, &addr) || !cursor__u32(c, &line) || !cursor__u32(c, &discrim) ||
+		    !cursor__str(c, &file, &file_len)) {
 			pr_warn("jitdump: %s: offset %zu: DEBUG_INFO entry %llu of %llu overruns the record\n",
 				origin, r->off, (unsigned long long)i, (unsigned long long)nr_entry);
 			return 0;
@@ -350,15 +305,15 @@ static int parse_unwinding_info(struct cursor *c, const struct rec *r, const cha
 {
 	uint64_t data_size, hdr_size, mapped_size;
 
-	if (!cur_u64(c, &data_size) || !cur_u64(c, &hdr_size) || !cur_u64(c, &mapped_size)) {
+	if (!cursor__u64(c, &data_size) || !cursor__u64(c, &hdr_size) || !cursor__u64(c, &mapped_size)) {
 		pr_warn("jitdump: %s: offset %zu: UNWINDING_INFO record of %u bytes shorter than its %d fixed bytes\n",
 			origin, r->off, r->total_size, JITDUMP_REC_HDR_SIZE + JITDUMP_UNWIND_FIXED);
 		return 0;
 	}
-	if (data_size > cur_left(c) || hdr_size > data_size) {
+	if (data_size > cursor__left(c) || hdr_size > data_size) {
 		pr_warn("jitdump: %s: offset %zu: UNWINDING_INFO sizes (data %llu, eh_frame_hdr %llu) exceed the %zu bytes left\n",
 			origin, r->off, (unsigned long long)data_size, (unsigned long long)hdr_size,
-			cur_left(c));
+			cursor__left(c));
 		return 0;
 	}
 	return 1;
@@ -383,7 +338,7 @@ int jitdump__parse(const void *data, size_t len, const char *origin, struct jit_
 			origin, len, JITDUMP_FILE_HDR_SIZE);
 		return -EINVAL;
 	}
-	cur_u32(&c, &magic);
+	cursor__u32(&c, &magic);
 	if (magic == JITDUMP_MAGIC_SWAPPED) {
 		c.swap = true;
 	} else if (magic != JITDUMP_MAGIC) {
@@ -391,13 +346,13 @@ int jitdump__parse(const void *data, size_t len, const char *origin, struct jit_
 			JITDUMP_MAGIC);
 		return -EINVAL;
 	}
-	cur_u32(&c, &version);
-	cur_u32(&c, &hdr_size);
-	cur_u32(&c, &elf_mach);
-	cur_u32(&c, &pad1);
-	cur_u32(&c, &pid);
-	cur_u64(&c, &hdr_ts);
-	cur_u64(&c, &flags);
+	cursor__u32(&c, &version);
+	cursor__u32(&c, &hdr_size);
+	cursor__u32(&c, &elf_mach);
+	cursor__u32(&c, &pad1);
+	cursor__u32(&c, &pid);
+	cursor__u64(&c, &hdr_ts);
+	cursor__u64(&c, &flags);
 	if (version < 1 || version > 2) {
 		pr_warn("jitdump: %s: offset 4: unsupported version %u\n", origin, version);
 		return -ENOTSUP;
@@ -419,21 +374,21 @@ int jitdump__parse(const void *data, size_t len, const char *origin, struct jit_
 	if (!t)
 		return -ENOMEM;
 
-	while (cur_left(&c) > 0) {
+	while (cursor__left(&c) > 0) {
 		struct cursor body;
 		struct rec r = { .off = (size_t)(c.p - (const uint8_t *)data) };
 		const uint8_t *rec_start = c.p;
 		int ret = 1;
 
-		if (cur_left(&c) < JITDUMP_REC_HDR_SIZE) {
+		if (cursor__left(&c) < JITDUMP_REC_HDR_SIZE) {
 			pr_debug("jitdump: %s: offset %zu: %zu trailing bytes, a record header being written\n",
-				 origin, r.off, cur_left(&c));
+				 origin, r.off, cursor__left(&c));
 			st->truncated = true;
 			break;
 		}
-		cur_u32(&c, &r.id);
-		cur_u32(&c, &r.total_size);
-		cur_u64(&c, &r.timestamp);
+		cursor__u32(&c, &r.id);
+		cursor__u32(&c, &r.total_size);
+		cursor__u64(&c, &r.timestamp);
 		if (r.total_size < JITDUMP_REC_HDR_SIZE) {
 			pr_warn("jitdump: %s: offset %zu: record id %u total_size %u below the %d-byte header, stopping\n",
 				origin, r.off, r.id, r.total_size, JITDUMP_REC_HDR_SIZE);

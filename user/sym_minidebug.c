@@ -13,26 +13,11 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include "lib_io.h"
 #include "log.h"
 #include "sym_minidebug.h"
 
 #define MINIDEBUG_CHUNK 65536
-
-static int write_all(int fd, const uint8_t *p, size_t n)
-{
-	ssize_t w;
-
-	while (n) {
-		w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -errno;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
 
 static const char *lzma_reason(lzma_ret r)
 {
@@ -94,7 +79,7 @@ int minidebug__decompress(const void *xz, size_t len, uint64_t max, const char *
 			err = -EFBIG;
 			goto out;
 		}
-		err = write_all(fd, out, MINIDEBUG_CHUNK - strm.avail_out);
+		err = io__write_all(fd, out, MINIDEBUG_CHUNK - strm.avail_out);
 		if (err)
 			goto out;
 		if (r == LZMA_STREAM_END)

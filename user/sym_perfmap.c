@@ -9,40 +9,22 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include "lib_cursor.h"
 #include "log.h"
 #include "sym_perfmap.h"
 
 /* Warn about this many malformed lines per file, then only count them. */
 #define PERFMAP_MAX_WARN 5
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* Hex number at *p (< end), optional 0x; at most 64 bits. */
+/* Hex number at *p (< end), optional 0x; at most 64 bits (leading zeros do not count). */
 static bool parse_hex(const char **p, const char *end, uint64_t *v)
 {
 	const char *s = *p;
-	uint64_t x = 0;
-	int digits = 0, d;
+	uint64_t x;
 
 	if (end - s >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
 		s += 2;
-	while (s < end && (d = hexval(*s)) >= 0) {
-		if (x >> 60)
-			return false;	/* a 17th significant digit */
-		x = x << 4 | (uint64_t)d;
-		digits++;
-		s++;
-	}
-	if (!digits)
+	if (lex__hex(&s, end, &x) <= 0)
 		return false;
 	*v = x;
 	*p = s;

@@ -357,33 +357,14 @@ static struct dso_entry *get_dso(struct symbolizer *sy, uint32_t pid, const stru
 	return d;
 }
 
-/* Size of our own [vdso] mapping, from /proc/self/maps. */
-static size_t own_vdso_size(void)
-{
-	unsigned long long start, end;
-	char line[512];
-	size_t size = 0;
-	FILE *f = fopen("/proc/self/maps", "r");
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (strstr(line, "[vdso]") && sscanf(line, "%llx-%llx", &start, &end) == 2) {
-			size = (size_t)(end - start);
-			break;
-		}
-	fclose(f);
-	return size;
-}
-
 /*
  * The kernel maps one vDSO image into every (64-bit) process, so our own copy
  * names the frames of all of them, as perf does by dumping it.
  */
 static struct elf_symtab *load_vdso(struct symbolizer *sy)
 {
-	const void *image = (const void *)getauxval(AT_SYSINFO_EHDR);
-	size_t size = own_vdso_size();
+	size_t size;
+	const void *image = proc_file__own_vdso(&size);
 	char path[64];
 	int fd;
 

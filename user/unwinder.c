@@ -377,25 +377,6 @@ static int build_file(struct unwinder *u, int fd, const char *name, struct built
 	return 0;
 }
 
-/* Size of our own [vdso] mapping, from /proc/self/maps. */
-static size_t own_vdso_size(void)
-{
-	unsigned long long start, end;
-	char line[512];
-	size_t size = 0;
-	FILE *f = fopen("/proc/self/maps", "re");
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (strstr(line, "[vdso]") && sscanf(line, "%llx-%llx", &start, &end) == 2) {
-			size = (size_t)(end - start);
-			break;
-		}
-	fclose(f);
-	return size;
-}
-
 /*
  * The vDSO's table, from our own copy: the kernel maps one image into every
  * 64-bit process (the symbolizer names its frames the same way). Keyed as a
@@ -403,8 +384,8 @@ static size_t own_vdso_size(void)
  */
 static int build_vdso(struct unwinder *u, struct built *b, bool *cached)
 {
-	const void *image = (const void *)getauxval(AT_SYSINFO_EHDR);
-	size_t size = own_vdso_size();
+	size_t size;
+	const void *image = proc_file__own_vdso(&size);
 	uint32_t idx;
 	char *copy;
 	Elf *elf;

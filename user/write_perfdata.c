@@ -36,6 +36,8 @@
 #include <unistd.h>
 #include <linux/perf_event.h>
 #include "buf.h"
+#include "lib_hashmap.h"
+#include "lib_io.h"
 #include "log.h"
 #include "perf_header.h"
 #include "sym_elf.h"
@@ -74,13 +76,6 @@ struct proc_state {
 	size_t nr_maps, cap_maps;
 };
 
-/* Open-addressing set of nonzero u64 keys, each with a u32 value. */
-struct u64_map {
-	uint64_t *keys;
-	uint32_t *vals;
-	size_t nr, cap;	/* cap: power of two or 0 */
-};
-
 struct perfdata_writer {
 	int fd;
 	int err;		/* sticky first error (-errno) */
@@ -106,123 +101,9 @@ struct perfdata_writer {
 
 	struct proc_state *procs;
 	size_t nr_procs, cap_procs;
-	struct u64_map proc_index;	/* pid + 1 -> index into procs */
-	struct u64_map threads;		/* (pid << 32 | tid) + 1 for threads given a COMM */
+	struct u64map proc_index;	/* pid + 1 -> index into procs */
+	struct u64map threads;		/* (pid << 32 | tid) + 1 for threads given a COMM */
 };
-
-static size_t hash_u64(uint64_t k)
-{
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdULL;
-	k ^= k >> 33;
-	return (size_t)k;
-}
-
-/* Slot of key, or of the empty slot where it would go. cap must be nonzero. */
-static size_t u64_map__slot(const struct u64_map *m, uint64_t key)
-{
-	size_t i = hash_u64(key) & (m->cap - 1);
-
-	while (m->keys[i] && m->keys[i] != key)
-		i = (i + 1) & (m->cap - 1);
-	return i;
-}
-
-static bool u64_map__get(const struct u64_map *m, uint64_t key, uint32_t *val)
-{
-	size_t i;
-
-	if (!m->cap)
-		return false;
-	i = u64_map__slot(m, key);
-	if (!m->keys[i])
-		return false;
-	if (val)
-		*val = m->vals[i];
-	return true;
-}
-
-static int u64_map__put(struct u64_map *m, uint64_t key, uint32_t val)
-{
-	size_t i;
-
-	if ((m->nr + 1) * 2 > m->cap) {
-		struct u64_map n = { .cap = m->cap ? m->cap * 2 : 64 };
-		size_t j;
-
-		n.keys = calloc(n.cap, sizeof(*n.keys));
-		n.vals = calloc(n.cap, sizeof(*n.vals));
-		if (!n.keys || !n.vals) {
-			free(n.keys);
-			free(n.vals);
-			return -ENOMEM;
-		}
-		for (j = 0; j < m->cap; j++)
-			if (m->keys[j]) {
-				i = u64_map__slot(&n, m->keys[j]);
-				n.keys[i] = m->keys[j];
-				n.vals[i] = m->vals[j];
-			}
-		n.nr = m->nr;
-		free(m->keys);
-		free(m->vals);
-		*m = n;
-	}
-	i = u64_map__slot(m, key);
-	if (!m->keys[i])
-		m->nr++;
-	m->keys[i] = key;
-	m->vals[i] = val;
-	return 0;
-}
-
-static void u64_map__free(struct u64_map *m)
-{
-	free(m->keys);
-	free(m->vals);
-	memset(m, 0, sizeof(*m));
-}
-
-static int write_all(int fd, const void *p, size_t n)
-{
-	const uint8_t *c = p;
-
-	while (n) {
-		ssize_t r = write(fd, c, n);
-
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (r == 0)
-			return -EIO;
-		c += r;
-		n -= (size_t)r;
-	}
-	return 0;
-}
-
-static int pwrite_all(int fd, const void *p, size_t n, off_t off)
-{
-	const uint8_t *c = p;
-
-	while (n) {
-		ssize_t r = pwrite(fd, c, n, off);
-
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (r == 0)
-			return -EIO;
-		c += r;
-		n -= (size_t)r;
-		off += r;
-	}
-	return 0;
-}
 
 /* Write out the buffered records; the first failure sticks. */
 static int flush(struct perfdata_writer *w)
@@ -233,7 +114,7 @@ static int flush(struct perfdata_writer *w)
 		return w->err;
 	if (w->b.err)
 		return w->err = w->b.err;
-	err = write_all(w->fd, w->b.data, w->b.len);
+	err = io__write_all(w->fd, w->b.data, w->b.len);
 	if (err)
 		return w->err = err;
 	w->file_off += w->b.len;
@@ -581,10 +462,10 @@ static struct proc_state *proc_state(struct perfdata_writer *w, uint32_t pid, co
 				     uint64_t time)
 {
 	struct proc_state *ps;
-	uint32_t idx;
+	uint64_t idx;
 	int err;
 
-	if (u64_map__get(&w->proc_index, (uint64_t)pid + 1, &idx))
+	if (u64map__get(&w->proc_index, (uint64_t)pid + 1, &idx))
 		return &w->procs[idx];
 	if (w->nr_procs == w->cap_procs) {
 		size_t cap = w->cap_procs ? w->cap_procs * 2 : 16;
@@ -597,9 +478,9 @@ static struct proc_state *proc_state(struct perfdata_writer *w, uint32_t pid, co
 		w->procs = ps;
 		w->cap_procs = cap;
 	}
-	err = u64_map__put(&w->proc_index, (uint64_t)pid + 1, (uint32_t)w->nr_procs);
+	err = u64map__put(&w->proc_index, (uint64_t)pid + 1, (uint32_t)w->nr_procs);
 	if (!err)
-		err = u64_map__put(&w->threads, ((uint64_t)pid << 32 | pid) + 1, 0);
+		err = u64map__put(&w->threads, ((uint64_t)pid << 32 | pid) + 1, 0);
 	if (err) {
 		w->err = err;
 		return NULL;
@@ -699,8 +580,8 @@ static int put_sample(struct perfdata_writer *w, const struct bpfprof_sample *s,
 		if (put_comm(w, s->tgid, s->tid, comm, meta_time(w, s->time_ns), PERF_RECORD_MISC_COMM_EXEC))
 			return w->err;
 	}
-	if (!u64_map__get(&w->threads, tkey, NULL)) {
-		int err = u64_map__put(&w->threads, tkey, 0);
+	if (!u64map__get(&w->threads, tkey, NULL)) {
+		int err = u64map__put(&w->threads, tkey, 0);
 
 		if (err)
 			return w->err = err;
@@ -819,7 +700,7 @@ static int read_build_id(uint32_t pid, const char *path, uint8_t id[PROFILE_BUIL
  */
 static int build_id_section(struct perfdata_writer *w, const struct profile *p, struct buf *b)
 {
-	struct u64_map seen = { 0 };
+	struct u64map seen = { 0 };
 	struct dso_id *dsos = NULL;
 	size_t nr = 0, cap = 0, s, i;
 	uint8_t kid[20];
@@ -840,7 +721,7 @@ static int build_id_section(struct perfdata_writer *w, const struct profile *p, 
 			uint64_t ip = st->ips[st->nr_kernel + i] - (i > 0);
 			int m = profile__find_mapping(p, st->proc, ip);
 			const struct profile_mapping *pm;
-			uint32_t idx;
+			uint64_t idx;
 
 			if (m < 0 || m == last)
 				continue;
@@ -850,7 +731,7 @@ static int build_id_section(struct perfdata_writer *w, const struct profile *p, 
 			if (!pm->path || pm->path[0] != '/' ||
 			    (strstr(pm->path, " (deleted)") && !pm->build_id_len))
 				continue;
-			if (u64_map__get(&seen, (uintptr_t)pm->path, &idx)) {
+			if (u64map__get(&seen, (uintptr_t)pm->path, &idx)) {
 				/* the same path with another build-id (another mount namespace) */
 				if (!pm->build_id_len || (pm->build_id_len == dsos[idx].len &&
 							  !memcmp(pm->build_id, dsos[idx].id, pm->build_id_len)))
@@ -869,7 +750,7 @@ static int build_id_section(struct perfdata_writer *w, const struct profile *p, 
 			dsos[nr] = (struct dso_id){ .path = pm->path, .pid = p->procs[st->proc].pid };
 			memcpy(dsos[nr].id, pm->build_id, pm->build_id_len);
 			dsos[nr].len = pm->build_id_len;
-			err = u64_map__put(&seen, (uintptr_t)pm->path, (uint32_t)nr);
+			err = u64map__put(&seen, (uintptr_t)pm->path, (uint32_t)nr);
 			nr++;
 		}
 	}
@@ -896,7 +777,7 @@ static int build_id_section(struct perfdata_writer *w, const struct profile *p, 
 		put_build_id(b, PERF_RECORD_MISC_USER, d->id, d->len, d->path);
 	}
 	free(dsos);
-	u64_map__free(&seen);
+	u64map__free(&seen);
 	return err;
 }
 
@@ -1047,7 +928,7 @@ int perfdata__finish(struct perfdata_writer *w, const struct profile *p)
 	for (i = 0; i < NR_FEATURES; i++)
 		buf__free(&sect[i]);
 	if (!err)
-		err = pwrite_all(w->fd, &hdr, sizeof(hdr), 0);
+		err = io__pwrite_all(w->fd, &hdr, sizeof(hdr), 0);
 	if (err)
 		w->err = err;
 	return err;
@@ -1062,8 +943,8 @@ void perfdata__free(struct perfdata_writer *w)
 	for (i = 0; i < w->nr_procs; i++)
 		free(w->procs[i].maps);
 	free(w->procs);
-	u64_map__free(&w->proc_index);
-	u64_map__free(&w->threads);
+	u64map__free(&w->proc_index);
+	u64map__free(&w->threads);
 	buf__free(&w->b);
 	free(w->event);
 	free(w);

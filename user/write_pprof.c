@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
+#include "lib_hashmap.h"
 #include "log.h"
 #include "write_pprof.h"
 #include "proto/profile.pb-c.h"
@@ -35,117 +36,13 @@ typedef Perftools__Profiles__Location pb_location;
 typedef Perftools__Profiles__Line pb_line;
 typedef Perftools__Profiles__Function pb_function;
 
-static uint32_t hash_str(const char *s)
-{
-	uint32_t h = 2166136261u; /* FNV-1a */
-
-	for (; *s; s++)
-		h = (h ^ (uint8_t)*s) * 16777619u;
-	return h;
-}
-
-static uint32_t hash_u64(uint64_t h)
-{
-	/* splitmix64 finalizer */
-	h ^= h >> 30;
-	h *= 0xbf58476d1ce4e5b9ULL;
-	h ^= h >> 27;
-	h *= 0x94d049bb133111ebULL;
-	h ^= h >> 31;
-	return (uint32_t)h;
-}
-
-/*
- * Open-addressing set of indices (UINT32_MAX = empty slot), load factor kept
- * under 1/2. The caller hashes and compares its own keys.
- */
-struct idx_set {
-	uint32_t *slots;
-	uint32_t mask;
-};
-
-static int idx_set__init(struct idx_set *t, size_t max_entries)
-{
-	size_t cap = 16;
-
-	while (cap < max_entries * 2 + 2)
-		cap *= 2;
-	if (cap > UINT32_MAX)
-		return -ENOMEM;
-	t->slots = malloc(cap * sizeof(*t->slots));
-	if (!t->slots)
-		return -ENOMEM;
-	memset(t->slots, 0xff, cap * sizeof(*t->slots));
-	t->mask = (uint32_t)(cap - 1);
-	return 0;
-}
-
-/*
- * The string table: string_table[0] is "" as the format requires. Strings are
- * borrowed (interned in the profile, comm arrays, literals, or the hex
- * build-ids this writer owns) and outlive the packing.
- */
-struct strtab {
-	const char **strs;
-	size_t nr, cap;
-	struct idx_set set;
-};
-
-static int strtab__grow_set(struct strtab *st)
-{
-	struct idx_set n;
-	size_t i;
-
-	if (idx_set__init(&n, st->nr * 2))
-		return -ENOMEM;
-	for (i = 0; i < st->nr; i++) {
-		uint32_t h = hash_str(st->strs[i]) & n.mask;
-
-		while (n.slots[h] != UINT32_MAX)
-			h = (h + 1) & n.mask;
-		n.slots[h] = (uint32_t)i;
-	}
-	free(st->set.slots);
-	st->set = n;
-	return 0;
-}
-
-/* Index of s in the table, adding it; -ENOMEM on failure. */
-static int64_t strtab__add(struct strtab *st, const char *s)
-{
-	uint32_t h;
-
-	if ((st->nr + 1) * 2 > (size_t)st->set.mask + 1 && strtab__grow_set(st))
-		return -ENOMEM;
-	for (h = hash_str(s) & st->set.mask; st->set.slots[h] != UINT32_MAX; h = (h + 1) & st->set.mask)
-		if (!strcmp(st->strs[st->set.slots[h]], s))
-			return st->set.slots[h];
-	if (st->nr == st->cap) {
-		size_t cap = st->cap ? st->cap * 2 : 64;
-		const char **n = realloc(st->strs, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		st->strs = n;
-		st->cap = cap;
-	}
-	st->set.slots[h] = (uint32_t)st->nr;
-	st->strs[st->nr] = s;
-	return (int64_t)st->nr++;
-}
-
-static void strtab__free(struct strtab *st)
-{
-	free(st->strs);
-	free(st->set.slots);
-}
-
 /* Everything write_pprof allocates, freed in one place. */
 struct pprof_state {
 	const struct profile *p;
 	const bool *procs;	/* write_pprof_procs: the processes kept; NULL: all */
 	bool *loc_used;		/* with procs: locations a kept stack uses */
-	struct strtab st;
+	struct strset st;	/* the string table: borrowed strings (interned in the profile,
+				 * comm arrays, literals, or the hex build-ids this writer owns) */
 
 	size_t *map_base;	/* per process: first slot of its mappings in map_id[] */
 	uint32_t *map_id;	/* per (process, mapping): pprof mapping id, 0 = unused */
@@ -160,7 +57,7 @@ struct pprof_state {
 	pb_function *funcs;
 	pb_function **func_ptrs;
 	size_t nr_funcs;
-	struct idx_set func_set;
+	struct idxmap func_set;	/* into funcs[], by (name, filename) */
 
 	pb_location *locs;
 	pb_location **loc_ptrs;
@@ -181,7 +78,7 @@ struct pprof_state {
 
 static void state__free(struct pprof_state *s)
 {
-	strtab__free(&s->st);
+	strset__free(&s->st);
 	free(s->map_base);
 	free(s->map_id);
 	free(s->build_ids);
@@ -189,7 +86,7 @@ static void state__free(struct pprof_state *s)
 	free(s->mapping_ptrs);
 	free(s->funcs);
 	free(s->func_ptrs);
-	free(s->func_set.slots);
+	idxmap__free(&s->func_set);
 	free(s->locs);
 	free(s->loc_ptrs);
 	free(s->lines);
@@ -245,11 +142,12 @@ static int mark_locations(struct pprof_state *s)
 /* Function id for (name, filename) string indices, adding the Function. */
 static uint64_t add_function(struct pprof_state *s, int64_t name, int64_t file)
 {
-	uint32_t h = hash_u64(((uint64_t)name << 32) ^ (uint64_t)file) & s->func_set.mask;
+	uint32_t h = (uint32_t)hash__mix64(((uint64_t)name << 32) ^ (uint64_t)file), pos;
 	pb_function *f;
 
-	for (; s->func_set.slots[h] != UINT32_MAX; h = (h + 1) & s->func_set.mask) {
-		f = &s->funcs[s->func_set.slots[h]];
+	/* func_set holds room for every location's function: no growing */
+	idxmap__for_each(&s->func_set, h, pos) {
+		f = &s->funcs[s->func_set.slots[pos]];
 		if (f->name == name && f->filename == file)
 			return f->id;
 	}
@@ -260,7 +158,7 @@ static uint64_t add_function(struct pprof_state *s, int64_t name, int64_t file)
 	f->system_name = name;
 	f->filename = file;
 	s->func_ptrs[s->nr_funcs] = f;
-	s->func_set.slots[h] = (uint32_t)s->nr_funcs++;
+	idxmap__insert(&s->func_set, h, (uint32_t)s->nr_funcs++);
 	return f->id;
 }
 
@@ -384,13 +282,13 @@ static int build_mappings(struct pprof_state *s)
 			pm->memory_start = m->start;
 			pm->memory_limit = m->end;
 			pm->file_offset = m->offset;
-			idx = strtab__add(&s->st, m->path ? m->path : "");
+			idx = strset__add(&s->st, m->path ? m->path : "");
 			if (idx < 0)
 				goto out_nomem;
 			pm->filename = idx;
 			if (m->build_id_len) {
 				hex_build_id(s->build_ids[s->nr_mappings], m);
-				idx = strtab__add(&s->st, s->build_ids[s->nr_mappings]);
+				idx = strset__add(&s->st, s->build_ids[s->nr_mappings]);
 				if (idx < 0)
 					goto out_nomem;
 				pm->build_id = idx;
@@ -407,7 +305,7 @@ static int build_mappings(struct pprof_state *s)
 		pm->id = s->nr_mappings + 1;
 		pm->memory_start = kmin;
 		pm->memory_limit = kmax + 1 ? kmax + 1 : kmax;
-		idx = strtab__add(&s->st, KERNEL_MAPPING_NAME);
+		idx = strset__add(&s->st, KERNEL_MAPPING_NAME);
 		if (idx < 0)
 			goto out_nomem;
 		pm->filename = idx;
@@ -436,7 +334,7 @@ static int build_locations(struct pprof_state *s, size_t *nr_out)
 	s->funcs = calloc(n, sizeof(*s->funcs));
 	s->func_ptrs = calloc(n, sizeof(*s->func_ptrs));
 	if (!s->locs || !s->loc_ptrs || !s->lines || !s->line_ptrs || !s->funcs || !s->func_ptrs ||
-	    idx_set__init(&s->func_set, n))
+	    idxmap__init(&s->func_set, n))
 		return -ENOMEM;
 
 	for (i = 0; i < p->nr_locs; i++) {
@@ -454,8 +352,8 @@ static int build_locations(struct pprof_state *s, size_t *nr_out)
 			 (size_t)l->mapping < p->procs[l->proc].nr_mappings)
 			pl->mapping_id = s->map_id[s->map_base[l->proc] + (size_t)l->mapping];
 		if (l->func) {
-			int64_t name = strtab__add(&s->st, l->func);
-			int64_t file = strtab__add(&s->st, l->dso ? l->dso : "");
+			int64_t name = strset__add(&s->st, l->func);
+			int64_t file = strset__add(&s->st, l->dso ? l->dso : "");
 			pb_line *line = &s->lines[i];
 
 			if (name < 0 || file < 0)
@@ -484,10 +382,10 @@ static int build_labels(struct pprof_state *s)
 	s->nr_labels = calloc(n, sizeof(*s->nr_labels));
 	if (!s->labels || !s->label_ptrs || !s->nr_labels)
 		return -ENOMEM;
-	k_pid = strtab__add(&s->st, "pid");
-	k_comm = strtab__add(&s->st, "comm");
-	k_cgroup = strtab__add(&s->st, "cgroup");
-	k_container = strtab__add(&s->st, "container_id");
+	k_pid = strset__add(&s->st, "pid");
+	k_comm = strset__add(&s->st, "comm");
+	k_cgroup = strset__add(&s->st, "cgroup");
+	k_container = strset__add(&s->st, "container_id");
 	if (k_pid < 0 || k_comm < 0 || k_cgroup < 0 || k_container < 0)
 		return -ENOMEM;
 
@@ -504,7 +402,7 @@ static int build_labels(struct pprof_state *s)
 		k++;
 		/* comm is a NUL-padded array, NUL-terminated when shorter than its size */
 		if (memchr(pr->comm, '\0', sizeof(pr->comm))) {
-			v = strtab__add(&s->st, pr->comm);
+			v = strset__add(&s->st, pr->comm);
 			if (v < 0)
 				return -ENOMEM;
 			perftools__profiles__label__init(&lb[k]);
@@ -514,7 +412,7 @@ static int build_labels(struct pprof_state *s)
 			k++;
 		}
 		if (pr->cgroup_path && pr->cgroup_path[0]) {
-			v = strtab__add(&s->st, pr->cgroup_path);
+			v = strset__add(&s->st, pr->cgroup_path);
 			if (v < 0)
 				return -ENOMEM;
 			perftools__profiles__label__init(&lb[k]);
@@ -524,7 +422,7 @@ static int build_labels(struct pprof_state *s)
 			k++;
 		}
 		if (pr->container_id && pr->container_id[0]) {
-			v = strtab__add(&s->st, pr->container_id);
+			v = strset__add(&s->st, pr->container_id);
 			if (v < 0)
 				return -ENOMEM;
 			perftools__profiles__label__init(&lb[k]);
@@ -651,12 +549,12 @@ int write_pprof_procs(const struct profile *p, const bool *procs, struct buf *ou
 			return -EINVAL;
 
 	err = -ENOMEM;
-	if (idx_set__init(&s.st.set, 64) || strtab__add(&s.st, "") != 0)
+	if (strset__init(&s.st, false) || strset__add(&s.st, "") != 0)
 		goto out_free;
-	i_samples = strtab__add(&s.st, "samples");
-	i_count = strtab__add(&s.st, "count");
-	i_cpu = strtab__add(&s.st, "cpu");
-	i_ns = strtab__add(&s.st, "nanoseconds");
+	i_samples = strset__add(&s.st, "samples");
+	i_count = strset__add(&s.st, "count");
+	i_cpu = strset__add(&s.st, "cpu");
+	i_ns = strset__add(&s.st, "nanoseconds");
 	if (i_samples < 0 || i_count < 0 || i_cpu < 0 || i_ns < 0)
 		goto out_free;
 	types[0].type = i_samples;
@@ -667,8 +565,8 @@ int write_pprof_procs(const struct profile *p, const bool *procs, struct buf *ou
 	period_type.unit = i_ns;
 	if (p->offcpu) {
 		/* go tool pprof -sample_index=off_cpu; the default stays cpu */
-		i_off = strtab__add(&s.st, "off_cpu");
-		i_blocks = strtab__add(&s.st, "off_cpu_blocks");
+		i_off = strset__add(&s.st, "off_cpu");
+		i_blocks = strset__add(&s.st, "off_cpu_blocks");
 		if (i_off < 0 || i_blocks < 0)
 			goto out_free;
 		types[2].type = i_off;

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "array.h"
+#include "lib_hashmap.h"
 #include "write_svg.h"
 
 #define IMAGE_WIDTH 1200
@@ -57,49 +58,24 @@ struct node {
 struct tree {
 	struct node *nodes;
 	size_t nr_nodes, cap_nodes;
-	uint32_t *slots;	/* open addressing over node indices: (parent, kind, name) */
-	uint32_t mask;
+	struct idxmap map;	/* node indices by (parent, kind, name); the root is not in it */
 	char **owned;		/* "[dso]" names made here */
 	size_t nr_owned, cap_owned;
 };
 
-static uint32_t hash_str(const char *s)
-{
-	uint32_t h = 2166136261u; /* FNV-1a */
-
-	for (; *s; s++)
-		h = (h ^ (uint8_t)*s) * 16777619u;
-	return h;
-}
-
 static uint32_t node_hash(uint32_t parent, uint8_t kind, const char *name)
 {
-	uint64_t h = hash_str(name) ^ ((uint64_t)parent << 8) ^ kind;
+	uint64_t h = hash__str(name) ^ ((uint64_t)parent << 8) ^ kind;
 
 	h *= 0x9e3779b97f4a7c15ULL;
 	return (uint32_t)(h >> 32);
 }
 
-static int tree_rehash(struct tree *t, uint32_t cap)
+static uint32_t node_hash_of(void *ctx, uint32_t idx)
 {
-	uint32_t *slots = malloc(sizeof(*slots) * cap);
-	size_t i;
+	const struct node *n = &((struct tree *)ctx)->nodes[idx];
 
-	if (!slots)
-		return -ENOMEM;
-	memset(slots, 0xff, sizeof(*slots) * cap);
-	for (i = 1; i < t->nr_nodes; i++) {
-		const struct node *n = &t->nodes[i];
-		uint32_t pos = node_hash(n->parent, n->kind, n->name) & (cap - 1);
-
-		while (slots[pos] != NONE)
-			pos = (pos + 1) & (cap - 1);
-		slots[pos] = (uint32_t)i;
-	}
-	free(t->slots);
-	t->slots = slots;
-	t->mask = cap - 1;
-	return 0;
+	return node_hash(n->parent, n->kind, n->name);
 }
 
 /* The child of parent with this kind and name, added when missing; NONE on ENOMEM. */
@@ -108,18 +84,16 @@ static uint32_t tree_child(struct tree *t, uint32_t parent, uint8_t kind, const 
 	uint32_t h = node_hash(parent, kind, name), pos, idx;
 	struct node *n;
 
-	for (pos = h & t->mask; t->slots[pos] != NONE; pos = (pos + 1) & t->mask) {
-		n = &t->nodes[t->slots[pos]];
+	idxmap__for_each(&t->map, h, pos) {
+		n = &t->nodes[t->map.slots[pos]];
 		if (n->parent == parent && n->kind == kind && (n->name == name || !strcmp(n->name, name)))
-			return t->slots[pos];
+			return t->map.slots[pos];
 	}
 	if (t->nr_nodes >= UINT32_MAX / 4 ||
 	    array__grow((void **)&t->nodes, &t->cap_nodes, t->nr_nodes + 1, sizeof(*t->nodes)))
 		return NONE;
-	if (t->nr_nodes * 2 >= t->mask + 1) {
-		if (tree_rehash(t, (t->mask + 1) * 2))
-			return NONE;
-	}
+	if (idxmap__reserve(&t->map, node_hash_of, t))
+		return NONE;
 	idx = (uint32_t)t->nr_nodes++;
 	n = &t->nodes[idx];
 	*n = (struct node){
@@ -131,9 +105,7 @@ static uint32_t tree_child(struct tree *t, uint32_t parent, uint8_t kind, const 
 		.kind = kind,
 	};
 	t->nodes[parent].first_child = idx;
-	for (pos = h & t->mask; t->slots[pos] != NONE; pos = (pos + 1) & t->mask)
-		;
-	t->slots[pos] = idx;
+	idxmap__insert(&t->map, h, idx);
 	return idx;
 }
 
@@ -145,7 +117,7 @@ static void tree_free(struct tree *t)
 		free(t->owned[i]);
 	free(t->owned);
 	free(t->nodes);
-	free(t->slots);
+	idxmap__free(&t->map);
 }
 
 /* "[name]" for a frame with no symbol, after stackcollapse-perf.pl: the DSO's base name. */
@@ -219,7 +191,7 @@ static int build_tree(const struct profile *p, struct tree *t)
 	size_t i;
 	int err = -ENOMEM;
 
-	if (!names || !kinds || tree_rehash(t, 1024) ||
+	if (!names || !kinds || idxmap__init(&t->map, 512) ||
 	    array__grow((void **)&t->nodes, &t->cap_nodes, 1, sizeof(*t->nodes)))
 		goto out_free;
 	t->nodes[0] = (struct node){ .name = "all", .parent = NONE, .first_child = NONE,

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
+#include "lib_cursor.h"
 #include "log.h"
 #include "sym_elf.h"
 #include "xray_instr_map.h"
@@ -51,14 +52,6 @@ struct xray_instr_map {
 	uint8_t build_id[ELF_BUILD_ID_MAX];
 	uint8_t build_id_len;
 };
-
-static uint64_t get64(const uint8_t *p, bool swap)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return swap ? __builtin_bswap64(v) : v;
-}
 
 static int cmp_reloc(const void *a, const void *b)
 {
@@ -213,7 +206,7 @@ static int load_sleds(struct xray_instr_map *m, Elf *elf, const GElf_Ehdr *eh, b
 	for (i = 0; i < nr_sleds; i++) {
 		const uint8_t *e = (const uint8_t *)d->d_buf + i * SLED_SIZE;
 		uint64_t at = sh.sh_addr + i * SLED_SIZE + 8; /* vaddr of the function field */
-		uint64_t fn = get64(e + 8, swap);
+		uint64_t fn = bo__load64(e + 8, swap);
 		const struct reloc *r;
 
 		if (e[SLED_VERSION_OFF] >= 2)
