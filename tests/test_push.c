@@ -49,6 +49,7 @@ static void test_check_url(void **state)
 	assert_int_equal(push__check_url("ftp://host", &why), -EINVAL);
 	assert_int_equal(push__check_url("http://", &why), -EINVAL);
 	assert_int_equal(push__check_url("http://:80/", &why), -EINVAL);
+	assert_int_equal(push__check_url("http://127.0.0.1:/x", &why), -EINVAL);
 	assert_int_equal(push__check_url("http://user:pw@host/", &why), -EINVAL);
 	assert_non_null(strstr(why, "--push-auth-file"));
 	assert_int_equal(push__check_url("http://host/ingest?name=x", &why), -EINVAL);

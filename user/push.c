@@ -78,6 +78,8 @@ int push__check_url(const char *url, const char **why)
 	end = host + strcspn(host, "/");
 	if (end == host || *host == ':')
 		return *why = "no host", -EINVAL;
+	if (end[-1] == ':')
+		return *why = "an empty port", -EINVAL;
 	if (memchr(host, '@', (size_t)(end - host)))
 		return *why = "credentials in the URL: put them in --push-auth-file", -EINVAL;
 	if (strpbrk(url, "?#"))
