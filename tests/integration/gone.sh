@@ -229,6 +229,39 @@ grep -q ' hot_b$' "$d/top2" && near "$a_share" 75 "$TOL" && clean_err "$d/top2.e
 	ok "debug: the directory moved, PPROF_BINARY_PATH=it go tool pprof names hot_a/hot_b, hot_a share $a_share %" ||
 	fail "debug: PPROF_BINARY_PATH" "share: $a_share" "$(head -8 "$d/top2")" "$(head -3 "$d/top2.err")"
 
+# The same with the debug file fetched by debuginfod (a file:// server:
+# DIR/buildid/<id>/debuginfo) into the client's cache, the stripped binary
+# carrying no debug link: the fetched file reaches both readers.
+d=$work/debuginfod
+mkdir -p "$d/home" "$d/bin" "$d/srv/buildid/$id" "$d/elsewhere"
+cp "$work/burner" "$d/bin/stripped"
+objcopy --only-keep-debug "$d/bin/stripped" "$d/srv/buildid/$id/debuginfo" && strip --strip-all "$d/bin/stripped" ||
+	fail "debuginfod: strip the workload"
+"$d/bin/stripped" 5 &
+pid=$!
+pids+=($pid)
+sleep 0.2
+HOME=$d/home DEBUGINFOD_URLS="file://$d/srv" DEBUGINFOD_CACHE_PATH=$d/dcache \
+	"$BPFPROF" -p "$pid" -d 2 -o "$d/out.data" -o "$d/out.prof" >"$d/log" 2>&1 ||
+	fail "debuginfod: bpfprof exits 0" "$(tail -5 "$d/log")"
+kill "$pid" 2>/dev/null
+wait 2>/dev/null
+pids=()
+rm -rf "$d/bin" "$d/srv" "$d/dcache"
+HOME=$d/home perf report -i "$d/out.data" --no-children --sort sym --stdio >"$d/report" 2>"$d/report.err"
+a_share=$(awk '$1 ~ /%$/ { sub("%", "", $1); print $1, $3 }' "$d/report" | share)
+[ -f "$d/home/.debug/.build-id/${id:0:2}/${id:2}/debug" ] && grep -q '\] hot_b' "$d/report" &&
+	near "$a_share" 75 "$TOL" && ! grep -q . "$d/report.err" &&
+	ok "debuginfod: the fetched debug file in the cache entry; perf report names hot_a/hot_b, hot_a share $a_share %" ||
+	fail "debuginfod: perf report from the fetched debug file" "share: $a_share" \
+		"$(grep -v '^#' "$d/report" | head -5)" "$(head -3 "$d/report.err")" "$(tail -4 "$d/log")"
+mv "$d/out.prof.bin" "$d/elsewhere/bin"
+PPROF_BINARY_PATH=$d/elsewhere/bin go tool pprof -top "$d/out.prof" >"$d/top" 2>"$d/top.err"
+a_share=$(awk '$6 == "hot_a" || $6 == "hot_b" { sub("%", "", $2); print $2, $6 }' "$d/top" | share)
+grep -q ' hot_b$' "$d/top" && near "$a_share" 75 "$TOL" && clean_err "$d/top.err" &&
+	ok "debuginfod: the fetched debug file beside the .prof, moved: PPROF_BINARY_PATH go tool pprof names hot_a/hot_b, hot_a share $a_share %" ||
+	fail "debuginfod: go tool pprof with the fetched debug file" "share: $a_share" "$(head -8 "$d/top")" "$(head -3 "$d/top.err")"
+
 # --no-buildid-cache: nothing written under HOME
 d=$work/nocache
 mkdir -p "$d/home"
