@@ -272,7 +272,7 @@ fi
 if start_recv r4 --out "$work/r4" --mode-file "$work/mode401"; then
 	echo 401 >"$work/mode401"
 	mkdir -p "$work/e"
-	"$BPFPROF" -p $hot -d 1 --output-dir "$work/e" --push "http://127.0.0.1:$(cat "$work/r4.port")" \
+	"$BPFPROF" -p $hot -d 2 -F 199 --output-dir "$work/e" --push "http://127.0.0.1:$(cat "$work/r4.port")" \
 		2>"$work/e.log"
 	rc=$?
 	stop_recv
@@ -282,7 +282,7 @@ if start_recv r4 --out "$work/r4" --mode-file "$work/mode401"; then
 		python3 "$RECEIVER" --decode-push "$sp" | grep -q '"service_name", "hotcold"'; then
 		ok "401: the interval is spooled as $(basename "$sp") (a PushRequest with its labels), exit 0"
 	else
-		fail "401: rc=$rc spool='$sp'" "$(tail -5 "$work/e.log")"
+		fail "401: rc=$rc spool='$sp'" "$(tail -5 "$work/e.log")" "$(ls "$work/e")" "$(cat "$work/r4.recv.err" 2>/dev/null)"
 	fi
 fi
 
