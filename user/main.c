@@ -37,6 +37,7 @@
 #include "session.h"
 #include "sym_debuginfod.h"
 #include "symbolize.h"
+#include "unwind_check.h"
 #include "write_gperf.h"
 #include "write_folded.h"
 #include "write_perfdata.h"
@@ -62,6 +63,9 @@ static char *interval_paths[CLI_MAX_OUTPUTS];
 static struct profile *stream_profile;
 /* --call-graph: the BPF walker's view of the processes (NULL when it could not be set up) */
 static struct unwinder *unwinder;
+/* --check-unwind: libdwfl's unwind of copied stacks against the BPF walk */
+static struct unwind_check *checker;
+static void check_stack(const void *data, size_t size);
 static char *jit_dir;
 /*
  * Exits end the run as soon as they happen: the command and the first
@@ -539,8 +543,10 @@ static int on_record(void *ctx, void *data, size_t size)
 	struct interval *iv = ctx;
 	int err;
 
-	if (size >= 4 && *(const uint32_t *)data == BPFPROF_REC_USTACK_COPY)
+	if (size >= 4 && *(const uint32_t *)data == BPFPROF_REC_USTACK_COPY) {
+		check_stack(data, size);
 		return 0;
+	}
 	err = agg__record(iv->agg, data, size);
 
 	return err == -ENOMEM ? err : 0;
@@ -640,6 +646,46 @@ static void report_lost(struct session *s, uint64_t before)
 			fprintf(stderr, " cpu%d: %llu", cpu, (unsigned long long)per_cpu[cpu]);
 	fprintf(stderr, " ); consider --ringbuf-size %lluM\n",
 		(unsigned long long)(cfg.ringbuf_bytes >> 20 ? (cfg.ringbuf_bytes >> 20) * 4 : 4));
+}
+
+/* --check-unwind: one copied stack unwound by libdwfl; -vv shows the walks that differ */
+static void check_stack(const void *data, size_t size)
+{
+	const struct bpfprof_ustack_copy *rec = data;
+	struct unwind_check_result res;
+
+	if (!checker || unwind_check__sample(checker, rec, size, &res))
+		return;
+	if (res.verdict != UNWIND_CHECK_DIFFERENT || log_verbosity < 2)
+		return;
+	pr_debug("check-unwind: pid %u tid %u: frame %u differs (BPF %u frames, libdwfl %u)\n", rec->tgid, rec->tid,
+		 res.first_diff, rec->nr_user, res.nr_dwfl);
+	for (uint32_t i = 0; i < rec->nr_user || i < res.nr_dwfl; i++) {
+		uint64_t b = i < rec->nr_user ? rec->ips[i] : 0, d = i < res.nr_dwfl ? res.dwfl_ips[i] : 0;
+		const char *name = unwind_check__symbol(checker, rec->tgid, b ? b : d);
+
+		pr_debug("  #%-3u BPF %#18llx  libdwfl %#18llx  %s\n", i, (unsigned long long)b, (unsigned long long)d,
+			 name ? name : "?");
+	}
+}
+
+static void report_check(void)
+{
+	const struct unwind_check_stats *st;
+	uint64_t n = 0;
+
+	if (!checker)
+		return;
+	st = unwind_check__stats(checker);
+	for (int i = 0; i < UNWIND_CHECK_NR_VERDICTS; i++)
+		n += st->verdicts[i];
+	fprintf(stderr, "bpfprof: BPF unwinds against libdwfl's (%llu stacks checked): %llu identical, %llu shorter "
+		"(BPF stopped first), %llu libdwfl stopped first (8 KB copy), %llu different, %llu not checked\n",
+		(unsigned long long)n, (unsigned long long)st->verdicts[UNWIND_CHECK_IDENTICAL],
+		(unsigned long long)st->verdicts[UNWIND_CHECK_BPF_SHORTER],
+		(unsigned long long)st->verdicts[UNWIND_CHECK_DWFL_SHORTER],
+		(unsigned long long)st->verdicts[UNWIND_CHECK_DIFFERENT],
+		(unsigned long long)st->verdicts[UNWIND_CHECK_FAILED]);
 }
 
 /* How the user-stack walks ended, since the start (BPF counters) and, with -v, the tables. */
@@ -824,6 +870,7 @@ static int interval_end(struct interval *iv, struct session *s, struct symbolize
 				(unsigned long long)p->nr_offcpu_lost);
 	}
 	report_walks(s);
+	report_check();
 	if (cfg.check_user_stacks) {
 		uint64_t same, shorter, differ;
 
@@ -949,7 +996,7 @@ int main(int argc, char **argv)
 	sopts.unwind = true;
 	sopts.unwind_rows = cfg.call_graph == CALL_GRAPH_DWARF ?
 				    (uint32_t)(cfg.unwind_table_bytes / sizeof(struct bpfprof_unwind_row)) : 0;
-	sopts.check_unwind_every = cfg.check_unwind ? 16 : 0;
+	sopts.check_unwind_every = cfg.check_unwind ? 4 : 0;
 	sopts.cgroup_ids = cfg.cgroup_ids;
 	sopts.nr_cgroups = (size_t)cfg.nr_cgroups;
 	sopts.on_record = on_record;
@@ -957,6 +1004,10 @@ int main(int argc, char **argv)
 	err = session__open(&sopts, &s);
 	if (err)
 		goto out;
+	if (cfg.check_unwind && !(checker = unwind_check__new())) {
+		err = -ENOMEM;
+		goto out;
+	}
 	err = unwinder_start(s);
 	if (err) {
 		pr_warn("cannot set up the unwinder: %s\n", strerror(-err));
@@ -1077,6 +1128,7 @@ out:
 	if (child_fd >= 0)
 		close(child_fd);
 	unwinder__free(unwinder);
+	unwind_check__free(checker);
 	session__close(s);
 	symbolizer__free(sy);
 	push__free(pusher);

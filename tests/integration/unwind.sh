@@ -14,6 +14,8 @@
 #    stripped) or clone3 (a thread): bpfprof must reach it in at least 99 %
 #    of its samples wherever perf reaches it in at least 99 % of its own
 #    (else no more than 1 point below perf);
+#  - --check-unwind: some of bpfprof's stacks are copied with their registers
+#    and unwound again with libdwfl (as perf report does): 0 may differ;
 #  - nofp's known callers in the folded stacks, the signal handler's stack
 #    through __restore_rt into the interrupted code and on to _start;
 #  - main-side frames above the hot functions in perf report, go tool pprof
@@ -51,7 +53,7 @@ fi
 # pair NAME PID SECONDS: bpfprof and perf record --call-graph dwarf on PID at the same time
 pair() {
 	local name=$1 pid=$2 secs=$3
-	"$BPFPROF" -v -F 299 -d "$secs" -p "$pid" -o "$work/$name.data" -o "$work/$name.folded" \
+	"$BPFPROF" -v --check-unwind -F 299 -d "$secs" -p "$pid" -o "$work/$name.data" -o "$work/$name.folded" \
 		-o "$work/$name.prof" -o "$work/$name.svg" >"$work/$name.log" 2>&1 &
 	local bp=$!
 	perf record -q --call-graph dwarf -F 299 -p "$pid" -o "$work/$name.perf.data" -- sleep "$secs" \
@@ -91,6 +93,15 @@ compare() {
 		ok "$name: $b % of $bn bpfprof stacks reach _start/clone3; perf --call-graph dwarf $p % of $pn"
 	else
 		fail "$name: $b % of bpfprof's stacks reach the end, perf's $p %" "$(grep 'user stack' "$work/$name.log")"
+	fi
+	# --check-unwind: every 4th stack copied and unwound again by libdwfl, as perf report does
+	local line n same diff
+	line=$(grep "BPF unwinds against libdwfl's" "$work/$name.log")
+	read -r n same diff <<<"$(echo "$line" | sed -n 's/.*(\([0-9]*\) stacks checked): \([0-9]*\) identical, .* \([0-9]*\) different, .*/\1 \2 \3/p')"
+	if [ -n "$diff" ] && [ "$diff" -eq 0 ] && [ "${n:-0}" -ge 5 ] && [ "$same" -ge $((n * 9 / 10)) ]; then
+		ok "$name: --check-unwind: $same of $n BPF walks identical to libdwfl's, 0 different"
+	else
+		fail "$name: --check-unwind" "${line:-no check line}"
 	fi
 	if [ -s "$work/script.err" ] && grep -v 'no symbols found' "$work/script.err" | grep -q .; then
 		fail "$name: perf script warned" "$(head -3 "$work/script.err")"
