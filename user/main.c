@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <malloc.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -928,6 +929,13 @@ int main(int argc, char **argv)
 	int go = -1, err, i, status, child_fd = -1;
 	struct sigaction sa = { .sa_handler = on_signal }, pipe_sa = { .sa_handler = on_sigpipe }, old;
 
+	/*
+	 * One malloc arena for every thread: the unwinder's and the symbolizer's
+	 * threads would each get an arena of their own, which glibc returns to
+	 * the system far less readily (churn.sh under -a: 8.3 kB of RssAnon per
+	 * process started, 3.5 kB with one arena).
+	 */
+	mallopt(M_ARENA_MAX, 1);
 	if (argc > 1 && !strcmp(argv[1], "xray"))
 		return xray__main(argc - 1, argv + 1);
 	for (i = 0; i < CLI_MAX_PIDS; i++)

@@ -345,6 +345,21 @@ static int build_file(struct unwinder *u, int fd, const char *name, struct built
 		return -errno;
 	b->f.dev = sb.st_dev;
 	b->f.ino = sb.st_ino;
+	/* the file a cached table was built from: no need to read its build-id again */
+	pthread_mutex_lock(&u->lock);
+	for (idx = 0; idx < u->nr_files; idx++) {
+		const struct file_entry *f = &u->files[idx];
+
+		if (f->used && f->dev == b->f.dev && f->ino == b->f.ino) {
+			memcpy(b->f.id, f->id, sizeof(f->id));
+			b->f.id_len = f->id_len;
+			*cached = true;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&u->lock);
+	if (*cached)
+		return 0;
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
 	len = elf__read_build_id(self, b->f.id);
 	b->f.id_len = len > 0 ? (size_t)len : 0;
