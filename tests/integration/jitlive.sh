@@ -146,7 +146,7 @@ else
 	(cd "$d" && exec node --perf-prof --interpreted-frames-native-stack app.js 60) &
 	npid=$!
 	sleep 1.5
-	"$BPFPROF" -vv -F 199 -p "$npid" -d 4 -o "$d/out.folded" >"$d/log" 2>&1 ||
+	"$BPFPROF" -vv -F 199 -p "$npid" -d 4 -o "$d/out.folded" -o "$d/out.prof" >"$d/log" 2>&1 ||
 		fail "node: bpfprof exits 0" "$(tail -5 "$d/log")"
 	a_share=$(rows "$d/log" | share)
 	tail=$(grep -o '[0-9]* unflushed bytes read from its buffer at offset [0-9]*' "$d/log")
@@ -156,6 +156,12 @@ else
 	else
 		fail "node: JS:*hotA/hotB named at 75 %" "share: $a_share" "$(grep -v 'libbpf' "$d/log" | tail -8)"
 	fi
+	# the JIT images come from the same records: pprof names hotB too
+	go tool pprof -top "$d/out.prof" >"$d/top" 2>"$d/top.err"
+	a_share=$(awk '/:\*hot[AB]/ { sub("%", "", $2); n = ($0 ~ /hotA/) ? "hotA" : "hotB"; print $2, n }' "$d/top" | share)
+	grep -q ':\*hotB' "$d/top" && near "$a_share" 75 "$TOL" &&
+		ok "node (running on): go tool pprof on the .prof names JS:*hotA/hotB, hotA share $a_share %" ||
+		fail "node: go tool pprof on the .prof" "share: $a_share" "$(head -8 "$d/top")" "$(head -3 "$d/top.err")"
 	kill -0 "$npid" 2>/dev/null && ok "node: still running after the profile" || fail "node outlives the profile"
 	kill "$npid" 2>/dev/null
 	wait "$npid" 2>/dev/null
