@@ -101,7 +101,7 @@ static int sink_maps(void *ctx, const struct profile *p, uint32_t proc, uint64_t
 	return k->w ? perfdata__maps(k->w, p, proc, time_ns) : 0;
 }
 
-static int sink_sample(void *ctx, const struct profile *p, uint32_t proc, const struct bpfprof_sample *s)
+static int sink_sample(void *ctx, const struct profile *p, uint32_t proc, const struct profile_sample *s)
 {
 	struct sink *k = ctx;
 

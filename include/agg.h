@@ -60,10 +60,14 @@ struct agg_observer {
 	 * that added mappings; time_ns is the time of the sample that caused it.
 	 */
 	int (*maps_changed)(void *ctx, const struct profile *p, uint32_t proc, uint64_t time_ns);
-	/* Every accepted sample record, after its process is known. */
-	int (*sample)(void *ctx, const struct profile *p, uint32_t proc, const struct bpfprof_sample *s);
-	/* Every accepted off-CPU block (BPFPROF_REC_OFFCPU), after its process is known. */
-	int (*offcpu)(void *ctx, const struct profile *p, uint32_t proc, const struct bpfprof_offcpu *r);
+	/*
+	 * Every accepted sample record, after its process is known, as the
+	 * model's event: the record's own stacks (user frames included for the
+	 * "[other]" entry, which keeps only kernel frames in p).
+	 */
+	int (*sample)(void *ctx, const struct profile *p, uint32_t proc, const struct profile_sample *s);
+	/* Every accepted off-CPU block (BPFPROF_REC_OFFCPU), after its process is known; s->off_ns set. */
+	int (*offcpu)(void *ctx, const struct profile *p, uint32_t proc, const struct profile_sample *s);
 	void *ctx;
 };
 

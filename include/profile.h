@@ -144,6 +144,22 @@ struct profile {
 	struct profile_index *index; /* private hash tables */
 };
 
+/*
+ * One sample or off-CPU block as capture adds it, for writers that stream
+ * them as they come (perf.data): who, on which CPU, when, where. Borrowed:
+ * valid during the call it is passed to.
+ */
+struct profile_sample {
+	uint32_t pid;		/* tgid, root pid namespace */
+	uint32_t tid;
+	uint32_t cpu;
+	uint64_t time_ns;	/* CLOCK_MONOTONIC */
+	const char *comm;	/* the thread's name, NUL-terminated */
+	const uint64_t *ips;	/* nr_kernel kernel then nr_user user addresses, leaf first */
+	uint16_t nr_kernel, nr_user;
+	uint64_t off_ns;	/* an off-CPU block's length, ns; 0 for a CPU sample */
+};
+
 /* Returns a new empty profile, or NULL (errno ENOMEM). Free with profile__free(). */
 struct profile *profile__new(void);
 void profile__free(struct profile *p);

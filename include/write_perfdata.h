@@ -25,7 +25,6 @@
 #define BPFPROF_WRITE_PERFDATA_H
 
 #include <stdint.h>
-#include "bpfprof_abi.h"
 #include "profile.h"
 
 struct perfdata_writer;
@@ -71,15 +70,22 @@ struct perfdata_writer *perfdata__new(int fd, const struct perfdata_opts *o);
  */
 int perfdata__maps(struct perfdata_writer *w, const struct profile *p, uint32_t proc, uint64_t time_ns);
 
-/* Write one SAMPLE record from a ring-buffer record. Returns 0 or -errno. */
-int perfdata__sample(struct perfdata_writer *w, const struct bpfprof_sample *s);
+/*
+ * Write one SAMPLE record of s (opts.period_ns as its period), and COMM
+ * records for a process or thread not seen before or renamed by an exec.
+ * Returns 0 or -errno.
+ */
+int perfdata__sample(struct perfdata_writer *w, const struct profile_sample *s);
+
+/* As perfdata__sample with its own period (a weight in the event's unit, ns for cpu-clock). */
+int perfdata__sample_period(struct perfdata_writer *w, const struct profile_sample *s, uint64_t period);
 
 /*
- * Write one SAMPLE of the offcpu-time event (opts.offcpu) from an off-CPU
- * record: its stacks, the time the task ran again, the block's ns as the
- * period. Returns 0 or -errno (-EINVAL without opts.offcpu).
+ * Write one SAMPLE of the offcpu-time event (opts.offcpu) of an off-CPU
+ * block: its stacks, the time the task ran again, s->off_ns as the period.
+ * Returns 0 or -errno (-EINVAL without opts.offcpu).
  */
-int perfdata__offcpu(struct perfdata_writer *w, const struct bpfprof_offcpu *r);
+int perfdata__offcpu(struct perfdata_writer *w, const struct profile_sample *s);
 
 /* Off-CPU samples written so far. */
 uint64_t perfdata__nr_offcpu(const struct perfdata_writer *w);

@@ -688,7 +688,7 @@ static int on_maps(void *ctx, const struct profile *p, uint32_t proc, uint64_t t
 	return 0;
 }
 
-static int on_sample(void *ctx, const struct profile *p, uint32_t proc, const struct bpfprof_sample *s)
+static int on_sample(void *ctx, const struct profile *p, uint32_t proc, const struct profile_sample *s)
 {
 	struct obs_log *l = ctx;
 
@@ -763,10 +763,13 @@ static void test_observer(void **state)
 
 static int offcpu_seen;
 
-static int on_offcpu(void *ctx, const struct profile *p, uint32_t proc, const struct bpfprof_offcpu *r)
+static int on_offcpu(void *ctx, const struct profile *p, uint32_t proc, const struct profile_sample *s)
 {
-	assert_int_equal(r->type, BPFPROF_REC_OFFCPU);
-	assert_int_equal(p->procs[proc].pid, r->s.tgid);
+	/* the model's event: the block's length, its process, its stacks */
+	assert_int_equal(s->off_ns, 3000000);
+	assert_int_equal(p->procs[proc].pid, s->pid);
+	assert_true(s->nr_kernel + s->nr_user > 0);
+	assert_string_equal(s->comm, "app");
 	offcpu_seen++;
 	return 0;
 }

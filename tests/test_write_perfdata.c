@@ -26,7 +26,6 @@
 #include <unistd.h>
 #include <linux/perf_event.h>
 #include <cmocka.h>
-#include "bpfprof_abi.h"
 #include "profile.h"
 #include "write_perfdata.h"
 
@@ -177,22 +176,12 @@ static struct perfdata_opts opts(struct fixture *f)
 	};
 }
 
-static struct bpfprof_sample sample(uint32_t tid, uint64_t t, const char *comm, const uint64_t *ips,
+/* ips and comm are borrowed: static arrays and literals of the callers */
+static struct profile_sample sample(uint32_t tid, uint64_t t, const char *comm, const uint64_t *ips,
 				    uint16_t nk, uint16_t nu)
 {
-	struct bpfprof_sample s;
-
-	memset(&s, 0, sizeof(s));
-	s.type = BPFPROF_REC_SAMPLE;
-	s.cpu = tid == PID ? 1 : 0;
-	s.tgid = PID;
-	s.tid = tid;
-	s.time_ns = t;
-	snprintf(s.comm, sizeof(s.comm), "%s", comm);
-	s.nr_kernel = nk;
-	s.nr_user = nu;
-	memcpy(s.ips, ips, (size_t)(nk + nu) * 8);
-	return s;
+	return (struct profile_sample){ .pid = PID, .tid = tid, .cpu = tid == PID ? 1 : 0, .time_ns = t,
+					.comm = comm, .ips = ips, .nr_kernel = nk, .nr_user = nu };
 }
 
 static void read_back(struct fixture *f)
@@ -248,7 +237,7 @@ static void write_standard(struct fixture *f)
 	static const uint64_t ku[] = { 0xffffffff81001010ULL, 0xffffffff81001020ULL, EXE_START + 0x1300 };
 	static const uint64_t k1[] = { 0xffffffff81001030ULL };
 	struct perfdata_opts o = opts(f);
-	struct bpfprof_sample s;
+	struct profile_sample s;
 	struct perfdata_writer *w;
 	bool created;
 	int fd = open(f->out, O_RDWR | O_CREAT | O_TRUNC, 0600);
@@ -634,7 +623,7 @@ static void test_streams(void **state)
 	struct fixture *f = *state;
 	struct perfdata_opts o = opts(f);
 	struct perfdata_writer *w;
-	struct bpfprof_sample s;
+	struct profile_sample s;
 	struct stat st;
 	int fd = open(f->out, O_RDWR | O_CREAT | O_TRUNC, 0600), i;
 
@@ -664,7 +653,7 @@ static void test_disk_full(void **state)
 	struct fixture *f = *state;
 	struct perfdata_opts o = opts(f);
 	struct perfdata_writer *w;
-	struct bpfprof_sample s;
+	struct profile_sample s;
 	int fd = open(f->out, O_RDWR | O_CREAT | O_TRUNC, 0600), full = open("/dev/full", O_WRONLY), i, err = 0;
 
 	if (full < 0) {
@@ -724,8 +713,7 @@ static void test_offcpu_event(void **state)
 	struct fixture *f = *state;
 	struct perfdata_opts o = opts(f);
 	struct perfdata_writer *w;
-	struct bpfprof_offcpu r;
-	struct bpfprof_sample s;
+	struct profile_sample s, r;
 	struct perf_event_attr a[2];
 	uint64_t attr_off, attr_sz, data_off, data_sz, off, end, id[2], desc_off, desc_sz;
 	int fd = open(f->out, O_RDWR | O_CREAT | O_TRUNC, 0600), i, nr_cpu = 0, nr_off = 0, nr_comm = 0;
@@ -738,10 +726,8 @@ static void test_offcpu_event(void **state)
 	assert_int_equal(perfdata__maps(w, f->p, f->proc, T0), 0);
 	s = sample(PID, T0, "work", u, 0, 2);
 	assert_int_equal(perfdata__sample(w, &s), 0);
-	memset(&r, 0, sizeof(r));
-	r.type = BPFPROF_REC_OFFCPU;
+	r = sample(PID, T0 + 1000, "work", ku, 2, 1);
 	r.off_ns = 4000123;
-	r.s = sample(PID, T0 + 1000, "work", ku, 2, 1);
 	assert_int_equal(perfdata__offcpu(w, &r), 0);
 	assert_int_equal(perfdata__nr_samples(w), 1);
 	assert_int_equal(perfdata__nr_offcpu(w), 1);
@@ -841,14 +827,13 @@ static void test_offcpu_needs_option(void **state)
 	struct fixture *f = *state;
 	struct perfdata_opts o = opts(f);
 	struct perfdata_writer *w;
-	struct bpfprof_offcpu r;
+	struct profile_sample r;
 	int fd = open(f->out, O_RDWR | O_CREAT | O_TRUNC, 0600);
 
 	assert_true(fd >= 0);
 	w = perfdata__new(fd, &o);
 	assert_non_null(w);
-	memset(&r, 0, sizeof(r));
-	r.s = sample(PID, T0, "work", u, 0, 1);
+	r = sample(PID, T0, "work", u, 0, 1);
 	assert_int_equal(perfdata__offcpu(w, &r), -EINVAL);
 	assert_int_equal(perfdata__nr_offcpu(w), 0);
 	perfdata__free(w);

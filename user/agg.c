@@ -606,6 +606,8 @@ int agg__record(struct agg *a, const void *data, size_t size)
 	const struct bpfprof_sample *s = data;
 	const struct bpfprof_offcpu *off = NULL;
 	bool created = false, other = false, created_proc;
+	char comm[PROFILE_COMM_LEN];
+	struct profile_sample ev;
 	int proc, st, err = 0;
 
 	/* an off-CPU block: its stacks are a sample record's, after the block's length */
@@ -682,7 +684,15 @@ int agg__record(struct agg *a, const void *data, size_t size)
 	}
 	if (err)
 		return err;
+	if (off ? !a->obs.offcpu : !a->obs.sample)
+		return 0;
+	/* the record's comm may fill its 16 bytes with no NUL */
+	memcpy(comm, s->comm, sizeof(comm) - 1);
+	comm[sizeof(comm) - 1] = '\0';
+	ev = (struct profile_sample){ .pid = s->tgid, .tid = s->tid, .cpu = s->cpu, .time_ns = s->time_ns,
+				      .comm = comm, .ips = (const uint64_t *)s->ips, .nr_kernel = s->nr_kernel,
+				      .nr_user = s->nr_user, .off_ns = off ? off->off_ns : 0 };
 	if (off)
-		return a->obs.offcpu ? a->obs.offcpu(a->obs.ctx, a->p, (uint32_t)proc, off) : 0;
-	return a->obs.sample ? a->obs.sample(a->obs.ctx, a->p, (uint32_t)proc, s) : 0;
+		return a->obs.offcpu(a->obs.ctx, a->p, (uint32_t)proc, &ev);
+	return a->obs.sample(a->obs.ctx, a->p, (uint32_t)proc, &ev);
 }

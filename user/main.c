@@ -466,7 +466,7 @@ static int stream_maps(void *ctx, const struct profile *p, uint32_t proc, uint64
 	return 0;
 }
 
-static int stream_sample(void *ctx, const struct profile *p, uint32_t proc, const struct bpfprof_sample *s)
+static int stream_sample(void *ctx, const struct profile *p, uint32_t proc, const struct profile_sample *s)
 {
 	int i, err;
 
@@ -476,12 +476,12 @@ static int stream_sample(void *ctx, const struct profile *p, uint32_t proc, cons
 	return 0;
 }
 
-static int stream_offcpu(void *ctx, const struct profile *p, uint32_t proc, const struct bpfprof_offcpu *r)
+static int stream_offcpu(void *ctx, const struct profile *p, uint32_t proc, const struct profile_sample *s)
 {
 	int i, err;
 
 	for (i = 0; i < cfg.nr_outputs; i++)
-		if (streams[i] && (err = perfdata__offcpu(streams[i], r)))
+		if (streams[i] && (err = perfdata__offcpu(streams[i], s)))
 			stream_failed(i, err);
 	return 0;
 }

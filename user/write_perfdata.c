@@ -557,27 +557,24 @@ int perfdata__maps(struct perfdata_writer *w, const struct profile *p, uint32_t 
 }
 
 /* A SAMPLE of event id (ID_CPU, or ID_OFFCPU with the block's ns as period). */
-static int put_sample(struct perfdata_writer *w, const struct bpfprof_sample *s, uint64_t id, uint64_t period)
+static int put_sample(struct perfdata_writer *w, const struct profile_sample *s, uint64_t id, uint64_t period)
 {
 	uint32_t nk = s->nr_kernel, nu = s->nr_user, nr, i;
-	uint64_t tkey = ((uint64_t)s->tgid << 32 | s->tid) + 1;
+	uint64_t tkey = ((uint64_t)s->pid << 32 | s->tid) + 1;
 	char comm[PROFILE_COMM_LEN];
 	struct proc_state *ps;
 
 	if (w->err || w->finished)
 		return w->err ? w->err : -EINVAL;
-	if (nk > BPFPROF_MAX_STACK || nu > BPFPROF_MAX_STACK)
-		return -EINVAL;
-	memcpy(comm, s->comm, sizeof(comm));
-	comm[sizeof(comm) - 1] = '\0';
+	snprintf(comm, sizeof(comm), "%s", s->comm ? s->comm : "");
 	/* a process perfdata__maps never saw still gets its COMM */
-	ps = proc_state(w, s->tgid, comm, s->time_ns);
+	ps = proc_state(w, s->pid, comm, s->time_ns);
 	if (!ps)
 		return w->err;
 	/* first seen before its exec (a command forked by bpfprof): its new name, as perf record writes it */
-	if (s->tid == s->tgid && strcmp(ps->comm, comm)) {
+	if (s->tid == s->pid && strcmp(ps->comm, comm)) {
 		snprintf(ps->comm, sizeof(ps->comm), "%s", comm);
-		if (put_comm(w, s->tgid, s->tid, comm, meta_time(w, s->time_ns), PERF_RECORD_MISC_COMM_EXEC))
+		if (put_comm(w, s->pid, s->tid, comm, meta_time(w, s->time_ns), PERF_RECORD_MISC_COMM_EXEC))
 			return w->err;
 	}
 	if (!u64map__get(&w->threads, tkey, NULL)) {
@@ -585,7 +582,7 @@ static int put_sample(struct perfdata_writer *w, const struct bpfprof_sample *s,
 
 		if (err)
 			return w->err = err;
-		if (put_comm(w, s->tgid, s->tid, comm, meta_time(w, s->time_ns), 0))
+		if (put_comm(w, s->pid, s->tid, comm, meta_time(w, s->time_ns), 0))
 			return w->err;
 	}
 
@@ -595,7 +592,7 @@ static int put_sample(struct perfdata_writer *w, const struct bpfprof_sample *s,
 	if (w->offcpu)
 		buf__put_u64(&w->b, id); /* PERF_SAMPLE_IDENTIFIER comes first */
 	buf__put_u64(&w->b, nk + nu ? s->ips[0] : 0); /* the leaf, kernel or user */
-	put_u32_pair(&w->b, s->tgid, s->tid);
+	put_u32_pair(&w->b, s->pid, s->tid);
 	buf__put_u64(&w->b, s->time_ns);
 	put_u32_pair(&w->b, s->cpu, 0);
 	buf__put_u64(&w->b, period);
@@ -622,16 +619,21 @@ static int put_sample(struct perfdata_writer *w, const struct bpfprof_sample *s,
 	return maybe_flush(w);
 }
 
-int perfdata__sample(struct perfdata_writer *w, const struct bpfprof_sample *s)
+int perfdata__sample(struct perfdata_writer *w, const struct profile_sample *s)
 {
 	return put_sample(w, s, ID_CPU, w->period_ns);
 }
 
-int perfdata__offcpu(struct perfdata_writer *w, const struct bpfprof_offcpu *r)
+int perfdata__sample_period(struct perfdata_writer *w, const struct profile_sample *s, uint64_t period)
+{
+	return put_sample(w, s, ID_CPU, period);
+}
+
+int perfdata__offcpu(struct perfdata_writer *w, const struct profile_sample *s)
 {
 	if (!w->offcpu)
 		return -EINVAL;
-	return put_sample(w, &r->s, ID_OFFCPU, r->off_ns);
+	return put_sample(w, s, ID_OFFCPU, s->off_ns);
 }
 
 uint64_t perfdata__nr_offcpu(const struct perfdata_writer *w)

@@ -10,6 +10,13 @@
  * period_us each. The model keeps value = self ns and count = calls; for
  * .prof the stacks are rewritten as count = self time in µs (rounded) with a
  * 1 µs period, so pprof's "cpu" is self time and its sample count is µs.
+ *
+ * perf.data gets one SAMPLE per distinct call path of each process, its
+ * period the path's self time in ns (write_perfdata_view): perf report's
+ * overhead is the share of self time, unrounded. The model holds call paths
+ * with their summed times, not single calls, so a sample per call could only
+ * repeat a path's mean; and a trace of millions of calls would make as many
+ * records for nothing a reader shows.
  */
 #include <argp.h>
 #include <errno.h>
@@ -26,6 +33,7 @@
 #include "read_xray.h"
 #include "write_folded.h"
 #include "write_gperf.h"
+#include "write_perfdata.h"
 #include "write_pprof.h"
 #include "write_svg.h"
 #include "xray.h"
@@ -54,16 +62,18 @@ static const char xdoc[] =
 	"EXAMPLES:\n"
 	"  bpfprof xray --instr-map ./app xray-log.app.XXXX -o app.prof   # go tool pprof ./app app.prof\n"
 	"  bpfprof xray --instr-map ./app --account xray-log.app.*         # calls, total, self time\n"
+	"  bpfprof xray --instr-map ./app xray-log.app.XXXX -o app.data   # perf report -i app.data\n"
 	"\n"
 	"Stack weights are self time (TSC ticks through the trace's cycle frequency);\n"
-	"in .prof one sample is 1 us of self time. Without --instr-map frames are fn#ID.\n";
+	"in .prof one sample is 1 us of self time; in perf.data one sample per call path\n"
+	"has its self time in ns as its period. Without --instr-map frames are fn#ID.\n";
 
 enum { OPT_FORMAT = 1000, OPT_ACCOUNT, OPT_KEEP_GOING };
 
 static const struct argp_option xoptions[] = {
 	{ "instr-map", 'm', "BINARY", 0, "The instrumented binary: function ids to addresses and names", 0 },
 	{ "output", 'o', "FILE", 0, "Write a profile to FILE ('-' for stdout); repeatable", 0 },
-	{ "format", OPT_FORMAT, "FORMAT", 0, "Output format for every -o, overriding the extension: prof", 0 },
+	{ "format", OPT_FORMAT, "FORMAT", 0, "Output format for every -o, overriding the extension: prof, perf, pprof, folded, svg", 0 },
 	{ "account", OPT_ACCOUNT, NULL, 0, "Print per function: calls, total time, self time (stdout)", 0 },
 	{ "keep-going", 'k', NULL, 0, "Write what was read even when a trace is damaged", 0 },
 	{ "verbose", 'v', NULL, 0, "More diagnostics", 0 },
@@ -127,13 +137,14 @@ static int check_outputs(struct xray_config *c)
 					output__format_from_path(o->path);
 		if (o->format == OUTPUT_NONE) {
 			fprintf(stderr, "bpfprof: cannot tell the format of '%s'; use a known extension "
-					"(.prof) or --format\nTry 'bpfprof xray --help' for more information.\n",
+					"(.prof, .data, .pb.gz, .folded, .svg) or --format\n"
+					"Try 'bpfprof xray --help' for more information.\n",
 				o->path);
 			return 2;
 		}
-		if (o->format == OUTPUT_PERFDATA) {
-			fprintf(stderr, "bpfprof: 'bpfprof xray' cannot write perf.data yet ('%s'); "
-					"use .prof, .pb.gz, .folded or .svg\n", o->path);
+		if (o->format == OUTPUT_PERFDATA && !strcmp(o->path, "-")) {
+			fprintf(stderr, "bpfprof: perf.data cannot go to stdout: it is rewritten at the end; "
+					"give a file\n");
 			return 2;
 		}
 		if (c->account && !strcmp(o->path, "-")) {
@@ -241,7 +252,46 @@ static int name_view(struct profile *g, const struct profile *p)
 	return 0;
 }
 
-static int write_outputs(struct xray_config *c, const struct profile *p)
+/*
+ * perf.data of p on o->fd: COMM and MMAP2 of each process (the instrumented
+ * binary's segments, with its build-id), then one SAMPLE per call path with
+ * self time, period = that time in ns, of the event "xray-self-time" (a
+ * software clock event, so perf reads the period as time). The kernel maps
+ * are this machine's, as perf record writes them even for user-only events:
+ * perf report warns of restricted kernel maps without them. Times are synthesized,
+ * 1 µs apart in stack order (the model keeps no time per path). *nr gets the
+ * samples written.
+ */
+static int write_perfdata_view(const struct profile *p, struct output *o, int argc, char **argv, uint64_t *nr)
+{
+	struct perfdata_opts po = { .event = "xray-self-time", .freq_hz = 1000, .argc = argc, .argv = argv };
+	const uint64_t t0 = 1000000;
+	struct perfdata_writer *w = perfdata__new(o->fd, &po);
+	size_t i;
+	int err = 0;
+
+	if (!w)
+		return -errno;
+	for (i = 0; i < p->nr_procs && !err; i++)
+		err = perfdata__maps(w, p, (uint32_t)i, t0);
+	for (i = 0; i < p->nr_stacks && !err; i++) {
+		const struct profile_stack *s = &p->stacks[i];
+		const struct profile_process *pr = &p->procs[s->proc];
+		struct profile_sample ev = { .pid = pr->pid, .tid = pr->pid, .time_ns = t0 + i * 1000,
+					     .comm = pr->comm, .ips = s->ips, .nr_kernel = s->nr_kernel,
+					     .nr_user = s->nr_user };
+
+		if (s->value)
+			err = perfdata__sample_period(w, &ev, s->value);
+	}
+	if (!err)
+		err = perfdata__finish(w, p);
+	*nr = perfdata__nr_samples(w);
+	perfdata__free(w);
+	return err;
+}
+
+static int write_outputs(struct xray_config *c, const struct profile *p, int argc, char **argv)
 {
 	struct profile *g = NULL;
 	uint64_t dropped_ns = 0;
@@ -251,6 +301,7 @@ static int write_outputs(struct xray_config *c, const struct profile *p)
 		struct output *o = &c->outputs[i];
 		struct gperf_stats gs;
 		struct buf b = { 0 };
+		uint64_t nr_perf = 0;
 
 		if (!g) {
 			g = gperf_view(p, &dropped_ns);
@@ -272,6 +323,9 @@ static int write_outputs(struct xray_config *c, const struct profile *p)
 		case OUTPUT_SVG:
 			err = name_view(g, p) ?: write_svg(g, &b, "bpfprof XRay self time (1 sample = 1 us)");
 			break;
+		case OUTPUT_PERFDATA:
+			err = write_perfdata_view(p, o, argc, argv, &nr_perf);
+			break;
 		default:
 			err = write_gperf(g, &b, &gs);
 			break;
@@ -282,8 +336,11 @@ static int write_outputs(struct xray_config *c, const struct profile *p)
 			buf__free(&b);
 			break;
 		}
-		err = output__commit(o, &b);
-		if (!err && o->format == OUTPUT_GPERF)
+		err = output__commit(o, o->format == OUTPUT_PERFDATA ? NULL : &b);
+		if (!err && o->format == OUTPUT_PERFDATA)
+			fprintf(stderr, "bpfprof: wrote '%s': %llu samples (one per call path, period = its "
+					"self time in ns)\n", o->path, (unsigned long long)nr_perf);
+		else if (!err && o->format == OUTPUT_GPERF)
 			fprintf(stderr, "bpfprof: wrote '%s': %llu samples (1 sample = 1 us of self time), "
 					"%zu bytes\n", o->path, (unsigned long long)gs.samples_written, b.len);
 		else if (!err)
@@ -368,7 +425,7 @@ int xray__main(int argc, char **argv)
 			goto out;
 		}
 	}
-	err = write_outputs(&xcfg, p);
+	err = write_outputs(&xcfg, p, argc, argv);
 out:
 	for (i = 0; i < xcfg.nr_outputs; i++)
 		output__abort(&xcfg.outputs[i]);

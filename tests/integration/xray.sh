@@ -197,4 +197,33 @@ if "$BPFPROF" xray --instr-map "$WL" "$fdr" -o "$work/x.pb.gz" -o "$work/x.folde
 else
 	fail "xray: pprof/folded/svg outputs" "$(cat "$work/multi.err")" "$(head -3 "$work/x.folded" 2>/dev/null)"
 fi
+
+# perf.data: one sample per call path, its period the path's self time in ns.
+# perf report's self shares per function must be --account's self column
+# (the same nanoseconds): within 0.01 points, as perf prints two decimals
+# (+-0.005) and --account rounds to the ns (+-0.0005 points on this trace of
+# about 200 us). perf report and perf script must not print anything on stderr.
+if ! command -v perf >/dev/null; then
+	skip "xray perf.data" "perf not installed"
+elif "$BPFPROF" xray --instr-map "$WL" --account "$fdr" -o "$work/x.data" >"$work/pd.acct" 2>"$work/pd.err"; then
+	n=$(sed -n "s/^bpfprof: wrote '.*x.data': \([0-9]*\) samples.*/\1/p" "$work/pd.err")
+	perf report -i "$work/x.data" --stdio --no-children -g none --sort sym --percent-limit 0 -F overhead,sym \
+		>"$work/pd.rep" 2>"$work/pd.rerr"
+	perf script -i "$work/x.data" >"$work/pd.script" 2>"$work/pd.serr"
+	pn=$(sed -n 's/^# Samples: \([0-9]*\) .*/\1/p' "$work/pd.rep")
+	sn=$(grep -c ' xray-self-time: *$' "$work/pd.script")
+	msg=$(awk 'NR == FNR { if (FNR > 2) { self[$5] += $4; tot += $4 }; next }
+		/^#/ || NF < 3 { next } { sub("%", "", $1); p[$NF] = $1 }
+		END { for (f in self) { want = 100 * self[f] / tot; d = want - p[f]; if (d < 0) d = -d
+			if (d > 0.01) { printf "%s: perf %s%%, --account %.4f%%\n", f, p[f], want; bad = 1 } }
+			if (!tot) { print "no self time in the account"; bad = 1 }; exit bad }' "$work/pd.acct" "$work/pd.rep")
+	if [ $? -eq 0 ] && [ -n "$n" ] && [ "$n" = "$pn" ] && [ "$n" = "$sn" ] && [ ! -s "$work/pd.rerr" ] &&
+		[ ! -s "$work/pd.serr" ]; then
+		ok "xray -o x.data: perf report and perf script read $n samples without a warning; self shares equal --account's"
+	else
+		fail "xray perf.data: samples bpfprof '$n' report '$pn' script '$sn'" "$msg" "$(cat "$work/pd.rerr" "$work/pd.serr")"
+	fi
+else
+	fail "xray -o x.data" "$(cat "$work/pd.err")"
+fi
 finish
