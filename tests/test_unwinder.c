@@ -321,6 +321,9 @@ static void test_queue(void **state)
 		usleep(10000);
 	assert_int_equal(__atomic_load_n(&f->procs_ready, __ATOMIC_SEQ_CST), 1);
 	assert_non_null(lpm_lookup(f, getpid(), (uint64_t)(uintptr_t)this_function_is_hot));
+	/* jobs still queued when the unwinder goes are freed with it (the sanitizer build checks) */
+	for (uint32_t pid = 1; pid <= 50; pid++)
+		assert_int_equal(unwinder__queue(u, getpid(), m, n), 0);
 	unwinder__free(u);
 	for (size_t i = 0; i < n; i++)
 		free((char *)m[i].path);
