@@ -10,7 +10,9 @@
 #   on the .prof and perf report on the perf.data (through the JIT images
 #   made from the map), no /tmp/perf-PID.map may be
 #   left behind, and the JVM must still run. --no-jvm-perfmap must leave it
-#   unnamed and say so, with the remedy.
+#   unnamed and say so, with the remedy. The same JVM in a container (its
+#   own pid namespace, where it is pid 1, and its own /tmp) is asked
+#   through /proc/PID/root and named.
 # - node --perf-prof (tests/jit/hot.js, hotA 75 %) whose jitdump V8 writes
 #   through a stdio buffer whose last 4 KiB (in a fresh directory: hotB's
 #   LOAD record) reach the file only when node exits: JS:*hotA and JS:*hotB
@@ -25,9 +27,9 @@ BPFPROF=${BPFPROF:-$top/bpfprof}
 # standard deviations of the sampling error (3.7 points at 150 samples).
 TOL=${TOL:-10}
 work=$(mktemp -d /tmp/bpfprof-jitlive.XXXXXX)
-jpid= npid=
+jpid= npid= cpid= upid=
 cleanup() {
-	for p in $jpid $npid; do
+	for p in $jpid $npid $cpid $upid; do
 		kill "$p" 2>/dev/null && wait "$p" 2>/dev/null
 		# HotSpot leaves its attach socket when killed by a signal
 		rm -f "/tmp/.java_pid$p" "/tmp/perf-$p.map"
@@ -118,6 +120,35 @@ EOF
 			ok "JVM: still running, no /tmp/perf-$jpid.map or .attach_pid file left"
 		else
 			fail "JVM: still running, nothing left behind" "$(ls -la /tmp/perf-"$jpid".map "$work/java" 2>&1)"
+		fi
+
+		# a JVM in a container: its own pid namespace (pid 1 there) and a /tmp of its own
+		if command -v unshare >/dev/null; then
+			d=$work/jvm-ct
+			mkdir -p "$d"
+			unshare --mount --pid --fork --propagation private sh -c \
+				"cd '$work/java' && mount -t tmpfs jt /tmp && mkdir /tmp/app && cp Hot.class /tmp/app/ &&
+				 cd /tmp/app && exec java -cp /tmp/app -XX:+PreserveFramePointer -XX:-UsePerfData Hot 60" &
+			upid=$!
+			cpid=
+			for _ in $(seq 100); do
+				cpid=$(pgrep -P "$upid" -x java) && break
+				sleep 0.05
+			done
+			sleep 2
+			nspid=$(awk '/^NSpid:/ { print $NF }' "/proc/$cpid/status" 2>/dev/null)
+			"$BPFPROF" -v -F 199 -p "$cpid" -d 2 -o "$d/out.folded" >"$d/log" 2>&1
+			a_share=$(rows "$d/log" | share)
+			if [ -n "$cpid" ] && [ "$nspid" != "$cpid" ] && grep -q 'Hot\.hotB(long) \[jit\]$' "$d/log" &&
+				near "$a_share" 70 "$TOL" && [ -d "/proc/$cpid/root/tmp/app" ] &&
+				[ ! -e "/proc/$cpid/root/tmp/perf-$nspid.map" ] && [ ! -e "/tmp/perf-$nspid.map" ]; then
+				ok "JVM in a container (pid $nspid in its namespace, its own /tmp): named, hotA share $a_share %, its map removed"
+			else
+				fail "JVM in a container" "pid $cpid nspid $nspid share $a_share" "$(tail -6 "$d/log")" \
+					"$(ls -la "/proc/$cpid/root/tmp/" 2>&1 | head -5)"
+			fi
+			kill "$cpid" 2>/dev/null
+			wait "$upid" 2>/dev/null
 		fi
 
 		d=$work/jvm-off
