@@ -47,8 +47,8 @@ struct jvm_perfmap {
  * waiting at most timeout_ms. Fills *pm (release it with
  * jvm_attach__release, also on failure). Returns 0 when the JVM answered
  * with status 0, -ESRCH (gone), -EPERM (the process does not catch
- * SIGQUIT: never signalled), -ETIMEDOUT (no listener came up, or no
- * answer), -EPROTO (an answer other than 0: the JVM's message is printed at
+ * SIGQUIT: never signalled), -EACCES (no right to signal it: CAP_KILL or
+ * its uid needed), -ETIMEDOUT (no listener came up, or no answer), -EPROTO (an answer other than 0: the JVM's message is printed at
  * info level), or another -errno.
  */
 int jvm_attach__perfmap(const char *proc_dir, uint32_t pid, unsigned timeout_ms, struct jvm_perfmap *pm);

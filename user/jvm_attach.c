@@ -241,7 +241,8 @@ int jvm_attach__perfmap(const char *proc_dir, uint32_t pid, unsigned timeout_ms,
 				goto out;
 		}
 		if (kill((pid_t)pid, SIGQUIT)) {
-			err = -errno;
+			/* -EPERM means "does not catch SIGQUIT" here: no right to signal is -EACCES */
+			err = errno == EPERM ? -EACCES : -errno;
 			goto out;
 		}
 		/* poll for the socket; SIGQUIT once more half way, as jcmd does */

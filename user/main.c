@@ -424,6 +424,7 @@ static bool unnamed_jit_why(void *ctx, const struct profile *p, uint32_t proc, c
 		snprintf(buf, size, "the JVM wrote no perf map (%s); run 'jcmd %u Compiler.perfmap' before the "
 			 "profile ends, or start it with -XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit",
 			 cfg.no_jvm_perfmap ? "--no-jvm-perfmap" : err == -EPERM ? "it does not catch SIGQUIT (-Xrs): not asked" :
+			 err == -EACCES ? "no right to signal it: bpfprof needs CAP_KILL or its uid" :
 			 err == -ESRCH ? "it had exited" : strerror(-err), pr->pid);
 	} else if (dump) {
 		snprintf(buf, size, "not in its jitdump yet (V8 writes it through a stdio buffer, flushed in 4 KiB "
