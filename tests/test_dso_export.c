@@ -6,7 +6,8 @@
  * and debug, the relative .build-id/xx/rest link, " (deleted)" dropped,
  * existing entries kept, names with "." or ".." components refused); and
  * the .prof copies: a deleted file with a space in its path is copied under
- * a name without spaces and named by copy_path, a non-ELF file (a memfd of
+ * a name without spaces and named by copy_path (its debug file, swapped for
+ * a secret, is not what is copied), a non-ELF file (a memfd of
  * JIT code) gets "" and a file pprof can open where it is stays as it is.
  * Files are made in a temporary directory; the ELF file is this test's own
  * executable.
@@ -254,6 +255,10 @@ static void test_prof_files(void **state)
 	copy_self(file, &gone);
 	snprintf(path, sizeof(path), "%s (deleted)", file);
 	gone.path = profile__intern(p, path);
+	/* its "debug file" swapped for a secret since the symbolizer read it: the binary is copied, not that */
+	snprintf(path, sizeof(path), "%s/secret", f->tmp);
+	write_file(path, "root:secret:1:0:99999:7:::");
+	gone.debug_path = profile__intern(p, path);
 	snprintf(keep, sizeof(keep), "%s/plain", f->tmp);
 	copy_self(keep, &here);
 	here.path = profile__intern(p, keep);

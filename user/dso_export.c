@@ -22,6 +22,7 @@
 #include "dso_export.h"
 #include "lib_io.h"
 #include "log.h"
+#include "sym_elf.h"
 
 /* ---- perf's config (git-style ini: [section], key = value, # and ; comments) ---- */
 
@@ -438,9 +439,30 @@ static int add_done(struct done_dso **d, size_t *n, size_t *cap, const struct pr
 	return 0;
 }
 
+/*
+ * m's debug file, opened again by the path the symbolizer found it at: only
+ * if it still carries m's build-id (the path may lie in a process's root,
+ * and a file swapped in since, say a link to a secret, is not copied).
+ */
 static int open_debug(const struct profile_mapping *m)
 {
-	return m->debug_path ? open(m->debug_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY) : -1;
+	uint8_t id[ELF_BUILD_ID_MAX];
+	char self[64];
+	int fd, n;
+
+	if (!m->debug_path || !m->build_id_len)
+		return -1;
+	fd = open(m->debug_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return -1;
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	n = elf__read_build_id(self, id);
+	if (n != m->build_id_len || memcmp(id, m->build_id, (size_t)n)) {
+		pr_info("debug file '%s' no longer has the build-id of '%s': not copied\n", m->debug_path, m->path);
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 int dso_export__buildid_cache(const struct profile *p, struct symbolizer *sy, const char *dir,
