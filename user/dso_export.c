@@ -671,8 +671,9 @@ int dso_export__prof_files(struct profile *p, struct symbolizer *sy, const char 
 			f = find_file(files, nr, m);
 			if (f)
 				m->copy_path = f->copy;
-			else if (m->path[0] == '/' && m->perms[2] == 'x' && !named_here(m))
-				m->copy_path = none;
+			else if (!strncmp(m->path, "/memfd:", 7) ||
+				 (m->path[0] == '/' && m->perms[2] == 'x' && !named_here(m)))
+				m->copy_path = none; /* a memfd is no file to name, executable or not */
 		}
 	}
 	if (dfd >= 0)
