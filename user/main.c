@@ -38,12 +38,10 @@
 #include "session.h"
 #include "sym_debuginfod.h"
 #include "symbolize.h"
+#include "targets.h"
 #include "unwind_check.h"
-#include "write_gperf.h"
-#include "write_folded.h"
+#include "write.h"
 #include "write_perfdata.h"
-#include "write_pprof.h"
-#include "write_svg.h"
 #include "xray.h"
 
 static struct bpfprof_config cfg;
@@ -68,16 +66,6 @@ static struct unwinder *unwinder;
 static struct unwind_check *checker;
 static void check_stack(const void *data, size_t size);
 static char *jit_dir;
-/*
- * Exits end the run as soon as they happen: the command and the first
- * MAX_PIDFDS -p targets get a pidfd (pidfd_open(2), Linux 5.3) that the
- * session's poll also waits on. -1 where there is none; such targets are
- * looked up in /proc every TARGET_CHECK_NS.
- */
-#define MAX_PIDFDS 64
-#define TARGET_CHECK_NS 200000000ULL
-static int target_fds[CLI_MAX_PIDS];
-static bool target_gone[CLI_MAX_PIDS];
 static volatile sig_atomic_t exiting;
 /* an interval (or the run) is being symbolized and written */
 static volatile sig_atomic_t finishing;
@@ -108,87 +96,14 @@ static uint64_t now_ns(clockid_t clk)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/*
- * Fork the command stopped before exec, so that it becomes a target before it
- * runs any code; it execs once `go` is closed.
- */
-static pid_t start_command(char **argv, int *go)
+static int watch_fd(void *ctx, int fd)
 {
-	int fds[2];
-	pid_t pid;
-
-	if (pipe2(fds, O_CLOEXEC))
-		return -1;
-	pid = fork();
-	if (pid < 0) {
-		close(fds[0]);
-		close(fds[1]);
-		return -1;
-	}
-	if (pid == 0) {
-		char c;
-
-		close(fds[1]);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		if (read(fds[0], &c, 1) != 0)
-			_exit(127); /* the profiler failed: never run unprofiled */
-		execvp(argv[0], argv);
-		fprintf(stderr, "bpfprof: cannot run '%s': %s\n", argv[0], strerror(errno));
-		_exit(127);
-	}
-	close(fds[0]);
-	*go = fds[1];
-	return pid;
+	return session__watch_fd(ctx, fd);
 }
 
-static int pidfd_open_watched(struct session *s, pid_t pid)
+static void unwatch_fd(void *ctx, int fd)
 {
-	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
-
-	if (fd >= 0 && session__watch_fd(s, fd)) {
-		close(fd);
-		fd = -1;
-	}
-	return fd;
-}
-
-/* A pidfd turns readable once its process has exited. */
-static bool pidfd_exited(int fd)
-{
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-
-	return poll(&pfd, 1, 0) == 1;
-}
-
-/*
- * Whether any -p target still runs: those with a pidfd are checked on every
- * round (a poll of it; its exit is what woke us), the others through /proc
- * every TARGET_CHECK_NS.
- */
-static bool targets_alive(struct session *s, uint64_t now, uint64_t *last_check)
-{
-	bool any = false, slow = now - *last_check >= TARGET_CHECK_NS;
-	int i;
-
-	for (i = 0; i < cfg.nr_pids; i++) {
-		if (target_gone[i])
-			continue;
-		if (target_fds[i] >= 0) {
-			target_gone[i] = pidfd_exited(target_fds[i]);
-			if (target_gone[i]) {
-				session__unwatch_fd(s, target_fds[i]);
-				close(target_fds[i]);
-				target_fds[i] = -1;
-			}
-		} else if (slow) {
-			target_gone[i] = !preflight__process_alive(cfg.pids[i]);
-		}
-		any |= !target_gone[i];
-	}
-	if (slow)
-		*last_check = now;
-	return any;
+	session__unwatch_fd(ctx, fd);
 }
 
 /* How long the next poll may wait (ms): at most 100, and not past the run's end or the next interval. */
@@ -570,37 +485,26 @@ static int write_outputs(const struct profile *all)
 		/* an off-CPU output (cli.h): the same profile, weighed by time blocked */
 		const struct profile *p = cfg.offcpu_output[i] ? &offcpu_view : all;
 		struct output *o = &cfg.outputs[i];
+		const struct writer *wr = writer__of(o->format);
+		struct write_opts wo = { .title = cfg.offcpu_output[i] ? "bpfprof off-CPU flame graph" :
+									 "bpfprof CPU flame graph" };
+		struct write_result wres = { 0 };
 		struct buf b = { 0 };
-		struct gperf_stats gs;
 		uint64_t samples = 0, offcpu_samples = 0;
 		int ret = -EINVAL;
 
-		switch (o->format) {
-		case OUTPUT_GPERF:
-			ret = write_gperf(p, &b, &gs);
-			if (ret == -E2BIG)
-				pr_warn("'%s': too many processes for one address space\n", o->path);
-			break;
-		case OUTPUT_PERFDATA:
+		if (o->format == OUTPUT_PERFDATA) {
+			/* streamed while sampling: only its end is written here */
 			ret = stream_err[i];
 			if (!ret && streams[i]) {
 				samples = perfdata__nr_samples(streams[i]);
 				offcpu_samples = perfdata__nr_offcpu(streams[i]);
 				ret = perfdata__finish(streams[i], p);
 			}
-			break;
-		case OUTPUT_PPROF:
-			ret = write_pprof(p, &b);
-			break;
-		case OUTPUT_FOLDED:
-			ret = write_folded(p, &b);
-			break;
-		case OUTPUT_SVG:
-			ret = write_svg(p, &b, cfg.offcpu_output[i] ? "bpfprof off-CPU flame graph" :
-								      "bpfprof CPU flame graph");
-			break;
-		case OUTPUT_NONE:
-			break;
+		} else if (wr && wr->write) {
+			ret = wr->write(p, &b, &wo, &wres);
+			if (ret == -E2BIG && o->format == OUTPUT_GPERF)
+				pr_warn("'%s': too many processes for one address space\n", o->path);
 		}
 		if (ret) {
 			if (!stream_err[i])
@@ -621,10 +525,10 @@ static int write_outputs(const struct profile *all)
 			/* as perf record's "Captured and wrote" line; readers' totals match it */
 			fprintf(stderr, cfg.offcpu_output[i] ? "bpfprof: wrote '%s': %llu us off-CPU, %zu bytes" :
 							       "bpfprof: wrote '%s': %llu samples, %zu bytes",
-				o->path, (unsigned long long)gs.samples_written, b.len);
-			if (gs.samples_skipped)
+				o->path, (unsigned long long)wres.samples, b.len);
+			if (wres.skipped)
 				fprintf(stderr, " (%llu samples without user frames left out)",
-					(unsigned long long)gs.samples_skipped);
+					(unsigned long long)wres.skipped);
 			fputc('\n', stderr);
 		}
 		buf__free(&b);
@@ -924,10 +828,10 @@ int main(int argc, char **argv)
 	struct symbolizer *sy = NULL;
 	struct interval iv = { 0 };
 	struct session *s = NULL;
-	uint64_t start, next_interval = 0, last_progress = 0, last_check = 0, last_reap = 0, dropped = 0, bpf_samples, ended;
-	bool tty, child_done = false, stop = false;
-	pid_t child = -1;
-	int go = -1, err, i, status, child_fd = -1;
+	uint64_t start, next_interval = 0, last_progress = 0, last_reap = 0, dropped = 0, bpf_samples, ended;
+	bool tty, stop = false;
+	struct targets tg;
+	int err, i;
 	struct sigaction sa = { .sa_handler = on_signal }, pipe_sa = { .sa_handler = on_sigpipe }, old;
 
 	/*
@@ -939,12 +843,12 @@ int main(int argc, char **argv)
 	mallopt(M_ARENA_MAX, 1);
 	if (argc > 1 && !strcmp(argv[1], "xray"))
 		return xray__main(argc - 1, argv + 1);
-	for (i = 0; i < CLI_MAX_PIDS; i++)
-		target_fds[i] = -1;
+	targets__init(&tg, NULL, 0);
 	log__libbpf_bridge();
 	err = cli__parse(argc, argv, &cfg);
 	if (err)
 		return err;
+	targets__init(&tg, cfg.pids, cfg.nr_pids);
 	for (i = 0; i < cfg.nr_outputs; i++)
 		out_names[i] = cfg.outputs[i].path;
 
@@ -986,9 +890,8 @@ int main(int argc, char **argv)
 		goto out;
 
 	if (cfg.command) {
-		child = start_command(cfg.command, &go);
-		if (child < 0) {
-			err = -errno;
+		err = targets__start_command(&tg, cfg.command);
+		if (err) {
 			pr_warn("cannot start '%s': %s\n", cfg.command[0], strerror(-err));
 			goto out;
 		}
@@ -1024,25 +927,19 @@ int main(int argc, char **argv)
 	}
 	for (i = 0; i < cfg.nr_pids && !err; i++)
 		err = session__add_target(s, cfg.pids[i]);
-	if (!err && child > 0 && !cfg.all_cpus)
-		err = session__add_target_on_exec(s, (uint32_t)child);
+	if (!err && tg.child > 0 && !cfg.all_cpus)
+		err = session__add_target_on_exec(s, (uint32_t)tg.child);
 	if (err) {
 		pr_warn("cannot add target: %s\n", strerror(-err));
 		goto out;
 	}
-	for (i = 0; i < cfg.nr_pids; i++)
-		target_fds[i] = i < MAX_PIDFDS ? pidfd_open_watched(s, (pid_t)cfg.pids[i]) : -1;
-	if (child > 0)
-		child_fd = pidfd_open_watched(s, child);
+	targets__open_pidfds(&tg, watch_fd, s);
 
 	iv.p->start_ns = start = now_ns(CLOCK_MONOTONIC);
 	iv.p->start_realtime_ns = now_ns(CLOCK_REALTIME); /* pprof's time: when sampling started */
 	if (cfg.interval_s > 0)
 		next_interval = start + (uint64_t)(cfg.interval_s * 1e9);
-	if (go >= 0) {
-		close(go); /* the command execs now */
-		go = -1;
-	}
+	targets__release(&tg);
 	tty = cfg.progress && isatty(STDERR_FILENO);
 	while (!stop) {
 		uint64_t now;
@@ -1060,11 +957,9 @@ int main(int argc, char **argv)
 			stop = true;
 		if (cfg.duration_s > 0 && (double)(now - start) >= cfg.duration_s * 1e9)
 			stop = true;
-		if (child > 0 && waitpid(child, &status, WNOHANG) == child) {
-			child_done = true;
+		if (targets__child_exited(&tg))
 			stop = true;
-		}
-		if (cfg.nr_pids && !targets_alive(s, now, &last_check)) {
+		if (cfg.nr_pids && !targets__alive(&tg, now, unwatch_fd, s)) {
 			pr_info("every target process has exited\n");
 			stop = true;
 		}
@@ -1101,15 +996,10 @@ int main(int argc, char **argv)
 	if (tty)
 		fprintf(stderr, "\r\033[K");
 
-	if (child > 0 && !child_done) {
-		/* the run ended first (duration, signal): stop the command as perf does */
-		kill(child, SIGTERM);
-		while (waitpid(child, &status, 0) < 0 && errno == EINTR)
-			; /* a signal now is the first of two: the second abandons the outputs */
-		child_done = true;
-	}
-	if (child_done && child > 0 && WIFEXITED(status) && WEXITSTATUS(status))
-		pr_warn("command exited with status %d\n", WEXITSTATUS(status));
+	/* the run ended first (duration, signal): stop the command as perf does */
+	targets__stop_child(&tg);
+	if (tg.child_done && WIFEXITED(tg.child_status) && WEXITSTATUS(tg.child_status))
+		pr_warn("command exited with status %d\n", WEXITSTATUS(tg.child_status));
 	/* debug files from debuginfod: only now that sampling has stopped */
 	if (!cfg.no_debuginfod && !debuginfod__setup(cfg.debuginfod_urls)) {
 		struct debuginfod_opts dopts = { .deadline_ms = cfg.debuginfod_deadline_ms,
@@ -1122,20 +1012,8 @@ int main(int argc, char **argv)
 	err = err ?: i;
 
 out:
-	if (go >= 0) {
-		/* never released: a byte instead of EOF tells the child to exit unrun */
-		if (write(go, "x", 1) != 1)
-			kill(child, SIGKILL);
-		close(go);
-	}
-	if (child > 0 && !child_done)
-		waitpid(child, NULL, 0);
+	targets__close(&tg);
 	interval_free(&iv);
-	for (i = 0; i < cfg.nr_pids; i++)
-		if (target_fds[i] >= 0)
-			close(target_fds[i]);
-	if (child_fd >= 0)
-		close(child_fd);
 	unwinder__free(unwinder);
 	unwind_check__free(checker);
 	session__close(s);

@@ -15,31 +15,17 @@
 #include "lib_io.h"
 #include "log.h"
 #include "output.h"
-
-static const struct {
-	const char *name;
-	const char *ext;
-	enum output_format format;
-} formats[] = {
-	{ "prof", ".prof", OUTPUT_GPERF },
-	{ "gperf", NULL, OUTPUT_GPERF },
-	{ "perf", ".data", OUTPUT_PERFDATA },	/* perf.data, out.data */
-	{ "perfdata", NULL, OUTPUT_PERFDATA },
-	{ "svg", ".svg", OUTPUT_SVG },
-	{ "pprof", ".pb.gz", OUTPUT_PPROF },
-	{ "pprof", ".pprof", OUTPUT_PPROF },
-	{ "folded", ".folded", OUTPUT_FOLDED },
-};
+#include "write.h"
 
 enum output_format output__format_from_path(const char *path)
 {
 	size_t n = strlen(path), i;
 
-	for (i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
-		size_t e = formats[i].ext ? strlen(formats[i].ext) : 0;
+	for (i = 0; i < nr_writers; i++) {
+		size_t e = writers[i].ext ? strlen(writers[i].ext) : 0;
 
-		if (e && n > e && !strcmp(path + n - e, formats[i].ext))
-			return formats[i].format;
+		if (e && n > e && !strcmp(path + n - e, writers[i].ext))
+			return writers[i].format;
 	}
 	return OUTPUT_NONE;
 }
@@ -48,9 +34,9 @@ enum output_format output__format_from_name(const char *name)
 {
 	size_t i;
 
-	for (i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
-		if (!strcmp(name, formats[i].name))
-			return formats[i].format;
+	for (i = 0; i < nr_writers; i++)
+		if (!strcmp(name, writers[i].name))
+			return writers[i].format;
 	return OUTPUT_NONE;
 }
 
@@ -58,9 +44,9 @@ const char *output__format_name(enum output_format f)
 {
 	size_t i;
 
-	for (i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
-		if (formats[i].format == f)
-			return formats[i].name;
+	for (i = 0; i < nr_writers; i++)
+		if (writers[i].format == f)
+			return writers[i].name;
 	return "none";
 }
 

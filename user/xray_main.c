@@ -31,11 +31,8 @@
 #include "output.h"
 #include "profile.h"
 #include "read_xray.h"
-#include "write_folded.h"
-#include "write_gperf.h"
+#include "write.h"
 #include "write_perfdata.h"
-#include "write_pprof.h"
-#include "write_svg.h"
 #include "xray.h"
 #include "xray_account.h"
 #include "xray_instr_map.h"
@@ -299,7 +296,9 @@ static int write_outputs(struct xray_config *c, const struct profile *p, int arg
 
 	for (i = 0; i < c->nr_outputs; i++) {
 		struct output *o = &c->outputs[i];
-		struct gperf_stats gs;
+		const struct writer *wr = writer__of(o->format);
+		struct write_opts wo = { .title = "bpfprof XRay self time (1 sample = 1 us)" };
+		struct write_result wres = { 0 };
 		struct buf b = { 0 };
 		uint64_t nr_perf = 0;
 
@@ -311,25 +310,14 @@ static int write_outputs(struct xray_config *c, const struct profile *p, int arg
 				break;
 			}
 		}
-		switch (o->format) {
-		case OUTPUT_PPROF:
-			/* the model itself: samples/count = calls, cpu/nanoseconds = self time */
-			err = write_pprof(p, &b);
-			break;
-		case OUTPUT_FOLDED:
-			/* weights are self time in µs, as in the .prof view */
-			err = name_view(g, p) ?: write_folded(g, &b);
-			break;
-		case OUTPUT_SVG:
-			err = name_view(g, p) ?: write_svg(g, &b, "bpfprof XRay self time (1 sample = 1 us)");
-			break;
-		case OUTPUT_PERFDATA:
+		if (o->format == OUTPUT_PERFDATA)
 			err = write_perfdata_view(p, o, argc, argv, &nr_perf);
-			break;
-		default:
-			err = write_gperf(g, &b, &gs);
-			break;
-		}
+		else if (o->format == OUTPUT_PPROF)
+			/* the model itself: samples/count = calls, cpu/nanoseconds = self time */
+			err = wr->write(p, &b, &wo, &wres);
+		else
+			/* weights are self time in µs: the .prof view, named for folded and SVG */
+			err = (o->format != OUTPUT_GPERF ? name_view(g, p) : 0) ?: wr->write(g, &b, &wo, &wres);
 		if (err) {
 			pr_warn("cannot write '%s': %s\n", o->path, strerror(-err));
 			output__abort(o);
@@ -342,7 +330,7 @@ static int write_outputs(struct xray_config *c, const struct profile *p, int arg
 					"self time in ns)\n", o->path, (unsigned long long)nr_perf);
 		else if (!err && o->format == OUTPUT_GPERF)
 			fprintf(stderr, "bpfprof: wrote '%s': %llu samples (1 sample = 1 us of self time), "
-					"%zu bytes\n", o->path, (unsigned long long)gs.samples_written, b.len);
+					"%zu bytes\n", o->path, (unsigned long long)wres.samples, b.len);
 		else if (!err)
 			fprintf(stderr, "bpfprof: wrote '%s': %zu bytes\n", o->path, b.len);
 		buf__free(&b);
