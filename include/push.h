@@ -22,7 +22,10 @@
  * queue is full writes the oldest interval to the output directory as
  * STAMP-push.pb (the PushRequest bytes: replayable with curl) or, without
  * one, drops it. Every submitted interval ends counted exactly once as
- * pushed, spooled or dropped.
+ * pushed, spooled or dropped. With the Connect API, once the server takes
+ * profiles again and the queue is empty, the spooled requests in the
+ * directory (oldest first, earlier runs' too) are sent and removed
+ * ("replayed"); one the server refuses is renamed STAMP-push.pb.refused.
  */
 #ifndef BPFPROF_PUSH_H
 #define BPFPROF_PUSH_H
@@ -96,6 +99,7 @@ struct push_counters {
 	uint64_t retried;	/* attempts after a failed one */
 	uint64_t spooled;	/* intervals written to the output directory instead */
 	uint64_t dropped;	/* intervals lost: no output directory, or it failed */
+	uint64_t replayed;	/* spooled requests (this run's or older) sent once the server took profiles again */
 	uint64_t requests;	/* HTTP requests made */
 	uint64_t bytes_sent;	/* request bodies sent, bytes */
 	uint64_t pprof_bytes;	/* gzip pprof bytes submitted */

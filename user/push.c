@@ -18,6 +18,8 @@
  * across a request, and the sampling thread never waits for the network.
  */
 #include <ctype.h>
+#include <dirent.h>
+#include <limits.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -44,6 +46,7 @@
 #define ERR_BODY_MAX 300	/* bytes of a server's error answer quoted in a warning */
 #define LABEL_VALUE_MAX 1024
 #define UNSPECIFIED "ebpf/unspecified"
+#define SPOOL_MAX (256 << 20)	/* largest spooled request replayed, bytes */
 
 static const char *const reserved_labels[] = { "service_name", "hostname", "pid", "cgroup", "container_id" };
 
@@ -800,6 +803,124 @@ static enum send_result send_item(struct pusher *ps, struct push_item *it, char 
 	return r;
 }
 
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* "20261124T120000Z-push.pb": a spooled request (outdir.h's stamp, then PUSH_SPOOL_NAME). */
+static bool is_spool_name(const char *n)
+{
+	for (int i = 0; i < OUTDIR_STAMP_LEN; i++)
+		if (i == 8 ? n[i] != 'T' : i == 15 ? n[i] != 'Z' : (n[i] < '0' || n[i] > '9'))
+			return false;
+	return n[OUTDIR_STAMP_LEN] == '-' && !strcmp(n + OUTDIR_STAMP_LEN + 1, PUSH_SPOOL_NAME);
+}
+
+/* Read a spooled request: a regular file, not a link, at most SPOOL_MAX bytes. */
+static int read_spool(int dirfd, const char *name, struct buf *b)
+{
+	struct stat st;
+	ssize_t n;
+	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size > SPOOL_MAX) {
+		close(fd);
+		return -EINVAL;
+	}
+	if (buf__reserve(b, (size_t)st.st_size + 1)) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while (b->len < (size_t)st.st_size) {
+		n = read(fd, b->data + b->len, (size_t)st.st_size - b->len);
+		if (n <= 0) {
+			err = n < 0 ? -errno : -EIO;
+			break;
+		}
+		b->len += (size_t)n;
+	}
+	close(fd);
+	return err;
+}
+
+/*
+ * The server takes profiles again and nothing is queued: send the spooled
+ * requests, oldest first, removing each one it takes, until one fails or new
+ * intervals are queued (they go first). Connect only: a spooled file is the
+ * PushRequest as it would have been sent. Called without the lock.
+ */
+static void replay_spool(struct pusher *ps)
+{
+	char **names = NULL, what[ERR_BODY_MAX + 64];
+	size_t n = 0, cap = 0, i;
+	struct dirent *de;
+	int dfd;
+	DIR *d;
+
+	if (ps->api != PUSH_API_CONNECT || !ps->env.spool_dir || !(d = opendir(ps->env.spool_dir)))
+		return;
+	while ((de = readdir(d))) {
+		if (!is_spool_name(de->d_name))
+			continue;
+		if (n == cap) {
+			char **nn = realloc(names, (cap = cap ? cap * 2 : 16) * sizeof(*nn));
+
+			if (!nn)
+				break;
+			names = nn;
+		}
+		if (!(names[n] = strdup(de->d_name)))
+			break;
+		n++;
+	}
+	dfd = dirfd(d);
+	if (n)
+		qsort(names, n, sizeof(*names), cmp_name);
+	for (i = 0; i < n; i++) {
+		struct buf b = { 0 };
+		enum send_result r;
+		bool busy;
+
+		pthread_mutex_lock(&ps->lock);
+		busy = ps->head || (ps->stopping && mono_ns() >= ps->deadline_ns);
+		pthread_mutex_unlock(&ps->lock);
+		if (busy)
+			break;
+		if (read_spool(dfd, names[i], &b)) {
+			buf__free(&b);
+			continue; /* pruned by --keep meanwhile, or not ours */
+		}
+		r = post(ps, ps->endpoint, ps->headers, b.data, b.len, what, sizeof(what));
+		buf__free(&b);
+		if (r == SEND_OK) {
+			if (unlinkat(dfd, names[i], 0))
+				pr_warn("push: cannot remove the replayed '%s/%s': %s\n", ps->env.spool_dir, names[i],
+					strerror(errno));
+			pthread_mutex_lock(&ps->lock);
+			ps->c.replayed++;
+			pthread_mutex_unlock(&ps->lock);
+			pr_info("push: spooled '%s' replayed\n", names[i]);
+		} else if (r == SEND_REJECTED) {
+			char refused[NAME_MAX + 1];
+
+			snprintf(refused, sizeof(refused), "%s.refused", names[i]);
+			pr_warn("push: '%s' refused the spooled '%s/%s': %s; renamed '%s'\n", ps->endpoint,
+				ps->env.spool_dir, names[i], what, refused);
+			renameat(dfd, names[i], dfd, refused);
+		} else {
+			pr_info("push: replaying '%s': %s; later\n", names[i], what);
+			break;
+		}
+	}
+	for (i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	closedir(d);
+}
+
 static void timed_wait(struct pusher *ps, uint64_t until_ns)
 {
 	struct timespec ts = { .tv_sec = (time_t)(until_ns / 1000000000ULL),
@@ -818,7 +939,7 @@ static void *push_thread(void *arg)
 		struct push_item *it;
 		enum send_result r;
 		uint64_t now = mono_ns(), t0;
-		bool retry;
+		bool retry, replay;
 
 		if (ps->stopping && (!ps->head || now >= ps->deadline_ns))
 			break;
@@ -858,8 +979,12 @@ static void *push_thread(void *arg)
 				pr_info("push: interval %s pushed (%zu series, %.0f ms)\n", it->stamp, it->nr_series,
 					(double)(now - t0) / 1e6);
 			ps->failing = false;
+			/* at the end too, within --push-timeout */
+			replay = !ps->head && (!ps->stopping || now < ps->deadline_ns);
 			pthread_mutex_unlock(&ps->lock);
 			item_free(it);
+			if (replay)
+				replay_spool(ps);
 			pthread_mutex_lock(&ps->lock);
 			continue;
 		}
@@ -1180,9 +1305,11 @@ void push__report(struct pusher *ps, FILE *f)
 
 	push__counters(ps, &c);
 	fprintf(f, "bpfprof: push: %llu intervals: %llu pushed, %llu spooled, %llu dropped; %llu retried; "
+		   "%llu replayed from the spool; "
 		   "%llu requests, %llu bytes sent (pprof %llu bytes); CPU: push thread %.1f ms, preparing %.1f ms\n",
 		(unsigned long long)c.submitted, (unsigned long long)c.pushed, (unsigned long long)c.spooled,
-		(unsigned long long)c.dropped, (unsigned long long)c.retried, (unsigned long long)c.requests,
+		(unsigned long long)c.dropped, (unsigned long long)c.retried, (unsigned long long)c.replayed,
+		(unsigned long long)c.requests,
 		(unsigned long long)c.bytes_sent, (unsigned long long)c.pprof_bytes, (double)c.thread_cpu_ns / 1e6,
 		(double)c.prepare_ns / 1e6);
 }

@@ -198,9 +198,15 @@ local = {}
 for f in glob.glob(os.path.join(outdir, "*-profile.pb.gz")):
     summ = R.pprof_summary(open(f, "rb").read())
     local[summ["time_nanos"]] = summ
-pushed, late, cgseries = {}, set(), []
+pushed, late, cgseries, seen, dups = {}, set(), [], set(), 0
 for line in open(index) if os.path.exists(index) else []:
     r = json.loads(line)
+    # delivery is at least once: a receiver stopped between storing a request and answering it
+    # gets it again, with the same RawSample ID (the same profile to Pyroscope)
+    if r["id"] in seen:
+        dups += 1
+        continue
+    seen.add(r["id"])
     s = r["time_nanos"]
     p = pushed.setdefault(s, {"samples": 0, "ids": set(), "labels": []})
     p["samples"] += r["samples"]; p["ids"].add(r["id"]); p["labels"].append(dict(r["labels"]))
@@ -215,7 +221,8 @@ both = [s for s in local if s in pushed and s in spooled]
 extra = [s for s in list(pushed) + list(spooled) if s not in local]
 out(not lost and not both and not extra and len(local) >= 10,
     "faults: all %d intervals accounted for: %d pushed (%d of them more than 2 s late), %d spooled, none lost or twice"
-    % (len(local), len(pushed), len(late), len(spooled)), "lost %s both %s extra %s" % (lost, both, extra))
+    " (%d series received again with the same ID)" % (len(local), len(pushed), len(late), len(spooled), dups),
+    "lost %s both %s extra %s" % (lost, both, extra))
 mism = [(s, local[s]["samples"], (pushed.get(s) or {}).get("samples", spooled.get(s))) for s in local
         if (pushed[s]["samples"] if s in pushed else spooled.get(s)) != local[s]["samples"]]
 out(not mism, "faults: each pushed or spooled interval has exactly its local profile's samples", str(mism[:5]))
@@ -234,11 +241,14 @@ off = [g for g in gaps if abs(g) >= 5]
 out(gaps and len(off) <= 2 * renamed and all(abs(g) < 1000 for g in off),
     "faults: intervals back to back (gaps %.1f..%.1f ms; %d renamed; lengths %.2f-%.2f s)"
     % (min(gaps or [0]), max(gaps or [0]), renamed, min(lens or [0]), max(lens or [0])))
-m = re.findall(r"push: (\d+) intervals: (\d+) pushed, (\d+) spooled, (\d+) dropped; (\d+) retried", open(log).read())
-n, p, sp, d, rt = map(int, m[-1]) if m else (-1,) * 5
+m = re.findall(r"push: (\d+) intervals: (\d+) pushed, (\d+) spooled, (\d+) dropped; (\d+) retried; (\d+) replayed",
+               open(log).read())
+n, p, sp, d, rt, rp = map(int, m[-1]) if m else (-1,) * 6
 # (retries are likely but timing-dependent: a full queue may spool an interval before its retry)
-out(n == len(local) and p == len(pushed) and sp == len(spooled) and d == 0 and p + sp + d == n and sp > 0,
-    "faults: summary adds up: %d intervals = %d pushed + %d spooled + %d dropped; %d retried" % (n, p, sp, d, rt),
+# spooled requests replayed once the server was back: received, and their files gone
+out(n == len(local) and p + rp == len(pushed) and sp - rp == len(spooled) and d == 0 and p + sp + d == n and sp > 0,
+    "faults: summary adds up: %d intervals = %d pushed + %d spooled + %d dropped; %d retried; %d of the spooled "
+    "replayed once the server was back (received: %d, spool files left: %d)" % (n, p, sp, d, rt, rp, len(pushed), len(spooled)),
     "received %d, spool files %d" % (len(pushed), len(spooled)))
 multi = [s for s, v in pushed.items() if len(v["ids"]) != len(v["labels"])]
 cg_ok = all(sum(1 for l in v["labels"] if l.get("cgroup") == "/" + cgname) <= 1 for v in pushed.values())
@@ -284,6 +294,21 @@ if start_recv r4 --out "$work/r4" --mode-file "$work/mode401"; then
 		ok "401: the interval is spooled as $(basename "$sp") (a PushRequest with its labels), exit 0"
 	else
 		fail "401: rc=$rc spool='$sp'" "$(tail -5 "$work/e.log")" "$(ls "$work/e")" "$(cat "$work/r4.recv.err" 2>/dev/null)"
+	fi
+fi
+
+# ---- 4a. the spooled request of 4 replayed by the next run once the server takes profiles ----
+if [ -n "${sp:-}" ] && start_recv r7 --out "$work/r7"; then
+	old_id=$(python3 "$RECEIVER" --decode-push "$sp" | python3 -c 'import json,sys; print(json.loads(sys.stdin.readline())["id"])')
+	"$BPFPROF" -p $hot -d 1 -F 199 --output-dir "$work/e" --push "http://127.0.0.1:$(cat "$work/r7.port")" \
+		2>"$work/e2.log"
+	rc=$?
+	stop_recv
+	if [ $rc -eq 0 ] && [ ! -e "$sp" ] && [ "$(wc -l <"$work/r7/index.jsonl")" = 2 ] &&
+		grep -q "\"id\": \"$old_id\"" "$work/r7/index.jsonl" && grep -q '1 replayed from the spool' "$work/e2.log"; then
+		ok "replay: the next run pushes its interval, then the earlier spooled request (same ID), and removes it"
+	else
+		fail "replay: rc=$rc" "$(tail -3 "$work/e2.log")" "$(ls "$work/e")"
 	fi
 fi
 
