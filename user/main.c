@@ -28,6 +28,7 @@
 #include "dso_export.h"
 #include "jit_elf.h"
 #include "jvm_attach.h"
+#include "jvm_perfmap.h"
 #include "log.h"
 #include "outdir.h"
 #include "output.h"
@@ -238,109 +239,24 @@ static void write_jit_images(struct profile *p, struct symbolizer *sy)
 	}
 }
 
-/* The JVMs asked for their perf map at the end of the interval; the maps made are removed once read. */
-struct jvm_ask {
-	uint32_t pid;
-	int err;		/* jvm_attach__perfmap's */
-	struct jvm_perfmap pm;
-};
-static struct jvm_ask *jvm_asks;
-static size_t nr_jvm_asks;
-
-static bool maps_libjvm(const struct profile_process *pr)
-{
-	for (size_t i = 0; i < pr->nr_mappings; i++) {
-		const char *base = strrchr(pr->mappings[i].path, '/');
-
-		if (base && !strcmp(base, "/libjvm.so"))
-			return true;
-	}
-	return false;
-}
-
-/*
- * Ask every sampled HotSpot JVM still running for its perf map
- * (jvm_attach.h), so that its JIT code is named, and hold the map: at most
- * JVM_ATTACH_TIMEOUT_MS each and twice that in all.
- */
-static void ask_jvms(struct profile *p, struct symbolizer *sy)
-{
-	uint64_t deadline = now_ns(CLOCK_MONOTONIC) + 2ULL * JVM_ATTACH_TIMEOUT_MS * 1000000;
-	size_t n = 0, i;
-
-	for (i = 0; i < p->nr_procs; i++)
-		n += p->procs[i].nr_samples && maps_libjvm(&p->procs[i]);
-	if (!n || cfg.no_jvm_perfmap)
-		return;
-	jvm_asks = calloc(n, sizeof(*jvm_asks));
-	if (!jvm_asks)
-		return;
-	for (i = 0; i < p->nr_procs && nr_jvm_asks < n; i++) {
-		struct profile_process *pr = &p->procs[i];
-		uint64_t now = now_ns(CLOCK_MONOTONIC), left_ms = now < deadline ? (deadline - now) / 1000000 : 0;
-		struct jvm_ask *a = &jvm_asks[nr_jvm_asks];
-
-		if (!pr->nr_samples || !maps_libjvm(pr))
-			continue;
-		nr_jvm_asks++;
-		a->pid = pr->pid;
-		a->pm.tmp_fd = -1;
-		if (!left_ms) {
-			a->err = -ETIMEDOUT;
-			continue;
-		}
-		a->err = jvm_attach__perfmap("/proc", pr->pid,
-					     (unsigned)(left_ms < JVM_ATTACH_TIMEOUT_MS ? left_ms : JVM_ATTACH_TIMEOUT_MS),
-					     &a->pm);
-		if (a->err)
-			continue;
-		pr_info("JVM pid %u wrote its perf map (Compiler.perfmap)\n", pr->pid);
-		/* the map appeared after the process's files were looked for: look again */
-		if (symbolizer__pin(sy, p, (uint32_t)i))
-			return;
-	}
-}
-
-/* Remove the perf maps only the attach made (they have been read). */
-static void release_jvm_maps(void)
-{
-	for (size_t i = 0; i < nr_jvm_asks; i++) {
-		uint32_t nspid = jvm_asks[i].pm.nspid;
-		int err = jvm_attach__release(&jvm_asks[i].pm);
-
-		if (err)
-			pr_warn("cannot remove /tmp/perf-%u.map that bpfprof made a JVM write: %s\n", nspid,
-				strerror(-err));
-	}
-}
-
-static void free_jvm_asks(void)
-{
-	release_jvm_maps();
-	free(jvm_asks);
-	jvm_asks = NULL;
-	nr_jvm_asks = 0;
-}
+/* The JVMs asked for their perf map at the end of the interval (jvm_perfmap.h) */
+static struct jvm_perfmaps *jvm_maps;
 
 /* report__unnamed_jit's reason and remedy for process proc (ctx: the symbolizer). */
 static bool unnamed_jit_why(void *ctx, const struct profile *p, uint32_t proc, char *buf, size_t size)
 {
 	const struct profile_process *pr = &p->procs[proc];
 	bool dump, map;
-	size_t i;
 
 	symbolizer__jit_sources(ctx, pr->pid, &dump, &map);
-	if (maps_libjvm(pr) && !map) {
-		int err = cfg.no_jvm_perfmap ? 0 : -ESRCH;
+	if (jvm_perfmap__is_jvm(pr) && !map) {
+		int err = jvm_perfmaps__err(jvm_maps, pr->pid);
 
-		for (i = 0; i < nr_jvm_asks; i++)
-			if (jvm_asks[i].pid == pr->pid)
-				err = jvm_asks[i].err;
 		snprintf(buf, size, "the JVM wrote no perf map (%s); run 'jcmd %u Compiler.perfmap' before the "
 			 "profile ends, or start it with -XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit",
 			 cfg.no_jvm_perfmap ? "--no-jvm-perfmap" : err == -EPERM ? "it does not catch SIGQUIT (-Xrs): not asked" :
 			 err == -EACCES ? "no right to signal it: bpfprof needs CAP_KILL or its uid" :
-			 err == -ESRCH ? "it had exited" : strerror(-err), pr->pid);
+			 err == -ESRCH || err == -ENOENT ? "it had exited" : strerror(-err), pr->pid);
 	} else if (dump) {
 		snprintf(buf, size, "not in its jitdump yet (V8 writes it through a stdio buffer, flushed in 4 KiB "
 			 "blocks, and the rest of the code compiled last was not there); run node with "
@@ -370,10 +286,10 @@ static int stream_maps(void *ctx, const struct profile *p, uint32_t proc, uint64
 		return -ENOMEM;
 	/*
 	 * perf.data names JIT code's image as its mappings appear; a JVM's
-	 * too, whose perf map it will be asked for at the end (ask_jvms)
+	 * too, whose perf map it will be asked for at the end (jvm_perfmap.h)
 	 */
 	if (jit_dir && (symbolizer__has_jit(ctx, p->procs[proc].pid) ||
-			(!cfg.no_jvm_perfmap && maps_libjvm(&p->procs[proc]))) &&
+			(!cfg.no_jvm_perfmap && jvm_perfmap__is_jvm(&p->procs[proc]))) &&
 	    plan_jit_image(stream_profile, proc) < 0)
 		return -ENOMEM;
 	for (i = 0; i < cfg.nr_outputs; i++)
@@ -737,16 +653,19 @@ static int interval_end(struct interval *iv, struct session *s, struct symbolize
 	if (agg__nr_bad(iv->agg))
 		pr_warn("%llu malformed ring buffer records skipped\n",
 			(unsigned long long)agg__nr_bad(iv->agg));
-	ask_jvms(p, sy);
+	/* running JVMs write their perf maps for the symbolizer */
+	if (!cfg.no_jvm_perfmap)
+		jvm_maps = jvm_perfmaps__ask(p, sy, 2 * JVM_ATTACH_TIMEOUT_MS);
 	err = symbolizer__symbolize(sy, p);
 	if (err) {
-		free_jvm_asks();
+		jvm_perfmaps__free(jvm_maps);
+		jvm_maps = NULL;
 		pr_warn("symbolization failed: %s\n", strerror(-err));
 		return err;
 	}
 	write_jit_images(p, sy);
 	export_files(p, sy);
-	release_jvm_maps();
+	jvm_perfmaps__release(jvm_maps); /* read: the maps bpfprof made go */
 	err = write_outputs(p);
 	if (pusher) {
 		push__submit(pusher, p); /* queued: the network is the push thread's */
@@ -755,7 +674,8 @@ static int interval_end(struct interval *iv, struct session *s, struct symbolize
 	}
 	report__summary(stderr, p, (double)(p->end_ns - p->start_ns) / 1e9, cfg.output_dir ? 0 : cfg.top_n);
 	report__unnamed_jit(stderr, p, unnamed_jit_why, sy);
-	free_jvm_asks();
+	jvm_perfmaps__free(jvm_maps);
+	jvm_maps = NULL;
 	report_lost(s, iv->lost_before);
 	if (cfg.offcpu) {
 		report__offcpu_summary(stderr, p, cfg.output_dir ? 0 : cfg.top_n);
