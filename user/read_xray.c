@@ -29,6 +29,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "array.h"
 #include "lib_cursor.h"
 #include "lib_hashmap.h"
 #include "log.h"
@@ -148,22 +149,10 @@ static void bad(struct xray_reader *r, const uint8_t *at, const char *fmt, ...)
 	pr_warn("xray: '%s': offset %zu: %s\n", r->name, off_of(r, at), msg);
 }
 
+/* array__grow returning the array: NULL when out of memory (the old one untouched) */
 static void *grow(void *ptr, size_t *cap, size_t need, size_t elem)
 {
-	size_t n = *cap ? *cap : 16;
-	void *q;
-
-	if (need <= *cap)
-		return ptr;
-	while (n < need) {
-		if (n > SIZE_MAX / 2 / elem)
-			return NULL;
-		n *= 2;
-	}
-	q = reallocarray(ptr, n, elem);
-	if (q)
-		*cap = n;
-	return q;
+	return array__grow(&ptr, cap, need, elem) ? NULL : ptr;
 }
 
 /* ---- call tree ---- */

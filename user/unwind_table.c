@@ -36,6 +36,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include "array.h"
 #include "log.h"
 #include "unwind_table.h"
 
@@ -111,22 +112,10 @@ struct builder {
 	const char *first_bad_msg;
 };
 
-static void *grow(void *p, size_t *cap, size_t need, size_t elem)
+/* array__grow returning the array: NULL when out of memory (the old one untouched) */
+static void *grow(void *ptr, size_t *cap, size_t need, size_t elem)
 {
-	size_t n = *cap ? *cap : 64;
-	void *q;
-
-	if (need <= *cap)
-		return p;
-	while (n < need) {
-		if (n > SIZE_MAX / 2 / elem)
-			return NULL;
-		n *= 2;
-	}
-	q = realloc(p, n * elem);
-	if (q)
-		*cap = n;
-	return q;
+	return array__grow(&ptr, cap, need, elem) ? NULL : ptr;
 }
 
 /* Read a ULEB128/SLEB128 within [*p, end); false when it runs past end or 64 bits */
