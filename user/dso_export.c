@@ -512,6 +512,28 @@ int dso_export__buildid_cache(const struct profile *p, struct symbolizer *sy, co
 	return err;
 }
 
+/*
+ * A debug file that named m's functions and that its reader will not find
+ * on this host: fetched (debuginfod's cache) or inside a container's root.
+ * One installed under the host's /usr/lib/debug (a -dbg package: libc6-dbg's
+ * is 4 MB) is not copied beside every .prof.
+ */
+static bool fetched_debug(const struct profile_mapping *m)
+{
+	const char *p = m->debug_path, *in_root;
+	struct stat sb;
+
+	if (!p)
+		return false;
+	if (!strncmp(p, "/usr/lib/debug/", 15))
+		return false;
+	/* found through a process's root (/proc/PID/root/usr/lib/debug/...): is it the host's too? */
+	in_root = strstr(p, "/root/usr/lib/debug/");
+	if (!strncmp(p, "/proc/", 6) && in_root && !stat(in_root + 5, &sb) && S_ISREG(sb.st_mode))
+		return false;
+	return true;
+}
+
 /* pprof would open the very file of m by its path: absolute, no space, and here the same inode. */
 static bool named_here(const struct profile_mapping *m)
 {
@@ -647,7 +669,7 @@ int dso_export__prof_files(struct profile *p, struct symbolizer *sy, const char 
 			if (m->path[0] != '/' || m->perms[2] != 'x' || !is_hit(hit, i, j) ||
 			    find_file(files, nr, m))
 				continue;
-			if (m->debug_path || !named_here(m)) {
+			if (fetched_debug(m) || !named_here(m)) {
 				copy = prof_copy(p, sy, (uint32_t)i, m, dir, &dfd, mode, st);
 				if (!copy) {
 					err = -ENOMEM;
