@@ -46,18 +46,20 @@ export PPROF_TMPDIR=$work/pprof HOME=${HOME:-/root}
 
 . "$(dirname "$0")/lib.bash"
 require_bpf "push"
-if ! command -v python3 >/dev/null; then
+# Debian's python3 (tools/install-deps.sh), else whatever python3 PATH has
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=$(command -v python3) || {
 	skip "push" "python3 (the receiver) not installed"
 	finish
-fi
+}
 
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+free_port() { "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 # start_recv NAME ARGS...: the receiver in the background, $recv_pid set, waits for its port file
 start_recv() {
 	local name=$1
 	shift
 	rm -f "$work/$name.port"
-	python3 "$RECEIVER" --port-file "$work/$name.port" "$@" 2>>"$work/$name.recv.err" &
+	"$PY" "$RECEIVER" --port-file "$work/$name.port" "$@" 2>>"$work/$name.recv.err" &
 	recv_pid=$!
 	pids+=("$recv_pid")
 	for _ in $(seq 100); do
@@ -108,8 +110,8 @@ if start_recv r1 --out "$work/r1" --expect-header "Authorization: Basic $basic" 
 			fail "connect: pushed profile: hot_a '$a' hot_b '$b'" "$(head -5 "$work/pprof.err")" "$(head -5 "$work/one.top")"
 		fi
 		# the pushed bytes are the run's profile: the same samples as the -o file
-		p1=$(python3 "$RECEIVER" --decode-pprof "$f" | python3 -c 'import json,sys; print(json.load(sys.stdin)["samples"])')
-		p2=$(python3 "$RECEIVER" --decode-pprof "$work/one.pb.gz" | python3 -c 'import json,sys; print(json.load(sys.stdin)["samples"])')
+		p1=$("$PY" "$RECEIVER" --decode-pprof "$f" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["samples"])')
+		p2=$("$PY" "$RECEIVER" --decode-pprof "$work/one.pb.gz" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["samples"])')
 		[ -n "$p1" ] && [ "$p1" = "$p2" ] && ok "connect: the pushed profile has the -o file's $p1 samples" ||
 			fail "connect: pushed $p1 samples, -o file $p2"
 	else
@@ -165,14 +167,14 @@ mkdir -p "$work/b"
 bp=$!
 pids+=($bp)
 rargs=(--port "$port" --out "$work/rb" --mode-file "$mode" --expect-label run=faults)
-sleep 2.5                                  # down at start
+sleep 2                                    # down at start
 echo "slow 1.5" >"$mode"
-start_recv rb "${rargs[@]}"; sleep 3        # slow answers
+start_recv rb "${rargs[@]}"; sleep 2.5      # slow answers
 echo ok >"$mode"; sleep 1
 stop_recv; sleep 2.5                        # down again, over two intervals
-start_recv rb "${rargs[@]}"; sleep 2        # back
-echo 500 >"$mode"; sleep 2                  # 500s
-echo ok >"$mode"; sleep 3
+start_recv rb "${rargs[@]}"; sleep 1.5      # back
+echo 500 >"$mode"; sleep 1.5                # 500s
+echo ok >"$mode"; sleep 2
 kill -INT $bp
 wait $bp
 rc=$?
@@ -185,7 +187,7 @@ grep -q 'bpfprof: push: .*retrying' "$work/b.log" && ok "faults: the outage is r
 [ ! -s "$work/rb/errors.log" ] && ok "faults: every request the receiver read was well-formed" ||
 	fail "faults: malformed requests" "$(head -5 "$work/rb/errors.log")"
 [ $rc -eq 0 ] || fail "faults: bpfprof exited $rc" "$(tail -5 "$work/b.log")"
-python3 - "$work/b" "$work/rb/index.jsonl" "$work/b.log" "$RECEIVER" "$ncpu" 99 "bpfprof-push.$$" >"$work/b.check" <<'EOF'
+"$PY" - "$work/b" "$work/rb/index.jsonl" "$work/b.log" "$RECEIVER" "$ncpu" 99 "bpfprof-push.$$" >"$work/b.check" <<'EOF'
 import glob, json, os, re, sys, time, importlib.util
 outdir, index, log, receiver, ncpu, freq, cgname = sys.argv[1:8]
 ncpu, freq = int(ncpu), int(freq)
@@ -214,7 +216,7 @@ for line in open(index) if os.path.exists(index) else []:
     if dict(r["labels"]).get("cgroup") == "/" + cgname: cgseries.append(os.path.join(os.path.dirname(index), r["file"]))
 spooled = {}
 for f in glob.glob(os.path.join(outdir, "*-push.pb")):
-    recs = [json.loads(l) for l in os.popen("python3 %s --decode-push %s" % (receiver, f)).read().splitlines()]
+    recs = [json.loads(l) for l in os.popen("%s %s --decode-push %s" % (sys.executable, receiver, f)).read().splitlines()]
     spooled[recs[0]["time_nanos"] if recs else f] = sum(r["samples"] for r in recs)
 lost = [s for s in local if s not in pushed and s not in spooled]
 both = [s for s in local if s in pushed and s in spooled]
@@ -290,7 +292,7 @@ if start_recv r4 --out "$work/r4" --mode-file "$work/mode401"; then
 	sp=$(ls "$work"/e/*-push.pb 2>/dev/null | head -1)
 	if [ $rc -eq 0 ] && grep -q "refused interval .*HTTP 401" "$work/e.log" && [ -n "$sp" ] &&
 		[ "$(count_of "$work/e.log" spooled)" = 1 ] &&
-		python3 "$RECEIVER" --decode-push "$sp" | grep -q '"service_name", "hotcold"'; then
+		"$PY" "$RECEIVER" --decode-push "$sp" | grep -q '"service_name", "hotcold"'; then
 		ok "401: the interval is spooled as $(basename "$sp") (a PushRequest with its labels), exit 0"
 	else
 		fail "401: rc=$rc spool='$sp'" "$(tail -5 "$work/e.log")" "$(ls "$work/e")" "$(cat "$work/r4.recv.err" 2>/dev/null)"
@@ -299,7 +301,7 @@ fi
 
 # ---- 4a. the spooled request of 4 replayed by the next run once the server takes profiles ----
 if [ -n "${sp:-}" ] && start_recv r7 --out "$work/r7"; then
-	old_id=$(python3 "$RECEIVER" --decode-push "$sp" | python3 -c 'import json,sys; print(json.loads(sys.stdin.readline())["id"])')
+	old_id=$("$PY" "$RECEIVER" --decode-push "$sp" | "$PY" -c 'import json,sys; print(json.loads(sys.stdin.readline())["id"])')
 	"$BPFPROF" -p $hot -d 1 -F 199 --output-dir "$work/e" --push "http://127.0.0.1:$(cat "$work/r7.port")" \
 		2>"$work/e2.log"
 	rc=$?
@@ -319,10 +321,11 @@ if start_recv r6 --out "$work/r6" --mode-file "$work/mode-slow"; then
 	"$BPFPROF" -p $hot -d 1 -F 199 --output-dir "$work/s" --push "http://127.0.0.1:$(cat "$work/r6.port")" \
 		--push-timeout 1 2>"$work/s.log"
 	rc=$?
-	sleep 2 # the receiver still answers the abandoned request
+	# the receiver still answers the abandoned request (1.5 s after bpfprof gave up)
+	for _ in $(seq 30); do [ -s "$work/r6/index.jsonl" ] && break; sleep 0.1; done
 	stop_recv
 	sp=$(ls "$work"/s/*-push.pb 2>/dev/null | head -1)
-	id=$([ -n "$sp" ] && python3 "$RECEIVER" --decode-push "$sp" | python3 -c 'import json,sys; print(json.loads(sys.stdin.readline())["id"])')
+	id=$([ -n "$sp" ] && "$PY" "$RECEIVER" --decode-push "$sp" | "$PY" -c 'import json,sys; print(json.loads(sys.stdin.readline())["id"])')
 	if [ $rc -eq 0 ] && grep -qi 'timeout' "$work/s.log" && [ -n "$sp" ] && [ "$(count_of "$work/s.log" spooled)" = 1 ]; then
 		ok "timeout: a request over --push-timeout is abandoned; at the end the interval is spooled, exit 0"
 	else
