@@ -371,7 +371,7 @@ sleep 1 # past xz's start-up, into the compression
 # sqrt(2) times that, 0.55 points. 2 points is 3.6 of those for the top row
 # and more for the smaller ones. (At 99 Hz for 3 s, 150 samples, the same
 # difference would have a standard error of 5 points: hence the rate.)
-perf record -F 10000 -p "$xzp" -o perf.data -- sleep 3 >perf.rec.log 2>&1 &
+perf record -N -F 10000 -p "$xzp" -o perf.data -- sleep 3 >perf.rec.log 2>&1 &
 perfp=$!
 "$BPFPROF" -F 10000 -p "$xzp" -d 3 --no-debuginfod --top 8 -o xz.folded 2>xz.log
 wait "$perfp"
