@@ -71,7 +71,8 @@ struct push_env {
 	unsigned int spool_mode;	/* permission bits of spooled files */
 	bool split_services;		/* -a: one series per container / cgroup */
 	const char *command;		/* the command's argv[0] (service_name: its base name), or NULL */
-	uint32_t pid;			/* the one -p process ("pid" label, service_name: its comm), or 0 */
+	uint32_t pid;			/* the one -p process ("pid" label), or 0 */
+	uint32_t first_pid;		/* the first -p process (service_name: its comm), or 0 */
 	const char *hostname;		/* "hostname" label; NULL: uname -n */
 	const char *proc_root;		/* "/proc" (tests: a fixture) */
 	uint32_t freq_hz;		/* sampleRate for the ingest endpoint */
@@ -189,7 +190,7 @@ void push__series_free(struct push_series *s, size_t n);
 
 /*
  * service_name when the series are not split and --service-name is not
- * given: the base name of env->command, else the comm of env->pid (read
+ * given: the base name of env->command, else the comm of env->first_pid (read
  * from PROC_ROOT/PID/comm), else "ebpf/unspecified"; characters other than
  * [A-Za-z0-9_.-/] become '_' (what Pyroscope's ingest endpoint accepts in
  * a service name). malloc'd, NULL on ENOMEM.

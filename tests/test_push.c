@@ -159,15 +159,15 @@ static void test_default_service(void **state)
 	snprintf(path, sizeof(path), "%s/4321", tmpdir);
 	assert_int_equal(mkdir(path, 0755), 0);
 	write_file("4321/comm", "nginx: worker\n", 14, 0644);
-	env.pid = 4321;
+	env.first_pid = 4321;
 	s = push__default_service(&env);
 	assert_string_equal(s, "nginx__worker");
 	free(s);
-	env.pid = 4322; /* gone */
+	env.first_pid = 4322; /* gone */
 	s = push__default_service(&env);
 	assert_string_equal(s, "ebpf/unspecified");
 	free(s);
-	env.pid = 0;
+	env.first_pid = 0;
 	s = push__default_service(&env);
 	assert_string_equal(s, "ebpf/unspecified");
 	free(s);

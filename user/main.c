@@ -721,6 +721,7 @@ static int start_push(void)
 		.split_services = cfg.all_cpus,
 		.command = cfg.command ? cfg.command[0] : NULL,
 		.pid = cfg.nr_pids == 1 ? cfg.pids[0] : 0,
+		.first_pid = cfg.nr_pids ? cfg.pids[0] : 0,
 		.proc_root = "/proc",
 		.freq_hz = cfg.freq_hz,
 	};

@@ -306,8 +306,8 @@ char *push__default_service(const struct push_env *env)
 		const char *b = strrchr(env->command, '/');
 
 		out = strdup(b ? b + 1 : env->command);
-	} else if (env->pid) {
-		snprintf(path, sizeof(path), "%s/%u/comm", env->proc_root ? env->proc_root : "/proc", env->pid);
+	} else if (env->first_pid) {
+		snprintf(path, sizeof(path), "%s/%u/comm", env->proc_root ? env->proc_root : "/proc", env->first_pid);
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd >= 0) {
 			n = read(fd, comm, sizeof(comm) - 1);
