@@ -45,28 +45,43 @@
 #include "write_perfdata.h"
 #include "xray.h"
 
-static struct bpfprof_config cfg;
-/* perf.data writers, parallel to cfg.outputs; NULL for other formats or after a failure */
-static struct perfdata_writer *streams[CLI_MAX_OUTPUTS];
-static int stream_err[CLI_MAX_OUTPUTS];
-/* -o names as given; in --output-dir mode each interval's paths derive from them; then push's spool name */
-static const char *out_names[CLI_MAX_OUTPUTS + 1];
-/* --push: each interval's profile also goes to a Pyroscope server (user/push.c) */
-static struct pusher *pusher;
-static char *interval_paths[CLI_MAX_OUTPUTS];
 /*
- * The interval's profile, for the observer (which sees it const), and where
- * its JIT images go (jit_elf.h): "<first .prof or perf.data output>.jit",
- * absolute, as .prof maps text and perf.data MMAP2 records name them. NULL
- * when no such output is written to a file.
+ * Everything one run holds, in one place, passed to what needs it: bpfprof
+ * keeps no mutable state in globals but what its signal handler reads.
  */
-static struct profile *stream_profile;
-/* --call-graph: the BPF walker's view of the processes (NULL when it could not be set up) */
-static struct unwinder *unwinder;
-/* --check-unwind: libdwfl's unwind of copied stacks against the BPF walk */
-static struct unwind_check *checker;
-static void check_stack(const void *data, size_t size);
-static char *jit_dir;
+struct run {
+	struct bpfprof_config cfg;
+	/* perf.data writers, parallel to cfg.outputs; NULL for other formats or after a failure */
+	struct perfdata_writer *streams[CLI_MAX_OUTPUTS];
+	int stream_err[CLI_MAX_OUTPUTS];
+	/* -o names as given; in --output-dir mode each interval's paths derive from them; then push's spool name */
+	const char *out_names[CLI_MAX_OUTPUTS + 1];
+	/* --push: each interval's profile also goes to a Pyroscope server (user/push.c) */
+	struct pusher *pusher;
+	char *interval_paths[CLI_MAX_OUTPUTS];
+	/*
+	 * The interval's profile, for the observer (which sees it const), and where
+	 * its JIT images go (jit_elf.h): "<first .prof or perf.data output>.jit",
+	 * absolute, as .prof maps text and perf.data MMAP2 records name them. NULL
+	 * when no such output is written to a file.
+	 */
+	struct profile *stream_profile;
+	char *jit_dir;
+	/* --call-graph: the BPF walker's view of the processes (NULL when it could not be set up) */
+	struct unwinder *unwinder;
+	/* --check-unwind: libdwfl's unwind of copied stacks against the BPF walk */
+	struct unwind_check *checker;
+	/* the JVMs asked for their perf map at the end of the interval (jvm_perfmap.h) */
+	struct jvm_perfmaps *jvm_maps;
+	/* the symbolizer, for the observer's callbacks */
+	struct symbolizer *sy;
+};
+
+static void check_stack(struct run *r, const void *data, size_t size);
+
+/* The outputs a second signal abandons (the run's cfg.outputs), for the handler */
+static struct output *volatile sig_outputs;
+static volatile sig_atomic_t sig_nr_outputs;
 static volatile sig_atomic_t exiting;
 /* an interval (or the run) is being symbolized and written */
 static volatile sig_atomic_t finishing;
@@ -77,8 +92,8 @@ static void on_signal(int sig)
 
 	if (finishing && exiting) {
 		/* second signal while finishing: leave no partial file behind */
-		for (i = 0; i < cfg.nr_outputs; i++)
-			output__abort_signal_safe(&cfg.outputs[i]);
+		for (i = 0; i < sig_nr_outputs; i++)
+			output__abort_signal_safe(&sig_outputs[i]);
 		_exit(128 + sig);
 	}
 	exiting = sig;
@@ -108,9 +123,9 @@ static void unwatch_fd(void *ctx, int fd)
 }
 
 /* How long the next poll may wait (ms): at most 100, and not past the run's end or the next interval. */
-static int poll_timeout_ms(uint64_t now, uint64_t start, uint64_t next_interval)
+static int poll_timeout_ms(struct run *r, uint64_t now, uint64_t start, uint64_t next_interval)
 {
-	uint64_t wait = 100000000ULL, end = cfg.duration_s > 0 ? start + (uint64_t)(cfg.duration_s * 1e9) : 0;
+	uint64_t wait = 100000000ULL, end = r->cfg.duration_s > 0 ? start + (uint64_t)(r->cfg.duration_s * 1e9) : 0;
 
 	if (next_interval && (!end || next_interval < end))
 		end = next_interval;
@@ -122,18 +137,18 @@ static int poll_timeout_ms(uint64_t now, uint64_t start, uint64_t next_interval)
 }
 
 /* A perf.data output that fails while streaming (disk full) is dropped; the others go on. */
-static void stream_failed(int i, int err)
+static void stream_failed(struct run *r, int i, int err)
 {
-	pr_warn("cannot write '%s': %s; no file written\n", cfg.outputs[i].path, strerror(-err));
-	stream_err[i] = err;
-	perfdata__free(streams[i]);
-	streams[i] = NULL;
-	output__abort(&cfg.outputs[i]);
+	pr_warn("cannot write '%s': %s; no file written\n", r->cfg.outputs[i].path, strerror(-err));
+	r->stream_err[i] = err;
+	perfdata__free(r->streams[i]);
+	r->streams[i] = NULL;
+	output__abort(&r->cfg.outputs[i]);
 }
 
-static int plan_jit_image(struct profile *p, uint32_t proc)
+static int plan_jit_image(struct run *r, struct profile *p, uint32_t proc)
 {
-	return jit_elf__plan(p, proc, jit_dir);
+	return jit_elf__plan(p, proc, r->jit_dir);
 }
 
 /*
@@ -141,10 +156,10 @@ static int plan_jit_image(struct profile *p, uint32_t proc)
  * JIT images (.jit) or .prof's file copies (.bin) go. NULL when none is
  * written to a file.
  */
-static char *dir_beside_outputs(bool gperf, bool perfdata, const char *suffix)
+static char *dir_beside_outputs(struct run *r, bool gperf, bool perfdata, const char *suffix)
 {
-	for (int i = 0; i < cfg.nr_outputs; i++) {
-		const struct output *o = &cfg.outputs[i];
+	for (int i = 0; i < r->cfg.nr_outputs; i++) {
+		const struct output *o = &r->cfg.outputs[i];
 		char *dir, *base, *abs, *path;
 
 		if (!((gperf && o->format == OUTPUT_GPERF) || (perfdata && o->format == OUTPUT_PERFDATA)) ||
@@ -165,9 +180,9 @@ static char *dir_beside_outputs(bool gperf, bool perfdata, const char *suffix)
 }
 
 /* The JIT image directory for this interval's outputs, or NULL. */
-static char *jit_dir_for_outputs(void)
+static char *jit_dir_for_outputs(struct run *r)
 {
-	return dir_beside_outputs(true, true, "jit");
+	return dir_beside_outputs(r, true, true, "jit");
 }
 
 /*
@@ -176,16 +191,16 @@ static char *jit_dir_for_outputs(void)
  * first .prof for the files its maps text could not name otherwise
  * (dso_export.h). A failure costs names in those readers only.
  */
-static void export_files(struct profile *p, struct symbolizer *sy)
+static void export_files(struct run *r, struct profile *p, struct symbolizer *sy)
 {
 	struct dso_export_stats st = { 0 };
 	bool perfdata = false;
 	char *dir;
 	int i;
 
-	for (i = 0; i < cfg.nr_outputs; i++)
-		perfdata |= cfg.outputs[i].format == OUTPUT_PERFDATA && !stream_err[i];
-	if (perfdata && !cfg.no_buildid_cache) {
+	for (i = 0; i < r->cfg.nr_outputs; i++)
+		perfdata |= r->cfg.outputs[i].format == OUTPUT_PERFDATA && !r->stream_err[i];
+	if (perfdata && !r->cfg.no_buildid_cache) {
 		dir = dso_export__buildid_dir("/etc/perfconfig", getenv("HOME"));
 		if (!dir && errno == ECANCELED)
 			pr_info("perf's config says record.build-id no-cache or skip: build-id cache not filled\n");
@@ -197,11 +212,12 @@ static void export_files(struct profile *p, struct symbolizer *sy)
 				dir, st.files, (unsigned long long)st.bytes, st.present, st.failed);
 		free(dir);
 	}
-	dir = dir_beside_outputs(true, false, "bin");
+	dir = dir_beside_outputs(r, true, false, "bin");
 	if (dir) {
 		memset(&st, 0, sizeof(st));
-		if (!dso_export__prof_files(p, sy, dir, cfg.outputs[0].mode ? cfg.outputs[0].mode : OUTPUT_DEFAULT_MODE,
-					    &st) && st.files + st.present)
+		unsigned int mode = r->cfg.outputs[0].mode ? r->cfg.outputs[0].mode : OUTPUT_DEFAULT_MODE;
+
+		if (!dso_export__prof_files(p, sy, dir, mode, &st) && st.files + st.present)
 			pr_info("'%s': %u files copied for .prof readers (%llu bytes), %u failed\n", dir,
 				st.files + st.present, (unsigned long long)st.bytes, st.failed);
 		free(dir);
@@ -212,49 +228,48 @@ static void export_files(struct profile *p, struct symbolizer *sy)
  * Write the JIT image of every sampled process with JIT files, so that .prof
  * and perf.data readers name its JIT frames. A failure costs those names only.
  */
-static void write_jit_images(struct profile *p, struct symbolizer *sy)
+static void write_jit_images(struct run *r, struct profile *p, struct symbolizer *sy)
 {
 	bool made_dir = false;
 
-	for (uint32_t i = 0; jit_dir && i < p->nr_procs; i++) {
+	for (uint32_t i = 0; r->jit_dir && i < p->nr_procs; i++) {
 		struct profile_process *pr = &p->procs[i];
 		const struct jit_table *t;
 
 		if (!pr->nr_samples || !symbolizer__has_jit(sy, pr->pid))
 			continue;
-		if (plan_jit_image(p, i) < 0)
+		if (plan_jit_image(r, p, i) < 0)
 			return;
 		t = symbolizer__jit_table(sy, p, i);
 		if (!pr->nr_jit_maps || !t)
 			continue;
-		if (!made_dir && mkdir(jit_dir, 0755) && errno != EEXIST) {
+		if (!made_dir && mkdir(r->jit_dir, 0755) && errno != EEXIST) {
 			pr_warn("cannot create '%s': %s; JIT frames stay unnamed in .prof and perf.data\n",
-				jit_dir, strerror(errno));
+				r->jit_dir, strerror(errno));
 			return;
 		}
 		made_dir = true;
 		/* as private as the profile that names them (--output-mode) */
-		if (!jit_elf__write(p, i, t, cfg.outputs[0].mode ? cfg.outputs[0].mode : OUTPUT_DEFAULT_MODE))
-			pr_info("wrote %zu JIT images of pid %u to '%s'\n", pr->nr_jit_maps, pr->pid, jit_dir);
+		if (!jit_elf__write(p, i, t, r->cfg.outputs[0].mode ? r->cfg.outputs[0].mode : OUTPUT_DEFAULT_MODE))
+			pr_info("wrote %zu JIT images of pid %u to '%s'\n", pr->nr_jit_maps, pr->pid, r->jit_dir);
 	}
 }
 
-/* The JVMs asked for their perf map at the end of the interval (jvm_perfmap.h) */
-static struct jvm_perfmaps *jvm_maps;
-
-/* report__unnamed_jit's reason and remedy for process proc (ctx: the symbolizer). */
+/* report__unnamed_jit's reason and remedy for process proc (ctx: the run). */
 static bool unnamed_jit_why(void *ctx, const struct profile *p, uint32_t proc, char *buf, size_t size)
 {
 	const struct profile_process *pr = &p->procs[proc];
+	struct run *r = ctx;
 	bool dump, map;
 
-	symbolizer__jit_sources(ctx, pr->pid, &dump, &map);
+	symbolizer__jit_sources(r->sy, pr->pid, &dump, &map);
 	if (jvm_perfmap__is_jvm(pr) && !map) {
-		int err = jvm_perfmaps__err(jvm_maps, pr->pid);
+		int err = jvm_perfmaps__err(r->jvm_maps, pr->pid);
 
 		snprintf(buf, size, "the JVM wrote no perf map (%s); run 'jcmd %u Compiler.perfmap' before the "
 			 "profile ends, or start it with -XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit",
-			 cfg.no_jvm_perfmap ? "--no-jvm-perfmap" : err == -EPERM ? "it does not catch SIGQUIT (-Xrs): not asked" :
+			 r->cfg.no_jvm_perfmap ? "--no-jvm-perfmap" :
+			 err == -EPERM ? "it does not catch SIGQUIT (-Xrs): not asked" :
 			 err == -EACCES ? "no right to signal it: bpfprof needs CAP_KILL or its uid" :
 			 err == -ESRCH || err == -ENOENT ? "it had exited" : strerror(-err), pr->pid);
 	} else if (dump) {
@@ -273,89 +288,92 @@ static bool unnamed_jit_why(void *ctx, const struct profile *p, uint32_t proc, c
 	return true;
 }
 
-/* ctx: the symbolizer, which holds the process's files open while it lives */
+/* ctx: the run; its symbolizer holds the process's files open while it lives */
 static int stream_maps(void *ctx, const struct profile *p, uint32_t proc, uint64_t time_ns)
 {
+	struct run *r = ctx;
 	int i, err;
 
-	if (symbolizer__pin(ctx, p, proc))
+	if (symbolizer__pin(r->sy, p, proc))
 		return -ENOMEM;
 	/* tables for the mappings, built in the background: a new process, an exec, a dlopen */
-	if (unwinder && unwinder__queue(unwinder, p->procs[proc].pid, p->procs[proc].mappings,
+	if (r->unwinder && unwinder__queue(r->unwinder, p->procs[proc].pid, p->procs[proc].mappings,
 					p->procs[proc].nr_mappings))
 		return -ENOMEM;
 	/*
 	 * perf.data names JIT code's image as its mappings appear; a JVM's
 	 * too, whose perf map it will be asked for at the end (jvm_perfmap.h)
 	 */
-	if (jit_dir && (symbolizer__has_jit(ctx, p->procs[proc].pid) ||
-			(!cfg.no_jvm_perfmap && jvm_perfmap__is_jvm(&p->procs[proc]))) &&
-	    plan_jit_image(stream_profile, proc) < 0)
+	if (r->jit_dir && (symbolizer__has_jit(r->sy, p->procs[proc].pid) ||
+			(!r->cfg.no_jvm_perfmap && jvm_perfmap__is_jvm(&p->procs[proc]))) &&
+	    plan_jit_image(r, r->stream_profile, proc) < 0)
 		return -ENOMEM;
-	for (i = 0; i < cfg.nr_outputs; i++)
-		if (streams[i] && (err = perfdata__maps(streams[i], p, proc, time_ns)))
-			stream_failed(i, err);
+	for (i = 0; i < r->cfg.nr_outputs; i++)
+		if (r->streams[i] && (err = perfdata__maps(r->streams[i], p, proc, time_ns)))
+			stream_failed(r, i, err);
 	return 0;
 }
 
 static int stream_sample(void *ctx, const struct profile *p, uint32_t proc, const struct profile_sample *s)
 {
+	struct run *r = ctx;
 	int i, err;
 
-	for (i = 0; i < cfg.nr_outputs; i++)
-		if (streams[i] && (err = perfdata__sample(streams[i], s)))
-			stream_failed(i, err);
+	for (i = 0; i < r->cfg.nr_outputs; i++)
+		if (r->streams[i] && (err = perfdata__sample(r->streams[i], s)))
+			stream_failed(r, i, err);
 	return 0;
 }
 
 static int stream_offcpu(void *ctx, const struct profile *p, uint32_t proc, const struct profile_sample *s)
 {
+	struct run *r = ctx;
 	int i, err;
 
-	for (i = 0; i < cfg.nr_outputs; i++)
-		if (streams[i] && (err = perfdata__offcpu(streams[i], s)))
-			stream_failed(i, err);
+	for (i = 0; i < r->cfg.nr_outputs; i++)
+		if (r->streams[i] && (err = perfdata__offcpu(r->streams[i], s)))
+			stream_failed(r, i, err);
 	return 0;
 }
 
-static void stream_round(void)
+static void stream_round(struct run *r)
 {
 	int i, err;
 
-	for (i = 0; i < cfg.nr_outputs; i++)
-		if (streams[i] && (err = perfdata__round(streams[i])))
-			stream_failed(i, err);
+	for (i = 0; i < r->cfg.nr_outputs; i++)
+		if (r->streams[i] && (err = perfdata__round(r->streams[i])))
+			stream_failed(r, i, err);
 }
 
-static int open_streams(struct agg *agg, struct symbolizer *sy)
+static int open_streams(struct run *r, struct agg *agg, struct symbolizer *sy)
 {
 	struct perfdata_opts po = {
-		.event = cfg.event,
-		.offcpu = cfg.offcpu,
-		.freq_hz = cfg.freq_hz,
-		.period_ns = 1000000000ULL / cfg.freq_hz,
-		.argc = cfg.argc,
-		.argv = cfg.argv,
+		.event = r->cfg.event,
+		.offcpu = r->cfg.offcpu,
+		.freq_hz = r->cfg.freq_hz,
+		.period_ns = 1000000000ULL / r->cfg.freq_hz,
+		.argc = r->cfg.argc,
+		.argv = r->cfg.argv,
 		.kallsyms_path = "/proc/kallsyms",
 	};
 	struct agg_observer obs = {
-		.maps_changed = stream_maps, .sample = stream_sample, .offcpu = stream_offcpu, .ctx = sy
+		.maps_changed = stream_maps, .sample = stream_sample, .offcpu = stream_offcpu, .ctx = r
 	};
 	bool have_text = false;
 	int i;
 
-	for (i = 0; i < cfg.nr_outputs; i++) {
-		if (cfg.outputs[i].format != OUTPUT_PERFDATA)
+	for (i = 0; i < r->cfg.nr_outputs; i++) {
+		if (r->cfg.outputs[i].format != OUTPUT_PERFDATA)
 			continue;
 		/* the kernel map from the symbolizer's kallsyms: one read of it per run, not two per interval */
 		if (!have_text && symbolizer__kernel_text(sy, &po.kernel_text, &po.kernel_etext))
 			po.kernel_text = po.kernel_etext = 0;
 		have_text = true;
-		streams[i] = perfdata__new(cfg.outputs[i].fd, &po);
-		if (!streams[i]) {
+		r->streams[i] = perfdata__new(r->cfg.outputs[i].fd, &po);
+		if (!r->streams[i]) {
 			int err = -errno;
 
-			pr_warn("cannot write '%s': %s\n", cfg.outputs[i].path, strerror(-err));
+			pr_warn("cannot write '%s': %s\n", r->cfg.outputs[i].path, strerror(-err));
 			return err;
 		}
 	}
@@ -365,6 +383,7 @@ static int open_streams(struct agg *agg, struct symbolizer *sy)
 
 /* One profile and its outputs: the whole run, or one --interval. */
 struct interval {
+	struct run *run;
 	struct profile *p;
 	struct agg *agg;
 	uint64_t lost_before;	/* session drops counted before this interval */
@@ -374,10 +393,11 @@ struct interval {
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct interval *iv = ctx;
+	struct run *r = iv->run;
 	int err;
 
 	if (size >= 4 && *(const uint32_t *)data == BPFPROF_REC_USTACK_COPY) {
-		check_stack(data, size);
+		check_stack(r, data, size);
 		return 0;
 	}
 	err = agg__record(iv->agg, data, size);
@@ -391,18 +411,18 @@ static void print_progress(double elapsed, uint64_t samples, uint64_t lost)
 		(unsigned long long)samples, (unsigned long long)lost);
 }
 
-static int write_outputs(const struct profile *all)
+static int write_outputs(struct run *r, const struct profile *all)
 {
 	struct profile offcpu_view = *all;
 	int i, err = 0;
 
 	offcpu_view.view = PROFILE_VIEW_OFFCPU;
-	for (i = 0; i < cfg.nr_outputs; i++) {
+	for (i = 0; i < r->cfg.nr_outputs; i++) {
 		/* an off-CPU output (cli.h): the same profile, weighed by time blocked */
-		const struct profile *p = cfg.offcpu_output[i] ? &offcpu_view : all;
-		struct output *o = &cfg.outputs[i];
+		const struct profile *p = r->cfg.offcpu_output[i] ? &offcpu_view : all;
+		struct output *o = &r->cfg.outputs[i];
 		const struct writer *wr = writer__of(o->format);
-		struct write_opts wo = { .title = cfg.offcpu_output[i] ? "bpfprof off-CPU flame graph" :
+		struct write_opts wo = { .title = r->cfg.offcpu_output[i] ? "bpfprof off-CPU flame graph" :
 									 "bpfprof CPU flame graph" };
 		struct write_result wres = { 0 };
 		struct buf b = { 0 };
@@ -411,11 +431,11 @@ static int write_outputs(const struct profile *all)
 
 		if (o->format == OUTPUT_PERFDATA) {
 			/* streamed while sampling: only its end is written here */
-			ret = stream_err[i];
-			if (!ret && streams[i]) {
-				samples = perfdata__nr_samples(streams[i]);
-				offcpu_samples = perfdata__nr_offcpu(streams[i]);
-				ret = perfdata__finish(streams[i], p);
+			ret = r->stream_err[i];
+			if (!ret && r->streams[i]) {
+				samples = perfdata__nr_samples(r->streams[i]);
+				offcpu_samples = perfdata__nr_offcpu(r->streams[i]);
+				ret = perfdata__finish(r->streams[i], p);
 			}
 		} else if (wr && wr->write) {
 			ret = wr->write(p, &b, &wo, &wres);
@@ -423,13 +443,13 @@ static int write_outputs(const struct profile *all)
 				pr_warn("'%s': too many processes for one address space\n", o->path);
 		}
 		if (ret) {
-			if (!stream_err[i])
+			if (!r->stream_err[i])
 				pr_warn("cannot write '%s': %s\n", o->path, strerror(-ret));
 			output__abort(o);
 		} else {
 			ret = output__commit(o, o->format == OUTPUT_PERFDATA ? NULL : &b);
 		}
-		if (!ret && o->format == OUTPUT_PERFDATA && cfg.offcpu)
+		if (!ret && o->format == OUTPUT_PERFDATA && r->cfg.offcpu)
 			fprintf(stderr, "bpfprof: wrote '%s': %llu samples, %llu offcpu-time samples\n", o->path,
 				(unsigned long long)samples, (unsigned long long)offcpu_samples);
 		else if (!ret && o->format == OUTPUT_PERFDATA)
@@ -439,7 +459,7 @@ static int write_outputs(const struct profile *all)
 			fprintf(stderr, "bpfprof: wrote '%s': %zu bytes\n", o->path, b.len);
 		if (!ret && o->format == OUTPUT_GPERF) {
 			/* as perf record's "Captured and wrote" line; readers' totals match it */
-			fprintf(stderr, cfg.offcpu_output[i] ? "bpfprof: wrote '%s': %llu us off-CPU, %zu bytes" :
+			fprintf(stderr, r->cfg.offcpu_output[i] ? "bpfprof: wrote '%s': %llu us off-CPU, %zu bytes" :
 							       "bpfprof: wrote '%s': %llu samples, %zu bytes",
 				o->path, (unsigned long long)wres.samples, b.len);
 			if (wres.skipped)
@@ -454,7 +474,7 @@ static int write_outputs(const struct profile *all)
 	return err;
 }
 
-static void report_lost(struct session *s, uint64_t before)
+static void report_lost(struct run *r, struct session *s, uint64_t before)
 {
 	int n = session__nr_cpus(s), cpu;
 	uint64_t samples, dropped, per_cpu[n];
@@ -467,16 +487,16 @@ static void report_lost(struct session *s, uint64_t before)
 		if (per_cpu[cpu])
 			fprintf(stderr, " cpu%d: %llu", cpu, (unsigned long long)per_cpu[cpu]);
 	fprintf(stderr, " ); consider --ringbuf-size %lluM\n",
-		(unsigned long long)(cfg.ringbuf_bytes >> 20 ? (cfg.ringbuf_bytes >> 20) * 4 : 4));
+		(unsigned long long)(r->cfg.ringbuf_bytes >> 20 ? (r->cfg.ringbuf_bytes >> 20) * 4 : 4));
 }
 
 /* --check-unwind: one copied stack unwound by libdwfl; -vv shows the walks that differ */
-static void check_stack(const void *data, size_t size)
+static void check_stack(struct run *r, const void *data, size_t size)
 {
 	const struct bpfprof_ustack_copy *rec = data;
 	struct unwind_check_result res;
 
-	if (!checker || unwind_check__sample(checker, rec, size, &res))
+	if (!r->checker || unwind_check__sample(r->checker, rec, size, &res))
 		return;
 	if (res.verdict != UNWIND_CHECK_DIFFERENT || log_verbosity < 2)
 		return;
@@ -484,21 +504,21 @@ static void check_stack(const void *data, size_t size)
 		 res.first_diff, rec->nr_user, res.nr_dwfl);
 	for (uint32_t i = 0; i < rec->nr_user || i < res.nr_dwfl; i++) {
 		uint64_t b = i < rec->nr_user ? rec->ips[i] : 0, d = i < res.nr_dwfl ? res.dwfl_ips[i] : 0;
-		const char *name = unwind_check__symbol(checker, rec->tgid, b ? b : d);
+		const char *name = unwind_check__symbol(r->checker, rec->tgid, b ? b : d);
 
 		pr_debug("  #%-3u BPF %#18llx  libdwfl %#18llx  %s\n", i, (unsigned long long)b, (unsigned long long)d,
 			 name ? name : "?");
 	}
 }
 
-static void report_check(void)
+static void report_check(struct run *r)
 {
 	const struct unwind_check_stats *st;
 	uint64_t n = 0;
 
-	if (!checker)
+	if (!r->checker)
 		return;
-	st = unwind_check__stats(checker);
+	st = unwind_check__stats(r->checker);
 	for (int i = 0; i < UNWIND_CHECK_NR_VERDICTS; i++)
 		n += st->verdicts[i];
 	fprintf(stderr, "bpfprof: BPF unwinds against libdwfl's (%llu stacks checked): %llu identical, %llu shorter "
@@ -511,33 +531,33 @@ static void report_check(void)
 }
 
 /* How the user-stack walks ended, since the start (BPF counters) and, with -v, the tables. */
-static void report_walks(struct session *s)
+static void report_walks(struct run *r, struct session *s)
 {
 	uint64_t st[BPFPROF_STAT_NR];
 	struct unwinder_stats us = { 0 };
 
 	session__walk_stats(s, st);
-	if (unwinder)
-		unwinder__stats(unwinder, &us);
-	report__walks(stderr, st, unwinder ? &us : NULL, cfg.call_graph == CALL_GRAPH_DWARF ? "dwarf" : "fp");
+	if (r->unwinder)
+		unwinder__stats(r->unwinder, &us);
+	report__walks(stderr, st, r->unwinder ? &us : NULL, r->cfg.call_graph == CALL_GRAPH_DWARF ? "dwarf" : "fp");
 }
 
 /* The unwinder, and the tables of the -p targets before their samples count. */
-static int unwinder_start(struct session *s)
+static int unwinder_start(struct run *r, struct session *s)
 {
 	struct unwind_sink sink;
 	int i, err;
 
 	session__unwind_sink(s, &sink);
-	unwinder = unwinder__new(&sink, cfg.call_graph == CALL_GRAPH_DWARF, "/proc");
-	if (!unwinder)
+	r->unwinder = unwinder__new(&sink, r->cfg.call_graph == CALL_GRAPH_DWARF, "/proc");
+	if (!r->unwinder)
 		return -errno;
-	for (i = 0; i < cfg.nr_pids; i++) {
-		err = unwinder__load_pid(unwinder, cfg.pids[i]);
+	for (i = 0; i < r->cfg.nr_pids; i++) {
+		err = unwinder__load_pid(r->unwinder, r->cfg.pids[i]);
 		if (err == -ENOMEM)
 			return err;
 		if (err)
-			pr_debug("unwind: pid %u: %s\n", cfg.pids[i], strerror(-err));
+			pr_debug("unwind: pid %u: %s\n", r->cfg.pids[i], strerror(-err));
 	}
 	return 0;
 }
@@ -550,7 +570,8 @@ static int unwinder_start(struct session *s)
  * one interval apart do not share a second (a 1 s interval written in 0.6 s
  * used to overwrite the previous one's files).
  */
-static int interval_begin(struct interval *iv, struct session *s, struct symbolizer *sy, uint64_t boundary)
+static int interval_begin(struct run *r, struct interval *iv, struct session *s, struct symbolizer *sy,
+			  uint64_t boundary)
 {
 	static uint64_t last_stamp_s;
 	uint64_t samples, dropped = 0;
@@ -560,17 +581,17 @@ static int interval_begin(struct interval *iv, struct session *s, struct symboli
 	if (s)
 		session__stats(s, &samples, &dropped, NULL);
 	iv->lost_before = dropped;
-	if (s && cfg.offcpu)
+	if (s && r->cfg.offcpu)
 		session__offcpu_stats(s, &iv->off_before);
 	iv->p = profile__new();
-	iv->agg = iv->p ? agg__new(iv->p, "/proc", 1000000000ULL / cfg.freq_hz) : NULL;
+	iv->agg = iv->p ? agg__new(iv->p, "/proc", 1000000000ULL / r->cfg.freq_hz) : NULL;
 	if (!iv->agg)
 		return -ENOMEM;
-	iv->p->event = profile__intern(iv->p, cfg.event);
-	iv->p->freq_hz = cfg.freq_hz;
-	iv->p->offcpu = cfg.offcpu;
-	iv->p->offcpu_thresh_ns = cfg.offcpu_thresh_us * 1000;
-	iv->p->period_ns = 1000000000ULL / cfg.freq_hz;
+	iv->p->event = profile__intern(iv->p, r->cfg.event);
+	iv->p->freq_hz = r->cfg.freq_hz;
+	iv->p->offcpu = r->cfg.offcpu;
+	iv->p->offcpu_thresh_ns = r->cfg.offcpu_thresh_us * 1000;
+	iv->p->period_ns = 1000000000ULL / r->cfg.freq_hz;
 	iv->p->start_ns = now_ns(CLOCK_MONOTONIC);
 	iv->p->start_realtime_ns = now_ns(CLOCK_REALTIME);
 	if (boundary && boundary < iv->p->start_ns) {
@@ -587,49 +608,49 @@ static int interval_begin(struct interval *iv, struct session *s, struct symboli
 		iv->p->start_realtime_ns = (last_stamp_s + 1) * 1000000000ULL;
 	}
 	last_stamp_s = iv->p->start_realtime_ns / 1000000000ULL;
-	for (i = 0; i < cfg.nr_outputs; i++) {
-		stream_err[i] = 0;
-		if (cfg.output_dir) {
+	for (i = 0; i < r->cfg.nr_outputs; i++) {
+		r->stream_err[i] = 0;
+		if (r->cfg.output_dir) {
 			char stamp[OUTDIR_STAMP_LEN + 1];
 
 			outdir__stamp(iv->p->start_realtime_ns, stamp);
-			if (asprintf(&interval_paths[i], "%s/%s-%s", cfg.output_dir, stamp, out_names[i]) < 0) {
-				interval_paths[i] = NULL;
+			if (asprintf(&r->interval_paths[i], "%s/%s-%s", r->cfg.output_dir, stamp, r->out_names[i]) < 0) {
+				r->interval_paths[i] = NULL;
 				return -ENOMEM;
 			}
-			cfg.outputs[i].path = interval_paths[i];
+			r->cfg.outputs[i].path = r->interval_paths[i];
 		}
-		err = output__open(&cfg.outputs[i]);
+		err = output__open(&r->cfg.outputs[i]);
 		if (err)
 			return err;
 	}
-	stream_profile = iv->p;
-	jit_dir = jit_dir_for_outputs();
-	return open_streams(iv->agg, sy);
+	r->stream_profile = iv->p;
+	r->jit_dir = jit_dir_for_outputs(r);
+	return open_streams(r, iv->agg, sy);
 }
 
 /* Drop what interval_begin made: streams, temporaries (if not committed), profile. */
-static void interval_free(struct interval *iv)
+static void interval_free(struct run *r, struct interval *iv)
 {
 	int i;
 
-	for (i = 0; i < cfg.nr_outputs; i++) {
-		perfdata__free(streams[i]);
-		streams[i] = NULL;
-		output__abort(&cfg.outputs[i]);
-		free(interval_paths[i]);
-		interval_paths[i] = NULL;
+	for (i = 0; i < r->cfg.nr_outputs; i++) {
+		perfdata__free(r->streams[i]);
+		r->streams[i] = NULL;
+		output__abort(&r->cfg.outputs[i]);
+		free(r->interval_paths[i]);
+		r->interval_paths[i] = NULL;
 	}
 	agg__free(iv->agg);
 	profile__free(iv->p);
 	memset(iv, 0, sizeof(*iv));
-	stream_profile = NULL;
-	free(jit_dir);
-	jit_dir = NULL;
+	r->stream_profile = NULL;
+	free(r->jit_dir);
+	r->jit_dir = NULL;
 }
 
 /* Everything queued belongs to the ending interval; then symbolize and write. */
-static int interval_end(struct interval *iv, struct session *s, struct symbolizer *sy)
+static int interval_end(struct run *r, struct interval *iv, struct session *s, struct symbolizer *sy)
 {
 	struct profile *p = iv->p;
 	struct session_offcpu_stats off = { 0 };
@@ -643,10 +664,10 @@ static int interval_end(struct interval *iv, struct session *s, struct symbolize
 		return err;
 	}
 	if (err > 0)
-		stream_round();
+		stream_round(r);
 	session__stats(s, &samples, &dropped, NULL);
 	p->nr_lost = dropped - iv->lost_before;
-	if (cfg.offcpu) {
+	if (r->cfg.offcpu) {
 		session__offcpu_stats(s, &off);
 		p->nr_offcpu_lost = off.dropped - iv->off_before.dropped;
 	}
@@ -654,34 +675,34 @@ static int interval_end(struct interval *iv, struct session *s, struct symbolize
 		pr_warn("%llu malformed ring buffer records skipped\n",
 			(unsigned long long)agg__nr_bad(iv->agg));
 	/* running JVMs write their perf maps for the symbolizer */
-	if (!cfg.no_jvm_perfmap)
-		jvm_maps = jvm_perfmaps__ask(p, sy, 2 * JVM_ATTACH_TIMEOUT_MS);
+	if (!r->cfg.no_jvm_perfmap)
+		r->jvm_maps = jvm_perfmaps__ask(p, sy, 2 * JVM_ATTACH_TIMEOUT_MS);
 	err = symbolizer__symbolize(sy, p);
 	if (err) {
-		jvm_perfmaps__free(jvm_maps);
-		jvm_maps = NULL;
+		jvm_perfmaps__free(r->jvm_maps);
+		r->jvm_maps = NULL;
 		pr_warn("symbolization failed: %s\n", strerror(-err));
 		return err;
 	}
-	write_jit_images(p, sy);
-	export_files(p, sy);
-	jvm_perfmaps__release(jvm_maps); /* read: the maps bpfprof made go */
-	err = write_outputs(p);
-	if (pusher) {
-		push__submit(pusher, p); /* queued: the network is the push thread's */
+	write_jit_images(r, p, sy);
+	export_files(r, p, sy);
+	jvm_perfmaps__release(r->jvm_maps); /* read: the maps bpfprof made go */
+	err = write_outputs(r, p);
+	if (r->pusher) {
+		push__submit(r->pusher, p); /* queued: the network is the push thread's */
 		if (log_verbosity)
-			push__report(pusher, stderr);
+			push__report(r->pusher, stderr);
 	}
-	report__summary(stderr, p, (double)(p->end_ns - p->start_ns) / 1e9, cfg.output_dir ? 0 : cfg.top_n);
-	report__unnamed_jit(stderr, p, unnamed_jit_why, sy);
-	jvm_perfmaps__free(jvm_maps);
-	jvm_maps = NULL;
-	report_lost(s, iv->lost_before);
-	if (cfg.offcpu) {
-		report__offcpu_summary(stderr, p, cfg.output_dir ? 0 : cfg.top_n);
+	report__summary(stderr, p, (double)(p->end_ns - p->start_ns) / 1e9, r->cfg.output_dir ? 0 : r->cfg.top_n);
+	report__unnamed_jit(stderr, p, unnamed_jit_why, r);
+	jvm_perfmaps__free(r->jvm_maps);
+	r->jvm_maps = NULL;
+	report_lost(r, s, iv->lost_before);
+	if (r->cfg.offcpu) {
+		report__offcpu_summary(stderr, p, r->cfg.output_dir ? 0 : r->cfg.top_n);
 		fprintf(stderr, "bpfprof: off-CPU: %llu blocks under %llu us left out (%.3f s in all)\n",
 			(unsigned long long)(off.short_blocks - iv->off_before.short_blocks),
-			(unsigned long long)cfg.offcpu_thresh_us,
+			(unsigned long long)r->cfg.offcpu_thresh_us,
 			(double)(off.short_ns - iv->off_before.short_ns) / 1e9);
 		if (off.kernel_only > iv->off_before.kernel_only)
 			fprintf(stderr, "bpfprof: off-CPU: %llu blocks with kernel frames only (not blocked in a system "
@@ -695,9 +716,9 @@ static int interval_end(struct interval *iv, struct session *s, struct symbolize
 			pr_warn("off-CPU: lost %llu blocks: ring buffer full; consider --ringbuf-size\n",
 				(unsigned long long)p->nr_offcpu_lost);
 	}
-	report_walks(s);
-	report_check();
-	if (cfg.check_user_stacks) {
+	report_walks(r, s);
+	report_check(r);
+	if (r->cfg.check_user_stacks) {
 		uint64_t same, shorter, differ;
 
 		session__check_stats(s, &same, &shorter, &differ);
@@ -707,47 +728,48 @@ static int interval_end(struct interval *iv, struct session *s, struct symbolize
 	}
 	if (!p->nr_samples)
 		pr_warn("no samples collected\n");
-	if (cfg.output_dir && cfg.keep)
-		outdir__prune(cfg.output_dir, out_names, cfg.nr_outputs + (pusher != NULL), cfg.keep);
+	if (r->cfg.output_dir && r->cfg.keep)
+		outdir__prune(r->cfg.output_dir, r->out_names, r->cfg.nr_outputs + (r->pusher != NULL), r->cfg.keep);
 	return err;
 }
 
 /* --push: the checks (auth file) before sampling, and the push thread. Returns 0 or -errno. */
-static int start_push(void)
+static int start_push(struct run *r)
 {
 	struct push_env env = {
-		.spool_dir = cfg.output_dir,
-		.spool_mode = cfg.outputs[0].mode ? cfg.outputs[0].mode : OUTPUT_DEFAULT_MODE,
-		.split_services = cfg.all_cpus,
-		.command = cfg.command ? cfg.command[0] : NULL,
-		.pid = cfg.nr_pids == 1 ? cfg.pids[0] : 0,
-		.first_pid = cfg.nr_pids ? cfg.pids[0] : 0,
+		.spool_dir = r->cfg.output_dir,
+		.spool_mode = r->cfg.outputs[0].mode ? r->cfg.outputs[0].mode : OUTPUT_DEFAULT_MODE,
+		.split_services = r->cfg.all_cpus,
+		.command = r->cfg.command ? r->cfg.command[0] : NULL,
+		.pid = r->cfg.nr_pids == 1 ? r->cfg.pids[0] : 0,
+		.first_pid = r->cfg.nr_pids ? r->cfg.pids[0] : 0,
 		.proc_root = "/proc",
-		.freq_hz = cfg.freq_hz,
+		.freq_hz = r->cfg.freq_hz,
 	};
 
-	out_names[cfg.nr_outputs] = PUSH_SPOOL_NAME;
-	return cfg.push.url ? push__new(&cfg.push, &env, &pusher) : 0;
+	r->out_names[r->cfg.nr_outputs] = PUSH_SPOOL_NAME;
+	return r->cfg.push.url ? push__new(&r->cfg.push, &env, &r->pusher) : 0;
 }
 
 /* Push what is queued (at most --push-timeout), print the counters; -EIO when an interval was lost. */
-static int finish_push(void)
+static int finish_push(struct run *r)
 {
 	struct push_counters c;
 
-	if (!pusher)
+	if (!r->pusher)
 		return 0;
-	push__finish(pusher);
-	push__report(pusher, stderr);
-	push__counters(pusher, &c);
+	push__finish(r->pusher);
+	push__report(r->pusher, stderr);
+	push__counters(r->pusher, &c);
 	return c.dropped ? -EIO : 0;
 }
 
 int main(int argc, char **argv)
 {
+	struct run run = { 0 }, *r = &run;
 	struct session_opts sopts = { 0 };
 	struct symbolizer *sy = NULL;
-	struct interval iv = { 0 };
+	struct interval iv = { .run = r };
 	struct session *s = NULL;
 	uint64_t start, next_interval = 0, last_progress = 0, last_reap = 0, dropped = 0, bpf_samples, ended;
 	bool tty, stop = false;
@@ -766,28 +788,30 @@ int main(int argc, char **argv)
 		return xray__main(argc - 1, argv + 1);
 	targets__init(&tg, NULL, 0);
 	log__libbpf_bridge();
-	err = cli__parse(argc, argv, &cfg);
+	err = cli__parse(argc, argv, &r->cfg);
 	if (err)
 		return err;
-	targets__init(&tg, cfg.pids, cfg.nr_pids);
-	for (i = 0; i < cfg.nr_outputs; i++)
-		out_names[i] = cfg.outputs[i].path;
+	targets__init(&tg, r->cfg.pids, r->cfg.nr_pids);
+	sig_outputs = r->cfg.outputs;
+	sig_nr_outputs = r->cfg.nr_outputs;
+	for (i = 0; i < r->cfg.nr_outputs; i++)
+		r->out_names[i] = r->cfg.outputs[i].path;
 
 	err = preflight__check_system();
 	if (err)
 		return 1;
-	for (i = 0; i < cfg.nr_pids; i++) {
-		uint32_t tgid = preflight__tgid_of(cfg.pids[i]);
+	for (i = 0; i < r->cfg.nr_pids; i++) {
+		uint32_t tgid = preflight__tgid_of(r->cfg.pids[i]);
 
-		if (!preflight__process_alive(cfg.pids[i]) || !tgid) {
-			pr_warn("no such process: %u\n", cfg.pids[i]);
+		if (!preflight__process_alive(r->cfg.pids[i]) || !tgid) {
+			pr_warn("no such process: %u\n", r->cfg.pids[i]);
 			return 1;
 		}
-		if (tgid != cfg.pids[i])
-			pr_info("%u is a thread of process %u: profiling the process\n", cfg.pids[i], tgid);
-		cfg.pids[i] = tgid;
+		if (tgid != r->cfg.pids[i])
+			pr_info("%u is a thread of process %u: profiling the process\n", r->cfg.pids[i], tgid);
+		r->cfg.pids[i] = tgid;
 	}
-	if (start_push())
+	if (start_push(r))
 		return 1;
 
 	sigemptyset(&sa.sa_mask);
@@ -799,56 +823,56 @@ int main(int argc, char **argv)
 	if (!sigaction(SIGPIPE, NULL, &old) && old.sa_handler != SIG_IGN)
 		sigaction(SIGPIPE, &pipe_sa, NULL);
 
-	sy = symbolizer__new("/proc/kallsyms", "/proc");
-	if (!sy || symbolizer__set_jit_max_size(sy, cfg.jit_max_bytes))
+	r->sy = sy = symbolizer__new("/proc/kallsyms", "/proc");
+	if (!sy || symbolizer__set_jit_max_size(sy, r->cfg.jit_max_bytes))
 		return 1;
 	/* the kernel symbols are read while sampling, not after it */
 	if (symbolizer__load_kernel_async(sy))
 		pr_debug("kernel symbols: no thread; read when first needed\n");
 	/* outputs exist (as temporaries) before sampling starts: a bad path fails now */
-	err = interval_begin(&iv, NULL, sy, 0);
+	err = interval_begin(r, &iv, NULL, sy, 0);
 	if (err)
 		goto out;
 
-	if (cfg.command) {
-		err = targets__start_command(&tg, cfg.command);
+	if (r->cfg.command) {
+		err = targets__start_command(&tg, r->cfg.command);
 		if (err) {
-			pr_warn("cannot start '%s': %s\n", cfg.command[0], strerror(-err));
+			pr_warn("cannot start '%s': %s\n", r->cfg.command[0], strerror(-err));
 			goto out;
 		}
 	}
 
-	sopts.event = cfg.event;
-	sopts.freq_hz = cfg.freq_hz;
-	sopts.ringbuf_bytes = cfg.ringbuf_bytes;
-	sopts.filter_tgid = !cfg.all_cpus;
-	sopts.follow_forks = cfg.command && !cfg.all_cpus;
-	sopts.check_user_stacks = cfg.check_user_stacks;
-	sopts.offcpu = cfg.offcpu;
-	sopts.offcpu_thresh_ns = cfg.offcpu_thresh_us * 1000;
+	sopts.event = r->cfg.event;
+	sopts.freq_hz = r->cfg.freq_hz;
+	sopts.ringbuf_bytes = r->cfg.ringbuf_bytes;
+	sopts.filter_tgid = !r->cfg.all_cpus;
+	sopts.follow_forks = r->cfg.command && !r->cfg.all_cpus;
+	sopts.check_user_stacks = r->cfg.check_user_stacks;
+	sopts.offcpu = r->cfg.offcpu;
+	sopts.offcpu_thresh_ns = r->cfg.offcpu_thresh_us * 1000;
 	sopts.unwind = true;
-	sopts.unwind_rows = cfg.call_graph == CALL_GRAPH_DWARF ?
-				    (uint32_t)(cfg.unwind_table_bytes / sizeof(struct bpfprof_unwind_row)) : 0;
-	sopts.check_unwind_every = cfg.check_unwind ? 4 : 0;
-	sopts.cgroup_ids = cfg.cgroup_ids;
-	sopts.nr_cgroups = (size_t)cfg.nr_cgroups;
+	sopts.unwind_rows = r->cfg.call_graph == CALL_GRAPH_DWARF ?
+				    (uint32_t)(r->cfg.unwind_table_bytes / sizeof(struct bpfprof_unwind_row)) : 0;
+	sopts.check_unwind_every = r->cfg.check_unwind ? 4 : 0;
+	sopts.cgroup_ids = r->cfg.cgroup_ids;
+	sopts.nr_cgroups = (size_t)r->cfg.nr_cgroups;
 	sopts.on_record = on_record;
 	sopts.ctx = &iv;
 	err = session__open(&sopts, &s);
 	if (err)
 		goto out;
-	if (cfg.check_unwind && !(checker = unwind_check__new())) {
+	if (r->cfg.check_unwind && !(r->checker = unwind_check__new())) {
 		err = -ENOMEM;
 		goto out;
 	}
-	err = unwinder_start(s);
+	err = unwinder_start(r, s);
 	if (err) {
 		pr_warn("cannot set up the unwinder: %s\n", strerror(-err));
 		goto out;
 	}
-	for (i = 0; i < cfg.nr_pids && !err; i++)
-		err = session__add_target(s, cfg.pids[i]);
-	if (!err && tg.child > 0 && !cfg.all_cpus)
+	for (i = 0; i < r->cfg.nr_pids && !err; i++)
+		err = session__add_target(s, r->cfg.pids[i]);
+	if (!err && tg.child > 0 && !r->cfg.all_cpus)
 		err = session__add_target_on_exec(s, (uint32_t)tg.child);
 	if (err) {
 		pr_warn("cannot add target: %s\n", strerror(-err));
@@ -858,29 +882,29 @@ int main(int argc, char **argv)
 
 	iv.p->start_ns = start = now_ns(CLOCK_MONOTONIC);
 	iv.p->start_realtime_ns = now_ns(CLOCK_REALTIME); /* pprof's time: when sampling started */
-	if (cfg.interval_s > 0)
-		next_interval = start + (uint64_t)(cfg.interval_s * 1e9);
+	if (r->cfg.interval_s > 0)
+		next_interval = start + (uint64_t)(r->cfg.interval_s * 1e9);
 	targets__release(&tg);
-	tty = cfg.progress && isatty(STDERR_FILENO);
+	tty = r->cfg.progress && isatty(STDERR_FILENO);
 	while (!stop) {
 		uint64_t now;
 
-		err = session__poll(s, poll_timeout_ms(now_ns(CLOCK_MONOTONIC), start, next_interval));
+		err = session__poll(s, poll_timeout_ms(r, now_ns(CLOCK_MONOTONIC), start, next_interval));
 		if (err < 0 && err != -EINTR) {
 			pr_warn("ring buffer: %s\n", strerror(-err));
 			break;
 		}
 		if (err > 0)
-			stream_round();
+			stream_round(r);
 		err = 0;
 		now = now_ns(CLOCK_MONOTONIC);
 		if (exiting)
 			stop = true;
-		if (cfg.duration_s > 0 && (double)(now - start) >= cfg.duration_s * 1e9)
+		if (r->cfg.duration_s > 0 && (double)(now - start) >= r->cfg.duration_s * 1e9)
 			stop = true;
 		if (targets__child_exited(&tg))
 			stop = true;
-		if (cfg.nr_pids && !targets__alive(&tg, now, unwatch_fd, s)) {
+		if (r->cfg.nr_pids && !targets__alive(&tg, now, unwatch_fd, s)) {
 			pr_info("every target process has exited\n");
 			stop = true;
 		}
@@ -888,22 +912,22 @@ int main(int argc, char **argv)
 			if (tty)
 				fprintf(stderr, "\r\033[K");
 			finishing = 1;
-			err = interval_end(&iv, s, sy);
+			err = interval_end(r, &iv, s, sy);
 			ended = iv.p->end_ns;
-			interval_free(&iv);
+			interval_free(r, &iv);
 			finishing = 0;
 			if (!err)
-				err = interval_begin(&iv, s, sy, ended);
+				err = interval_begin(r, &iv, s, sy, ended);
 			if (err)
 				goto out;
-			next_interval += (uint64_t)(cfg.interval_s * 1e9);
+			next_interval += (uint64_t)(r->cfg.interval_s * 1e9);
 			/* more than half an interval late (writing took that long): the next one gets a whole interval */
-			if (next_interval < ended + (uint64_t)(cfg.interval_s * 5e8))
-				next_interval = ended + (uint64_t)(cfg.interval_s * 1e9);
+			if (next_interval < ended + (uint64_t)(r->cfg.interval_s * 5e8))
+				next_interval = ended + (uint64_t)(r->cfg.interval_s * 1e9);
 		}
 		if (now - last_reap >= 1000000000ULL) {
 			last_reap = now;
-			unwinder__reap(unwinder); /* tables of files no process maps any more go */
+			unwinder__reap(r->unwinder); /* tables of files no process maps any more go */
 		}
 		if (tty && now - last_progress >= 1000000000ULL) {
 			last_progress = now;
@@ -922,23 +946,25 @@ int main(int argc, char **argv)
 	if (tg.child_done && WIFEXITED(tg.child_status) && WEXITSTATUS(tg.child_status))
 		pr_warn("command exited with status %d\n", WEXITSTATUS(tg.child_status));
 	/* debug files from debuginfod: only now that sampling has stopped */
-	if (!cfg.no_debuginfod && !debuginfod__setup(cfg.debuginfod_urls)) {
-		struct debuginfod_opts dopts = { .deadline_ms = cfg.debuginfod_deadline_ms,
+	if (!r->cfg.no_debuginfod && !debuginfod__setup(r->cfg.debuginfod_urls)) {
+		struct debuginfod_opts dopts = { .deadline_ms = r->cfg.debuginfod_deadline_ms,
 						 .progress = tty };
 
 		symbolizer__use_debuginfod(sy, &dopts);
 	}
-	err = interval_end(&iv, s, sy);
-	i = finish_push();
+	err = interval_end(r, &iv, s, sy);
+	i = finish_push(r);
 	err = err ?: i;
 
 out:
 	targets__close(&tg);
-	interval_free(&iv);
-	unwinder__free(unwinder);
-	unwind_check__free(checker);
+	interval_free(r, &iv);
+	unwinder__free(r->unwinder);
+	unwind_check__free(r->checker);
 	session__close(s);
 	symbolizer__free(sy);
-	push__free(pusher);
+	push__free(r->pusher);
+	/* run is main's: the handler must not read its outputs once main returns */
+	sig_nr_outputs = 0;
 	return err != 0;
 }
