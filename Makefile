@@ -38,8 +38,16 @@ else
 endif
 
 # Everything but main.c and session.c: plain C that tests link without BPF.
-LIB_SRCS := $(filter-out user/main.c user/session.c,$(wildcard user/*.c))
-LIB_OBJS := $(patsubst user/%.c,$(OUTPUT)/%.o,$(LIB_SRCS))
+# user/ holds main.c, cli.c and the model (profile.c); the stages' sources are
+# in its folders, in the order data flows (README "Layout"). Objects are named
+# by file alone ($(OUTPUT)/agg.o): vpath finds each source in its folder.
+USER_DIRS := user/capture user/unwind user/symbolize user/write user/xray user/lib
+vpath %.c user $(USER_DIRS)
+# The source of object NAME.o, by name (not $<, which an old .d file's
+# user/NAME.c from before the stage folders would take over)
+src_of = $(firstword $(wildcard $(addsuffix /$(1).c,user $(USER_DIRS))))
+LIB_SRCS := $(filter-out user/main.c user/capture/session.c,$(wildcard user/*.c $(addsuffix /*.c,$(USER_DIRS))))
+LIB_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(notdir $(LIB_SRCS)))
 # pprof's profile.proto, encoded by protoc-c's generated code
 LIB_OBJS += $(OUTPUT)/profile.pb-c.o
 # Pyroscope's push API (proto/pyroscope, vendored), for --push
@@ -78,9 +86,9 @@ $(OUTPUT)/profile.skel.h: $(OUTPUT)/profile.bpf.o
 
 $(OUTPUT)/session.o: $(OUTPUT)/profile.skel.h
 
-$(OUTPUT)/%.o: user/%.c | $(OUTPUT)
+$(OUTPUT)/%.o: %.c | $(OUTPUT)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) -c $(call src_of,$*) -o $@
 
 $(OUTPUT)/proto/profile.pb-c.c $(OUTPUT)/proto/profile.pb-c.h &: proto/profile.proto
 	$(call msg,PROTOC,$@)
@@ -176,20 +184,18 @@ demo: deps
 FUZZ_TIME ?= 60
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_SRCS))
-FUZZ_LIB_SRCS := user/read_xray.c user/profile.c user/log.c user/xray_instr_map.c user/sym_elf.c \
-	user/array.c user/procmaps.c user/kallsyms.c user/sym_jitdump.c user/sym_perfmap.c \
-	user/sym_minidebug.c user/unwind_table.c user/jvm_attach.c user/proc_file.c user/lib_hashmap.c \
-	user/lib_io.c
+FUZZ_LIB_SRCS := read_xray.c profile.c log.c xray_instr_map.c sym_elf.c array.c procmaps.c kallsyms.c \
+	sym_jitdump.c sym_perfmap.c sym_minidebug.c unwind_table.c jvm_attach.c proc_file.c lib_hashmap.c lib_io.c
 
 # the library sources are compiled once for all harnesses (fuzzer-no-link
 # instruments them), each harness then links them
 FUZZ_CFLAGS := -g -O1 -fsanitize=address,undefined -D_GNU_SOURCE -Iinclude $(PKG_CFLAGS)
-FUZZ_LIB_OBJS := $(patsubst user/%.c,$(OUTPUT)/fuzz/obj/%.o,$(FUZZ_LIB_SRCS))
+FUZZ_LIB_OBJS := $(patsubst %.c,$(OUTPUT)/fuzz/obj/%.o,$(FUZZ_LIB_SRCS))
 
-$(OUTPUT)/fuzz/obj/%.o: user/%.c
+$(OUTPUT)/fuzz/obj/%.o: %.c
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(DEPFLAGS) -c $< -o $@
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(DEPFLAGS) -c $(call src_of,$*) -o $@
 
 $(OUTPUT)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_OBJS)
 	$(call msg,FUZZ-LD,$@)
@@ -299,11 +305,15 @@ vmlinux:
 	$(Q)tools/gen-vmlinux.sh $(ARCH)
 
 format:
-	$(Q)clang-format -i bpf/*.c user/*.c include/*.h tests/*.c tests/workload/*.c
+	$(Q)clang-format -i bpf/*.c user/*.c $(addsuffix /*.c,$(USER_DIRS)) include/*.h tests/*.c tests/workload/*.c
 
 clean:
 	$(call msg,CLEAN)
 	$(Q)rm -rf $(OUTPUT) $(SAN_OUTPUT) bpfprof $(OFFCPU_AGG_OUTPUT)
+
+# A build made before the move names user/NAME.c in its .d files: those old
+# paths are nothing to make (the object is rebuilt once, from its new place).
+$(addprefix user/,$(notdir $(wildcard $(addsuffix /*.c,$(USER_DIRS))))):
 
 .DELETE_ON_ERROR:
 .SECONDARY:

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The in-memory profile: the only thing writers consume. Sampling (user/agg.c)
+ * The in-memory profile: the only thing writers consume. Sampling (user/capture/agg.c)
  * and trace conversion build it; writers take a `const struct profile *`.
  *
  *   profile ─┬─ procs[]     pid, comm, cgroup, mappings[] (from /proc/PID/maps)

@@ -11,7 +11,7 @@
  * warning.
  *
  * BPF maps are reached through struct unwind_sink, so that the bookkeeping is
- * tested without BPF; user/session.c provides the real one.
+ * tested without BPF; user/capture/session.c provides the real one.
  */
 #ifndef BPFPROF_UNWINDER_H
 #define BPFPROF_UNWINDER_H

@@ -65,7 +65,7 @@ struct perfdata_writer *perfdata__new(int fd, const struct perfdata_opts *o);
  * written (what perf record synthesizes without -d). time_ns is the time of
  * the sample that revealed them; the records are stamped no later than it
  * and no later than any sample perf may still reorder (see
- * user/write_perfdata.c). Call before the process's samples. Returns 0 or
+ * user/write/write_perfdata.c). Call before the process's samples. Returns 0 or
  * -errno (write failure, -ENOMEM).
  */
 int perfdata__maps(struct perfdata_writer *w, const struct profile *p, uint32_t proc, uint64_t time_ns);

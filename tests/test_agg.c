@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * cmocka tests for user/agg.c (include/agg.h) and profile__resolve_locs():
+ * cmocka tests for user/capture/agg.c (include/agg.h) and profile__resolve_locs():
  * synthetic ring-buffer records (include/bpfprof_abi.h), each sent as exactly
  * BPFPROF_SAMPLE_HDR_SIZE + frames * 8 heap bytes so the sanitizers catch
  * overreads, against a fake proc_dir (mkdtemp) holding <pid>/maps and

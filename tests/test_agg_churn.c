@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * cmocka tests for the process limits of user/agg.c (include/agg.h): past
+ * cmocka tests for the process limits of user/capture/agg.c (include/agg.h): past
  * max_tracked processes holding whole maps snapshots, exited ones (gone from
  * a fake proc_dir, zombies, or their pid taken by another start time) are
  * reduced to the mappings their samples use, only once the records stamped

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* cmocka: container ids in cgroup paths, /proc/PID/cgroup parsing (user/cgroup.c). */
+/* cmocka: container ids in cgroup paths, /proc/PID/cgroup parsing (user/capture/cgroup.c). */
 #include <errno.h>
 #include <limits.h>
 #include <setjmp.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * cmocka tests for user/dso_export.c (include/dso_export.h): perf's
+ * cmocka tests for user/write/dso_export.c (include/dso_export.h): perf's
  * buildid.dir and record.build-id from a system and a user perfconfig; the
  * build-id cache layout perf's build_id_cache__add writes (DIR/<path>/<id>/elf
  * and debug, the relative .build-id/xx/rest link, " (deleted)" dropped,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * cmocka tests for user/jit_dwarf.c (include/jit_dwarf.h). The one-function
+ * cmocka tests for user/write/jit_dwarf.c (include/jit_dwarf.h). The one-function
  * fixture is assembled here byte by byte from the DWARF 4 standard: 7.5.3
  * (abbreviation tables), 7.5.1.1 (compile unit header), 7.5.4 (attribute
  * encodings), 6.2.4 (line number program header), 6.2.5 (line number

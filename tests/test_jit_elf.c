@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * cmocka tests for user/jit_elf.c (include/jit_elf.h): which mappings are
+ * cmocka tests for user/write/jit_elf.c (include/jit_elf.h): which mappings are
  * JIT regions, planning images for them, and the images written, each read
  * back here with libelf/gelf directly: ELF header, PT_LOAD with file offset
  * == virtual address == JIT_ELF_FIRST_OFFSET, .text, .symtab (values,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * cmocka tests for user/jit_tail.c (include/jit_tail.h): a child process
+ * cmocka tests for user/symbolize/jit_tail.c (include/jit_tail.h): a child process
  * writes a file through a fully buffered stdio FILE (as V8 writes its
  * jitdump) and does not flush the end; jit_tail__read must return exactly
  * the bytes not yet in the file, at the file's position, so that file +

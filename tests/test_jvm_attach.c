@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * cmocka tests for user/jvm_attach.c (include/jvm_attach.h): the reply
+ * cmocka tests for user/symbolize/jvm_attach.c (include/jvm_attach.h): the reply
  * parser, and the whole exchange against a stand-in for HotSpot's attach
  * listener, a child process that does what attachListener_linux.cpp does:
  * on SIGQUIT it looks for .attach_pid<pid> in its working directory, binds

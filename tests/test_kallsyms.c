@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * cmocka tests for user/kallsyms.c: a byte-exact kallsyms fixture with core
+ * cmocka tests for user/symbolize/kallsyms.c: a byte-exact kallsyms fixture with core
  * and module text symbols, data symbols that must be skipped and malformed
  * lines that must be counted; a kptr_restrict table; loading from a file and
  * from the real /proc/kallsyms.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * cmocka tests for user/lib_hashmap.c (include/lib_hashmap.h): idxmap
+ * cmocka tests for user/lib/lib_hashmap.c (include/lib_hashmap.h): idxmap
  * lookups through the caller's keys across growth (load factor at or under
  * 1/2, every entry found again after each doubling, colliding hashes probed
  * past), a zeroed map reserving its first slots; strset indices in insertion

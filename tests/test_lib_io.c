@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * cmocka tests for user/lib_io.c: a write larger than a pipe's buffer arrives
+ * cmocka tests for user/lib/lib_io.c: a write larger than a pipe's buffer arrives
  * whole (short writes retried) while a reader drains it; pwrite at an offset
  * leaves the descriptor's offset alone; a full device (/dev/full) and a
  * closed descriptor give -ENOSPC and -EBADF.

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* cmocka: interval stamps and --keep pruning of the output directory (user/outdir.c). */
+/* cmocka: interval stamps and --keep pruning of the output directory (user/capture/outdir.c). */
 #include <errno.h>
 #include <limits.h>
 #include <setjmp.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * cmocka: output files (user/output.c): complete or absent, never through a
+ * cmocka: output files (user/write/output.c): complete or absent, never through a
  * symbolic link, mode 0600 unless asked, no temporary left behind on any
  * path. Every check looks at the directory and the files themselves.
  */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * cmocka tests for user/preflight.c (include/preflight.h): facts gathered
+ * cmocka tests for user/capture/preflight.c (include/preflight.h): facts gathered
  * from a fake /proc and /sys tree (mkdtemp) and the one message each failed
  * check gives: no perf events, no BTF, a user namespace, root without
  * capabilities, missing CAP_BPF / CAP_PERFMON, a restrictive

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * cmocka tests for user/proc_file.c (include/proc_file.h): a fake proc
+ * cmocka tests for user/symbolize/proc_file.c (include/proc_file.h): a fake proc
  * directory in a temporary directory, <tmp>/proc/4242/status written here and
  * <tmp>/proc/4242/root a plain directory standing for the process's root.
  * Covers the status parser (Uid:, NSpid: with nested namespaces) and every

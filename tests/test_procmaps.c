@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * cmocka tests for user/procmaps.c (include/procmaps.h): byte-level
+ * cmocka tests for user/symbolize/procmaps.c (include/procmaps.h): byte-level
  * /proc/PID/maps fixtures in the shape of fs/proc/task_mmu.c show_map_vma()
  * (file, anonymous and pseudo mappings, paths with spaces and " (deleted)",
  * malformed and overflowing lines, a last line without newline), merging into
@@ -230,7 +230,7 @@ static void test_parse_nul_in_perms(void **state)
 
 	assert_int_equal(parse(text, sizeof(text) - 1, &c, &nr_bad), 0);
 	/*
-	 * Regression: user/procmaps.c parse_line() checks perms with
+	 * Regression: user/symbolize/procmaps.c parse_line() checks perms with
 	 * strchr("rwxps-", s[i]), which also matches the terminating NUL, so
 	 * "r\0xp" is accepted (perms reads "r") instead of being counted bad.
 	 */
@@ -541,7 +541,7 @@ static void test_read_long_proc_dir(void **state)
 	assert_int_equal(mkdir(dir, 0755), 0);
 	write_file(dir, 1234, "maps", fixture, sizeof(fixture) - 1);
 	/*
-	 * Regression: user/procmaps.c procmaps__read() formats "<proc_dir>/<pid>/maps"
+	 * Regression: user/symbolize/procmaps.c procmaps__read() formats "<proc_dir>/<pid>/maps"
 	 * into char path[64] with an unchecked snprintf, so a longer proc_dir is
 	 * silently truncated and the read fails with -ENOENT (or opens another
 	 * file); procmaps__snapshot()'s origin[64] and agg.c read_comm()'s

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * cmocka tests for user/push.c (include/push.h) without network: option
+ * cmocka tests for user/write/push.c (include/push.h) without network: option
  * checks, the auth file, service names and labels per series, the
  * PushRequest encoding (decoded back with protoc-c's generated unpack of
  * Pyroscope's push.proto and compared with literal expectations), and the

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * cmocka tests for user/read_xray.c (include/read_xray.h). Traces are built
+ * cmocka tests for user/xray/read_xray.c (include/read_xray.h). Traces are built
  * here byte by byte from ../shared/specs/xray-fdr-trace-format.txt (version
  * 1, through tests/xray/fdr_v1_writer.h) and from the layouts LLVM writes
  * (version 5 blocks, basic mode), never with the reader's own code. Covers

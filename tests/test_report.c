@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * cmocka tests for user/report.c (include/report.h): the top functions by
+ * cmocka tests for user/write/report.c (include/report.h): the top functions by
  * self samples. Unnamed addresses of one stripped file are rows of their own
  * ("DSO+0xADDR", profile_location.addr_name), as perf report keeps them
  * apart; only frames with neither a name nor a file fold into "[unknown]".

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * cmocka tests for user/sym_debuginfod.c through the real libdebuginfod,
+ * cmocka tests for user/symbolize/sym_debuginfod.c through the real libdebuginfod,
  * with no server: file:// URLs (the client reads DIR/buildid/HEX/debuginfo,
  * debuginfod-client(3)) serve one debug file, and a listening socket that
  * never accepts stands for a server that never answers. Checked: a fetch by

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * cmocka tests for user/sym_elf.c against real binaries built at test time
+ * cmocka tests for user/symbolize/sym_elf.c against real binaries built at test time
  * with cc: PIE, non-PIE, shared object, a 32-bit shared object, and stripped
  * executables whose symbols live in a separate debug file (.gnu_debuglink or
  * the .build-id tree). Expected values come from other tools: symbol

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * cmocka tests for user/sym_jit.c (include/sym_jit.h): finding a process's
+ * cmocka tests for user/symbolize/sym_jit.c (include/sym_jit.h): finding a process's
  * jitdump (a mapped jit-<nspid>.dump) and perf map (/tmp/perf-<nspid>.map)
  * under its root, in a fake proc directory built here (<tmp>/proc/<pid>/status
  * and <tmp>/proc/<pid>/root). The jitdump files are assembled byte by byte

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * cmocka tests for user/sym_jitdump.c (include/sym_jitdump.h): byte-level
+ * cmocka tests for user/symbolize/sym_jitdump.c (include/sym_jitdump.h): byte-level
  * jitdump fixtures built here (../shared/specs/jitdump-specification.txt) in
  * both byte orders with every record type, truncation at every byte, corrupt
  * sizes and counts, unknown record types, MOVE and code reuse resolved by

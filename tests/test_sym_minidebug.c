@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * cmocka tests for user/sym_minidebug.c and the MiniDebugInfo path of
- * user/sym_elf.c, on binaries built at test time the way Fedora's
+ * cmocka tests for user/symbolize/sym_minidebug.c and the MiniDebugInfo path of
+ * user/symbolize/sym_elf.c, on binaries built at test time the way Fedora's
  * find-debuginfo (add_minidebug) builds them: the function symbols that
  * .dynsym lacks, kept by objcopy --keep-symbols from the --only-keep-debug
  * file, compressed with xz, added as .gnu_debugdata to the stripped binary.

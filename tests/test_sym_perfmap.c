@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * cmocka tests for user/sym_perfmap.c (include/sym_perfmap.h): perf-PID.map
+ * cmocka tests for user/symbolize/sym_perfmap.c (include/sym_perfmap.h): perf-PID.map
  * texts with and without 0x, upper-case hex, tabs, CRLF, names with spaces,
  * a last line without newline, malformed lines (missing fields, 17-digit
  * numbers, NUL bytes) skipped and counted, later lines winning at reused

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * cmocka tests for user/symbolize.c (include/symbolize.h) on a fake /proc in
+ * cmocka tests for user/symbolize/symbolize.c (include/symbolize.h) on a fake /proc in
  * a temporary directory, no root needed: the same path in two container
  * roots names two different files; the DSO cache is keyed by (path, device,
  * inode), so a third process mapping the same file is named from the cache

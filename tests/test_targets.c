@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * cmocka tests for user/targets.c: the command is held before its exec until
+ * cmocka tests for user/capture/targets.c: the command is held before its exec until
  * released (a file it would create does not exist before), then runs and its
  * exit status is kept; a command never released exits unrun (its file never
  * appears); a -p target's pidfd reports its exit at once and is handed to

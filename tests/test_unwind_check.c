@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * cmocka tests for user/unwind_check.c on this very process: a chain of
+ * cmocka tests for user/unwind/unwind_check.c on this very process: a chain of
  * functions (built without frame pointers in the normal build, as gcc -O2
  * does on x86-64) captures its registers with inline assembly and copies 8 KB
  * of its own stack into a struct bpfprof_ustack_copy, as the BPF program

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * cmocka tests for user/unwind_table.c. Real files of this machine (libc,
+ * cmocka tests for user/unwind/unwind_table.c. Real files of this machine (libc,
  * python3.11, xz, liblzma) and programs built here with -O2
  * -fomit-frame-pointer (a PLT call into a shared library, a thread, a signal
  * handler; once more with only .debug_frame) are checked against binutils'

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Unit tests of user/unwinder.c through a fake sink standing in for the BPF
+ * Unit tests of user/unwind/unwinder.c through a fake sink standing in for the BPF
  * maps: the LPM keys cover each executable mapping exactly, a lookup done as
  * the BPF walker does (longest prefix, then row pc = address - bias) finds
  * the same rule as the file's own table at the ELF address, tables are

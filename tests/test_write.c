@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * cmocka tests for user/write.c, the output table: every format has a row
+ * cmocka tests for user/write/write.c, the output table: every format has a row
  * with a file name extension and a name output.c maps back to it; perf.data
  * alone has no write function (it is streamed); each row's write gives the
  * very bytes of its writer's own call on a small profile, and the .prof row

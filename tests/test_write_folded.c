@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * cmocka tests for user/write_folded.c (include/write_folded.h): each case
+ * cmocka tests for user/write/write_folded.c (include/write_folded.h): each case
  * builds a struct profile by hand (names set on p->locs here, no symbolizer)
  * and compares the whole output with literal text in the shape
  * stackcollapse-perf.pl --kernel --jit prints: `comm;root;...;leaf count`,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * cmocka tests for user/write_gperf.c (include/write_gperf.h), against
+ * cmocka tests for user/write/write_gperf.c (include/write_gperf.h), against
  * ../shared/specs/gperftools-cpu-profile-format.html: each case builds a
  * struct profile by hand and compares the written bytes with an expected
  * image built here from literal slot values and literal maps text, never
@@ -371,8 +371,8 @@ static void test_two_processes_busier_by_stacks(void **state)
 	two_process_profile(p, &quiet, &busy);
 	assert_int_equal(write_gperf(p, out, NULL), 0);
 	/*
-	 * Regression: user/write_gperf.c cmp_busiest() orders windows by
-	 * procs[].nr_samples, which only user/agg.c maintains; profile__add_stack
+	 * Regression: user/write/write_gperf.c cmp_busiest() orders windows by
+	 * procs[].nr_samples, which only user/capture/agg.c maintains; profile__add_stack
 	 * leaves it 0, so a profile built through the profile API (the XRay
 	 * reader's path) falls back to pid order and pid 300 (2 samples) gets
 	 * window 0 instead of pid 900 (9 samples).

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * cmocka tests for user/write_perfdata.c (include/write_perfdata.h). A profile
+ * cmocka tests for user/write/write_perfdata.c (include/write_perfdata.h). A profile
  * is built by hand, streamed to a temporary file through the writer, and the
  * file is decoded by a small reader written here from
  * ../shared/specs/perf-data-file-format.txt, <linux/perf_event.h> and perf's

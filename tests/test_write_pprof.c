@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * cmocka tests for user/write_pprof.c (include/write_pprof.h), against
+ * cmocka tests for user/write/write_pprof.c (include/write_pprof.h), against
  * github.com/google/pprof proto/profile.proto: each case builds a struct
  * profile by hand (names set on p->locs here, no symbolizer), gunzips the
  * output with zlib, decodes it with protobuf-c's generated unpack, and checks

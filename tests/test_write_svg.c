@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * cmocka tests for user/write_svg.c (include/write_svg.h). Each case builds a
+ * cmocka tests for user/write/write_svg.c (include/write_svg.h). Each case builds a
  * struct profile by hand (processes, mappings, stacks, then names set on the
  * resolved locations), writes the flame graph, checks that the document is
  * well-formed XML with a small checker of its own (tags balanced, attributes

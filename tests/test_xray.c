@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * cmocka tests for user/xray_instr_map.c and user/xray_account.c. The
+ * cmocka tests for user/xray/xray_instr_map.c and user/xray/xray_account.c. The
  * instrumentation maps are ELF files assembled here with gcc from sleds
  * written by hand (SLEDS_S below: fa, fb, fc, two sleds each for fa and
  * fb), in the three shapes the reader knows: version 0 absolute addresses in

@@ -56,7 +56,7 @@ struct run {
 	int stream_err[CLI_MAX_OUTPUTS];
 	/* -o names as given; in --output-dir mode each interval's paths derive from them; then push's spool name */
 	const char *out_names[CLI_MAX_OUTPUTS + 1];
-	/* --push: each interval's profile also goes to a Pyroscope server (user/push.c) */
+	/* --push: each interval's profile also goes to a Pyroscope server (user/write/push.c) */
 	struct pusher *pusher;
 	char *interval_paths[CLI_MAX_OUTPUTS];
 	/*

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * libFuzzer harness for user/jvm_attach.c's reply parser: any bytes as what
+ * libFuzzer harness for user/symbolize/jvm_attach.c's reply parser: any bytes as what
  * a process answered on its attach socket (the JVM's, or whatever else
  * listens there). The status must be the leading decimal number, and a
  * reply is taken only when a newline or the end follows it.

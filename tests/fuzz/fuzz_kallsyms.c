@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * libFuzzer harness for user/kallsyms.c: any bytes as a /proc/kallsyms text,
+ * libFuzzer harness for user/symbolize/kallsyms.c: any bytes as a /proc/kallsyms text,
  * then lookups around every symbol. Built and run by `make fuzz`; seeds in
  * tests/fuzz/corpus/kallsyms.
  */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * libFuzzer harness for user/procmaps.c: any bytes as a /proc/PID/maps text,
+ * libFuzzer harness for user/symbolize/procmaps.c: any bytes as a /proc/PID/maps text,
  * parsed and merged into a profile, then every address of every mapping
  * looked up. Built and run by `make fuzz`; seeds in tests/fuzz/corpus/procmaps.
  */

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * libFuzzer harness for user/read_xray.c: any bytes as a trace file, without
+ * libFuzzer harness for user/xray/read_xray.c: any bytes as a trace file, without
  * an instrumentation map, then naming the locations. Build (until a Makefile
  * `fuzz` rule exists):
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude -D_GNU_SOURCE \
- *     tests/fuzz/fuzz_read_xray.c user/read_xray.c user/profile.c user/log.c \
- *     user/xray_instr_map.c user/sym_elf.c user/array.c $(pkg-config --cflags --libs libelf libbpf) \
+ *     tests/fuzz/fuzz_read_xray.c user/xray/read_xray.c user/profile.c user/lib/log.c \
+ *     user/xray/xray_instr_map.c user/symbolize/sym_elf.c user/lib/array.c $(pkg-config --cflags --libs libelf libbpf) \
  *     -o .output/fuzz_read_xray
  *   .output/fuzz_read_xray -max_len=65536 CORPUS_DIR
  * Seeds: traces written by tests/xray/gen_v1 and by the XRay workload.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * libFuzzer harness for user/sym_elf.c: any bytes as an ELF file (through a
+ * libFuzzer harness for user/symbolize/sym_elf.c: any bytes as an ELF file (through a
  * memfd, since the reader opens paths), then symbol, offset and build-id
  * lookups. Built and run by `make fuzz`; seeds in tests/fuzz/corpus/sym_elf.
  */

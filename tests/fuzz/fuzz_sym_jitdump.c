@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * libFuzzer harness for user/sym_jitdump.c: any bytes as a jitdump, parsed,
+ * libFuzzer harness for user/symbolize/sym_jitdump.c: any bytes as a jitdump, parsed,
  * then every entry looked up at its first and last byte (some entry,
  * maybe a newer overlapping one, must cover both) and just past its end. Built and run by `make fuzz`; seeds in
  * tests/fuzz/corpus/sym_jitdump.

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * libFuzzer harness for user/sym_minidebug.c and the MiniDebugInfo path of
- * user/sym_elf.c: any bytes as the xz contents of `.gnu_debugdata`,
+ * libFuzzer harness for user/symbolize/sym_minidebug.c and the MiniDebugInfo path of
+ * user/symbolize/sym_elf.c: any bytes as the xz contents of `.gnu_debugdata`,
  * decompressed under a small limit (so that the fuzzer explores the limit
  * too), and what comes out read as the embedded ELF file, with symbol and
  * offset lookups. Built and run by `make fuzz`; seeds in

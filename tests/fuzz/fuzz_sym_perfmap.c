@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * libFuzzer harness for user/sym_perfmap.c: any bytes as a perf-PID.map
+ * libFuzzer harness for user/symbolize/sym_perfmap.c: any bytes as a perf-PID.map
  * text, parsed, then every entry looked up at its first and last byte.
  * Built and run by `make fuzz`; seeds in tests/fuzz/corpus/sym_perfmap.
  */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * libFuzzer harness for user/unwind_table.c: any bytes as an ELF file
+ * libFuzzer harness for user/unwind/unwind_table.c: any bytes as an ELF file
  * (through a memfd, as the builder reads descriptors), then the table's
  * invariants (rows sorted, pcs inside [base, end)) and lookups across it.
  * Built and run by `make fuzz`; seeds in tests/fuzz/corpus/unwind_table: small

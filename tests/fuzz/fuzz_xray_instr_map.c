@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * libFuzzer harness for user/xray_instr_map.c: any bytes as an XRay
+ * libFuzzer harness for user/xray/xray_instr_map.c: any bytes as an XRay
  * instrumented ELF file (through a memfd, since the reader opens paths): its
  * xray_instr_map sleds (versions 0-2, R_*_RELATIVE relocations), program
  * headers and symbols; then every id's address and name, and the mappings it

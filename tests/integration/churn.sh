@@ -5,7 +5,7 @@
 # (churnlong) with PER short ones (churnshort, 1 ms of work) before each:
 # thousands of processes, many more than the aggregator keeps whole maps
 # snapshots for (AGG_MAX_TRACKED, 256), so exited ones are reduced to their
-# sampled mappings as it runs (user/agg.c). Each maps MAPS x 2 extra regions
+# sampled mappings as it runs (user/capture/agg.c). Each maps MAPS x 2 extra regions
 # first, as heavier programs do (a JVM has thousands), so that what a
 # process costs is plain to see. Measured:
 #  - the share of churnlong's samples with user frames whose leaf frame is

@@ -85,7 +85,7 @@ build_driver() {
 	mkdir -p "$work/proto" &&
 		protoc-c --proto_path="$top/proto" --c_out="$work/proto" "$top/proto/profile.proto" &&
 		gcc $cflags -I"$top/include" -I"$work" -o "$work/profile2" "$top/tests/tools/profile2.c" \
-			"$top"/user/{profile,array,buf,log,lib_hashmap,write_pprof,write_folded}.c "$work/proto/profile.pb-c.c" \
+			"$top"/user/profile.c "$top"/user/lib/{array,buf,log,lib_hashmap}.c "$top"/user/write/{write_pprof,write_folded}.c "$work/proto/profile.pb-c.c" \
 			$(pkg-config --cflags --libs libprotobuf-c zlib libbpf)
 }
 if ! build_driver >"$work/build.log" 2>&1; then

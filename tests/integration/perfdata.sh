@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Integration tests of the perf.data output (user/write_perfdata.c): profile
+# Integration tests of the perf.data output (user/write/write_perfdata.c): profile
 # the project's workload (tests/workload/hotcold.c: hot_a 75 %, hot_b 25 %,
 # hot_a under via_x and via_y, hot_b under via_z) with the real BPF program
 # and read the file back with the real perf tools: perf report (split,

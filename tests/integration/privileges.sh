@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The privilege checks made before anything else (user/preflight.c), on the
+# The privilege checks made before anything else (user/capture/preflight.c), on the
 # real kernel: each missing privilege gives its one message and exit 1 at
 # once, with no output file left; a user holding only CAP_BPF and
 # CAP_PERFMON (ambient capabilities, as setcap would give) profiles.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# --push (user/push.c) against a receiver started here on 127.0.0.1
+# --push (user/write/push.c) against a receiver started here on 127.0.0.1
 # (tests/integration/pyroscope_receiver.py: it follows Pyroscope's published
 # server API for /push.v1.PusherService/Push and /ingest, and is not
 # Pyroscope). The receiver checks every request (method, path, headers,

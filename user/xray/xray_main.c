@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * `bpfprof xray [--instr-map BINARY] TRACE... -o FILE...` (include/xray.h):
- * read LLVM XRay traces (user/read_xray.c) into a profile and write it with
+ * read LLVM XRay traces (user/xray/read_xray.c) into a profile and write it with
  * the sampling writers; --account prints per-function calls, total and self
  * time. Outputs are temporaries until everything is read: a malformed trace
  * leaves no output file (unless --keep-going), and Ctrl-C removes them.
