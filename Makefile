@@ -305,7 +305,8 @@ vmlinux:
 	$(Q)tools/gen-vmlinux.sh $(ARCH)
 
 format:
-	$(Q)clang-format -i bpf/*.c user/*.c $(addsuffix /*.c,$(USER_DIRS)) include/*.h tests/*.c tests/workload/*.c
+	$(Q)clang-format -i bpf/*.c user/*.c $(addsuffix /*.c,$(USER_DIRS)) include/*.h tests/*.c tests/*.h \
+		tests/fuzz/*.c tests/workload/*.c
 
 clean:
 	$(call msg,CLEAN)
