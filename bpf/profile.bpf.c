@@ -54,14 +54,14 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, BPFPROF_MAX_TARGETS);
-	__type(key, __u32);	/* tgid */
+	__type(key, __u32); /* tgid */
 	__type(value, __u8);
 } targets SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, BPFPROF_MAX_CGROUPS);
-	__type(key, __u64);	/* cgroup v2 id */
+	__type(key, __u64); /* cgroup v2 id */
 	__type(value, __u8);
 } cgroups SEC(".maps");
 
@@ -76,8 +76,8 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);
-	__type(key, __u32);	/* tgid */
-	__type(value, __u8);	/* samples seen, counted up to WAKE_FIRST_SAMPLES */
+	__type(key, __u32); /* tgid */
+	__type(value, __u8); /* samples seen, counted up to WAKE_FIRST_SAMPLES */
 } seen SEC(".maps");
 
 struct {
@@ -109,7 +109,7 @@ struct {
 /* A copy of part of the user stack (at most a page), which the walk reads frames from. */
 #define USTACK_CHUNK 4096
 struct ustack_chunk {
-	__u64 data[USTACK_CHUNK / 8 + 1];	/* + 1: the verifier's bound on data[off + 1] */
+	__u64 data[USTACK_CHUNK / 8 + 1]; /* + 1: the verifier's bound on data[off + 1] */
 };
 
 struct {
@@ -175,7 +175,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1 << 20);	/* --unwind-table-size */
+	__uint(max_entries, 1 << 20); /* --unwind-table-size */
 	__type(key, __u32);
 	__type(value, struct bpfprof_unwind_row);
 } unwind_rows SEC(".maps");
@@ -183,8 +183,8 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
-	__uint(map_flags, BPF_F_NO_PREALLOC);	/* memory as processes come, not 1.3 MiB up front */
-	__type(key, __u32);	/* tgid whose mappings are all in unwind_mappings */
+	__uint(map_flags, BPF_F_NO_PREALLOC); /* memory as processes come, not 1.3 MiB up front */
+	__type(key, __u32); /* tgid whose mappings are all in unwind_mappings */
 	__type(value, __u8);
 } unwind_procs SEC(".maps");
 
@@ -200,16 +200,16 @@ struct {
  */
 struct walk {
 	__u64 pc, sp, bp;
-	__u64 base;	/* user address of the chunk's first byte */
-	__u64 len;	/* bytes of the chunk that hold a copy; 0: none yet */
-	__u64 nk;	/* kernel addresses before the user ones */
-	__u64 end;	/* e->ips[nk..end) hold the user addresses */
+	__u64 base; /* user address of the chunk's first byte */
+	__u64 len; /* bytes of the chunk that hold a copy; 0: none yet */
+	__u64 nk; /* kernel addresses before the user ones */
+	__u64 end; /* e->ips[nk..end) hold the user addresses */
 	__u32 tgid;
-	__u32 stop;	/* enum bpfprof_stat of the walk's end; 0 while it goes on */
-	__u8 tables;	/* the process's mappings and tables are loaded */
-	__u8 leaf;	/* pc is not a return address */
-	__u8 fp_prev;	/* pc came from a frame-pointer step: not checked yet */
-	__u8 jumped;	/* a frame-pointer step went down or sideways once */
+	__u32 stop; /* enum bpfprof_stat of the walk's end; 0 while it goes on */
+	__u8 tables; /* the process's mappings and tables are loaded */
+	__u8 leaf; /* pc is not a return address */
+	__u8 fp_prev; /* pc came from a frame-pointer step: not checked yet */
+	__u8 jumped; /* a frame-pointer step went down or sideways once */
 };
 
 /*
@@ -234,7 +234,8 @@ struct {
  * into a page the walk has not reached, which may not be mapped
  * (bpf_probe_read_user is all or nothing).
  */
-static __always_inline int stack_read(struct walk *w, struct ustack_chunk *c, __u64 addr, __u64 *val)
+static __always_inline int stack_read(struct walk *w, struct ustack_chunk *c, __u64 addr,
+				      __u64 *val)
 {
 	__u64 off, start, len;
 
@@ -337,9 +338,9 @@ static __always_inline __u64 leaf_prologue(__u64 pc)
 	if (bpf_probe_read_user(code, sizeof(code), (const void *)(pc - 1)))
 		return 0;
 	if (code[1] == 0x55 || code[1] == 0xc3 || (code[1] == 0xf3 && code[2] == 0xc3))
-		return 8;	/* push %rbp; ret; rep ret */
+		return 8; /* push %rbp; ret; rep ret */
 	if (code[0] == 0x55 && code[1] == 0x48 && code[2] == 0x89 && code[3] == 0xe5)
-		return 16;	/* push %rbp done, mov %rsp,%rbp next */
+		return 16; /* push %rbp done, mov %rsp,%rbp next */
 	return 0;
 }
 
@@ -369,7 +370,7 @@ static long walk_step(__u32 i, void *data)
 	pc = w->pc;
 	sp = w->sp;
 	bp = w->bp;
-	look = w->leaf ? pc : pc - 1;	/* a call may be the last instruction of a function */
+	look = w->leaf ? pc : pc - 1; /* a call may be the last instruction of a function */
 	if (w->tables) {
 		key.prefixlen = 96;
 		key.tgid = bpf_htonl(w->tgid);
@@ -431,12 +432,14 @@ static long walk_step(__u32 i, void *data)
 	}
 
 	if (stack_read(w, c, ra_at, &ra))
-		return walk_stop(w, fp_step ? BPFPROF_STAT_WALK_FP_END : BPFPROF_STAT_WALK_READ_FAULT);
+		return walk_stop(w,
+				 fp_step ? BPFPROF_STAT_WALK_FP_END : BPFPROF_STAT_WALK_READ_FAULT);
 	if (bp_at) {
 		__u64 old_bp = bp;
 
 		if (stack_read(w, c, bp_at, &bp))
-			return walk_stop(w, fp_step ? BPFPROF_STAT_WALK_FP_END : BPFPROF_STAT_WALK_READ_FAULT);
+			return walk_stop(w, fp_step ? BPFPROF_STAT_WALK_FP_END :
+						      BPFPROF_STAT_WALK_READ_FAULT);
 		if (fp_step && bp <= old_bp) {
 			/* one jump is a stack switch (sigaltstack, Go's systemstack); two are garbage */
 			if (bp == old_bp || w->jumped)
@@ -447,14 +450,14 @@ static long walk_step(__u32 i, void *data)
 	if (sp_at) {
 		if (stack_read(w, c, sp_at, &next_sp))
 			return walk_stop(w, BPFPROF_STAT_WALK_READ_FAULT);
-		w->len = 0;	/* the interrupted stack may be another one (sigaltstack) */
+		w->len = 0; /* the interrupted stack may be another one (sigaltstack) */
 	}
 	stat_inc(fp_step ? BPFPROF_STAT_FRAMES_FP : BPFPROF_STAT_FRAMES_CFI);
 
 	if (!ra || kernel_addr(ra))
 		return walk_stop(w, fp_step ? BPFPROF_STAT_WALK_FP_END : BPFPROF_STAT_WALK_BAD);
 	if (!fp_step && !leaf && next_sp <= sp)
-		return walk_stop(w, BPFPROF_STAT_WALK_BAD);	/* CFI that does not go up the stack */
+		return walk_stop(w, BPFPROF_STAT_WALK_BAD); /* CFI that does not go up the stack */
 	idx = w->nk + 1 + i;
 	if (idx >= 2 * BPFPROF_MAX_STACK)
 		return walk_stop(w, BPFPROF_STAT_WALK_LIMIT);
@@ -474,8 +477,8 @@ static long walk_step(__u32 i, void *data)
  * Walk the user stack from registers (ip, sp, bp) into e->ips[nk...].
  * Returns the number of addresses stored; *stop gets the reason it ended.
  */
-static __always_inline __u64 walk_user(struct bpfprof_sample *e, __u64 nk, __u32 tgid, __u64 ip, __u64 sp,
-				       __u64 bp, __u32 *stop)
+static __always_inline __u64 walk_user(struct bpfprof_sample *e, __u64 nk, __u32 tgid, __u64 ip,
+				       __u64 sp, __u64 bp, __u32 *stop)
 {
 	struct walk *w;
 	__u32 zero = 0;
@@ -507,8 +510,8 @@ static __always_inline __u64 walk_user(struct bpfprof_sample *e, __u64 nk, __u32
  * in user mode, else those saved at kernel entry (none for kernel threads,
  * whose tasks have no mm).
  */
-static __always_inline __u64 user_stack(struct bpf_perf_event_data *ctx, struct bpfprof_sample *e, __u64 nk,
-					__u32 tgid, __u32 *stop)
+static __always_inline __u64 user_stack(struct bpf_perf_event_data *ctx, struct bpfprof_sample *e,
+					__u64 nk, __u32 tgid, __u32 *stop)
 {
 	__u64 ip = PT_REGS_IP(&ctx->regs), sp = PT_REGS_SP(&ctx->regs), bp = PT_REGS_FP(&ctx->regs);
 
@@ -586,7 +589,8 @@ static __always_inline void check_user_walk(struct bpf_perf_event_data *ctx, __u
 	if (m.differ)
 		stat_inc(BPFPROF_STAT_USTACK_DIFF);
 	else
-		stat_inc((__u64)ret / 8 == nu ? BPFPROF_STAT_USTACK_SAME : BPFPROF_STAT_USTACK_SHORTER);
+		stat_inc((__u64)ret / 8 == nu ? BPFPROF_STAT_USTACK_SAME :
+						BPFPROF_STAT_USTACK_SHORTER);
 }
 
 /*
@@ -631,8 +635,8 @@ static long copy_ip_step(__u32 i, void *data)
 	return 0;
 }
 
-static __always_inline void send_ustack_copy(struct bpf_perf_event_data *ctx, __u32 tgid, __u32 tid, __u64 nk,
-					     __u64 nu, __u32 stop)
+static __always_inline void send_ustack_copy(struct bpf_perf_event_data *ctx, __u32 tgid, __u32 tid,
+					     __u64 nk, __u64 nu, __u32 stop)
 {
 	struct pt_regs *r = (struct pt_regs *)&ctx->regs;
 	struct bpfprof_ustack_copy *u;
@@ -703,10 +707,10 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	__u32 stop;
 	__u8 *nr_seen;
 
-	if (tid == 0)	/* the idle task: nothing to attribute */
+	if (tid == 0) /* the idle task: nothing to attribute */
 		return 0;
 #ifdef BPFPROF_BENCH_EMPTY_PROGRAM
-	return 0;	/* bench/floor.sh: what the perf events and the program's call cost alone */
+	return 0; /* bench/floor.sh: what the perf events and the program's call cost alone */
 #endif
 	if (!wanted(tgid)) {
 		stat_inc(BPFPROF_STAT_FILTERED);
@@ -743,7 +747,8 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	if (size > sizeof(*e))
 		size = sizeof(*e);
 	flags = bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
-			BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+			BPF_RB_FORCE_WAKEUP :
+			BPF_RB_NO_WAKEUP;
 	nr_seen = bpf_map_lookup_elem(&seen, &tgid);
 	if (!nr_seen) {
 		__u8 one = 1;
@@ -800,7 +805,6 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	return 0;
 }
 
-
 /*
  * --off-cpu: where tasks in scope wait. Only tracepoints are used (kprobes
  * and fentry are not available on every kernel, this project's CI VMs
@@ -841,7 +845,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
-	__type(value, __u64);	/* switch-out time, bpf_ktime_get_ns(); 0 while running */
+	__type(value, __u64); /* switch-out time, bpf_ktime_get_ns(); 0 while running */
 } offcpu_start SEC(".maps");
 
 /* Entries in offcpu_pending: sys_exit, run at every system call, looks no further while 0. */
@@ -849,9 +853,10 @@ __u64 offcpu_nr_pending = 0;
 
 /* A long block with its kernel stack, waiting for its task to leave the kernel. */
 struct offcpu_pending {
-	struct bpf_task_work tw;	/* offcpu_task_work: the user walk, run as the task returns to user mode */
-	__u64 ip, sp, bp;	/* the task's user registers while it was blocked */
-	struct bpfprof_offcpu r;	/* r.s.nr_user is 0 until then */
+	struct bpf_task_work
+		tw; /* offcpu_task_work: the user walk, run as the task returns to user mode */
+	__u64 ip, sp, bp; /* the task's user registers while it was blocked */
+	struct bpfprof_offcpu r; /* r.s.nr_user is 0 until then */
 };
 
 /* The same layout without the special field: the per-CPU buffer a pending block is built in. */
@@ -869,15 +874,18 @@ struct offcpu_pending_buf {
  * their kernel frames only). Set by user space from the kernel's BTF.
  */
 const volatile bool offcpu_task_work = false;
-extern int bpf_task_work_schedule_resume_impl(struct task_struct *task, struct bpf_task_work *tw, void *map__map,
-					      int (*callback)(struct bpf_map *map, void *key, void *value),
+extern int bpf_task_work_schedule_resume_impl(struct task_struct *task, struct bpf_task_work *tw,
+					      void *map__map,
+					      int (*callback)(struct bpf_map *map, void *key,
+							      void *value),
 					      void *aux__prog) __ksym __weak;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, BPFPROF_MAX_OFFCPU_PENDING);
-	__uint(map_flags, BPF_F_NO_PREALLOC);	/* entries live microseconds: no 2 KiB per slot up front */
-	__type(key, __u32);	/* tid */
+	__uint(map_flags,
+	       BPF_F_NO_PREALLOC); /* entries live microseconds: no 2 KiB per slot up front */
+	__type(key, __u32); /* tid */
 	__type(value, struct offcpu_pending);
 } offcpu_pending SEC(".maps");
 
@@ -900,7 +908,8 @@ static __always_inline void stat_add(__u32 idx, __u64 n)
 static __always_inline __u64 offcpu_wakeup(__u32 tgid)
 {
 	__u64 flags = bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
-			      BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+			      BPF_RB_FORCE_WAKEUP :
+			      BPF_RB_NO_WAKEUP;
 	__u8 *nr_seen = bpf_map_lookup_elem(&seen, &tgid);
 
 	if (!nr_seen) {
@@ -929,7 +938,7 @@ struct offcpu_agg_val {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
-	__type(key, __u64);	/* tgid, callchain hash */
+	__type(key, __u64); /* tgid, callchain hash */
 	__type(value, struct offcpu_agg_val);
 } offcpu_agg SEC(".maps");
 
@@ -951,7 +960,8 @@ static long offcpu_hash_step(__u32 i, void *data)
 
 static __always_inline void offcpu_send(struct bpfprof_offcpu *r)
 {
-	struct offcpu_hash c = { .r = r, .h = 0xcbf29ce484222325ULL ^ r->s.tgid,
+	struct offcpu_hash c = { .r = r,
+				 .h = 0xcbf29ce484222325ULL ^ r->s.tgid,
 				 .n = (__u64)r->s.nr_kernel + r->s.nr_user };
 	struct offcpu_agg_val *v, one = { .ns = r->off_ns, .blocks = 1 };
 
@@ -1052,7 +1062,8 @@ schedule:
 	old = bpf_map_lookup_elem(&offcpu_pending, &tid);
 	if (!old)
 		return;
-	if (bpf_task_work_schedule_resume_impl(next, &old->tw, &offcpu_pending, offcpu_task_cb, NULL)) {
+	if (bpf_task_work_schedule_resume_impl(next, &old->tw, &offcpu_pending, offcpu_task_cb,
+					       NULL)) {
 		/* no task work for it: kernel frames only, now */
 		stat_inc(BPFPROF_STAT_OFFCPU_KERNEL_ONLY);
 		offcpu_send(&old->r);
@@ -1086,7 +1097,8 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
  * The user stack of a pending block: walked into `scratch` after the kernel
  * part, the same walk as for samples. Keep the calls to the walker here.
  */
-static __always_inline __u64 offcpu_user_stack(struct bpfprof_sample *e, __u64 nk, __u64 ip, __u64 sp, __u64 bp)
+static __always_inline __u64 offcpu_user_stack(struct bpfprof_sample *e, __u64 nk, __u64 ip,
+					       __u64 sp, __u64 bp)
 {
 	__u32 stop;
 
@@ -1097,7 +1109,8 @@ static __always_inline __u64 offcpu_user_stack(struct bpfprof_sample *e, __u64 n
  * The task of a pending block, back from the kernel entry it blocked in
  * (user registers ip, sp, bp now): its user walk, then the record goes out.
  */
-static __always_inline void offcpu_finish(struct offcpu_pending *pd, __u32 tid, __u64 ip, __u64 sp, __u64 bp)
+static __always_inline void offcpu_finish(struct offcpu_pending *pd, __u32 tid, __u64 ip, __u64 sp,
+					  __u64 bp)
 {
 	struct bpfprof_sample *e;
 	__u64 nk, nu = 0, size;
@@ -1149,7 +1162,8 @@ static int offcpu_task_cb(struct bpf_map *map, void *key, void *value)
 
 	if (!regs)
 		return 0;
-	offcpu_finish(value, *(__u32 *)key, PT_REGS_IP_CORE(regs), PT_REGS_SP_CORE(regs), PT_REGS_FP_CORE(regs));
+	offcpu_finish(value, *(__u32 *)key, PT_REGS_IP_CORE(regs), PT_REGS_SP_CORE(regs),
+		      PT_REGS_FP_CORE(regs));
 	return 0;
 }
 

@@ -65,9 +65,11 @@ struct agg_observer {
 	 * model's event: the record's own stacks (user frames included for the
 	 * "[other]" entry, which keeps only kernel frames in p).
 	 */
-	int (*sample)(void *ctx, const struct profile *p, uint32_t proc, const struct profile_sample *s);
+	int (*sample)(void *ctx, const struct profile *p, uint32_t proc,
+		      const struct profile_sample *s);
 	/* Every accepted off-CPU block (BPFPROF_REC_OFFCPU), after its process is known; s->off_ns set. */
-	int (*offcpu)(void *ctx, const struct profile *p, uint32_t proc, const struct profile_sample *s);
+	int (*offcpu)(void *ctx, const struct profile *p, uint32_t proc,
+		      const struct profile_sample *s);
 	void *ctx;
 };
 
@@ -84,13 +86,13 @@ uint64_t agg__nr_bad(const struct agg *a);
 void agg__set_limits(struct agg *a, size_t max_tracked, size_t max_procs);
 
 struct agg_stats {
-	uint64_t nr_tracked;	/* processes holding their whole maps snapshot now */
-	uint64_t nr_compacted;	/* exited processes reduced to their sampled mappings */
-	uint64_t nr_mappings_freed;	/* mappings dropped by that */
-	uint64_t nr_passes;	/* eviction passes run */
-	uint64_t nr_other_procs;	/* new processes past max_procs */
-	uint64_t nr_other_samples;	/* their samples, in "[other]" */
-	uint64_t nr_maps_reads;	/* /proc/PID/maps reads, first ones included */
+	uint64_t nr_tracked; /* processes holding their whole maps snapshot now */
+	uint64_t nr_compacted; /* exited processes reduced to their sampled mappings */
+	uint64_t nr_mappings_freed; /* mappings dropped by that */
+	uint64_t nr_passes; /* eviction passes run */
+	uint64_t nr_other_procs; /* new processes past max_procs */
+	uint64_t nr_other_samples; /* their samples, in "[other]" */
+	uint64_t nr_maps_reads; /* /proc/PID/maps reads, first ones included */
 };
 
 void agg__stats(const struct agg *a, struct agg_stats *st);

@@ -10,7 +10,7 @@
 #define BPFPROF_ABI_H
 
 #ifndef __bpf__
-#include <linux/types.h>	/* the BPF side gets these from vmlinux.h */
+#include <linux/types.h> /* the BPF side gets these from vmlinux.h */
 #endif
 
 /* bpf_get_stack() depth per side; matches perf's default kernel.perf_event_max_stack */
@@ -19,37 +19,45 @@
 
 enum bpfprof_rec_type {
 	BPFPROF_REC_SAMPLE = 1,
-	BPFPROF_REC_USTACK_COPY = 2,	/* --check-unwind: struct bpfprof_ustack_copy */
-	BPFPROF_REC_OFFCPU = 3,		/* --off-cpu: struct bpfprof_offcpu */
+	BPFPROF_REC_USTACK_COPY = 2, /* --check-unwind: struct bpfprof_ustack_copy */
+	BPFPROF_REC_OFFCPU = 3, /* --off-cpu: struct bpfprof_offcpu */
 };
 
 /* Indices into the per-CPU `stats` array. */
 enum bpfprof_stat {
-	BPFPROF_STAT_SAMPLES = 0,	/* records submitted to the ring buffer */
-	BPFPROF_STAT_DROPPED = 1,	/* ring buffer full: sample lost */
-	BPFPROF_STAT_FILTERED = 2,	/* sample ran the program but matched no target */
+	BPFPROF_STAT_SAMPLES = 0, /* records submitted to the ring buffer */
+	BPFPROF_STAT_DROPPED = 1, /* ring buffer full: sample lost */
+	BPFPROF_STAT_FILTERED = 2, /* sample ran the program but matched no target */
 	/* --check-user-stacks: the frame-pointer walk against bpf_get_stack(BPF_F_USER_STACK) */
-	BPFPROF_STAT_USTACK_SAME = 3,	/* ours is the kernel's */
-	BPFPROF_STAT_USTACK_SHORTER = 4,	/* ours is its first part: the kernel went on through garbage */
-	BPFPROF_STAT_USTACK_DIFF = 5,	/* ours differs somewhere */
+	BPFPROF_STAT_USTACK_SAME = 3, /* ours is the kernel's */
+	BPFPROF_STAT_USTACK_SHORTER =
+		4, /* ours is its first part: the kernel went on through garbage */
+	BPFPROF_STAT_USTACK_DIFF = 5, /* ours differs somewhere */
 	/* --off-cpu (struct bpfprof_offcpu) */
-	BPFPROF_STAT_OFFCPU = 6,	/* blocks at or above the threshold sent */
-	BPFPROF_STAT_OFFCPU_DROPPED = 7,	/* such blocks lost: ring buffer full */
-	BPFPROF_STAT_OFFCPU_FULL = 8,	/* blocks not followed: no task slot, or `offcpu_pending` full */
-	BPFPROF_STAT_OFFCPU_SHORT = 9,	/* blocks below the threshold: left out */
-	BPFPROF_STAT_OFFCPU_SHORT_NS = 10,	/* their total blocked time, ns */
-	BPFPROF_STAT_OFFCPU_KERNEL_ONLY = 11,	/* blocks sent without user frames (not in a system call) */
+	BPFPROF_STAT_OFFCPU = 6, /* blocks at or above the threshold sent */
+	BPFPROF_STAT_OFFCPU_DROPPED = 7, /* such blocks lost: ring buffer full */
+	BPFPROF_STAT_OFFCPU_FULL =
+		8, /* blocks not followed: no task slot, or `offcpu_pending` full */
+	BPFPROF_STAT_OFFCPU_SHORT = 9, /* blocks below the threshold: left out */
+	BPFPROF_STAT_OFFCPU_SHORT_NS = 10, /* their total blocked time, ns */
+	BPFPROF_STAT_OFFCPU_KERNEL_ONLY =
+		11, /* blocks sent without user frames (not in a system call) */
 	/* How each user-stack walk ended (one per walk), and how its frames were stepped */
-	BPFPROF_STAT_WALK_END = 12,		/* at a frame whose return address is undefined: _start, clone3 */
-	BPFPROF_STAT_WALK_FP_END = 13,		/* a frame-pointer chain ended (rbp 0 or not a stack address) */
-	BPFPROF_STAT_WALK_NO_MAPPING = 14,	/* a pc outside the process's executable mappings */
-	BPFPROF_STAT_WALK_READ_FAULT = 15,	/* a stack read failed (not mapped, not present) */
-	BPFPROF_STAT_WALK_LIMIT = 16,		/* BPFPROF_MAX_STACK frames */
-	BPFPROF_STAT_WALK_BAD = 17,		/* a frame that does not go up the stack, a loop, a 0 return address */
-	BPFPROF_STAT_WALK_NOT_READY = 18,	/* the process's tables were not loaded yet: frame pointers only */
-	BPFPROF_STAT_FRAMES_CFI = 19,		/* frames stepped with a CFI row */
-	BPFPROF_STAT_FRAMES_FP = 20,		/* frames stepped with frame pointers (no row, no table, not ready) */
-	BPFPROF_STAT_CHECK_COPIES = 21,		/* --check-unwind stack copies sent */
+	BPFPROF_STAT_WALK_END =
+		12, /* at a frame whose return address is undefined: _start, clone3 */
+	BPFPROF_STAT_WALK_FP_END =
+		13, /* a frame-pointer chain ended (rbp 0 or not a stack address) */
+	BPFPROF_STAT_WALK_NO_MAPPING = 14, /* a pc outside the process's executable mappings */
+	BPFPROF_STAT_WALK_READ_FAULT = 15, /* a stack read failed (not mapped, not present) */
+	BPFPROF_STAT_WALK_LIMIT = 16, /* BPFPROF_MAX_STACK frames */
+	BPFPROF_STAT_WALK_BAD =
+		17, /* a frame that does not go up the stack, a loop, a 0 return address */
+	BPFPROF_STAT_WALK_NOT_READY =
+		18, /* the process's tables were not loaded yet: frame pointers only */
+	BPFPROF_STAT_FRAMES_CFI = 19, /* frames stepped with a CFI row */
+	BPFPROF_STAT_FRAMES_FP =
+		20, /* frames stepped with frame pointers (no row, no table, not ready) */
+	BPFPROF_STAT_CHECK_COPIES = 21, /* --check-unwind stack copies sent */
 	BPFPROF_STAT_NR,
 };
 
@@ -61,12 +69,12 @@ enum bpfprof_stat {
  * user part is the user stack at kernel entry (from the task's saved pt_regs).
  */
 struct bpfprof_sample {
-	__u32 type;		/* BPFPROF_REC_SAMPLE */
+	__u32 type; /* BPFPROF_REC_SAMPLE */
 	__u32 cpu;
-	__u32 tgid;		/* process id as the root pid namespace sees it */
+	__u32 tgid; /* process id as the root pid namespace sees it */
 	__u32 tid;
-	__u64 time_ns;		/* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
-	__u64 cgroup_id;	/* cgroup v2 id of the task (inode number of its directory) */
+	__u64 time_ns; /* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
+	__u64 cgroup_id; /* cgroup v2 id of the task (inode number of its directory) */
 	char comm[BPFPROF_TASK_COMM_LEN];
 	__u16 nr_kernel;
 	__u16 nr_user;
@@ -81,8 +89,8 @@ _Static_assert(sizeof(struct bpfprof_sample) == BPFPROF_SAMPLE_HDR_SIZE + 2 * BP
 
 /* Target-filter modes, set in rodata before load. */
 enum bpfprof_filter {
-	BPFPROF_FILTER_ALL = 0,		/* every task except the idle task */
-	BPFPROF_FILTER_TGID = 1,	/* tgids listed in the `targets` map */
+	BPFPROF_FILTER_ALL = 0, /* every task except the idle task */
+	BPFPROF_FILTER_TGID = 1, /* tgids listed in the `targets` map */
 };
 
 #define BPFPROF_MAX_TARGETS 8192
@@ -120,20 +128,20 @@ enum bpfprof_filter {
  * registers, offsets out of range) is NONE: a frame-pointer step, never END.
  */
 enum bpfprof_unwind_kind {
-	BPFPROF_UNWIND_NONE = 0,	/* no usable CFI: frame-pointer step */
-	BPFPROF_UNWIND_CFA = 1,		/* CFA = reg + off; ra = [CFA - 8]; rbp per bits 20-31 */
-	BPFPROF_UNWIND_END = 2,		/* return address undefined: _start, clone3's child */
+	BPFPROF_UNWIND_NONE = 0, /* no usable CFI: frame-pointer step */
+	BPFPROF_UNWIND_CFA = 1, /* CFA = reg + off; ra = [CFA - 8]; rbp per bits 20-31 */
+	BPFPROF_UNWIND_END = 2, /* return address undefined: _start, clone3's child */
 	/* the standard PLT entry: CFA = rsp + off + ((rip & 15) >= threshold ? 8 : 0) */
 	BPFPROF_UNWIND_PLT = 3,
 	/* rt_sigreturn trampoline (__restore_rt): registers from the ucontext at rsp */
 	BPFPROF_UNWIND_SIGNAL = 4,
 };
 
-#define BPFPROF_UNWIND_KIND(rule) ((rule) & 7u)
+#define BPFPROF_UNWIND_KIND(rule) ((rule)&7u)
 #define BPFPROF_UNWIND_CFA_RBP (1u << 3)
 #define BPFPROF_UNWIND_CFA_OFF(rule) (((rule) >> 4) & 0xffffu)
-#define BPFPROF_UNWIND_RBP_SLOT(rule) ((__s32)(rule) >> 20)	/* signed, 8-byte units; 0: unchanged */
-#define BPFPROF_UNWIND_RULE(kind, cfa_rbp, cfa_off, rbp_slot) \
+#define BPFPROF_UNWIND_RBP_SLOT(rule) ((__s32)(rule) >> 20) /* signed, 8-byte units; 0: unchanged */
+#define BPFPROF_UNWIND_RULE(kind, cfa_rbp, cfa_off, rbp_slot)                                 \
 	((__u32)(kind) | ((cfa_rbp) ? BPFPROF_UNWIND_CFA_RBP : 0) | ((__u32)(cfa_off) << 4) | \
 	 ((__u32)(rbp_slot) << 20))
 #define BPFPROF_UNWIND_CFA_OFF_MAX 0xffff
@@ -141,30 +149,30 @@ enum bpfprof_unwind_kind {
 #define BPFPROF_UNWIND_RBP_SLOT_MAX 2047
 
 struct bpfprof_unwind_row {
-	__u32 pc;	/* start of the range, relative to the table's base */
-	__u32 rule;	/* BPFPROF_UNWIND_RULE(...) */
+	__u32 pc; /* start of the range, relative to the table's base */
+	__u32 rule; /* BPFPROF_UNWIND_RULE(...) */
 };
 
 _Static_assert(sizeof(struct bpfprof_unwind_row) == 8, "struct bpfprof_unwind_row layout");
 
 struct bpfprof_unwind_table {
-	__u32 first_row;	/* index into unwind_rows */
-	__u32 nr_rows;		/* 0: slot free */
+	__u32 first_row; /* index into unwind_rows */
+	__u32 nr_rows; /* 0: slot free */
 };
 
 /* A mapping whose code has no table (JIT, no CFI): frame-pointer steps there. */
 #define BPFPROF_UNWIND_NO_TABLE 0xffffffffu
 
 struct bpfprof_unwind_key {
-	__u32 prefixlen;	/* LPM: 32 (tgid) + significant address bits */
-	__u32 tgid;		/* big-endian, as LPM keys compare bytes */
-	__u64 addr;		/* big-endian */
+	__u32 prefixlen; /* LPM: 32 (tgid) + significant address bits */
+	__u32 tgid; /* big-endian, as LPM keys compare bytes */
+	__u64 addr; /* big-endian */
 };
 
 struct bpfprof_unwind_mapping {
-	__u32 table;		/* unwind_tables index, or BPFPROF_UNWIND_NO_TABLE */
+	__u32 table; /* unwind_tables index, or BPFPROF_UNWIND_NO_TABLE */
 	__u32 pad;
-	__u64 bias;		/* row pc = address - bias */
+	__u64 bias; /* row pc = address - bias */
 };
 
 /*
@@ -178,13 +186,13 @@ struct bpfprof_unwind_mapping {
 #define BPFPROF_CHECK_STACK_SIZE 8192
 #define BPFPROF_CHECK_NR_REGS 17
 struct bpfprof_ustack_copy {
-	__u32 type;		/* BPFPROF_REC_USTACK_COPY */
+	__u32 type; /* BPFPROF_REC_USTACK_COPY */
 	__u32 tgid;
 	__u32 tid;
-	__u16 nr_user;		/* ips[] of the BPF walk, leaf first */
-	__u16 end_reached;	/* the BPF walk ended at a BPFPROF_UNWIND_END row */
+	__u16 nr_user; /* ips[] of the BPF walk, leaf first */
+	__u16 end_reached; /* the BPF walk ended at a BPFPROF_UNWIND_END row */
 	__u64 regs[BPFPROF_CHECK_NR_REGS];
-	__u64 stack_size;	/* bytes copied from regs[7] (rsp) upwards */
+	__u64 stack_size; /* bytes copied from regs[7] (rsp) upwards */
 	__u64 ips[BPFPROF_MAX_STACK];
 	__u8 stack[BPFPROF_CHECK_STACK_SIZE];
 };
@@ -205,14 +213,15 @@ _Static_assert(sizeof(struct bpfprof_ustack_copy) ==
  * BPFPROF_SAMPLE_HDR_SIZE + (s.nr_kernel + s.nr_user) * 8 bytes are sent.
  */
 struct bpfprof_offcpu {
-	__u32 type;		/* BPFPROF_REC_OFFCPU */
+	__u32 type; /* BPFPROF_REC_OFFCPU */
 	__u32 pad;
-	__u64 off_ns;		/* time off the CPU: from switch-out to running again */
+	__u64 off_ns; /* time off the CPU: from switch-out to running again */
 	struct bpfprof_sample s;
 };
 
 #define BPFPROF_OFFCPU_HDR_SIZE 16
-_Static_assert(sizeof(struct bpfprof_offcpu) == BPFPROF_OFFCPU_HDR_SIZE + sizeof(struct bpfprof_sample),
+_Static_assert(sizeof(struct bpfprof_offcpu) ==
+		       BPFPROF_OFFCPU_HDR_SIZE + sizeof(struct bpfprof_sample),
 	       "struct bpfprof_offcpu layout");
 
 /* Long blocks waiting at once for their task's system call exit (`offcpu_pending`). */

@@ -12,18 +12,18 @@
 #include <stdint.h>
 
 struct buf {
-	uint8_t *data;	/* owned; freed by buf__free() */
+	uint8_t *data; /* owned; freed by buf__free() */
 	size_t len;
 	size_t cap;
-	int err;	/* 0 or -ENOMEM */
+	int err; /* 0 or -ENOMEM */
 };
 
 void buf__free(struct buf *b);
 /* Make room for n more bytes; returns 0 or -ENOMEM (also stored in b->err). */
 int buf__reserve(struct buf *b, size_t n);
 void buf__put_bytes(struct buf *b, const void *p, size_t n);
-void buf__put_u32(struct buf *b, uint32_t v);	/* native endian */
-void buf__put_u64(struct buf *b, uint64_t v);	/* native endian */
+void buf__put_u32(struct buf *b, uint32_t v); /* native endian */
+void buf__put_u64(struct buf *b, uint64_t v); /* native endian */
 void buf__put_zeros(struct buf *b, size_t n);
 /* printf-style append of text, no terminating NUL stored. */
 void buf__printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

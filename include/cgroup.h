@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CGROUP_CONTAINER_ID_LEN 64	/* hex digits of a docker/containerd/cri-o/podman id */
+#define CGROUP_CONTAINER_ID_LEN 64 /* hex digits of a docker/containerd/cri-o/podman id */
 
 /*
  * Read the cgroup v2 path of pid from <proc_dir>/<pid>/cgroup into buf

@@ -20,38 +20,38 @@
 #define CLI_DEFAULT_UNWIND_TABLE_BYTES (8ULL << 20)
 
 enum call_graph {
-	CALL_GRAPH_DWARF,	/* unwind tables from CFI where there is some, frame pointers elsewhere */
-	CALL_GRAPH_FP,		/* frame pointers only (perf record -g) */
+	CALL_GRAPH_DWARF, /* unwind tables from CFI where there is some, frame pointers elsewhere */
+	CALL_GRAPH_FP, /* frame pointers only (perf record -g) */
 };
 
 struct bpfprof_config {
-	uint32_t pids[CLI_MAX_PIDS];	/* -p */
+	uint32_t pids[CLI_MAX_PIDS]; /* -p */
 	int nr_pids;
-	bool all_cpus;			/* -a */
-	const char *cgroups[CLI_MAX_CGROUPS];	/* --cgroup: cgroup v2 directories */
-	uint64_t cgroup_ids[CLI_MAX_CGROUPS];	/* their ids, resolved by cli__parse */
+	bool all_cpus; /* -a */
+	const char *cgroups[CLI_MAX_CGROUPS]; /* --cgroup: cgroup v2 directories */
+	uint64_t cgroup_ids[CLI_MAX_CGROUPS]; /* their ids, resolved by cli__parse */
 	int nr_cgroups;
-	char **command;			/* argv after "--", NULL-terminated; NULL when none */
-	uint32_t freq_hz;		/* -F, 1..100000 */
-	const char *event;		/* -e */
-	double duration_s;		/* -d; 0 = until Ctrl-C / target exit */
-	uint64_t ringbuf_bytes;		/* --ringbuf-size, power of two */
-	uint64_t jit_max_bytes;		/* --jit-max-size: cap per JIT file read, bytes */
-	struct output outputs[CLI_MAX_OUTPUTS];	/* -o */
+	char **command; /* argv after "--", NULL-terminated; NULL when none */
+	uint32_t freq_hz; /* -F, 1..100000 */
+	const char *event; /* -e */
+	double duration_s; /* -d; 0 = until Ctrl-C / target exit */
+	uint64_t ringbuf_bytes; /* --ringbuf-size, power of two */
+	uint64_t jit_max_bytes; /* --jit-max-size: cap per JIT file read, bytes */
+	struct output outputs[CLI_MAX_OUTPUTS]; /* -o */
 	int nr_outputs;
-	const char *format;		/* --format: overrides every output's extension */
-	int top_n;			/* --top */
-	double interval_s;		/* --interval: one set of outputs per interval; 0 = one set */
-	const char *output_dir;		/* --output-dir: outputs go there, named by interval start */
-	int keep;			/* --keep: interval sets kept in output_dir; 0 = all */
-	bool progress;			/* one-line progress on a terminal (--no-progress) */
-	bool check_user_stacks;		/* --check-user-stacks: compare with the kernel's walk */
-	struct push_opts push;		/* --push and its options; push.url NULL when not pushing */
-	const char *debuginfod_urls;	/* --debuginfod: replaces $DEBUGINFOD_URLS; NULL: keep it */
-	bool no_debuginfod;		/* --no-debuginfod */
-	uint32_t debuginfod_deadline_ms;	/* --debuginfod-deadline; 0: the default */
-	bool offcpu;			/* --off-cpu: also where tasks block, and for how long */
-	uint64_t offcpu_thresh_us;	/* --off-cpu-thresh: shortest block kept, µs */
+	const char *format; /* --format: overrides every output's extension */
+	int top_n; /* --top */
+	double interval_s; /* --interval: one set of outputs per interval; 0 = one set */
+	const char *output_dir; /* --output-dir: outputs go there, named by interval start */
+	int keep; /* --keep: interval sets kept in output_dir; 0 = all */
+	bool progress; /* one-line progress on a terminal (--no-progress) */
+	bool check_user_stacks; /* --check-user-stacks: compare with the kernel's walk */
+	struct push_opts push; /* --push and its options; push.url NULL when not pushing */
+	const char *debuginfod_urls; /* --debuginfod: replaces $DEBUGINFOD_URLS; NULL: keep it */
+	bool no_debuginfod; /* --no-debuginfod */
+	uint32_t debuginfod_deadline_ms; /* --debuginfod-deadline; 0: the default */
+	bool offcpu; /* --off-cpu: also where tasks block, and for how long */
+	uint64_t offcpu_thresh_us; /* --off-cpu-thresh: shortest block kept, µs */
 	bool offcpu_thresh_set;
 	/*
 	 * Outputs of the off-CPU kind: a .prof, folded or SVG output whose
@@ -59,13 +59,13 @@ struct bpfprof_config {
 	 * pprof and perf.data outputs hold both kinds.
 	 */
 	bool offcpu_output[CLI_MAX_OUTPUTS];
-	bool no_buildid_cache;		/* --no-buildid-cache: perf.data's DSOs not copied to ~/.debug */
-	bool no_jvm_perfmap;		/* --no-jvm-perfmap: running JVMs not asked for their perf map */
-	enum call_graph call_graph;	/* --call-graph */
-	bool call_graph_set;		/* given on the command line */
-	uint64_t unwind_table_bytes;	/* --unwind-table-size, bytes (8 a row) */
-	bool check_unwind;		/* --check-unwind: libdwfl against the BPF walk */
-	int argc;			/* bpfprof's own argv, for perf.data's CMDLINE */
+	bool no_buildid_cache; /* --no-buildid-cache: perf.data's DSOs not copied to ~/.debug */
+	bool no_jvm_perfmap; /* --no-jvm-perfmap: running JVMs not asked for their perf map */
+	enum call_graph call_graph; /* --call-graph */
+	bool call_graph_set; /* given on the command line */
+	uint64_t unwind_table_bytes; /* --unwind-table-size, bytes (8 a row) */
+	bool check_unwind; /* --check-unwind: libdwfl against the BPF walk */
+	int argc; /* bpfprof's own argv, for perf.data's CMDLINE */
 	char **argv;
 };
 

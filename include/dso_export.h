@@ -46,10 +46,10 @@
 #define DSO_EXPORT_MAX_TOTAL (4ULL << 30)
 
 struct dso_export_stats {
-	uint32_t files;		/* files written now */
-	uint32_t present;	/* already there (a previous run's copy) */
-	uint32_t failed;	/* could not be read or written (each reported at info level) */
-	uint64_t bytes;		/* bytes written */
+	uint32_t files; /* files written now */
+	uint32_t present; /* already there (a previous run's copy) */
+	uint32_t failed; /* could not be read or written (each reported at info level) */
+	uint64_t bytes; /* bytes written */
 };
 
 /*

@@ -17,7 +17,7 @@
 
 /* A function of the image: addresses are the image's virtual addresses. */
 struct jit_dwarf_fn {
-	uint64_t low, high;	/* [low, high), high > low */
+	uint64_t low, high; /* [low, high), high > low */
 	const char *name;
 };
 
@@ -26,7 +26,7 @@ struct jit_dwarf_fn {
  * not overlapping) to the three buffers; `unit_name` names the compile unit
  * and the line table's one file. Returns 0 or -ENOMEM (also in the bufs' err).
  */
-int jit_dwarf__build(const struct jit_dwarf_fn *fns, size_t nr, const char *unit_name, struct buf *info,
-		     struct buf *abbrev, struct buf *line);
+int jit_dwarf__build(const struct jit_dwarf_fn *fns, size_t nr, const char *unit_name,
+		     struct buf *info, struct buf *abbrev, struct buf *line);
 
 #endif /* BPFPROF_JIT_DWARF_H */

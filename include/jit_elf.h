@@ -21,9 +21,9 @@
 #include "profile.h"
 #include "sym_jitdump.h"
 
-#define JIT_ELF_FIRST_OFFSET 0x1000ull	/* after the ELF and program headers */
-#define JIT_ELF_MAX_MAPS 1000		/* images per process */
-#define JIT_ELF_MAX_REGIONS (256ull << 20)	/* bytes of all images of a process */
+#define JIT_ELF_FIRST_OFFSET 0x1000ull /* after the ELF and program headers */
+#define JIT_ELF_MAX_MAPS 1000 /* images per process */
+#define JIT_ELF_MAX_REGIONS (256ull << 20) /* bytes of all images of a process */
 
 /* Memory that may hold JIT code: executable, and no file behind it (anonymous, memfd). */
 bool jit_elf__anon_code(const struct profile_mapping *m);

@@ -43,7 +43,7 @@
  * glibc process), -EPERM/-EACCES (no access to its memory), -EAGAIN (the
  * position kept moving), -ENOMEM, or another -errno.
  */
-int jit_tail__read(const char *proc_dir, const struct profile *p, uint32_t proc, int file_fd, char **data,
-		   size_t *len, uint64_t *pos);
+int jit_tail__read(const char *proc_dir, const struct profile *p, uint32_t proc, int file_fd,
+		   char **data, size_t *len, uint64_t *pos);
 
 #endif /* BPFPROF_JIT_TAIL_H */

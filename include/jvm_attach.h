@@ -37,9 +37,9 @@
 
 /* What an attach left behind: the perf map to remove once read, if it made it. */
 struct jvm_perfmap {
-	int tmp_fd;		/* O_PATH fd of the process's /tmp, -1 when none */
+	int tmp_fd; /* O_PATH fd of the process's /tmp, -1 when none */
 	uint32_t nspid;
-	bool created;		/* the map did not exist before: remove it */
+	bool created; /* the map did not exist before: remove it */
 };
 
 /*
@@ -51,7 +51,8 @@ struct jvm_perfmap {
  * its uid needed), -ETIMEDOUT (no listener came up, or no answer), -EPROTO (an answer other than 0: the JVM's message is printed at
  * info level), or another -errno.
  */
-int jvm_attach__perfmap(const char *proc_dir, uint32_t pid, unsigned timeout_ms, struct jvm_perfmap *pm);
+int jvm_attach__perfmap(const char *proc_dir, uint32_t pid, unsigned timeout_ms,
+			struct jvm_perfmap *pm);
 
 /*
  * Remove the perf map when the attach created it (through the directory

@@ -30,7 +30,8 @@ void ksyms__free(struct ksyms *ks);
  * name without brackets, or NULL for the core kernel. NULL when addr is below
  * the first symbol or the table is restricted.
  */
-const char *ksyms__lookup(const struct ksyms *ks, uint64_t addr, uint64_t *off, const char **module);
+const char *ksyms__lookup(const struct ksyms *ks, uint64_t addr, uint64_t *off,
+			  const char **module);
 
 /* Address of a symbol by exact name (e.g. "_text"), or 0 when absent. */
 uint64_t ksyms__addr(const struct ksyms *ks, const char *name);

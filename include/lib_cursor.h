@@ -17,7 +17,7 @@
 
 struct cursor {
 	const uint8_t *p, *end;
-	bool swap;	/* the data's byte order is not the host's */
+	bool swap; /* the data's byte order is not the host's */
 };
 
 /* Loads of the data's byte order at p, which the caller has bounds-checked. */

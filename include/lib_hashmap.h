@@ -46,8 +46,8 @@ static inline uint64_t hash__mix64(uint64_t h)
 }
 
 struct idxmap {
-	uint32_t *slots;	/* owned; IDXMAP_EMPTY or an index */
-	uint32_t mask;		/* capacity - 1, capacity a power of two; 0 before init */
+	uint32_t *slots; /* owned; IDXMAP_EMPTY or an index */
+	uint32_t mask; /* capacity - 1, capacity a power of two; 0 before init */
 	uint32_t used;
 };
 
@@ -73,12 +73,13 @@ void idxmap__insert(struct idxmap *m, uint32_t h, uint32_t idx);
  * The probe sequence of hash h: pos runs over the occupied slots from h's
  * first one to the first free one. Compare m->slots[pos] with the key there.
  */
-#define idxmap__for_each(m, h, pos)                                                            \
-	for ((pos) = (h) & (m)->mask; (m)->slots[(pos)] != IDXMAP_EMPTY; (pos) = ((pos) + 1) & (m)->mask)
+#define idxmap__for_each(m, h, pos)                                      \
+	for ((pos) = (h) & (m)->mask; (m)->slots[(pos)] != IDXMAP_EMPTY; \
+	     (pos) = ((pos) + 1) & (m)->mask)
 
 struct strset {
-	const char **strs;	/* in insertion order; owned copies when own_copies */
-	uint32_t *hashes;	/* hash__str of each */
+	const char **strs; /* in insertion order; owned copies when own_copies */
+	uint32_t *hashes; /* hash__str of each */
 	size_t nr, cap;
 	struct idxmap map;
 	bool own_copies;
@@ -97,9 +98,9 @@ int64_t strset__add(struct strset *ss, const char *s);
 int64_t strset__find(const struct strset *ss, const char *s);
 
 struct u64map {
-	uint64_t *keys;		/* 0: free slot */
+	uint64_t *keys; /* 0: free slot */
 	uint64_t *vals;
-	size_t nr, cap;		/* cap: a power of two, or 0 before the first put */
+	size_t nr, cap; /* cap: a power of two, or 0 before the first put */
 };
 
 /* Whether key (nonzero) is in m; its value in *val when val is not NULL. A zeroed map is empty. */

@@ -26,22 +26,22 @@
 
 enum output_format {
 	OUTPUT_NONE = 0,
-	OUTPUT_GPERF,		/* gperftools CPU profile, .prof */
-	OUTPUT_PERFDATA,	/* perf.data (PERFILE2), .data; streamed, needs a seekable file */
-	OUTPUT_SVG,		/* flame graph, .svg */
-	OUTPUT_PPROF,		/* pprof profile.proto, gzip, .pb.gz / .pprof */
-	OUTPUT_FOLDED,		/* folded stacks, .folded */
+	OUTPUT_GPERF, /* gperftools CPU profile, .prof */
+	OUTPUT_PERFDATA, /* perf.data (PERFILE2), .data; streamed, needs a seekable file */
+	OUTPUT_SVG, /* flame graph, .svg */
+	OUTPUT_PPROF, /* pprof profile.proto, gzip, .pb.gz / .pprof */
+	OUTPUT_FOLDED, /* folded stacks, .folded */
 };
 
 struct output {
-	const char *path;	/* as given; "-" is stdout */
+	const char *path; /* as given; "-" is stdout */
 	enum output_format format;
 	/* permission bits of the written file, set exactly (no umask); 0: OUTPUT_DEFAULT_MODE */
 	unsigned int mode;
-	char *tmp_path;		/* owned: the temporary's name (template until named); NULL for stdout */
+	char *tmp_path; /* owned: the temporary's name (template until named); NULL for stdout */
 	/* tmp_path exists in the directory: read by output__abort_signal_safe */
 	volatile sig_atomic_t named;
-	int fd;			/* -1 when closed */
+	int fd; /* -1 when closed */
 };
 
 /* Format for a file name ("x.prof"), or OUTPUT_NONE when the extension is unknown. */

@@ -45,15 +45,15 @@ enum perf_header_feature {
 	PERF_HEADER_AUXTRACE = 18,
 	PERF_HEADER_STAT = 19,
 	PERF_HEADER_CACHE = 20,
-	PERF_HEADER_SAMPLE_TIME = 21,	/* u64 first, u64 last sample time */
+	PERF_HEADER_SAMPLE_TIME = 21, /* u64 first, u64 last sample time */
 	PERF_HEADER_MEM_TOPOLOGY = 22,
-	PERF_HEADER_CLOCKID = 23,	/* u64 resolution of the clock, ns */
+	PERF_HEADER_CLOCKID = 23, /* u64 resolution of the clock, ns */
 	PERF_HEADER_DIR_FORMAT = 24,
 	PERF_HEADER_BPF_PROG_INFO = 25,
 	PERF_HEADER_BPF_BTF = 26,
 	PERF_HEADER_COMPRESSED = 27,
 	PERF_HEADER_CPU_PMU_CAPS = 28,
-	PERF_HEADER_CLOCK_DATA = 29,	/* u32 version 1, u32 clockid, u64 TOD ns, u64 clockid ns */
+	PERF_HEADER_CLOCK_DATA = 29, /* u32 version 1, u32 clockid, u64 TOD ns, u64 clockid ns */
 	PERF_HEADER_FEAT_BITS = 256,
 };
 
@@ -62,20 +62,20 @@ enum perf_header_feature {
 /* header.misc of a build-id entry: byte 20 of build_id holds the id's length */
 #define PERF_MISC_BUILD_ID_SIZE (1 << 15)
 /* user record types (tools/lib/perf/include/perf/event.h) */
-#define PERF_USER_RECORD_FINISHED_ROUND 68	/* no payload, no sample_id */
+#define PERF_USER_RECORD_FINISHED_ROUND 68 /* no payload, no sample_id */
 
 struct perf_file_section {
-	uint64_t offset;	/* from the start of the file */
-	uint64_t size;		/* bytes */
+	uint64_t offset; /* from the start of the file */
+	uint64_t size; /* bytes */
 };
 
 struct perf_file_header {
-	char magic[8];		/* "PERFILE2" */
-	uint64_t size;		/* sizeof(struct perf_file_header) */
-	uint64_t attr_size;	/* one attrs entry: sizeof(perf_event_attr) + sizeof(perf_file_section) */
+	char magic[8]; /* "PERFILE2" */
+	uint64_t size; /* sizeof(struct perf_file_header) */
+	uint64_t attr_size; /* one attrs entry: sizeof(perf_event_attr) + sizeof(perf_file_section) */
 	struct perf_file_section attrs;
 	struct perf_file_section data;
-	struct perf_file_section event_types;	/* unused, zero */
+	struct perf_file_section event_types; /* unused, zero */
 	uint64_t adds_features[PERF_HEADER_FEAT_BITS / 64];
 };
 
@@ -83,9 +83,9 @@ _Static_assert(sizeof(struct perf_file_header) == 104, "perf_file_header layout"
 
 /* One BUILD_ID feature entry; the NUL-padded file name follows, header.size covers all. */
 struct perf_build_id_entry {
-	struct perf_event_header header;	/* type 0, misc KERNEL or USER | PERF_MISC_BUILD_ID_SIZE */
-	int32_t pid;				/* -1: the host machine */
-	uint8_t build_id[24];			/* id, zero-padded; [20] = its length */
+	struct perf_event_header header; /* type 0, misc KERNEL or USER | PERF_MISC_BUILD_ID_SIZE */
+	int32_t pid; /* -1: the host machine */
+	uint8_t build_id[24]; /* id, zero-padded; [20] = its length */
 };
 
 _Static_assert(sizeof(struct perf_build_id_entry) == 36, "build_id_event layout");
@@ -99,9 +99,9 @@ void perf_header__put_string(struct buf *b, const char *s);
  * information is not available here (the caller then leaves the feature
  * out, as perf does).
  */
-int perf_header__hostname(struct buf *b);	/* uname -n */
-int perf_header__osrelease(struct buf *b);	/* uname -r */
-int perf_header__arch(struct buf *b);		/* uname -m */
+int perf_header__hostname(struct buf *b); /* uname -n */
+int perf_header__osrelease(struct buf *b); /* uname -r */
+int perf_header__arch(struct buf *b); /* uname -m */
 /* u32 nr_cpus_avail (highest present CPU + 1), u32 nr_cpus_online */
 int perf_header__nrcpus(struct buf *b);
 /* /proc/cpuinfo "model name" (other key on some arches), white space squashed */

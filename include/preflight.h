@@ -17,14 +17,14 @@
 #define PREFLIGHT_NO_PERF_EVENTS INT32_MIN
 
 struct preflight_facts {
-	uint32_t euid;			/* from Uid: of PROC/self/status */
-	uint64_t cap_eff;		/* CapEff: of PROC/self/status */
-	bool init_userns;		/* PROC/self/uid_map maps all of the initial namespace (or is unreadable) */
-	int32_t perf_event_paranoid;	/* PROC/sys/kernel/perf_event_paranoid, or PREFLIGHT_NO_PERF_EVENTS */
-	bool btf;			/* SYS/kernel/btf/vmlinux exists */
-	int ringbuf;			/* BPF_MAP_TYPE_RINGBUF: 1 yes, 0 no, -1 not known (not probed) */
-	char release[65];		/* PROC/sys/kernel/osrelease, "" if unknown */
-	const char *exe;		/* program path for the setcap hint (borrowed) */
+	uint32_t euid; /* from Uid: of PROC/self/status */
+	uint64_t cap_eff; /* CapEff: of PROC/self/status */
+	bool init_userns; /* PROC/self/uid_map maps all of the initial namespace (or is unreadable) */
+	int32_t perf_event_paranoid; /* PROC/sys/kernel/perf_event_paranoid, or PREFLIGHT_NO_PERF_EVENTS */
+	bool btf; /* SYS/kernel/btf/vmlinux exists */
+	int ringbuf; /* BPF_MAP_TYPE_RINGBUF: 1 yes, 0 no, -1 not known (not probed) */
+	char release[65]; /* PROC/sys/kernel/osrelease, "" if unknown */
+	const char *exe; /* program path for the setcap hint (borrowed) */
 };
 
 /*

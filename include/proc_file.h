@@ -18,8 +18,8 @@
 
 /* The identity a process's files are checked against (/proc/PID/status). */
 struct proc_ident {
-	uint32_t nspid;		/* innermost pid namespace's pid ("NSpid:" last field) */
-	uid_t uids[4];		/* real, effective, saved, filesystem ("Uid:") */
+	uint32_t nspid; /* innermost pid namespace's pid ("NSpid:" last field) */
+	uid_t uids[4]; /* real, effective, saved, filesystem ("Uid:") */
 };
 
 /*
@@ -35,14 +35,15 @@ int proc_ident__read(const char *proc_dir, uint32_t pid, struct proc_ident *id);
  * path leaves the root), -EINVAL (not a regular file), -EPERM (owned by
  * someone else), -EFBIG (over max_size), or another open/stat error.
  */
-int proc_file__open(const char *proc_dir, uint32_t pid, const char *path, const struct proc_ident *id,
-		    uint64_t max_size);
+int proc_file__open(const char *proc_dir, uint32_t pid, const char *path,
+		    const struct proc_ident *id, uint64_t max_size);
 
 /*
  * As proc_file__open, inside the directory `root` (a path), with no
  * ownership check when id is NULL (binaries: root owns most of them).
  */
-int proc_file__open_in(const char *root, const char *path, const struct proc_ident *id, uint64_t max_size);
+int proc_file__open_in(const char *root, const char *path, const struct proc_ident *id,
+		       uint64_t max_size);
 
 /*
  * Our own vDSO: its image (getauxval(AT_SYSINFO_EHDR)) and the size of its

@@ -16,8 +16,8 @@ struct procmaps_entry {
 	uint64_t start, end, offset, inode;
 	uint32_t dev_major, dev_minor;
 	char perms[5];
-	const char *path;	/* not NUL-terminated: path_len bytes, borrowed from the text */
-	size_t path_len;	/* 0 for anonymous memory */
+	const char *path; /* not NUL-terminated: path_len bytes, borrowed from the text */
+	size_t path_len; /* 0 for anonymous memory */
 };
 
 /* Return non-zero to stop the walk; that value is returned by procmaps__parse. */
@@ -44,7 +44,8 @@ int procmaps__read(const char *proc_dir, uint32_t pid, char **text, size_t *len)
  * added and replace the ones they overlap (profile__add_mapping). Returns the
  * number of mappings added, or -ENOMEM.
  */
-int procmaps__merge(struct profile *p, uint32_t proc, const char *text, size_t len, const char *origin);
+int procmaps__merge(struct profile *p, uint32_t proc, const char *text, size_t len,
+		    const char *origin);
 
 /* procmaps__read + procmaps__merge for the process's pid. Returns as procmaps__merge, or -errno from the read. */
 int procmaps__snapshot(struct profile *p, uint32_t proc, const char *proc_dir);

@@ -25,16 +25,16 @@
 #define PROFILE_KERNEL_PROC UINT32_MAX
 
 struct profile_mapping {
-	uint64_t start;		/* first virtual address */
-	uint64_t end;		/* one past the last */
-	uint64_t offset;	/* file offset of `start` */
+	uint64_t start; /* first virtual address */
+	uint64_t end; /* one past the last */
+	uint64_t offset; /* file offset of `start` */
 	uint64_t inode;
 	uint32_t dev_major, dev_minor;
-	char perms[5];		/* "r-xp" as in /proc/PID/maps */
-	const char *path;	/* interned; "" for anonymous memory, "[vdso]" etc. for special */
+	char perms[5]; /* "r-xp" as in /proc/PID/maps */
+	const char *path; /* interned; "" for anonymous memory, "[vdso]" etc. for special */
 	uint8_t build_id[PROFILE_BUILD_ID_MAX];
-	uint8_t build_id_len;	/* 0: unknown (not a file, or no GNU build-id note) */
-	const char *debug_path;	/* interned path of the separate debug file (build-id, debuglink,
+	uint8_t build_id_len; /* 0: unknown (not a file, or no GNU build-id note) */
+	const char *debug_path; /* interned path of the separate debug file (build-id, debuglink,
 				 * debuginfod) that named this mapping's functions, NULL if none */
 	/*
 	 * For readers that open files by the name the profile gives (.prof):
@@ -46,11 +46,11 @@ struct profile_mapping {
 };
 
 struct profile_process {
-	uint32_t pid;		/* tgid, root pid namespace */
+	uint32_t pid; /* tgid, root pid namespace */
 	char comm[PROFILE_COMM_LEN];
 	uint64_t cgroup_id;
-	const char *cgroup_path;	/* interned cgroup v2 path ("/system.slice/x"), NULL if unknown */
-	const char *container_id;	/* interned container id from the cgroup path, NULL if none */
+	const char *cgroup_path; /* interned cgroup v2 path ("/system.slice/x"), NULL if unknown */
+	const char *container_id; /* interned container id from the cgroup path, NULL if none */
 	/*
 	 * Sorted by start, never overlapping: a re-read of /proc/PID/maps adds
 	 * new mappings and replaces those they overlap, and keeps the rest, so
@@ -58,7 +58,7 @@ struct profile_process {
 	 */
 	struct profile_mapping *mappings;
 	size_t nr_mappings, cap_mappings;
-	bool maps_missing;	/* process gone before its maps could be read */
+	bool maps_missing; /* process gone before its maps could be read */
 	/*
 	 * JIT code as readers that symbolize from files see it (.prof,
 	 * perf.data): each of the process's anonymous executable mappings
@@ -68,17 +68,17 @@ struct profile_process {
 	 */
 	struct profile_mapping *jit_maps;
 	size_t nr_jit_maps, cap_jit_maps;
-	uint64_t nr_samples;	/* samples and off-CPU blocks */
+	uint64_t nr_samples; /* samples and off-CPU blocks */
 };
 
 struct profile_stack {
-	uint32_t proc;		/* index into procs */
-	uint16_t nr_kernel;	/* ips[0..nr_kernel): kernel, leaf first */
-	uint16_t nr_user;	/* ips[nr_kernel..+nr_user): user, leaf first */
-	uint64_t *ips;		/* raw addresses as sampled (return addresses above the leaf) */
-	uint32_t *locs;		/* parallel to ips, set by profile__resolve_locs(); NULL before */
-	uint64_t count;		/* samples */
-	uint64_t value;		/* ns: count * period for sampling, self time for traces */
+	uint32_t proc; /* index into procs */
+	uint16_t nr_kernel; /* ips[0..nr_kernel): kernel, leaf first */
+	uint16_t nr_user; /* ips[nr_kernel..+nr_user): user, leaf first */
+	uint64_t *ips; /* raw addresses as sampled (return addresses above the leaf) */
+	uint32_t *locs; /* parallel to ips, set by profile__resolve_locs(); NULL before */
+	uint64_t count; /* samples */
+	uint64_t value; /* ns: count * period for sampling, self time for traces */
 	/*
 	 * --off-cpu: blocks that ended in this callchain (the task slept in
 	 * it), and their total length, ns. A callchain can hold both kinds;
@@ -90,14 +90,14 @@ struct profile_stack {
 };
 
 struct profile_location {
-	uint64_t addr;		/* raw address */
-	uint32_t proc;		/* owning process, or PROFILE_KERNEL_PROC */
-	int32_t mapping;	/* index into procs[proc].mappings, -1 when none */
-	bool is_return;		/* a return address (non-leaf frame): the call is at addr - 1 */
-	bool is_jit;		/* named from JIT metadata (jitdump, perf-PID.map) */
-	const char *func;	/* interned symbol name, NULL when unknown */
-	const char *dso;	/* interned DSO/module name ("[kernel.kallsyms]" for the kernel) */
-	uint64_t func_offset;	/* addr - symbol start, when func is set */
+	uint64_t addr; /* raw address */
+	uint32_t proc; /* owning process, or PROFILE_KERNEL_PROC */
+	int32_t mapping; /* index into procs[proc].mappings, -1 when none */
+	bool is_return; /* a return address (non-leaf frame): the call is at addr - 1 */
+	bool is_jit; /* named from JIT metadata (jitdump, perf-PID.map) */
+	const char *func; /* interned symbol name, NULL when unknown */
+	const char *dso; /* interned DSO/module name ("[kernel.kallsyms]" for the kernel) */
+	uint64_t func_offset; /* addr - symbol start, when func is set */
 	/*
 	 * Interned "DSO+0xADDR" for a frame in a file with no function covering
 	 * it (func NULL), so that unnamed addresses stay apart in the text
@@ -114,25 +114,25 @@ struct profile_location {
  * write both kinds when p->offcpu is set.
  */
 enum profile_view {
-	PROFILE_VIEW_CPU = 0,	/* samples (count) */
-	PROFILE_VIEW_OFFCPU = 1,	/* blocked time, µs (off_ns / 1000) */
+	PROFILE_VIEW_CPU = 0, /* samples (count) */
+	PROFILE_VIEW_OFFCPU = 1, /* blocked time, µs (off_ns / 1000) */
 };
 
 struct profile {
-	const char *event;	/* interned event name, e.g. "cpu-clock" */
-	uint32_t freq_hz;	/* sampling frequency, 0 when sampling by period */
-	uint64_t period_ns;	/* time one sample stands for, ns */
-	uint64_t start_ns;	/* CLOCK_MONOTONIC at start of collection */
-	uint64_t end_ns;	/* CLOCK_MONOTONIC at end of collection */
+	const char *event; /* interned event name, e.g. "cpu-clock" */
+	uint32_t freq_hz; /* sampling frequency, 0 when sampling by period */
+	uint64_t period_ns; /* time one sample stands for, ns */
+	uint64_t start_ns; /* CLOCK_MONOTONIC at start of collection */
+	uint64_t end_ns; /* CLOCK_MONOTONIC at end of collection */
 	uint64_t start_realtime_ns; /* CLOCK_REALTIME at start of collection */
-	uint64_t nr_samples;	/* sum of stack counts */
-	uint64_t nr_lost;	/* samples dropped before aggregation */
-	bool offcpu;		/* off-CPU blocks were collected (--off-cpu), maybe none */
-	uint64_t offcpu_thresh_ns;	/* shortest block kept */
-	uint64_t nr_offcpu_blocks;	/* sum of stack off_counts */
-	uint64_t offcpu_ns;	/* sum of stack off_ns */
-	uint64_t nr_offcpu_lost;	/* blocks dropped before aggregation */
-	enum profile_view view;	/* see enum profile_view; callers pass a copy with another view */
+	uint64_t nr_samples; /* sum of stack counts */
+	uint64_t nr_lost; /* samples dropped before aggregation */
+	bool offcpu; /* off-CPU blocks were collected (--off-cpu), maybe none */
+	uint64_t offcpu_thresh_ns; /* shortest block kept */
+	uint64_t nr_offcpu_blocks; /* sum of stack off_counts */
+	uint64_t offcpu_ns; /* sum of stack off_ns */
+	uint64_t nr_offcpu_lost; /* blocks dropped before aggregation */
+	enum profile_view view; /* see enum profile_view; callers pass a copy with another view */
 
 	struct profile_process *procs;
 	size_t nr_procs, cap_procs;
@@ -150,14 +150,14 @@ struct profile {
  * valid during the call it is passed to.
  */
 struct profile_sample {
-	uint32_t pid;		/* tgid, root pid namespace */
+	uint32_t pid; /* tgid, root pid namespace */
 	uint32_t tid;
 	uint32_t cpu;
-	uint64_t time_ns;	/* CLOCK_MONOTONIC */
-	const char *comm;	/* the thread's name, NUL-terminated */
-	const uint64_t *ips;	/* nr_kernel kernel then nr_user user addresses, leaf first */
+	uint64_t time_ns; /* CLOCK_MONOTONIC */
+	const char *comm; /* the thread's name, NUL-terminated */
+	const uint64_t *ips; /* nr_kernel kernel then nr_user user addresses, leaf first */
 	uint16_t nr_kernel, nr_user;
-	uint64_t off_ns;	/* an off-CPU block's length, ns; 0 for a CPU sample */
+	uint64_t off_ns; /* an off-CPU block's length, ns; 0 for a CPU sample */
 };
 
 /* Returns a new empty profile, or NULL (errno ENOMEM). Free with profile__free(). */

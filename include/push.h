@@ -37,46 +37,46 @@
 #include "buf.h"
 #include "profile.h"
 
-#define PUSH_MAX_LABELS 16		/* --label */
-#define PUSH_DEFAULT_QUEUE 8		/* intervals held in memory */
-#define PUSH_DEFAULT_TIMEOUT_S 10.0	/* one request, and the flush at the end */
+#define PUSH_MAX_LABELS 16 /* --label */
+#define PUSH_DEFAULT_QUEUE 8 /* intervals held in memory */
+#define PUSH_DEFAULT_TIMEOUT_S 10.0 /* one request, and the flush at the end */
 #define PUSH_CONNECT_PATH "/push.v1.PusherService/Push"
-#define PUSH_SPOOL_NAME "push.pb"	/* spooled as OUTPUT_DIR/STAMP-push.pb */
+#define PUSH_SPOOL_NAME "push.pb" /* spooled as OUTPUT_DIR/STAMP-push.pb */
 /* Pyroscope's profile name for CPU profiles (profile type process_cpu:cpu:nanoseconds:cpu:nanoseconds) */
 #define PUSH_PROFILE_NAME "process_cpu"
 
 enum push_api {
-	PUSH_API_AUTO = 0,	/* ingest when the URL path ends in /ingest, else connect */
+	PUSH_API_AUTO = 0, /* ingest when the URL path ends in /ingest, else connect */
 	PUSH_API_CONNECT,
 	PUSH_API_INGEST,
 };
 
 /* What the command line says (user/cli.c fills it; strings borrowed from argv). */
 struct push_opts {
-	const char *url;		/* --push; NULL: no push */
-	enum push_api api;		/* --push-api */
-	const char *auth_file;		/* --push-auth-file */
-	const char *tenant;		/* --tenant: X-Scope-OrgID */
-	const char *ca_file;		/* --push-ca: PEM bundle instead of the system CAs */
-	const char *service_name;	/* --service-name; NULL: inferred (push__service_name) */
-	const char *labels[PUSH_MAX_LABELS];	/* --label "key=value" */
+	const char *url; /* --push; NULL: no push */
+	enum push_api api; /* --push-api */
+	const char *auth_file; /* --push-auth-file */
+	const char *tenant; /* --tenant: X-Scope-OrgID */
+	const char *ca_file; /* --push-ca: PEM bundle instead of the system CAs */
+	const char *service_name; /* --service-name; NULL: inferred (push__service_name) */
+	const char *labels[PUSH_MAX_LABELS]; /* --label "key=value" */
 	int nr_labels;
-	int queue_max;			/* --push-queue: intervals held in memory, >= 1 */
-	double timeout_s;		/* --push-timeout */
+	int queue_max; /* --push-queue: intervals held in memory, >= 1 */
+	double timeout_s; /* --push-timeout */
 };
 
 /* Everything the pusher needs besides the options; borrowed for its lifetime. */
 struct push_env {
-	const char *spool_dir;		/* --output-dir, or NULL: past the queue, drop */
-	unsigned int spool_mode;	/* permission bits of spooled files */
-	bool split_services;		/* -a: one series per container / cgroup */
-	const char *command;		/* the command's argv[0] (service_name: its base name), or NULL */
-	uint32_t pid;			/* the one -p process ("pid" label), or 0 */
-	uint32_t first_pid;		/* the first -p process (service_name: its comm), or 0 */
-	const char *hostname;		/* "hostname" label; NULL: uname -n */
-	const char *proc_root;		/* "/proc" (tests: a fixture) */
-	uint32_t freq_hz;		/* sampleRate for the ingest endpoint */
-	char *default_service;		/* set by push__new: service_name when not split */
+	const char *spool_dir; /* --output-dir, or NULL: past the queue, drop */
+	unsigned int spool_mode; /* permission bits of spooled files */
+	bool split_services; /* -a: one series per container / cgroup */
+	const char *command; /* the command's argv[0] (service_name: its base name), or NULL */
+	uint32_t pid; /* the one -p process ("pid" label), or 0 */
+	uint32_t first_pid; /* the first -p process (service_name: its comm), or 0 */
+	const char *hostname; /* "hostname" label; NULL: uname -n */
+	const char *proc_root; /* "/proc" (tests: a fixture) */
+	uint32_t freq_hz; /* sampleRate for the ingest endpoint */
+	char *default_service; /* set by push__new: service_name when not split */
 };
 
 /* One label of a series; strings owned by the series. */
@@ -87,25 +87,25 @@ struct push_label {
 
 /* One service's share of an interval: its labels and its pprof bytes. */
 struct push_series {
-	struct push_label *labels;	/* sorted by name, names unique */
+	struct push_label *labels; /* sorted by name, names unique */
 	size_t nr_labels;
-	struct buf pprof;		/* gzip pprof profile */
+	struct buf pprof; /* gzip pprof profile */
 	uint64_t nr_samples;
-	char id[37];			/* RawSample.ID: a random UUID */
+	char id[37]; /* RawSample.ID: a random UUID */
 };
 
 struct push_counters {
-	uint64_t submitted;	/* intervals queued */
-	uint64_t pushed;	/* intervals the server accepted (2xx) */
-	uint64_t retried;	/* attempts after a failed one */
-	uint64_t spooled;	/* intervals written to the output directory instead */
-	uint64_t dropped;	/* intervals lost: no output directory, or it failed */
-	uint64_t replayed;	/* spooled requests (this run's or older) sent once the server took profiles again */
-	uint64_t requests;	/* HTTP requests made */
-	uint64_t bytes_sent;	/* request bodies sent, bytes */
-	uint64_t pprof_bytes;	/* gzip pprof bytes submitted */
-	uint64_t thread_cpu_ns;	/* CPU time of the push thread */
-	uint64_t prepare_ns;	/* CPU time push__submit took in the caller (pprof per service) */
+	uint64_t submitted; /* intervals queued */
+	uint64_t pushed; /* intervals the server accepted (2xx) */
+	uint64_t retried; /* attempts after a failed one */
+	uint64_t spooled; /* intervals written to the output directory instead */
+	uint64_t dropped; /* intervals lost: no output directory, or it failed */
+	uint64_t replayed; /* spooled requests (this run's or older) sent once the server took profiles again */
+	uint64_t requests; /* HTTP requests made */
+	uint64_t bytes_sent; /* request bodies sent, bytes */
+	uint64_t pprof_bytes; /* gzip pprof bytes submitted */
+	uint64_t thread_cpu_ns; /* CPU time of the push thread */
+	uint64_t prepare_ns; /* CPU time push__submit took in the caller (pprof per service) */
 };
 
 struct pusher;
@@ -215,6 +215,7 @@ int push__encode_request(const struct push_series *s, size_t n, const bool *skip
  * from and until in Unix seconds, format=pprof, sampleRate, spyName=bpfprof.
  * malloc'd; NULL on ENOMEM.
  */
-char *push__ingest_query(const struct push_series *s, uint64_t from_ns, uint64_t until_ns, uint32_t freq_hz);
+char *push__ingest_query(const struct push_series *s, uint64_t from_ns, uint64_t until_ns,
+			 uint32_t freq_hz);
 
 #endif /* BPFPROF_PUSH_H */

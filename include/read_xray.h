@@ -36,21 +36,21 @@ struct xray_reader;
 
 /* Per function, summed over every file read (for --account). */
 struct xray_func_stats {
-	uint32_t id;		/* function id */
-	uint64_t calls;		/* completed calls (an exit matched an entry) */
-	double total_ns;	/* exit - entry of those calls, nested recursion included */
-	double self_ns;		/* total minus time in instrumented callees */
+	uint32_t id; /* function id */
+	uint64_t calls; /* completed calls (an exit matched an entry) */
+	double total_ns; /* exit - entry of those calls, nested recursion included */
+	double self_ns; /* total minus time in instrumented callees */
 };
 
 struct xray_read_stats {
 	uint64_t files;
-	uint64_t records;		/* function records */
-	uint64_t buffers;		/* thread buffers (blocks) read */
-	uint64_t bad_buffers;		/* buffers cut short by damage */
-	uint64_t unmatched_exits;	/* exits with no matching entry: ignored */
-	uint64_t unwound_frames;	/* frames closed by an exit of a caller */
-	uint64_t open_at_end;		/* frames closed at the end of a thread's data */
-	uint64_t unknown_ids;		/* calls of ids the map does not know */
+	uint64_t records; /* function records */
+	uint64_t buffers; /* thread buffers (blocks) read */
+	uint64_t bad_buffers; /* buffers cut short by damage */
+	uint64_t unmatched_exits; /* exits with no matching entry: ignored */
+	uint64_t unwound_frames; /* frames closed by an exit of a caller */
+	uint64_t open_at_end; /* frames closed at the end of a thread's data */
+	uint64_t unknown_ids; /* calls of ids the map does not know */
 	uint64_t custom_events, typed_events, call_args;
 };
 

@@ -14,9 +14,10 @@
 #include "unwinder.h"
 
 struct report_top {
-	const char *func;	/* the function, else "DSO+0xADDR" (profile_location.addr_name), NULL when unnamed */
+	const char *
+		func; /* the function, else "DSO+0xADDR" (profile_location.addr_name), NULL when unnamed */
 	const char *dso;
-	uint64_t self;		/* profile__weight: samples, or µs blocked in the off-CPU view */
+	uint64_t self; /* profile__weight: samples, or µs blocked in the off-CPU view */
 };
 
 /*
@@ -51,7 +52,8 @@ void report__walks(FILE *f, const uint64_t stats[BPFPROF_STAT_NR], const struct 
  * what would name them, written into buf (NUL-terminated). Returns false
  * to print the line without a reason.
  */
-typedef bool (*report_jit_why_fn)(void *ctx, const struct profile *p, uint32_t proc, char *buf, size_t size);
+typedef bool (*report_jit_why_fn)(void *ctx, const struct profile *p, uint32_t proc, char *buf,
+				  size_t size);
 
 /*
  * For each process whose samples were taken in executable memory without a

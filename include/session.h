@@ -20,14 +20,14 @@ struct session;
 typedef int (*session_record_fn)(void *ctx, void *data, size_t size);
 
 struct session_opts {
-	const char *event;	/* "cpu-clock" or "cycles" */
-	uint32_t freq_hz;	/* samples per second per CPU */
-	uint64_t ringbuf_bytes;	/* ring buffer size, power of two, ≥ page size */
-	bool filter_tgid;	/* only tgids added with session__add_target */
-	bool follow_forks;	/* children of targets become targets (command mode) */
-	bool check_user_stacks;	/* compare each user walk with the kernel's (session__check_stats) */
-	bool offcpu;		/* --off-cpu: also send blocks (struct bpfprof_offcpu) */
-	uint64_t offcpu_thresh_ns;	/* blocks shorter than this are counted, not sent */
+	const char *event; /* "cpu-clock" or "cycles" */
+	uint32_t freq_hz; /* samples per second per CPU */
+	uint64_t ringbuf_bytes; /* ring buffer size, power of two, ≥ page size */
+	bool filter_tgid; /* only tgids added with session__add_target */
+	bool follow_forks; /* children of targets become targets (command mode) */
+	bool check_user_stacks; /* compare each user walk with the kernel's (session__check_stats) */
+	bool offcpu; /* --off-cpu: also send blocks (struct bpfprof_offcpu) */
+	uint64_t offcpu_thresh_ns; /* blocks shorter than this are counted, not sent */
 	/*
 	 * User stacks walked with the unwinder's maps (session__unwind_sink):
 	 * unwind_rows rows of tables (8 bytes each, preallocated in the kernel),
@@ -35,8 +35,8 @@ struct session_opts {
 	 */
 	bool unwind;
 	uint32_t unwind_rows;
-	uint32_t check_unwind_every;	/* --check-unwind: a stack copy every N user-mode samples; 0 none */
-	const uint64_t *cgroup_ids;	/* cgroup v2 ids to keep; NULL: all */
+	uint32_t check_unwind_every; /* --check-unwind: a stack copy every N user-mode samples; 0 none */
+	const uint64_t *cgroup_ids; /* cgroup v2 ids to keep; NULL: all */
 	size_t nr_cgroups;
 	session_record_fn on_record;
 	void *ctx;
@@ -79,7 +79,8 @@ int session__drain(struct session *s);
  * because the ring buffer was full. per_cpu_dropped (optional, nr_cpus
  * entries, caller-allocated) receives the per-CPU drops.
  */
-void session__stats(struct session *s, uint64_t *samples, uint64_t *dropped, uint64_t *per_cpu_dropped);
+void session__stats(struct session *s, uint64_t *samples, uint64_t *dropped,
+		    uint64_t *per_cpu_dropped);
 int session__nr_cpus(const struct session *s);
 /*
  * With opts.check_user_stacks, samples whose frame-pointer walk (BPF) gave:
@@ -96,7 +97,7 @@ void session__check_stats(struct session *s, uint64_t *same, uint64_t *shorter, 
  */
 struct session_offcpu_stats {
 	uint64_t sent, dropped, full, short_blocks, short_ns;
-	uint64_t kernel_only;	/* sent without user frames: not blocked in a system call */
+	uint64_t kernel_only; /* sent without user frames: not blocked in a system call */
 };
 void session__offcpu_stats(struct session *s, struct session_offcpu_stats *st);
 /*

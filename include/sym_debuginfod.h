@@ -29,16 +29,16 @@
 
 struct debuginfod_req {
 	uint8_t build_id[20];
-	size_t build_id_len;	/* 1..20 */
-	const char *what;	/* the file it is for, in messages; borrowed */
-	char *path;		/* out: the debug file in the client's cache (malloc'd), NULL when none */
-	int err;		/* out: 0, or -errno: -ENOENT none on the servers, -ETIME past the deadline,
+	size_t build_id_len; /* 1..20 */
+	const char *what; /* the file it is for, in messages; borrowed */
+	char *path; /* out: the debug file in the client's cache (malloc'd), NULL when none */
+	int err; /* out: 0, or -errno: -ENOENT none on the servers, -ETIME past the deadline,
 				 * -EFBIG over the size cap, others from the client */
 };
 
 struct debuginfod_opts {
-	uint32_t deadline_ms;	/* 0: DEBUGINFOD_DEADLINE_MS */
-	bool progress;		/* a progress line on stderr (a terminal) while fetching */
+	uint32_t deadline_ms; /* 0: DEBUGINFOD_DEADLINE_MS */
+	bool progress; /* a progress line on stderr (a terminal) while fetching */
 };
 
 /*

@@ -57,10 +57,10 @@ struct elf_load_opts {
 struct elf_symtab *elf_symtab__load_opts(const char *path, const struct elf_load_opts *o);
 
 enum elf_names_src {
-	ELF_NAMES_DYNSYM,	/* .dynsym only: the file is stripped and nothing else was found */
-	ELF_NAMES_SYMTAB,	/* the file's own .symtab */
-	ELF_NAMES_DEBUG_FILE,	/* a separate debug file (elf_symtab__debug_path) */
-	ELF_NAMES_MINIDEBUG,	/* .gnu_debugdata */
+	ELF_NAMES_DYNSYM, /* .dynsym only: the file is stripped and nothing else was found */
+	ELF_NAMES_SYMTAB, /* the file's own .symtab */
+	ELF_NAMES_DEBUG_FILE, /* a separate debug file (elf_symtab__debug_path) */
+	ELF_NAMES_MINIDEBUG, /* .gnu_debugdata */
 };
 
 /* Where the table's names beyond .dynsym came from. */

@@ -42,7 +42,8 @@ bool jit_procs__has(const struct jit_procs *jp, uint32_t pid);
  * on the first call after jit_procs__reload. NULL when the process has none.
  * Borrowed: valid until the next jit_procs__reload or jit_procs__free.
  */
-const struct jit_table *jit_procs__table(struct jit_procs *jp, const struct profile *p, uint32_t proc);
+const struct jit_table *jit_procs__table(struct jit_procs *jp, const struct profile *p,
+					 uint32_t proc);
 
 /* Forget the tables read so far (the next profile re-reads the files). */
 void jit_procs__reload(struct jit_procs *jp);

@@ -17,9 +17,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define JITDUMP_MAGIC 0x4A695444u	/* "JiTD" in the writer's byte order */
+#define JITDUMP_MAGIC 0x4A695444u /* "JiTD" in the writer's byte order */
 #define JITDUMP_MAGIC_SWAPPED 0x4454694Au
-#define JITDUMP_FLAGS_ARCH_TIMESTAMP 1ull	/* timestamps are TSC, not CLOCK_MONOTONIC */
+#define JITDUMP_FLAGS_ARCH_TIMESTAMP 1ull /* timestamps are TSC, not CLOCK_MONOTONIC */
 
 /* Default cap on the size of a jitdump or perf map file read from disk. */
 #define JIT_FILE_MAX_SIZE (256ull << 20)
@@ -35,8 +35,8 @@ enum jitdump_record_id {
 /* One JIT code range; name borrowed from its table. */
 struct jit_sym {
 	uint64_t start;
-	uint64_t size;		/* bytes; 0 covers nothing */
-	uint64_t timestamp;	/* record time (jitdump), 0 for perf map lines */
+	uint64_t size; /* bytes; 0 covers nothing */
+	uint64_t timestamp; /* record time (jitdump), 0 for perf map lines */
 	const char *name;
 };
 
@@ -46,15 +46,15 @@ struct jit_table;
 /* What a parse saw; every field is filled on success. */
 struct jitdump_stats {
 	uint32_t version, elf_mach, pid;
-	bool swapped;		/* file written in the other byte order */
-	uint64_t flags;		/* JITDUMP_FLAGS_* */
+	bool swapped; /* file written in the other byte order */
+	uint64_t flags; /* JITDUMP_FLAGS_* */
 	size_t nr_load, nr_move, nr_debug_info, nr_close, nr_unwinding_info;
-	size_t nr_unknown;	/* records of unknown id, skipped by their size */
-	size_t nr_bad;		/* known records with an inconsistent payload, skipped */
-	size_t nr_orphan_move;	/* MOVE whose code_index matches no LOAD */
-	bool truncated;		/* the last record (or record header) was cut short */
-	bool corrupt;		/* stopped at a record header with total_size < 16 */
-	size_t bytes_used;	/* offset where parsing stopped */
+	size_t nr_unknown; /* records of unknown id, skipped by their size */
+	size_t nr_bad; /* known records with an inconsistent payload, skipped */
+	size_t nr_orphan_move; /* MOVE whose code_index matches no LOAD */
+	bool truncated; /* the last record (or record header) was cut short */
+	bool corrupt; /* stopped at a record header with total_size < 16 */
+	size_t bytes_used; /* offset where parsing stopped */
 };
 
 /*

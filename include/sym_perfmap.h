@@ -15,9 +15,9 @@
 #include "sym_jitdump.h"
 
 struct perfmap_stats {
-	size_t nr_lines;	/* non-empty lines */
-	size_t nr_syms;		/* entries added */
-	size_t nr_bad;		/* malformed lines, skipped */
+	size_t nr_lines; /* non-empty lines */
+	size_t nr_syms; /* entries added */
+	size_t nr_bad; /* malformed lines, skipped */
 };
 
 /*

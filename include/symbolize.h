@@ -83,7 +83,8 @@ bool symbolizer__has_jit(const struct symbolizer *sy, uint32_t pid);
  * symbolizer__symbolize (read now if it did not need them), or NULL.
  * Borrowed until the next symbolizer__symbolize or symbolizer__free.
  */
-const struct jit_table *symbolizer__jit_table(struct symbolizer *sy, const struct profile *p, uint32_t proc);
+const struct jit_table *symbolizer__jit_table(struct symbolizer *sy, const struct profile *p,
+					      uint32_t proc);
 
 /*
  * From the next symbolizer__symbolize on, fetch from debuginfod (when

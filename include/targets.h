@@ -15,21 +15,21 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define TARGETS_MAX 1024		/* -p targets: CLI_MAX_PIDS */
+#define TARGETS_MAX 1024 /* -p targets: CLI_MAX_PIDS */
 #define TARGETS_MAX_PIDFDS 64
 #define TARGETS_CHECK_NS 200000000ULL
 
 struct targets {
-	const uint32_t *pids;	/* borrowed: the -p list */
+	const uint32_t *pids; /* borrowed: the -p list */
 	int nr_pids;
-	int fds[TARGETS_MAX];	/* pidfd of each -p target, -1 for none */
+	int fds[TARGETS_MAX]; /* pidfd of each -p target, -1 for none */
 	bool gone[TARGETS_MAX];
-	pid_t child;		/* the command, -1 when there is none */
-	int go;			/* the gate's write end; -1 once released or closed */
-	int child_fd;		/* the command's pidfd, -1 for none */
-	bool child_done;	/* reaped; its wait status in child_status */
+	pid_t child; /* the command, -1 when there is none */
+	int go; /* the gate's write end; -1 once released or closed */
+	int child_fd; /* the command's pidfd, -1 for none */
+	bool child_done; /* reaped; its wait status in child_status */
 	int child_status;
-	uint64_t last_check;	/* ns: the last /proc look-up of targets without a pidfd */
+	uint64_t last_check; /* ns: the last /proc look-up of targets without a pidfd */
 };
 
 /* No command yet, nr_pids (at most TARGETS_MAX) -p targets, no pidfds. */

@@ -22,7 +22,7 @@
 #include "bpfprof_abi.h"
 
 enum unwind_check_verdict {
-	UNWIND_CHECK_IDENTICAL = 0,	/* the same frames, as many */
+	UNWIND_CHECK_IDENTICAL = 0, /* the same frames, as many */
 	/* the BPF walk is a strict prefix of libdwfl's, not ended at an END row */
 	UNWIND_CHECK_BPF_SHORTER,
 	/*
@@ -36,25 +36,25 @@ enum unwind_check_verdict {
 	 * return address undefined; BPF: end_reached) while the other went on
 	 */
 	UNWIND_CHECK_DIFFERENT,
-	UNWIND_CHECK_FAILED,		/* libdwfl could not start: process gone, no modules */
+	UNWIND_CHECK_FAILED, /* libdwfl could not start: process gone, no modules */
 	UNWIND_CHECK_NR_VERDICTS,
 };
 
 struct unwind_check_result {
 	enum unwind_check_verdict verdict;
-	uint32_t nr_dwfl;		/* frames libdwfl found, leaf first */
+	uint32_t nr_dwfl; /* frames libdwfl found, leaf first */
 	uint64_t dwfl_ips[BPFPROF_MAX_STACK];
-	uint32_t first_diff;		/* UNWIND_CHECK_DIFFERENT: index of the first differing frame */
-	int dwfl_end;			/* 0: libdwfl reached the end of the stack; else its
+	uint32_t first_diff; /* UNWIND_CHECK_DIFFERENT: index of the first differing frame */
+	int dwfl_end; /* 0: libdwfl reached the end of the stack; else its
 					   libdwfl error number (dwfl_errno()), or -1 when
 					   it stopped at a read the copy could not serve */
-	int stack_exhausted;		/* libdwfl asked for memory past the copied stack */
+	int stack_exhausted; /* libdwfl asked for memory past the copied stack */
 };
 
 struct unwind_check_stats {
 	uint64_t verdicts[UNWIND_CHECK_NR_VERDICTS];
-	uint64_t dwfl_frames;		/* sum of nr_dwfl over the samples checked */
-	uint64_t bpf_frames;		/* sum of the BPF walks' frames */
+	uint64_t dwfl_frames; /* sum of nr_dwfl over the samples checked */
+	uint64_t bpf_frames; /* sum of the BPF walks' frames */
 };
 
 struct unwind_check;

@@ -21,15 +21,15 @@
 #include "bpfprof_abi.h"
 
 struct unwind_table {
-	uint64_t base;		/* ELF virtual address that row pcs are relative to */
-	uint64_t end;		/* ELF virtual address one past the last covered byte */
+	uint64_t base; /* ELF virtual address that row pcs are relative to */
+	uint64_t end; /* ELF virtual address one past the last covered byte */
 	struct bpfprof_unwind_row *rows; /* sorted by pc, adjacent rows differ in rule */
 	uint32_t nr_rows;
 	/* what the build saw, for -v and the benchmarks */
-	uint32_t nr_fdes;	/* FDEs read */
-	uint32_t nr_none;	/* CFI rows that became BPFPROF_UNWIND_NONE (not expressible),
+	uint32_t nr_fdes; /* FDEs read */
+	uint32_t nr_none; /* CFI rows that became BPFPROF_UNWIND_NONE (not expressible),
 				   before merging; the NONE rows ending FDEs not counted */
-	uint64_t cfi_bytes;	/* size of the CFI section read, bytes */
+	uint64_t cfi_bytes; /* size of the CFI section read, bytes */
 };
 
 /*

@@ -24,15 +24,17 @@
 
 struct unwind_sink {
 	/* LPM trie entries; each returns 0 or -errno */
-	int (*set_mapping)(void *ctx, const struct bpfprof_unwind_key *k, const struct bpfprof_unwind_mapping *v);
+	int (*set_mapping)(void *ctx, const struct bpfprof_unwind_key *k,
+			   const struct bpfprof_unwind_mapping *v);
 	int (*del_mapping)(void *ctx, const struct bpfprof_unwind_key *k);
 	/* table slot id (< max_tables); nr_rows 0 frees it */
 	int (*set_table)(void *ctx, uint32_t id, const struct bpfprof_unwind_table *t);
 	/* the process's entries are complete (ready) or gone (!ready) */
 	int (*set_proc)(void *ctx, uint32_t tgid, bool ready);
 	/* rows[0..n) into the shared row array at index first; 0 or -errno */
-	int (*write_rows)(void *ctx, uint32_t first, const struct bpfprof_unwind_row *rows, uint32_t n);
-	uint32_t max_rows;	/* size of the row array; 0: no tables */
+	int (*write_rows)(void *ctx, uint32_t first, const struct bpfprof_unwind_row *rows,
+			  uint32_t n);
+	uint32_t max_rows; /* size of the row array; 0: no tables */
 	uint32_t max_tables;
 	void *ctx;
 };
@@ -45,7 +47,8 @@ struct unwinder;
  * frame-pointer walk still stops at addresses outside the code.
  * proc_dir is "/proc" except in tests. Returns NULL with errno set.
  */
-struct unwinder *unwinder__new(const struct unwind_sink *sink, bool build_tables, const char *proc_dir);
+struct unwinder *unwinder__new(const struct unwind_sink *sink, bool build_tables,
+			       const char *proc_dir);
 /* Stops the background thread (waiting for the table it is building) and frees everything. */
 void unwinder__free(struct unwinder *u);
 
@@ -55,7 +58,8 @@ void unwinder__free(struct unwinder *u);
  * the process had. Returns 0 or -errno (-ENOMEM; a file whose table cannot
  * be built is not an error: it gets no table).
  */
-int unwinder__load(struct unwinder *u, uint32_t pid, const struct profile_mapping *maps, size_t nr_maps);
+int unwinder__load(struct unwinder *u, uint32_t pid, const struct profile_mapping *maps,
+		   size_t nr_maps);
 
 /* Read /proc/PID/maps and register the process as above. -ENOENT: gone. */
 int unwinder__load_pid(struct unwinder *u, uint32_t pid);
@@ -65,7 +69,8 @@ int unwinder__load_pid(struct unwinder *u, uint32_t pid);
  * returns at once; a later request for the same pid replaces a pending one.
  * Returns 0 or -ENOMEM.
  */
-int unwinder__queue(struct unwinder *u, uint32_t pid, const struct profile_mapping *maps, size_t nr_maps);
+int unwinder__queue(struct unwinder *u, uint32_t pid, const struct profile_mapping *maps,
+		    size_t nr_maps);
 
 /* Remove the process: its entries, and its references to tables. */
 void unwinder__forget(struct unwinder *u, uint32_t pid);
@@ -74,17 +79,17 @@ void unwinder__forget(struct unwinder *u, uint32_t pid);
 void unwinder__reap(struct unwinder *u);
 
 struct unwinder_stats {
-	uint64_t nr_procs;	/* registered now */
-	uint64_t nr_tables;	/* tables in the row array now */
-	uint64_t nr_rows;	/* rows in use now */
+	uint64_t nr_procs; /* registered now */
+	uint64_t nr_tables; /* tables in the row array now */
+	uint64_t nr_rows; /* rows in use now */
 	uint64_t max_rows;
-	uint64_t nr_built;	/* tables built (cache misses) */
-	uint64_t nr_shared;	/* cache hits: a table another mapping already had */
-	uint64_t nr_no_cfi;	/* files without usable CFI */
-	uint64_t nr_full;	/* tables that did not fit in the row array */
-	uint64_t build_ns;	/* time spent building tables, ns */
-	uint64_t cfi_bytes;	/* CFI section bytes read, bytes */
-	uint64_t nr_entries;	/* LPM trie entries now */
+	uint64_t nr_built; /* tables built (cache misses) */
+	uint64_t nr_shared; /* cache hits: a table another mapping already had */
+	uint64_t nr_no_cfi; /* files without usable CFI */
+	uint64_t nr_full; /* tables that did not fit in the row array */
+	uint64_t build_ns; /* time spent building tables, ns */
+	uint64_t cfi_bytes; /* CFI section bytes read, bytes */
+	uint64_t nr_entries; /* LPM trie entries now */
 };
 
 void unwinder__stats(struct unwinder *u, struct unwinder_stats *st);

@@ -17,24 +17,25 @@
 #include "profile.h"
 
 struct write_opts {
-	const char *title;	/* the flame graph's title; NULL: "bpfprof CPU flame graph" */
+	const char *title; /* the flame graph's title; NULL: "bpfprof CPU flame graph" */
 };
 
 struct write_result {
-	uint64_t samples;	/* .prof: samples written (in the view's unit) */
-	uint64_t skipped;	/* .prof: samples without user frames, left out */
+	uint64_t samples; /* .prof: samples written (in the view's unit) */
+	uint64_t skipped; /* .prof: samples without user frames, left out */
 };
 
 struct writer {
 	enum output_format format;
-	const char *name;	/* as --format takes it */
-	const char *ext;	/* file name extension; NULL for a second name of a format */
+	const char *name; /* as --format takes it */
+	const char *ext; /* file name extension; NULL for a second name of a format */
 	/*
 	 * Append the whole file for p to b; r (zeroed first) gets the counts a
 	 * writer reports. Returns 0 or -errno (write_*.h say which). NULL for
 	 * perf.data.
 	 */
-	int (*write)(const struct profile *p, struct buf *b, const struct write_opts *o, struct write_result *r);
+	int (*write)(const struct profile *p, struct buf *b, const struct write_opts *o,
+		     struct write_result *r);
 };
 
 extern const struct writer writers[];

@@ -22,8 +22,8 @@
 
 struct gperf_stats {
 	uint64_t samples_written;
-	uint64_t samples_skipped;	/* no user frames */
-	uint32_t processes;		/* address windows used */
+	uint64_t samples_skipped; /* no user frames */
+	uint32_t processes; /* address windows used */
 };
 
 /*

@@ -30,15 +30,15 @@
 struct perfdata_writer;
 
 struct perfdata_opts {
-	const char *event;	/* "cpu-clock" or "cycles" */
+	const char *event; /* "cpu-clock" or "cycles" */
 	/*
 	 * A second event, "offcpu-time" (perf record --off-cpu's), for
 	 * perfdata__offcpu; both events then carry PERF_SAMPLE_IDENTIFIER.
 	 */
 	bool offcpu;
-	uint32_t freq_hz;	/* sampling frequency, Hz */
-	uint64_t period_ns;	/* period written in each sample (1e9 / freq_hz for cpu-clock) */
-	int argc;		/* bpfprof's own command line, for the CMDLINE feature */
+	uint32_t freq_hz; /* sampling frequency, Hz */
+	uint64_t period_ns; /* period written in each sample (1e9 / freq_hz for cpu-clock) */
+	int argc; /* bpfprof's own command line, for the CMDLINE feature */
 	char **argv;
 	/*
 	 * The kernel map, [_text, _etext) as addresses: from the caller's kernel
@@ -46,10 +46,10 @@ struct perfdata_opts {
 	 * run. 0: read kallsyms_path for them.
 	 */
 	uint64_t kernel_text, kernel_etext;
-	const char *kallsyms_path;	/* "/proc/kallsyms" except in tests */
+	const char *kallsyms_path; /* "/proc/kallsyms" except in tests */
 	/* optional test seams; NULL means the running system's file */
-	const char *modules_path;	/* NULL: "/proc/modules" */
-	const char *kernel_notes_path;	/* NULL: "/sys/kernel/notes" (kernel build-id) */
+	const char *modules_path; /* NULL: "/proc/modules" */
+	const char *kernel_notes_path; /* NULL: "/sys/kernel/notes" (kernel build-id) */
 };
 
 /*
@@ -68,7 +68,8 @@ struct perfdata_writer *perfdata__new(int fd, const struct perfdata_opts *o);
  * user/write/write_perfdata.c). Call before the process's samples. Returns 0 or
  * -errno (write failure, -ENOMEM).
  */
-int perfdata__maps(struct perfdata_writer *w, const struct profile *p, uint32_t proc, uint64_t time_ns);
+int perfdata__maps(struct perfdata_writer *w, const struct profile *p, uint32_t proc,
+		   uint64_t time_ns);
 
 /*
  * Write one SAMPLE record of s (opts.period_ns as its period), and COMM
@@ -78,7 +79,8 @@ int perfdata__maps(struct perfdata_writer *w, const struct profile *p, uint32_t 
 int perfdata__sample(struct perfdata_writer *w, const struct profile_sample *s);
 
 /* As perfdata__sample with its own period (a weight in the event's unit, ns for cpu-clock). */
-int perfdata__sample_period(struct perfdata_writer *w, const struct profile_sample *s, uint64_t period);
+int perfdata__sample_period(struct perfdata_writer *w, const struct profile_sample *s,
+			    uint64_t period);
 
 /*
  * Write one SAMPLE of the offcpu-time event (opts.offcpu) of an off-CPU

@@ -83,8 +83,8 @@ static int teardown(void **state)
  * Build a record and send exactly the bytes the BPF side would (header plus
  * the declared frames), from an exact-size heap copy.
  */
-static int send_sample(struct agg *a, uint32_t tgid, uint64_t time_ns, const char *comm, const uint64_t *kips,
-		uint16_t nk, const uint64_t *uips, uint16_t nu)
+static int send_sample(struct agg *a, uint32_t tgid, uint64_t time_ns, const char *comm,
+		       const uint64_t *kips, uint16_t nk, const uint64_t *uips, uint16_t nu)
 {
 	struct bpfprof_sample s;
 	size_t size = BPFPROF_SAMPLE_HDR_SIZE + ((size_t)nk + nu) * 8;

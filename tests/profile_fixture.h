@@ -18,7 +18,8 @@ static inline void add_stack(struct profile *p, uint32_t proc, const uint64_t *i
 {
 	bool created;
 
-	assert_true(profile__add_stack(p, proc, ips, nk, nu, count, count * p->period_ns, &created) >= 0);
+	assert_true(profile__add_stack(p, proc, ips, nk, nu, count, count * p->period_ns,
+				       &created) >= 0);
 }
 
 /* Name every location of (proc, addr); at least one must exist (profile__resolve_locs first). */

@@ -32,7 +32,6 @@
 #define AGG_TMPDIR_TEMPLATE "/tmp/test_agg.XXXXXX"
 #include "agg_fixture.h"
 
-
 static const char maps_a[] =
 	"00400000-00500000 r-xp 00000000 08:01 131090    /usr/bin/app\n"
 	"7f0000000000-7f0000010000 r-xp 00000000 08:01 42    /usr/lib/libc.so.6\n";
@@ -50,7 +49,8 @@ static void test_aggregate_identical(void **state)
 	write_file(1000, "maps", maps_a);
 	write_file(1000, "comm", "app\n");
 	for (i = 0; i < 3; i++)
-		assert_int_equal(send_sample(f->a, 1000, 1000 + (uint64_t)i, "app", k, 2, u1, 3), 0);
+		assert_int_equal(send_sample(f->a, 1000, 1000 + (uint64_t)i, "app", k, 2, u1, 3),
+				 0);
 	assert_int_equal(send_sample(f->a, 1000, 2000, "app", k, 2, u2, 3), 0);
 	/* same user part, no kernel part: another callchain */
 	assert_int_equal(send_sample(f->a, 1000, 3000, "app", NULL, 0, u1, 3), 0);
@@ -94,8 +94,8 @@ static void test_processes_and_comm(void **state)
 	write_file(2001, "maps", maps_a);
 	write_file(2001, "comm", "main-thread\n");
 	write_file(2002, "maps", maps_a);
-	write_file(2002, "comm", "abcdefghijklmno\n");	/* 15 characters, the kernel maximum */
-	write_file(2003, "maps", maps_a);		/* no comm file */
+	write_file(2002, "comm", "abcdefghijklmno\n"); /* 15 characters, the kernel maximum */
+	write_file(2003, "maps", maps_a); /* no comm file */
 
 	assert_int_equal(send_sample(f->a, 2001, 10, "worker-3", NULL, 0, u, 2), 0);
 	assert_int_equal(send_sample(f->a, 2002, 11, "x", NULL, 0, u, 2), 0);
@@ -184,7 +184,8 @@ static void test_maps_reread(void **state)
 	const uint64_t ret_at_end[] = { 0x401100, 0x500000 };
 	const uint64_t in_jit[] = { 0x7f2000000100ULL };
 	const uint64_t in_jit2[] = { 0x7f2000000200ULL };
-	static const char maps_1[] = "00400000-00500000 r-xp 00000000 08:01 131090    /usr/bin/app\n";
+	static const char maps_1[] =
+		"00400000-00500000 r-xp 00000000 08:01 131090    /usr/bin/app\n";
 	static const char maps_2[] =
 		"00400000-00500000 r-xp 00000000 08:01 131090    /usr/bin/app\n"
 		"7f1000000000-7f1000010000 r-xp 00000000 08:01 77    /usr/lib/libnew.so\n";
@@ -221,7 +222,8 @@ static void test_maps_reread(void **state)
 	{
 		const uint64_t known[] = { 0x401234, 0x401000 };
 
-		assert_int_equal(send_sample(f->a, 5001, t0 + 100 * MS, "app", NULL, 0, known, 2), 0);
+		assert_int_equal(send_sample(f->a, 5001, t0 + 100 * MS, "app", NULL, 0, known, 2),
+				 0);
 		assert_int_equal(p->procs[0].nr_mappings, 2);
 	}
 
@@ -236,7 +238,8 @@ static void test_maps_reread(void **state)
 	assert_int_equal(send_sample(f->a, 5001, t0 + 150 * MS, "app", NULL, 0, in_jit, 1), 0);
 	assert_int_equal(p->procs[0].nr_mappings, 2);
 	/* a return address at a mapping's end counts as mapped (0x4fffff) */
-	assert_int_equal(send_sample(f->a, 5001, t0 + 200 * MS - 1, "app", NULL, 0, ret_at_end, 2), 0);
+	assert_int_equal(send_sample(f->a, 5001, t0 + 200 * MS - 1, "app", NULL, 0, ret_at_end, 2),
+			 0);
 	assert_int_equal(p->procs[0].nr_mappings, 2);
 	/* the read put off at 150 ms comes with the first sample allowed, whatever its addresses */
 	assert_int_equal(send_sample(f->a, 5001, t0 + 200 * MS, "app", NULL, 0, in_app, 1), 0);
@@ -279,7 +282,8 @@ static void test_maps_reread_burst(void **state)
 	/* a young process maps its libraries within ms: its first 2 re-reads are not held back */
 	struct fixture *f = *state;
 	struct profile *p = f->p;
-	static const char maps_1[] = "00400000-00500000 r-xp 00000000 08:01 131090    /usr/bin/app\n";
+	static const char maps_1[] =
+		"00400000-00500000 r-xp 00000000 08:01 131090    /usr/bin/app\n";
 	char maps[1024];
 	uint64_t t0 = 7000 * MS, i;
 	int len;
@@ -357,7 +361,8 @@ static void test_jit_code_rereads_until_jitdump(void **state)
 		const uint64_t jit[] = { 0x7f2000000100ULL, 0x401000 };
 
 		/* known, but JIT code and no jitdump yet: read, 100 ms after the last read */
-		assert_int_equal(send_sample(f->a, 7201, t0 + 100 * MS, "node", NULL, 0, jit, 2), 0);
+		assert_int_equal(send_sample(f->a, 7201, t0 + 100 * MS, "node", NULL, 0, jit, 2),
+				 0);
 	}
 	assert_int_equal(p->procs[0].nr_mappings, 3);
 	write_file(7201, "maps", maps_3);
@@ -365,7 +370,8 @@ static void test_jit_code_rereads_until_jitdump(void **state)
 		const uint64_t jit[] = { 0x7f2000000200ULL, 0x401000 };
 
 		/* the jitdump is known now: a new JIT callchain reads nothing */
-		assert_int_equal(send_sample(f->a, 7201, t0 + 200 * MS, "node", NULL, 0, jit, 2), 0);
+		assert_int_equal(send_sample(f->a, 7201, t0 + 200 * MS, "node", NULL, 0, jit, 2),
+				 0);
 	}
 	assert_int_equal(p->procs[0].nr_mappings, 3);
 }
@@ -378,9 +384,8 @@ static void test_code_in_non_exec_mapping_rereads(void **state)
 	 */
 	struct fixture *f = *state;
 	struct profile *p = f->p;
-	static const char maps_1[] =
-		"00400000-00500000 r-xp 00000000 08:01 131090    /usr/bin/rt\n"
-		"7f2000000000-7f2000100000 ---p 00000000 00:00 0\n";
+	static const char maps_1[] = "00400000-00500000 r-xp 00000000 08:01 131090    /usr/bin/rt\n"
+				     "7f2000000000-7f2000100000 ---p 00000000 00:00 0\n";
 	static const char maps_2[] =
 		"00400000-00500000 r-xp 00000000 08:01 131090    /usr/bin/rt\n"
 		"7f2000000000-7f2000001000 r-xp 00000000 00:00 0\n"
@@ -533,11 +538,12 @@ static void test_malformed(void **state)
 #define K2 0xffffffff81000200ULL
 #define K3 0xffffffff81000300ULL
 #define U1 0x401000ULL
-#define U2 0x500000ULL	/* the end of mapping 0: inside it only as a return address */
+#define U2 0x500000ULL /* the end of mapping 0: inside it only as a return address */
 #define U3 0x600010ULL
-#define U4 0x700000ULL	/* unmapped */
+#define U4 0x700000ULL /* unmapped */
 
-static void add_stack(struct profile *p, uint32_t proc, const uint64_t *ips, uint16_t nk, uint16_t nu)
+static void add_stack(struct profile *p, uint32_t proc, const uint64_t *ips, uint16_t nk,
+		      uint16_t nu)
 {
 	bool created;
 
@@ -554,8 +560,8 @@ static const struct profile_location *loc(const struct profile *p, size_t stack,
 	return &p->locs[s->locs[frame]];
 }
 
-static void check_loc(const struct profile_location *l, uint64_t addr, uint32_t proc, bool is_return,
-		      int mapping)
+static void check_loc(const struct profile_location *l, uint64_t addr, uint32_t proc,
+		      bool is_return, int mapping)
 {
 	assert_int_equal(l->addr, addr);
 	assert_int_equal(l->proc, proc);
@@ -604,7 +610,7 @@ static void test_resolve_locs(void **state)
 	check_loc(loc(p, 0, 0), K1, kp, false, -1);
 	check_loc(loc(p, 0, 1), K2, kp, true, -1);
 	check_loc(loc(p, 0, 2), U1, a, false, 0);
-	check_loc(loc(p, 0, 3), U2, a, true, 0);	/* found with U2 - 1 */
+	check_loc(loc(p, 0, 3), U2, a, true, 0); /* found with U2 - 1 */
 	check_loc(loc(p, 0, 4), U3, a, true, 1);
 	/* s1: user only, leaf first; shares U1 (leaf) and U2 (return) with s0 */
 	assert_int_equal(p->stacks[1].locs[0], p->stacks[0].locs[2]);
@@ -620,7 +626,7 @@ static void test_resolve_locs(void **state)
 	check_loc(loc(p, 4, 0), K3, kp, false, -1);
 	check_loc(loc(p, 4, 1), K1, kp, true, -1);
 	assert_int_not_equal(p->stacks[4].locs[1], p->stacks[0].locs[0]);
-	check_loc(loc(p, 4, 2), U2, a, false, -1);	/* U2 itself is past the mapping */
+	check_loc(loc(p, 4, 2), U2, a, false, -1); /* U2 itself is past the mapping */
 	assert_int_not_equal(p->stacks[4].locs[2], p->stacks[0].locs[3]);
 
 	/* K1 leaf, K2 ret, U1@a leaf, U2@a ret, U3@a ret, U4@a ret, U1@b leaf, K3 leaf, K1 ret, U2@a leaf */
@@ -635,9 +641,9 @@ static void test_resolve_locs(void **state)
 	nr_locs = p->nr_locs;
 	add_stack(p, a, s5, 0, 2);
 	assert_int_equal(profile__resolve_locs(p), 0);
-	check_loc(loc(p, 5, 0), U3, a, false, 1);	/* U3 as a leaf: new */
-	assert_int_not_equal(p->stacks[5].locs[1], p->stacks[0].locs[2]);	/* U1 leaf */
-	assert_int_equal(p->nr_locs, nr_locs + 2);	/* U3 leaf and U1 return */
+	check_loc(loc(p, 5, 0), U3, a, false, 1); /* U3 as a leaf: new */
+	assert_int_not_equal(p->stacks[5].locs[1], p->stacks[0].locs[2]); /* U1 leaf */
+	assert_int_equal(p->nr_locs, nr_locs + 2); /* U3 leaf and U1 return */
 	check_loc(loc(p, 5, 1), U1, a, true, 0);
 	profile__free(p);
 }
@@ -647,7 +653,7 @@ static void test_resolve_locs_from_records(void **state)
 	struct fixture *f = *state;
 	struct profile *p = f->p;
 	const uint64_t k[] = { K1, K2 };
-	const uint64_t u[] = { 0x401000, 0x7f0000010000ULL };	/* return at libc's end */
+	const uint64_t u[] = { 0x401000, 0x7f0000010000ULL }; /* return at libc's end */
 	uint32_t i;
 
 	write_file(8001, "maps", maps_a);
@@ -667,16 +673,16 @@ static void test_resolve_locs_from_records(void **state)
 /* ---- observer ---- */
 
 struct event {
-	char kind;		/* 'm': maps_changed, 's': sample */
+	char kind; /* 'm': maps_changed, 's': sample */
 	uint32_t proc;
 	uint64_t time_ns;
-	size_t nr_mappings;	/* what the observer saw at the time */
+	size_t nr_mappings; /* what the observer saw at the time */
 };
 
 struct obs_log {
 	struct event ev[32];
 	size_t n;
-	int fail_sample;	/* returned by the sample callback */
+	int fail_sample; /* returned by the sample callback */
 };
 
 static int on_maps(void *ctx, const struct profile *p, uint32_t proc, uint64_t time_ns)
@@ -688,7 +694,8 @@ static int on_maps(void *ctx, const struct profile *p, uint32_t proc, uint64_t t
 	return 0;
 }
 
-static int on_sample(void *ctx, const struct profile *p, uint32_t proc, const struct profile_sample *s)
+static int on_sample(void *ctx, const struct profile *p, uint32_t proc,
+		     const struct profile_sample *s)
 {
 	struct obs_log *l = ctx;
 
@@ -697,8 +704,8 @@ static int on_sample(void *ctx, const struct profile *p, uint32_t proc, const st
 	return l->fail_sample;
 }
 
-static void check_event(const struct obs_log *l, size_t i, char kind, uint32_t proc, uint64_t time_ns,
-			size_t nr_mappings)
+static void check_event(const struct obs_log *l, size_t i, char kind, uint32_t proc,
+			uint64_t time_ns, size_t nr_mappings)
 {
 	assert_true(i < l->n);
 	assert_int_equal(l->ev[i].kind, kind);
@@ -712,9 +719,11 @@ static void test_observer(void **state)
 	struct fixture *f = *state;
 	struct obs_log log = { .n = 0 };
 	struct agg_observer obs = { .maps_changed = on_maps, .sample = on_sample, .ctx = &log };
-	const uint64_t u1[] = { 0x401000 }, u2[] = { 0x7f0000000100ULL }, u3[] = { 0x7f0000000200ULL };
+	const uint64_t u1[] = { 0x401000 }, u2[] = { 0x7f0000000100ULL },
+		       u3[] = { 0x7f0000000200ULL };
 	const uint64_t u4[] = { 0x7f0000000300ULL }, u5[] = { 0x7f3000000000ULL };
-	static const char maps_1[] = "00400000-00500000 r-xp 00000000 08:01 131090    /usr/bin/app\n";
+	static const char maps_1[] =
+		"00400000-00500000 r-xp 00000000 08:01 131090    /usr/bin/app\n";
 
 	agg__set_observer(f->a, &obs);
 	write_file(9001, "maps", maps_1);
@@ -763,7 +772,8 @@ static void test_observer(void **state)
 
 static int offcpu_seen;
 
-static int on_offcpu(void *ctx, const struct profile *p, uint32_t proc, const struct profile_sample *s)
+static int on_offcpu(void *ctx, const struct profile *p, uint32_t proc,
+		     const struct profile_sample *s)
 {
 	/* the model's event: the block's length, its process, its stacks */
 	assert_int_equal(s->off_ns, 3000000);
@@ -844,8 +854,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_maps_reread_after_missing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_maps_reread_burst, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exec_renames_and_rereads, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_jit_code_rereads_until_jitdump, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_code_in_non_exec_mapping_rereads, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_jit_code_rereads_until_jitdump, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_code_in_non_exec_mapping_rereads, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_malformed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_observer, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_offcpu_records, setup, teardown),

@@ -36,7 +36,6 @@
 #define AGG_TMPDIR_TEMPLATE "/tmp/test_agg_churn.XXXXXX"
 #include "agg_fixture.h"
 
-
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -50,10 +49,11 @@ static void write_stat_threads(uint32_t pid, char state, unsigned threads, unsig
 {
 	char buf[512];
 
-	snprintf(buf, sizeof(buf),
-		 "%u (odd) (name) %c 1 %u %u 0 -1 4194304 100 0 0 0 5 1 0 0 20 0 %u 0 %llu 8192000 300 "
-		 "18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n",
-		 pid, state, pid, pid, threads, start);
+	snprintf(
+		buf, sizeof(buf),
+		"%u (odd) (name) %c 1 %u %u 0 -1 4194304 100 0 0 0 5 1 0 0 20 0 %u 0 %llu 8192000 300 "
+		"18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n",
+		pid, state, pid, pid, threads, start);
 	write_file(pid, "stat", buf);
 }
 
@@ -91,8 +91,8 @@ static void spawn(uint32_t pid, unsigned long long start)
 }
 
 /* a sample of comm "app" */
-static int send_app(struct agg *a, uint32_t tgid, uint64_t time_ns, const uint64_t *kips, uint16_t nk,
-		    const uint64_t *uips, uint16_t nu)
+static int send_app(struct agg *a, uint32_t tgid, uint64_t time_ns, const uint64_t *kips,
+		    uint16_t nk, const uint64_t *uips, uint16_t nu)
 {
 	return send_sample(a, tgid, time_ns, "app", kips, nk, uips, nu);
 }
@@ -176,7 +176,7 @@ static void test_exited_reduced_to_sampled_mappings(void **state)
 	agg__stats(f->a, &st);
 	assert_int_equal(st.nr_passes, 1);
 	assert_int_equal(st.nr_compacted, 2);
-	assert_int_equal(st.nr_tracked, 2);	/* 102, 103: alive */
+	assert_int_equal(st.nr_tracked, 2); /* 102, 103: alive */
 	assert_int_equal(st.nr_mappings_freed, 2 * (5 - 3));
 	assert_int_equal(proc_of(f->p, 100)->nr_mappings, 3);
 	assert_true(has_path(proc_of(f->p, 100), "/usr/bin/app"));
@@ -230,8 +230,8 @@ static void test_zombie_and_reused_pid_are_gone(void **state)
 	assert_int_equal(send_app(f->a, 301, t, NULL, 0, ustack, 2), 0);
 	assert_int_equal(send_app(f->a, 302, t, NULL, 0, ustack, 2), 0);
 	write_stat(300, 'Z', 50);
-	write_stat(301, 'S', 9999);	/* reused by a process started later */
-	write_stat_threads(302, 'Z', 3, 52);	/* the leader called pthread_exit */
+	write_stat(301, 'S', 9999); /* reused by a process started later */
+	write_stat_threads(302, 'Z', 3, 52); /* the leader called pthread_exit */
 	assert_int_equal(send_app(f->a, 303, t, NULL, 0, ustack, 2), 0);
 	spawn(304, 54);
 	assert_int_equal(send_app(f->a, 304, now_ns() + 20 * MS, NULL, 0, ustack, 2), 0);
@@ -261,11 +261,11 @@ static void test_reused_pid_tracked_again(void **state)
 	assert_int_equal(send_app(f->a, 401, t, NULL, 0, ustack, 1), 0);
 	spawn(402, 72);
 	assert_int_equal(send_app(f->a, 402, now_ns() + 20 * MS, NULL, 0, ustack, 1), 0);
-	assert_int_equal(proc_of(f->p, 400)->nr_mappings, 2);	/* app text and the JIT marker */
+	assert_int_equal(proc_of(f->p, 400)->nr_mappings, 2); /* app text and the JIT marker */
 	agg__stats(f->a, &st);
 	assert_int_equal(st.nr_tracked, 2);
 
-	spawn(400, 80);	/* the pid again, another process */
+	spawn(400, 80); /* the pid again, another process */
 	assert_int_equal(send_app(f->a, 400, now_ns() + 40 * MS, NULL, 0, other_lib, 1), 0);
 	agg__stats(f->a, &st);
 	assert_int_equal(st.nr_tracked, 3);
@@ -365,7 +365,8 @@ static void test_real_proc(void **state)
 	/* the child's entry: its maps already gone, so none; our own after it */
 	assert_int_equal(send_app(a, (uint32_t)child, t, NULL, 0, ustack, 1), 0);
 	assert_int_equal(send_app(a, (uint32_t)getpid(), t, NULL, 0, ustack, 1), 0);
-	assert_int_equal(send_app(a, (uint32_t)getppid(), now_ns() + 20 * MS, NULL, 0, ustack, 1), 0);
+	assert_int_equal(send_app(a, (uint32_t)getppid(), now_ns() + 20 * MS, NULL, 0, ustack, 1),
+			 0);
 	agg__stats(a, &st);
 	/* pass 1 saw the child gone, pass 2 reduced it; we and our parent live on */
 	assert_int_equal(st.nr_compacted, 1);
@@ -378,9 +379,11 @@ static void test_real_proc(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_exited_reduced_to_sampled_mappings, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exited_reduced_to_sampled_mappings, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_resolved_locations_follow, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_zombie_and_reused_pid_are_gone, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_zombie_and_reused_pid_are_gone, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_reused_pid_tracked_again, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_process_limit_other, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_churn_bounded, setup, teardown),

@@ -31,13 +31,14 @@ static void expect_id(const char *path, const char *want)
 
 static void test_runtime_forms(void **state)
 {
-	expect_id("/system.slice/docker-" ID ".scope", ID);			/* docker, systemd driver */
-	expect_id("/docker/" ID, ID);						/* docker, cgroupfs driver */
+	expect_id("/system.slice/docker-" ID ".scope", ID); /* docker, systemd driver */
+	expect_id("/docker/" ID, ID); /* docker, cgroupfs driver */
 	expect_id("/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1234.slice/"
-		  "cri-containerd-" ID ".scope", ID);				/* containerd CRI */
-	expect_id("/kubepods/besteffort/pod0f5a/" ID, ID);			/* kubelet, cgroupfs */
-	expect_id("/machine.slice/libpod-" ID ".scope/container", ID);		/* podman, nested */
-	expect_id("/kubepods.slice/crio-" ID ".scope", ID);			/* cri-o */
+		  "cri-containerd-" ID ".scope",
+		  ID); /* containerd CRI */
+	expect_id("/kubepods/besteffort/pod0f5a/" ID, ID); /* kubelet, cgroupfs */
+	expect_id("/machine.slice/libpod-" ID ".scope/container", ID); /* podman, nested */
+	expect_id("/kubepods.slice/crio-" ID ".scope", ID); /* cri-o */
 }
 
 static void test_no_container(void **state)
@@ -45,7 +46,9 @@ static void test_no_container(void **state)
 	expect_id("/", NULL);
 	expect_id("/user.slice/user-1000.slice/session-2.scope", NULL);
 	/* 63 and 65 hex digits, upper case: not an id */
-	expect_id("/docker/" "123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", NULL);
+	expect_id("/docker/"
+		  "123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+		  NULL);
 	expect_id("/docker/" ID "0", NULL);
 	expect_id("/docker/0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef", NULL);
 	expect_id("/system.slice/docker-" ID ".service.d", NULL);

@@ -49,7 +49,8 @@ static void test_parse_ringbuf(void **state)
 	char *set[] = { "bpfprof", "-a", "-d", "1", "--ringbuf-size", "16M", NULL };
 
 	assert_int_equal(cli__parse(4, dflt, &cfg), 0);
-	assert_int_equal(cfg.ringbuf_bytes, cli__default_ringbuf_bytes(sysconf(_SC_NPROCESSORS_CONF)));
+	assert_int_equal(cfg.ringbuf_bytes,
+			 cli__default_ringbuf_bytes(sysconf(_SC_NPROCESSORS_CONF)));
 	assert_int_equal(cli__parse(6, set, &cfg), 0);
 	assert_int_equal(cfg.ringbuf_bytes, 16 * MiB);
 }
@@ -63,8 +64,8 @@ static void test_parse_ringbuf(void **state)
 static void test_parse_offcpu(void **state)
 {
 	static struct bpfprof_config cfg;
-	char *dflt[] = { "bpfprof", "-a", "--off-cpu", "-o", "cpu.svg", "-o", "dir/offcpu.svg", "-o", "offcpu.pb.gz",
-			 "-o", "offcpu-web.folded", NULL };
+	char *dflt[] = { "bpfprof",	   "-a", "--off-cpu",	 "-o", "cpu.svg",	    "-o",
+			 "dir/offcpu.svg", "-o", "offcpu.pb.gz", "-o", "offcpu-web.folded", NULL };
 	char *set[] = { "bpfprof", "-a", "--off-cpu", "--off-cpu-thresh", "0", NULL };
 	char *off[] = { "bpfprof", "-a", "-o", "x.svg", NULL };
 
@@ -86,8 +87,13 @@ static void test_parse_debuginfod(void **state)
 {
 	static struct bpfprof_config cfg;
 	char *dflt[] = { "bpfprof", "-a", NULL };
-	char *set[] = { "bpfprof", "-a", "--debuginfod", " http://127.0.0.1:8002  file:///srv/d ",
-			"--debuginfod-deadline", "2.5", NULL };
+	char *set[] = { "bpfprof",
+			"-a",
+			"--debuginfod",
+			" http://127.0.0.1:8002  file:///srv/d ",
+			"--debuginfod-deadline",
+			"2.5",
+			NULL };
 	char *off[] = { "bpfprof", "-a", "--no-debuginfod", NULL };
 
 	assert_int_equal(cli__parse(2, dflt, &cfg), 0);
@@ -151,8 +157,8 @@ static void refused(char **argv, const char *why)
 	int rc = parse_in_child(argv, err, sizeof(err));
 
 	if (rc != 2 || !strstr(err, why) || !strstr(err, "bpfprof --help"))
-		fail_msg("argv[1] '%s': exit %d, want 2 with '%s'; stderr: %s", argv[1] ? argv[1] : "", rc, why,
-			 err);
+		fail_msg("argv[1] '%s': exit %d, want 2 with '%s'; stderr: %s",
+			 argv[1] ? argv[1] : "", rc, why, err);
 }
 
 /* Each conflict rule of cli.c's ARGP_KEY_END and cli__parse's output checks. */
@@ -160,11 +166,15 @@ static void test_conflicts(void **state)
 {
 	refused((char *[]){ "bpfprof", NULL }, "no target");
 	refused((char *[]){ "bpfprof", "-d", "1", "-o", "x.prof", NULL }, "no target");
-	refused((char *[]){ "bpfprof", "-p", "1", "-a", NULL }, "-p cannot be combined with -a or a command");
+	refused((char *[]){ "bpfprof", "-p", "1", "-a", NULL },
+		"-p cannot be combined with -a or a command");
 	refused((char *[]){ "bpfprof", "-p", "1", "--", "true", NULL }, "-p cannot be combined");
-	refused((char *[]){ "bpfprof", "-a", "--off-cpu-thresh", "100", NULL }, "--off-cpu-thresh needs --off-cpu");
-	refused((char *[]){ "bpfprof", "-a", "--interval", "1", NULL }, "--interval and --keep need --output-dir");
-	refused((char *[]){ "bpfprof", "-a", "--keep", "2", NULL }, "--interval and --keep need --output-dir");
+	refused((char *[]){ "bpfprof", "-a", "--off-cpu-thresh", "100", NULL },
+		"--off-cpu-thresh needs --off-cpu");
+	refused((char *[]){ "bpfprof", "-a", "--interval", "1", NULL },
+		"--interval and --keep need --output-dir");
+	refused((char *[]){ "bpfprof", "-a", "--keep", "2", NULL },
+		"--interval and --keep need --output-dir");
 	refused((char *[]){ "bpfprof", "-a", "--tenant", "t", NULL }, "go with --push URL");
 	refused((char *[]){ "bpfprof", "-a", "--push-api", "ingest", NULL }, "go with --push URL");
 	refused((char *[]){ "bpfprof", "-a", "--label", "a=b", NULL }, "go with --push URL");
@@ -180,19 +190,24 @@ static void test_conflicts(void **state)
 	refused((char *[]){ "bpfprof", "-a", "stray", NULL }, "unexpected argument 'stray'");
 	refused((char *[]){ "bpfprof", "-a", "--", NULL }, "no command after '--'");
 	/* outputs */
-	refused((char *[]){ "bpfprof", "-a", "-o", "x.unknown", NULL }, "cannot tell the format of 'x.unknown'");
+	refused((char *[]){ "bpfprof", "-a", "-o", "x.unknown", NULL },
+		"cannot tell the format of 'x.unknown'");
 	refused((char *[]){ "bpfprof", "-a", "-o", "-", NULL }, "cannot tell the format of '-'");
-	refused((char *[]){ "bpfprof", "-a", "-o", "-", "--format", "perf", NULL }, "perf.data cannot go to stdout");
+	refused((char *[]){ "bpfprof", "-a", "-o", "-", "--format", "perf", NULL },
+		"perf.data cannot go to stdout");
 	refused((char *[]){ "bpfprof", "-a", "--output-dir", "d", "-o", "sub/x.prof", NULL },
 		"with --output-dir, -o takes a file name, not 'sub/x.prof'");
-	refused((char *[]){ "bpfprof", "-a", "--output-dir", "d", "-o", "-", "--format", "folded", NULL },
+	refused((char *[]){ "bpfprof", "-a", "--output-dir", "d", "-o", "-", "--format", "folded",
+			    NULL },
 		"with --output-dir, -o takes a file name, not '-'");
-	refused((char *[]){ "bpfprof", "-a", "-o", "offcpu.svg", NULL }, "named as an off-CPU output: add --off-cpu");
+	refused((char *[]){ "bpfprof", "-a", "-o", "offcpu.svg", NULL },
+		"named as an off-CPU output: add --off-cpu");
 	refused((char *[]){ "bpfprof", "-a", "-o", "d/offcpu.folded", NULL }, "add --off-cpu");
-	refused((char *[]){ "bpfprof", "-a", "-o", "x.prof", "-o", "x.prof", "-o", "x.prof", "-o", "x.prof", "-o",
-			    "x.prof", "-o", "x.prof", "-o", "x.prof", "-o", "x.prof", "-o", "x.prof", "-o", "x.prof",
-			    "-o", "x.prof", "-o", "x.prof", "-o", "x.prof", "-o", "x.prof", "-o", "x.prof", "-o",
-			    "x.prof", "-o", "x.prof", NULL },
+	refused((char *[]){ "bpfprof", "-a",	 "-o", "x.prof", "-o", "x.prof", "-o", "x.prof",
+			    "-o",      "x.prof", "-o", "x.prof", "-o", "x.prof", "-o", "x.prof",
+			    "-o",      "x.prof", "-o", "x.prof", "-o", "x.prof", "-o", "x.prof",
+			    "-o",      "x.prof", "-o", "x.prof", "-o", "x.prof", "-o", "x.prof",
+			    "-o",      "x.prof", "-o", "x.prof", NULL },
 		"too many outputs");
 }
 
@@ -211,18 +226,25 @@ static void test_bad_values(void **state)
 	refused((char *[]){ "bpfprof", "-a", "--format", "json", NULL }, "invalid FORMAT: 'json'");
 	refused((char *[]){ "bpfprof", "-a", "--output-mode", "0200", NULL }, "invalid MODE");
 	refused((char *[]){ "bpfprof", "-a", "--output-mode", "999", NULL }, "invalid MODE");
-	refused((char *[]){ "bpfprof", "-a", "--call-graph", "lbr", NULL }, "invalid call graph mode: 'lbr'");
+	refused((char *[]){ "bpfprof", "-a", "--call-graph", "lbr", NULL },
+		"invalid call graph mode: 'lbr'");
 	refused((char *[]){ "bpfprof", "-a", "--interval", "0.5", "--output-dir", "d", NULL },
 		"invalid interval SECONDS");
-	refused((char *[]){ "bpfprof", "-a", "--off-cpu", "--off-cpu-thresh", "-5", NULL }, "invalid");
-	refused((char *[]){ "bpfprof", "-a", "--off-cpu", "--off-cpu-thresh", "1ms", NULL }, "invalid");
-	refused((char *[]){ "bpfprof", "-a", "--debuginfod", "ftp://x", NULL }, "invalid debuginfod URL 'ftp://x'");
-	refused((char *[]){ "bpfprof", "-a", "--debuginfod-deadline", "0", NULL }, "invalid debuginfod deadline");
+	refused((char *[]){ "bpfprof", "-a", "--off-cpu", "--off-cpu-thresh", "-5", NULL },
+		"invalid");
+	refused((char *[]){ "bpfprof", "-a", "--off-cpu", "--off-cpu-thresh", "1ms", NULL },
+		"invalid");
+	refused((char *[]){ "bpfprof", "-a", "--debuginfod", "ftp://x", NULL },
+		"invalid debuginfod URL 'ftp://x'");
+	refused((char *[]){ "bpfprof", "-a", "--debuginfod-deadline", "0", NULL },
+		"invalid debuginfod deadline");
 	refused((char *[]){ "bpfprof", "-a", "--push", "ftp://x", NULL }, "invalid --push URL");
 	refused((char *[]){ "bpfprof", "-a", "--push", "http://x", "--push-api", "grpc", NULL },
 		"invalid --push-api: 'grpc'");
-	refused((char *[]){ "bpfprof", "-a", "--push", "http://x", "--tenant", "a b", NULL }, "invalid --tenant");
-	refused((char *[]){ "bpfprof", "-a", "--push", "http://x", "--label", "novalue", NULL }, "invalid --label");
+	refused((char *[]){ "bpfprof", "-a", "--push", "http://x", "--tenant", "a b", NULL },
+		"invalid --tenant");
+	refused((char *[]){ "bpfprof", "-a", "--push", "http://x", "--label", "novalue", NULL },
+		"invalid --label");
 	refused((char *[]){ "bpfprof", "-a", "--cgroup", "/nonexistent-cgroup-of-test-cli", NULL },
 		"invalid cgroup '/nonexistent-cgroup-of-test-cli'");
 }
@@ -248,12 +270,15 @@ static void test_cgroup_with_pid(void **state)
 static void test_accepted(void **state)
 {
 	static struct bpfprof_config cfg;
-	char *cmd[] = { "bpfprof", "-F", "499", "-d", "0.5", "-o", "a.prof", "-o", "b.data", "-o", "-", "--format",
-			"folded", "--", "prog", "-a", "-p", "1", NULL };
+	char *cmd[] = { "bpfprof", "-F",     "499", "-d", "0.5",      "-o",	"a.prof",
+			"-o",	   "b.data", "-o",  "-",  "--format", "folded", "--",
+			"prog",	   "-a",     "-p",  "1",  NULL };
 	char *pids[] = { "bpfprof", "-p", "3,1,2", "-e", "cycles", NULL };
-	char *dir[] = { "bpfprof", "-a", "--output-dir", "d", "--interval", "2", "--keep", "3", NULL };
-	char *fmt[] = { "bpfprof", "-a", "-o", "a.prof", "-o", "b.data", "-o", "c.pb.gz", "-o", "d.pprof", "-o",
-			"e.folded", "-o", "f.svg", NULL };
+	char *dir[] = {
+		"bpfprof", "-a", "--output-dir", "d", "--interval", "2", "--keep", "3", NULL
+	};
+	char *fmt[] = { "bpfprof", "-a",      "-o", "a.prof",	"-o", "b.data", "-o", "c.pb.gz",
+			"-o",	   "d.pprof", "-o", "e.folded", "-o", "f.svg",	NULL };
 	char *check[] = { "bpfprof", "-a", "--check-user-stacks", NULL };
 	char *fp[] = { "bpfprof", "-a", "--call-graph", "fp", NULL };
 

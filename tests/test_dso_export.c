@@ -105,7 +105,9 @@ static void test_buildid_dir(void **state)
 	assert_int_equal(errno, ENOENT);
 
 	/* the system file, then the user's, which wins; comments, case, quotes */
-	write_file(etc, "# perf\n[BuildID]\n\tdir = /var/cache/perf ; system\n[record]\n\tbuild-id = cache\n");
+	write_file(
+		etc,
+		"# perf\n[BuildID]\n\tdir = /var/cache/perf ; system\n[record]\n\tbuild-id = cache\n");
 	dir = dso_export__buildid_dir(etc, home);
 	assert_string_equal(dir, "/var/cache/perf");
 	free(dir);
@@ -151,18 +153,23 @@ static void test_cache_add(void **state)
 	/* the binary deleted (its mapping says so): copied; the debug file: copied */
 	assert_int_equal(unlink(src), 0);
 
-	assert_int_equal(dso_export__cache_add(cache, "/opt/odd dir/app (deleted)", id, 20, fd, dfd, &st), 0);
+	assert_int_equal(dso_export__cache_add(cache, "/opt/odd dir/app (deleted)", id, 20, fd, dfd,
+					       &st),
+			 0);
 	assert_int_equal(st.files, 2);
 	assert_int_equal(st.bytes, 9 + 11);
-	snprintf(path, sizeof(path), "%s/opt/odd dir/app/abcd0102030405060708090a0b0c0d0e0f101112/elf", cache);
+	snprintf(path, sizeof(path),
+		 "%s/opt/odd dir/app/abcd0102030405060708090a0b0c0d0e0f101112/elf", cache);
 	text = slurp(path, NULL);
 	assert_string_equal(text, "ELF bytes");
 	free(text);
-	snprintf(path, sizeof(path), "%s/opt/odd dir/app/abcd0102030405060708090a0b0c0d0e0f101112/debug", cache);
+	snprintf(path, sizeof(path),
+		 "%s/opt/odd dir/app/abcd0102030405060708090a0b0c0d0e0f101112/debug", cache);
 	text = slurp(path, NULL);
 	assert_string_equal(text, "DWARF bytes");
 	free(text);
-	snprintf(path, sizeof(path), "%s/.build-id/ab/cd0102030405060708090a0b0c0d0e0f101112", cache);
+	snprintf(path, sizeof(path), "%s/.build-id/ab/cd0102030405060708090a0b0c0d0e0f101112",
+		 cache);
 	n = readlink(path, link, sizeof(link) - 1);
 	assert_true(n > 0);
 	link[n] = '\0';
@@ -185,7 +192,8 @@ static void test_cache_add(void **state)
 		struct stat a, b;
 
 		memset(&st, 0, sizeof(st));
-		assert_int_equal(dso_export__cache_add(cache, "/usr/bin/dbg", id2, 4, dfd, -1, &st), 0);
+		assert_int_equal(dso_export__cache_add(cache, "/usr/bin/dbg", id2, 4, dfd, -1, &st),
+				 0);
 		assert_int_equal(st.files, 1);
 		assert_int_equal(st.bytes, 0);
 		snprintf(path, sizeof(path), "%s/usr/bin/dbg/01020304/elf", cache);
@@ -195,7 +203,8 @@ static void test_cache_add(void **state)
 	}
 
 	/* names from a process never climb out of the cache */
-	assert_int_equal(dso_export__cache_add(cache, "/opt/../../etc/x", id, 20, fd, -1, NULL), -EINVAL);
+	assert_int_equal(dso_export__cache_add(cache, "/opt/../../etc/x", id, 20, fd, -1, NULL),
+			 -EINVAL);
 	assert_int_equal(dso_export__cache_add(cache, "/opt/./x", id, 20, fd, -1, NULL), -EINVAL);
 	assert_int_equal(dso_export__cache_add(cache, "relative/x", id, 20, fd, -1, NULL), -EINVAL);
 	assert_int_equal(dso_export__cache_add(cache, "/opt/x", id, 0, fd, -1, NULL), -EINVAL);
@@ -234,8 +243,12 @@ static void test_prof_files(void **state)
 	struct symbolizer *sy;
 	struct profile_mapping gone = { .start = 0x1000, .end = 0x2000, .perms = "r-xp" };
 	struct profile_mapping here = { .start = 0x3000, .end = 0x4000, .perms = "r-xp" };
-	struct profile_mapping memfd = { .start = 0x5000, .end = 0x6000, .perms = "r-xp", .inode = 7 };
-	struct profile_mapping cold = { .start = 0x7000, .end = 0x8000, .perms = "r-xp", .inode = 8 };
+	struct profile_mapping memfd = {
+		.start = 0x5000, .end = 0x6000, .perms = "r-xp", .inode = 7
+	};
+	struct profile_mapping cold = {
+		.start = 0x7000, .end = 0x8000, .perms = "r-xp", .inode = 8
+	};
 	struct dso_export_stats st = { 0 };
 	char fake_proc[128], odd[128], file[160], keep[160], outdir[160], expect[256], path[200];
 	const uint64_t ips[] = { 0x1100, 0x3100, 0x5100 };
@@ -278,11 +291,12 @@ static void test_prof_files(void **state)
 	snprintf(outdir, sizeof(outdir), "%s/out.prof.bin", f->tmp);
 	assert_int_equal(dso_export__prof_files(p, sy, outdir, 0640, &st), 0);
 	assert_int_equal(st.files, 1);
-	assert_int_equal(st.failed, 1);	/* /memfd:jit: gone, no build-id to find it by */
+	assert_int_equal(st.failed, 1); /* /memfd:jit: gone, no build-id to find it by */
 
 	/* the deleted file with spaces: a copy without spaces, the same bytes */
-	snprintf(expect, sizeof(expect), "%s/burn_er-%02x%02x%02x%02x%02x%02x", outdir, gone.build_id[0],
-		 gone.build_id[1], gone.build_id[2], gone.build_id[3], gone.build_id[4], gone.build_id[5]);
+	snprintf(expect, sizeof(expect), "%s/burn_er-%02x%02x%02x%02x%02x%02x", outdir,
+		 gone.build_id[0], gone.build_id[1], gone.build_id[2], gone.build_id[3],
+		 gone.build_id[4], gone.build_id[5]);
 	assert_non_null(p->procs[proc].mappings[0].copy_path);
 	assert_string_equal(p->procs[proc].mappings[0].copy_path, expect);
 	a = slurp(expect, NULL);

@@ -24,21 +24,34 @@
 #include "jit_dwarf.h"
 
 #define LE32(v) (uint8_t)(v), (uint8_t)((v) >> 8), (uint8_t)((v) >> 16), (uint8_t)((v) >> 24)
-#define LE64(v) LE32((uint64_t)(v) & 0xffffffffu), LE32((uint64_t)(v) >> 32)
+#define LE64(v) LE32((uint64_t)(v)&0xffffffffu), LE32((uint64_t)(v) >> 32)
 
 /* .debug_abbrev (7.5.3): code, tag, children flag, (attribute, form) pairs ending 0 0; table ends with code 0. */
 static const uint8_t want_abbrev[] = {
-	1, DW_TAG_compile_unit, DW_CHILDREN_yes,
-	DW_AT_name, DW_FORM_string,
-	DW_AT_stmt_list, DW_FORM_sec_offset,
-	DW_AT_low_pc, DW_FORM_addr,
-	DW_AT_high_pc, DW_FORM_data8,
-	0, 0,
-	2, DW_TAG_subprogram, DW_CHILDREN_no,
-	DW_AT_name, DW_FORM_string,
-	DW_AT_low_pc, DW_FORM_addr,
-	DW_AT_high_pc, DW_FORM_data8,
-	0, 0,
+	1,
+	DW_TAG_compile_unit,
+	DW_CHILDREN_yes,
+	DW_AT_name,
+	DW_FORM_string,
+	DW_AT_stmt_list,
+	DW_FORM_sec_offset,
+	DW_AT_low_pc,
+	DW_FORM_addr,
+	DW_AT_high_pc,
+	DW_FORM_data8,
+	0,
+	0,
+	2,
+	DW_TAG_subprogram,
+	DW_CHILDREN_no,
+	DW_AT_name,
+	DW_FORM_string,
+	DW_AT_low_pc,
+	DW_FORM_addr,
+	DW_AT_high_pc,
+	DW_FORM_data8,
+	0,
+	0,
 	0,
 };
 
@@ -49,19 +62,22 @@ static const uint8_t want_abbrev[] = {
  */
 static const uint8_t want_info[] = {
 	LE32(50),
-	4, 0,			/* version */
-	LE32(0),		/* debug_abbrev_offset */
-	8,			/* address_size */
-	1,			/* abbrev 1: DW_TAG_compile_unit */
-	'u', 0,			/* DW_AT_name, string */
-	LE32(0),		/* DW_AT_stmt_list, sec_offset */
-	LE64(0x1000),		/* DW_AT_low_pc, addr */
-	LE64(0x10),		/* DW_AT_high_pc, data8: a length (DWARF 4, 2.17.2) */
-	2,			/* abbrev 2: DW_TAG_subprogram */
-	'f', 0,
+	4,
+	0, /* version */
+	LE32(0), /* debug_abbrev_offset */
+	8, /* address_size */
+	1, /* abbrev 1: DW_TAG_compile_unit */
+	'u',
+	0, /* DW_AT_name, string */
+	LE32(0), /* DW_AT_stmt_list, sec_offset */
+	LE64(0x1000), /* DW_AT_low_pc, addr */
+	LE64(0x10), /* DW_AT_high_pc, data8: a length (DWARF 4, 2.17.2) */
+	2, /* abbrev 2: DW_TAG_subprogram */
+	'f',
+	0,
 	LE64(0x1000),
 	LE64(0x10),
-	0,			/* end of children */
+	0, /* end of children */
 };
 
 /*
@@ -75,23 +91,45 @@ static const uint8_t want_info[] = {
  */
 static const uint8_t want_line[] = {
 	LE32(48),
-	4, 0,			/* version */
-	LE32(25),		/* header_length */
-	1,			/* minimum_instruction_length */
-	1,			/* maximum_operations_per_instruction */
-	1,			/* default_is_stmt */
-	(uint8_t)-5,		/* line_base */
-	14,			/* line_range */
-	13,			/* opcode_base */
+	4,
+	0, /* version */
+	LE32(25), /* header_length */
+	1, /* minimum_instruction_length */
+	1, /* maximum_operations_per_instruction */
+	1, /* default_is_stmt */
+	(uint8_t)-5, /* line_base */
+	14, /* line_range */
+	13, /* opcode_base */
 	/* standard_opcode_lengths, DW_LNS_copy .. DW_LNS_set_isa (6.2.5.2) */
-	0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1,
-	0,			/* include_directories: none */
-	'u', 0, 0, 0, 0,	/* file 1: name, directory index, mtime, length */
-	0,			/* end of file_names */
-	0, 9, DW_LNE_set_address, LE64(0x1000),
+	0,
+	1,
+	1,
+	1,
+	1,
+	0,
+	0,
+	0,
+	1,
+	0,
+	0,
+	1,
+	0, /* include_directories: none */
+	'u',
+	0,
+	0,
+	0,
+	0, /* file 1: name, directory index, mtime, length */
+	0, /* end of file_names */
+	0,
+	9,
+	DW_LNE_set_address,
+	LE64(0x1000),
 	DW_LNS_copy,
-	DW_LNS_advance_pc, 0x10,
-	0, 1, DW_LNE_end_sequence,
+	DW_LNS_advance_pc,
+	0x10,
+	0,
+	1,
+	DW_LNE_end_sequence,
 };
 
 static void skip_unless_little_endian(void)
@@ -107,7 +145,8 @@ static void assert_bytes(const struct buf *b, size_t from, const uint8_t *want, 
 	if (memcmp(b->data + from, want, len)) {
 		for (size_t i = 0; i < len; i++)
 			if (b->data[from + i] != want[i]) {
-				fprintf(stderr, "first difference at byte %zu: 0x%02x, want 0x%02x\n", i,
+				fprintf(stderr,
+					"first difference at byte %zu: 0x%02x, want 0x%02x\n", i,
 					b->data[from + i], want[i]);
 				break;
 			}
@@ -234,9 +273,9 @@ static size_t read_dies(const uint8_t *info, size_t info_len, const uint8_t *abb
 	assert_true(unit_length < 0xfffffff0u); /* 32-bit DWARF */
 	assert_int_equal(unit_length, info_len - 4);
 	unit_end = r.p + unit_length;
-	assert_int_equal(rd_u(&r, 2), 4);	/* version */
-	assert_int_equal(rd_u(&r, 4), 0);	/* debug_abbrev_offset */
-	assert_int_equal(rd_u(&r, 1), 8);	/* address_size */
+	assert_int_equal(rd_u(&r, 2), 4); /* version */
+	assert_int_equal(rd_u(&r, 4), 0); /* debug_abbrev_offset */
+	assert_int_equal(rd_u(&r, 1), 8); /* address_size */
 	while (r.p < unit_end) {
 		uint64_t code = rd_uleb(&r);
 		const struct abbrev *a = NULL;
@@ -336,7 +375,7 @@ static void read_lines(const uint8_t *data, size_t len, struct line_prog *lp)
 	min_inst = (uint8_t)rd_u(&r, 1);
 	assert_true(min_inst >= 1);
 	assert_int_equal(rd_u(&r, 1), 1); /* maximum_operations_per_instruction: not VLIW */
-	rd_u(&r, 1);			  /* default_is_stmt */
+	rd_u(&r, 1); /* default_is_stmt */
 	line_base = (int8_t)rd_u(&r, 1);
 	line_range = (uint8_t)rd_u(&r, 1);
 	assert_true(line_range > 0);
@@ -411,7 +450,8 @@ static void test_reader_reads_fixture(void **state)
 
 	skip_unless_little_endian();
 	/* the reader against the hand-assembled bytes, before it is trusted with more */
-	assert_int_equal(read_dies(want_info, sizeof(want_info), want_abbrev, sizeof(want_abbrev), d, 4), 2);
+	assert_int_equal(
+		read_dies(want_info, sizeof(want_info), want_abbrev, sizeof(want_abbrev), d, 4), 2);
 	assert_int_equal(d[0].tag, DW_TAG_compile_unit);
 	assert_string_equal(d[0].name, "u");
 	assert_int_equal(d[0].low_pc, 0x1000);
@@ -526,7 +566,8 @@ static void test_large_values(void **state)
 	struct buf info = { 0 }, abbrev = { 0 }, line = { 0 };
 	struct line_prog lp;
 	struct die d[8];
-	static const uint8_t tail[] = { DW_LNS_advance_pc, 0xc5, 0x86, 0x04, 0, 1, DW_LNE_end_sequence };
+	static const uint8_t tail[] = { DW_LNS_advance_pc,  0xc5, 0x86, 0x04, 0, 1,
+					DW_LNE_end_sequence };
 
 	skip_unless_little_endian();
 	assert_int_equal(jit_dwarf__build(fns, 2, "x", &info, &abbrev, &line), 0);

@@ -31,18 +31,18 @@
 #include "sym_jitdump.h"
 
 #define PID 77
-#define FILE_START 0x400000ull		/* /usr/bin/node r-xp */
-#define MEMFD_START 0x7e0000000000ull	/* "/memfd:x (deleted)" r-xp, 16 KiB */
+#define FILE_START 0x400000ull /* /usr/bin/node r-xp */
+#define MEMFD_START 0x7e0000000000ull /* "/memfd:x (deleted)" r-xp, 16 KiB */
 #define MEMFD_LEN 0x4000ull
-#define NAMED_START 0x7e8000000000ull	/* "[anon:jit]" r-xp, 4 KiB */
+#define NAMED_START 0x7e8000000000ull /* "[anon:jit]" r-xp, 4 KiB */
 #define NAMED_LEN 0x1000ull
-#define R 0x7f0000000000ull		/* anonymous r-xp, 64 KiB */
+#define R 0x7f0000000000ull /* anonymous r-xp, 64 KiB */
 #define R_LEN 0x10000ull
-#define RW_START 0x7f0000010000ull	/* anonymous rw-p */
+#define RW_START 0x7f0000010000ull /* anonymous rw-p */
 #define VDSO_START 0x7fff00000000ull
 
-static void add_map(struct profile *p, uint32_t proc, uint64_t start, uint64_t end, const char *perms,
-		    const char *path, uint64_t inode)
+static void add_map(struct profile *p, uint32_t proc, uint64_t start, uint64_t end,
+		    const char *perms, const char *path, uint64_t inode)
 {
 	struct profile_mapping m = { .start = start, .end = end, .inode = inode };
 
@@ -121,17 +121,19 @@ static void test_anon_code(void **state)
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct profile_mapping m = { .start = 0x1000, .end = 0x2000, .path = cases[i].path };
+		struct profile_mapping m = { .start = 0x1000,
+					     .end = 0x2000,
+					     .path = cases[i].path };
 
 		memcpy(m.perms, cases[i].perms, 5);
 		if (jit_elf__anon_code(&m) != cases[i].want)
-			fail_msg("%s %s: want %d", cases[i].perms, cases[i].path ? cases[i].path : "(null)",
-				 cases[i].want);
+			fail_msg("%s %s: want %d", cases[i].perms,
+				 cases[i].path ? cases[i].path : "(null)", cases[i].want);
 	}
 }
 
-static void check_jit_map(const struct profile_mapping *jm, uint64_t start, uint64_t len, const char *dir,
-			  int k)
+static void check_jit_map(const struct profile_mapping *jm, uint64_t start, uint64_t len,
+			  const char *dir, int k)
 {
 	char want[PATH_MAX];
 
@@ -187,7 +189,8 @@ static void test_plan_limits(void **state)
 	assert_true(i >= 0);
 	proc = (uint32_t)i;
 	/* one region over the byte cap by itself: no image */
-	add_map(p, proc, 0x100000000ull, 0x100000000ull + JIT_ELF_MAX_REGIONS + 0x1000, "r-xp", "", 0);
+	add_map(p, proc, 0x100000000ull, 0x100000000ull + JIT_ELF_MAX_REGIONS + 0x1000, "r-xp", "",
+		0);
 	assert_int_equal(jit_elf__plan(p, proc, "/tmp"), 0);
 	assert_int_equal(p->procs[proc].nr_jit_maps, 0);
 	/* exactly the cap fits; the next page does not */
@@ -213,7 +216,7 @@ struct image {
 	GElf_Ehdr eh;
 	size_t shstrndx;
 	struct sym syms[32];
-	size_t nr_syms;		/* excluding the null symbol */
+	size_t nr_syms; /* excluding the null symbol */
 	size_t text_ndx;
 };
 
@@ -331,7 +334,8 @@ static void check_image_common(struct image *im, uint64_t len, const struct prof
 			assert_int_equal(ph.p_memsz, len);
 			assert_true(ph.p_flags & PF_X);
 			assert_true(ph.p_flags & PF_R);
-			assert_true(ph.p_align == 0 || (ph.p_vaddr - ph.p_offset) % ph.p_align == 0);
+			assert_true(ph.p_align == 0 ||
+				    (ph.p_vaddr - ph.p_offset) % ph.p_align == 0);
 		} else if (ph.p_type == PT_NOTE) {
 			nnotes++;
 		}
@@ -369,7 +373,8 @@ static void check_image_common(struct image *im, uint64_t len, const struct prof
 		    !memcmp((const char *)d->d_buf + name_off, "GNU", 4)) {
 			assert_int_equal(nh.n_descsz, PROFILE_BUILD_ID_MAX);
 			assert_int_equal(jm->build_id_len, PROFILE_BUILD_ID_MAX);
-			assert_memory_equal((const char *)d->d_buf + desc_off, jm->build_id, PROFILE_BUILD_ID_MAX);
+			assert_memory_equal((const char *)d->d_buf + desc_off, jm->build_id,
+					    PROFILE_BUILD_ID_MAX);
 			found_id = true;
 		}
 		off = next;
@@ -409,7 +414,8 @@ static void check_debug_names(struct image *im)
 
 	assert_non_null(d);
 	for (size_t i = 0; i < im->nr_syms; i++)
-		assert_non_null(memmem(d->d_buf, d->d_size, im->syms[i].name, strlen(im->syms[i].name) + 1));
+		assert_non_null(memmem(d->d_buf, d->d_size, im->syms[i].name,
+				       strlen(im->syms[i].name) + 1));
 }
 
 static void add(struct jit_table *t, uint64_t start, uint64_t size, uint64_t ts, const char *name)
@@ -464,12 +470,12 @@ static void test_write_images(void **state)
 		const char *name;
 		uint64_t off, size;
 	} want_r[] = {
-		{ "fa", 0x100, 0x80 },	  { "new", 0x400, 0x60 },   { "ov1", 0x1000, 0x80 },
-		{ "ov2", 0x1080, 0x100 }, { "big", 0x5000, 0x1000 }, { "big2", 0x8000, 0x100 },
+		{ "fa", 0x100, 0x80 },	    { "new", 0x400, 0x60 },    { "ov1", 0x1000, 0x80 },
+		{ "ov2", 0x1080, 0x100 },   { "big", 0x5000, 0x1000 }, { "big2", 0x8000, 0x100 },
 		{ "inner2", 0x8100, 0x10 }, { "tail", 0xff00, 0x100 },
 	};
-	static const char *const absent[] = { "old", "inner", "straddle", "after", "in_rw", "in_file",
-					      "in_vdso", "empty", "m1", "m_last" };
+	static const char *const absent[] = { "old",	 "inner",   "straddle", "after", "in_rw",
+					      "in_file", "in_vdso", "empty",	"m1",	 "m_last" };
 	char dir[64], path[PATH_MAX];
 	uint32_t proc;
 	struct profile *p = make_profile(&proc);
@@ -534,8 +540,10 @@ static void test_write_images(void **state)
 	close_image(&im);
 
 	/* each region its own identity */
-	assert_memory_not_equal(pr->jit_maps[0].build_id, pr->jit_maps[2].build_id, PROFILE_BUILD_ID_MAX);
-	assert_memory_not_equal(pr->jit_maps[1].build_id, pr->jit_maps[2].build_id, PROFILE_BUILD_ID_MAX);
+	assert_memory_not_equal(pr->jit_maps[0].build_id, pr->jit_maps[2].build_id,
+				PROFILE_BUILD_ID_MAX);
+	assert_memory_not_equal(pr->jit_maps[1].build_id, pr->jit_maps[2].build_id,
+				PROFILE_BUILD_ID_MAX);
 
 	/* nothing else in the directory: the temporaries were renamed */
 	dh = opendir(dir);

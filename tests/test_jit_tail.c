@@ -26,13 +26,13 @@
 #include "jit_tail.h"
 #include "procmaps.h"
 
-#define WRITTEN 10000	/* bytes the child writes: 2 blocks of 4096 flushed, 1808 buffered */
+#define WRITTEN 10000 /* bytes the child writes: 2 blocks of 4096 flushed, 1808 buffered */
 
 struct child {
 	pid_t pid;
 	char path[64];
-	int go[2];	/* parent -> child: exit now */
-	int ready[2];	/* child -> parent: written */
+	int go[2]; /* parent -> child: exit now */
+	int ready[2]; /* child -> parent: written */
 };
 
 static void start(struct child *c, size_t n, bool flush)

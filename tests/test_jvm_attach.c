@@ -133,7 +133,9 @@ static int stop(pid_t pid)
 
 	kill(pid, SIGTERM);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
-	return WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM ? 0 : WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	return WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM ? 0 :
+	       WIFEXITED(status)				  ? WEXITSTATUS(status) :
+								    -1;
 }
 
 static void test_attach_and_remove(void **state)
@@ -151,11 +153,11 @@ static void test_attach_and_remove(void **state)
 	assert_true(pm.created);
 	assert_int_equal(pm.nspid, (uint32_t)pid);
 	assert_int_equal(access(map, F_OK), 0);
-	assert_int_equal(access(trig, F_OK), -1);	/* the trigger is removed */
+	assert_int_equal(access(trig, F_OK), -1); /* the trigger is removed */
 	assert_int_equal(jvm_attach__release(&pm), 0);
-	assert_int_equal(access(map, F_OK), -1);	/* the map it caused, removed */
-	assert_int_equal(kill(pid, 0), 0);		/* the "JVM" runs on */
-	assert_int_equal(stop(pid), 0);		/* and got the right request */
+	assert_int_equal(access(map, F_OK), -1); /* the map it caused, removed */
+	assert_int_equal(kill(pid, 0), 0); /* the "JVM" runs on */
+	assert_int_equal(stop(pid), 0); /* and got the right request */
 }
 
 static void test_existing_map_kept(void **state)
@@ -174,7 +176,7 @@ static void test_existing_map_kept(void **state)
 	assert_int_equal(jvm_attach__perfmap("/proc", (uint32_t)pid, 3000, &pm), 0);
 	assert_false(pm.created);
 	assert_int_equal(jvm_attach__release(&pm), 0);
-	assert_int_equal(access(map, F_OK), 0);	/* not ours to remove */
+	assert_int_equal(access(map, F_OK), 0); /* not ours to remove */
 	unlink(map);
 	stop(pid);
 }
@@ -203,7 +205,7 @@ static void test_no_sigquit_handler_never_signalled(void **state)
 	pid = start_listener("0\n", false);
 	assert_int_equal(jvm_attach__perfmap("/proc", (uint32_t)pid, 500, &pm), -EPERM);
 	assert_int_equal(jvm_attach__release(&pm), 0);
-	assert_int_equal(kill(pid, 0), 0);	/* SIGQUIT would have killed it */
+	assert_int_equal(kill(pid, 0), 0); /* SIGQUIT would have killed it */
 	assert_int_equal(stop(pid), 0);
 }
 

@@ -18,27 +18,26 @@
 #include "kallsyms.h"
 
 /* Module lines come before core lines on purpose: the table must sort. */
-static const char fixture[] =
-	"ffffffffc0002000 t other_fn\t[othermod]\n"
-	"ffffffffc0001000 t mod_init_fn\t[mymod]\n"
-	"ffffffffc0001100 T mod_func\t[mymod]\n"
-	"ffffffff81000000 T _text\n"
-	"ffffffff81000000 t startup_64\n"
-	"ffffffff81000100 t secondary_startup\n"
-	"ffffffff81001000 T do_syscall_64\n"
-	"ffffffff81002000 D some_data\n"
-	"ffffffff81002100 W weak_func\n"
-	"ffffffff81003000 r rodata_sym\n"
-	"ffffffff81003100 b bss_sym\n"
-	"ffffffff81003200 A abs_sym\n"
-	"\n"
-	"bogus line here\n"			/* bad: no address */
-	"ffffffff8100zz00 T badhex\n"		/* bad: address */
-	"ffffffff81004000 T\n"			/* bad: no name */
-	"ffffffff81004000 T name [unterminated\n"	/* bad: module */
-	"1ffffffff81004000 T too_long\n"	/* bad: 17 digits */
-	"ffffffff81004000 TT twochars\n"	/* bad: type */
-	"ffffffff81004000 T a b\n";		/* bad: trailing junk, no newline */
+static const char fixture[] = "ffffffffc0002000 t other_fn\t[othermod]\n"
+			      "ffffffffc0001000 t mod_init_fn\t[mymod]\n"
+			      "ffffffffc0001100 T mod_func\t[mymod]\n"
+			      "ffffffff81000000 T _text\n"
+			      "ffffffff81000000 t startup_64\n"
+			      "ffffffff81000100 t secondary_startup\n"
+			      "ffffffff81001000 T do_syscall_64\n"
+			      "ffffffff81002000 D some_data\n"
+			      "ffffffff81002100 W weak_func\n"
+			      "ffffffff81003000 r rodata_sym\n"
+			      "ffffffff81003100 b bss_sym\n"
+			      "ffffffff81003200 A abs_sym\n"
+			      "\n"
+			      "bogus line here\n" /* bad: no address */
+			      "ffffffff8100zz00 T badhex\n" /* bad: address */
+			      "ffffffff81004000 T\n" /* bad: no name */
+			      "ffffffff81004000 T name [unterminated\n" /* bad: module */
+			      "1ffffffff81004000 T too_long\n" /* bad: 17 digits */
+			      "ffffffff81004000 TT twochars\n" /* bad: type */
+			      "ffffffff81004000 T a b\n"; /* bad: trailing junk, no newline */
 
 #define NR_TEXT 8
 #define NR_BAD 7
@@ -171,8 +170,8 @@ static void test_restricted(void **state)
 
 static void test_empty_and_junk(void **state)
 {
-	static const char junk[] = { 'f', 'f', ' ', 'T', ' ', 'x', '\0', 'y', '\n', '\0', '\n',
-				     '1', '2', ' ', 't', ' ', 'z' };
+	static const char junk[] = { 'f',  'f',	 ' ', 'T', ' ', 'x', '\0', 'y', '\n',
+				     '\0', '\n', '1', '2', ' ', 't', ' ',  'z' };
 	struct ksyms *ks;
 
 	ks = ksyms__parse("", 0);
@@ -246,14 +245,10 @@ static void test_proc_kallsyms(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_counts),
-		cmocka_unit_test(test_lookup_core),
-		cmocka_unit_test(test_lookup_module),
-		cmocka_unit_test(test_addr),
-		cmocka_unit_test(test_restricted),
-		cmocka_unit_test(test_empty_and_junk),
-		cmocka_unit_test(test_load_file),
-		cmocka_unit_test(test_proc_kallsyms),
+		cmocka_unit_test(test_counts),	      cmocka_unit_test(test_lookup_core),
+		cmocka_unit_test(test_lookup_module), cmocka_unit_test(test_addr),
+		cmocka_unit_test(test_restricted),    cmocka_unit_test(test_empty_and_junk),
+		cmocka_unit_test(test_load_file),     cmocka_unit_test(test_proc_kallsyms),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

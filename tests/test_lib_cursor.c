@@ -17,7 +17,8 @@
 
 static void test_byte_orders(void **state)
 {
-	static const uint8_t be[] = { 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c };
+	static const uint8_t be[] = { 0x01, 0x02, 0x03, 0x04, 0x05, 0x06,
+				      0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c };
 	bool host_le = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
 	struct cursor c = { .p = be, .end = be + sizeof(be), .swap = host_le };
 	uint32_t v32;
@@ -32,11 +33,11 @@ static void test_byte_orders(void **state)
 	assert_false(cursor__u32(&c, &v32));
 
 	c = (struct cursor){ .p = be, .end = be + 7, .swap = !host_le };
-	assert_false(cursor__u64(&c, &v64));	/* 7 bytes: refused, unmoved */
+	assert_false(cursor__u64(&c, &v64)); /* 7 bytes: refused, unmoved */
 	assert_int_equal(cursor__left(&c), 7);
 	assert_true(cursor__u32(&c, &v32));
-	assert_int_equal(v32, 0x04030201);	/* little-endian data */
-	assert_false(cursor__u32(&c, &v32));	/* 3 left */
+	assert_int_equal(v32, 0x04030201); /* little-endian data */
+	assert_false(cursor__u32(&c, &v32)); /* 3 left */
 	assert_int_equal(cursor__left(&c), 3);
 
 	assert_int_equal(bo__load16(be, host_le), 0x0102);
@@ -55,7 +56,7 @@ static void test_str(void **state)
 	assert_true(cursor__str(&c, &s, &len));
 	assert_string_equal(s, "ab");
 	assert_int_equal(len, 2);
-	assert_false(cursor__str(&c, &s, &len));	/* "cd" has no NUL inside the data */
+	assert_false(cursor__str(&c, &s, &len)); /* "cd" has no NUL inside the data */
 	assert_int_equal(cursor__left(&c), 2);
 }
 

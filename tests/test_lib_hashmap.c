@@ -121,7 +121,7 @@ static void test_u64map(void **state)
 		assert_int_equal(u64map__put(&m, k << 12, k * 3), 0);
 	assert_int_equal(m.nr, 10000);
 	assert_true(m.nr * 2 <= m.cap);
-	assert_int_equal(u64map__put(&m, 5 << 12, 42), 0);	/* overwrite: no new entry */
+	assert_int_equal(u64map__put(&m, 5 << 12, 42), 0); /* overwrite: no new entry */
 	assert_int_equal(m.nr, 10000);
 	for (k = 1; k <= 10000; k++) {
 		assert_true(u64map__get(&m, k << 12, &v));

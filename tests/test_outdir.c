@@ -47,8 +47,8 @@ static void test_stamp(void **state)
 static void test_prune_keeps_newest_sets(void **state)
 {
 	static const char *const names[] = { "p.pb.gz", "p.folded" };
-	static const char *const stamps[] = { "20261122T120000Z", "20261122T120010Z", "20261122T120020Z",
-					      "20261122T120030Z" };
+	static const char *const stamps[] = { "20261122T120000Z", "20261122T120010Z",
+					      "20261122T120020Z", "20261122T120030Z" };
 	char dir[] = "/tmp/bpfprof-outdir.XXXXXX", name[128];
 	size_t i, j;
 
@@ -86,7 +86,9 @@ static void test_prune_keeps_newest_sets(void **state)
 	}
 
 	assert_int_equal(outdir__prune(dir, names, 2, 2), 4);
-	assert_true(exists(dir, "20261122T120000Z-p.folded.bin/notes-link")); /* not ours: kept, and so is the directory */
+	assert_true(exists(
+		dir,
+		"20261122T120000Z-p.folded.bin/notes-link")); /* not ours: kept, and so is the directory */
 	assert_true(exists(dir, "20261122T120030Z-p.folded.bin/burn_er-0123456789ab"));
 	assert_false(exists(dir, "20261122T120000Z-p.folded.bin/burn_er-0123456789ab"));
 	assert_false(exists(dir, "20261122T120000Z-p.folded.jit"));

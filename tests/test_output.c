@@ -24,7 +24,7 @@
 
 struct fixture {
 	char dir[64];
-	char path[PATH_MAX];	/* dir/out.prof */
+	char path[PATH_MAX]; /* dir/out.prof */
 };
 
 static int setup(void **state)
@@ -399,12 +399,16 @@ static void test_formats(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_commit_writes_mode_0600_whatever_the_umask, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_commit_writes_mode_0600_whatever_the_umask,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_explicit_mode_is_exact, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_commit_replaces_existing_file_atomically, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_symlink_refused_and_untouched, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_commit_replaces_existing_file_atomically,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_symlink_refused_and_untouched, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_dangling_symlink_refused, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_symlink_planted_during_run_not_followed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_symlink_planted_during_run_not_followed, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_non_regular_targets_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_directory, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_abort_leaves_nothing, setup, teardown),

@@ -25,10 +25,10 @@
 #include "preflight.h"
 
 #define CAPS_ALL "000001ffffffffff"
-#define CAPS_BPF "0000008000000000"		/* bit 39 */
-#define CAPS_PERFMON "0000004000000000"		/* bit 38 */
+#define CAPS_BPF "0000008000000000" /* bit 39 */
+#define CAPS_PERFMON "0000004000000000" /* bit 38 */
 #define CAPS_BPF_PERFMON "000000c000000000"
-#define CAPS_SYS_ADMIN "0000000000200000"	/* bit 21 */
+#define CAPS_SYS_ADMIN "0000000000200000" /* bit 21 */
 
 static char root[64], proc_dir[PATH_MAX], sys_dir[PATH_MAX];
 
@@ -209,10 +209,11 @@ static void test_paranoid_without_cap_perfmon(void **state)
 	status(1000, CAPS_BPF);
 	put(proc_dir, "sys/kernel/perf_event_paranoid", "2\n");
 	assert_int_equal(verdict(-1, msg, sizeof(msg)), -EPERM);
-	assert_string_equal(msg, "kernel.perf_event_paranoid is 2 and CAP_PERFMON is missing: without it "
-				 "the kernel refuses CPU-wide perf events at this setting, and BPF sampling "
-				 "programs at any; run it with sudo, or grant it: "
-				 "sudo setcap cap_bpf,cap_perfmon+ep /usr/local/bin/bpfprof");
+	assert_string_equal(
+		msg, "kernel.perf_event_paranoid is 2 and CAP_PERFMON is missing: without it "
+		     "the kernel refuses CPU-wide perf events at this setting, and BPF sampling "
+		     "programs at any; run it with sudo, or grant it: "
+		     "sudo setcap cap_bpf,cap_perfmon+ep /usr/local/bin/bpfprof");
 	/* at 0 or -1 the sysctl is not the obstacle: the missing capability is */
 	put(proc_dir, "sys/kernel/perf_event_paranoid", "0\n");
 	assert_int_equal(verdict(-1, msg, sizeof(msg)), -EPERM);
@@ -226,10 +227,11 @@ static void test_root_without_caps(void **state)
 
 	status(0, "0000013ffedfffff"); /* setpriv --bounding-set=-bpf,-perfmon,-sys_admin */
 	assert_int_equal(verdict(-1, msg, sizeof(msg)), -EPERM);
-	assert_string_equal(msg, "insufficient privileges: running as root but without CAP_BPF CAP_PERFMON "
-				 "(a container that drops capabilities?); BPF sampling needs CAP_BPF and "
-				 "CAP_PERFMON: give them to the container (docker run --cap-add BPF "
-				 "--cap-add PERFMON) or run it on the host");
+	assert_string_equal(
+		msg, "insufficient privileges: running as root but without CAP_BPF CAP_PERFMON "
+		     "(a container that drops capabilities?); BPF sampling needs CAP_BPF and "
+		     "CAP_PERFMON: give them to the container (docker run --cap-add BPF "
+		     "--cap-add PERFMON) or run it on the host");
 	status(0, "000001bffedfffff"); /* CAP_BPF kept, CAP_PERFMON and CAP_SYS_ADMIN dropped */
 	assert_int_equal(verdict(-1, msg, sizeof(msg)), -EPERM);
 	assert_non_null(strstr(msg, "running as root but without CAP_PERFMON ("));
@@ -241,9 +243,11 @@ static void test_user_namespace(void **state)
 
 	put(proc_dir, "self/uid_map", "         0       1000          1\n");
 	assert_int_equal(verdict(-1, msg, sizeof(msg)), -EPERM);
-	assert_string_equal(msg, "running in a user namespace (a rootless container?): BPF and perf events "
-				 "need CAP_BPF and CAP_PERFMON in the initial user namespace; run it on the "
-				 "host or in a container given them (docker run --cap-add BPF --cap-add PERFMON)");
+	assert_string_equal(
+		msg,
+		"running in a user namespace (a rootless container?): BPF and perf events "
+		"need CAP_BPF and CAP_PERFMON in the initial user namespace; run it on the "
+		"host or in a container given them (docker run --cap-add BPF --cap-add PERFMON)");
 }
 
 static void test_no_btf(void **state)
@@ -252,9 +256,10 @@ static void test_no_btf(void **state)
 
 	put(sys_dir, "kernel/btf/vmlinux", NULL);
 	assert_int_equal(verdict(1, msg, sizeof(msg)), -ENOTSUP);
-	assert_string_equal(msg, "kernel BTF not found at /sys/kernel/btf/vmlinux: kernel 6.1.0-test-amd64 "
-				 "was built without CONFIG_DEBUG_INFO_BTF=y; boot a kernel built with it "
-				 "(5.4 or later)");
+	assert_string_equal(
+		msg, "kernel BTF not found at /sys/kernel/btf/vmlinux: kernel 6.1.0-test-amd64 "
+		     "was built without CONFIG_DEBUG_INFO_BTF=y; boot a kernel built with it "
+		     "(5.4 or later)");
 	/* the kernel comes first: a user has to fix it before privileges matter */
 	status(1000, "0000000000000000");
 	assert_int_equal(verdict(-1, msg, sizeof(msg)), -ENOTSUP);
@@ -278,8 +283,9 @@ static void test_no_ringbuf(void **state)
 
 	put(proc_dir, "sys/kernel/osrelease", "5.4.0-150-generic\n");
 	assert_int_equal(verdict(0, msg, sizeof(msg)), -ENOTSUP);
-	assert_string_equal(msg, "kernel 5.4.0-150-generic has no BPF ring buffer (BPF_MAP_TYPE_RINGBUF, "
-				 "Linux 5.8 or later): boot a newer kernel");
+	assert_string_equal(
+		msg, "kernel 5.4.0-150-generic has no BPF ring buffer (BPF_MAP_TYPE_RINGBUF, "
+		     "Linux 5.8 or later): boot a newer kernel");
 	/* an unknown release is said to be unknown */
 	put(proc_dir, "sys/kernel/osrelease", NULL);
 	assert_int_equal(verdict(0, msg, sizeof(msg)), -ENOTSUP);
@@ -302,9 +308,11 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_gather_reads_the_tree, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gather_without_status, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_status_without_fields_is_unprivileged, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_status_without_fields_is_unprivileged, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_root_with_everything_passes, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_user_with_both_caps_passes_whatever_paranoid, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_user_with_both_caps_passes_whatever_paranoid,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_user_without_caps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_user_without_cap_bpf, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_paranoid_without_cap_perfmon, setup, teardown),

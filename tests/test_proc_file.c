@@ -30,13 +30,13 @@
 #include "proc_file.h"
 
 #define PID 4242
-#define OWNER 4321	/* the fake process's uid */
-#define STRANGER 5555	/* someone else */
+#define OWNER 4321 /* the fake process's uid */
+#define STRANGER 5555 /* someone else */
 
 struct fx {
-	char tmp[64];		/* mkdtemp */
-	char proc[96];		/* <tmp>/proc */
-	char root[128];		/* <tmp>/proc/4242/root */
+	char tmp[64]; /* mkdtemp */
+	char proc[96]; /* <tmp>/proc */
+	char root[128]; /* <tmp>/proc/4242/root */
 };
 
 static void write_file(const char *path, const char *text, size_t len)
@@ -54,7 +54,8 @@ static void rpath(const struct fx *fx, const char *rel, char *out, size_t size)
 }
 
 /* A file under the fake root: path as the process sees it, content, owner, mode. */
-static void root_file(const struct fx *fx, const char *rel, const char *text, uid_t uid, mode_t mode)
+static void root_file(const struct fx *fx, const char *rel, const char *text, uid_t uid,
+		      mode_t mode)
 {
 	char path[PATH_MAX];
 
@@ -75,24 +76,23 @@ static void status(const struct fx *fx, uint32_t pid, const char *text)
 }
 
 /* What /proc/PID/status looks like in a container: the NS* lines carry one pid per level. */
-static const char status_text[] =
-	"Name:\tnode\n"
-	"Umask:\t0022\n"
-	"State:\tS (sleeping)\n"
-	"Tgid:\t4242\n"
-	"Ngid:\t0\n"
-	"Pid:\t4242\n"
-	"PPid:\t4200\n"
-	"TracerPid:\t0\n"
-	"Uid:\t4321\t4321\t4321\t4321\n"
-	"Gid:\t100\t100\t100\t100\n"
-	"FDSize:\t64\n"
-	"Groups:\t100 \n"
-	"NStgid:\t4242\t71\n"
-	"NSpid:\t4242\t17\n"
-	"NSpgid:\t4242\t72\n"
-	"NSsid:\t4242\t73\n"
-	"VmPeak:\t  100000 kB\n";
+static const char status_text[] = "Name:\tnode\n"
+				  "Umask:\t0022\n"
+				  "State:\tS (sleeping)\n"
+				  "Tgid:\t4242\n"
+				  "Ngid:\t0\n"
+				  "Pid:\t4242\n"
+				  "PPid:\t4200\n"
+				  "TracerPid:\t0\n"
+				  "Uid:\t4321\t4321\t4321\t4321\n"
+				  "Gid:\t100\t100\t100\t100\n"
+				  "FDSize:\t64\n"
+				  "Groups:\t100 \n"
+				  "NStgid:\t4242\t71\n"
+				  "NSpid:\t4242\t17\n"
+				  "NSpgid:\t4242\t72\n"
+				  "NSsid:\t4242\t73\n"
+				  "VmPeak:\t  100000 kB\n";
 
 static int setup(void **state)
 {
@@ -250,10 +250,12 @@ static void test_open_foreign_owner(void **state)
 	need_openat2();
 	need_root();
 	root_file(fx, "/tmp/other.map", "x\n", STRANGER, 0644);
-	assert_int_equal(proc_file__open(fx->proc, PID, "/tmp/other.map", &owner_id, 1 << 20), -EPERM);
+	assert_int_equal(proc_file__open(fx->proc, PID, "/tmp/other.map", &owner_id, 1 << 20),
+			 -EPERM);
 	/* world-readable is not enough for someone else's file: only root's */
 	root_file(fx, "/tmp/other.map", "x\n", STRANGER, 0666);
-	assert_int_equal(proc_file__open(fx->proc, PID, "/tmp/other.map", &owner_id, 1 << 20), -EPERM);
+	assert_int_equal(proc_file__open(fx->proc, PID, "/tmp/other.map", &owner_id, 1 << 20),
+			 -EPERM);
 }
 
 static void test_open_root_files(void **state)
@@ -285,18 +287,22 @@ static void test_open_final_symlink(void **state)
 	root_file(fx, "/tmp/real.map", "1000 10 f\n", OWNER, 0644);
 	rpath(fx, "/tmp/perf-17.map", link, sizeof(link));
 	assert_int_equal(symlink("real.map", link), 0);
-	assert_int_equal(proc_file__open(fx->proc, PID, "/tmp/perf-17.map", &owner_id, 1 << 20), -ELOOP);
+	assert_int_equal(proc_file__open(fx->proc, PID, "/tmp/perf-17.map", &owner_id, 1 << 20),
+			 -ELOOP);
 	/* an absolute target is not followed either (into the root or out of it) */
 	unlink(link);
 	assert_int_equal(symlink("/tmp/real.map", link), 0);
-	assert_int_equal(proc_file__open(fx->proc, PID, "/tmp/perf-17.map", &owner_id, 1 << 20), -ELOOP);
+	assert_int_equal(proc_file__open(fx->proc, PID, "/tmp/perf-17.map", &owner_id, 1 << 20),
+			 -ELOOP);
 	unlink(link);
 	assert_int_equal(symlink("/etc/passwd", link), 0);
-	assert_int_equal(proc_file__open(fx->proc, PID, "/tmp/perf-17.map", &owner_id, 1 << 20), -ELOOP);
+	assert_int_equal(proc_file__open(fx->proc, PID, "/tmp/perf-17.map", &owner_id, 1 << 20),
+			 -ELOOP);
 	/* a dangling link is still a link */
 	unlink(link);
 	assert_int_equal(symlink("/nonexistent", link), 0);
-	assert_int_equal(proc_file__open(fx->proc, PID, "/tmp/perf-17.map", &owner_id, 1 << 20), -ELOOP);
+	assert_int_equal(proc_file__open(fx->proc, PID, "/tmp/perf-17.map", &owner_id, 1 << 20),
+			 -ELOOP);
 }
 
 static void test_open_intermediate_symlink(void **state)
@@ -310,18 +316,22 @@ static void test_open_intermediate_symlink(void **state)
 	assert_int_equal(mkdir(path, 0755), 0);
 	root_file(fx, "/tmp/sub/perf-17.map", "1000 10 f\n", OWNER, 0644);
 	/* the file itself is fine... */
-	check_reads(proc_file__open(fx->proc, PID, "/tmp/sub/perf-17.map", &owner_id, 1 << 20), "1000 10 f\n");
+	check_reads(proc_file__open(fx->proc, PID, "/tmp/sub/perf-17.map", &owner_id, 1 << 20),
+		    "1000 10 f\n");
 	/* ...but not through a directory symlink, relative or absolute */
 	rpath(fx, "/tmp/lnk", path, sizeof(path));
 	assert_int_equal(symlink("sub", path), 0);
-	assert_int_equal(proc_file__open(fx->proc, PID, "/tmp/lnk/perf-17.map", &owner_id, 1 << 20), -ELOOP);
+	assert_int_equal(proc_file__open(fx->proc, PID, "/tmp/lnk/perf-17.map", &owner_id, 1 << 20),
+			 -ELOOP);
 	rpath(fx, "/work", path, sizeof(path));
 	assert_int_equal(symlink("/tmp/sub", path), 0);
-	assert_int_equal(proc_file__open(fx->proc, PID, "/work/perf-17.map", &owner_id, 1 << 20), -ELOOP);
+	assert_int_equal(proc_file__open(fx->proc, PID, "/work/perf-17.map", &owner_id, 1 << 20),
+			 -ELOOP);
 	/* a link to the host's /etc */
 	rpath(fx, "/hostetc", path, sizeof(path));
 	assert_int_equal(symlink("/etc", path), 0);
-	assert_int_equal(proc_file__open(fx->proc, PID, "/hostetc/passwd", &owner_id, 1 << 20), -ELOOP);
+	assert_int_equal(proc_file__open(fx->proc, PID, "/hostetc/passwd", &owner_id, 1 << 20),
+			 -ELOOP);
 }
 
 static void test_open_stays_in_root(void **state)
@@ -337,9 +347,14 @@ static void test_open_stays_in_root(void **state)
 	 * the fake root, these would open it. Inside the root it is absent.
 	 */
 	assert_int_equal(access("/etc/passwd", R_OK), 0);
-	assert_int_equal(proc_file__open(fx->proc, PID, "../../../../../../../../../../etc/passwd", &any, 1 << 20), -ENOENT);
-	assert_int_equal(proc_file__open(fx->proc, PID, "/../../../../../../etc/passwd", &any, 1 << 20), -ENOENT);
-	assert_int_equal(proc_file__open(fx->proc, PID, "/tmp/../../../etc/passwd", &any, 1 << 20), -ENOENT);
+	assert_int_equal(proc_file__open(fx->proc, PID, "../../../../../../../../../../etc/passwd",
+					 &any, 1 << 20),
+			 -ENOENT);
+	assert_int_equal(proc_file__open(fx->proc, PID, "/../../../../../../etc/passwd", &any,
+					 1 << 20),
+			 -ENOENT);
+	assert_int_equal(proc_file__open(fx->proc, PID, "/tmp/../../../etc/passwd", &any, 1 << 20),
+			 -ENOENT);
 	/* the root's own /etc/passwd is what ".." reaches */
 	rpath(fx, "/etc/passwd", path, sizeof(path));
 	write_file(path, "inside:x:0:0::/:/bin/sh\n", 24);
@@ -381,7 +396,8 @@ static void test_open_fifo_no_hang(void **state)
 	}
 	signal(SIGALRM, on_alarm);
 	alarm(5);
-	assert_int_equal(proc_file__open(fx->proc, PID, "/tmp/perf-17.map", &mine, 1 << 20), -EINVAL);
+	assert_int_equal(proc_file__open(fx->proc, PID, "/tmp/perf-17.map", &mine, 1 << 20),
+			 -EINVAL);
 	alarm(0);
 	signal(SIGALRM, SIG_DFL);
 }
@@ -425,15 +441,19 @@ static void test_open_missing(void **state)
 	struct fx *fx = *state;
 
 	need_openat2();
-	assert_int_equal(proc_file__open(fx->proc, PID, "/tmp/perf-17.map", &owner_id, 1 << 20), -ENOENT);
-	assert_int_equal(proc_file__open(fx->proc, PID, "/nodir/perf-17.map", &owner_id, 1 << 20), -ENOENT);
+	assert_int_equal(proc_file__open(fx->proc, PID, "/tmp/perf-17.map", &owner_id, 1 << 20),
+			 -ENOENT);
+	assert_int_equal(proc_file__open(fx->proc, PID, "/nodir/perf-17.map", &owner_id, 1 << 20),
+			 -ENOENT);
 	/* the process (its root) is gone */
-	assert_int_equal(proc_file__open(fx->proc, 9999, "/tmp/perf-17.map", &owner_id, 1 << 20), -ENOENT);
+	assert_int_equal(proc_file__open(fx->proc, 9999, "/tmp/perf-17.map", &owner_id, 1 << 20),
+			 -ENOENT);
 }
 
 static void test_strerror(void **state)
 {
-	static const int errs[] = { -ELOOP, -EXDEV, -EINVAL, -EPERM, -EFBIG, -ENOENT, -EACCES, -ESTALE };
+	static const int errs[] = { -ELOOP, -EXDEV,  -EINVAL, -EPERM,
+				    -EFBIG, -ENOENT, -EACCES, -ESTALE };
 	const char *seen[sizeof(errs) / sizeof(errs[0])];
 
 	for (size_t i = 0; i < sizeof(errs) / sizeof(errs[0]); i++) {

@@ -58,7 +58,8 @@ static const struct want fixture_want[] = {
 	{ 0x651000, 0x652000, 0x51000, 131090, 8, 1, "rw-p", "/usr/bin/app" },
 	{ 0x1a2b000, 0x1a4c000, 0, 0, 0, 0, "rw-p", "[heap]" },
 	{ 0x7f1234560000ULL, 0x7f1234570000ULL, 0, 2621, 0xfd, 1, "r-xp", "/tmp/my dir/lib x.so" },
-	{ 0x7f1234570000ULL, 0x7f1234571000ULL, 0x10000, 2622, 0xfd, 1, "r--p", "/tmp/gone.so (deleted)" },
+	{ 0x7f1234570000ULL, 0x7f1234571000ULL, 0x10000, 2622, 0xfd, 1, "r--p",
+	  "/tmp/gone.so (deleted)" },
 	{ 0x7f1234580000ULL, 0x7f1234590000ULL, 0, 0, 0, 0, "rw-p", "" },
 	{ 0x7f12345a0000ULL, 0x7f12345a1000ULL, 0, 3145730, 0, 5, "rw-s", "" },
 	{ 0x7ffd12340000ULL, 0x7ffd12361000ULL, 0, 0, 0, 0, "rw-p", "[stack]" },
@@ -69,12 +70,12 @@ static const struct want fixture_want[] = {
 #define MAX_ENTRIES 32
 
 struct collect {
-	const char *text;	/* the parsed buffer, to check that paths point into it */
+	const char *text; /* the parsed buffer, to check that paths point into it */
 	size_t len;
 	size_t n;
 	struct procmaps_entry e[MAX_ENTRIES];
 	char path[MAX_ENTRIES][128];
-	int stop_after;		/* return 42 after this many entries, 0: never */
+	int stop_after; /* return 42 after this many entries, 0: never */
 };
 
 static int collect_cb(const struct procmaps_entry *e, void *ctx)
@@ -140,9 +141,8 @@ static void test_parse_fixture(void **state)
 
 static void test_parse_anonymous(void **state)
 {
-	static const char text[] =
-		"7f0000000000-7f0000001000 rw-p 00000000 00:00 0\n"
-		"7f0000001000-7f0000002000 rw-p 00000000 00:00 0   \n";
+	static const char text[] = "7f0000000000-7f0000001000 rw-p 00000000 00:00 0\n"
+				   "7f0000001000-7f0000002000 rw-p 00000000 00:00 0   \n";
 	struct collect c = { 0 };
 	size_t nr_bad = 0;
 
@@ -161,8 +161,9 @@ static void test_parse_upper_case_hex(void **state)
 				   "7F12345B0000-7F12345C0000 r-xp 0000ABCD FD:0A 99 /upper\n";
 	struct collect c = { 0 };
 	size_t nr_bad = 0;
-	static const struct want w = { 0x7f12345b0000ULL, 0x7f12345c0000ULL, 0xabcd, 99, 0xfd, 0xa, "r-xp",
-				       "/upper" };
+	static const struct want w = {
+		0x7f12345b0000ULL, 0x7f12345c0000ULL, 0xabcd, 99, 0xfd, 0xa, "r-xp", "/upper"
+	};
 
 	assert_int_equal(parse(text, sizeof(text) - 1, &c, &nr_bad), 0);
 	/* upper-case permission letters are not the kernel's shape */
@@ -175,23 +176,23 @@ static void test_parse_malformed_lines(void **state)
 {
 	static const char text[] =
 		"00400000-00452000 r-xp 00000000 08:01 131090    /bin/a\n"
-		"garbage\n"						/* bad */
+		"garbage\n" /* bad */
 		"00500000-00452000 r-xp 00000000 08:01 131090    /bin/end-before-start\n" /* bad */
-		"00500000 00600000 r-xp 00000000 08:01 1    /bin/no-dash\n"	/* bad */
-		"00500000-00600000 r-xp 00000000 08:01\n"			/* bad: no inode */
-		"00500000-00600000 r-xp 00000000 08-01 1    /bin/dev\n"	/* bad: dev */
-		"00500000-00600000 rwxpp 00000000 08:01 1    /bin/perms5\n"	/* bad: perms */
-		"00500000-00600000 r?xp 00000000 08:01 1    /bin/perms?\n"	/* bad: perms */
-		"00500000-00600000 r-xp 0000g000 08:01 1    /bin/offset\n"	/* bad: offset */
-		"00500000-00600000 r-xp 00000000 08:01 12x    /bin/inode\n"	/* bad: inode */
-		"-00600000 r-xp 00000000 08:01 1    /bin/nostart\n"		/* bad: empty start */
+		"00500000 00600000 r-xp 00000000 08:01 1    /bin/no-dash\n" /* bad */
+		"00500000-00600000 r-xp 00000000 08:01\n" /* bad: no inode */
+		"00500000-00600000 r-xp 00000000 08-01 1    /bin/dev\n" /* bad: dev */
+		"00500000-00600000 rwxpp 00000000 08:01 1    /bin/perms5\n" /* bad: perms */
+		"00500000-00600000 r?xp 00000000 08:01 1    /bin/perms?\n" /* bad: perms */
+		"00500000-00600000 r-xp 0000g000 08:01 1    /bin/offset\n" /* bad: offset */
+		"00500000-00600000 r-xp 00000000 08:01 12x    /bin/inode\n" /* bad: inode */
+		"-00600000 r-xp 00000000 08:01 1    /bin/nostart\n" /* bad: empty start */
 		"10000000000000000-10000000000001000 r-xp 00000000 08:01 1 /big\n" /* bad: 17 digits */
-		"00500000-10000000000000000 r-xp 00000000 08:01 1 /bigend\n"	/* bad: 17 digits */
+		"00500000-10000000000000000 r-xp 00000000 08:01 1 /bigend\n" /* bad: 17 digits */
 		"00500000-00600000 r-xp 00000000 08:01 18446744073709551616 /ino\n" /* bad: 2^64 */
-		"\n"								/* empty: ignored */
+		"\n" /* empty: ignored */
 		"00700000-00710000 r--p 00001000 08:01 131091    /bin/b\n"
 		"ffffffffffffffff-ffffffffffffffff ---p ffffffffffffffff ff:ff 1    /max\n"
-		"00800000-00810000 r--p 00000000 08:01 1";		/* no newline: parsed */
+		"00800000-00810000 r--p 00000000 08:01 1"; /* no newline: parsed */
 	struct collect c = { 0 };
 	size_t nr_bad = 0;
 
@@ -319,15 +320,13 @@ static void test_merge_sorted_interned(void **state)
 
 static void test_merge_overlap_replaces(void **state)
 {
-	static const char old_text[] =
-		"00001000-00002000 r-xp 00000000 08:01 1    /a\n"
-		"00003000-00004000 r-xp 00000000 08:01 2    /b\n"
-		"00005000-00006000 r-xp 00000000 08:01 3    /c\n"
-		"00008000-00009000 r-xp 00000000 08:01 4    /d\n";
+	static const char old_text[] = "00001000-00002000 r-xp 00000000 08:01 1    /a\n"
+				       "00003000-00004000 r-xp 00000000 08:01 2    /b\n"
+				       "00005000-00006000 r-xp 00000000 08:01 3    /c\n"
+				       "00008000-00009000 r-xp 00000000 08:01 4    /d\n";
 	/* /a and /b were unmapped, /new covers parts of both; /c unchanged; /d gone from the text */
-	static const char new_text[] =
-		"00001800-00003800 r-xp 00000000 08:01 9    /new\n"
-		"00005000-00006000 r-xp 00000000 08:01 3    /c\n";
+	static const char new_text[] = "00001800-00003800 r-xp 00000000 08:01 9    /new\n"
+				       "00005000-00006000 r-xp 00000000 08:01 3    /c\n";
 	uint32_t proc;
 	struct profile *p = new_proc(1, &proc);
 	const struct profile_process *pr;
@@ -373,7 +372,7 @@ static void test_find_mapping(void **state)
 {
 	static const char text[] =
 		"00001000-00002000 r-xp 00000000 08:01 1    /a\n"
-		"00002000-00003000 r--p 00001000 08:01 1    /a\n"	/* adjacent to /a */
+		"00002000-00003000 r--p 00001000 08:01 1    /a\n" /* adjacent to /a */
 		"00005000-00006000 r-xp 00000000 08:01 3    /c\n"
 		"7ffd12340000-7ffd12361000 rw-p 00000000 00:00 0    [stack]\n";
 	uint32_t proc;
@@ -409,7 +408,8 @@ static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW 
 	return remove(path);
 }
 
-static void write_file(const char *dir, uint32_t pid, const char *name, const char *data, size_t len)
+static void write_file(const char *dir, uint32_t pid, const char *name, const char *data,
+		       size_t len)
 {
 	char path[PATH_MAX];
 	FILE *f;
@@ -462,8 +462,10 @@ static void test_read_large(void **state)
 
 	assert_non_null(big);
 	for (i = 0; i < n; i++)
-		len += (size_t)snprintf(big + len, cap - len, "%08zx-%08zx r-xp %08zx 08:01 %zu    /lib/%zu.so\n",
-					0x10000 + i * 0x2000, 0x11000 + i * 0x2000, i * 0x1000, i, i);
+		len += (size_t)snprintf(big + len, cap - len,
+					"%08zx-%08zx r-xp %08zx 08:01 %zu    /lib/%zu.so\n",
+					0x10000 + i * 0x2000, 0x11000 + i * 0x2000, i * 0x1000, i,
+					i);
 	write_file(tmpdir, 4321, "maps", big, len);
 	assert_int_equal(procmaps__read(tmpdir, 4321, &text, &got_len), 0);
 	assert_int_equal(got_len, len);
@@ -537,7 +539,8 @@ static void test_read_long_proc_dir(void **state)
 	char dir[256], *text = NULL;
 	size_t len = 0;
 
-	snprintf(dir, sizeof(dir), "%s/%s", tmpdir, "a-rather-long-directory-name-for-a-fake-proc-dir-0123456789");
+	snprintf(dir, sizeof(dir), "%s/%s", tmpdir,
+		 "a-rather-long-directory-name-for-a-fake-proc-dir-0123456789");
 	assert_int_equal(mkdir(dir, 0755), 0);
 	write_file(dir, 1234, "maps", fixture, sizeof(fixture) - 1);
 	/*

@@ -86,7 +86,8 @@ static void test_check_label(void **state)
 	const char *why;
 
 	assert_int_equal(push__check_label("env=prod", &why), 0);
-	assert_int_equal(push__check_label("_k9=a=b c", &why), 0); /* the value may hold '=' and spaces */
+	assert_int_equal(push__check_label("_k9=a=b c", &why),
+			 0); /* the value may hold '=' and spaces */
 	assert_int_equal(push__check_label("env", &why), -EINVAL);
 	assert_int_equal(push__check_label("=x", &why), -EINVAL);
 	assert_int_equal(push__check_label("9x=1", &why), -EINVAL);
@@ -119,7 +120,8 @@ static void test_read_auth(void **state)
 
 	/* "user:s3cret" in base64 is dXNlcjpzM2NyZXQ= */
 	expect_auth("user:s3cret\n", 12, 0600, 0, "Authorization: Basic dXNlcjpzM2NyZXQ=");
-	expect_auth("  user:s3cret \r\n# a comment\n", 28, 0640, 0, "Authorization: Basic dXNlcjpzM2NyZXQ=");
+	expect_auth("  user:s3cret \r\n# a comment\n", 28, 0640, 0,
+		    "Authorization: Basic dXNlcjpzM2NyZXQ=");
 	expect_auth("ab:c", 4, 0400, 0, "Authorization: Basic YWI6Yw==");
 	expect_auth("Bearer glc_abc.def\n", 19, 0600, 0, "Authorization: Bearer glc_abc.def");
 	expect_auth("bearer   tok", 12, 0600, 0, "Authorization: Bearer tok");
@@ -173,7 +175,8 @@ static void test_default_service(void **state)
 	free(s);
 }
 
-static uint32_t add_proc(struct profile *p, uint32_t pid, const char *comm, const char *cgroup, const char *cid)
+static uint32_t add_proc(struct profile *p, uint32_t pid, const char *comm, const char *cgroup,
+			 const char *cid)
 {
 	bool created;
 	int i = profile__process(p, pid, &created);
@@ -195,8 +198,12 @@ static struct profile *five_services(void)
 {
 	struct profile *p = profile__new();
 	const uint32_t pids[] = { 10, 11, 20, 30, 40, 50 };
-	const char *cg[] = { "/system.slice/docker-" CID ".scope", "/system.slice/docker-" CID ".scope",
-			     "/system.slice/nginx.service", "/", NULL, "/x" };
+	const char *cg[] = { "/system.slice/docker-" CID ".scope",
+			     "/system.slice/docker-" CID ".scope",
+			     "/system.slice/nginx.service",
+			     "/",
+			     NULL,
+			     "/x" };
 	const uint64_t samples[] = { 3, 4, 5, 6, 7, 0 };
 
 	assert_non_null(p);
@@ -371,8 +378,11 @@ static void test_encode_request(void **state)
 static void test_ingest_query(void **state)
 {
 	struct push_series s = { 0 };
-	const char *pairs[][2] = { { "__name__", "process_cpu" }, { "cgroup", "/a,b{c}" }, { "env", "x y" },
-				   { "hostname", "h1" }, { "service_name", "ebpf/cgroup/a" } };
+	const char *pairs[][2] = { { "__name__", "process_cpu" },
+				   { "cgroup", "/a,b{c}" },
+				   { "env", "x y" },
+				   { "hostname", "h1" },
+				   { "service_name", "ebpf/cgroup/a" } };
 	char *q;
 
 	s.labels = calloc(5, sizeof(*s.labels));
@@ -383,8 +393,9 @@ static void test_ingest_query(void **state)
 	s.nr_labels = 5;
 	q = push__ingest_query(&s, 1700000000500000000ULL, 1700000010200000000ULL, 99);
 	/* name=ebpf/cgroup/a{cgroup=/a_b_c_,env=x y,hostname=h1}, percent-encoded; until rounded up */
-	assert_string_equal(q, "name=ebpf%2Fcgroup%2Fa%7Bcgroup%3D%2Fa_b_c_%2Cenv%3Dx%20y%2Chostname%3Dh1%7D"
-			       "&from=1700000000&until=1700000011&format=pprof&sampleRate=99&spyName=bpfprof");
+	assert_string_equal(
+		q, "name=ebpf%2Fcgroup%2Fa%7Bcgroup%3D%2Fa_b_c_%2Cenv%3Dx%20y%2Chostname%3Dh1%7D"
+		   "&from=1700000000&until=1700000011&format=pprof&sampleRate=99&spyName=bpfprof");
 	free(q);
 	for (int i = 0; i < 5; i++) {
 		free(s.labels[i].name);
@@ -409,14 +420,10 @@ static int teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_check_url),
-		cmocka_unit_test(test_api_and_endpoint),
-		cmocka_unit_test(test_check_label),
-		cmocka_unit_test(test_read_auth),
-		cmocka_unit_test(test_default_service),
-		cmocka_unit_test(test_group_split),
-		cmocka_unit_test(test_group_one_series),
-		cmocka_unit_test(test_encode_request),
+		cmocka_unit_test(test_check_url),	 cmocka_unit_test(test_api_and_endpoint),
+		cmocka_unit_test(test_check_label),	 cmocka_unit_test(test_read_auth),
+		cmocka_unit_test(test_default_service),	 cmocka_unit_test(test_group_split),
+		cmocka_unit_test(test_group_one_series), cmocka_unit_test(test_encode_request),
 		cmocka_unit_test(test_ingest_query),
 	};
 

@@ -206,13 +206,13 @@ static void v5_block(uint8_t **p, uint32_t tid, uint32_t id, uint32_t ticks, boo
 	md(p, 9, 4242, 4, 0, 0);
 	md(p, 2, 0, 2, 100, 8);
 	fn(p, 0, id, 0);
-	md(p, 8, 3, 4, 0, 4);		/* typed event, 3 bytes, delta 0 */
-	put_le(p, 0, 2);		/* the event type at +9: already inside the 15 data bytes */
+	md(p, 8, 3, 4, 0, 4); /* typed event, 3 bytes, delta 0 */
+	put_le(p, 0, 2); /* the event type at +9: already inside the 15 data bytes */
 	*p -= 2;
 	memcpy(*p, "abc", 3);
 	*p += 3;
 	if (damage)
-		fn(p, 7, id, ticks);	/* action 7 does not exist */
+		fn(p, 7, id, ticks); /* action 7 does not exist */
 	else
 		fn(p, 1, id, ticks);
 	md(&ext, 7, (uint64_t)(*p - body), 8, 0, 0);
@@ -310,12 +310,12 @@ static void test_basic(void **state)
 	put_le(&p, 1000000000, 8);
 	put_le(&p, 0, 16);
 	basic_rec(&p, 0, 5, 100, 1);
-	basic_rec(&p, 0, 5, 150, 2);	/* another thread, interleaved */
+	basic_rec(&p, 0, 5, 150, 2); /* another thread, interleaved */
 	basic_rec(&p, 0, 6, 200, 1);
 	basic_rec(&p, 1, 6, 260, 1);
 	basic_rec(&p, 1, 5, 300, 2);
 	basic_rec(&p, 1, 5, 400, 1);
-	basic_rec(&p, 1, 9, 500, 1);	/* exit without entry: ignored */
+	basic_rec(&p, 1, 9, 500, 1); /* exit without entry: ignored */
 	assert_int_equal(xray_reader__read_mem(f->r, "basic", buf, (size_t)(p - buf)), 0);
 	assert_int_equal(by_id(f->r, 5).calls, 2);
 	assert_true(by_id(f->r, 5).total_ns == 300.0 + 150.0);
@@ -326,7 +326,8 @@ static void test_basic(void **state)
 
 	/* a cut record at the end */
 	log_verbosity = -1;
-	assert_int_equal(xray_reader__read_mem(f->r, "basic-cut", buf, (size_t)(p - buf) - 5), -EINVAL);
+	assert_int_equal(xray_reader__read_mem(f->r, "basic-cut", buf, (size_t)(p - buf) - 5),
+			 -EINVAL);
 	log_verbosity = 0;
 }
 

@@ -30,7 +30,8 @@ static void test_unnamed_rows_distinct(void **state)
 {
 	struct profile *p = profile__new();
 	const uint64_t s1[] = { 0x7f0000015bc9ULL, 0x1200 }, s2[] = { 0x7f000001692bULL, 0x1200 };
-	const uint64_t s3[] = { 0x1300, 0x1200 }, s4[] = { 0x7f1000000000ULL }, s5[] = { 0x7f2000000000ULL };
+	const uint64_t s3[] = { 0x1300, 0x1200 }, s4[] = { 0x7f1000000000ULL },
+		       s5[] = { 0x7f2000000000ULL };
 	struct report_top top[8];
 	char text[4096] = "";
 	uint32_t a;
@@ -44,8 +45,8 @@ static void test_unnamed_rows_distinct(void **state)
 	add_stack(p, a, s1, 0, 2, 50);
 	add_stack(p, a, s2, 0, 2, 30);
 	add_stack(p, a, s3, 0, 2, 10);
-	add_stack(p, a, s4, 0, 1, 6);	/* no name, no file: [unknown] */
-	add_stack(p, a, s5, 0, 1, 3);	/* another one: the same [unknown] row */
+	add_stack(p, a, s4, 0, 1, 6); /* no name, no file: [unknown] */
+	add_stack(p, a, s5, 0, 1, 3); /* another one: the same [unknown] row */
 	p->nr_samples = 99;
 	assert_int_equal(profile__resolve_locs(p), 0);
 	name_loc(p, a, 0x1200, "main", "xz", false);
@@ -69,8 +70,10 @@ static void test_unnamed_rows_distinct(void **state)
 	assert_non_null(f);
 	report__summary(f, p, 1.0, 8);
 	fclose(f);
-	assert_non_null(strstr(text, "  50.51%       50  liblzma.so.5.4.1+0x15bc9 [liblzma.so.5.4.1]\n"));
-	assert_non_null(strstr(text, "  30.30%       30  liblzma.so.5.4.1+0x1692b [liblzma.so.5.4.1]\n"));
+	assert_non_null(
+		strstr(text, "  50.51%       50  liblzma.so.5.4.1+0x15bc9 [liblzma.so.5.4.1]\n"));
+	assert_non_null(
+		strstr(text, "  30.30%       30  liblzma.so.5.4.1+0x1692b [liblzma.so.5.4.1]\n"));
 	assert_non_null(strstr(text, "   9.09%        9  [unknown] [anon]\n"));
 	profile__free(p);
 }
@@ -92,11 +95,17 @@ static void test_unnamed_jit(void **state)
 {
 	struct profile *p = profile__new();
 	struct profile_mapping anon = { .start = 0x10000, .end = 0x20000, .perms = "rwxp" };
-	struct profile_mapping memfd = { .start = 0x30000, .end = 0x40000, .perms = "r-xp", .inode = 5 };
+	struct profile_mapping memfd = {
+		.start = 0x30000, .end = 0x40000, .perms = "r-xp", .inode = 5
+	};
 	struct profile_mapping data = { .start = 0x50000, .end = 0x60000, .perms = "rw-p" };
-	struct profile_mapping file = { .start = 0x70000, .end = 0x80000, .perms = "r-xp", .inode = 6 };
-	const uint64_t jit[] = { 0x10100 }, named[] = { 0x10200 }, mfd[] = { 0x30100 }, rw[] = { 0x50100 };
-	const uint64_t elf[] = { 0x70100 }, none[] = { 0x90000 }, kern[] = { 0xffffffff81000000ULL, 0x10100 };
+	struct profile_mapping file = {
+		.start = 0x70000, .end = 0x80000, .perms = "r-xp", .inode = 6
+	};
+	const uint64_t jit[] = { 0x10100 }, named[] = { 0x10200 }, mfd[] = { 0x30100 },
+		       rw[] = { 0x50100 };
+	const uint64_t elf[] = { 0x70100 }, none[] = { 0x90000 },
+		       kern[] = { 0xffffffff81000000ULL, 0x10100 };
 	char text[2048] = "";
 	uint32_t a, b;
 	FILE *f;
@@ -131,10 +140,16 @@ static void test_unnamed_jit(void **state)
 	assert_non_null(f);
 	assert_int_equal(report__unnamed_jit(f, p, why, NULL), 38);
 	fclose(f);
-	assert_non_null(strstr(text, "bpfprof: 30 samples (20.0 %) in JIT code of pid 7 (node) not named: reason for pid 7\n"));
-	assert_non_null(strstr(text, "bpfprof: 8 samples (5.3 %) in JIT code of pid 8 (app) not named: reason for pid 8\n"));
-	assert_int_equal(strlen(text), strlen("bpfprof: 30 samples (20.0 %) in JIT code of pid 7 (node) not named: reason for pid 7\n") +
-			 strlen("bpfprof: 8 samples (5.3 %) in JIT code of pid 8 (app) not named: reason for pid 8\n"));
+	assert_non_null(strstr(
+		text,
+		"bpfprof: 30 samples (20.0 %) in JIT code of pid 7 (node) not named: reason for pid 7\n"));
+	assert_non_null(strstr(
+		text,
+		"bpfprof: 8 samples (5.3 %) in JIT code of pid 8 (app) not named: reason for pid 8\n"));
+	assert_int_equal(
+		strlen(text),
+		strlen("bpfprof: 30 samples (20.0 %) in JIT code of pid 7 (node) not named: reason for pid 7\n") +
+			strlen("bpfprof: 8 samples (5.3 %) in JIT code of pid 8 (app) not named: reason for pid 8\n"));
 	profile__free(p);
 }
 

@@ -66,8 +66,8 @@ static int group_setup(void **state)
 		return -1;
 	hex(h, id_a, 20);
 	/* any bytes do: this module fetches, sym_elf.c checks what was fetched */
-	if (sh("mkdir -p %s/srv/buildid/%s && head -c 5000 /dev/urandom > %s/srv/buildid/%s/debuginfo", tmp_dir,
-	       h, tmp_dir, h))
+	if (sh("mkdir -p %s/srv/buildid/%s && head -c 5000 /dev/urandom > %s/srv/buildid/%s/debuginfo",
+	       tmp_dir, h, tmp_dir, h))
 		return -1;
 	unsetenv("DEBUGINFOD_MAXSIZE");
 	unsetenv("DEBUGINFOD_PROGRESS");

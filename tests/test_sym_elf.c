@@ -338,7 +338,7 @@ static void check_build_id(const struct elf_symtab *st, const char *file)
 	size_t want_len;
 
 	want_len = readelf_build_id(file, want);
-	assert_int_equal(want_len, 20);	/* ld's default sha1 */
+	assert_int_equal(want_len, 20); /* ld's default sha1 */
 	assert_int_equal(elf_symtab__build_id(st, got), want_len);
 	assert_memory_equal(got, want, want_len);
 	memset(got, 0, sizeof(got));
@@ -433,9 +433,8 @@ static void test_stripped_missing_debug(void **state)
 	struct elf_symtab *st;
 
 	/* the debuglink names stripped.debug, which is not next to this copy */
-	assert_int_equal(sh("mkdir -p %s/alone && cp %s %s/alone/", tmp_dir, tpath("stripped"),
-			    tmp_dir),
-			 0);
+	assert_int_equal(
+		sh("mkdir -p %s/alone && cp %s %s/alone/", tmp_dir, tpath("stripped"), tmp_dir), 0);
 	st = elf_symtab__load(tpath("alone/stripped"), "");
 	assert_non_null(st);
 	check_no_hot_alpha(st);
@@ -539,9 +538,9 @@ static void test_given_debug_file(void **state)
 static void test_bad_build_id_tree_entries(void **state)
 {
 	static const char *const bad[] = {
-		"head -c 3000 %s > %s",		/* truncated: headers cut */
-		"cp %s %s && truncate -s -200 %s",	/* truncated: section headers past EOF */
-		"head -c 4096 /dev/urandom > %s",	/* garbage */
+		"head -c 3000 %s > %s", /* truncated: headers cut */
+		"cp %s %s && truncate -s -200 %s", /* truncated: section headers past EOF */
+		"head -c 4096 /dev/urandom > %s", /* garbage */
 	};
 	char hex[2 * ELF_BUILD_ID_MAX + 1], bin[512], dbg[512], entry[1024], root[512];
 	struct elf_load_opts o = { .host_debug = true, .debug_root = root };
@@ -556,8 +555,9 @@ static void test_bad_build_id_tree_entries(void **state)
 	for (i = 0; i < len; i++)
 		snprintf(hex + 2 * i, 3, "%02x", id[i]);
 	assert_int_equal(sh("mkdir -p %s/badroot/usr/lib/debug/.build-id/%.2s", tmp_dir, hex), 0);
-	snprintf(entry, sizeof(entry), "%s/badroot/usr/lib/debug/.build-id/%.2s/%s.debug", tmp_dir, hex, hex + 2);
-	snprintf(root, sizeof(root), "%s", tpath("badroot"));	/* tpath() reuses its buffers */
+	snprintf(entry, sizeof(entry), "%s/badroot/usr/lib/debug/.build-id/%.2s/%s.debug", tmp_dir,
+		 hex, hex + 2);
+	snprintf(root, sizeof(root), "%s", tpath("badroot")); /* tpath() reuses its buffers */
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		if (i == 0)
 			assert_int_equal(sh(bad[0], dbg, entry), 0);
@@ -713,7 +713,7 @@ static void test_random_bytes(void **state)
 	srand(12345);
 	for (i = 0; i < sizeof(buf); i++)
 		buf[i] = rand();
-	buf[0] = 0;	/* not the ELF magic */
+	buf[0] = 0; /* not the ELF magic */
 	assert_int_equal(write_file(path, buf, sizeof(buf)), 0);
 	errno = 0;
 	assert_null(elf_symtab__load(path, ""));
@@ -738,7 +738,7 @@ static void test_mutations(void **state)
 	assert_non_null(orig);
 	buf = malloc(len);
 	assert_non_null(buf);
-	eh = (Elf64_Ehdr *)orig;	/* libhot.so is built for this 64-bit host */
+	eh = (Elf64_Ehdr *)orig; /* libhot.so is built for this 64-bit host */
 	shoff = eh->e_shoff;
 	assert_true(shoff < len);
 	srand(4321);

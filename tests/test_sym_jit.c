@@ -70,10 +70,10 @@ static void put64(struct dump *d, uint64_t v)
 static void dump_header(struct dump *d, uint32_t pid)
 {
 	memset(d, 0, sizeof(*d));
-	put32(d, 0x4A695444);	/* "JiTD" */
+	put32(d, 0x4A695444); /* "JiTD" */
 	put32(d, 1);
 	put32(d, 40);
-	put32(d, 62);		/* EM_X86_64; the reader does not care */
+	put32(d, 62); /* EM_X86_64; the reader does not care */
 	put32(d, 0);
 	put32(d, pid);
 	put64(d, 1);
@@ -86,8 +86,8 @@ static void dump_header(struct dump *d, uint32_t pid)
  * tid, vma, code_addr, code_size, code_index, the name with its NUL, and
  * code_size bytes of code.
  */
-static void dump_load(struct dump *d, uint32_t pid, uint64_t ts, uint64_t addr, uint64_t size, uint64_t index,
-		      const char *name)
+static void dump_load(struct dump *d, uint32_t pid, uint64_t ts, uint64_t addr, uint64_t size,
+		      uint64_t index, const char *name)
 {
 	size_t start = d->len;
 	uint32_t total = (uint32_t)(16 + 40 + strlen(name) + 1 + size);
@@ -142,7 +142,8 @@ static void root_path(const struct fx *fx, uint32_t pid, const char *rel, char *
 	assert_true((size_t)snprintf(out, size, "%s/%u/root%s", fx->proc, pid, rel) < size);
 }
 
-static void root_file(const struct fx *fx, uint32_t pid, const char *rel, const void *data, size_t len)
+static void root_file(const struct fx *fx, uint32_t pid, const char *rel, const void *data,
+		      size_t len)
 {
 	char path[PATH_MAX];
 
@@ -151,7 +152,8 @@ static void root_file(const struct fx *fx, uint32_t pid, const char *rel, const 
 }
 
 /* A process: status with NSpid "<pid> <nspid>", a root with /tmp and /work, and a profile entry. */
-static uint32_t make_proc(struct fx *fx, uint32_t pid, uint32_t nspid, const char *const *maps, size_t nr_maps)
+static uint32_t make_proc(struct fx *fx, uint32_t pid, uint32_t nspid, const char *const *maps,
+			  size_t nr_maps)
 {
 	char path[PATH_MAX], text[512];
 	bool created;
@@ -177,7 +179,8 @@ static uint32_t make_proc(struct fx *fx, uint32_t pid, uint32_t nspid, const cha
 	i = profile__process(fx->p, pid, &created);
 	assert_true(i >= 0);
 	for (size_t k = 0; k < nr_maps; k++) {
-		struct profile_mapping m = { .start = 0x10000000ull * (k + 1), .end = 0x10000000ull * (k + 1) + 0x1000 };
+		struct profile_mapping m = { .start = 0x10000000ull * (k + 1),
+					     .end = 0x10000000ull * (k + 1) + 0x1000 };
 
 		memcpy(m.perms, "r-xp", 5);
 		m.path = profile__intern(fx->p, maps[k]);
@@ -255,12 +258,12 @@ static void test_dump_and_map(void **state)
 	assert_false(jit_procs__has(fx->jp, 17)); /* the tgid, not the in-namespace pid */
 	t = jit_procs__table(fx->jp, fx->p, proc);
 	assert_non_null(t);
-	check_name(t, 0x5000, "js_hot");	/* both cover it: the jitdump wins */
+	check_name(t, 0x5000, "js_hot"); /* both cover it: the jitdump wins */
 	check_name(t, 0x5010, "js_hot");
 	check_name(t, 0x50ff, "js_hot");
-	check_name(t, 0x4f00, "pm_overlap");	/* the perf map alone */
+	check_name(t, 0x4f00, "pm_overlap"); /* the perf map alone */
 	check_name(t, 0x4fff, "pm_overlap");
-	check_name(t, 0x5100, NULL);		/* past both */
+	check_name(t, 0x5100, NULL); /* past both */
 	check_name(t, 0x9000, "pm_only");
 	check_name(t, 0x900f, "pm_only");
 	check_name(t, 0x9010, NULL);
@@ -333,7 +336,8 @@ static void test_held_and_reloaded(void **state)
  * fn must not assert (a failure would leave stderr redirected): it returns
  * false instead, checked once stderr is back.
  */
-static int count_warnings(bool (*fn)(struct fx *, uint32_t), struct fx *fx, uint32_t proc, const char *needle)
+static int count_warnings(bool (*fn)(struct fx *, uint32_t), struct fx *fx, uint32_t proc,
+			  const char *needle)
 {
 	char log[] = "/tmp/bpfprof-sj-log.XXXXXX", buf[4096];
 	int fd = mkstemp(log), saved = dup(2), n = 0;
@@ -409,8 +413,8 @@ static void test_symlinked_map_refused(void **state)
 static void test_wrong_names_not_picked(void **state)
 {
 	static const char *const maps[] = {
-		"/work/jit-99.dump", "/work/jit-6262.dump", "/work/jit-19.dump.old", "/work/xjit-19.dump",
-		"/work/jit-190.dump", "jit-19.dump",
+		"/work/jit-99.dump",  "/work/jit-6262.dump", "/work/jit-19.dump.old",
+		"/work/xjit-19.dump", "/work/jit-190.dump",  "jit-19.dump",
 	};
 	struct fx *fx = *state;
 	struct dump d;

@@ -65,7 +65,7 @@ static void fx_header(struct fx *f, bool swap, uint32_t version, uint32_t hdr_si
 	put32(f, JITDUMP_MAGIC);
 	put32(f, version);
 	put32(f, hdr_size);
-	put32(f, 62);		/* EM_X86_64 */
+	put32(f, 62); /* EM_X86_64 */
 	put32(f, 0);
 	put32(f, 4242);
 	put64(f, 1);
@@ -98,12 +98,12 @@ static void fx_load(struct fx *f, uint64_t ts, uint64_t addr, uint64_t size, uin
 
 	put32(f, 4242);
 	put32(f, 4243);
-	put64(f, addr);		/* vma */
-	put64(f, addr);		/* code_addr */
+	put64(f, addr); /* vma */
+	put64(f, addr); /* code_addr */
 	put64(f, size);
 	put64(f, index);
 	put(f, name, strlen(name) + 1);
-	for (i = 0; i < size && i < 64; i++)	/* code bytes (short: only a few) */
+	for (i = 0; i < size && i < 64; i++) /* code bytes (short: only a few) */
 		put(f, "\xc3", 1);
 	rec_end(f, r);
 }
@@ -144,9 +144,9 @@ static void fx_unwinding_info(struct fx *f, uint64_t ts)
 {
 	size_t r = rec_begin(f, JIT_CODE_UNWINDING_INFO, ts);
 
-	put64(f, 16);		/* unwind_data_size */
-	put64(f, 8);		/* eh_frame_hdr_size */
-	put64(f, 16);		/* mapped_size */
+	put64(f, 16); /* unwind_data_size */
+	put64(f, 8); /* eh_frame_hdr_size */
+	put64(f, 16); /* mapped_size */
 	put(f, "0123456789abcdef", 16);
 	rec_end(f, r);
 }
@@ -165,7 +165,8 @@ static struct jit_table *parse_ok(const struct fx *f, struct jitdump_stats *st)
 	return t;
 }
 
-static void check_name(const struct jit_table *t, uint64_t addr, const char *want, uint64_t want_off)
+static void check_name(const struct jit_table *t, uint64_t addr, const char *want,
+		       uint64_t want_off)
 {
 	uint64_t off = ~0ull;
 	const char *name = jitdump__lookup(t, addr, &off);
@@ -254,7 +255,7 @@ static void test_longer_header_and_empty(void **state)
 	check_name(t, 0, NULL, 0);
 	jitdump__free(t);
 
-	fx_header(&f, true, 2, 64);	/* a future header with 24 more bytes */
+	fx_header(&f, true, 2, 64); /* a future header with 24 more bytes */
 	fx_load(&f, 1, 0x5000, 0x20, 1, "after a long header");
 	t = parse_ok(&f, &st);
 	check_name(t, 0x5001, "after a long header", 1);
@@ -282,8 +283,8 @@ static void test_truncated_everywhere(void **state)
 		for (cut = 40; cut <= f.len; cut++) {
 			struct jitdump_stats st;
 			struct jit_table *t = NULL;
-			bool at_end = cut == 40 || cut == ends[0] || cut == ends[1] || cut == ends[2] ||
-				      cut == ends[3];
+			bool at_end = cut == 40 || cut == ends[0] || cut == ends[1] ||
+				      cut == ends[2] || cut == ends[3];
 
 			assert_int_equal(jitdump__parse(f.b, cut, "cut", &t, &st), 0);
 			assert_int_equal(st.truncated, !at_end);
@@ -308,9 +309,12 @@ static void test_unknown_record_skipped(void **state)
 	fx_header(&f, true, 1, 40);
 	fx_load(&f, 1, 0x1000, 0x10, 1, "before");
 	r = rec_begin(&f, 99, 2);
-	put(&f, "\0\0\0\0\xff\xff\xff\xff" "garbage!", 16);	/* would read as a huge size */
+	put(&f,
+	    "\0\0\0\0\xff\xff\xff\xff"
+	    "garbage!",
+	    16); /* would read as a huge size */
 	rec_end(&f, r);
-	rec_end(&f, rec_begin(&f, 5, 3));	/* a future id, header only */
+	rec_end(&f, rec_begin(&f, 5, 3)); /* a future id, header only */
 	fx_load(&f, 4, 0x2000, 0x10, 2, "after");
 	t = parse_ok(&f, &st);
 	assert_int_equal(st.nr_unknown, 2);
@@ -331,7 +335,7 @@ static void test_corrupt_record_size_stops(void **state)
 	fx_header(&f, false, 1, 40);
 	fx_load(&f, 1, 0x1000, 0x10, 1, "kept");
 	r = rec_begin(&f, JIT_CODE_LOAD, 2);
-	patch32(&f, r + 4, 8);	/* smaller than the record header itself */
+	patch32(&f, r + 4, 8); /* smaller than the record header itself */
 	fx_load(&f, 3, 0x2000, 0x10, 2, "unreachable");
 	t = parse_ok(&f, &st);
 	assert_true(st.corrupt);
@@ -423,14 +427,14 @@ static void test_move_wins_from_its_time(void **state)
 	fx_header(&f, false, 1, 40);
 	fx_load(&f, 10, 0x1000, 0x100, 1, "A");
 	fx_load(&f, 20, 0x2000, 0x100, 2, "B");
-	fx_move(&f, 30, 0x1000, 0x2000, 0x80, 1);	/* A moves over B's start */
-	fx_move(&f, 31, 0x9000, 0x9000, 0x80, 77);	/* no LOAD with index 77 */
+	fx_move(&f, 30, 0x1000, 0x2000, 0x80, 1); /* A moves over B's start */
+	fx_move(&f, 31, 0x9000, 0x9000, 0x80, 77); /* no LOAD with index 77 */
 	t = parse_ok(&f, &st);
 	assert_int_equal(st.nr_move, 2);
 	assert_int_equal(st.nr_orphan_move, 1);
 	check_name(t, 0x2010, "A", 0x10);
-	check_name(t, 0x2090, "B", 0x90);	/* past the moved code */
-	check_name(t, 0x1010, "A", 0x10);	/* old copy still named */
+	check_name(t, 0x2090, "B", 0x90); /* past the moved code */
+	check_name(t, 0x1010, "A", 0x10); /* old copy still named */
 	check_name(t, 0x9000, NULL, 0);
 	assert_string_equal(jitdump__lookup_at(t, 0x2010, 25, &off), "B");
 	assert_int_equal(off, 0x10);
@@ -448,12 +452,12 @@ static void test_reuse_newest_wins(void **state)
 
 	fx_header(&f, true, 1, 40);
 	fx_load(&f, 100, 0x3000, 0x40, 1, "X");
-	fx_load(&f, 200, 0x3000, 0x40, 2, "Y");		/* reuse at a later time */
+	fx_load(&f, 200, 0x3000, 0x40, 2, "Y"); /* reuse at a later time */
 	fx_load(&f, 300, 0x3100, 0x40, 3, "P");
-	fx_load(&f, 300, 0x3100, 0x40, 4, "Q");		/* same time: later in the file wins */
+	fx_load(&f, 300, 0x3100, 0x40, 4, "Q"); /* same time: later in the file wins */
 	fx_load(&f, 500, 0x3200, 0x40, 5, "late");
-	fx_load(&f, 400, 0x3200, 0x40, 6, "early");	/* written later, stamped earlier */
-	fx_load(&f, 600, 0x2f00, 0x1000, 7, "big");	/* a large range over all of them */
+	fx_load(&f, 400, 0x3200, 0x40, 6, "early"); /* written later, stamped earlier */
+	fx_load(&f, 600, 0x2f00, 0x1000, 7, "big"); /* a large range over all of them */
 	fx_load(&f, 700, 0x3010, 0x8, 8, "small");
 	t = parse_ok(&f, NULL);
 	check_name(t, 0x3020, "big", 0x120);
@@ -484,7 +488,7 @@ static void test_address_edges(void **state)
 	struct fx f;
 
 	fx_header(&f, false, 1, 40);
-	fx_load(&f, 1, UINT64_MAX - 0xf, 0x100, 1, "wraps");	/* start + size overflows */
+	fx_load(&f, 1, UINT64_MAX - 0xf, 0x100, 1, "wraps"); /* start + size overflows */
 	fx_load(&f, 1, 0, 0x10, 2, "zero");
 	fx_load(&f, 1, 0x500, 0, 3, "empty");
 	t = parse_ok(&f, NULL);

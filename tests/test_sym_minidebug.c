@@ -27,19 +27,18 @@
 #include "sym_elf.h"
 #include "sym_minidebug.h"
 
-static const char src[] =
-	"static __attribute__((noinline, used)) int hot_static(int x)\n"
-	"{\n"
-	"	return x * 3 + 1;\n"
-	"}\n"
-	"__attribute__((noinline, used)) int hot_global(int x)\n"
-	"{\n"
-	"	return hot_static(x) ^ 0x5a;\n"
-	"}\n"
-	"int main(int argc, char **argv)\n"
-	"{\n"
-	"	return hot_global(argc);\n"
-	"}\n";
+static const char src[] = "static __attribute__((noinline, used)) int hot_static(int x)\n"
+			  "{\n"
+			  "	return x * 3 + 1;\n"
+			  "}\n"
+			  "__attribute__((noinline, used)) int hot_global(int x)\n"
+			  "{\n"
+			  "	return hot_static(x) ^ 0x5a;\n"
+			  "}\n"
+			  "int main(int argc, char **argv)\n"
+			  "{\n"
+			  "	return hot_global(argc);\n"
+			  "}\n";
 
 static char tmp_dir[] = "/tmp/test_sym_minidebug.XXXXXX";
 
@@ -93,16 +92,17 @@ static void *read_file(const char *path, size_t *len)
  */
 static int add_minidebug(const char *bin, const char *data)
 {
-	return sh("cd %s && objcopy --only-keep-debug %s %s.full && strip --strip-all %s && "
-		  "nm -D %s --format=posix --defined-only | awk '{ print $1 }' | sort > %s.dyn && "
-		  "nm %s.full --format=sysv --defined-only | "
-		  "awk -F '|' '{ if ($4 ~ \"FUNC\") { sub(/ +$/, \"\", $1); print $1 } }' | sort > %s.funcs && "
-		  "comm -13 %s.dyn %s.funcs > %s.keep && "
-		  "objcopy -S --remove-section .gdb_index --remove-section .comment --keep-symbols=%s.keep "
-		  "%s.full %s.mini && xz -f %s.mini && "
-		  "objcopy --add-section .gnu_debugdata=%s%s %s && readelf -SW %s | grep -q ' .gnu_debugdata '",
-		  tmp_dir, bin, bin, bin, bin, bin, bin, bin, bin, bin, bin, bin, bin, bin, bin,
-		  data[0] ? data : bin, data[0] ? "" : ".mini.xz", bin, bin);
+	return sh(
+		"cd %s && objcopy --only-keep-debug %s %s.full && strip --strip-all %s && "
+		"nm -D %s --format=posix --defined-only | awk '{ print $1 }' | sort > %s.dyn && "
+		"nm %s.full --format=sysv --defined-only | "
+		"awk -F '|' '{ if ($4 ~ \"FUNC\") { sub(/ +$/, \"\", $1); print $1 } }' | sort > %s.funcs && "
+		"comm -13 %s.dyn %s.funcs > %s.keep && "
+		"objcopy -S --remove-section .gdb_index --remove-section .comment --keep-symbols=%s.keep "
+		"%s.full %s.mini && xz -f %s.mini && "
+		"objcopy --add-section .gnu_debugdata=%s%s %s && readelf -SW %s | grep -q ' .gnu_debugdata '",
+		tmp_dir, bin, bin, bin, bin, bin, bin, bin, bin, bin, bin, bin, bin, bin, bin,
+		data[0] ? data : bin, data[0] ? "" : ".mini.xz", bin, bin);
 }
 
 static int group_setup(void **state)
@@ -129,7 +129,8 @@ static int group_setup(void **state)
 	       tmp_dir))
 		return -1;
 	if (add_minidebug("notxz", tpath("junk")) || add_minidebug("truncxz", tpath("trunc.xz")) ||
-	    add_minidebug("trailing", tpath("trail.xz")) || add_minidebug("notelf", tpath("notelf.xz")))
+	    add_minidebug("trailing", tpath("trail.xz")) ||
+	    add_minidebug("notelf", tpath("notelf.xz")))
 		return -1;
 	return 0;
 }
@@ -208,7 +209,7 @@ static void test_decompress(void **state)
 
 	(void)state;
 	assert_non_null(xz);
-	assert_int_equal(stat(tpath("mini.full"), &sb), 0);	/* exists; the kept part is smaller */
+	assert_int_equal(stat(tpath("mini.full"), &sb), 0); /* exists; the kept part is smaller */
 	fd = minidebug__decompress(xz, len, MINIDEBUG_MAX_SIZE, "test");
 	assert_true(fd >= 0);
 	assert_int_equal(fstat(fd, &sb), 0);
@@ -223,7 +224,8 @@ static void test_decompress(void **state)
 	close(fd);
 	/* every truncation of the stream is refused */
 	for (size_t cut = 0; cut < len; cut += 7)
-		assert_int_equal(minidebug__decompress(xz, cut, MINIDEBUG_MAX_SIZE, "test"), -EINVAL);
+		assert_int_equal(minidebug__decompress(xz, cut, MINIDEBUG_MAX_SIZE, "test"),
+				 -EINVAL);
 	junk = read_file(tpath("junk"), &len);
 	assert_non_null(junk);
 	assert_int_equal(minidebug__decompress(junk, len, MINIDEBUG_MAX_SIZE, "test"), -EINVAL);

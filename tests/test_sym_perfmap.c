@@ -28,7 +28,8 @@ static struct jit_table *parse_ok(const char *text, size_t len, struct perfmap_s
 	return t;
 }
 
-static void check_name(const struct jit_table *t, uint64_t addr, const char *want, uint64_t want_off)
+static void check_name(const struct jit_table *t, uint64_t addr, const char *want,
+		       uint64_t want_off)
 {
 	uint64_t off = ~0ull;
 	const char *name = perfmap__lookup(t, addr, &off);
@@ -44,15 +45,14 @@ static void check_name(const struct jit_table *t, uint64_t addr, const char *wan
 
 static void test_formats(void **state)
 {
-	static const char text[] =
-		"7f0160023b80 378 JS:~hotA /tmp/app.js:1:14\n"
-		"0x7f0160024000 0x20 Interpreter::Dispatch(int, char const*)\n"
-		"0X7F0160025000 0X10 LazyCompile:*upper\r\n"
-		"\n"
-		"   \t\n"
-		"7f0160026000\t\t40\tname\twith tab  \n"
-		"  7f0160027000  8 indented\n"
-		"7f0160028000 10 last line, no newline";
+	static const char text[] = "7f0160023b80 378 JS:~hotA /tmp/app.js:1:14\n"
+				   "0x7f0160024000 0x20 Interpreter::Dispatch(int, char const*)\n"
+				   "0X7F0160025000 0X10 LazyCompile:*upper\r\n"
+				   "\n"
+				   "   \t\n"
+				   "7f0160026000\t\t40\tname\twith tab  \n"
+				   "  7f0160027000  8 indented\n"
+				   "7f0160028000 10 last line, no newline";
 	struct perfmap_stats st;
 	struct jit_table *t = parse_ok(text, sizeof(text) - 1, &st);
 
@@ -74,20 +74,19 @@ static void test_formats(void **state)
 
 static void test_malformed_lines(void **state)
 {
-	static const char text[] =
-		"1000 10 good\n"
-		"zz 10 bad start\n"
-		"2000 10\n"
-		"2000 10 \n"
-		"2000\n"
-		"10000000000000000 1 seventeen digits\n"
-		"3000 -1 negative\n"
-		"3000x 10 junk after number\n"
-		"0x 10 bare prefix\n"
-		"3000 0x name after bare size prefix\n"
-		"4000 10 has\0nul\n"
-		"ffffffffffff0000 ffff sixteen digits\n"
-		"5000 10 also good";
+	static const char text[] = "1000 10 good\n"
+				   "zz 10 bad start\n"
+				   "2000 10\n"
+				   "2000 10 \n"
+				   "2000\n"
+				   "10000000000000000 1 seventeen digits\n"
+				   "3000 -1 negative\n"
+				   "3000x 10 junk after number\n"
+				   "0x 10 bare prefix\n"
+				   "3000 0x name after bare size prefix\n"
+				   "4000 10 has\0nul\n"
+				   "ffffffffffff0000 ffff sixteen digits\n"
+				   "5000 10 also good";
 	struct perfmap_stats st;
 	struct jit_table *t = parse_ok(text, sizeof(text) - 1, &st);
 
@@ -105,12 +104,11 @@ static void test_malformed_lines(void **state)
 
 static void test_later_line_wins(void **state)
 {
-	static const char text[] =
-		"1000 100 old\n"
-		"1000 100 new\n"
-		"2000 100 big\n"
-		"2040 10 small\n"
-		"ffffffffffffff00 1000 wraps\n";
+	static const char text[] = "1000 100 old\n"
+				   "1000 100 new\n"
+				   "2000 100 big\n"
+				   "2040 10 small\n"
+				   "ffffffffffffff00 1000 wraps\n";
 	struct jit_table *t = parse_ok(text, sizeof(text) - 1, NULL);
 
 	check_name(t, 0x1010, "new", 0x10);
@@ -163,10 +161,8 @@ static void test_load_file(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_formats),
-		cmocka_unit_test(test_malformed_lines),
-		cmocka_unit_test(test_later_line_wins),
-		cmocka_unit_test(test_empty),
+		cmocka_unit_test(test_formats),		cmocka_unit_test(test_malformed_lines),
+		cmocka_unit_test(test_later_line_wins), cmocka_unit_test(test_empty),
 		cmocka_unit_test(test_load_file),
 	};
 

@@ -68,10 +68,12 @@ static int setup_all(void **state)
 	if (build_lib("one_fn") || build_lib("two_fn"))
 		return -1;
 	/* pids 100 and 200: /opt/lib/libx.so in their roots is two different files */
-	return sh("mkdir -p %s/100/root/opt/lib %s/200/root/opt/lib %s/300/root %s/400/root "
-		  "%s/500/root %s/500/map_files %s/600/root && "
-		  "cp %s/lib_one_fn.so %s/100/root/opt/lib/libx.so && cp %s/lib_two_fn.so %s/200/root/opt/lib/libx.so",
-		  proc_dir, proc_dir, proc_dir, proc_dir, proc_dir, proc_dir, proc_dir, tmp, proc_dir, tmp, proc_dir);
+	return sh(
+		"mkdir -p %s/100/root/opt/lib %s/200/root/opt/lib %s/300/root %s/400/root "
+		"%s/500/root %s/500/map_files %s/600/root && "
+		"cp %s/lib_one_fn.so %s/100/root/opt/lib/libx.so && cp %s/lib_two_fn.so %s/200/root/opt/lib/libx.so",
+		proc_dir, proc_dir, proc_dir, proc_dir, proc_dir, proc_dir, proc_dir, tmp, proc_dir,
+		tmp, proc_dir);
 }
 
 static int teardown_all(void **state)
@@ -100,7 +102,8 @@ static uint64_t sym_value(const uint8_t *img, const char *fn, uint64_t *file_off
 			for (int k = 0; k < eh->e_phnum; k++)
 				if (ph[k].p_type == PT_LOAD && sym[j].st_value >= ph[k].p_vaddr &&
 				    sym[j].st_value < ph[k].p_vaddr + ph[k].p_memsz) {
-					*file_off = sym[j].st_value - ph[k].p_vaddr + ph[k].p_offset;
+					*file_off =
+						sym[j].st_value - ph[k].p_vaddr + ph[k].p_offset;
 					return sym[j].st_value;
 				}
 		}
@@ -130,7 +133,8 @@ static uint64_t file_offset_of(const char *path, const char *fn)
  * `ident` (device, inode: the kernel's view in /proc/PID/maps) at BASE,
  * executable, from file offset 0; one sample at BASE + off.
  */
-static uint32_t add_proc(struct profile *p, uint32_t pid, const char *mapped_as, const char *ident, uint64_t off)
+static uint32_t add_proc(struct profile *p, uint32_t pid, const char *mapped_as, const char *ident,
+			 uint64_t off)
 {
 	struct profile_mapping m = { .start = BASE, .end = BASE + LEN, .offset = 0 };
 	struct stat sb;
@@ -170,7 +174,8 @@ static void assert_func(const struct profile *p, uint32_t proc, uint64_t addr, c
 		return;
 	}
 	if (!l->func || strcmp(l->func, func))
-		fail_msg("proc %u: named '%s', want '%s'", proc, l->func ? l->func : "(none)", func);
+		fail_msg("proc %u: named '%s', want '%s'", proc, l->func ? l->func : "(none)",
+			 func);
 	assert_int_equal(l->func_offset, 0);
 }
 

@@ -81,7 +81,8 @@ capture(struct bpfprof_ustack_copy *rec)
 			 : "r"(r)
 			 : "rax", "memory");
 	end = mapping_end(r[7]);
-	rec->stack_size = end - r[7] < BPFPROF_CHECK_STACK_SIZE ? end - r[7] : BPFPROF_CHECK_STACK_SIZE;
+	rec->stack_size = end - r[7] < BPFPROF_CHECK_STACK_SIZE ? end - r[7] :
+								  BPFPROF_CHECK_STACK_SIZE;
 	/* word by word: ASan's memcpy would stop at the redzones of the frames */
 	for (i = 0; i + 8 <= rec->stack_size; i += 8)
 		*(__u64 *)(rec->stack + i) = *(const volatile __u64 *)(uintptr_t)(r[7] + i);
@@ -148,10 +149,10 @@ static void test_own_stack(void **state)
 	captured->nr_user = 0;
 	assert_int_equal(unwind_check__sample(uc, captured, record_size(captured), &res), 0);
 	for (i = 0; i < res.nr_dwfl; i++)
-		print_message("  #%u 0x%" PRIx64 " %s\n", i, res.dwfl_ips[i], frame_name(uc, &res, i));
+		print_message("  #%u 0x%" PRIx64 " %s\n", i, res.dwfl_ips[i],
+			      frame_name(uc, &res, i));
 	print_message("  libdwfl: %u frames, end %d (%s), copy exhausted %d\n", res.nr_dwfl,
-		      res.dwfl_end, res.dwfl_end ? "error" : "end of stack",
-		      res.stack_exhausted);
+		      res.dwfl_end, res.dwfl_end ? "error" : "end of stack", res.stack_exhausted);
 	assert_true(res.nr_dwfl >= 5);
 	assert_int_equal(res.dwfl_ips[0], captured->regs[16]);
 	assert_string_equal(frame_name(uc, &res, 0), "capture");
@@ -190,7 +191,8 @@ static void test_own_stack(void **state)
 	if (!res.dwfl_end && res.nr_dwfl < BPFPROF_MAX_STACK) {
 		captured->ips[res.nr_dwfl] = 0x1234;
 		captured->nr_user = res.nr_dwfl + 1;
-		assert_int_equal(unwind_check__sample(uc, captured, record_size(captured), &res), 0);
+		assert_int_equal(unwind_check__sample(uc, captured, record_size(captured), &res),
+				 0);
 		assert_int_equal(res.verdict, UNWIND_CHECK_DIFFERENT);
 		captured->nr_user = res.nr_dwfl;
 	}
@@ -221,7 +223,8 @@ static void test_own_stack(void **state)
 	captured->stack_size = BPFPROF_CHECK_STACK_SIZE + 8;
 	assert_int_equal(unwind_check__sample(uc, captured, sizeof(*captured), &res), -EINVAL);
 	captured->stack_size = 1024;
-	assert_int_equal(unwind_check__sample(uc, captured, BPFPROF_USTACK_COPY_HDR_SIZE + 100, &res),
+	assert_int_equal(unwind_check__sample(uc, captured, BPFPROF_USTACK_COPY_HDR_SIZE + 100,
+					      &res),
 			 -EINVAL);
 	captured->nr_user = BPFPROF_MAX_STACK + 1;
 	assert_int_equal(unwind_check__sample(uc, captured, sizeof(*captured), &res), -EINVAL);
@@ -285,8 +288,8 @@ static void test_other_process(void **state)
 	assert_true(!strncmp(unwind_check__symbol(uc, child, res.dwfl_ips[1] - 1), "chain_c", 7));
 	assert_true(!strncmp(unwind_check__symbol(uc, child, res.dwfl_ips[2] - 1), "chain_b", 7));
 	assert_true(!strncmp(unwind_check__symbol(uc, child, res.dwfl_ips[3] - 1), "chain_a", 7));
-	assert_true(!strncmp(unwind_check__symbol(uc, child, res.dwfl_ips[4] - 1), "test_other_process",
-			     18));
+	assert_true(!strncmp(unwind_check__symbol(uc, child, res.dwfl_ips[4] - 1),
+			     "test_other_process", 18));
 	kill(child, SIGKILL);
 	waitpid(child, &status, 0);
 	unwind_check__free(uc);
@@ -301,7 +304,7 @@ static void test_gone_process(void **state)
 
 	assert_non_null(rec);
 	rec->type = BPFPROF_REC_USTACK_COPY;
-	rec->tgid = rec->tid = 0x3ffffff0;	/* above pid_max: no such process */
+	rec->tgid = rec->tid = 0x3ffffff0; /* above pid_max: no such process */
 	rec->stack_size = 64;
 	assert_int_equal(unwind_check__sample(uc, rec, record_size(rec), &res), 0);
 	assert_int_equal(res.verdict, UNWIND_CHECK_FAILED);

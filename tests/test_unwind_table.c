@@ -34,47 +34,45 @@
 
 static char tmp_dir[] = "/tmp/test_unwind_table.XXXXXX";
 
-static const char lib_src[] =
-	"__attribute__((noinline)) int lib_work(int x)\n"
-	"{\n"
-	"	volatile int s = 0;\n"
-	"	for (int i = 0; i < x; i++)\n"
-	"		s += i * x;\n"
-	"	return s;\n"
-	"}\n";
+static const char lib_src[] = "__attribute__((noinline)) int lib_work(int x)\n"
+			      "{\n"
+			      "	volatile int s = 0;\n"
+			      "	for (int i = 0; i < x; i++)\n"
+			      "		s += i * x;\n"
+			      "	return s;\n"
+			      "}\n";
 
-static const char main_src[] =
-	"#include <pthread.h>\n"
-	"#include <signal.h>\n"
-	"#include <stdio.h>\n"
-	"extern int lib_work(int);\n"
-	"static volatile int sink;\n"
-	"__attribute__((noinline)) static int leaf(int x)\n"
-	"{\n"
-	"	int a[64];\n"
-	"	for (int i = 0; i < 64; i++)\n"
-	"		a[i] = i * x;\n"
-	"	return a[x & 63];\n"
-	"}\n"
-	"static void handler(int sig)\n"
-	"{\n"
-	"	sink += leaf(sig);\n"
-	"}\n"
-	"static void *thread_main(void *arg)\n"
-	"{\n"
-	"	sink += lib_work(100) + leaf(3);\n"
-	"	return arg;\n"
-	"}\n"
-	"int main(int argc, char **argv)\n"
-	"{\n"
-	"	pthread_t t;\n"
-	"	signal(SIGUSR1, handler);\n"
-	"	pthread_create(&t, NULL, thread_main, NULL);\n"
-	"	pthread_join(t, NULL);\n"
-	"	raise(SIGUSR1);\n"
-	"	printf(\"%d\\n\", sink + lib_work(argc));\n"
-	"	return 0;\n"
-	"}\n";
+static const char main_src[] = "#include <pthread.h>\n"
+			       "#include <signal.h>\n"
+			       "#include <stdio.h>\n"
+			       "extern int lib_work(int);\n"
+			       "static volatile int sink;\n"
+			       "__attribute__((noinline)) static int leaf(int x)\n"
+			       "{\n"
+			       "	int a[64];\n"
+			       "	for (int i = 0; i < 64; i++)\n"
+			       "		a[i] = i * x;\n"
+			       "	return a[x & 63];\n"
+			       "}\n"
+			       "static void handler(int sig)\n"
+			       "{\n"
+			       "	sink += leaf(sig);\n"
+			       "}\n"
+			       "static void *thread_main(void *arg)\n"
+			       "{\n"
+			       "	sink += lib_work(100) + leaf(3);\n"
+			       "	return arg;\n"
+			       "}\n"
+			       "int main(int argc, char **argv)\n"
+			       "{\n"
+			       "	pthread_t t;\n"
+			       "	signal(SIGUSR1, handler);\n"
+			       "	pthread_create(&t, NULL, thread_main, NULL);\n"
+			       "	pthread_join(t, NULL);\n"
+			       "	raise(SIGUSR1);\n"
+			       "	printf(\"%d\\n\", sink + lib_work(argc));\n"
+			       "	return 0;\n"
+			       "}\n";
 
 /*
  * One function per rule the rule word cannot say, or says specially, written
@@ -194,12 +192,14 @@ static int group_setup(void **state)
 		return -1;
 	if (sh("cd %s && cc -O2 -fomit-frame-pointer -fPIC -shared lib.c -o libnofp.so", tmp_dir) ||
 	    sh("cd %s && cc -O2 -fomit-frame-pointer main.c -L. -lnofp -Wl,-rpath,'$ORIGIN' "
-	       "-pthread -o nofp", tmp_dir) ||
+	       "-pthread -o nofp",
+	       tmp_dir) ||
 	    /* the same program with .debug_frame only */
 	    sh("cd %s && cc -O2 -g -fomit-frame-pointer -fno-asynchronous-unwind-tables "
 	       "-fno-unwind-tables main.c -L. -lnofp -pthread -o nofp-dbg.full && "
 	       "objcopy --remove-section=.eh_frame --remove-section=.eh_frame_hdr "
-	       "nofp-dbg.full nofp-dbg", tmp_dir) ||
+	       "nofp-dbg.full nofp-dbg",
+	       tmp_dir) ||
 	    sh("cd %s && cc -shared -nostdlib hostile.s -o hostile.so 2>/dev/null", tmp_dir))
 		return -1;
 	return 0;
@@ -220,7 +220,7 @@ struct exp_row {
 
 struct exp_fde {
 	uint64_t off, start, end;
-	size_t first, nr;	/* rows in the row array */
+	size_t first, nr; /* rows in the row array */
 };
 
 struct expect {
@@ -290,11 +290,13 @@ static size_t read_plt_fdes(const char *file, const char *section, struct plt_fd
 		v = grow(v, &cap, n + 1, sizeof(*v));
 		v[n].off = off;
 		v[n].threshold = -1;
-		if (strstr(e, "(DW_OP_breg7 (rsp): 8; DW_OP_breg16 (rip): 0; DW_OP_lit15; DW_OP_and; "
-			      "DW_OP_lit11; DW_OP_ge; DW_OP_lit3; DW_OP_shl; DW_OP_plus)"))
+		if (strstr(e,
+			   "(DW_OP_breg7 (rsp): 8; DW_OP_breg16 (rip): 0; DW_OP_lit15; DW_OP_and; "
+			   "DW_OP_lit11; DW_OP_ge; DW_OP_lit3; DW_OP_shl; DW_OP_plus)"))
 			v[n].threshold = 11;
-		else if (strstr(e, "(DW_OP_breg7 (rsp): 8; DW_OP_breg16 (rip): 0; DW_OP_lit15; "
-				   "DW_OP_and; DW_OP_lit10; DW_OP_ge; DW_OP_lit3; DW_OP_shl; DW_OP_plus)"))
+		else if (strstr(e,
+				"(DW_OP_breg7 (rsp): 8; DW_OP_breg16 (rip): 0; DW_OP_lit15; "
+				"DW_OP_and; DW_OP_lit10; DW_OP_ge; DW_OP_lit3; DW_OP_shl; DW_OP_plus)"))
 			v[n].threshold = 10;
 		/* one FDE with two expressions of different kinds: give up on its rows */
 		if (n && v[n - 1].off == off) {
@@ -344,18 +346,21 @@ static uint32_t expect_rule(const char *cfa, const char *rbp, const char *ra, co
 		return BPFPROF_UNWIND_NONE;
 	if (rbp && strcmp(rbp, "u") && strcmp(rbp, "s")) {
 		if (sscanf(rbp, "c%lld", &rbp_off) != 1 || rbp_off == 0 || rbp_off % 8 ||
-		    rbp_off / 8 < BPFPROF_UNWIND_RBP_SLOT_MIN || rbp_off / 8 > BPFPROF_UNWIND_RBP_SLOT_MAX)
+		    rbp_off / 8 < BPFPROF_UNWIND_RBP_SLOT_MIN ||
+		    rbp_off / 8 > BPFPROF_UNWIND_RBP_SLOT_MAX)
 			return BPFPROF_UNWIND_NONE;
 		slot = rbp_off / 8;
 	}
 	if (!strcmp(cfa, "exp")) {
 		if (plt != 10 && plt != 11)
 			return BPFPROF_UNWIND_NONE;
-		return slot ? BPFPROF_UNWIND_NONE : BPFPROF_UNWIND_RULE(BPFPROF_UNWIND_PLT, 0, 8, plt);
+		return slot ? BPFPROF_UNWIND_NONE :
+			      BPFPROF_UNWIND_RULE(BPFPROF_UNWIND_PLT, 0, 8, plt);
 	}
 	if (sscanf(cfa, "%3[a-z0-9]%lld", reg, &off) != 2)
 		return BPFPROF_UNWIND_NONE;
-	if ((strcmp(reg, "rsp") && strcmp(reg, "rbp")) || off < 0 || off > BPFPROF_UNWIND_CFA_OFF_MAX)
+	if ((strcmp(reg, "rsp") && strcmp(reg, "rbp")) || off < 0 ||
+	    off > BPFPROF_UNWIND_CFA_OFF_MAX)
 		return BPFPROF_UNWIND_NONE;
 	return BPFPROF_UNWIND_RULE(BPFPROF_UNWIND_CFA, !strcmp(reg, "rbp"), off, slot);
 }
@@ -439,9 +444,11 @@ static void read_expect(const char *file, const char *section, struct expect *x)
 		if (!line[0]) {
 			/* an FDE without a row table has its CIE's initial row */
 			if (in_fde && cur && !cur->nr) {
-				x->rows = grow(x->rows, &x->cap_rows, x->nr_rows + 1, sizeof(*x->rows));
+				x->rows = grow(x->rows, &x->cap_rows, x->nr_rows + 1,
+					       sizeof(*x->rows));
 				x->rows[x->nr_rows].loc = cur->start;
-				x->rows[x->nr_rows].rule = signal ? BPFPROF_UNWIND_SIGNAL : cur_cie->rule;
+				x->rows[x->nr_rows].rule = signal ? BPFPROF_UNWIND_SIGNAL :
+								    cur_cie->rule;
 				x->nr_rows++;
 				cur->nr = 1;
 			}
@@ -451,7 +458,8 @@ static void read_expect(const char *file, const char *section, struct expect *x)
 		if (!(in_fde || in_cie) || nr_cols < 2 || !strchr("0123456789abcdef", line[0]))
 			continue;
 		i = 0;
-		for (tok = strtok_r(line, " ", &save); tok && i < 32; tok = strtok_r(NULL, " ", &save)) {
+		for (tok = strtok_r(line, " ", &save); tok && i < 32;
+		     tok = strtok_r(NULL, " ", &save)) {
 			/* "r10 (r10)" is one column */
 			if (tok[0] == '(' && i)
 				continue;
@@ -476,7 +484,8 @@ static void read_expect(const char *file, const char *section, struct expect *x)
 				cur_cie->rule = expect_rule(v[1], rbp, ra, rsp, false, 0);
 				continue;
 			}
-			rule = expect_rule(v[1], rbp, ra, rsp, signal, plt_of(plts, nr_plts, fde_off));
+			rule = expect_rule(v[1], rbp, ra, rsp, signal,
+					   plt_of(plts, nr_plts, fde_off));
 			a = strtoull(v[0], NULL, 16);
 			/* two rows at one address: the later one holds */
 			if (cur->nr && x->rows[x->nr_rows - 1].loc == a) {
@@ -530,8 +539,8 @@ static void check_addr(const struct unwind_table *t, uint64_t addr, uint32_t wan
 
 	st->checks++;
 	if (got != want && st->mismatches++ < 10)
-		print_message("  mismatch at 0x%" PRIx64 ": table 0x%08x, readelf 0x%08x\n", addr, got,
-			      want);
+		print_message("  mismatch at 0x%" PRIx64 ": table 0x%08x, readelf 0x%08x\n", addr,
+			      got, want);
 }
 
 /*
@@ -617,7 +626,7 @@ static void test_libc(void **state)
 	/* _start is not in libc; clone3's child and __libc_start_call_main-era asm are */
 	assert_true(st.kinds[BPFPROF_UNWIND_END] >= 1);
 	assert_true(st.kinds[BPFPROF_UNWIND_PLT] >= 1);
-	assert_int_equal(st.kinds[BPFPROF_UNWIND_SIGNAL], 1);	/* __restore_rt */
+	assert_int_equal(st.kinds[BPFPROF_UNWIND_SIGNAL], 1); /* __restore_rt */
 }
 
 static void test_python(void **state)
@@ -627,7 +636,7 @@ static void test_python(void **state)
 	if (access("/usr/bin/python3.11", R_OK))
 		skip();
 	compare_with_readelf("/usr/bin/python3.11", ".eh_frame", 50000, &st);
-	assert_true(st.kinds[BPFPROF_UNWIND_END] >= 1);	/* _start */
+	assert_true(st.kinds[BPFPROF_UNWIND_END] >= 1); /* _start */
 	assert_true(st.kinds[BPFPROF_UNWIND_CFA] > 10000);
 }
 
@@ -647,7 +656,7 @@ static void test_nofp(void **state)
 
 	compare_with_readelf(tpath("nofp"), ".eh_frame", 50, &st);
 	assert_true(st.kinds[BPFPROF_UNWIND_PLT] >= 1);
-	assert_true(st.kinds[BPFPROF_UNWIND_END] >= 1);	/* _start */
+	assert_true(st.kinds[BPFPROF_UNWIND_END] >= 1); /* _start */
 	compare_with_readelf(tpath("libnofp.so"), ".eh_frame", 10, &st);
 }
 
@@ -731,11 +740,15 @@ static void test_hostile_cfi(void **state)
 	assert_non_null(strstr(msg, "3 FDEs without rows"));
 
 	/* f_fp: rsp+8 at entry, rsp+16 after push, rbp+16 with rbp at CFA-16 */
-	assert_int_equal(rule_at(t, so, "f_fp", 0), BPFPROF_UNWIND_RULE(BPFPROF_UNWIND_CFA, 0, 8, 0));
-	assert_int_equal(rule_at(t, so, "f_fp", 1), BPFPROF_UNWIND_RULE(BPFPROF_UNWIND_CFA, 0, 16, -2));
-	assert_int_equal(rule_at(t, so, "f_fp", 4), BPFPROF_UNWIND_RULE(BPFPROF_UNWIND_CFA, 1, 16, -2));
+	assert_int_equal(rule_at(t, so, "f_fp", 0),
+			 BPFPROF_UNWIND_RULE(BPFPROF_UNWIND_CFA, 0, 8, 0));
+	assert_int_equal(rule_at(t, so, "f_fp", 1),
+			 BPFPROF_UNWIND_RULE(BPFPROF_UNWIND_CFA, 0, 16, -2));
+	assert_int_equal(rule_at(t, so, "f_fp", 4),
+			 BPFPROF_UNWIND_RULE(BPFPROF_UNWIND_CFA, 1, 16, -2));
 	/* negative CFA offset, CFA in r12, unknown opcode: NONE, never END */
-	assert_int_equal(rule_at(t, so, "f_neg", 0), BPFPROF_UNWIND_RULE(BPFPROF_UNWIND_CFA, 0, 8, 0));
+	assert_int_equal(rule_at(t, so, "f_neg", 0),
+			 BPFPROF_UNWIND_RULE(BPFPROF_UNWIND_CFA, 0, 8, 0));
 	assert_int_equal(rule_at(t, so, "f_neg", 1), BPFPROF_UNWIND_NONE);
 	assert_int_equal(rule_at(t, so, "f_r12", 1), BPFPROF_UNWIND_NONE);
 	assert_int_equal(rule_at(t, so, "f_unknown", 0), BPFPROF_UNWIND_NONE);
@@ -743,13 +756,16 @@ static void test_hostile_cfi(void **state)
 	assert_int_equal(rule_at(t, so, "f_end", 0), BPFPROF_UNWIND_END);
 	assert_int_equal(rule_at(t, so, "f_rbp_reg", 1), BPFPROF_UNWIND_NONE);
 	assert_int_equal(rule_at(t, so, "f_bigoff", 1), BPFPROF_UNWIND_NONE);
-	assert_int_equal(rule_at(t, so, "f_rbp_pos", 1), BPFPROF_UNWIND_RULE(BPFPROF_UNWIND_CFA, 0, 8, 3));
+	assert_int_equal(rule_at(t, so, "f_rbp_pos", 1),
+			 BPFPROF_UNWIND_RULE(BPFPROF_UNWIND_CFA, 0, 8, 3));
 	assert_int_equal(rule_at(t, so, "f_rbp_zero", 1), BPFPROF_UNWIND_NONE);
 	assert_int_equal(rule_at(t, so, "f_rbp_far", 1), BPFPROF_UNWIND_NONE);
 	assert_int_equal(rule_at(t, so, "f_ra_moved", 1), BPFPROF_UNWIND_NONE);
 	assert_int_equal(rule_at(t, so, "f_expr", 1), BPFPROF_UNWIND_NONE);
-	assert_int_equal(rule_at(t, so, "f_plt", 1), BPFPROF_UNWIND_RULE(BPFPROF_UNWIND_PLT, 0, 8, 11));
-	assert_int_equal(rule_at(t, so, "f_plt", 2), BPFPROF_UNWIND_RULE(BPFPROF_UNWIND_PLT, 0, 8, 10));
+	assert_int_equal(rule_at(t, so, "f_plt", 1),
+			 BPFPROF_UNWIND_RULE(BPFPROF_UNWIND_PLT, 0, 8, 11));
+	assert_int_equal(rule_at(t, so, "f_plt", 2),
+			 BPFPROF_UNWIND_RULE(BPFPROF_UNWIND_PLT, 0, 8, 10));
 	assert_int_equal(rule_at(t, so, "f_plt12", 1), BPFPROF_UNWIND_NONE);
 	assert_int_equal(rule_at(t, so, "f_signal", 0), BPFPROF_UNWIND_SIGNAL);
 	assert_int_equal(rule_at(t, so, "f_signal", 1), BPFPROF_UNWIND_SIGNAL);
@@ -757,12 +773,16 @@ static void test_hostile_cfi(void **state)
 	assert_int_equal(rule_at(t, so, "f_bigreg", 2), BPFPROF_UNWIND_NONE);
 	assert_int_equal(rule_at(t, so, "f_deep", 0), BPFPROF_UNWIND_NONE);
 	/* remember/restore: after the ret, the pushed state again */
-	assert_int_equal(rule_at(t, so, "f_state", 1), BPFPROF_UNWIND_RULE(BPFPROF_UNWIND_CFA, 0, 16, -2));
-	assert_int_equal(rule_at(t, so, "f_state", 2), BPFPROF_UNWIND_RULE(BPFPROF_UNWIND_CFA, 0, 8, 0));
-	assert_int_equal(rule_at(t, so, "f_state", 3), BPFPROF_UNWIND_RULE(BPFPROF_UNWIND_CFA, 0, 16, -2));
+	assert_int_equal(rule_at(t, so, "f_state", 1),
+			 BPFPROF_UNWIND_RULE(BPFPROF_UNWIND_CFA, 0, 16, -2));
+	assert_int_equal(rule_at(t, so, "f_state", 2),
+			 BPFPROF_UNWIND_RULE(BPFPROF_UNWIND_CFA, 0, 8, 0));
+	assert_int_equal(rule_at(t, so, "f_state", 3),
+			 BPFPROF_UNWIND_RULE(BPFPROF_UNWIND_CFA, 0, 16, -2));
 	/* the gap before f_after_gap has no CFI */
 	assert_int_equal(rule_at(t, so, "f_after_gap", -1), BPFPROF_UNWIND_NONE);
-	assert_int_equal(rule_at(t, so, "f_after_gap", 0), BPFPROF_UNWIND_RULE(BPFPROF_UNWIND_CFA, 0, 8, 0));
+	assert_int_equal(rule_at(t, so, "f_after_gap", 0),
+			 BPFPROF_UNWIND_RULE(BPFPROF_UNWIND_CFA, 0, 8, 0));
 	assert_int_equal(rule_at(t, so, "f_after_gap", 2), BPFPROF_UNWIND_NONE);
 	unwind_table__free(t);
 }
@@ -771,7 +791,7 @@ static void test_hostile_cfi(void **state)
 
 struct section_at {
 	uint64_t off, size;
-	uint64_t shdr;	/* file offset of its section header */
+	uint64_t shdr; /* file offset of its section header */
 };
 
 static struct section_at find_eh_frame(const char *path)
@@ -881,9 +901,10 @@ static unsigned int fdes_not_of_first_cie(const char *file)
 	unsigned int n = 0;
 	FILE *p;
 
-	snprintf(cmd, sizeof(cmd),
-		 "readelf --debug-dump=frames '%s' | grep ' FDE cie=' | grep -vc ' FDE cie=00000000 '",
-		 file);
+	snprintf(
+		cmd, sizeof(cmd),
+		"readelf --debug-dump=frames '%s' | grep ' FDE cie=' | grep -vc ' FDE cie=00000000 '",
+		file);
 	p = popen(cmd, "r");
 	assert_non_null(p);
 	if (fgets(line, sizeof(line), p))
@@ -986,7 +1007,7 @@ static void test_corrupt(void **state)
 
 	/* 6. an FDE range that wraps around the address space */
 	memcpy(buf, orig, len);
-	put32(buf + fde + 12, 0xffffffff);	/* address_range, sdata4: -1 */
+	put32(buf + fde + 12, 0xffffffff); /* address_range, sdata4: -1 */
 	store(bad, buf, len);
 	err = build_capture(bad, &t, msg, sizeof(msg));
 	assert_int_equal(err, -EINVAL);
@@ -1026,8 +1047,11 @@ static void test_not_elf_or_no_cfi(void **state)
 	assert_int_equal(build_capture(path, &t, msg, sizeof(msg)), -EINVAL);
 	assert_null(t);
 	/* stripped of all CFI */
-	assert_int_equal(sh("cd %s && objcopy --remove-section=.eh_frame --remove-section=.eh_frame_hdr "
-			    "nofp nocfi", tmp_dir), 0);
+	assert_int_equal(
+		sh("cd %s && objcopy --remove-section=.eh_frame --remove-section=.eh_frame_hdr "
+		   "nofp nocfi",
+		   tmp_dir),
+		0);
 	snprintf(path, sizeof(path), "%s", tpath("nocfi"));
 	assert_int_equal(build_capture(path, &t, msg, sizeof(msg)), -ENOENT);
 	assert_null(t);
@@ -1045,7 +1069,8 @@ static void test_rule_roundtrip(void **state)
 		for (rbp = 0; rbp < 2; rbp++)
 			for (o = 0; o < sizeof(offs) / sizeof(offs[0]); o++)
 				for (s = 0; s < sizeof(slots) / sizeof(slots[0]); s++) {
-					uint32_t r = BPFPROF_UNWIND_RULE(kind, rbp, offs[o], slots[s]);
+					uint32_t r =
+						BPFPROF_UNWIND_RULE(kind, rbp, offs[o], slots[s]);
 
 					assert_int_equal(BPFPROF_UNWIND_KIND(r), kind);
 					assert_int_equal(!!(r & BPFPROF_UNWIND_CFA_RBP), rbp);
@@ -1053,7 +1078,8 @@ static void test_rule_roundtrip(void **state)
 					assert_int_equal(BPFPROF_UNWIND_RBP_SLOT(r), slots[s]);
 				}
 	/* the PLT rule keeps its threshold where CFA rules keep the rbp slot */
-	assert_int_equal(BPFPROF_UNWIND_RBP_SLOT(BPFPROF_UNWIND_RULE(BPFPROF_UNWIND_PLT, 0, 8, 11)), 11);
+	assert_int_equal(BPFPROF_UNWIND_RBP_SLOT(BPFPROF_UNWIND_RULE(BPFPROF_UNWIND_PLT, 0, 8, 11)),
+			 11);
 	/* NONE is the all-zero word: a zeroed row array means "no CFI" */
 	assert_int_equal(BPFPROF_UNWIND_RULE(BPFPROF_UNWIND_NONE, 0, 0, 0), 0);
 }

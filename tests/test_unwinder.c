@@ -36,12 +36,13 @@ struct fake {
 	} e[MAX_ENTRIES];
 	int nr;
 	struct bpfprof_unwind_table tables[MAX_TABLES];
-	int procs_ready;	/* set_proc(ready) calls */
+	int procs_ready; /* set_proc(ready) calls */
 	int procs_gone;
 	struct bpfprof_unwind_row *rows;
 };
 
-static int fake_set_mapping(void *ctx, const struct bpfprof_unwind_key *k, const struct bpfprof_unwind_mapping *v)
+static int fake_set_mapping(void *ctx, const struct bpfprof_unwind_key *k,
+			    const struct bpfprof_unwind_mapping *v)
 {
 	struct fake *f = ctx;
 
@@ -79,7 +80,8 @@ static int fake_set_table(void *ctx, uint32_t id, const struct bpfprof_unwind_ta
 	return 0;
 }
 
-static int fake_write_rows(void *ctx, uint32_t first, const struct bpfprof_unwind_row *rows, uint32_t n)
+static int fake_write_rows(void *ctx, uint32_t first, const struct bpfprof_unwind_row *rows,
+			   uint32_t n)
 {
 	struct fake *f = ctx;
 
@@ -118,7 +120,8 @@ static struct unwinder *new_unwinder(struct fake *f, uint32_t max_rows)
 }
 
 /* The BPF walker's lookup: longest matching prefix for (tgid, addr). */
-static const struct bpfprof_unwind_mapping *lpm_lookup(const struct fake *f, uint32_t tgid, uint64_t addr)
+static const struct bpfprof_unwind_mapping *lpm_lookup(const struct fake *f, uint32_t tgid,
+						       uint64_t addr)
 {
 	const struct bpfprof_unwind_mapping *best = NULL;
 	uint32_t best_len = 0;
@@ -137,7 +140,8 @@ static const struct bpfprof_unwind_mapping *lpm_lookup(const struct fake *f, uin
 }
 
 /* The rule as the BPF walker finds it: binary search of the table's rows */
-static uint32_t bpf_rule(const struct fake *f, const struct bpfprof_unwind_mapping *m, uint64_t addr)
+static uint32_t bpf_rule(const struct fake *f, const struct bpfprof_unwind_mapping *m,
+			 uint64_t addr)
 {
 	const struct bpfprof_unwind_table *t;
 	uint64_t rel = addr - m->bias;
@@ -199,8 +203,9 @@ static void test_load_self(void **state)
 	struct fake *f = calloc(1, sizeof(*f));
 	struct unwinder *u = new_unwinder(f, 1 << 20);
 	struct unwinder_stats st;
-	uint64_t addrs[] = { (uint64_t)(uintptr_t)this_function_is_hot, (uint64_t)(uintptr_t)test_load_self,
-			     (uint64_t)(uintptr_t)fopen, (uint64_t)(uintptr_t)qsort };
+	uint64_t addrs[] = { (uint64_t)(uintptr_t)this_function_is_hot,
+			     (uint64_t)(uintptr_t)test_load_self, (uint64_t)(uintptr_t)fopen,
+			     (uint64_t)(uintptr_t)qsort };
 	int checked = 0;
 
 	assert_non_null(u);
@@ -221,14 +226,16 @@ static void test_load_self(void **state)
 		assert_non_null(m);
 		assert_int_not_equal(m->table, BPFPROF_UNWIND_NO_TABLE);
 		/* the file's own table at the ELF virtual address (load bias from the dynamic linker) */
-		assert_true(dladdr1((void *)(uintptr_t)addrs[i], &info, (void **)&lm, RTLD_DL_LINKMAP));
+		assert_true(
+			dladdr1((void *)(uintptr_t)addrs[i], &info, (void **)&lm, RTLD_DL_LINKMAP));
 		fd = open(info.dli_fname[0] ? info.dli_fname : "/proc/self/exe", O_RDONLY);
 		assert_true(fd >= 0);
 		elf_version(EV_CURRENT);
 		elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 		assert_int_equal(unwind_table__build(elf, info.dli_fname, &t), 0);
 		for (uint64_t a = addrs[i]; a < addrs[i] + 64; a++) {
-			assert_int_equal(bpf_rule(f, m, a), unwind_table__lookup(t, a - lm->l_addr));
+			assert_int_equal(bpf_rule(f, m, a),
+					 unwind_table__lookup(t, a - lm->l_addr));
 			checked++;
 		}
 		unwind_table__free(t);
@@ -283,7 +290,8 @@ static void test_full(void **state)
 	assert_true(f->nr > 0);
 	assert_int_equal(lpm_lookup(f, getpid(), (uint64_t)(uintptr_t)this_function_is_hot)->table,
 			 BPFPROF_UNWIND_NO_TABLE);
-	assert_int_equal(lpm_lookup(f, getpid(), (uint64_t)(uintptr_t)qsort)->table, BPFPROF_UNWIND_NO_TABLE);
+	assert_int_equal(lpm_lookup(f, getpid(), (uint64_t)(uintptr_t)qsort)->table,
+			 BPFPROF_UNWIND_NO_TABLE);
 	unwinder__free(u);
 	free(f->rows);
 	free(f);
@@ -303,7 +311,8 @@ static void test_queue(void **state)
 	assert_non_null(maps);
 	while (n < 8 && fgets(line, sizeof(line), maps)) {
 		path[0] = 0;
-		if (sscanf(line, "%llx-%llx %4s %llx %*s %*s %255s", &start, &end, perms, &off, path) < 4 ||
+		if (sscanf(line, "%llx-%llx %4s %llx %*s %*s %255s", &start, &end, perms, &off,
+			   path) < 4 ||
 		    perms[2] != 'x' || path[0] != '/')
 			continue;
 		memset(&m[n], 0, sizeof(m[n]));

@@ -23,8 +23,8 @@
 
 static void test_rows(void **state)
 {
-	static const enum output_format all[] = { OUTPUT_GPERF, OUTPUT_PERFDATA, OUTPUT_SVG, OUTPUT_PPROF,
-						  OUTPUT_FOLDED };
+	static const enum output_format all[] = { OUTPUT_GPERF, OUTPUT_PERFDATA, OUTPUT_SVG,
+						  OUTPUT_PPROF, OUTPUT_FOLDED };
 	size_t i, j;
 
 	assert_null(writer__of(OUTPUT_NONE));

@@ -113,11 +113,10 @@ static void test_user_kernel_jit_unknown(void **state)
 	/* 0x7f2000000000 keeps no name and no dso */
 
 	assert_int_equal(write_folded(p, &f->out), 0);
-	check_text(&f->out,
-		   "app;[vdso];[kernel.kallsyms]_[k] 1\n"
-		   "app;main;[libc.so.6];entry_SYSCALL_64_[k];do_syscall_64_[k] 3\n"
-		   "app;main;[unknown];LazyCompile:*hotA /srv/app.js:6_[j] 2\n"
-		   "app;main;via_x;hot 7\n");
+	check_text(&f->out, "app;[vdso];[kernel.kallsyms]_[k] 1\n"
+			    "app;main;[libc.so.6];entry_SYSCALL_64_[k];do_syscall_64_[k] 3\n"
+			    "app;main;[unknown];LazyCompile:*hotA /srv/app.js:6_[j] 2\n"
+			    "app;main;via_x;hot 7\n");
 }
 
 /* Stacks that differ only in addresses fold to one line; lines of several processes sort by text. */
@@ -133,8 +132,8 @@ static void test_merge_and_sort(void **state)
 
 	add_stack(p, a, s1, 0, 2, 4);
 	add_stack(p, b, s3, 0, 1, 1);
-	add_stack(p, a, s2, 0, 2, 5);	/* other addresses, same names */
-	add_stack(p, a2, s4, 0, 2, 6);	/* other process, same comm and names */
+	add_stack(p, a, s2, 0, 2, 5); /* other addresses, same names */
+	add_stack(p, a2, s4, 0, 2, 6); /* other process, same comm and names */
 	add_stack(p, a, s5, 0, 2, 2);
 	assert_int_equal(profile__resolve_locs(p), 0);
 	name_loc(p, a, 0x1010, "f", "/a", false);
@@ -148,10 +147,9 @@ static void test_merge_and_sort(void **state)
 
 	assert_int_equal(write_folded(p, &f->out), 0);
 	/* byte order: 'F' (0x46) sorts before 'f' (0x66) */
-	check_text(&f->out,
-		   "alpha;main;F 2\n"
-		   "alpha;main;f 15\n"
-		   "bravo;z 1\n");
+	check_text(&f->out, "alpha;main;F 2\n"
+			    "alpha;main;f 15\n"
+			    "bravo;z 1\n");
 }
 
 /*
@@ -176,10 +174,9 @@ static void test_unnamed_addresses_distinct(void **state)
 	addr_name_loc(p, a, 0x7f0000015bd0ULL, "liblzma.so.5.4.1", 0x15bd0);
 
 	assert_int_equal(write_folded(p, &f->out), 0);
-	check_text(&f->out,
-		   "xz;main;liblzma.so.5.4.1+0x15bc9 5\n"
-		   "xz;main;liblzma.so.5.4.1+0x15bd0 1\n"
-		   "xz;main;liblzma.so.5.4.1+0x1692b 3\n");
+	check_text(&f->out, "xz;main;liblzma.so.5.4.1+0x15bc9 5\n"
+			    "xz;main;liblzma.so.5.4.1+0x15bd0 1\n"
+			    "xz;main;liblzma.so.5.4.1+0x1692b 3\n");
 }
 
 /* ';' and line breaks in names and comm cannot break the line apart. */
@@ -222,10 +219,9 @@ static void test_comm_edges(void **state)
 	name_loc(p, PROFILE_KERNEL_PROC, K1, "cpu_idle", "[kernel.kallsyms]", false);
 
 	assert_int_equal(write_folded(p, &f->out), 0);
-	check_text(&f->out,
-		   "0123456789abcdef;f 1\n"
-		   "[unknown];cpu_idle_[k] 4\n"
-		   "[unknown];g 2\n");
+	check_text(&f->out, "0123456789abcdef;f 1\n"
+			    "[unknown];cpu_idle_[k] 4\n"
+			    "[unknown];g 2\n");
 }
 
 static void test_empty(void **state)
@@ -263,18 +259,21 @@ static void test_offcpu_view(void **state)
 	struct fixture *f = *state;
 	struct profile *p = f->p, v;
 	uint32_t a = add_proc(p, 30, "alpha");
-	const uint64_t run[] = { 0x1010, 0x1200 }, wait[] = { 0xffffffff81000010ULL, 0x1018, 0x1200 };
+	const uint64_t run[] = { 0x1010, 0x1200 },
+		       wait[] = { 0xffffffff81000010ULL, 0x1018, 0x1200 };
 	bool created;
 
 	p->offcpu = true;
 	add_stack(p, a, run, 0, 2, 4);
 	assert_true(profile__add_offcpu(p, a, wait, 1, 2, 3, 2500999, &created) >= 0);
-	assert_true(profile__add_offcpu(p, a, run, 0, 2, 1, 999, &created) >= 0); /* under 1 µs: nothing */
+	assert_true(profile__add_offcpu(p, a, run, 0, 2, 1, 999, &created) >=
+		    0); /* under 1 µs: nothing */
 	assert_int_equal(profile__resolve_locs(p), 0);
 	name_loc(p, a, 0x1010, "spin", "/a", false);
 	name_loc(p, a, 0x1018, "wait", "/a", false);
 	name_loc(p, a, 0x1200, "main", "/a", false);
-	name_loc(p, PROFILE_KERNEL_PROC, 0xffffffff81000010ULL, "hrtimer_nanosleep", "[kernel.kallsyms]", false);
+	name_loc(p, PROFILE_KERNEL_PROC, 0xffffffff81000010ULL, "hrtimer_nanosleep",
+		 "[kernel.kallsyms]", false);
 
 	assert_int_equal(write_folded(p, &f->out), 0);
 	check_text(&f->out, "alpha;main;spin 4\n");

@@ -70,8 +70,9 @@ static uint32_t add_proc(struct profile *p, uint32_t pid)
 	return (uint32_t)idx;
 }
 
-static void add_map(struct profile *p, uint32_t proc, uint64_t start, uint64_t end, const char *perms,
-		    uint64_t offset, uint32_t maj, uint32_t min, uint64_t inode, const char *path)
+static void add_map(struct profile *p, uint32_t proc, uint64_t start, uint64_t end,
+		    const char *perms, uint64_t offset, uint32_t maj, uint32_t min, uint64_t inode,
+		    const char *path)
 {
 	struct profile_mapping m = {
 		.start = start,
@@ -93,7 +94,8 @@ static void add_map(struct profile *p, uint32_t proc, uint64_t start, uint64_t e
  * Check the whole output: nwords native pointer-size slots, then exactly the
  * maps text. Slots are compared one by one so a failure names the slot.
  */
-static void check_output(const struct buf *out, const uintptr_t *words, size_t nwords, const char *maps)
+static void check_output(const struct buf *out, const uintptr_t *words, size_t nwords,
+			 const char *maps)
 {
 	size_t bin = nwords * sizeof(uintptr_t), i;
 	char *text;
@@ -150,11 +152,14 @@ static void test_single_process(void **state)
 	const uint64_t s2[] = { 0xffffffff81000010ULL, 0x401100, 0x402000 };
 	const uint64_t s3[] = { 0x7f0000001234ULL };
 	static const uintptr_t want[] = {
-		0, 3, 0, PERIOD_US, 0,			/* header */
-		8, 3, 0x401000, 0x402345, 0x403000,	/* s1, 5 + 3 samples merged */
-		2, 2, 0x401100, 0x402000,		/* s2 */
-		1, 1, 0x7f0000001234ULL,		/* s3 */
-		0, 1, 0,				/* trailer */
+		0,	   3,	     0,
+		PERIOD_US, 0, /* header */
+		8,	   3,	     0x401000,
+		0x402345,  0x403000, /* s1, 5 + 3 samples merged */
+		2,	   2,	     0x401100,
+		0x402000, /* s2 */
+		1,	   1,	     0x7f0000001234ULL, /* s3 */
+		0,	   1,	     0, /* trailer */
 	};
 	static const char maps[] =
 		"00400000-00452000 r-xp 00000000 08:01 131090    /usr/bin/app\n"
@@ -166,7 +171,8 @@ static void test_single_process(void **state)
 	/* added out of order: the profile keeps them sorted by start */
 	add_map(p, a, 0x7ffd12340000ULL, 0x7ffd12361000ULL, "rw-p", 0, 0, 0, 0, "[stack]");
 	add_map(p, a, 0x400000, 0x452000, "r-xp", 0, 8, 1, 131090, "/usr/bin/app");
-	add_map(p, a, 0xffffffffff600000ULL, 0xffffffffff601000ULL, "--xp", 0, 0, 0, 0, "[vsyscall]");
+	add_map(p, a, 0xffffffffff600000ULL, 0xffffffffff601000ULL, "--xp", 0, 0, 0, 0,
+		"[vsyscall]");
 	add_map(p, a, 0x651000, 0x652000, "rw-p", 0x51000, 8, 1, 131090, "/usr/bin/app");
 	add_map(p, a, 0x7f0000001000ULL, 0x7f0000002000ULL, "rw-p", 0, 0, 0, 0, "");
 
@@ -218,10 +224,7 @@ static void test_kernel_only_skipped(void **state)
 	const uint64_t mixed[] = { 0xffffffff81999999ULL, 0x401000, 0x402000 };
 	const uint64_t ustack[] = { 0x401234 };
 	static const uintptr_t want[] = {
-		0, 3, 0, PERIOD_US, 0,
-		3, 2, 0x401000, 0x402000,
-		6, 1, 0x401234,
-		0, 1, 0,
+		0, 3, 0, PERIOD_US, 0, 3, 2, 0x401000, 0x402000, 6, 1, 0x401234, 0, 1, 0,
 	};
 	/* only process 500 has user frames: it alone is written, unshifted */
 	static const char maps[] = "00400000-00500000 r-xp 00001000 fd:02 77    /opt/x y/bin\n";
@@ -230,7 +233,7 @@ static void test_kernel_only_skipped(void **state)
 	add_map(p, a, 0x400000, 0x500000, "r-xp", 0x1000, 0xfd, 2, 77, "/opt/x y/bin");
 	add_stack(p, kt, kstack, 2, 0, 4);
 	add_stack(p, a, mixed, 1, 2, 3);
-	add_stack(p, a, kstack, 2, 0, 9);	/* a syscall-less kernel sample of pid 500 */
+	add_stack(p, a, kstack, 2, 0, 9); /* a syscall-less kernel sample of pid 500 */
 	add_stack(p, a, ustack, 0, 1, 6);
 
 	assert_int_equal(write_gperf(p, out, &st), 0);
@@ -273,11 +276,22 @@ static void test_zero_pc_cuts_chain(void **state)
 	const uint64_t kcut[] = { 0xffffffff81000000ULL, 0x401010, 0, 0x404000 };
 	const uint64_t leaf0[] = { 0, 0x401000 };
 	static const uintptr_t want[] = {
-		0, 3, 0, PERIOD_US, 0,
-		3, 2, 0x401000, 0x402000,	/* cut at the 0, 0x403000 dropped */
-		4, 1, 0x401010,
+		0,
+		3,
+		0,
+		PERIOD_US,
+		0,
+		3,
+		2,
+		0x401000,
+		0x402000, /* cut at the 0, 0x403000 dropped */
+		4,
+		1,
+		0x401010,
 		/* leaf0 has depth 0 after the cut: skipped */
-		0, 1, 0,
+		0,
+		1,
+		0,
 	};
 	static const char maps[] = "00400000-00410000 r-xp 00000000 08:01 5    /bin/z\n";
 
@@ -310,7 +324,8 @@ static void two_process_profile(struct profile *p, uint32_t *quiet, uint32_t *bu
 	add_map(p, *quiet, 0x55550000, 0x55560000, "r-xp", 0x2000, 8, 3, 4242, "/usr/lib/libq.so");
 	add_map(p, *quiet, 0x7ff000000000ULL, 0x7ff000001000ULL, "rw-p", 0, 0, 0, 0, "");
 	/* kernel half: omitted for a shifted window (it would wrap past 2^64) */
-	add_map(p, *quiet, 0xffffffffff600000ULL, 0xffffffffff601000ULL, "--xp", 0, 0, 0, 0, "[vsyscall]");
+	add_map(p, *quiet, 0xffffffffff600000ULL, 0xffffffffff601000ULL, "--xp", 0, 0, 0, 0,
+		"[vsyscall]");
 	add_map(p, *busy, 0x400000, 0x452000, "r-xp", 0, 8, 1, 131090, "/usr/bin/app");
 	add_map(p, *busy, 0x7ffd12340000ULL, 0x7ffd12361000ULL, "rw-p", 0, 0, 0, 0, "[stack]");
 
@@ -320,13 +335,27 @@ static void two_process_profile(struct profile *p, uint32_t *quiet, uint32_t *bu
 }
 
 static const uintptr_t two_proc_words[] = {
-	0, 3, 0, PERIOD_US, 0,
+	0,
+	3,
+	0,
+	PERIOD_US,
+	0,
 	/* pid 300, window 1: + 0x800000000000 */
-	2, 2, 0x800055550100ULL, 0x800055551200ULL,
+	2,
+	2,
+	0x800055550100ULL,
+	0x800055551200ULL,
 	/* pid 900, window 0: unchanged */
-	5, 2, 0x401000, 0x7ffd12350000ULL,
-	4, 1, 0x402000,
-	0, 1, 0,
+	5,
+	2,
+	0x401000,
+	0x7ffd12350000ULL,
+	4,
+	1,
+	0x402000,
+	0,
+	1,
+	0,
 };
 
 /* busiest first; offsets, devices and inodes unchanged; [vsyscall] of the shifted window dropped */
@@ -389,14 +418,13 @@ static void test_two_processes_tie_by_pid(void **state)
 	uint32_t hi = add_proc(p, 20), lo = add_proc(p, 10);
 	const uint64_t h[] = { 0x1100 }, l[] = { 0x1200 };
 	static const uintptr_t want[] = {
-		0, 3, 0, PERIOD_US, 0,
-		1, 1, 0x3100,	/* pid 20: window 1; max end 0x2000 -> shift 13 */
-		1, 1, 0x1200,	/* pid 10: window 0 */
+		0, 3, 0,      PERIOD_US,
+		0, 1, 1,      0x3100, /* pid 20: window 1; max end 0x2000 -> shift 13 */
+		1, 1, 0x1200, /* pid 10: window 0 */
 		0, 1, 0,
 	};
-	static const char maps[] =
-		"00001000-00002000 r-xp 00000000 00:00 0    /b\n"
-		"00003000-00004000 r-xp 00000000 00:00 0    /a\n";
+	static const char maps[] = "00001000-00002000 r-xp 00000000 00:00 0    /b\n"
+				   "00003000-00004000 r-xp 00000000 00:00 0    /a\n";
 
 	add_map(p, hi, 0x1000, 0x2000, "r-xp", 0, 0, 0, 0, "/a");
 	add_map(p, lo, 0x1000, 0x2000, "r-xp", 0, 0, 0, 0, "/b");
@@ -419,18 +447,15 @@ static void test_pc_beyond_window_cut(void **state)
 	const uint64_t sa[] = { 0x8000, 0x9000, 0x10000, 0x8100 };
 	const uint64_t sb[] = { 0x123456789ULL };
 	static const uintptr_t want[] = {
-		0, 3, 0, PERIOD_US, 0,
-		3, 2, 0x8000, 0x9000,
-		0, 1, 0,
+		0, 3, 0, PERIOD_US, 0, 3, 2, 0x8000, 0x9000, 0, 1, 0,
 	};
-	static const char maps[] =
-		"00008000-00010000 r-xp 00000000 00:00 0    /a\n"
-		"00018000-00020000 r-xp 00000000 00:00 0    /b\n";
+	static const char maps[] = "00008000-00010000 r-xp 00000000 00:00 0    /a\n"
+				   "00018000-00020000 r-xp 00000000 00:00 0    /b\n";
 
 	add_map(p, a, 0x8000, 0x10000, "r-xp", 0, 0, 0, 0, "/a");
 	add_map(p, b, 0x8000, 0x10000, "r-xp", 0, 0, 0, 0, "/b");
 	add_stack(p, a, sa, 0, 4, 3);
-	add_stack(p, b, sb, 0, 1, 1);	/* leaf outside the window: nothing left */
+	add_stack(p, b, sb, 0, 1, 1); /* leaf outside the window: nothing left */
 	p->procs[a].nr_samples = 3;
 	p->procs[b].nr_samples = 1;
 	assert_int_equal(write_gperf(p, out, &st), 0);
@@ -493,7 +518,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_only_kernel_stacks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_zero_pc_cuts_chain, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_two_processes, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_two_processes_busier_by_stacks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_two_processes_busier_by_stacks, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_two_processes_tie_by_pid, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pc_beyond_window_cut, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_windows_do_not_fit, setup, teardown),

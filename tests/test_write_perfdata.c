@@ -33,7 +33,7 @@
 #define TID2 4243
 #define FREQ 999
 #define PERIOD 1001001ULL
-#define T0 5000000000ULL	/* sample times, ns */
+#define T0 5000000000ULL /* sample times, ns */
 #define TEXT 0xffffffff81000000ULL
 #define ETEXT 0xffffffff8220bb08ULL
 #define MOD_ADDR 0xffffffffc0200000ULL
@@ -42,15 +42,29 @@
 #define LIBC_START 0x7ffff7dc0000ULL
 
 /* perf's own numbers, spelled out here independently of the writer */
-enum { F_BUILD_ID = 2, F_HOSTNAME = 3, F_OSRELEASE = 4, F_VERSION = 5, F_ARCH = 6, F_NRCPUS = 7,
-       F_CPUDESC = 8, F_CPUID = 9, F_TOTAL_MEM = 10, F_CMDLINE = 11, F_EVENT_DESC = 12,
-       F_SAMPLE_TIME = 21, F_CLOCKID = 23, F_CLOCK_DATA = 29 };
+enum {
+	F_BUILD_ID = 2,
+	F_HOSTNAME = 3,
+	F_OSRELEASE = 4,
+	F_VERSION = 5,
+	F_ARCH = 6,
+	F_NRCPUS = 7,
+	F_CPUDESC = 8,
+	F_CPUID = 9,
+	F_TOTAL_MEM = 10,
+	F_CMDLINE = 11,
+	F_EVENT_DESC = 12,
+	F_SAMPLE_TIME = 21,
+	F_CLOCKID = 23,
+	F_CLOCK_DATA = 29
+};
 #define REC_FINISHED_ROUND 68
 #define MISC_BUILD_ID_SIZE (1 << 15)
 
 static const uint8_t kernel_id[20] = { 0x4a, 0x5a, 0x9b, 0x0a, 0xff, 0xb6, 0x6c, 0x43, 0x7a, 0xbc,
 				       0xd4, 0x55, 0xd2, 0x73, 0x8a, 0xf8, 0x79, 0x98, 0x5f, 0xa9 };
-static const uint8_t exe_id[20] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20 };
+static const uint8_t exe_id[20] = { 1,	2,  3,	4,  5,	6,  7,	8,  9,	10,
+				    11, 12, 13, 14, 15, 16, 17, 18, 19, 20 };
 static const uint8_t libc_id[20] = { 0xee, 1, 0xee, 2, 0xee, 3, 0xee, 4, 0xee, 5,
 				     0xee, 6, 0xee, 7, 0xee, 8, 0xee, 9, 0xee, 10 };
 
@@ -59,7 +73,7 @@ struct fixture {
 	char kallsyms[96], modules[96], notes[96], out[96];
 	struct profile *p;
 	uint32_t proc;
-	uint8_t *file;	/* the written file, after read_back() */
+	uint8_t *file; /* the written file, after read_back() */
 	size_t size;
 };
 
@@ -72,11 +86,17 @@ static void write_text(const char *path, const void *data, size_t len)
 	close(fd);
 }
 
-static void add_map(struct profile *p, uint32_t proc, uint64_t start, uint64_t end, const char *perms,
-		    uint64_t offset, uint64_t inode, const char *path, const uint8_t *id)
+static void add_map(struct profile *p, uint32_t proc, uint64_t start, uint64_t end,
+		    const char *perms, uint64_t offset, uint64_t inode, const char *path,
+		    const uint8_t *id)
 {
 	struct profile_mapping m = {
-		.start = start, .end = end, .offset = offset, .inode = inode, .dev_major = 8, .dev_minor = 1,
+		.start = start,
+		.end = end,
+		.offset = offset,
+		.inode = inode,
+		.dev_major = 8,
+		.dev_minor = 1,
 	};
 
 	memcpy(m.perms, perms, 5);
@@ -92,8 +112,10 @@ static void add_map(struct profile *p, uint32_t proc, uint64_t start, uint64_t e
 static int setup(void **state)
 {
 	/* a note before the build-id one, which the reader must step over */
-	static const uint8_t notes_head[] = { 6, 0, 0, 0, 4, 0, 0, 0, 1, 1, 0, 0, 'L', 'i', 'n', 'u', 'x', 0, 0, 0,
-					      0, 0, 0, 0, 4, 0, 0, 0, 20, 0, 0, 0, 3, 0, 0, 0, 'G', 'N', 'U', 0 };
+	static const uint8_t notes_head[] = { 6, 0, 0,	 0,   4,   0,	0,   0,	  1,   1,
+					      0, 0, 'L', 'i', 'n', 'u', 'x', 0,	  0,   0,
+					      0, 0, 0,	 0,   4,   0,	0,   0,	  20,  0,
+					      0, 0, 3,	 0,   0,   0,	'G', 'N', 'U', 0 };
 	static const char kallsyms[] = "ffffffff81000000 T _stext\n"
 				       "ffffffff81000000 T _text\n"
 				       "ffffffff81001000 T do_syscall_64\n"
@@ -134,11 +156,13 @@ static int setup(void **state)
 	f->proc = (uint32_t)idx;
 	snprintf(f->p->procs[idx].comm, PROFILE_COMM_LEN, "work");
 	add_map(f->p, f->proc, EXE_START, EXE_START + 0x1000, "r--p", 0, 77, "/opt/work", NULL);
-	add_map(f->p, f->proc, EXE_START + 0x1000, EXE_START + 0x2000, "r-xp", 0x1000, 77, "/opt/work", exe_id);
-	add_map(f->p, f->proc, LIBC_START, LIBC_START + 0x100000, "r-xp", 0x26000, 99, "/lib/libc.so.6",
-		libc_id);
+	add_map(f->p, f->proc, EXE_START + 0x1000, EXE_START + 0x2000, "r-xp", 0x1000, 77,
+		"/opt/work", exe_id);
+	add_map(f->p, f->proc, LIBC_START, LIBC_START + 0x100000, "r-xp", 0x26000, 99,
+		"/lib/libc.so.6", libc_id);
 	add_map(f->p, f->proc, 0x7ffff7fc0000ULL, 0x7ffff7fc2000ULL, "r-xp", 0, 0, "[vdso]", NULL);
-	add_map(f->p, f->proc, 0x7ffff7fd0000ULL, 0x7ffff7fd8000ULL, "r-xp", 0, 55, "/lib/unsampled.so", exe_id);
+	add_map(f->p, f->proc, 0x7ffff7fd0000ULL, 0x7ffff7fd8000ULL, "r-xp", 0, 55,
+		"/lib/unsampled.so", exe_id);
 	*state = f;
 	return 0;
 }
@@ -180,8 +204,14 @@ static struct perfdata_opts opts(struct fixture *f)
 static struct profile_sample sample(uint32_t tid, uint64_t t, const char *comm, const uint64_t *ips,
 				    uint16_t nk, uint16_t nu)
 {
-	return (struct profile_sample){ .pid = PID, .tid = tid, .cpu = tid == PID ? 1 : 0, .time_ns = t,
-					.comm = comm, .ips = ips, .nr_kernel = nk, .nr_user = nu };
+	return (struct profile_sample){ .pid = PID,
+					.tid = tid,
+					.cpu = tid == PID ? 1 : 0,
+					.time_ns = t,
+					.comm = comm,
+					.ips = ips,
+					.nr_kernel = nk,
+					.nr_user = nu };
 }
 
 static void read_back(struct fixture *f)
@@ -234,7 +264,8 @@ static const char *str_at(const struct fixture *f, uint64_t *off)
 static void write_standard(struct fixture *f)
 {
 	static const uint64_t u1[] = { EXE_START + 0x1100, EXE_START + 0x1200, LIBC_START + 0x40 };
-	static const uint64_t ku[] = { 0xffffffff81001010ULL, 0xffffffff81001020ULL, EXE_START + 0x1300 };
+	static const uint64_t ku[] = { 0xffffffff81001010ULL, 0xffffffff81001020ULL,
+				       EXE_START + 0x1300 };
 	static const uint64_t k1[] = { 0xffffffff81001030ULL };
 	struct perfdata_opts o = opts(f);
 	struct profile_sample s;
@@ -300,8 +331,9 @@ static struct hdr check_file_header(const struct fixture *f)
 	assert_int_equal(a.size, sizeof(a));
 	assert_int_equal(a.sample_freq, FREQ);
 	assert_int_equal(a.freq, 1);
-	assert_int_equal(a.sample_type, PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
-						PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN);
+	assert_int_equal(a.sample_type, PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+						PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |
+						PERF_SAMPLE_CALLCHAIN);
 	assert_int_equal(a.sample_id_all, 1);
 	assert_int_equal(a.use_clockid, 1);
 	assert_int_equal(a.clockid, 1 /* CLOCK_MONOTONIC */);
@@ -323,7 +355,8 @@ static void test_records(void **state)
 	struct fixture *f = *state;
 	struct hdr h;
 	uint64_t off, end, last_time = 0;
-	int seen_comm = 0, seen_mmap2 = 0, seen_sample = 0, seen_lost = 0, seen_round = 0, nr_mmap = 0;
+	int seen_comm = 0, seen_mmap2 = 0, seen_sample = 0, seen_lost = 0, seen_round = 0,
+	    nr_mmap = 0;
 	int thread_comm_at = -1, thread_sample_at = -1, idx = 0, last_type = 0;
 
 	write_standard(f);
@@ -464,7 +497,8 @@ static void test_records(void **state)
 			seen_lost++;
 			break;
 		default:
-			fail_msg("unexpected record type %u at %llu", eh.type, (unsigned long long)off);
+			fail_msg("unexpected record type %u at %llu", eh.type,
+				 (unsigned long long)off);
 		}
 		last_type = eh.type;
 		off += eh.size;
@@ -481,7 +515,8 @@ static void test_records(void **state)
 }
 
 /* Feature section bit: returns its {offset, size} from the table, asserting the bit is set. */
-static void feature(const struct fixture *f, const struct hdr *h, int bit, uint64_t *off, uint64_t *size)
+static void feature(const struct fixture *f, const struct hdr *h, int bit, uint64_t *off,
+		    uint64_t *size)
 {
 	uint64_t table = h->data_off + h->data_sz;
 	int i, n = 0;
@@ -508,9 +543,10 @@ static void test_features(void **state)
 	for (bit = 0; bit < 256; bit++)
 		nbits += (int)(h.feat[bit / 64] >> (bit % 64) & 1);
 	{
-		static const int want[] = { F_BUILD_ID,	 F_HOSTNAME,   F_OSRELEASE,   F_VERSION,	  F_ARCH,
-					    F_NRCPUS,	 F_CPUDESC,    F_TOTAL_MEM,   F_CMDLINE,	  F_EVENT_DESC,
-					    F_SAMPLE_TIME, F_CLOCKID, F_CLOCK_DATA };
+		static const int want[] = { F_BUILD_ID,	 F_HOSTNAME,   F_OSRELEASE,   F_VERSION,
+					    F_ARCH,	 F_NRCPUS,     F_CPUDESC,     F_TOTAL_MEM,
+					    F_CMDLINE,	 F_EVENT_DESC, F_SAMPLE_TIME, F_CLOCKID,
+					    F_CLOCK_DATA };
 
 		for (i = 0; i < (int)(sizeof(want) / sizeof(want[0])); i++)
 			assert_true(h.feat[want[i] / 64] >> (want[i] % 64) & 1);
@@ -555,7 +591,8 @@ static void test_features(void **state)
 	feature(f, &h, F_EVENT_DESC, &off, &size);
 	assert_int_equal(u32_at(f, off), 1);
 	assert_int_equal(u32_at(f, off + 4), sizeof(struct perf_event_attr));
-	assert_memory_equal(f->file + off + 8, f->file + h.attr_off, sizeof(struct perf_event_attr));
+	assert_memory_equal(f->file + off + 8, f->file + h.attr_off,
+			    sizeof(struct perf_event_attr));
 	pos = off + 8 + sizeof(struct perf_event_attr);
 	assert_int_equal(u32_at(f, pos), 0);
 	pos += 4;
@@ -605,7 +642,8 @@ static void test_features(void **state)
 			assert_int_equal(u32_at(f, pos + 8), UINT32_MAX); /* pid -1 */
 			assert_memory_equal(f->file + pos + 12, want[i].id, 20);
 			assert_int_equal(f->file[pos + 32], 20);
-			assert_int_equal(f->file[pos + 33] | f->file[pos + 34] | f->file[pos + 35], 0);
+			assert_int_equal(f->file[pos + 33] | f->file[pos + 34] | f->file[pos + 35],
+					 0);
 			assert_string_equal((const char *)f->file + pos + 36, want[i].name);
 			for (size_t z = 36 + nlen; z < eh.size; z++)
 				assert_int_equal(f->file[pos + z], 0);
@@ -654,7 +692,8 @@ static void test_disk_full(void **state)
 	struct perfdata_opts o = opts(f);
 	struct perfdata_writer *w;
 	struct profile_sample s;
-	int fd = open(f->out, O_RDWR | O_CREAT | O_TRUNC, 0600), full = open("/dev/full", O_WRONLY), i, err = 0;
+	int fd = open(f->out, O_RDWR | O_CREAT | O_TRUNC, 0600), full = open("/dev/full", O_WRONLY),
+	    i, err = 0;
 
 	if (full < 0) {
 		close(fd);
@@ -709,14 +748,16 @@ static void test_bad_args(void **state)
 static void test_offcpu_event(void **state)
 {
 	static const uint64_t u[] = { EXE_START + 0x1100, EXE_START + 0x1200 };
-	static const uint64_t ku[] = { 0xffffffff81001010ULL, 0xffffffff81001020ULL, EXE_START + 0x1300 };
+	static const uint64_t ku[] = { 0xffffffff81001010ULL, 0xffffffff81001020ULL,
+				       EXE_START + 0x1300 };
 	struct fixture *f = *state;
 	struct perfdata_opts o = opts(f);
 	struct perfdata_writer *w;
 	struct profile_sample s, r;
 	struct perf_event_attr a[2];
 	uint64_t attr_off, attr_sz, data_off, data_sz, off, end, id[2], desc_off, desc_sz;
-	int fd = open(f->out, O_RDWR | O_CREAT | O_TRUNC, 0600), i, nr_cpu = 0, nr_off = 0, nr_comm = 0;
+	int fd = open(f->out, O_RDWR | O_CREAT | O_TRUNC, 0600), i, nr_cpu = 0, nr_off = 0,
+	    nr_comm = 0;
 	const char *name;
 
 	assert_true(fd >= 0);
@@ -748,8 +789,9 @@ static void test_offcpu_event(void **state)
 		memcpy(&a[i], f->file + at, sizeof(a[i]));
 		assert_int_equal(u64_at(f, at + sizeof(a[i]) + 8), 8); /* one id */
 		id[i] = u64_at(f, u64_at(f, at + sizeof(a[i])));
-		assert_int_equal(a[i].sample_type, PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
-							   PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |
+		assert_int_equal(a[i].sample_type, PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP |
+							   PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+							   PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |
 							   PERF_SAMPLE_CALLCHAIN);
 		assert_int_equal(a[i].sample_id_all, 1);
 		assert_int_equal(a[i].use_clockid, 1);
@@ -778,16 +820,20 @@ static void test_offcpu_event(void **state)
 			assert_int_equal(eh.size, 8 + 56 + nr * 8);
 			if (sid == id[1]) {
 				nr_off++;
-				assert_int_equal(u64_at(f, rec + 8), ku[0]);	/* ip: the kernel leaf */
+				assert_int_equal(u64_at(f, rec + 8),
+						 ku[0]); /* ip: the kernel leaf */
 				assert_int_equal(u64_at(f, rec + 24), T0 + 1000);
-				assert_int_equal(u64_at(f, rec + 40), 4000123);	/* period: the block's ns */
-				assert_int_equal(nr, 2 + 1 + 1 + 1);	/* context, 2 kernel, context, 1 user */
+				assert_int_equal(u64_at(f, rec + 40),
+						 4000123); /* period: the block's ns */
+				assert_int_equal(
+					nr, 2 + 1 + 1 + 1); /* context, 2 kernel, context, 1 user */
 				assert_int_equal(u64_at(f, rec + 56), PERF_CONTEXT_KERNEL);
 			} else {
 				nr_cpu++;
 				assert_int_equal(u64_at(f, rec + 40), PERIOD);
 			}
-		} else if (eh.type == PERF_RECORD_COMM || eh.type == PERF_RECORD_MMAP2 || eh.type == PERF_RECORD_MMAP) {
+		} else if (eh.type == PERF_RECORD_COMM || eh.type == PERF_RECORD_MMAP2 ||
+			   eh.type == PERF_RECORD_MMAP) {
 			/* the trailer's last word is the (first) event's id */
 			assert_int_equal(u64_at(f, off + eh.size - 8), id[0]);
 			nr_comm += eh.type == PERF_RECORD_COMM;
@@ -799,8 +845,11 @@ static void test_offcpu_event(void **state)
 	assert_true(nr_comm >= 1);
 
 	/* EVENT_DESC: two events, cpu-clock and offcpu-time, each with its id */
-	feature(f, &(struct hdr){ .data_off = data_off, .data_sz = data_sz,
-				  .feat = { u64_at(f, 72), u64_at(f, 80), u64_at(f, 88), u64_at(f, 96) } },
+	feature(f,
+		&(struct hdr){
+			.data_off = data_off,
+			.data_sz = data_sz,
+			.feat = { u64_at(f, 72), u64_at(f, 80), u64_at(f, 88), u64_at(f, 96) } },
 		F_EVENT_DESC, &desc_off, &desc_sz);
 	off = desc_off;
 	assert_int_equal(u32_at(f, off), 2);

@@ -125,15 +125,15 @@ static const uint8_t LIBC_ID[8] = { 0xAB, 0xCD, 0xEF, 0x12, 0x34, 0x56, 0x78, 0x
 static void build_two_process_profile(struct profile *p)
 {
 	uint32_t app = add_proc(p, 1234, "app", "/system.slice/app.service", NULL);
-	uint32_t wrk = add_proc(p, 99, "worker", "/kubepods/pod1/cri-containerd-0123abcd",
-				"0123abcd");
+	uint32_t wrk =
+		add_proc(p, 99, "worker", "/kubepods/pod1/cri-containerd-0123abcd", "0123abcd");
 	const uint64_t s0[] = { 0x401010, 0x402020 };
 	const uint64_t s1[] = { K_LEAF, K_RET, 0x7f0000001000ULL, 0x402030 };
 	const uint64_t s2[] = { 0x401010, 0x500000 };
 	const uint64_t s3[] = { 0x7f1000000100ULL };
 
-	add_map(p, app, 0x7f0000000000ULL, 0x7f0000200000ULL, 0x28000, "/usr/lib/x86_64-linux-gnu/libc.so.6",
-		LIBC_ID, sizeof(LIBC_ID));
+	add_map(p, app, 0x7f0000000000ULL, 0x7f0000200000ULL, 0x28000,
+		"/usr/lib/x86_64-linux-gnu/libc.so.6", LIBC_ID, sizeof(LIBC_ID));
 	add_map(p, app, 0x400000, 0x452000, 0, "/usr/bin/app", APP_ID, sizeof(APP_ID));
 	add_map(p, app, 0x7f1000000000ULL, 0x7f1000100000ULL, 0, "", NULL, 0);
 	add_map(p, wrk, 0x400000, 0x452000, 0, "/usr/bin/app", NULL, 0);
@@ -269,7 +269,7 @@ struct want_frame {
 	uint64_t address;
 	const char *func;
 	const char *file;
-	const char *map_file;	/* NULL: no mapping (id 0) */
+	const char *map_file; /* NULL: no mapping (id 0) */
 	uint64_t map_start, map_limit, map_offset;
 	const char *build_id;
 	bool has_functions;
@@ -285,26 +285,47 @@ struct want_sample {
 
 #define APP_MAP(has) "/usr/bin/app", 0x400000, 0x452000, 0, APP_ID_HEX, has
 #define WRK_MAP "/usr/bin/app", 0x400000, 0x452000, 0, "", true
-#define LIBC_MAP "/usr/lib/x86_64-linux-gnu/libc.so.6", 0x7f0000000000ULL, 0x7f0000200000ULL, 0x28000, \
+#define LIBC_MAP                                                                              \
+	"/usr/lib/x86_64-linux-gnu/libc.so.6", 0x7f0000000000ULL, 0x7f0000200000ULL, 0x28000, \
 		LIBC_ID_HEX, false
 /* kernel: from the leaf address to one past the return address minus 1 */
 #define KERN_MAP "[kernel.kallsyms]", K_LEAF, K_RET, 0, "", true
 #define JIT_MAP "", 0x7f1000000000ULL, 0x7f1000100000ULL, 0, "", true
 
 static const struct want_sample two_process_want[] = {
-	{ 5, 2, { { 0x401010, "hot", "/usr/bin/app", APP_MAP(true) },
-		  { 0x40201f, "main", "/usr/bin/app", APP_MAP(true) } },
-	  1234, "app", "/system.slice/app.service", NULL },
-	{ 3, 4, { { K_LEAF, "do_syscall_64", "[kernel.kallsyms]", KERN_MAP },
-		  { K_RET - 1, "entry_SYSCALL_64", "[kernel.kallsyms]", KERN_MAP },
-		  { 0x7f0000001000ULL, NULL, NULL, LIBC_MAP },	/* user leaf: as is */
-		  { 0x40202f, "main", "/usr/bin/app", APP_MAP(true) } },
-	  1234, "app", "/system.slice/app.service", NULL },
-	{ 2, 2, { { 0x401010, "hot", "/usr/bin/app", WRK_MAP },
-		  { 0x4fffff, NULL, NULL, NULL, 0, 0, 0, NULL, false } },
-	  99, "worker", "/kubepods/pod1/cri-containerd-0123abcd", "0123abcd" },
-	{ 1, 1, { { 0x7f1000000100ULL, "JS:foo /app.js:1:1", "[jit]", JIT_MAP } },
-	  1234, "app", "/system.slice/app.service", NULL },
+	{ 5,
+	  2,
+	  { { 0x401010, "hot", "/usr/bin/app", APP_MAP(true) },
+	    { 0x40201f, "main", "/usr/bin/app", APP_MAP(true) } },
+	  1234,
+	  "app",
+	  "/system.slice/app.service",
+	  NULL },
+	{ 3,
+	  4,
+	  { { K_LEAF, "do_syscall_64", "[kernel.kallsyms]", KERN_MAP },
+	    { K_RET - 1, "entry_SYSCALL_64", "[kernel.kallsyms]", KERN_MAP },
+	    { 0x7f0000001000ULL, NULL, NULL, LIBC_MAP }, /* user leaf: as is */
+	    { 0x40202f, "main", "/usr/bin/app", APP_MAP(true) } },
+	  1234,
+	  "app",
+	  "/system.slice/app.service",
+	  NULL },
+	{ 2,
+	  2,
+	  { { 0x401010, "hot", "/usr/bin/app", WRK_MAP },
+	    { 0x4fffff, NULL, NULL, NULL, 0, 0, 0, NULL, false } },
+	  99,
+	  "worker",
+	  "/kubepods/pod1/cri-containerd-0123abcd",
+	  "0123abcd" },
+	{ 1,
+	  1,
+	  { { 0x7f1000000100ULL, "JS:foo /app.js:1:1", "[jit]", JIT_MAP } },
+	  1234,
+	  "app",
+	  "/system.slice/app.service",
+	  NULL },
 };
 
 static void check_frame(const pb_profile *pb, uint64_t loc_id, const struct want_frame *w)
@@ -321,7 +342,7 @@ static void check_frame(const pb_profile *pb, uint64_t loc_id, const struct want
 		assert_string_equal(str(pb, fn->system_name), w->func);
 		assert_string_equal(str(pb, fn->filename), w->file);
 	} else {
-		assert_int_equal(l->n_line, 0);	/* pprof then shows the address */
+		assert_int_equal(l->n_line, 0); /* pprof then shows the address */
 	}
 	if (w->map_file) {
 		const Perftools__Profiles__Mapping *m;
@@ -340,15 +361,15 @@ static void check_frame(const pb_profile *pb, uint64_t loc_id, const struct want
 	}
 }
 
-static const Perftools__Profiles__Label *label(const Perftools__Profiles__Sample *s, const pb_profile *pb,
-					       const char *key)
+static const Perftools__Profiles__Label *label(const Perftools__Profiles__Sample *s,
+					       const pb_profile *pb, const char *key)
 {
 	size_t i;
 	const Perftools__Profiles__Label *found = NULL;
 
 	for (i = 0; i < s->n_label; i++)
 		if (!strcmp(str(pb, s->label[i]->key), key)) {
-			assert_null(found);	/* one value per key */
+			assert_null(found); /* one value per key */
 			found = s->label[i];
 		}
 	return found;
@@ -448,7 +469,8 @@ static void test_two_processes(void **state)
 	/* busiest process first, in address order: its main binary is mapping[0]; kernel last */
 	assert_string_equal(str(pb, pb->mapping[0]->filename), "/usr/bin/app");
 	assert_string_equal(str(pb, pb->mapping[0]->build_id), APP_ID_HEX);
-	assert_string_equal(str(pb, pb->mapping[1]->filename), "/usr/lib/x86_64-linux-gnu/libc.so.6");
+	assert_string_equal(str(pb, pb->mapping[1]->filename),
+			    "/usr/lib/x86_64-linux-gnu/libc.so.6");
 	assert_string_equal(str(pb, pb->mapping[2]->filename), "");
 	assert_string_equal(str(pb, pb->mapping[3]->filename), "/usr/bin/app");
 	assert_string_equal(str(pb, pb->mapping[3]->build_id), "");
@@ -499,8 +521,8 @@ static void test_anonymous_mappings(void **state)
 	const pb_profile *pb;
 	const Perftools__Profiles__Location *l;
 
-	add_map(p, a, 0x10000, 0x11000, 0, "", NULL, 0);	/* unnamed only */
-	add_map(p, a, 0x20000, 0x21000, 0, "", NULL, 0);	/* JIT */
+	add_map(p, a, 0x10000, 0x11000, 0, "", NULL, 0); /* unnamed only */
+	add_map(p, a, 0x20000, 0x21000, 0, "", NULL, 0); /* JIT */
 	add_map(p, a, 0x30000, 0x31000, 0, "/bin/a", NULL, 0);
 	add_stack(p, a, s, 0, 3, 1);
 	assert_int_equal(profile__resolve_locs(p), 0);
@@ -638,7 +660,8 @@ static void test_offcpu_sample_types(void **state)
 		const Perftools__Profiles__Sample *ps = pb->sample[i];
 
 		assert_int_equal(ps->n_value, 4);
-		if (ps->n_location_id == 2 && location(pb, ps->location_id[0])->address == 0x10010) {
+		if (ps->n_location_id == 2 &&
+		    location(pb, ps->location_id[0])->address == 0x10010) {
 			assert_int_equal(ps->value[0], 3);
 			assert_int_equal(ps->value[1], 3 * PERIOD_NS);
 			assert_int_equal(ps->value[2], 5000000);

@@ -26,12 +26,12 @@
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define MAX_FRAMES 16
-#define PLOT_WIDTH 1180.0	/* 1200 px image less 10 px on each side */
+#define PLOT_WIDTH 1180.0 /* 1200 px image less 10 px on each side */
 
 struct fixture {
 	struct profile *p;
 	struct buf out;
-	char *svg;	/* out as a C string */
+	char *svg; /* out as a C string */
 };
 
 static int setup(void **state)
@@ -80,8 +80,8 @@ static uint32_t add_proc(struct profile *p, uint32_t pid, const char *comm)
  * Add a stack given root to leaf: user addresses then kernel addresses (0
  * ends each list), as a reader would draw it; stored leaf first.
  */
-static void add_stack(struct profile *p, uint32_t proc, const uint64_t *user, const uint64_t *kernel,
-		      uint64_t count)
+static void add_stack(struct profile *p, uint32_t proc, const uint64_t *user,
+		      const uint64_t *kernel, uint64_t count)
 {
 	uint64_t ips[2 * MAX_FRAMES];
 	uint16_t nu = 0, nk = 0, n = 0, i;
@@ -95,13 +95,14 @@ static void add_stack(struct profile *p, uint32_t proc, const uint64_t *user, co
 		ips[n++] = kernel[i];
 	for (i = nu; i-- > 0;)
 		ips[n++] = user[i];
-	assert_true(profile__add_stack(p, proc, ips, nk, nu, count, count * p->period_ns, &created) >= 0);
+	assert_true(profile__add_stack(p, proc, ips, nk, nu, count, count * p->period_ns,
+				       &created) >= 0);
 }
 
 struct sym {
 	uint64_t addr;
-	const char *func;	/* NULL: unsymbolized */
-	const char *dso;	/* NULL: unknown */
+	const char *func; /* NULL: unsymbolized */
+	const char *dso; /* NULL: unknown */
 	bool is_jit;
 };
 
@@ -126,8 +127,8 @@ static void name_locs(struct profile *p, const struct sym *syms, size_t n)
 
 static bool is_name_char(char c)
 {
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-	       c == '-' || c == ':' || c == '.';
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_' || c == '-' || c == ':' || c == '.';
 }
 
 /* Character data or an attribute value: valid UTF-8, no control characters, known entities only. */
@@ -141,11 +142,13 @@ static bool check_chars(const char *s, const char *end, bool attr)
 		if (c < 0x20 && c != '\n' && c != '\t' && c != '\r')
 			return false;
 		if (c == '&') {
-			static const char *const ents[] = { "&lt;", "&gt;", "&amp;", "&quot;", "&apos;" };
+			static const char *const ents[] = { "&lt;", "&gt;", "&amp;", "&quot;",
+							    "&apos;" };
 			size_t k;
 
 			for (k = 0; k < ARRAY_SIZE(ents); k++)
-				if ((size_t)(end - s) >= strlen(ents[k]) && !strncmp(s, ents[k], strlen(ents[k])))
+				if ((size_t)(end - s) >= strlen(ents[k]) &&
+				    !strncmp(s, ents[k], strlen(ents[k])))
 					break;
 			if (k == ARRAY_SIZE(ents))
 				return false;
@@ -153,7 +156,10 @@ static bool check_chars(const char *s, const char *end, bool attr)
 			continue;
 		}
 		if (c >= 0x80) {
-			int len = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c <= 0xdf ? 2 : 0;
+			int len = c >= 0xf0 && c <= 0xf4 ? 4 :
+				  c >= 0xe0		 ? 3 :
+				  c >= 0xc2 && c <= 0xdf ? 2 :
+							   0;
 			int i;
 
 			if (!len || c > 0xf4 || end - s < len)
@@ -214,8 +220,8 @@ static bool xml_well_formed(const char *doc)
 
 			while (is_name_char(s[2 + n]))
 				n++;
-			if (depth == 0 || n != stack_len[depth - 1] || strncmp(s + 2, stack[depth - 1], n) ||
-			    s[2 + n] != '>')
+			if (depth == 0 || n != stack_len[depth - 1] ||
+			    strncmp(s + 2, stack[depth - 1], n) || s[2 + n] != '>')
 				return false;
 			depth--;
 			s += 3 + n;
@@ -264,7 +270,7 @@ static bool xml_well_formed(const char *doc)
 /* ---- reading frames back ------------------------------------------------ */
 
 struct frame {
-	char name[256];		/* as written, XML-escaped */
+	char name[256]; /* as written, XML-escaped */
 	unsigned long long samples;
 	double pct;
 	double x, y, w;
@@ -293,9 +299,15 @@ static size_t read_frames(const char *svg, struct frame *fr, size_t max)
 		memcpy(f->name, t, paren - t);
 		assert_int_equal(sscanf(paren, " (%llu sample", &f->samples), 1);
 		assert_int_equal(sscanf(strstr(paren, ", "), ", %lf%%)", &f->pct), 1);
-		assert_int_equal(sscanf(te, "</title><rect x=\"%lf\" y=\"%lf\" width=\"%lf\"", &f->x, &f->y, &f->w), 3);
-		assert_int_equal(sscanf(strstr(te, "fill=\""), "fill=\"rgb(%d,%d,%d)\"", &f->r, &f->g, &f->b), 3);
-		assert_int_equal(sscanf(strstr(te, "fg:x=\""), "fg:x=\"%llu\" fg:w=\"%llu\"", &f->fg_x, &f->fg_w), 2);
+		assert_int_equal(sscanf(te, "</title><rect x=\"%lf\" y=\"%lf\" width=\"%lf\"",
+					&f->x, &f->y, &f->w),
+				 3);
+		assert_int_equal(sscanf(strstr(te, "fill=\""), "fill=\"rgb(%d,%d,%d)\"", &f->r,
+					&f->g, &f->b),
+				 3);
+		assert_int_equal(sscanf(strstr(te, "fg:x=\""), "fg:x=\"%llu\" fg:w=\"%llu\"",
+					&f->fg_x, &f->fg_w),
+				 2);
 		lab = strstr(te, "<text ");
 		lab = strchr(lab, '>') + 1;
 		labe = strstr(lab, "</text>");
@@ -350,16 +362,30 @@ static int count_str(const char *hay, const char *needle)
 
 /* ---- the hotcold shape -------------------------------------------------- */
 
-enum { MAIN = 0x401000, VIA_X = 0x401100, VIA_Y = 0x401200, VIA_Z = 0x401300, HOT_A = 0x401400,
-       HOT_A2 = 0x401480, HOT_B = 0x401500, K_IRQ = 0xffffffff81000100, K_TICK = 0xffffffff81000200,
-       JIT = 0x7e0000001000 };
+enum {
+	MAIN = 0x401000,
+	VIA_X = 0x401100,
+	VIA_Y = 0x401200,
+	VIA_Z = 0x401300,
+	HOT_A = 0x401400,
+	HOT_A2 = 0x401480,
+	HOT_B = 0x401500,
+	K_IRQ = 0xffffffff81000100,
+	K_TICK = 0xffffffff81000200,
+	JIT = 0x7e0000001000
+};
 
 static const struct sym hotcold_syms[] = {
-	{ MAIN, "main", "hotcold", false },	{ VIA_X, "via_x", "hotcold", false },
-	{ VIA_Y, "via_y", "hotcold", false },	{ VIA_Z, "via_z", "hotcold", false },
-	{ HOT_A, "hot_a", "hotcold", false },	{ HOT_A2, "hot_a", "hotcold", false },
-	{ HOT_B, "hot_b", "hotcold", false },	{ K_IRQ, "asm_sysvec_apic_timer_interrupt", "[kernel.kallsyms]", false },
-	{ K_TICK, "tick_sched_timer", "[kernel.kallsyms]", false }, { JIT, "Lua::loop", "jit", true },
+	{ MAIN, "main", "hotcold", false },
+	{ VIA_X, "via_x", "hotcold", false },
+	{ VIA_Y, "via_y", "hotcold", false },
+	{ VIA_Z, "via_z", "hotcold", false },
+	{ HOT_A, "hot_a", "hotcold", false },
+	{ HOT_A2, "hot_a", "hotcold", false },
+	{ HOT_B, "hot_b", "hotcold", false },
+	{ K_IRQ, "asm_sysvec_apic_timer_interrupt", "[kernel.kallsyms]", false },
+	{ K_TICK, "tick_sched_timer", "[kernel.kallsyms]", false },
+	{ JIT, "Lua::loop", "jit", true },
 };
 
 /*
@@ -372,7 +398,8 @@ static void build_hotcold(struct profile *p)
 
 	add_stack(p, pr, (const uint64_t[]){ MAIN, VIA_X, HOT_A, 0 }, NULL, 1400);
 	add_stack(p, pr, (const uint64_t[]){ MAIN, VIA_X, HOT_A2, 0 }, NULL, 500);
-	add_stack(p, pr, (const uint64_t[]){ MAIN, VIA_X, HOT_A, 0 }, (const uint64_t[]){ K_IRQ, K_TICK, 0 }, 100);
+	add_stack(p, pr, (const uint64_t[]){ MAIN, VIA_X, HOT_A, 0 },
+		  (const uint64_t[]){ K_IRQ, K_TICK, 0 }, 100);
 	add_stack(p, pr, (const uint64_t[]){ MAIN, VIA_Y, HOT_A, 0 }, NULL, 1000);
 	add_stack(p, pr, (const uint64_t[]){ MAIN, VIA_Z, HOT_B, 0 }, NULL, 1000);
 	name_locs(p, hotcold_syms, ARRAY_SIZE(hotcold_syms));
@@ -411,7 +438,8 @@ static void test_hotcold_widths(void **state)
 	assert_int_equal(hot_b->samples, 1000);
 	assert_int_equal(via_x->samples, 2000);
 	assert_int_equal(via_y->samples, 1000);
-	assert_true((hot_a1->w + hot_a2->w) / all->w > 0.749 && (hot_a1->w + hot_a2->w) / all->w < 0.751);
+	assert_true((hot_a1->w + hot_a2->w) / all->w > 0.749 &&
+		    (hot_a1->w + hot_a2->w) / all->w < 0.751);
 	assert_true(hot_b->w / all->w > 0.249 && hot_b->w / all->w < 0.251);
 	assert_true(via_x->w / via_y->w > 1.999 && via_x->w / via_y->w < 2.001);
 	assert_true(hot_b->pct > 24.999 && hot_b->pct < 25.001);
@@ -455,7 +483,8 @@ static void test_hotcold_stacking(void **state)
 	assert_true(irq->y - tick->y == 16);
 	assert_int_equal(irq->samples, 100);
 	/* children sit inside their parent, sorted by name left to right */
-	assert_true(hot_a->x >= via_x->x - 0.01 && hot_a->x + hot_a->w <= via_x->x + via_x->w + 0.01);
+	assert_true(hot_a->x >= via_x->x - 0.01 &&
+		    hot_a->x + hot_a->w <= via_x->x + via_x->w + 0.01);
 	assert_true(irq->x >= hot_a->x - 0.01 && irq->x + irq->w <= hot_a->x + hot_a->w + 0.01);
 	assert_true(via_x->x < via_y->x && via_y->x < via_z->x);
 	assert_true(via_x->x + via_x->w <= via_y->x + 0.01);
@@ -463,7 +492,8 @@ static void test_hotcold_stacking(void **state)
 	assert_int_equal(via_x->fg_w, 2000);
 	assert_int_equal(via_y->fg_x, 2000);
 	assert_int_equal(via_z->fg_x, 3000);
-	assert_true(via_y->x > 10 + 2000 * PLOT_WIDTH / 4000 - 0.01 && via_y->x < 10 + 2000 * PLOT_WIDTH / 4000 + 0.01);
+	assert_true(via_y->x > 10 + 2000 * PLOT_WIDTH / 4000 - 0.01 &&
+		    via_y->x < 10 + 2000 * PLOT_WIDTH / 4000 + 0.01);
 	assert_non_null(strstr(f->svg, "fg:total=\"4000\""));
 	/* labels: whole names on wide frames */
 	assert_string_equal(via_x->label, "via_x");
@@ -502,15 +532,20 @@ static void test_escaping(void **state)
 	struct fixture *f = *state;
 	static const struct sym syms[] = {
 		{ 0x401000, "a<b&c\"d>'e", "prog", false },
-		{ 0x401100, "bad\x01" "ctl\xff" "utf8", "prog", false },
-		{ 0x401200, "caf\xc3\xa9::\xe2\x86\x92", "prog", false },	/* café::→, valid UTF-8 */
+		{ 0x401100,
+		  "bad\x01"
+		  "ctl\xff"
+		  "utf8",
+		  "prog", false },
+		{ 0x401200, "caf\xc3\xa9::\xe2\x86\x92", "prog", false }, /* café::→, valid UTF-8 */
 		{ 0x401300, "x]]>y", "prog", false },
 	};
 	uint32_t pr = add_proc(f->p, 7, "we<ird&\"");
 	struct frame fr[16];
 	size_t n;
 
-	add_stack(f->p, pr, (const uint64_t[]){ 0x401000, 0x401100, 0x401200, 0x401300, 0 }, NULL, 5);
+	add_stack(f->p, pr, (const uint64_t[]){ 0x401000, 0x401100, 0x401200, 0x401300, 0 }, NULL,
+		  5);
 	name_locs(f->p, syms, ARRAY_SIZE(syms));
 	write_and_check(f, "<title> & \"quotes\"");
 	n = read_frames(f->svg, fr, ARRAY_SIZE(fr));
@@ -524,7 +559,8 @@ static void test_escaping(void **state)
 	assert_null(strstr(f->svg, "a<b"));
 	assert_null(strstr(f->svg, "\xff"));
 	/* labels are escaped too */
-	assert_string_equal(find(fr, n, "a&lt;b&amp;c&quot;d&gt;&apos;e", 0)->label, "a&lt;b&amp;c&quot;d&gt;&apos;e");
+	assert_string_equal(find(fr, n, "a&lt;b&amp;c&quot;d&gt;&apos;e", 0)->label,
+			    "a&lt;b&amp;c&quot;d&gt;&apos;e");
 	/* exactly one CDATA section: the script never closes it early */
 	assert_int_equal(count_str(f->svg, "<![CDATA["), 1);
 	assert_int_equal(count_str(f->svg, "]]>"), 1);
@@ -534,8 +570,10 @@ static void test_narrow_frames_omitted(void **state)
 {
 	struct fixture *f = *state;
 	static const struct sym syms[] = {
-		{ 0x401000, "main", "prog", false }, { 0x401100, "wide", "prog", false },
-		{ 0x401200, "narrow", "prog", false }, { 0x401300, "narrow_child", "prog", false },
+		{ 0x401000, "main", "prog", false },
+		{ 0x401100, "wide", "prog", false },
+		{ 0x401200, "narrow", "prog", false },
+		{ 0x401300, "narrow_child", "prog", false },
 		{ 0x401400, "just_enough", "prog", false },
 	};
 	uint32_t pr = add_proc(f->p, 7, "prog");
@@ -593,14 +631,15 @@ static void test_unknown_frames_and_procs(void **state)
 		{ K_IRQ, "asm_sysvec_apic_timer_interrupt", "[kernel.kallsyms]", false },
 		/* 0x401200: no name, no dso */
 	};
-	uint32_t a = add_proc(f->p, 1, "prog"), b = add_proc(f->p, 2, "prog"), c = add_proc(f->p, 3, "other");
+	uint32_t a = add_proc(f->p, 1, "prog"), b = add_proc(f->p, 2, "prog"),
+		 c = add_proc(f->p, 3, "other");
 	struct frame fr[16];
 	size_t n;
 
 	add_stack(f->p, a, (const uint64_t[]){ 0x401000, 0x401100, 0 }, NULL, 30);
 	add_stack(f->p, b, (const uint64_t[]){ 0x401000, 0x401200, 0 }, NULL, 10);
 	add_stack(f->p, c, (const uint64_t[]){ 0x401000, 0 }, NULL, 20);
-	add_stack(f->p, c, NULL, (const uint64_t[]){ K_IRQ, 0 }, 40);	/* kernel only */
+	add_stack(f->p, c, NULL, (const uint64_t[]){ K_IRQ, 0 }, 40); /* kernel only */
 	name_locs(f->p, syms, ARRAY_SIZE(syms));
 	write_and_check(f, "t");
 	n = read_frames(f->svg, fr, ARRAY_SIZE(fr));
@@ -616,8 +655,11 @@ static void test_unknown_frames_and_procs(void **state)
 	/* the kernel-only stack goes straight from comm to kernel frames, colored as kernel */
 	assert_true(find(fr, n, "[unknown]", 0)->y == find(fr, n, "[libc.so.6]", 0)->y);
 	assert_true(find(fr, n, "other", 0)->y - find(fr, n, "[unknown]", 0)->y == 32);
-	assert_true(find(fr, n, "other", 0)->y - find(fr, n, "asm_sysvec_apic_timer_interrupt", 0)->y == 16);
-	assert_true(find(fr, n, "asm_sysvec_apic_timer_interrupt", 0)->b > find(fr, n, "main", 0)->b);
+	assert_true(find(fr, n, "other", 0)->y -
+			    find(fr, n, "asm_sysvec_apic_timer_interrupt", 0)->y ==
+		    16);
+	assert_true(find(fr, n, "asm_sysvec_apic_timer_interrupt", 0)->b >
+		    find(fr, n, "main", 0)->b);
 }
 
 /* Unnamed addresses of one file stay apart as "DSO+0xADDR" frames (issue 15). */
@@ -689,7 +731,8 @@ static void test_script_and_controls(void **state)
 /* The checker itself must reject what it is there to catch. */
 static void test_checker_rejects(void **state)
 {
-	assert_true(xml_well_formed("<?xml version=\"1.0\"?>\n<a x=\"1\"><b/><c>t &amp; u</c></a>\n"));
+	assert_true(
+		xml_well_formed("<?xml version=\"1.0\"?>\n<a x=\"1\"><b/><c>t &amp; u</c></a>\n"));
 	assert_false(xml_well_formed("<a><b></a></b>"));
 	assert_false(xml_well_formed("<a>x & y</a>"));
 	assert_false(xml_well_formed("<a x=\"<\"/>"));

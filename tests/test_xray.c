@@ -115,7 +115,8 @@ static void zero_function_fields(const char *path)
 	assert_non_null(elf);
 	assert_int_equal(elf_getshdrstrndx(elf, &shstrndx), 0);
 	while ((scn = elf_nextscn(elf, scn)))
-		if (gelf_getshdr(scn, &shdr) && !strcmp(elf_strptr(elf, shstrndx, shdr.sh_name), "xray_instr_map")) {
+		if (gelf_getshdr(scn, &shdr) &&
+		    !strcmp(elf_strptr(elf, shstrndx, shdr.sh_name), "xray_instr_map")) {
 			off = shdr.sh_offset;
 			size = shdr.sh_size;
 		}
@@ -140,14 +141,17 @@ static int setup_all(void **state)
 		return -1;
 #ifdef __x86_64__
 	have_x86_64 = true;
-	if (sh("gcc -nostdlib -fPIE -pie -Wl,-e,_start -Wl,-z,notext %s -o %s", src, tpath("v0-pie")) ||
+	if (sh("gcc -nostdlib -fPIE -pie -Wl,-e,_start -Wl,-z,notext %s -o %s", src,
+	       tpath("v0-pie")) ||
 	    sh("gcc -DREL -nostdlib -fPIE -pie -Wl,-e,_start %s -o %s", src, tpath("v2-pie")) ||
 	    sh("gcc -nostdlib -no-pie -static -Wl,-e,_start %s -o %s", src, tpath("v0-fixed")) ||
-	    sh("printf '\\t.globl _start\\n_start: ret\\n' | gcc -nostdlib -no-pie -static -Wl,-e,_start -x assembler - -o %s", tpath("none")))
+	    sh("printf '\\t.globl _start\\n_start: ret\\n' | gcc -nostdlib -no-pie -static -Wl,-e,_start -x assembler - -o %s",
+	       tpath("none")))
 		return -1;
 	/* a section of 33 bytes: one sled and a stray byte */
 	if (sh("printf '\\t.section xray_instr_map,\"a\"\\n\\t.zero 33\\n\\t.globl _start\\n_start: ret\\n' | "
-	       "gcc -nostdlib -no-pie -static -Wl,-e,_start -x assembler - -o %s", tpath("odd")))
+	       "gcc -nostdlib -no-pie -static -Wl,-e,_start -x assembler - -o %s",
+	       tpath("odd")))
 		return -1;
 #endif
 	return 0;
@@ -193,7 +197,8 @@ static void check_map(const char *file, uint64_t base)
 	/* five sleds, three functions: fa's and fb's exit sleds share their ids */
 	assert_int_equal(xray_instr_map__nr_funcs(m), 3);
 	for (uint32_t id = 1; id <= 3; id++) {
-		assert_int_equal(xray_instr_map__addr(m, id), base + nm_addr(tpath(file), names[id]));
+		assert_int_equal(xray_instr_map__addr(m, id),
+				 base + nm_addr(tpath(file), names[id]));
 		assert_non_null(xray_instr_map__name(m, id));
 		assert_string_equal(xray_instr_map__name(m, id), names[id]);
 	}
@@ -248,7 +253,8 @@ static void test_mappings(void **state)
 		assert_string_equal(mp->path, tpath("v2-pie"));
 		if (mp->perms[2] == 'x') {
 			exec = true;
-			assert_true(mp->start <= xray_instr_map__addr(m, 1) && xray_instr_map__addr(m, 3) < mp->end);
+			assert_true(mp->start <= xray_instr_map__addr(m, 1) &&
+				    xray_instr_map__addr(m, 3) < mp->end);
 		}
 	}
 	assert_true(exec);
@@ -289,8 +295,8 @@ static void test_account(void **state)
 	assert_non_null(f);
 	assert_int_equal(xray_account__print(r, f), 0);
 	fclose(f);
-	snprintf(line[0], sizeof(line[0]), "%9u %12llu %16.9f %16.9f  %s\n", 1, (unsigned long long)V1_F1_CALLS,
-		 V1_F1_TOTAL / 1e9, V1_F1_SELF / 1e9, "fn#1");
+	snprintf(line[0], sizeof(line[0]), "%9u %12llu %16.9f %16.9f  %s\n", 1,
+		 (unsigned long long)V1_F1_CALLS, V1_F1_TOTAL / 1e9, V1_F1_SELF / 1e9, "fn#1");
 	snprintf(line[1], sizeof(line[1]), "%9u %12u %16.9f %16.9f  %s\n", 2, 1, V1_F2_TOTAL / 1e9,
 		 V1_F2_SELF / 1e9, "fn#2");
 	snprintf(line[2], sizeof(line[2]), "%9u %12u %16.9f %16.9f  %s\n", 3, 1, V1_F3_TOTAL / 1e9,
@@ -300,10 +306,11 @@ static void test_account(void **state)
 	{
 		char want[1024];
 
-		snprintf(want, sizeof(want),
-			 "Functions with latencies: 4\n"
-			 "   funcid        calls         total(s)          self(s)  function\n%s%s%s%s",
-			 line[0], line[1], line[2], line[3]);
+		snprintf(
+			want, sizeof(want),
+			"Functions with latencies: 4\n"
+			"   funcid        calls         total(s)          self(s)  function\n%s%s%s%s",
+			line[0], line[1], line[2], line[3]);
 		assert_string_equal(text, want);
 	}
 	free(text);
@@ -322,12 +329,9 @@ static void test_account(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_pie_relocations),
-		cmocka_unit_test(test_pie_relative),
-		cmocka_unit_test(test_fixed_address),
-		cmocka_unit_test(test_mappings),
-		cmocka_unit_test(test_refused),
-		cmocka_unit_test(test_account),
+		cmocka_unit_test(test_pie_relocations), cmocka_unit_test(test_pie_relative),
+		cmocka_unit_test(test_fixed_address),	cmocka_unit_test(test_mappings),
+		cmocka_unit_test(test_refused),		cmocka_unit_test(test_account),
 	};
 
 	return cmocka_run_group_tests(tests, setup_all, teardown_all);

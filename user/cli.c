@@ -83,72 +83,95 @@ static const struct argp_option options[] = {
 	{ "all-cpus", 'a', NULL, 0, "Profile every process on every CPU", 1 },
 	{ "cgroup", OPT_CGROUP, "PATH", 0,
 	  "Keep only samples from this cgroup v2 directory and its descendants (absolute, or relative "
-	  "to the cgroup2 mount); repeatable; with -a or a command", 1 },
+	  "to the cgroup2 mount); repeatable; with -a or a command",
+	  1 },
 	{ NULL, 0, NULL, 0, "Sampling:", 2 },
 	{ "freq", 'F', "HZ", 0, "Samples per second per CPU, 1-100000 (default 99)", 2 },
 	{ "event", 'e', "EVENT", 0, "cpu-clock (default) or cycles (needs a hardware PMU)", 2 },
-	{ "duration", 'd', "SECONDS", 0, "Stop after SECONDS (fractional); default: Ctrl-C or target exit", 2 },
+	{ "duration", 'd', "SECONDS", 0,
+	  "Stop after SECONDS (fractional); default: Ctrl-C or target exit", 2 },
 	{ "ringbuf-size", OPT_RINGBUF_SIZE, "BYTES", 0,
 	  "Ring buffer size, power of two, K/M suffix (default 512K per CPU, at least 2M); "
-	  "raise it when samples are lost", 2 },
+	  "raise it when samples are lost",
+	  2 },
 	{ "call-graph", OPT_CALL_GRAPH, "MODE", 0,
 	  "How user stacks are walked: dwarf (default: unwind tables from .eh_frame where there is CFI, "
-	  "frame pointers elsewhere) or fp (frame pointers only)", 2 },
+	  "frame pointers elsewhere) or fp (frame pointers only)",
+	  2 },
 	{ "unwind-table-size", OPT_UNWIND_TABLE_SIZE, "BYTES", 0,
 	  "Kernel memory for unwind tables, 8 bytes a row (K/M suffix; default 8M); files that do not "
-	  "fit are walked by frame pointers", 2 },
+	  "fit are walked by frame pointers",
+	  2 },
 	{ "check-unwind", OPT_CHECK_UNWIND, NULL, 0,
 	  "Also copy the registers and top 8 KB of the stack of some samples and unwind them with "
 	  "libdwfl, as perf report does for --call-graph dwarf; report how often the BPF walk differs "
-	  "(for testing)", 2 },
+	  "(for testing)",
+	  2 },
 	{ "check-user-stacks", OPT_CHECK_USER_STACKS, NULL, 0,
 	  "Also walk each user stack with the kernel's walker (as perf record -g does) and report how "
-	  "often bpfprof's own walk differs (implies --call-graph fp; slower; for testing)", 2 },
+	  "often bpfprof's own walk differs (implies --call-graph fp; slower; for testing)",
+	  2 },
 	{ "off-cpu", OPT_OFF_CPU, NULL, 0,
 	  "Also record where the targets' threads block and for how long (off-CPU time): a second "
 	  "sample type in .pb.gz and perf.data (event offcpu-time); for .prof, .folded and .svg, "
-	  "outputs named offcpu* get it", 2 },
+	  "outputs named offcpu* get it",
+	  2 },
 	{ "off-cpu-thresh", OPT_OFF_CPU_THRESH, "US", 0,
-	  "Keep only blocks at least US microseconds long (default 500); shorter ones are counted", 2 },
+	  "Keep only blocks at least US microseconds long (default 500); shorter ones are counted",
+	  2 },
 	{ "jit-max-size", OPT_JIT_MAX_SIZE, "BYTES", 0,
 	  "Largest jitdump or perf-PID.map read per process (K, M, G suffixes; default 256M)", 2 },
 	{ "debuginfod", OPT_DEBUGINFOD, "URLS", 0,
 	  "debuginfod servers (space-separated http(s):// or file:// URLs) to fetch missing debug files "
-	  "from after sampling; default: $DEBUGINFOD_URLS", 2 },
-	{ "no-debuginfod", OPT_NO_DEBUGINFOD, NULL, 0, "Never fetch debug files from debuginfod servers", 2 },
+	  "from after sampling; default: $DEBUGINFOD_URLS",
+	  2 },
+	{ "no-debuginfod", OPT_NO_DEBUGINFOD, NULL, 0,
+	  "Never fetch debug files from debuginfod servers", 2 },
 	{ "debuginfod-deadline", OPT_DEBUGINFOD_DEADLINE, "SECONDS", 0,
 	  "Give up fetching debug files after SECONDS in all (0.1-600, default 5)", 2 },
 	{ "no-jvm-perfmap", OPT_NO_JVM_PERFMAP, NULL, 0,
 	  "Do not ask running JVMs for their perf map (jcmd Compiler.perfmap) at the end", 2 },
 	{ NULL, 0, NULL, 0, "Output:", 3 },
 	{ "output", 'o', "FILE", 0, "Write a profile to FILE ('-' for stdout); repeatable", 3 },
-	{ "format", OPT_FORMAT, "FORMAT", 0, "Output format for every -o, overriding the extension: prof, perf, pprof, folded, svg", 3 },
+	{ "format", OPT_FORMAT, "FORMAT", 0,
+	  "Output format for every -o, overriding the extension: prof, perf, pprof, folded, svg",
+	  3 },
 	{ "output-mode", OPT_OUTPUT_MODE, "MODE", 0,
-	  "Permission bits of the written files, octal, owner-readable (default 0600; umask not applied)", 3 },
+	  "Permission bits of the written files, octal, owner-readable (default 0600; umask not applied)",
+	  3 },
 	{ "top", OPT_TOP, "N", 0, "Functions in the summary (default 10, 0 to omit)", 3 },
 	{ "no-buildid-cache", OPT_NO_BUILDID_CACHE, NULL, 0,
-	  "Do not copy the sampled binaries into perf's build-id cache (~/.debug) for perf.data", 3 },
+	  "Do not copy the sampled binaries into perf's build-id cache (~/.debug) for perf.data",
+	  3 },
 	{ NULL, 0, NULL, 0, "Continuous profiling:", 4 },
 	{ "output-dir", OPT_OUTPUT_DIR, "DIR", 0,
 	  "Write the outputs into DIR as STAMP-NAME for each -o NAME (default NAME: profile.pb.gz), "
-	  "STAMP being the interval's start time (UTC)", 4 },
-	{ "interval", OPT_INTERVAL, "SECONDS", 0, "One set of outputs every SECONDS (needs --output-dir)", 4 },
-	{ "keep", OPT_KEEP, "N", 0, "Keep only the newest N sets of outputs in DIR (default: all)", 4 },
+	  "STAMP being the interval's start time (UTC)",
+	  4 },
+	{ "interval", OPT_INTERVAL, "SECONDS", 0,
+	  "One set of outputs every SECONDS (needs --output-dir)", 4 },
+	{ "keep", OPT_KEEP, "N", 0, "Keep only the newest N sets of outputs in DIR (default: all)",
+	  4 },
 	{ NULL, 0, NULL, 0, "Pushing to Pyroscope:", 5 },
 	{ "push", OPT_PUSH, "URL", 0,
 	  "Send each interval's profile (or the run's) to a Pyroscope server: URL/push.v1.PusherService/Push, "
-	  "or the legacy endpoint when the URL ends in /ingest", 5 },
+	  "or the legacy endpoint when the URL ends in /ingest",
+	  5 },
 	{ "push-api", OPT_PUSH_API, "API", 0, "connect or ingest, whatever the URL's path", 5 },
 	{ "push-auth-file", OPT_PUSH_AUTH_FILE, "FILE", 0,
-	  "Credentials: first line 'user:password' (basic) or 'Bearer TOKEN' or TOKEN; not readable by others", 5 },
-	{ "push-ca", OPT_PUSH_CA, "FILE", 0, "Trust this PEM CA bundle instead of the system's", 5 },
+	  "Credentials: first line 'user:password' (basic) or 'Bearer TOKEN' or TOKEN; not readable by others",
+	  5 },
+	{ "push-ca", OPT_PUSH_CA, "FILE", 0, "Trust this PEM CA bundle instead of the system's",
+	  5 },
 	{ "tenant", OPT_TENANT, "ID", 0, "Send X-Scope-OrgID: ID (a multi-tenant Pyroscope)", 5 },
 	{ "service-name", OPT_SERVICE_NAME, "NAME", 0,
-	  "service_name label (default: the command or process name; with -a one per container/cgroup)", 5 },
+	  "service_name label (default: the command or process name; with -a one per container/cgroup)",
+	  5 },
 	{ "label", OPT_LABEL, "KEY=VALUE", 0, "Add a label to every pushed series; repeatable", 5 },
 	{ "push-queue", OPT_PUSH_QUEUE, "N", 0,
 	  "Intervals held in memory while the server is unreachable (default 8); older ones are spooled "
-	  "to --output-dir as STAMP-push.pb, or dropped without it", 5 },
+	  "to --output-dir as STAMP-push.pb, or dropped without it",
+	  5 },
 	{ "push-timeout", OPT_PUSH_TIMEOUT, "SECONDS", 0,
 	  "Limit of one request, and of the last push at exit (default 10)", 5 },
 	{ "no-progress", OPT_NO_PROGRESS, NULL, 0, "No progress line on a terminal", 3 },
@@ -202,8 +225,9 @@ static uint64_t parse_bytes(struct argp_state *st, const char *what, const char 
 		mult = 1ULL << 30, end++;
 	if (errno || end == arg || *end || *arg == '-' || !v || v > max / mult || v * mult < min ||
 	    (pow2 && ((v * mult) & (v * mult - 1))))
-		argp_error(st, "invalid %s: '%s' (%s%llu-%lluK)", what, arg, pow2 ? "power of two, " : "",
-			   (unsigned long long)min >> 10, (unsigned long long)max >> 10);
+		argp_error(st, "invalid %s: '%s' (%s%llu-%lluK)", what, arg,
+			   pow2 ? "power of two, " : "", (unsigned long long)min >> 10,
+			   (unsigned long long)max >> 10);
 	return v * mult;
 }
 
@@ -223,7 +247,9 @@ static void check_urls(struct argp_state *st, const char *arg)
 			if (n > strlen(schemes[k]) && !strncmp(p, schemes[k], strlen(schemes[k])))
 				break;
 		if (k == sizeof(schemes) / sizeof(schemes[0]))
-			argp_error(st, "invalid debuginfod URL '%.*s' (http://, https:// or file://)", (int)n, p);
+			argp_error(st,
+				   "invalid debuginfod URL '%.*s' (http://, https:// or file://)",
+				   (int)n, p);
 		nr++;
 		p += n;
 	}
@@ -275,10 +301,12 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 		break;
 	}
 	case OPT_RINGBUF_SIZE:
-		cfg->ringbuf_bytes = parse_bytes(st, "ring buffer size", arg, 4096, 1ULL << 31, true);
+		cfg->ringbuf_bytes =
+			parse_bytes(st, "ring buffer size", arg, 4096, 1ULL << 31, true);
 		break;
 	case OPT_JIT_MAX_SIZE:
-		cfg->jit_max_bytes = parse_bytes(st, "JIT file size cap", arg, 4096, 1ULL << 40, false);
+		cfg->jit_max_bytes =
+			parse_bytes(st, "JIT file size cap", arg, 4096, 1ULL << 40, false);
 		break;
 	case 'o':
 		if (cfg->nr_outputs >= CLI_MAX_OUTPUTS)
@@ -289,7 +317,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 		break;
 	case OPT_FORMAT:
 		if (output__format_from_name(arg) == OUTPUT_NONE)
-			argp_error(st, "invalid FORMAT: '%s' (prof, perf, pprof, folded, svg)", arg);
+			argp_error(st, "invalid FORMAT: '%s' (prof, perf, pprof, folded, svg)",
+				   arg);
 		cfg->format = arg;
 		break;
 	case OPT_OUTPUT_MODE: {
@@ -299,7 +328,10 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 		errno = 0;
 		mode = strtoul(arg, &end, 8);
 		if (errno || *arg < '0' || *arg > '7' || *end || mode > 0777 || !(mode & 0400))
-			argp_error(st, "invalid MODE: '%s' (octal permission bits, 0400-0777, owner-readable)", arg);
+			argp_error(
+				st,
+				"invalid MODE: '%s' (octal permission bits, 0400-0777, owner-readable)",
+				arg);
 		/* every slot, so that -o given before or after it gets the mode */
 		for (i = 0; i < CLI_MAX_OUTPUTS; i++)
 			cfg->outputs[i].mode = (unsigned int)mode;
@@ -324,7 +356,10 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 		errno = 0;
 		cfg->interval_s = strtod(arg, &end);
 		if (errno || end == arg || *end || !(cfg->interval_s >= 1) || cfg->interval_s > 1e7)
-			argp_error(st, "invalid interval SECONDS: '%s' (1 or more: outputs are named by the second)", arg);
+			argp_error(
+				st,
+				"invalid interval SECONDS: '%s' (1 or more: outputs are named by the second)",
+				arg);
 		break;
 	case OPT_OUTPUT_DIR:
 		cfg->output_dir = arg;
@@ -366,7 +401,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 	case OPT_PUSH_TIMEOUT:
 		errno = 0;
 		cfg->push.timeout_s = strtod(arg, &end);
-		if (errno || end == arg || *end || !(cfg->push.timeout_s >= 0.1) || cfg->push.timeout_s > 3600)
+		if (errno || end == arg || *end || !(cfg->push.timeout_s >= 0.1) ||
+		    cfg->push.timeout_s > 3600)
 			argp_error(st, "invalid --push-timeout SECONDS: '%s' (0.1-3600)", arg);
 		break;
 	case OPT_TENANT:
@@ -378,9 +414,12 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 		cfg->push.tenant = arg;
 		break;
 	case OPT_SERVICE_NAME:
-		if (!*arg || strlen(arg) > 255 || strspn(arg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-							  "0123456789_.-/") != strlen(arg))
-			argp_error(st, "invalid --service-name: '%s' (1-255 of A-Z a-z 0-9 _ . - /)", arg);
+		if (!*arg || strlen(arg) > 255 ||
+		    strspn(arg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				"0123456789_.-/") != strlen(arg))
+			argp_error(st,
+				   "invalid --service-name: '%s' (1-255 of A-Z a-z 0-9 _ . - /)",
+				   arg);
 		cfg->push.service_name = arg;
 		break;
 	case OPT_LABEL: {
@@ -397,7 +436,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 		cfg->offcpu = true;
 		break;
 	case OPT_OFF_CPU_THRESH:
-		cfg->offcpu_thresh_us = (uint64_t)parse_ll(st, "threshold US", arg, 0, 3600LL * 1000000);
+		cfg->offcpu_thresh_us =
+			(uint64_t)parse_ll(st, "threshold US", arg, 0, 3600LL * 1000000);
 		cfg->offcpu_thresh_set = true;
 		break;
 	case OPT_NO_BUILDID_CACHE:
@@ -416,7 +456,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 		cfg->call_graph_set = true;
 		break;
 	case OPT_UNWIND_TABLE_SIZE:
-		cfg->unwind_table_bytes = parse_bytes(st, "unwind table size", arg, 64 << 10, 1ULL << 30, false);
+		cfg->unwind_table_bytes =
+			parse_bytes(st, "unwind table size", arg, 64 << 10, 1ULL << 30, false);
 		break;
 	case OPT_CHECK_UNWIND:
 		cfg->check_unwind = true;
@@ -438,20 +479,27 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 			argp_error(st, "--off-cpu-thresh needs --off-cpu");
 		if ((cfg->interval_s > 0 || cfg->keep) && !cfg->output_dir)
 			argp_error(st, "--interval and --keep need --output-dir");
-		if (!cfg->push.url && (cfg->push.api || cfg->push.auth_file || cfg->push.ca_file || cfg->push.tenant ||
-				       cfg->push.service_name || cfg->push.nr_labels || cfg->push.queue_max ||
-				       cfg->push.timeout_s > 0))
-			argp_error(st, "--push-api, --push-auth-file, --push-ca, --tenant, --service-name, --label, "
-				       "--push-queue and --push-timeout go with --push URL");
+		if (!cfg->push.url &&
+		    (cfg->push.api || cfg->push.auth_file || cfg->push.ca_file ||
+		     cfg->push.tenant || cfg->push.service_name || cfg->push.nr_labels ||
+		     cfg->push.queue_max || cfg->push.timeout_s > 0))
+			argp_error(
+				st,
+				"--push-api, --push-auth-file, --push-ca, --tenant, --service-name, --label, "
+				"--push-queue and --push-timeout go with --push URL");
 		if (cfg->no_debuginfod && cfg->debuginfod_urls)
 			argp_error(st, "--debuginfod and --no-debuginfod exclude each other");
 		if (cfg->check_user_stacks) {
 			if (cfg->call_graph_set && cfg->call_graph != CALL_GRAPH_FP)
-				argp_error(st, "--check-user-stacks compares frame-pointer walks: not with --call-graph dwarf");
+				argp_error(
+					st,
+					"--check-user-stacks compares frame-pointer walks: not with --call-graph dwarf");
 			cfg->call_graph = CALL_GRAPH_FP;
 		}
 		if (cfg->check_unwind && cfg->call_graph != CALL_GRAPH_DWARF)
-			argp_error(st, "--check-unwind checks the dwarf walk: not with --call-graph fp");
+			argp_error(
+				st,
+				"--check-unwind checks the dwarf walk: not with --call-graph fp");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -518,32 +566,37 @@ int cli__parse(int argc, char **argv, struct bpfprof_config *cfg)
 		struct output *o = &cfg->outputs[i];
 
 		if (cfg->output_dir && (strchr(o->path, '/') || !strcmp(o->path, "-"))) {
-			fprintf(stderr, "bpfprof: with --output-dir, -o takes a file name, not '%s'\n"
-					"Try 'bpfprof --help' for more information.\n",
+			fprintf(stderr,
+				"bpfprof: with --output-dir, -o takes a file name, not '%s'\n"
+				"Try 'bpfprof --help' for more information.\n",
 				o->path);
 			return 2;
 		}
 		o->format = cfg->format ? output__format_from_name(cfg->format) :
 					  output__format_from_path(o->path);
 		if (o->format == OUTPUT_NONE) {
-			fprintf(stderr, "bpfprof: cannot tell the format of '%s'; use a known extension (.prof, .data, .pb.gz, .pprof, .folded, .svg) or --format\n"
-					"Try 'bpfprof --help' for more information.\n",
+			fprintf(stderr,
+				"bpfprof: cannot tell the format of '%s'; use a known extension (.prof, .data, .pb.gz, .pprof, .folded, .svg) or --format\n"
+				"Try 'bpfprof --help' for more information.\n",
 				o->path);
 			return 2;
 		}
-		if ((o->format == OUTPUT_GPERF || o->format == OUTPUT_FOLDED || o->format == OUTPUT_SVG) &&
+		if ((o->format == OUTPUT_GPERF || o->format == OUTPUT_FOLDED ||
+		     o->format == OUTPUT_SVG) &&
 		    !strncmp(basename_of(o->path), "offcpu", 6)) {
 			if (!cfg->offcpu) {
-				fprintf(stderr, "bpfprof: '%s' is named as an off-CPU output: add --off-cpu\n"
-						"Try 'bpfprof --help' for more information.\n",
+				fprintf(stderr,
+					"bpfprof: '%s' is named as an off-CPU output: add --off-cpu\n"
+					"Try 'bpfprof --help' for more information.\n",
 					o->path);
 				return 2;
 			}
 			cfg->offcpu_output[i] = true;
 		}
 		if (o->format == OUTPUT_PERFDATA && !strcmp(o->path, "-")) {
-			fprintf(stderr, "bpfprof: perf.data cannot go to stdout: it is rewritten at the end; give a file\n"
-					"Try 'bpfprof --help' for more information.\n");
+			fprintf(stderr,
+				"bpfprof: perf.data cannot go to stdout: it is rewritten at the end; give a file\n"
+				"Try 'bpfprof --help' for more information.\n");
 			return 2;
 		}
 	}

@@ -125,7 +125,8 @@ static void unwatch_fd(void *ctx, int fd)
 /* How long the next poll may wait (ms): at most 100, and not past the run's end or the next interval. */
 static int poll_timeout_ms(struct run *r, uint64_t now, uint64_t start, uint64_t next_interval)
 {
-	uint64_t wait = 100000000ULL, end = r->cfg.duration_s > 0 ? start + (uint64_t)(r->cfg.duration_s * 1e9) : 0;
+	uint64_t wait = 100000000ULL,
+		 end = r->cfg.duration_s > 0 ? start + (uint64_t)(r->cfg.duration_s * 1e9) : 0;
 
 	if (next_interval && (!end || next_interval < end))
 		end = next_interval;
@@ -162,7 +163,8 @@ static char *dir_beside_outputs(struct run *r, bool gperf, bool perfdata, const 
 		const struct output *o = &r->cfg.outputs[i];
 		char *dir, *base, *abs, *path;
 
-		if (!((gperf && o->format == OUTPUT_GPERF) || (perfdata && o->format == OUTPUT_PERFDATA)) ||
+		if (!((gperf && o->format == OUTPUT_GPERF) ||
+		      (perfdata && o->format == OUTPUT_PERFDATA)) ||
 		    !strcmp(o->path, "-"))
 			continue;
 		dir = strdup(o->path);
@@ -215,11 +217,13 @@ static void export_files(struct run *r, struct profile *p, struct symbolizer *sy
 	dir = dir_beside_outputs(r, true, false, "bin");
 	if (dir) {
 		memset(&st, 0, sizeof(st));
-		unsigned int mode = r->cfg.outputs[0].mode ? r->cfg.outputs[0].mode : OUTPUT_DEFAULT_MODE;
+		unsigned int mode = r->cfg.outputs[0].mode ? r->cfg.outputs[0].mode :
+							     OUTPUT_DEFAULT_MODE;
 
 		if (!dso_export__prof_files(p, sy, dir, mode, &st) && st.files + st.present)
-			pr_info("'%s': %u files copied for .prof readers (%llu bytes), %u failed\n", dir,
-				st.files + st.present, (unsigned long long)st.bytes, st.failed);
+			pr_info("'%s': %u files copied for .prof readers (%llu bytes), %u failed\n",
+				dir, st.files + st.present, (unsigned long long)st.bytes,
+				st.failed);
 		free(dir);
 	}
 }
@@ -250,13 +254,17 @@ static void write_jit_images(struct run *r, struct profile *p, struct symbolizer
 		}
 		made_dir = true;
 		/* as private as the profile that names them (--output-mode) */
-		if (!jit_elf__write(p, i, t, r->cfg.outputs[0].mode ? r->cfg.outputs[0].mode : OUTPUT_DEFAULT_MODE))
-			pr_info("wrote %zu JIT images of pid %u to '%s'\n", pr->nr_jit_maps, pr->pid, r->jit_dir);
+		if (!jit_elf__write(p, i, t,
+				    r->cfg.outputs[0].mode ? r->cfg.outputs[0].mode :
+							     OUTPUT_DEFAULT_MODE))
+			pr_info("wrote %zu JIT images of pid %u to '%s'\n", pr->nr_jit_maps,
+				pr->pid, r->jit_dir);
 	}
 }
 
 /* report__unnamed_jit's reason and remedy for process proc (ctx: the run). */
-static bool unnamed_jit_why(void *ctx, const struct profile *p, uint32_t proc, char *buf, size_t size)
+static bool unnamed_jit_why(void *ctx, const struct profile *p, uint32_t proc, char *buf,
+			    size_t size)
 {
 	const struct profile_process *pr = &p->procs[proc];
 	struct run *r = ctx;
@@ -266,24 +274,35 @@ static bool unnamed_jit_why(void *ctx, const struct profile *p, uint32_t proc, c
 	if (jvm_perfmap__is_jvm(pr) && !map) {
 		int err = jvm_perfmaps__err(r->jvm_maps, pr->pid);
 
-		snprintf(buf, size, "the JVM wrote no perf map (%s); run 'jcmd %u Compiler.perfmap' before the "
-			 "profile ends, or start it with -XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit",
-			 r->cfg.no_jvm_perfmap ? "--no-jvm-perfmap" :
-			 err == -EPERM ? "it does not catch SIGQUIT (-Xrs): not asked" :
-			 err == -EACCES ? "no right to signal it: bpfprof needs CAP_KILL or its uid" :
-			 err == -ESRCH || err == -ENOENT ? "it had exited" : strerror(-err), pr->pid);
+		snprintf(
+			buf, size,
+			"the JVM wrote no perf map (%s); run 'jcmd %u Compiler.perfmap' before the "
+			"profile ends, or start it with -XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit",
+			r->cfg.no_jvm_perfmap ? "--no-jvm-perfmap" :
+			err == -EPERM	      ? "it does not catch SIGQUIT (-Xrs): not asked" :
+			err == -EACCES ?
+					"no right to signal it: bpfprof needs CAP_KILL or its uid" :
+			err == -ESRCH || err == -ENOENT ? "it had exited" :
+							  strerror(-err),
+			pr->pid);
 	} else if (dump) {
-		snprintf(buf, size, "not in its jitdump yet (V8 writes it through a stdio buffer, flushed in 4 KiB "
-			 "blocks, and the rest of the code compiled last was not there); run node with "
-			 "--perf-basic-prof too (its perf map is written line by line), or let it exit before the "
-			 "profile ends");
+		snprintf(
+			buf, size,
+			"not in its jitdump yet (V8 writes it through a stdio buffer, flushed in 4 KiB "
+			"blocks, and the rest of the code compiled last was not there); run node with "
+			"--perf-basic-prof too (its perf map is written line by line), or let it exit before the "
+			"profile ends");
 	} else if (map) {
-		snprintf(buf, size, "not in its perf map /tmp/perf-PID.map (code made after the map was written, "
-			 "or never listed)");
+		snprintf(
+			buf, size,
+			"not in its perf map /tmp/perf-PID.map (code made after the map was written, "
+			"or never listed)");
 	} else {
-		snprintf(buf, size, "no jitdump or /tmp/perf-PID.map was found; run node with --perf-prof or "
-			 "--perf-basic-prof, Python 3.12+ with -X perf, a JVM with a perf-map agent (HotSpot 17+: "
-			 "asked at the end unless --no-jvm-perfmap)");
+		snprintf(
+			buf, size,
+			"no jitdump or /tmp/perf-PID.map was found; run node with --perf-prof or "
+			"--perf-basic-prof, Python 3.12+ with -X perf, a JVM with a perf-map agent (HotSpot 17+: "
+			"asked at the end unless --no-jvm-perfmap)");
 	}
 	return true;
 }
@@ -298,14 +317,15 @@ static int stream_maps(void *ctx, const struct profile *p, uint32_t proc, uint64
 		return -ENOMEM;
 	/* tables for the mappings, built in the background: a new process, an exec, a dlopen */
 	if (r->unwinder && unwinder__queue(r->unwinder, p->procs[proc].pid, p->procs[proc].mappings,
-					p->procs[proc].nr_mappings))
+					   p->procs[proc].nr_mappings))
 		return -ENOMEM;
 	/*
 	 * perf.data names JIT code's image as its mappings appear; a JVM's
 	 * too, whose perf map it will be asked for at the end (jvm_perfmap.h)
 	 */
-	if (r->jit_dir && (symbolizer__has_jit(r->sy, p->procs[proc].pid) ||
-			(!r->cfg.no_jvm_perfmap && jvm_perfmap__is_jvm(&p->procs[proc]))) &&
+	if (r->jit_dir &&
+	    (symbolizer__has_jit(r->sy, p->procs[proc].pid) ||
+	     (!r->cfg.no_jvm_perfmap && jvm_perfmap__is_jvm(&p->procs[proc]))) &&
 	    plan_jit_image(r, r->stream_profile, proc) < 0)
 		return -ENOMEM;
 	for (i = 0; i < r->cfg.nr_outputs; i++)
@@ -314,7 +334,8 @@ static int stream_maps(void *ctx, const struct profile *p, uint32_t proc, uint64
 	return 0;
 }
 
-static int stream_sample(void *ctx, const struct profile *p, uint32_t proc, const struct profile_sample *s)
+static int stream_sample(void *ctx, const struct profile *p, uint32_t proc,
+			 const struct profile_sample *s)
 {
 	struct run *r = ctx;
 	int i, err;
@@ -325,7 +346,8 @@ static int stream_sample(void *ctx, const struct profile *p, uint32_t proc, cons
 	return 0;
 }
 
-static int stream_offcpu(void *ctx, const struct profile *p, uint32_t proc, const struct profile_sample *s)
+static int stream_offcpu(void *ctx, const struct profile *p, uint32_t proc,
+			 const struct profile_sample *s)
 {
 	struct run *r = ctx;
 	int i, err;
@@ -356,9 +378,10 @@ static int open_streams(struct run *r, struct agg *agg, struct symbolizer *sy)
 		.argv = r->cfg.argv,
 		.kallsyms_path = "/proc/kallsyms",
 	};
-	struct agg_observer obs = {
-		.maps_changed = stream_maps, .sample = stream_sample, .offcpu = stream_offcpu, .ctx = r
-	};
+	struct agg_observer obs = { .maps_changed = stream_maps,
+				    .sample = stream_sample,
+				    .offcpu = stream_offcpu,
+				    .ctx = r };
 	bool have_text = false;
 	int i;
 
@@ -386,8 +409,8 @@ struct interval {
 	struct run *run;
 	struct profile *p;
 	struct agg *agg;
-	uint64_t lost_before;	/* session drops counted before this interval */
-	struct session_offcpu_stats off_before;	/* --off-cpu counters before it */
+	uint64_t lost_before; /* session drops counted before this interval */
+	struct session_offcpu_stats off_before; /* --off-cpu counters before it */
 };
 
 static int on_record(void *ctx, void *data, size_t size)
@@ -422,8 +445,9 @@ static int write_outputs(struct run *r, const struct profile *all)
 		const struct profile *p = r->cfg.offcpu_output[i] ? &offcpu_view : all;
 		struct output *o = &r->cfg.outputs[i];
 		const struct writer *wr = writer__of(o->format);
-		struct write_opts wo = { .title = r->cfg.offcpu_output[i] ? "bpfprof off-CPU flame graph" :
-									 "bpfprof CPU flame graph" };
+		struct write_opts wo = { .title = r->cfg.offcpu_output[i] ?
+							  "bpfprof off-CPU flame graph" :
+							  "bpfprof CPU flame graph" };
 		struct write_result wres = { 0 };
 		struct buf b = { 0 };
 		uint64_t samples = 0, offcpu_samples = 0;
@@ -440,7 +464,8 @@ static int write_outputs(struct run *r, const struct profile *all)
 		} else if (wr && wr->write) {
 			ret = wr->write(p, &b, &wo, &wres);
 			if (ret == -E2BIG && o->format == OUTPUT_GPERF)
-				pr_warn("'%s': too many processes for one address space\n", o->path);
+				pr_warn("'%s': too many processes for one address space\n",
+					o->path);
 		}
 		if (ret) {
 			if (!r->stream_err[i])
@@ -450,8 +475,10 @@ static int write_outputs(struct run *r, const struct profile *all)
 			ret = output__commit(o, o->format == OUTPUT_PERFDATA ? NULL : &b);
 		}
 		if (!ret && o->format == OUTPUT_PERFDATA && r->cfg.offcpu)
-			fprintf(stderr, "bpfprof: wrote '%s': %llu samples, %llu offcpu-time samples\n", o->path,
-				(unsigned long long)samples, (unsigned long long)offcpu_samples);
+			fprintf(stderr,
+				"bpfprof: wrote '%s': %llu samples, %llu offcpu-time samples\n",
+				o->path, (unsigned long long)samples,
+				(unsigned long long)offcpu_samples);
 		else if (!ret && o->format == OUTPUT_PERFDATA)
 			fprintf(stderr, "bpfprof: wrote '%s': %llu samples\n", o->path,
 				(unsigned long long)samples);
@@ -459,8 +486,10 @@ static int write_outputs(struct run *r, const struct profile *all)
 			fprintf(stderr, "bpfprof: wrote '%s': %zu bytes\n", o->path, b.len);
 		if (!ret && o->format == OUTPUT_GPERF) {
 			/* as perf record's "Captured and wrote" line; readers' totals match it */
-			fprintf(stderr, r->cfg.offcpu_output[i] ? "bpfprof: wrote '%s': %llu us off-CPU, %zu bytes" :
-							       "bpfprof: wrote '%s': %llu samples, %zu bytes",
+			fprintf(stderr,
+				r->cfg.offcpu_output[i] ?
+					"bpfprof: wrote '%s': %llu us off-CPU, %zu bytes" :
+					"bpfprof: wrote '%s': %llu samples, %zu bytes",
 				o->path, (unsigned long long)wres.samples, b.len);
 			if (wres.skipped)
 				fprintf(stderr, " (%llu samples without user frames left out)",
@@ -482,12 +511,14 @@ static void report_lost(struct run *r, struct session *s, uint64_t before)
 	session__stats(s, &samples, &dropped, per_cpu);
 	if (dropped <= before)
 		return;
-	fprintf(stderr, "bpfprof: lost %llu samples: ring buffer full (", (unsigned long long)(dropped - before));
+	fprintf(stderr, "bpfprof: lost %llu samples: ring buffer full (",
+		(unsigned long long)(dropped - before));
 	for (cpu = 0; cpu < n; cpu++)
 		if (per_cpu[cpu])
 			fprintf(stderr, " cpu%d: %llu", cpu, (unsigned long long)per_cpu[cpu]);
 	fprintf(stderr, " ); consider --ringbuf-size %lluM\n",
-		(unsigned long long)(r->cfg.ringbuf_bytes >> 20 ? (r->cfg.ringbuf_bytes >> 20) * 4 : 4));
+		(unsigned long long)(r->cfg.ringbuf_bytes >> 20 ? (r->cfg.ringbuf_bytes >> 20) * 4 :
+								  4));
 }
 
 /* --check-unwind: one copied stack unwound by libdwfl; -vv shows the walks that differ */
@@ -500,14 +531,15 @@ static void check_stack(struct run *r, const void *data, size_t size)
 		return;
 	if (res.verdict != UNWIND_CHECK_DIFFERENT || log_verbosity < 2)
 		return;
-	pr_debug("check-unwind: pid %u tid %u: frame %u differs (BPF %u frames, libdwfl %u)\n", rec->tgid, rec->tid,
-		 res.first_diff, rec->nr_user, res.nr_dwfl);
+	pr_debug("check-unwind: pid %u tid %u: frame %u differs (BPF %u frames, libdwfl %u)\n",
+		 rec->tgid, rec->tid, res.first_diff, rec->nr_user, res.nr_dwfl);
 	for (uint32_t i = 0; i < rec->nr_user || i < res.nr_dwfl; i++) {
-		uint64_t b = i < rec->nr_user ? rec->ips[i] : 0, d = i < res.nr_dwfl ? res.dwfl_ips[i] : 0;
+		uint64_t b = i < rec->nr_user ? rec->ips[i] : 0,
+			 d = i < res.nr_dwfl ? res.dwfl_ips[i] : 0;
 		const char *name = unwind_check__symbol(r->checker, rec->tgid, b ? b : d);
 
-		pr_debug("  #%-3u BPF %#18llx  libdwfl %#18llx  %s\n", i, (unsigned long long)b, (unsigned long long)d,
-			 name ? name : "?");
+		pr_debug("  #%-3u BPF %#18llx  libdwfl %#18llx  %s\n", i, (unsigned long long)b,
+			 (unsigned long long)d, name ? name : "?");
 	}
 }
 
@@ -521,7 +553,8 @@ static void report_check(struct run *r)
 	st = unwind_check__stats(r->checker);
 	for (int i = 0; i < UNWIND_CHECK_NR_VERDICTS; i++)
 		n += st->verdicts[i];
-	fprintf(stderr, "bpfprof: BPF unwinds against libdwfl's (%llu stacks checked): %llu identical, %llu shorter "
+	fprintf(stderr,
+		"bpfprof: BPF unwinds against libdwfl's (%llu stacks checked): %llu identical, %llu shorter "
 		"(BPF stopped first), %llu libdwfl stopped first (8 KB copy), %llu different, %llu not checked\n",
 		(unsigned long long)n, (unsigned long long)st->verdicts[UNWIND_CHECK_IDENTICAL],
 		(unsigned long long)st->verdicts[UNWIND_CHECK_BPF_SHORTER],
@@ -539,7 +572,8 @@ static void report_walks(struct run *r, struct session *s)
 	session__walk_stats(s, st);
 	if (r->unwinder)
 		unwinder__stats(r->unwinder, &us);
-	report__walks(stderr, st, r->unwinder ? &us : NULL, r->cfg.call_graph == CALL_GRAPH_DWARF ? "dwarf" : "fp");
+	report__walks(stderr, st, r->unwinder ? &us : NULL,
+		      r->cfg.call_graph == CALL_GRAPH_DWARF ? "dwarf" : "fp");
 }
 
 /* The unwinder, and the tables of the -p targets before their samples count. */
@@ -570,8 +604,8 @@ static int unwinder_start(struct run *r, struct session *s)
  * one interval apart do not share a second (a 1 s interval written in 0.6 s
  * used to overwrite the previous one's files).
  */
-static int interval_begin(struct run *r, struct interval *iv, struct session *s, struct symbolizer *sy,
-			  uint64_t boundary)
+static int interval_begin(struct run *r, struct interval *iv, struct session *s,
+			  struct symbolizer *sy, uint64_t boundary)
 {
 	static uint64_t last_stamp_s;
 	uint64_t samples, dropped = 0;
@@ -614,7 +648,8 @@ static int interval_begin(struct run *r, struct interval *iv, struct session *s,
 			char stamp[OUTDIR_STAMP_LEN + 1];
 
 			outdir__stamp(iv->p->start_realtime_ns, stamp);
-			if (asprintf(&r->interval_paths[i], "%s/%s-%s", r->cfg.output_dir, stamp, r->out_names[i]) < 0) {
+			if (asprintf(&r->interval_paths[i], "%s/%s-%s", r->cfg.output_dir, stamp,
+				     r->out_names[i]) < 0) {
 				r->interval_paths[i] = NULL;
 				return -ENOMEM;
 			}
@@ -650,7 +685,8 @@ static void interval_free(struct run *r, struct interval *iv)
 }
 
 /* Everything queued belongs to the ending interval; then symbolize and write. */
-static int interval_end(struct run *r, struct interval *iv, struct session *s, struct symbolizer *sy)
+static int interval_end(struct run *r, struct interval *iv, struct session *s,
+			struct symbolizer *sy)
 {
 	struct profile *p = iv->p;
 	struct session_offcpu_stats off = { 0 };
@@ -693,25 +729,29 @@ static int interval_end(struct run *r, struct interval *iv, struct session *s, s
 		if (log_verbosity)
 			push__report(r->pusher, stderr);
 	}
-	report__summary(stderr, p, (double)(p->end_ns - p->start_ns) / 1e9, r->cfg.output_dir ? 0 : r->cfg.top_n);
+	report__summary(stderr, p, (double)(p->end_ns - p->start_ns) / 1e9,
+			r->cfg.output_dir ? 0 : r->cfg.top_n);
 	report__unnamed_jit(stderr, p, unnamed_jit_why, r);
 	jvm_perfmaps__free(r->jvm_maps);
 	r->jvm_maps = NULL;
 	report_lost(r, s, iv->lost_before);
 	if (r->cfg.offcpu) {
 		report__offcpu_summary(stderr, p, r->cfg.output_dir ? 0 : r->cfg.top_n);
-		fprintf(stderr, "bpfprof: off-CPU: %llu blocks under %llu us left out (%.3f s in all)\n",
+		fprintf(stderr,
+			"bpfprof: off-CPU: %llu blocks under %llu us left out (%.3f s in all)\n",
 			(unsigned long long)(off.short_blocks - iv->off_before.short_blocks),
 			(unsigned long long)r->cfg.offcpu_thresh_us,
 			(double)(off.short_ns - iv->off_before.short_ns) / 1e9);
 		if (off.kernel_only > iv->off_before.kernel_only)
-			fprintf(stderr, "bpfprof: off-CPU: %llu blocks with kernel frames only (not blocked in a system "
-					"call, or a sample's walk overlapped theirs)\n",
+			fprintf(stderr,
+				"bpfprof: off-CPU: %llu blocks with kernel frames only (not blocked in a system "
+				"call, or a sample's walk overlapped theirs)\n",
 				(unsigned long long)(off.kernel_only - iv->off_before.kernel_only));
 		if (off.full > iv->off_before.full)
 			pr_warn("off-CPU: %llu blocks not followed: no memory for a task's slot, or more than %d long "
 				"blocks waiting for their system call exit at once\n",
-				(unsigned long long)(off.full - iv->off_before.full), BPFPROF_MAX_OFFCPU_PENDING);
+				(unsigned long long)(off.full - iv->off_before.full),
+				BPFPROF_MAX_OFFCPU_PENDING);
 		if (p->nr_offcpu_lost)
 			pr_warn("off-CPU: lost %llu blocks: ring buffer full; consider --ringbuf-size\n",
 				(unsigned long long)p->nr_offcpu_lost);
@@ -722,14 +762,17 @@ static int interval_end(struct run *r, struct interval *iv, struct session *s, s
 		uint64_t same, shorter, differ;
 
 		session__check_stats(s, &same, &shorter, &differ);
-		fprintf(stderr, "bpfprof: user stacks against the kernel's walk: %llu the same, %llu its first part, "
-			"%llu different\n", (unsigned long long)same, (unsigned long long)shorter,
+		fprintf(stderr,
+			"bpfprof: user stacks against the kernel's walk: %llu the same, %llu its first part, "
+			"%llu different\n",
+			(unsigned long long)same, (unsigned long long)shorter,
 			(unsigned long long)differ);
 	}
 	if (!p->nr_samples)
 		pr_warn("no samples collected\n");
 	if (r->cfg.output_dir && r->cfg.keep)
-		outdir__prune(r->cfg.output_dir, r->out_names, r->cfg.nr_outputs + (r->pusher != NULL), r->cfg.keep);
+		outdir__prune(r->cfg.output_dir, r->out_names,
+			      r->cfg.nr_outputs + (r->pusher != NULL), r->cfg.keep);
 	return err;
 }
 
@@ -771,11 +814,13 @@ int main(int argc, char **argv)
 	struct symbolizer *sy = NULL;
 	struct interval iv = { .run = r };
 	struct session *s = NULL;
-	uint64_t start, next_interval = 0, last_progress = 0, last_reap = 0, dropped = 0, bpf_samples, ended;
+	uint64_t start, next_interval = 0, last_progress = 0, last_reap = 0, dropped = 0,
+			bpf_samples, ended;
 	bool tty, stop = false;
 	struct targets tg;
 	int err, i;
-	struct sigaction sa = { .sa_handler = on_signal }, pipe_sa = { .sa_handler = on_sigpipe }, old;
+	struct sigaction sa = { .sa_handler = on_signal }, pipe_sa = { .sa_handler = on_sigpipe },
+			 old;
 
 	/*
 	 * One malloc arena for every thread: the unwinder's and the symbolizer's
@@ -808,7 +853,8 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		if (tgid != r->cfg.pids[i])
-			pr_info("%u is a thread of process %u: profiling the process\n", r->cfg.pids[i], tgid);
+			pr_info("%u is a thread of process %u: profiling the process\n",
+				r->cfg.pids[i], tgid);
 		r->cfg.pids[i] = tgid;
 	}
 	if (start_push(r))
@@ -851,8 +897,10 @@ int main(int argc, char **argv)
 	sopts.offcpu = r->cfg.offcpu;
 	sopts.offcpu_thresh_ns = r->cfg.offcpu_thresh_us * 1000;
 	sopts.unwind = true;
-	sopts.unwind_rows = r->cfg.call_graph == CALL_GRAPH_DWARF ?
-				    (uint32_t)(r->cfg.unwind_table_bytes / sizeof(struct bpfprof_unwind_row)) : 0;
+	sopts.unwind_rows =
+		r->cfg.call_graph == CALL_GRAPH_DWARF ?
+			(uint32_t)(r->cfg.unwind_table_bytes / sizeof(struct bpfprof_unwind_row)) :
+			0;
 	sopts.check_unwind_every = r->cfg.check_unwind ? 4 : 0;
 	sopts.cgroup_ids = r->cfg.cgroup_ids;
 	sopts.nr_cgroups = (size_t)r->cfg.nr_cgroups;
@@ -889,7 +937,8 @@ int main(int argc, char **argv)
 	while (!stop) {
 		uint64_t now;
 
-		err = session__poll(s, poll_timeout_ms(r, now_ns(CLOCK_MONOTONIC), start, next_interval));
+		err = session__poll(s, poll_timeout_ms(r, now_ns(CLOCK_MONOTONIC), start,
+						       next_interval));
 		if (err < 0 && err != -EINTR) {
 			pr_warn("ring buffer: %s\n", strerror(-err));
 			break;
@@ -927,7 +976,8 @@ int main(int argc, char **argv)
 		}
 		if (now - last_reap >= 1000000000ULL) {
 			last_reap = now;
-			unwinder__reap(r->unwinder); /* tables of files no process maps any more go */
+			unwinder__reap(
+				r->unwinder); /* tables of files no process maps any more go */
 		}
 		if (tty && now - last_progress >= 1000000000ULL) {
 			last_progress = now;

@@ -13,10 +13,10 @@
 #include "profile.h"
 
 struct profile_index {
-	struct idxmap procs;	/* by pid */
-	struct idxmap stacks;	/* by stack hash */
-	struct idxmap locs;	/* by (proc, addr) */
-	struct strset strs;	/* interned strings, owned */
+	struct idxmap procs; /* by pid */
+	struct idxmap stacks; /* by stack hash */
+	struct idxmap locs; /* by (proc, addr) */
+	struct strset strs; /* interned strings, owned */
 };
 
 static uint32_t proc_hash_of(void *ctx, uint32_t idx)
@@ -31,7 +31,8 @@ static uint32_t stack_hash_of(void *ctx, uint32_t idx)
 
 static uint32_t loc_hash(uint32_t proc, uint64_t addr, bool is_return)
 {
-	return (uint32_t)hash__mix64(addr ^ ((uint64_t)proc << 47) ^ proc ^ ((uint64_t)is_return << 63));
+	return (uint32_t)hash__mix64(addr ^ ((uint64_t)proc << 47) ^ proc ^
+				     ((uint64_t)is_return << 63));
 }
 
 static uint32_t loc_hash_of(void *ctx, uint32_t idx)
@@ -48,8 +49,9 @@ struct profile *profile__new(void)
 	if (!p)
 		return NULL;
 	p->index = calloc(1, sizeof(*p->index));
-	if (!p->index || idxmap__init(&p->index->procs, 32) || idxmap__init(&p->index->stacks, 512) ||
-	    idxmap__init(&p->index->locs, 512) || strset__init(&p->index->strs, true)) {
+	if (!p->index || idxmap__init(&p->index->procs, 32) ||
+	    idxmap__init(&p->index->stacks, 512) || idxmap__init(&p->index->locs, 512) ||
+	    strset__init(&p->index->strs, true)) {
 		profile__free(p);
 		errno = ENOMEM;
 		return NULL;
@@ -270,7 +272,8 @@ int profile__add_mapping(struct profile *p, uint32_t proc, const struct profile_
 	return 1;
 }
 
-static int intern_loc(struct profile *p, uint32_t proc, uint64_t addr, bool is_return, uint32_t *out)
+static int intern_loc(struct profile *p, uint32_t proc, uint64_t addr, bool is_return,
+		      uint32_t *out)
 {
 	struct idxmap *t = &p->index->locs;
 	uint32_t h = loc_hash(proc, addr, is_return), pos;
@@ -291,7 +294,8 @@ static int intern_loc(struct profile *p, uint32_t proc, uint64_t addr, bool is_r
 	l->addr = addr;
 	l->proc = proc;
 	l->is_return = is_return;
-	l->mapping = proc == PROFILE_KERNEL_PROC ? -1 : profile__find_mapping(p, proc, addr - is_return);
+	l->mapping = proc == PROFILE_KERNEL_PROC ? -1 :
+						   profile__find_mapping(p, proc, addr - is_return);
 	idxmap__insert(t, h, p->nr_locs);
 	*out = p->nr_locs++;
 	return 0;

@@ -21,13 +21,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!p)
 		return 0;
 	proc = profile__process(p, 1, &created);
-	if (proc >= 0 && procmaps__merge(p, (uint32_t)proc, (const char *)data, size, "fuzz") >= 0) {
+	if (proc >= 0 &&
+	    procmaps__merge(p, (uint32_t)proc, (const char *)data, size, "fuzz") >= 0) {
 		const struct profile_process *pr = &p->procs[proc];
 
 		for (i = 0; i < pr->nr_mappings; i++) {
 			/* sorted and disjoint: each mapping finds itself at both ends */
-			if (profile__find_mapping(p, (uint32_t)proc, pr->mappings[i].start) != (int)i ||
-			    profile__find_mapping(p, (uint32_t)proc, pr->mappings[i].end - 1) != (int)i)
+			if (profile__find_mapping(p, (uint32_t)proc, pr->mappings[i].start) !=
+				    (int)i ||
+			    profile__find_mapping(p, (uint32_t)proc, pr->mappings[i].end - 1) !=
+				    (int)i)
 				__builtin_trap();
 		}
 	}

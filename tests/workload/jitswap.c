@@ -40,8 +40,10 @@ __attribute__((noinline)) void spin(void)
 static void (*make_jit_code(void))(void)
 {
 #if defined(__x86_64__)
-	static const unsigned char code[] = { 0xb9, 0xa0, 0x86, 0x01, 0x00, 0xff, 0xc9, 0x75, 0xfc, 0xc3 };
-	unsigned char *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	static const unsigned char code[] = { 0xb9, 0xa0, 0x86, 0x01, 0x00,
+					      0xff, 0xc9, 0x75, 0xfc, 0xc3 };
+	unsigned char *page =
+		mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	if (page == MAP_FAILED)
 		return NULL;
@@ -65,7 +67,10 @@ static double now(void)
 int main(int argc, char **argv)
 {
 	/* magic, version, total_size, elf_mach (x86-64), pad1, pid, timestamp, flags */
-	struct { uint32_t magic, version, size, mach, pad, pid; uint64_t ts, flags; } hdr = {
+	struct {
+		uint32_t magic, version, size, mach, pad, pid;
+		uint64_t ts, flags;
+	} hdr = {
 		0x4A695444, 1, 40, 62, 0, (uint32_t)getpid(), 0, 0,
 	};
 	char dump[PATH_MAX], swap[PATH_MAX + 8], map[64];

@@ -26,14 +26,14 @@ unsigned long lib_hot(unsigned long n);
 static volatile unsigned long sink;
 static volatile int done;
 
-#define SPIN(name)                                                                   \
-	__attribute__((noinline)) static unsigned long name(unsigned long n)         \
-	{                                                                            \
-		unsigned long x = n;                                                 \
-		for (unsigned long i = 0; i < n; i++)                                \
-			x = x * 2862933555777941757UL + 3037000493UL;                \
-		sink = x;                                                            \
-		return x;                                                            \
+#define SPIN(name)                                                           \
+	__attribute__((noinline)) static unsigned long name(unsigned long n) \
+	{                                                                    \
+		unsigned long x = n;                                         \
+		for (unsigned long i = 0; i < n; i++)                        \
+			x = x * 2862933555777941757UL + 3037000493UL;        \
+		sink = x;                                                    \
+		return x;                                                    \
 	}
 
 SPIN(hot_a)
@@ -41,12 +41,12 @@ SPIN(hot_b)
 SPIN(hot_t)
 SPIN(hot_sig)
 
-#define CALLER(name, callee)                                                         \
-	__attribute__((noinline)) static unsigned long name(unsigned long n)         \
-	{                                                                            \
-		unsigned long r = callee(n);                                         \
-		sink += r;                                                           \
-		return r ^ n;                                                        \
+#define CALLER(name, callee)                                                 \
+	__attribute__((noinline)) static unsigned long name(unsigned long n) \
+	{                                                                    \
+		unsigned long r = callee(n);                                 \
+		sink += r;                                                   \
+		return r ^ n;                                                \
 	}
 
 CALLER(via_x, hot_a)
@@ -74,10 +74,14 @@ __attribute__((noinline)) static void run(double seconds)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do {
 		switch (round++ % 8) {
-		case 0: case 1: case 2: case 3:
+		case 0:
+		case 1:
+		case 2:
+		case 3:
 			sink += via_x(1000000);
 			break;
-		case 4: case 5:
+		case 4:
+		case 5:
 			sink += via_y(1000000);
 			break;
 		default:

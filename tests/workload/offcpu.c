@@ -47,7 +47,10 @@ static inline __attribute__((always_inline)) long syscall3(long nr, long a, long
 {
 	long ret;
 
-	__asm__ volatile("syscall" : "=a"(ret) : "a"(nr), "D"(a), "S"(b), "d"(c) : "rcx", "r11", "memory");
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "a"(nr), "D"(a), "S"(b), "d"(c)
+			 : "rcx", "r11", "memory");
 	return ret;
 }
 
@@ -73,7 +76,8 @@ __attribute__((noinline)) void pipe_part(void)
 {
 	char c = 'g';
 
-	if (syscall3(SYS_write, go_pipe[1], (long)&c, 1) != 1 || syscall3(SYS_read, data_pipe[0], (long)&c, 1) != 1)
+	if (syscall3(SYS_write, go_pipe[1], (long)&c, 1) != 1 ||
+	    syscall3(SYS_read, data_pipe[0], (long)&c, 1) != 1)
 		exit(1);
 }
 

@@ -53,19 +53,19 @@
 #define GONE_MARGIN_NS (10ULL * 1000 * 1000)
 
 enum proc_kind {
-	PROC_TRACKED,	/* holds its whole maps snapshot */
-	PROC_COMPACT,	/* exited; holds the mappings its samples use */
-	PROC_OTHER,	/* the "[other]" entry past max_procs */
+	PROC_TRACKED, /* holds its whole maps snapshot */
+	PROC_COMPACT, /* exited; holds the mappings its samples use */
+	PROC_OTHER, /* the "[other]" entry past max_procs */
 };
 
 struct proc_state {
-	uint64_t last_read_ns;	/* sample time of the last maps read */
-	uint32_t nr_rereads;	/* maps reads after the first */
-	uint64_t start_time;	/* starttime of /proc/PID/stat (clock ticks after boot), 0 unknown */
-	uint64_t gone_ns;	/* CLOCK_MONOTONIC when seen exited, 0 while not */
-	bool stale;		/* an unknown address was seen too soon after the last read */
-	bool jitdump_mapped;	/* the last read found a jit-PID.dump mapping */
-	uint8_t kind;		/* enum proc_kind */
+	uint64_t last_read_ns; /* sample time of the last maps read */
+	uint32_t nr_rereads; /* maps reads after the first */
+	uint64_t start_time; /* starttime of /proc/PID/stat (clock ticks after boot), 0 unknown */
+	uint64_t gone_ns; /* CLOCK_MONOTONIC when seen exited, 0 while not */
+	bool stale; /* an unknown address was seen too soon after the last read */
+	bool jitdump_mapped; /* the last read found a jit-PID.dump mapping */
+	uint8_t kind; /* enum proc_kind */
 };
 
 struct agg {
@@ -73,14 +73,14 @@ struct agg {
 	const char *proc_dir;
 	uint64_t period_ns;
 	uint64_t nr_bad;
-	struct proc_state *state;	/* parallel to p->procs */
+	struct proc_state *state; /* parallel to p->procs */
 	size_t cap_state;
-	size_t nr_known;	/* p->procs with a state set up */
+	size_t nr_known; /* p->procs with a state set up */
 	size_t max_tracked, max_procs;
-	size_t evict_at;	/* next pass once st.nr_tracked exceeds this */
-	size_t nr_pending;	/* tracked processes seen gone, to reduce */
-	uint64_t pending_at;	/* record stamp from which the first of them can be */
-	int other;		/* index of "[other]", -1 before it is needed */
+	size_t evict_at; /* next pass once st.nr_tracked exceeds this */
+	size_t nr_pending; /* tracked processes seen gone, to reduce */
+	uint64_t pending_at; /* record stamp from which the first of them can be */
+	int other; /* index of "[other]", -1 before it is needed */
 	struct agg_stats st;
 	struct agg_observer obs;
 };
@@ -218,7 +218,8 @@ static int ensure_state(struct agg *a)
 	size_t old = a->cap_state;
 
 	if (a->p->nr_procs > old) {
-		if (array__grow((void **)&a->state, &a->cap_state, a->p->nr_procs, sizeof(*a->state)))
+		if (array__grow((void **)&a->state, &a->cap_state, a->p->nr_procs,
+				sizeof(*a->state)))
 			return -ENOMEM;
 		memset(a->state + old, 0, (a->cap_state - old) * sizeof(*a->state));
 	}
@@ -239,9 +240,9 @@ static uint64_t monotonic_ns(void)
 
 /* What /proc/PID/stat tells of a process, proc(5) */
 struct proc_stat {
-	char state;		/* field 3: R, S, D, Z (zombie), X (dead), ... */
-	uint64_t nr_threads;	/* field 20 */
-	uint64_t start_time;	/* field 22: clock ticks after boot */
+	char state; /* field 3: R, S, D, Z (zombie), X (dead), ... */
+	uint64_t nr_threads; /* field 20 */
+	uint64_t start_time; /* field 22: clock ticks after boot */
 };
 
 /*
@@ -423,7 +424,8 @@ static int compact(struct agg *a, const int32_t *cand_of, const uint32_t *cands,
 		if (c < 0)
 			continue;
 		for (j = 0; j < st->nr_user; j++) {
-			int m = profile__find_mapping(p, st->proc, st->ips[st->nr_kernel + j] - (j > 0));
+			int m = profile__find_mapping(p, st->proc,
+						      st->ips[st->nr_kernel + j] - (j > 0));
 
 			if (m >= 0)
 				used[base[c] + (size_t)m] = 1;
@@ -668,11 +670,13 @@ int agg__record(struct agg *a, const void *data, size_t size)
 		a->st.nr_other_samples++;
 	/* "[other]" keeps kernel frames only: its user addresses belong to untracked processes */
 	if (off)
-		st = profile__add_offcpu(a->p, (uint32_t)proc, (const uint64_t *)s->ips, s->nr_kernel,
-					 other ? 0 : s->nr_user, 1, off->off_ns, &created);
+		st = profile__add_offcpu(a->p, (uint32_t)proc, (const uint64_t *)s->ips,
+					 s->nr_kernel, other ? 0 : s->nr_user, 1, off->off_ns,
+					 &created);
 	else
-		st = profile__add_stack(a->p, (uint32_t)proc, (const uint64_t *)s->ips, s->nr_kernel,
-					other ? 0 : s->nr_user, 1, a->period_ns, &created);
+		st = profile__add_stack(a->p, (uint32_t)proc, (const uint64_t *)s->ips,
+					s->nr_kernel, other ? 0 : s->nr_user, 1, a->period_ns,
+					&created);
 	if (st < 0)
 		return st;
 	if (a->state[proc].stale && !other && !too_soon(&a->state[proc], s->time_ns)) {
@@ -689,9 +693,15 @@ int agg__record(struct agg *a, const void *data, size_t size)
 	/* the record's comm may fill its 16 bytes with no NUL */
 	memcpy(comm, s->comm, sizeof(comm) - 1);
 	comm[sizeof(comm) - 1] = '\0';
-	ev = (struct profile_sample){ .pid = s->tgid, .tid = s->tid, .cpu = s->cpu, .time_ns = s->time_ns,
-				      .comm = comm, .ips = (const uint64_t *)s->ips, .nr_kernel = s->nr_kernel,
-				      .nr_user = s->nr_user, .off_ns = off ? off->off_ns : 0 };
+	ev = (struct profile_sample){ .pid = s->tgid,
+				      .tid = s->tid,
+				      .cpu = s->cpu,
+				      .time_ns = s->time_ns,
+				      .comm = comm,
+				      .ips = (const uint64_t *)s->ips,
+				      .nr_kernel = s->nr_kernel,
+				      .nr_user = s->nr_user,
+				      .off_ns = off ? off->off_ns : 0 };
 	if (off)
 		return a->obs.offcpu(a->obs.ctx, a->p, (uint32_t)proc, &ev);
 	return a->obs.sample(a->obs.ctx, a->p, (uint32_t)proc, &ev);

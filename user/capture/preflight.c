@@ -94,8 +94,9 @@ static bool in_init_userns(const char *proc_dir)
 	f = fopen(path, "re");
 	if (!f)
 		return true; /* no user namespaces in this kernel */
-	if (!fgets(line, sizeof(line), f) || sscanf(line, "%llu %llu %llu", &in, &out, &count) != 3 ||
-	    in != 0 || out != 0 || count != 4294967295ULL)
+	if (!fgets(line, sizeof(line), f) ||
+	    sscanf(line, "%llu %llu %llu", &in, &out, &count) != 3 || in != 0 || out != 0 ||
+	    count != 4294967295ULL)
 		init = false;
 	fclose(f);
 	return init;
@@ -120,7 +121,8 @@ int preflight__gather(const char *proc_dir, const char *sys_dir, struct prefligh
 		errno = 0;
 		v = strtol(line, &end, 10);
 		/* unparsable: present but unknown, taken as the most restrictive */
-		f->perf_event_paranoid = errno || end == line || v < -1 || v > INT32_MAX ? INT32_MAX : (int32_t)v;
+		f->perf_event_paranoid =
+			errno || end == line || v < -1 || v > INT32_MAX ? INT32_MAX : (int32_t)v;
 	}
 	snprintf(path, sizeof(path), "%s/sys/kernel/osrelease", proc_dir);
 	if (read_line(path, f->release, sizeof(f->release)))
@@ -154,48 +156,54 @@ int preflight__check(const struct preflight_facts *f, char *msg, size_t size)
 		return -ENOTSUP;
 	}
 	if (!f->btf) {
-		snprintf(msg, size,
-			 "kernel BTF not found at /sys/kernel/btf/vmlinux: kernel %s was built without "
-			 "CONFIG_DEBUG_INFO_BTF=y; boot a kernel built with it (5.4 or later)",
-			 release);
+		snprintf(
+			msg, size,
+			"kernel BTF not found at /sys/kernel/btf/vmlinux: kernel %s was built without "
+			"CONFIG_DEBUG_INFO_BTF=y; boot a kernel built with it (5.4 or later)",
+			release);
 		return -ENOTSUP;
 	}
 	if (!f->init_userns) {
-		snprintf(msg, size,
-			 "running in a user namespace (a rootless container?): BPF and perf events need "
-			 "CAP_BPF and CAP_PERFMON in the initial user namespace; run it on the host or in "
-			 "a container given them (docker run --cap-add BPF --cap-add PERFMON)");
+		snprintf(
+			msg, size,
+			"running in a user namespace (a rootless container?): BPF and perf events need "
+			"CAP_BPF and CAP_PERFMON in the initial user namespace; run it on the host or in "
+			"a container given them (docker run --cap-add BPF --cap-add PERFMON)");
 		return -EPERM;
 	}
 	missing_caps(f, missing, sizeof(missing));
 	if (missing[0] && f->euid == 0) {
-		snprintf(msg, size,
-			 "insufficient privileges: running as root but without%s (a container that drops "
-			 "capabilities?); BPF sampling needs CAP_BPF and CAP_PERFMON: give them to the "
-			 "container (docker run --cap-add BPF --cap-add PERFMON) or run it on the host",
-			 missing);
+		snprintf(
+			msg, size,
+			"insufficient privileges: running as root but without%s (a container that drops "
+			"capabilities?); BPF sampling needs CAP_BPF and CAP_PERFMON: give them to the "
+			"container (docker run --cap-add BPF --cap-add PERFMON) or run it on the host",
+			missing);
 		return -EPERM;
 	}
 	if (!strcmp(missing, " CAP_PERFMON") && f->perf_event_paranoid > 0) {
-		snprintf(msg, size,
-			 "kernel.perf_event_paranoid is %d and CAP_PERFMON is missing: without it the kernel "
-			 "refuses CPU-wide perf events at this setting, and BPF sampling programs at any; "
-			 "run it with sudo, or grant it: sudo setcap cap_bpf,cap_perfmon+ep %s",
-			 f->perf_event_paranoid, exe);
+		snprintf(
+			msg, size,
+			"kernel.perf_event_paranoid is %d and CAP_PERFMON is missing: without it the kernel "
+			"refuses CPU-wide perf events at this setting, and BPF sampling programs at any; "
+			"run it with sudo, or grant it: sudo setcap cap_bpf,cap_perfmon+ep %s",
+			f->perf_event_paranoid, exe);
 		return -EPERM;
 	}
 	if (missing[0]) {
-		snprintf(msg, size,
-			 "insufficient privileges: needs root, or CAP_BPF and CAP_PERFMON (missing:%s); "
-			 "run it with sudo, or grant them: sudo setcap cap_bpf,cap_perfmon+ep %s",
-			 missing, exe);
+		snprintf(
+			msg, size,
+			"insufficient privileges: needs root, or CAP_BPF and CAP_PERFMON (missing:%s); "
+			"run it with sudo, or grant them: sudo setcap cap_bpf,cap_perfmon+ep %s",
+			missing, exe);
 		return -EPERM;
 	}
 	if (f->ringbuf == 0) {
-		snprintf(msg, size,
-			 "kernel %s has no BPF ring buffer (BPF_MAP_TYPE_RINGBUF, Linux 5.8 or later): "
-			 "boot a newer kernel",
-			 release);
+		snprintf(
+			msg, size,
+			"kernel %s has no BPF ring buffer (BPF_MAP_TYPE_RINGBUF, Linux 5.8 or later): "
+			"boot a newer kernel",
+			release);
 		return -ENOTSUP;
 	}
 	return 0;

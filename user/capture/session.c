@@ -32,12 +32,12 @@ struct session {
 	 * its epoll set as a ring index, so other descriptors live in this one.
 	 */
 	int epfd;
-	int nr_cpus;		/* possible CPUs: per-CPU map value count */
-	int *pfds;		/* per possible CPU, -1 where offline */
+	int nr_cpus; /* possible CPUs: per-CPU map value count */
+	int *pfds; /* per possible CPU, -1 where offline */
 	struct bpf_link **links;
 	session_record_fn on_record;
 	void *ctx;
-	uint32_t unwind_rows;	/* rows of unwind_rows; 0 when no tables are built */
+	uint32_t unwind_rows; /* rows of unwind_rows; 0 when no tables are built */
 };
 
 static int rb_cb(void *ctx, void *data, size_t size)
@@ -83,15 +83,17 @@ static int open_events(struct session *s, const struct session_opts *o)
 			if (err == -ENODEV)
 				continue; /* possible but offline CPU (bcc profile does the same) */
 			if (err == -ENOENT || err == -EOPNOTSUPP)
-				pr_warn("event '%s' is not supported on this machine (%s)%s\n", o->event,
-					strerror(-err),
+				pr_warn("event '%s' is not supported on this machine (%s)%s\n",
+					o->event, strerror(-err),
 					attr.type == PERF_TYPE_HARDWARE ?
-						": no hardware PMU (a virtual machine?); use -e cpu-clock" : "");
+						": no hardware PMU (a virtual machine?); use -e cpu-clock" :
+						"");
 			else
-				pr_warn("perf_event_open '%s' on cpu %d failed: %s%s\n", o->event, cpu,
-					strerror(-err),
+				pr_warn("perf_event_open '%s' on cpu %d failed: %s%s\n", o->event,
+					cpu, strerror(-err),
 					err == -EACCES || err == -EPERM ?
-						" (check kernel.perf_event_paranoid, CAP_PERFMON)" : "");
+						" (check kernel.perf_event_paranoid, CAP_PERFMON)" :
+						"");
 			return err == -EOPNOTSUPP ? -ENOENT : err;
 		}
 		s->pfds[cpu] = fd;
@@ -99,7 +101,8 @@ static int open_events(struct session *s, const struct session_opts *o)
 		s->links[cpu] = bpf_program__attach_perf_event(s->skel->progs.on_sample, fd);
 		if (!s->links[cpu]) {
 			err = -errno;
-			pr_warn("failed to attach to perf event on cpu %d: %s\n", cpu, strerror(-err));
+			pr_warn("failed to attach to perf event on cpu %d: %s\n", cpu,
+				strerror(-err));
 			return err;
 		}
 	}
@@ -120,13 +123,15 @@ static int attach_offcpu(struct session *s)
 		s->skel->links.on_sys_exit = bpf_program__attach(s->skel->progs.on_sys_exit);
 	if (bpf_program__autoload(s->skel->progs.on_sys_exit) && !s->skel->links.on_sys_exit) {
 		err = -errno;
-		pr_warn("--off-cpu: cannot attach to tracepoint raw_syscalls/sys_exit: %s\n", strerror(-err));
+		pr_warn("--off-cpu: cannot attach to tracepoint raw_syscalls/sys_exit: %s\n",
+			strerror(-err));
 		return err;
 	}
 	s->skel->links.on_switch = bpf_program__attach(s->skel->progs.on_switch);
 	if (!s->skel->links.on_switch) {
 		err = -errno;
-		pr_warn("--off-cpu: cannot attach to tracepoint sched/sched_switch: %s\n", strerror(-err));
+		pr_warn("--off-cpu: cannot attach to tracepoint sched/sched_switch: %s\n",
+			strerror(-err));
 		return err;
 	}
 	return 0;
@@ -150,7 +155,8 @@ static bool kernel_has_task_work(void)
  * Open, configure and load the BPF object; task_work: --off-cpu walks a long
  * block's user stack as task work rather than at sys_exit.
  */
-static int load_skel_mode(struct session *s, const struct session_opts *o, bool task_work, bool quiet)
+static int load_skel_mode(struct session *s, const struct session_opts *o, bool task_work,
+			  bool quiet)
 {
 	int err;
 
@@ -211,7 +217,8 @@ static int load_skel(struct session *s, const struct session_opts *o)
 			pr_info("--off-cpu: user stacks walked as task work\n");
 			return 0;
 		}
-		pr_info("--off-cpu: task work refused (%s): user stacks at sys_exit\n", strerror(-err));
+		pr_info("--off-cpu: task work refused (%s): user stacks at sys_exit\n",
+			strerror(-err));
 		profile_bpf__destroy(s->skel);
 		s->skel = NULL;
 	}
@@ -309,7 +316,8 @@ int session__add_target(struct session *s, uint32_t tgid)
 {
 	uint8_t one = 1;
 
-	if (bpf_map__update_elem(s->skel->maps.targets, &tgid, sizeof(tgid), &one, sizeof(one), BPF_ANY))
+	if (bpf_map__update_elem(s->skel->maps.targets, &tgid, sizeof(tgid), &one, sizeof(one),
+				 BPF_ANY))
 		return -errno;
 	return 0;
 }
@@ -402,7 +410,8 @@ void session__check_stats(struct session *s, uint64_t *same, uint64_t *shorter, 
 	*differ = stat_sum(s, BPFPROF_STAT_USTACK_DIFF, NULL);
 }
 
-void session__stats(struct session *s, uint64_t *samples, uint64_t *dropped, uint64_t *per_cpu_dropped)
+void session__stats(struct session *s, uint64_t *samples, uint64_t *dropped,
+		    uint64_t *per_cpu_dropped)
 {
 	*samples = stat_sum(s, BPFPROF_STAT_SAMPLES, NULL);
 	*dropped = stat_sum(s, BPFPROF_STAT_DROPPED, per_cpu_dropped);
@@ -418,12 +427,15 @@ void session__offcpu_stats(struct session *s, struct session_offcpu_stats *st)
 	st->kernel_only = stat_sum(s, BPFPROF_STAT_OFFCPU_KERNEL_ONLY, NULL);
 }
 
-static int sink_set_mapping(void *ctx, const struct bpfprof_unwind_key *k, const struct bpfprof_unwind_mapping *v)
+static int sink_set_mapping(void *ctx, const struct bpfprof_unwind_key *k,
+			    const struct bpfprof_unwind_mapping *v)
 {
 	struct session *s = ctx;
 
-	return bpf_map__update_elem(s->skel->maps.unwind_mappings, k, sizeof(*k), v, sizeof(*v), BPF_ANY) ?
-		       -errno : 0;
+	return bpf_map__update_elem(s->skel->maps.unwind_mappings, k, sizeof(*k), v, sizeof(*v),
+				    BPF_ANY) ?
+		       -errno :
+		       0;
 }
 
 static int sink_del_mapping(void *ctx, const struct bpfprof_unwind_key *k)
@@ -437,8 +449,10 @@ static int sink_set_table(void *ctx, uint32_t id, const struct bpfprof_unwind_ta
 {
 	struct session *s = ctx;
 
-	return bpf_map__update_elem(s->skel->maps.unwind_tables, &id, sizeof(id), t, sizeof(*t), BPF_ANY) ?
-		       -errno : 0;
+	return bpf_map__update_elem(s->skel->maps.unwind_tables, &id, sizeof(id), t, sizeof(*t),
+				    BPF_ANY) ?
+		       -errno :
+		       0;
 }
 
 static int sink_set_proc(void *ctx, uint32_t tgid, bool ready)
@@ -447,9 +461,13 @@ static int sink_set_proc(void *ctx, uint32_t tgid, bool ready)
 	uint8_t one = 1;
 
 	if (!ready)
-		return bpf_map__delete_elem(s->skel->maps.unwind_procs, &tgid, sizeof(tgid), 0) ? -errno : 0;
-	return bpf_map__update_elem(s->skel->maps.unwind_procs, &tgid, sizeof(tgid), &one, sizeof(one),
-				    BPF_ANY) ? -errno : 0;
+		return bpf_map__delete_elem(s->skel->maps.unwind_procs, &tgid, sizeof(tgid), 0) ?
+			       -errno :
+			       0;
+	return bpf_map__update_elem(s->skel->maps.unwind_procs, &tgid, sizeof(tgid), &one,
+				    sizeof(one), BPF_ANY) ?
+		       -errno :
+		       0;
 }
 
 /*
@@ -457,7 +475,8 @@ static int sink_set_proc(void *ctx, uint32_t tgid, bool ready)
  * time, rather than through an mmap of the array: written pages of a shared
  * mapping would count in bpfprof's RSS.
  */
-static int sink_write_rows(void *ctx, uint32_t first, const struct bpfprof_unwind_row *rows, uint32_t n)
+static int sink_write_rows(void *ctx, uint32_t first, const struct bpfprof_unwind_row *rows,
+			   uint32_t n)
 {
 	struct session *s = ctx;
 	uint32_t keys[8192];
@@ -467,7 +486,8 @@ static int sink_write_rows(void *ctx, uint32_t first, const struct bpfprof_unwin
 
 		for (uint32_t i = 0; i < count; i++)
 			keys[i] = first + done + i;
-		if (bpf_map_update_batch(bpf_map__fd(s->skel->maps.unwind_rows), keys, rows + done, &count, NULL))
+		if (bpf_map_update_batch(bpf_map__fd(s->skel->maps.unwind_rows), keys, rows + done,
+					 &count, NULL))
 			return -errno;
 		done += count;
 	}

@@ -103,7 +103,8 @@ static bool is_libc(const char *path)
 	const char *base = strrchr(path, '/');
 
 	base = base ? base + 1 : path;
-	return !strncmp(base, "libc.so.6", 9) || (!strncmp(base, "libc-2.", 7) && strstr(base, ".so"));
+	return !strncmp(base, "libc.so.6", 9) ||
+	       (!strncmp(base, "libc-2.", 7) && strstr(base, ".so"));
 }
 
 /*
@@ -127,14 +128,15 @@ static int io_list_all(const char *proc_dir, const struct profile_process *pr, u
 	if (!m)
 		return -ENOENT;
 	/* the very file mapped, whatever the mount namespace */
-	snprintf(path, sizeof(path), "%s/%u/map_files/%llx-%llx", proc_dir, pr->pid, (unsigned long long)m->start,
-		 (unsigned long long)m->end);
+	snprintf(path, sizeof(path), "%s/%u/map_files/%llx-%llx", proc_dir, pr->pid,
+		 (unsigned long long)m->start, (unsigned long long)m->end);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	elf_version(EV_CURRENT);
 	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!e || elf_kind(e) != ELF_K_ELF || gelf_getclass(e) != ELFCLASS64 || elf_getphdrnum(e, &nph)) {
+	if (!e || elf_kind(e) != ELF_K_ELF || gelf_getclass(e) != ELFCLASS64 ||
+	    elf_getphdrnum(e, &nph)) {
 		err = -ENOTSUP;
 		goto out;
 	}
@@ -158,7 +160,8 @@ static int io_list_all(const char *proc_dir, const struct profile_process *pr, u
 			GElf_Sym sym;
 			const char *name;
 
-			if (!gelf_getsym(d, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_OBJECT || !sym.st_value)
+			if (!gelf_getsym(d, (int)i, &sym) ||
+			    GELF_ST_TYPE(sym.st_info) != STT_OBJECT || !sym.st_value)
 				continue;
 			name = elf_strptr(e, sh.sh_link, sym.st_name);
 			if (name && !strcmp(name, "_IO_list_all")) {
@@ -187,7 +190,8 @@ static int read_mem(int mem, uint64_t addr, void *buf, size_t len)
  * The buffered bytes of the first FILE on _IO_list_all whose descriptor is
  * one of fds[0..nr); *which: its index in fds.
  */
-static int buffered(int mem, uint64_t list_all, const int *fds, int nr, int *which, char **data, size_t *len)
+static int buffered(int mem, uint64_t list_all, const int *fds, int nr, int *which, char **data,
+		    size_t *len)
 {
 	unsigned char f[FILE_READ_SIZE];
 	uint64_t fp, base, ptr;
@@ -232,8 +236,8 @@ static int buffered(int mem, uint64_t list_all, const int *fds, int nr, int *whi
 	return 0;
 }
 
-int jit_tail__read(const char *proc_dir, const struct profile *p, uint32_t proc, int file_fd, char **data,
-		   size_t *len, uint64_t *pos)
+int jit_tail__read(const char *proc_dir, const struct profile *p, uint32_t proc, int file_fd,
+		   char **data, size_t *len, uint64_t *pos)
 {
 	const struct profile_process *pr = &p->procs[proc];
 	uint64_t list_all = 0, before[MAX_FDS], after = 0;

@@ -110,7 +110,8 @@ int jvm_attach__parse_reply(const char *buf, size_t len, int *status)
 /* Send the request and read the whole reply (the JVM closes after it), within the deadline. */
 static int request(int tmp_fd, const char *sock_name, uint64_t deadline, uint32_t pid)
 {
-	static const char req[] = "1\0jcmd\0Compiler.perfmap\0\0"; /* + the literal's own NUL: 3 args */
+	static const char req[] =
+		"1\0jcmd\0Compiler.perfmap\0\0"; /* + the literal's own NUL: 3 args */
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	char *buf = NULL;
 	size_t len = 0;
@@ -133,7 +134,8 @@ static int request(int tmp_fd, const char *sock_name, uint64_t deadline, uint32_
 		}
 		if (n > 0)
 			off += (size_t)n;
-		else if (poll(&(struct pollfd){ .fd = fd, .events = POLLOUT }, 1, 50) < 0 && errno != EINTR) {
+		else if (poll(&(struct pollfd){ .fd = fd, .events = POLLOUT }, 1, 50) < 0 &&
+			 errno != EINTR) {
 			err = -errno;
 			goto out;
 		}
@@ -155,7 +157,8 @@ static int request(int tmp_fd, const char *sock_name, uint64_t deadline, uint32_
 			err = -ETIMEDOUT;
 			goto out;
 		}
-		if (poll(&(struct pollfd){ .fd = fd, .events = POLLIN }, 1, (int)(deadline - now)) < 0 &&
+		if (poll(&(struct pollfd){ .fd = fd, .events = POLLIN }, 1, (int)(deadline - now)) <
+			    0 &&
 		    errno != EINTR) {
 			err = -errno;
 			goto out;
@@ -199,7 +202,8 @@ static int make_trigger(int dir_fd, const char *name, bool *made)
 	return 0;
 }
 
-int jvm_attach__perfmap(const char *proc_dir, uint32_t pid, unsigned timeout_ms, struct jvm_perfmap *pm)
+int jvm_attach__perfmap(const char *proc_dir, uint32_t pid, unsigned timeout_ms,
+			struct jvm_perfmap *pm)
 {
 	char sock_name[32], trigger[32], map[32], cwd[64];
 	struct proc_ident id;
@@ -265,7 +269,8 @@ int jvm_attach__perfmap(const char *proc_dir, uint32_t pid, unsigned timeout_ms,
 out:
 	if (made) {
 		/* ours only if still a regular file: the JVM removes it itself once attached */
-		if (!fstatat(trig_fd, trigger, &sb, AT_SYMLINK_NOFOLLOW) && S_ISREG(sb.st_mode) && sb.st_uid == 0)
+		if (!fstatat(trig_fd, trigger, &sb, AT_SYMLINK_NOFOLLOW) && S_ISREG(sb.st_mode) &&
+		    sb.st_uid == 0)
 			unlinkat(trig_fd, trigger, 0);
 	}
 	if (trig_fd >= 0)
@@ -282,8 +287,8 @@ int jvm_attach__release(struct jvm_perfmap *pm)
 	if (pm->tmp_fd < 0)
 		return 0;
 	snprintf(map, sizeof(map), "perf-%u.map", pm->nspid);
-	if (pm->created && !fstatat(pm->tmp_fd, map, &sb, AT_SYMLINK_NOFOLLOW) && S_ISREG(sb.st_mode) &&
-	    unlinkat(pm->tmp_fd, map, 0))
+	if (pm->created && !fstatat(pm->tmp_fd, map, &sb, AT_SYMLINK_NOFOLLOW) &&
+	    S_ISREG(sb.st_mode) && unlinkat(pm->tmp_fd, map, 0))
 		err = -errno;
 	close(pm->tmp_fd);
 	pm->tmp_fd = -1;

@@ -10,7 +10,7 @@
 
 struct jvm_ask {
 	uint32_t pid;
-	int err;		/* jvm_attach__perfmap's */
+	int err; /* jvm_attach__perfmap's */
 	struct jvm_perfmap pm;
 };
 
@@ -69,8 +69,10 @@ struct jvm_perfmaps *jvm_perfmaps__ask(struct profile *p, struct symbolizer *sy,
 			a->err = -ETIMEDOUT;
 			continue;
 		}
-		a->err = jvm_attach__perfmap("/proc", pr->pid,
-					     (unsigned)(left < JVM_ATTACH_TIMEOUT_MS ? left : JVM_ATTACH_TIMEOUT_MS), &a->pm);
+		a->err = jvm_attach__perfmap(
+			"/proc", pr->pid,
+			(unsigned)(left < JVM_ATTACH_TIMEOUT_MS ? left : JVM_ATTACH_TIMEOUT_MS),
+			&a->pm);
 		if (a->err)
 			continue;
 		pr_info("JVM pid %u wrote its perf map (Compiler.perfmap)\n", pr->pid);
@@ -88,8 +90,8 @@ void jvm_perfmaps__release(struct jvm_perfmaps *jm)
 		int err = jvm_attach__release(&jm->asks[i].pm);
 
 		if (err)
-			pr_warn("cannot remove /tmp/perf-%u.map that bpfprof made a JVM write: %s\n", nspid,
-				strerror(-err));
+			pr_warn("cannot remove /tmp/perf-%u.map that bpfprof made a JVM write: %s\n",
+				nspid, strerror(-err));
 	}
 }
 

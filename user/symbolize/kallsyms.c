@@ -55,15 +55,15 @@ struct ksyms {
 	struct ksym *syms;
 	size_t nr_syms;
 	size_t cap_syms;
-	char *names;		/* NUL-terminated names back to back */
+	char *names; /* NUL-terminated names back to back */
 	size_t names_len;
 	size_t names_cap;
 	size_t nr_bad_lines;
-	uint32_t last_module;	/* module field of the latest module symbol, reused by its run */
-	uint32_t last_name;	/* pool offset of the latest symbol's name */
+	uint32_t last_module; /* module field of the latest module symbol, reused by its run */
+	uint32_t last_name; /* pool offset of the latest symbol's name */
 	size_t last_name_len;
-	size_t nr_lines;	/* well-formed lines, text or not */
-	bool any_addr;		/* some line had a non-zero address */
+	size_t nr_lines; /* well-formed lines, text or not */
+	bool any_addr; /* some line had a non-zero address */
 	bool restricted;
 };
 
@@ -110,7 +110,7 @@ struct ksym_line {
 	char type;
 	const char *name;
 	size_t name_len;
-	const char *module;	/* without brackets; NULL for the core kernel */
+	const char *module; /* without brackets; NULL for the core kernel */
 	size_t module_len;
 };
 
@@ -163,7 +163,7 @@ static int type_rank(char type)
 	case 'w':
 		return 0;
 	default:
-		return -1;	/* not text */
+		return -1; /* not text */
 	}
 }
 
@@ -211,7 +211,8 @@ static int add_sym(struct ksyms *ks, const struct ksym_line *l, int rank)
 	s->module_rank = (uint32_t)rank << KSYM_RANK_SHIFT;
 	if (l->module) {
 		/* Module symbols come in runs: store each module name once per run. */
-		if (!ks->last_module || strncmp(ks->names + ks->last_module - 1, l->module, l->module_len) ||
+		if (!ks->last_module ||
+		    strncmp(ks->names + ks->last_module - 1, l->module, l->module_len) ||
 		    ks->names[ks->last_module - 1 + l->module_len] != '\0') {
 			err = pool_add(ks, l->module, l->module_len, &off);
 			if (err)
@@ -231,7 +232,7 @@ static int parse_one(struct ksyms *ks, const char *p, const char *eol)
 	int rank;
 
 	if (skip_blanks(p, eol) == eol)
-		return 0;	/* blank line: nothing to parse, nothing wrong */
+		return 0; /* blank line: nothing to parse, nothing wrong */
 	if (!parse_line(p, eol, &l)) {
 		ks->nr_bad_lines++;
 		return 0;
@@ -292,7 +293,7 @@ static void sort_nearly_sorted(struct ksym *syms, size_t n)
 		if (ksym_cmp(&syms[i - 1], &syms[i]) <= 0)
 			continue;
 		x = syms[i];
-		for (lo = 0, hi = i; lo < hi;) {	/* first entry above x */
+		for (lo = 0, hi = i; lo < hi;) { /* first entry above x */
 			mid = lo + (hi - lo) / 2;
 			if (ksym_cmp(&syms[mid], &x) <= 0)
 				lo = mid + 1;
@@ -381,7 +382,11 @@ struct ksyms *ksyms__load(const char *path)
 	 */
 	while (!eof) {
 		/* a line longer than the buffer grows it */
-		err = array__grow((void **)&buf, &cap, !cap ? KSYM_CHUNK : len == cap ? cap + 1 : cap, 1);
+		err = array__grow((void **)&buf, &cap,
+				  !cap	     ? KSYM_CHUNK :
+				  len == cap ? cap + 1 :
+					       cap,
+				  1);
 		if (err)
 			goto out_fail;
 		n = read(fd, buf + len, cap - len);

@@ -45,7 +45,8 @@ int proc_ident__read(const char *proc_dir, uint32_t pid, struct proc_ident *id)
 			char *tok, *save = NULL;
 
 			/* one pid per nested namespace, outermost first */
-			for (tok = strtok_r(line + 6, " \t\n", &save); tok; tok = strtok_r(NULL, " \t\n", &save))
+			for (tok = strtok_r(line + 6, " \t\n", &save); tok;
+			     tok = strtok_r(NULL, " \t\n", &save))
 				id->nspid = (uint32_t)strtoul(tok, NULL, 10);
 		}
 	}
@@ -62,8 +63,8 @@ static bool owned_by(const struct stat *sb, const struct proc_ident *id)
 	return sb->st_uid == 0 && (sb->st_mode & S_IROTH);
 }
 
-int proc_file__open(const char *proc_dir, uint32_t pid, const char *path, const struct proc_ident *id,
-		    uint64_t max_size)
+int proc_file__open(const char *proc_dir, uint32_t pid, const char *path,
+		    const struct proc_ident *id, uint64_t max_size)
 {
 	char root[PATH_MAX];
 
@@ -72,7 +73,8 @@ int proc_file__open(const char *proc_dir, uint32_t pid, const char *path, const 
 	return proc_file__open_in(root, path, id, max_size);
 }
 
-int proc_file__open_in(const char *root, const char *path, const struct proc_ident *id, uint64_t max_size)
+int proc_file__open_in(const char *root, const char *path, const struct proc_ident *id,
+		       uint64_t max_size)
 {
 	struct open_how how = {
 		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,

@@ -87,8 +87,8 @@ int procmaps__parse(const char *text, size_t len, const char *origin, procmaps_c
 			if (ret)
 				return ret;
 		} else if (eol > p) {
-			pr_warn("maps: '%s': line %zu at offset %zu: malformed mapping, skipped\n", origin,
-				line, (size_t)(p - text));
+			pr_warn("maps: '%s': line %zu at offset %zu: malformed mapping, skipped\n",
+				origin, line, (size_t)(p - text));
 			if (nr_bad)
 				(*nr_bad)++;
 		}
@@ -184,7 +184,8 @@ static int merge_one(const struct procmaps_entry *e, void *ctx)
 	return 0;
 }
 
-int procmaps__merge(struct profile *p, uint32_t proc, const char *text, size_t len, const char *origin)
+int procmaps__merge(struct profile *p, uint32_t proc, const char *text, size_t len,
+		    const char *origin)
 {
 	struct merge_ctx mc = { .p = p, .proc = proc };
 	int err;

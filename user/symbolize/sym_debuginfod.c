@@ -27,13 +27,13 @@
 struct fetch_state {
 	pthread_mutex_t lock;
 	pthread_cond_t done_cond;
-	struct debuginfod_req *reqs;	/* owned copies of the caller's (what is borrowed) */
+	struct debuginfod_req *reqs; /* owned copies of the caller's (what is borrowed) */
 	size_t n, next, done;
-	uint64_t deadline_ns;		/* CLOCK_MONOTONIC */
-	uint64_t max_size;		/* bytes */
-	int null_fd;			/* /dev/null: the clients' verbose output below -vv */
-	bool abandoned;			/* the caller left: results are dropped */
-	int refs;			/* caller + workers */
+	uint64_t deadline_ns; /* CLOCK_MONOTONIC */
+	uint64_t max_size; /* bytes */
+	int null_fd; /* /dev/null: the clients' verbose output below -vv */
+	bool abandoned; /* the caller left: results are dropped */
+	int refs; /* caller + workers */
 };
 
 static uint64_t mono_ns(void)
@@ -102,7 +102,7 @@ static void state_put(struct fetch_state *st)
 /* A worker's client's user data. */
 struct worker_ctx {
 	const struct fetch_state *st;
-	bool cancelled;		/* past_deadline stopped the current fetch */
+	bool cancelled; /* past_deadline stopped the current fetch */
 };
 
 /* libdebuginfod's progress callback: non-zero cancels the transfer. */
@@ -242,8 +242,9 @@ static void *worker(void *arg)
 
 static void show_progress(size_t done, size_t n, double elapsed)
 {
-	fprintf(stderr, "\rbpfprof: fetching debug info (debuginfod): %zu of %zu files, %.1f s\033[K", done, n,
-		elapsed);
+	fprintf(stderr,
+		"\rbpfprof: fetching debug info (debuginfod): %zu of %zu files, %.1f s\033[K", done,
+		n, elapsed);
 }
 
 int debuginfod__fetch(struct debuginfod_req *reqs, size_t n, const struct debuginfod_opts *o)
@@ -325,7 +326,7 @@ int debuginfod__fetch(struct debuginfod_req *reqs, size_t n, const struct debugi
 	}
 	for (i = 0; i < n; i++) {
 		reqs[i].err = st->reqs[i].err;
-		reqs[i].path = st->reqs[i].path;	/* taken over */
+		reqs[i].path = st->reqs[i].path; /* taken over */
 		st->reqs[i].path = NULL;
 		fetched += reqs[i].path != NULL;
 	}

@@ -57,12 +57,12 @@
 /* A function symbol while the table is built: what choosing among aliases needs. */
 struct elf_sym_raw {
 	uint64_t addr;
-	uint64_t end;		/* exclusive; for size 0: the section end */
-	uint64_t size;		/* st_size, 0 when unknown */
-	uint32_t name;		/* st_name: offset into string table `tab` */
-	uint32_t seq;		/* load order, the final tie-break */
-	uint8_t rank;		/* binding preference: GLOBAL 2, WEAK 1, LOCAL 0 */
-	uint8_t tab;		/* index into elf_symtab.strtabs */
+	uint64_t end; /* exclusive; for size 0: the section end */
+	uint64_t size; /* st_size, 0 when unknown */
+	uint32_t name; /* st_name: offset into string table `tab` */
+	uint32_t seq; /* load order, the final tie-break */
+	uint8_t rank; /* binding preference: GLOBAL 2, WEAK 1, LOCAL 0 */
+	uint8_t tab; /* index into elf_symtab.strtabs */
 };
 
 /*
@@ -73,7 +73,7 @@ struct elf_sym {
 	uint64_t addr;
 	/* bits 0-30: bytes covered (end - addr, at most 2 GiB); bit 31: string table index */
 	uint32_t len_tab;
-	uint32_t name;		/* st_name: offset into that string table */
+	uint32_t name; /* st_name: offset into that string table */
 };
 
 _Static_assert(sizeof(struct elf_sym) == 16, "struct elf_sym is 16 bytes");
@@ -86,11 +86,11 @@ struct elf_load {
 
 /* Where a string table's bytes are: in its file (fd), or read whole (data). */
 struct elf_strtab {
-	const void *src;	/* while loading: the struct elf_file it is in */
-	int fd;			/* -1 when data holds the table, or none */
-	uint64_t off;		/* file offset of the section */
-	uint64_t size;		/* its size, bytes */
-	char *data;		/* the whole table, when no descriptor is kept */
+	const void *src; /* while loading: the struct elf_file it is in */
+	int fd; /* -1 when data holds the table, or none */
+	uint64_t off; /* file offset of the section */
+	uint64_t size; /* its size, bytes */
+	char *data; /* the whole table, when no descriptor is kept */
 };
 
 /* Names read so far, in chunks that never move: returned names stay valid. */
@@ -101,20 +101,20 @@ struct elf_name_chunk {
 };
 
 struct elf_symtab {
-	struct elf_sym *syms;	/* sorted by addr, one per address */
+	struct elf_sym *syms; /* sorted by addr, one per address */
 	size_t nr_syms;
-	struct elf_sym_raw *raw;	/* while loading: every symbol collected */
+	struct elf_sym_raw *raw; /* while loading: every symbol collected */
 	size_t nr_raw;
 	size_t cap_raw;
 	struct elf_strtab strtabs[ELF_MAX_STRTABS];
 	unsigned int nr_strtabs;
-	struct u64map names;		/* name cache: symbol index + 1 -> name, NULL when it has none */
-	struct elf_name_chunk *chunks;	/* newest first */
+	struct u64map names; /* name cache: symbol index + 1 -> name, NULL when it has none */
+	struct elf_name_chunk *chunks; /* newest first */
 	struct elf_load *loads;
 	size_t nr_loads;
 	uint8_t build_id[ELF_BUILD_ID_MAX];
 	size_t build_id_len;
-	char *debug_path;	/* the separate debug file read, NULL when none */
+	char *debug_path; /* the separate debug file read, NULL when none */
 	enum elf_names_src names_src;
 };
 
@@ -214,8 +214,7 @@ static int elf_file__open(struct elf_file *f, const char *path)
 	 * Both counts are bounded by the file size now, so the products cannot
 	 * overflow; an offset past EOF is rejected before its sum is trusted.
 	 */
-	tbl_end = f->ehdr.e_phoff +
-		  (uint64_t)phnum * gelf_fsize(f->elf, ELF_T_PHDR, 1, EV_CURRENT);
+	tbl_end = f->ehdr.e_phoff + (uint64_t)phnum * gelf_fsize(f->elf, ELF_T_PHDR, 1, EV_CURRENT);
 	if (phnum && (f->ehdr.e_phoff > f->file_size || tbl_end > f->file_size)) {
 		err = -EINVAL;
 		pr_warn("elf: '%s': program headers at %llu (%zu entries) exceed file size %llu\n",
@@ -298,8 +297,8 @@ static size_t notes_build_id(Elf_Data *data, uint8_t id[ELF_BUILD_ID_MAX])
 	while (off < data->d_size &&
 	       (next = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
 		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-		    !memcmp((const char *)data->d_buf + name_off, "GNU", 4) &&
-		    nh.n_descsz > 0 && nh.n_descsz <= ELF_BUILD_ID_MAX) {
+		    !memcmp((const char *)data->d_buf + name_off, "GNU", 4) && nh.n_descsz > 0 &&
+		    nh.n_descsz <= ELF_BUILD_ID_MAX) {
 			memcpy(id, (const char *)data->d_buf + desc_off, nh.n_descsz);
 			return nh.n_descsz;
 		}
@@ -423,7 +422,7 @@ static int collect_syms(struct elf_symtab *st, const struct elf_file *f, Elf_Scn
 	struct sec_info {
 		uint64_t addr, size;
 		bool alloc;
-	} *secs, *sec;
+	} * secs, *sec;
 	int tab;
 	Elf_Data *data;
 	unsigned char type;
@@ -486,9 +485,10 @@ static int collect_syms(struct elf_symtab *st, const struct elf_file *f, Elf_Scn
 		if (!sym.st_name || sym.st_name >= strsh.sh_size)
 			continue;
 		if (f->ehdr.e_machine == EM_ARM)
-			sym.st_value &= ~1ULL;	/* Thumb bit */
+			sym.st_value &= ~1ULL; /* Thumb bit */
 		err = st->nr_raw >= UINT32_MAX ? -ENOMEM :
-			array__grow((void **)&st->raw, &st->cap_raw, st->nr_raw + 1, sizeof(*st->raw));
+						 array__grow((void **)&st->raw, &st->cap_raw,
+							     st->nr_raw + 1, sizeof(*st->raw));
 		if (err) {
 			free(secs);
 			return err;
@@ -527,7 +527,8 @@ struct sym_key {
 };
 
 /* One stable counting pass on byte `byte` of addr (field 0) or rest (field 1). Returns false when every key has the same byte. */
-static bool radix_pass(const struct sym_key *src, struct sym_key *dst, size_t n, int field, unsigned int byte)
+static bool radix_pass(const struct sym_key *src, struct sym_key *dst, size_t n, int field,
+		       unsigned int byte)
 {
 	size_t count[256] = { 0 }, pos[256], i, sum = 0;
 	unsigned int shift = byte * 8, b;
@@ -565,7 +566,8 @@ static struct sym_key *sort_syms(const struct elf_sym_raw *raw, size_t n)
 	}
 	for (i = 0; i < n; i++) {
 		a[i].addr = raw[i].addr;
-		a[i].rest = (uint64_t)(2 - raw[i].rank) << 33 | (uint64_t)!raw[i].size << 32 | raw[i].seq;
+		a[i].rest = (uint64_t)(2 - raw[i].rank) << 33 | (uint64_t)!raw[i].size << 32 |
+			    raw[i].seq;
 	}
 	for (field = 1; field >= 0; field--)
 		for (byte = 0; byte < (field ? 5u : 8u); byte++)
@@ -613,8 +615,9 @@ static int finalize_syms(struct elf_symtab *st)
 			uint64_t len = end - best->addr;
 
 			st->syms[n].addr = best->addr;
-			st->syms[n].len_tab = (len > ELF_SYM_LEN_MAX ? ELF_SYM_LEN_MAX : (uint32_t)len) |
-					      (best->tab ? ELF_SYM_TAB_BIT : 0);
+			st->syms[n].len_tab =
+				(len > ELF_SYM_LEN_MAX ? ELF_SYM_LEN_MAX : (uint32_t)len) |
+				(best->tab ? ELF_SYM_TAB_BIT : 0);
 			st->syms[n].name = best->name;
 			n++;
 		}
@@ -661,8 +664,8 @@ static void hex_id(char *hex, const uint8_t *id, size_t len)
  * accepted when found by search, refused when `strict` (debuginfod's, asked
  * for by build-id). Refusals of files that exist are warned, naming the file.
  */
-static bool debug_file_usable(const struct elf_symtab *st, const struct elf_file *dbg, const char *cand,
-			      bool strict)
+static bool debug_file_usable(const struct elf_symtab *st, const struct elf_file *dbg,
+			      const char *cand, bool strict)
 {
 	char want[2 * ELF_BUILD_ID_MAX + 1], got[2 * ELF_BUILD_ID_MAX + 1];
 	Elf_Scn *scn = find_scn_by_type(dbg, SHT_SYMTAB), *strscn;
@@ -691,7 +694,8 @@ static bool debug_file_usable(const struct elf_symtab *st, const struct elf_file
 		return !strict;
 	if (!len) {
 		if (strict)
-			pr_warn("elf: debug file '%s' refused: it has no build-id to check\n", cand);
+			pr_warn("elf: debug file '%s' refused: it has no build-id to check\n",
+				cand);
 		return !strict;
 	}
 	if (len == st->build_id_len && !memcmp(id, st->build_id, len))
@@ -702,7 +706,8 @@ static bool debug_file_usable(const struct elf_symtab *st, const struct elf_file
 	return false;
 }
 
-static bool try_debug_file(const struct elf_symtab *st, const char *cand, struct elf_file *dbg, bool strict)
+static bool try_debug_file(const struct elf_symtab *st, const char *cand, struct elf_file *dbg,
+			   bool strict)
 {
 	int err = elf_file__open(dbg, cand);
 
@@ -751,12 +756,13 @@ static const char *debuglink_name(const struct elf_file *f)
  * starts with debug_root has that prefix removed first.
  */
 static bool find_debug_file_in(const struct elf_symtab *st, const struct elf_file *f,
-			       const char *path, const char *root, struct elf_file *dbg, char **found_path)
+			       const char *path, const char *root, struct elf_file *dbg,
+			       char **found_path)
 {
 	static const char *const link_fmts[] = {
-		"%s%s/%s",			/* next to the file */
-		"%s%s/.debug/%s",		/* in .debug/ next to it */
-		"%s/usr/lib/debug%s/%s",	/* under the global debug directory */
+		"%s%s/%s", /* next to the file */
+		"%s%s/.debug/%s", /* in .debug/ next to it */
+		"%s/usr/lib/debug%s/%s", /* under the global debug directory */
 	};
 	char cand[PATH_MAX], hex[2 * ELF_BUILD_ID_MAX + 1], *dir, *slash;
 	size_t i, root_len = strlen(root);
@@ -785,7 +791,7 @@ static bool find_debug_file_in(const struct elf_symtab *st, const struct elf_fil
 		free(dir);
 		return false;
 	}
-	*slash = '\0';		/* "/foo" leaves "", the root directory */
+	*slash = '\0'; /* "/foo" leaves "", the root directory */
 	for (i = 0; i < sizeof(link_fmts) / sizeof(link_fmts[0]) && !found; i++) {
 		n = snprintf(cand, sizeof(cand), link_fmts[i], root, dir, link);
 		if (n > 0 && (size_t)n < sizeof(cand))
@@ -806,7 +812,8 @@ static bool find_debug_file_in(const struct elf_symtab *st, const struct elf_fil
  * path is the file's name as the process sees it.
  */
 static bool find_debug_file(const struct elf_symtab *st, const struct elf_file *f, const char *path,
-			    const char *root, bool host_too, struct elf_file *dbg, char **found_path)
+			    const char *root, bool host_too, struct elf_file *dbg,
+			    char **found_path)
 {
 	if (find_debug_file_in(st, f, path, root, dbg, found_path))
 		return true;
@@ -841,11 +848,12 @@ static bool open_minidebug(const struct elf_symtab *st, const struct elf_file *f
 	snprintf(name, sizeof(name), "/proc/self/fd/%d", fd);
 	snprintf(what, sizeof(what), "%s (.gnu_debugdata)", path);
 	if (elf_file__open(dbg, name)) {
-		pr_warn("elf: '%s': .gnu_debugdata does not hold a valid ELF file; ignored\n", path);
+		pr_warn("elf: '%s': .gnu_debugdata does not hold a valid ELF file; ignored\n",
+			path);
 		close(fd);
 		return false;
 	}
-	close(fd);	/* dbg holds its own descriptor */
+	close(fd); /* dbg holds its own descriptor */
 	if (debug_file_usable(st, dbg, what, false))
 		return true;
 	elf_file__close(dbg);
@@ -878,7 +886,8 @@ static int pread_all(int fd, void *buf, size_t len, uint64_t off)
  * tables whole and keep no descriptor. Returns 0, -ENOMEM, or -errno of a
  * failed read.
  */
-static int keep_strtabs(struct elf_symtab *st, struct elf_file *f, struct elf_file *dbg, const char *path)
+static int keep_strtabs(struct elf_symtab *st, struct elf_file *f, struct elf_file *dbg,
+			const char *path)
 {
 	struct elf_file *files[2] = { f, dbg };
 	struct rlimit rl;
@@ -942,7 +951,8 @@ static bool open_debug(struct elf_symtab *st, const struct elf_file *f, const ch
 		       const char *debug_root, const struct elf_load_opts *o, struct elf_file *dbg)
 {
 	if (!o->debug_file)
-		return find_debug_file(st, f, name, debug_root, o->host_debug, dbg, &st->debug_path);
+		return find_debug_file(st, f, name, debug_root, o->host_debug, dbg,
+				       &st->debug_path);
 	if (!try_debug_file(st, o->debug_file, dbg, true))
 		return false;
 	st->debug_path = strdup(o->debug_file);
@@ -1123,7 +1133,7 @@ static const char *read_name(struct elf_symtab *st, const struct elf_strtab *t, 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
-			break;	/* unreadable, or the file shrank */
+			break; /* unreadable, or the file shrank */
 		nul = memchr(buf + got, '\0', n);
 		got += n;
 		if (nul) {
@@ -1132,7 +1142,7 @@ static const char *read_name(struct elf_symtab *st, const struct elf_strtab *t, 
 			break;
 		}
 		if (got == t->size - off)
-			break;	/* no NUL before the table's end */
+			break; /* no NUL before the table's end */
 		if (got == want) {
 			/* a long (C++, Rust) name: grow, without bound but the table's size */
 			char *tmp = realloc(big, want * 4);

@@ -23,10 +23,10 @@
 enum jit_kind { JIT_DUMP, JIT_MAP, JIT_KINDS };
 
 struct jit_source {
-	int fd;			/* -1 until found */
-	char *path;		/* as the process sees it; owned */
-	bool refused;		/* warned once: not retried */
-	bool usable;		/* opened and checked at least once */
+	int fd; /* -1 until found */
+	char *path; /* as the process sees it; owned */
+	bool refused; /* warned once: not retried */
+	bool usable; /* opened and checked at least once */
 };
 
 struct jit_proc {
@@ -34,7 +34,7 @@ struct jit_proc {
 	bool ident_read, gone;
 	struct proc_ident id;
 	struct jit_source src[JIT_KINDS];
-	struct jit_table *table;	/* merged, NULL until read */
+	struct jit_table *table; /* merged, NULL until read */
 	bool loaded;
 };
 
@@ -127,7 +127,8 @@ bool jit_procs__has(const struct jit_procs *jp, uint32_t pid)
  * whatever took its place is checked like any other file, and refused when
  * it is not the runtime's own regular file.
  */
-static bool find_jitdump_mapping(const struct profile_process *pr, uint32_t nspid, char *out, size_t size)
+static bool find_jitdump_mapping(const struct profile_process *pr, uint32_t nspid, char *out,
+				 size_t size)
 {
 	static const char deleted[] = " (deleted)";
 	char want[48];
@@ -181,7 +182,8 @@ static int try_source(struct jit_procs *jp, struct jit_proc *jpr, enum jit_kind 
 	}
 	if (fd < 0) {
 		s->refused = true;
-		pr_warn("refusing JIT file '%s' of pid %u: %s\n", path, jpr->pid, proc_file__strerror(fd));
+		pr_warn("refusing JIT file '%s' of pid %u: %s\n", path, jpr->pid,
+			proc_file__strerror(fd));
 		return 0;
 	}
 	s->usable = true;
@@ -239,7 +241,8 @@ static int read_source(struct jit_procs *jp, struct jit_proc *jpr, enum jit_kind
 		fd = proc_file__open(jp->proc_dir, jpr->pid, s->path, &jpr->id, jp->max_size);
 		if (fd < 0) {
 			if (fd != -ENOENT && fd != -ESRCH)
-				pr_warn("refusing JIT file %s: %s\n", origin, proc_file__strerror(fd));
+				pr_warn("refusing JIT file %s: %s\n", origin,
+					proc_file__strerror(fd));
 			return fd;
 		}
 	} else if (lseek(fd, 0, SEEK_SET) < 0) {
@@ -259,7 +262,8 @@ static int merge_into(struct jit_table *dst, const struct jit_table *src)
 	for (size_t i = 0; i < jitdump__count(src); i++) {
 		if (jitdump__sym(src, i, &sym))
 			break;
-		if (jit_table__add(dst, sym.start, sym.size, sym.timestamp, sym.name, strlen(sym.name)))
+		if (jit_table__add(dst, sym.start, sym.size, sym.timestamp, sym.name,
+				   strlen(sym.name)))
 			return -ENOMEM;
 	}
 	return 0;
@@ -269,8 +273,8 @@ static int merge_into(struct jit_table *dst, const struct jit_table *src)
  * The jitdump's bytes, with what the running process has written but not
  * flushed yet appended (jit_tail.h): V8 writes through a stdio buffer.
  */
-static int read_jitdump(struct jit_procs *jp, struct jit_proc *jpr, const struct profile *p, uint32_t proc,
-			char **data, size_t *len)
+static int read_jitdump(struct jit_procs *jp, struct jit_proc *jpr, const struct profile *p,
+			uint32_t proc, char **data, size_t *len)
 {
 	struct jit_source *s = &jpr->src[JIT_DUMP];
 	char *tail = NULL, *all;
@@ -285,7 +289,8 @@ static int read_jitdump(struct jit_procs *jp, struct jit_proc *jpr, const struct
 	/* the tail first: the file then holds at least the bytes before it */
 	err = fd >= 0 ? jit_tail__read(jp->proc_dir, p, proc, fd, &tail, &tail_len, &pos) : fd;
 	if (err && err != -ENOENT && err != -ESRCH)
-		pr_debug("jitdump of pid %u: unflushed records not read: %s\n", jpr->pid, strerror(-err));
+		pr_debug("jitdump of pid %u: unflushed records not read: %s\n", jpr->pid,
+			 strerror(-err));
 	if (fd >= 0 && fd != s->fd)
 		close(fd);
 	err = read_source(jp, jpr, JIT_DUMP, data, len);
@@ -300,15 +305,15 @@ static int read_jitdump(struct jit_procs *jp, struct jit_proc *jpr, const struct
 	}
 	memcpy(all + pos, tail, tail_len);
 	free(tail);
-	pr_debug("jitdump of pid %u: %zu unflushed bytes read from its buffer at offset %llu\n", jpr->pid,
-		 tail_len, (unsigned long long)pos);
+	pr_debug("jitdump of pid %u: %zu unflushed bytes read from its buffer at offset %llu\n",
+		 jpr->pid, tail_len, (unsigned long long)pos);
 	*data = all;
 	*len = pos + tail_len;
 	return 0;
 }
 
-static struct jit_table *load_proc(struct jit_procs *jp, struct jit_proc *jpr, const struct profile *p,
-				   uint32_t proc)
+static struct jit_table *load_proc(struct jit_procs *jp, struct jit_proc *jpr,
+				   const struct profile *p, uint32_t proc)
 {
 	struct jit_table *dump = NULL, *map = NULL, *merged;
 	char origin[4200], *data;
@@ -340,7 +345,8 @@ static struct jit_table *load_proc(struct jit_procs *jp, struct jit_proc *jpr, c
 	return merged;
 }
 
-const struct jit_table *jit_procs__table(struct jit_procs *jp, const struct profile *p, uint32_t proc)
+const struct jit_table *jit_procs__table(struct jit_procs *jp, const struct profile *p,
+					 uint32_t proc)
 {
 	struct jit_proc *jpr = find_proc(jp, p->procs[proc].pid);
 

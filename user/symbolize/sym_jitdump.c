@@ -19,27 +19,27 @@
 #include "sym_jitdump.h"
 
 /* On-disk sizes (spec sections III and IV); fields are read one by one. */
-#define JITDUMP_FILE_HDR_SIZE 40	/* magic..flags */
-#define JITDUMP_REC_HDR_SIZE 16		/* id, total_size, timestamp */
-#define JITDUMP_LOAD_FIXED 40		/* pid, tid, vma, code_addr, code_size, code_index */
-#define JITDUMP_MOVE_FIXED 48		/* pid, tid, vma, old, new, code_size, code_index */
-#define JITDUMP_DEBUG_FIXED 16		/* code_addr, nr_entry */
-#define JITDUMP_DEBUG_ENTRY_MIN 17	/* code_addr, line, discrim, "" */
-#define JITDUMP_UNWIND_FIXED 24		/* unwind_data_size, eh_frame_hdr_size, mapped_size */
+#define JITDUMP_FILE_HDR_SIZE 40 /* magic..flags */
+#define JITDUMP_REC_HDR_SIZE 16 /* id, total_size, timestamp */
+#define JITDUMP_LOAD_FIXED 40 /* pid, tid, vma, code_addr, code_size, code_index */
+#define JITDUMP_MOVE_FIXED 48 /* pid, tid, vma, old, new, code_size, code_index */
+#define JITDUMP_DEBUG_FIXED 16 /* code_addr, nr_entry */
+#define JITDUMP_DEBUG_ENTRY_MIN 17 /* code_addr, line, discrim, "" */
+#define JITDUMP_UNWIND_FIXED 24 /* unwind_data_size, eh_frame_hdr_size, mapped_size */
 
 struct jit_entry {
 	uint64_t start, size, timestamp;
-	uint64_t code_index;	/* jitdump LOAD/MOVE code_index; 0 for perf map */
-	size_t seq;		/* insertion order: breaks timestamp ties, later wins */
-	size_t name_off;	/* into jit_table.names */
+	uint64_t code_index; /* jitdump LOAD/MOVE code_index; 0 for perf map */
+	size_t seq; /* insertion order: breaks timestamp ties, later wins */
+	size_t name_off; /* into jit_table.names */
 };
 
 struct jit_table {
 	struct jit_entry *ents;
 	size_t nr, cap;
-	char *names;		/* NUL-terminated names, back to back */
+	char *names; /* NUL-terminated names, back to back */
 	size_t names_len, names_cap;
-	uint64_t max_size;	/* largest entry size: bounds the backward scan in lookups */
+	uint64_t max_size; /* largest entry size: bounds the backward scan in lookups */
 	bool sorted;
 };
 
@@ -216,11 +216,12 @@ static bool find_code_index(const struct jit_table *t, uint64_t code_index, size
 struct rec {
 	uint32_t id, total_size;
 	uint64_t timestamp;
-	size_t off;		/* of the record header in the file, for messages */
+	size_t off; /* of the record header in the file, for messages */
 };
 
 /* 1: entry added, 0: skipped as inconsistent (warned, counted), -ENOMEM. */
-static int parse_load(struct jit_table *t, struct cursor *c, const struct rec *r, const char *origin)
+static int parse_load(struct jit_table *t, struct cursor *c, const struct rec *r,
+		      const char *origin)
 {
 	uint32_t pid, tid;
 	uint64_t vma, code_addr, code_size, code_index;
@@ -228,8 +229,9 @@ static int parse_load(struct jit_table *t, struct cursor *c, const struct rec *r
 	size_t name_len, off;
 	int err;
 
-	if (!cursor__u32(c, &pid) || !cursor__u32(c, &tid) || !cursor__u64(c, &vma) || !cursor__u64(c, &code_addr) ||
-	    !cursor__u64(c, &code_size) || !cursor__u64(c, &code_index)) {
+	if (!cursor__u32(c, &pid) || !cursor__u32(c, &tid) || !cursor__u64(c, &vma) ||
+	    !cursor__u64(c, &code_addr) || !cursor__u64(c, &code_size) ||
+	    !cursor__u64(c, &code_index)) {
 		pr_warn("jitdump: %s: offset %zu: LOAD record of %u bytes shorter than its %d fixed bytes\n",
 			origin, r->off, r->total_size, JITDUMP_REC_HDR_SIZE + JITDUMP_LOAD_FIXED);
 		return 0;
@@ -246,16 +248,17 @@ static int parse_load(struct jit_table *t, struct cursor *c, const struct rec *r
 	return err ? err : 1;
 }
 
-static int parse_move(struct jit_table *t, struct cursor *c, const struct rec *r, const char *origin,
-		      struct jitdump_stats *st)
+static int parse_move(struct jit_table *t, struct cursor *c, const struct rec *r,
+		      const char *origin, struct jitdump_stats *st)
 {
 	uint32_t pid, tid;
 	uint64_t vma, old_addr, new_addr, code_size, code_index;
 	size_t name_off;
 	int err;
 
-	if (!cursor__u32(c, &pid) || !cursor__u32(c, &tid) || !cursor__u64(c, &vma) || !cursor__u64(c, &old_addr) ||
-	    !cursor__u64(c, &new_addr) || !cursor__u64(c, &code_size) || !cursor__u64(c, &code_index)) {
+	if (!cursor__u32(c, &pid) || !cursor__u32(c, &tid) || !cursor__u64(c, &vma) ||
+	    !cursor__u64(c, &old_addr) || !cursor__u64(c, &new_addr) ||
+	    !cursor__u64(c, &code_size) || !cursor__u64(c, &code_index)) {
 		pr_warn("jitdump: %s: offset %zu: MOVE record of %u bytes shorter than its %d fixed bytes\n",
 			origin, r->off, r->total_size, JITDUMP_REC_HDR_SIZE + JITDUMP_MOVE_FIXED);
 		return 0;
@@ -294,7 +297,8 @@ static int parse_debug_info(struct cursor *c, const struct rec *r, const char *o
 		if (!cursor__u64(c, &addr) || !cursor__u32(c, &line) || !cursor__u32(c, &discrim) ||
 		    !cursor__str(c, &file, &file_len)) {
 			pr_warn("jitdump: %s: offset %zu: DEBUG_INFO entry %llu of %llu overruns the record\n",
-				origin, r->off, (unsigned long long)i, (unsigned long long)nr_entry);
+				origin, r->off, (unsigned long long)i,
+				(unsigned long long)nr_entry);
 			return 0;
 		}
 	}
@@ -305,7 +309,8 @@ static int parse_unwinding_info(struct cursor *c, const struct rec *r, const cha
 {
 	uint64_t data_size, hdr_size, mapped_size;
 
-	if (!cursor__u64(c, &data_size) || !cursor__u64(c, &hdr_size) || !cursor__u64(c, &mapped_size)) {
+	if (!cursor__u64(c, &data_size) || !cursor__u64(c, &hdr_size) ||
+	    !cursor__u64(c, &mapped_size)) {
 		pr_warn("jitdump: %s: offset %zu: UNWINDING_INFO record of %u bytes shorter than its %d fixed bytes\n",
 			origin, r->off, r->total_size, JITDUMP_REC_HDR_SIZE + JITDUMP_UNWIND_FIXED);
 		return 0;
@@ -381,8 +386,9 @@ int jitdump__parse(const void *data, size_t len, const char *origin, struct jit_
 		int ret = 1;
 
 		if (cursor__left(&c) < JITDUMP_REC_HDR_SIZE) {
-			pr_debug("jitdump: %s: offset %zu: %zu trailing bytes, a record header being written\n",
-				 origin, r.off, cursor__left(&c));
+			pr_debug(
+				"jitdump: %s: offset %zu: %zu trailing bytes, a record header being written\n",
+				origin, r.off, cursor__left(&c));
 			st->truncated = true;
 			break;
 		}
@@ -397,8 +403,9 @@ int jitdump__parse(const void *data, size_t len, const char *origin, struct jit_
 			break;
 		}
 		if (r.total_size > (size_t)(c.end - rec_start)) {
-			pr_debug("jitdump: %s: offset %zu: record id %u of %u bytes, only %zu left: truncated\n",
-				 origin, r.off, r.id, r.total_size, (size_t)(c.end - rec_start));
+			pr_debug(
+				"jitdump: %s: offset %zu: record id %u of %u bytes, only %zu left: truncated\n",
+				origin, r.off, r.id, r.total_size, (size_t)(c.end - rec_start));
 			st->truncated = true;
 			c.p = rec_start;
 			break;
@@ -427,8 +434,9 @@ int jitdump__parse(const void *data, size_t len, const char *origin, struct jit_
 			st->nr_unwinding_info += ret == 1;
 			break;
 		default:
-			pr_debug("jitdump: %s: offset %zu: unknown record type %u, skipping %u bytes\n",
-				 origin, r.off, r.id, r.total_size);
+			pr_debug(
+				"jitdump: %s: offset %zu: unknown record type %u, skipping %u bytes\n",
+				origin, r.off, r.id, r.total_size);
 			st->nr_unknown++;
 			break;
 		}

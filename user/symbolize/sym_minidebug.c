@@ -67,8 +67,8 @@ int minidebug__decompress(const void *xz, size_t len, uint64_t max, const char *
 		/* all input is there: LZMA_FINISH makes a truncated stream LZMA_BUF_ERROR */
 		r = lzma_code(&strm, LZMA_FINISH);
 		if (r != LZMA_OK && r != LZMA_STREAM_END) {
-			pr_warn("minidebuginfo: '%s': .gnu_debugdata at byte %llu of %zu: %s; ignored\n", what,
-				(unsigned long long)strm.total_in, len, lzma_reason(r));
+			pr_warn("minidebuginfo: '%s': .gnu_debugdata at byte %llu of %zu: %s; ignored\n",
+				what, (unsigned long long)strm.total_in, len, lzma_reason(r));
 			err = r == LZMA_MEM_ERROR ? -ENOMEM : -EINVAL;
 			goto out;
 		}
@@ -86,8 +86,8 @@ int minidebug__decompress(const void *xz, size_t len, uint64_t max, const char *
 			break;
 	}
 	if (strm.avail_in) {
-		pr_warn("minidebuginfo: '%s': .gnu_debugdata has %zu bytes after the xz stream; ignored\n", what,
-			strm.avail_in);
+		pr_warn("minidebuginfo: '%s': .gnu_debugdata has %zu bytes after the xz stream; ignored\n",
+			what, strm.avail_in);
 		err = -EINVAL;
 		goto out;
 	}

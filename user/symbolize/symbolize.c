@@ -25,13 +25,13 @@
 #include "symbolize.h"
 
 struct dso_entry {
-	char *path;		/* owned copy: the cache outlives each profile (--interval) */
+	char *path; /* owned copy: the cache outlives each profile (--interval) */
 	uint64_t inode;
-	uint32_t dev_major, dev_minor;	/* with inode: the file's identity across mount namespaces */
-	struct elf_symtab *st;	/* NULL when the file could not be read */
+	uint32_t dev_major, dev_minor; /* with inode: the file's identity across mount namespaces */
+	struct elf_symtab *st; /* NULL when the file could not be read */
 	uint8_t build_id[ELF_BUILD_ID_MAX];
 	size_t build_id_len;
-	uint32_t pid;		/* a process that mapped it, to read it again */
+	uint32_t pid; /* a process that mapped it, to read it again */
 	bool debuginfod_tried;
 };
 
@@ -50,20 +50,20 @@ struct symbolizer {
 	const char *proc_dir;
 	struct ksyms *ks;
 	bool ks_loaded;
-	int ks_errno;		/* errno of a failed load */
-	pthread_t ks_thread;	/* symbolizer__load_kernel_async's, until joined */
+	int ks_errno; /* errno of a failed load */
+	pthread_t ks_thread; /* symbolizer__load_kernel_async's, until joined */
 	bool ks_async;
-	bool ks_idle;		/* that thread runs under SCHED_IDLE until it is waited for */
-	struct elf_symtab *vdso;	/* our own [vdso]: every 64-bit process maps the same image */
+	bool ks_idle; /* that thread runs under SCHED_IDLE until it is waited for */
+	struct elf_symtab *vdso; /* our own [vdso]: every 64-bit process maps the same image */
 	bool vdso_loaded;
 	struct dso_entry *dsos;
 	size_t nr_dsos, cap_dsos;
-	struct jit_procs *jit;	/* jitdumps and perf maps of the processes seen */
+	struct jit_procs *jit; /* jitdumps and perf maps of the processes seen */
 	/* the last process's JIT table: locations come clustered by process */
 	uint32_t jit_proc;
 	const struct jit_table *jit_table;
 	bool jit_cached;
-	bool debuginfod;	/* symbolizer__use_debuginfod called: fetch what is missing */
+	bool debuginfod; /* symbolizer__use_debuginfod called: fetch what is missing */
 	struct debuginfod_opts debuginfod_opts;
 };
 
@@ -136,10 +136,12 @@ static void strip_deleted(char *path)
 static bool same_file(const char *path, uint64_t inode, uint32_t maj, uint32_t min,
 		      const struct profile_mapping *m)
 {
-	return inode == m->inode && maj == m->dev_major && min == m->dev_minor && !strcmp(path, m->path);
+	return inode == m->inode && maj == m->dev_major && min == m->dev_minor &&
+	       !strcmp(path, m->path);
 }
 
-static const struct pinned_file *find_pin(const struct symbolizer *sy, const struct profile_mapping *m)
+static const struct pinned_file *find_pin(const struct symbolizer *sy,
+					  const struct profile_mapping *m)
 {
 	size_t i;
 
@@ -171,7 +173,8 @@ bool symbolizer__has_jit(const struct symbolizer *sy, uint32_t pid)
 	return jit_procs__has(sy->jit, pid);
 }
 
-const struct jit_table *symbolizer__jit_table(struct symbolizer *sy, const struct profile *p, uint32_t proc)
+const struct jit_table *symbolizer__jit_table(struct symbolizer *sy, const struct profile *p,
+					      uint32_t proc)
 {
 	return jit_procs__table(sy->jit, p, proc);
 }
@@ -194,7 +197,8 @@ int symbolizer__pin(struct symbolizer *sy, const struct profile *p, uint32_t pro
 			continue;
 		if (sy->nr_pins >= sy->max_pins)
 			return 0; /* out of descriptors to spend: symbolize by path at the end */
-		if (array__grow((void **)&sy->pins, &sy->cap_pins, sy->nr_pins + 1, sizeof(*sy->pins)))
+		if (array__grow((void **)&sy->pins, &sy->cap_pins, sy->nr_pins + 1,
+				sizeof(*sy->pins)))
 			return -ENOMEM;
 		/* map_files reaches the very file mapped: other mount namespaces, deleted files */
 		snprintf(file, sizeof(file), "%s/%u/map_files/%llx-%llx", sy->proc_dir, pr->pid,
@@ -300,13 +304,14 @@ int symbolizer__open_file(struct symbolizer *sy, const struct profile *p, uint32
  * The symbols of m's file, with its debug file searched under the process's
  * root and then the host's, or debug_file (debuginfod's) when not NULL.
  */
-static struct elf_symtab *open_elf(struct symbolizer *sy, uint32_t pid, const struct profile_mapping *m,
-				   const char *debug_file)
+static struct elf_symtab *open_elf(struct symbolizer *sy, uint32_t pid,
+				   const struct profile_mapping *m, const char *debug_file)
 {
 	const struct pinned_file *pin = find_pin(sy, m);
 	char file[4096], fdpath[64], root[64];
-	struct elf_load_opts o = { .debug_root = root, .host_debug = true, .file_path = file,
-				   .debug_file = debug_file };
+	struct elf_load_opts o = {
+		.debug_root = root, .host_debug = true, .file_path = file, .debug_file = debug_file
+	};
 	struct elf_symtab *st;
 
 	snprintf(root, sizeof(root), "%s/%u/root", sy->proc_dir, pid);
@@ -330,7 +335,8 @@ static struct elf_symtab *open_elf(struct symbolizer *sy, uint32_t pid, const st
 	return st;
 }
 
-static struct dso_entry *get_dso(struct symbolizer *sy, uint32_t pid, const struct profile_mapping *m)
+static struct dso_entry *get_dso(struct symbolizer *sy, uint32_t pid,
+				 const struct profile_mapping *m)
 {
 	struct dso_entry *d;
 	size_t i;
@@ -609,7 +615,8 @@ void symbolizer__use_debuginfod(struct symbolizer *sy, const struct debuginfod_o
 }
 
 /* The file behind a location of a process, when it is one. */
-static const struct profile_mapping *file_mapping(const struct profile *p, const struct profile_location *l)
+static const struct profile_mapping *file_mapping(const struct profile *p,
+						  const struct profile_location *l)
 {
 	const struct profile_mapping *m;
 
@@ -629,7 +636,7 @@ static const struct profile_mapping *file_mapping(const struct profile *p, const
 static int fetch_debuginfo(struct symbolizer *sy, struct profile *p)
 {
 	struct debuginfod_req *reqs = NULL;
-	size_t *which = NULL;	/* index into sy->dsos: get_dso may move the array */
+	size_t *which = NULL; /* index into sy->dsos: get_dso may move the array */
 	size_t i, n = 0, cap = 0, cap_w = 0, named = 0;
 	int err = 0, got;
 
@@ -670,7 +677,9 @@ static int fetch_debuginfo(struct symbolizer *sy, struct profile *p)
 	}
 	for (i = 0; i < n; i++) {
 		struct dso_entry *d = &sy->dsos[which[i]];
-		struct profile_mapping m = { .path = d->path, .inode = d->inode, .dev_major = d->dev_major,
+		struct profile_mapping m = { .path = d->path,
+					     .inode = d->inode,
+					     .dev_major = d->dev_major,
 					     .dev_minor = d->dev_minor };
 		struct elf_symtab *st;
 
@@ -678,12 +687,16 @@ static int fetch_debuginfo(struct symbolizer *sy, struct profile *p)
 			if (reqs[i].err == -ETIME)
 				pr_warn("debuginfod: no answer for '%s' within the %u ms deadline; its functions stay DSO+0xADDR "
 					"(fetch it into the cache once with 'debuginfod-find debuginfo %s')\n",
-					d->path, sy->debuginfod_opts.deadline_ms ? sy->debuginfod_opts.deadline_ms :
-					DEBUGINFOD_DEADLINE_MS, d->path);
+					d->path,
+					sy->debuginfod_opts.deadline_ms ?
+						sy->debuginfod_opts.deadline_ms :
+						DEBUGINFOD_DEADLINE_MS,
+					d->path);
 			else if (reqs[i].err != -ENOENT)
 				pr_warn("debuginfod: '%s': %s\n", d->path, strerror(-reqs[i].err));
 			else
-				pr_info("debuginfod: no debug file for '%s' on the servers\n", d->path);
+				pr_info("debuginfod: no debug file for '%s' on the servers\n",
+					d->path);
 			continue;
 		}
 		st = open_elf(sy, d->pid, &m, reqs[i].path);

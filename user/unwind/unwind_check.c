@@ -30,11 +30,11 @@ struct uc_proc {
 	pid_t pid;
 	Dwfl *dwfl;
 	uint64_t reported_ns;
-	uint64_t used;		/* LRU stamp */
+	uint64_t used; /* LRU stamp */
 	/* the record being unwound, for the callbacks */
 	const struct bpfprof_ustack_copy *rec;
-	bool exhausted;		/* a read past the end of the copy was refused */
-	bool refused;		/* any read was refused */
+	bool exhausted; /* a read past the end of the copy was refused */
+	bool refused; /* any read was refused */
 };
 
 struct unwind_check {
@@ -53,8 +53,8 @@ static uint64_t now_ns(void)
 }
 
 /* No separate debug files: the mapped file's own CFI, as the BPF tables use */
-static int uc_no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
-			   Dwarf_Addr base, const char *file_name, const char *debuglink_file,
+static int uc_no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			   const char *file_name, const char *debuglink_file,
 			   GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
 	return -1;
@@ -268,9 +268,13 @@ int unwind_check__sample(struct unwind_check *uc, const struct bpfprof_ustack_co
 		res = &local;
 	memset(res, 0, sizeof(*res));
 	if (size < BPFPROF_USTACK_COPY_HDR_SIZE || rec->stack_size > BPFPROF_CHECK_STACK_SIZE ||
-	    size < BPFPROF_USTACK_COPY_HDR_SIZE + rec->stack_size || rec->nr_user > BPFPROF_MAX_STACK) {
+	    size < BPFPROF_USTACK_COPY_HDR_SIZE + rec->stack_size ||
+	    rec->nr_user > BPFPROF_MAX_STACK) {
 		pr_warn("check-unwind: record of %zu bytes: stack_size %llu, %u frames: malformed\n",
-			size, (unsigned long long)(size >= BPFPROF_USTACK_COPY_HDR_SIZE ? rec->stack_size : 0),
+			size,
+			(unsigned long long)(size >= BPFPROF_USTACK_COPY_HDR_SIZE ?
+						     rec->stack_size :
+						     0),
 			size >= BPFPROF_USTACK_COPY_HDR_SIZE ? rec->nr_user : 0);
 		return -EINVAL;
 	}

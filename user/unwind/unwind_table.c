@@ -71,27 +71,27 @@
 #define EH_PE_pcrel 0x10
 #define EH_PE_indirect 0x80
 #define EH_PE_omit 0xff
-#define EH_PE_UNSUPPORTED 0x100	/* ours: FDEs of this CIE are skipped */
+#define EH_PE_UNSUPPORTED 0x100 /* ours: FDEs of this CIE are skipped */
 
 struct cie_info {
 	Dwarf_Off off;
-	unsigned int enc;	/* FDE pointer encoding, or EH_PE_UNSUPPORTED */
-	bool signal;		/* 'S' augmentation: signal trampoline */
-	bool bad;		/* initial instructions not accepted (check_insns) */
-	bool aug_z;		/* FDEs carry augmentation data, length first */
+	unsigned int enc; /* FDE pointer encoding, or EH_PE_UNSUPPORTED */
+	bool signal; /* 'S' augmentation: signal trampoline */
+	bool bad; /* initial instructions not accepted (check_insns) */
+	bool aug_z; /* FDEs carry augmentation data, length first */
 };
 
 struct fde_info {
-	uint64_t start, end;	/* ELF virtual addresses */
-	Dwarf_Off off;		/* section offset, for messages */
-	size_t len;		/* bytes of the entry, for the work bound */
+	uint64_t start, end; /* ELF virtual addresses */
+	Dwarf_Off off; /* section offset, for messages */
+	size_t len; /* bytes of the entry, for the work bound */
 	bool signal;
-	const char *bad;	/* why its instructions are not handed to libdw */
+	const char *bad; /* why its instructions are not handed to libdw */
 };
 
 struct builder {
 	const char *name;
-	const char *sec;	/* ".eh_frame" or ".debug_frame" */
+	const char *sec; /* ".eh_frame" or ".debug_frame" */
 	Elf_Data *data;
 	uint64_t sh_addr;
 	bool eh;
@@ -154,8 +154,8 @@ static uint64_t read_unaligned(const uint8_t *p, size_t n, bool big)
  * Returns 0, -EINVAL when it runs past end, -ENOTSUP for encodings not
  * handled (textrel, datarel, funcrel, aligned, indirect).
  */
-static int read_encoded(struct builder *b, const uint8_t **p, const uint8_t *end,
-			unsigned int enc, uint64_t *v)
+static int read_encoded(struct builder *b, const uint8_t **p, const uint8_t *end, unsigned int enc,
+			uint64_t *v)
 {
 	bool big = b->ident[EI_DATA] == ELFDATA2MSB;
 	const uint8_t *at = *p;
@@ -230,7 +230,7 @@ static unsigned int cie_fde_encoding(struct builder *b, const Dwarf_CIE *cie, bo
 	if (!a || !*a)
 		return EH_PE_absptr;
 	if (*a != 'z' || !p)
-		return EH_PE_UNSUPPORTED;	/* "eh" and other pre-'z' forms */
+		return EH_PE_UNSUPPORTED; /* "eh" and other pre-'z' forms */
 	for (a++; *a; a++) {
 		switch (*a) {
 		case 'L':
@@ -256,7 +256,7 @@ static unsigned int cie_fde_encoding(struct builder *b, const Dwarf_CIE *cie, bo
 		case 'S':
 			*signal = true;
 			break;
-		case 'B':	/* aarch64 B-key, 'G' MTE: no data */
+		case 'B': /* aarch64 B-key, 'G' MTE: no data */
 		case 'G':
 			break;
 		default:
@@ -313,8 +313,10 @@ static const char *check_insns(struct builder *b, const uint8_t *p, const uint8_
 		case DW_CFA_advance_loc2:
 		case DW_CFA_advance_loc4:
 		case DW_CFA_MIPS_advance_loc8: {
-			size_t n = op == DW_CFA_advance_loc1 ? 1 : op == DW_CFA_advance_loc2 ? 2 :
-				   op == DW_CFA_advance_loc4 ? 4 : 8;
+			size_t n = op == DW_CFA_advance_loc1 ? 1 :
+				   op == DW_CFA_advance_loc2 ? 2 :
+				   op == DW_CFA_advance_loc4 ? 4 :
+							       8;
 
 			if ((size_t)(end - p) < n)
 				return "truncated instruction";
@@ -343,8 +345,10 @@ static const char *check_insns(struct builder *b, const uint8_t *p, const uint8_
 		case DW_CFA_val_offset_sf:
 		case DW_CFA_GNU_negative_offset_extended:
 			if (!read_leb(&p, end, false, &reg) ||
-			    !read_leb(&p, end, op == DW_CFA_offset_extended_sf || op == DW_CFA_def_cfa_sf ||
-						     op == DW_CFA_val_offset_sf, &v))
+			    !read_leb(&p, end,
+				      op == DW_CFA_offset_extended_sf || op == DW_CFA_def_cfa_sf ||
+					      op == DW_CFA_val_offset_sf,
+				      &v))
 				return "truncated instruction";
 			break;
 		case DW_CFA_expression:
@@ -420,7 +424,8 @@ static int collect_entries(struct builder *b)
 
 				if (pass)
 					goto next;
-				b->cies = grow(b->cies, &b->cap_cies, b->nr_cies + 1, sizeof(*b->cies));
+				b->cies = grow(b->cies, &b->cap_cies, b->nr_cies + 1,
+					       sizeof(*b->cies));
 				if (!b->cies)
 					return -ENOMEM;
 				c = &b->cies[b->nr_cies++];
@@ -460,8 +465,8 @@ static int collect_entries(struct builder *b)
 					goto next;
 				}
 				if (err) {
-					pr_warn("unwind: '%s': %s at 0x%llx: FDE truncated\n", b->name,
-						b->sec, (unsigned long long)off);
+					pr_warn("unwind: '%s': %s at 0x%llx: FDE truncated\n",
+						b->name, b->sec, (unsigned long long)off);
 					return -EINVAL;
 				}
 				if (!range)
@@ -469,10 +474,12 @@ static int collect_entries(struct builder *b)
 				if (start + range < start) {
 					pr_warn("unwind: '%s': %s at 0x%llx: FDE range 0x%llx+0x%llx overflows\n",
 						b->name, b->sec, (unsigned long long)off,
-						(unsigned long long)start, (unsigned long long)range);
+						(unsigned long long)start,
+						(unsigned long long)range);
 					return -EINVAL;
 				}
-				b->fdes = grow(b->fdes, &b->cap_fdes, b->nr_fdes + 1, sizeof(*b->fdes));
+				b->fdes = grow(b->fdes, &b->cap_fdes, b->nr_fdes + 1,
+					       sizeof(*b->fdes));
 				if (!b->fdes)
 					return -ENOMEM;
 				f = &b->fdes[b->nr_fdes++];
@@ -533,7 +540,7 @@ static bool op_cfa_plus(const Dwarf_Op *ops, size_t nops, int64_t *off)
 static int plt_threshold(const Dwarf_Op *ops, size_t nops, unsigned int *off)
 {
 	static const uint8_t pat[] = { DW_OP_breg7, DW_OP_breg16, DW_OP_lit15, DW_OP_and, 0,
-				       DW_OP_ge, DW_OP_lit3, DW_OP_shl, DW_OP_plus };
+				       DW_OP_ge,    DW_OP_lit3,	  DW_OP_shl,   DW_OP_plus };
 	size_t i;
 
 	if (nops != sizeof(pat))

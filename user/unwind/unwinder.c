@@ -39,17 +39,17 @@
 /* One file's table: where its rows are, and how its addresses map. */
 struct file_entry {
 	uint8_t id[ELF_BUILD_ID_MAX];
-	size_t id_len;		/* 0: keyed by dev + inode */
+	size_t id_len; /* 0: keyed by dev + inode */
 	dev_t dev;
 	ino_t ino;
-	uint32_t table;		/* slot, or BPFPROF_UNWIND_NO_TABLE */
+	uint32_t table; /* slot, or BPFPROF_UNWIND_NO_TABLE */
 	uint32_t first_row, nr_rows;
-	uint64_t base;		/* the table's base ELF vaddr */
+	uint64_t base; /* the table's base ELF vaddr */
 	struct {
 		uint64_t offset, vaddr, filesz;
-	} segs[MAX_SEGS];	/* executable PT_LOADs */
+	} segs[MAX_SEGS]; /* executable PT_LOADs */
 	int nr_segs;
-	uint32_t refs;		/* mappings of registered processes using it */
+	uint32_t refs; /* mappings of registered processes using it */
 	bool used;
 };
 
@@ -57,7 +57,7 @@ struct proc_entry {
 	uint32_t pid;
 	struct bpfprof_unwind_key *keys;
 	size_t nr_keys, cap_keys;
-	uint32_t *files;	/* indices into u->files, one per reference */
+	uint32_t *files; /* indices into u->files, one per reference */
 	size_t nr_files, cap_files;
 };
 
@@ -81,9 +81,9 @@ struct unwinder {
 	size_t nr_files, cap_files;
 	struct proc_entry *procs;
 	size_t nr_procs, cap_procs;
-	struct extent *free;	/* sorted by first, coalesced */
+	struct extent *free; /* sorted by first, coalesced */
 	size_t nr_free, cap_free;
-	uint8_t *slot_used;	/* per table slot */
+	uint8_t *slot_used; /* per table slot */
 	struct unwinder_stats st;
 	bool warned_full;
 	/* background thread */
@@ -135,7 +135,8 @@ static int rows_alloc(struct unwinder *u, uint32_t nr, uint32_t *first)
 		u->free[i].first += nr;
 		u->free[i].nr -= nr;
 		if (!u->free[i].nr) {
-			memmove(&u->free[i], &u->free[i + 1], (u->nr_free - i - 1) * sizeof(*u->free));
+			memmove(&u->free[i], &u->free[i + 1],
+				(u->nr_free - i - 1) * sizeof(*u->free));
 			u->nr_free--;
 		}
 		return 0;
@@ -155,7 +156,8 @@ static int rows_release(struct unwinder *u, uint32_t first, uint32_t nr)
 		u->free[i - 1].nr += nr;
 		if (i < u->nr_free && first + nr == u->free[i].first) {
 			u->free[i - 1].nr += u->free[i].nr;
-			memmove(&u->free[i], &u->free[i + 1], (u->nr_free - i - 1) * sizeof(*u->free));
+			memmove(&u->free[i], &u->free[i + 1],
+				(u->nr_free - i - 1) * sizeof(*u->free));
 			u->nr_free--;
 		}
 		return 0;
@@ -174,7 +176,8 @@ static int rows_release(struct unwinder *u, uint32_t first, uint32_t nr)
 	return 0;
 }
 
-struct unwinder *unwinder__new(const struct unwind_sink *sink, bool build_tables, const char *proc_dir)
+struct unwinder *unwinder__new(const struct unwind_sink *sink, bool build_tables,
+			       const char *proc_dir)
 {
 	struct unwinder *u = calloc(1, sizeof(*u));
 
@@ -243,8 +246,8 @@ static int open_mapped(struct unwinder *u, uint32_t pid, const struct profile_ma
 	char path[128];
 	int fd;
 
-	snprintf(path, sizeof(path), "%s/%u/map_files/%llx-%llx", u->proc_dir, pid, (unsigned long long)m->start,
-		 (unsigned long long)m->end);
+	snprintf(path, sizeof(path), "%s/%u/map_files/%llx-%llx", u->proc_dir, pid,
+		 (unsigned long long)m->start, (unsigned long long)m->end);
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd >= 0)
 		return fd;
@@ -252,8 +255,8 @@ static int open_mapped(struct unwinder *u, uint32_t pid, const struct profile_ma
 	return proc_file__open_in(path, m->path, NULL, UINT64_MAX);
 }
 
-static struct file_entry *find_file(struct unwinder *u, const uint8_t *id, size_t id_len, dev_t dev, ino_t ino,
-				    uint32_t *idx)
+static struct file_entry *find_file(struct unwinder *u, const uint8_t *id, size_t id_len, dev_t dev,
+				    ino_t ino, uint32_t *idx)
 {
 	for (size_t i = 0; i < u->nr_files; i++) {
 		struct file_entry *f = &u->files[i];
@@ -450,7 +453,8 @@ static int place_file(struct unwinder *u, struct built *b, const char *name, uin
 	for (idx = 0; idx < u->nr_files && u->files[idx].used; idx++)
 		;
 	if (idx == u->nr_files) {
-		if (array__grow((void **)&u->files, &u->cap_files, u->nr_files + 1, sizeof(*u->files)))
+		if (array__grow((void **)&u->files, &u->cap_files, u->nr_files + 1,
+				sizeof(*u->files)))
 			return -ENOMEM;
 		u->nr_files++;
 	}
@@ -463,7 +467,8 @@ static int place_file(struct unwinder *u, struct built *b, const char *name, uin
 		u->st.cfi_bytes += b->t->cfi_bytes;
 		for (slot = 0; slot < u->sink.max_tables && u->slot_used[slot]; slot++)
 			;
-		err = slot < u->sink.max_tables ? rows_alloc(u, b->t->nr_rows, &f->first_row) : -ENOSPC;
+		err = slot < u->sink.max_tables ? rows_alloc(u, b->t->nr_rows, &f->first_row) :
+						  -ENOSPC;
 		if (err) {
 			u->st.nr_full++;
 			if (!u->warned_full)
@@ -471,14 +476,17 @@ static int place_file(struct unwinder *u, struct built *b, const char *name, uin
 					u->sink.max_rows, u->sink.max_tables, name, b->t->nr_rows);
 			u->warned_full = true;
 		} else {
-			struct bpfprof_unwind_table te = { .first_row = f->first_row, .nr_rows = b->t->nr_rows };
+			struct bpfprof_unwind_table te = { .first_row = f->first_row,
+							   .nr_rows = b->t->nr_rows };
 
-			err = u->sink.write_rows(u->sink.ctx, f->first_row, b->t->rows, b->t->nr_rows);
+			err = u->sink.write_rows(u->sink.ctx, f->first_row, b->t->rows,
+						 b->t->nr_rows);
 			if (!err)
 				err = u->sink.set_table(u->sink.ctx, slot, &te);
 			if (err) {
 				rows_release(u, f->first_row, b->t->nr_rows);
-				pr_warn("unwind: cannot load the table of '%s': %s\n", name, strerror(-err));
+				pr_warn("unwind: cannot load the table of '%s': %s\n", name,
+					strerror(-err));
 			} else {
 				u->slot_used[slot] = 1;
 				f->table = slot;
@@ -519,7 +527,8 @@ static bool mapping_bias(const struct file_entry *f, const struct profile_mappin
 		uint64_t seg_start = f->segs[i].offset & ~4095ULL;
 
 		if (m->offset >= seg_start && m->offset < f->segs[i].offset + f->segs[i].filesz) {
-			*bias = m->start - m->offset + f->segs[i].offset - f->segs[i].vaddr + f->base;
+			*bias = m->start - m->offset + f->segs[i].offset - f->segs[i].vaddr +
+				f->base;
 			return true;
 		}
 	}
@@ -534,7 +543,8 @@ static struct proc_entry *find_proc(struct unwinder *u, uint32_t pid)
 	return NULL;
 }
 
-static bool has_key(const struct bpfprof_unwind_key *keys, size_t n, const struct bpfprof_unwind_key *k)
+static bool has_key(const struct bpfprof_unwind_key *keys, size_t n,
+		    const struct bpfprof_unwind_key *k)
 {
 	for (size_t i = 0; i < n; i++)
 		if (!memcmp(&keys[i], k, sizeof(*k)))
@@ -555,7 +565,8 @@ static int add_entries(struct unwinder *u, struct proc_entry *pe, const struct p
 		err = u->sink.set_mapping(u->sink.ctx, &keys[i], v);
 		if (err)
 			return err;
-		if (array__grow((void **)&pe->keys, &pe->cap_keys, pe->nr_keys + 1, sizeof(*pe->keys)))
+		if (array__grow((void **)&pe->keys, &pe->cap_keys, pe->nr_keys + 1,
+				sizeof(*pe->keys)))
 			return -ENOMEM;
 		pe->keys[pe->nr_keys++] = keys[i];
 	}
@@ -567,7 +578,8 @@ static bool executable(const struct profile_mapping *m)
 	return m->perms[2] == 'x';
 }
 
-int unwinder__load(struct unwinder *u, uint32_t pid, const struct profile_mapping *maps, size_t nr_maps)
+int unwinder__load(struct unwinder *u, uint32_t pid, const struct profile_mapping *maps,
+		   size_t nr_maps)
 {
 	struct proc_entry old = { 0 }, *pe, fresh = { .pid = pid };
 	uint32_t *idx = calloc(nr_maps ? nr_maps : 1, sizeof(*idx));
@@ -653,7 +665,8 @@ int unwinder__load(struct unwinder *u, uint32_t pid, const struct profile_mappin
 	if (pe) {
 		old = *pe;
 		*pe = fresh;
-	} else if (array__grow((void **)&u->procs, &u->cap_procs, u->nr_procs + 1, sizeof(*u->procs))) {
+	} else if (array__grow((void **)&u->procs, &u->cap_procs, u->nr_procs + 1,
+			       sizeof(*u->procs))) {
 		err = -ENOMEM;
 	} else {
 		u->procs[u->nr_procs++] = fresh;
@@ -809,7 +822,8 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-int unwinder__queue(struct unwinder *u, uint32_t pid, const struct profile_mapping *maps, size_t nr_maps)
+int unwinder__queue(struct unwinder *u, uint32_t pid, const struct profile_mapping *maps,
+		    size_t nr_maps)
 {
 	struct job j = { .pid = pid };
 	size_t i;
@@ -847,7 +861,8 @@ int unwinder__queue(struct unwinder *u, uint32_t pid, const struct profile_mappi
 		break;
 	}
 	if (!err && i == u->nr_jobs) {
-		if (array__grow((void **)&u->jobs, &u->cap_jobs, u->nr_jobs + 1, sizeof(*u->jobs))) {
+		if (array__grow((void **)&u->jobs, &u->cap_jobs, u->nr_jobs + 1,
+				sizeof(*u->jobs))) {
 			err = -ENOMEM;
 		} else {
 			u->jobs[u->nr_jobs++] = j;

@@ -415,7 +415,7 @@ static bool is_hit(uint8_t *const *hit, size_t proc, size_t m)
 
 /* A DSO already added to the cache: same path and build-id. */
 struct done_dso {
-	const char *path;	/* interned: compared by pointer */
+	const char *path; /* interned: compared by pointer */
 	uint8_t id[PROFILE_BUILD_ID_MAX];
 	uint8_t len;
 };
@@ -458,7 +458,8 @@ static int open_debug(const struct profile_mapping *m)
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
 	n = elf__read_build_id(self, id);
 	if (n != m->build_id_len || memcmp(id, m->build_id, (size_t)n)) {
-		pr_info("debug file '%s' no longer has the build-id of '%s': not copied\n", m->debug_path, m->path);
+		pr_info("debug file '%s' no longer has the build-id of '%s': not copied\n",
+			m->debug_path, m->path);
 		close(fd);
 		return -1;
 	}
@@ -488,17 +489,18 @@ int dso_export__buildid_cache(const struct profile *p, struct symbolizer *sy, co
 			err = add_done(&done, &nr_done, &cap_done, m);
 			fd = symbolizer__open_file(sy, p, (uint32_t)i, m);
 			if (fd < 0) {
-				pr_info("build-id cache: cannot read '%s' (pid %u): %s\n", m->path, pr->pid,
-					strerror(-fd));
+				pr_info("build-id cache: cannot read '%s' (pid %u): %s\n", m->path,
+					pr->pid, strerror(-fd));
 				if (st)
 					st->failed++;
 				continue;
 			}
 			dfd = open_debug(m);
-			ret = dso_export__cache_add(dir, m->path, m->build_id, m->build_id_len, fd, dfd, st);
+			ret = dso_export__cache_add(dir, m->path, m->build_id, m->build_id_len, fd,
+						    dfd, st);
 			if (ret) {
-				pr_info("build-id cache: cannot add '%s' to '%s': %s\n", m->path, dir,
-					strerror(-ret));
+				pr_info("build-id cache: cannot add '%s' to '%s': %s\n", m->path,
+					dir, strerror(-ret));
 				if (st)
 					st->failed++;
 			}
@@ -586,22 +588,22 @@ struct prof_file {
 	const char *path;
 	uint64_t inode;
 	uint32_t dev_major, dev_minor;
-	const char *copy;	/* NULL: named by its path */
+	const char *copy; /* NULL: named by its path */
 };
 
 static struct prof_file *find_file(struct prof_file *f, size_t n, const struct profile_mapping *m)
 {
 	for (size_t i = 0; i < n; i++)
-		if (f[i].path == m->path && f[i].inode == m->inode && f[i].dev_major == m->dev_major &&
-		    f[i].dev_minor == m->dev_minor)
+		if (f[i].path == m->path && f[i].inode == m->inode &&
+		    f[i].dev_major == m->dev_major && f[i].dev_minor == m->dev_minor)
 			return &f[i];
 	return NULL;
 }
 
 /* Make the copy of m's file (its debug file when it has one) in dir; its path, "" when none. */
 static const char *prof_copy(struct profile *p, struct symbolizer *sy, uint32_t proc,
-			     const struct profile_mapping *m, const char *dir, int *dfd, unsigned mode,
-			     struct dso_export_stats *st)
+			     const struct profile_mapping *m, const char *dir, int *dfd,
+			     unsigned mode, struct dso_export_stats *st)
 {
 	const char *none = profile__intern(p, "");
 	char name[256], full[4096];
@@ -624,7 +626,8 @@ static const char *prof_copy(struct profile *p, struct symbolizer *sy, uint32_t 
 		*dfd = ret ? ret : open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (*dfd < 0) {
 			pr_warn("cannot create '%s': %s; .prof readers may not name the code of deleted or "
-				"container files\n", dir, strerror(ret ? -ret : errno));
+				"container files\n",
+				dir, strerror(ret ? -ret : errno));
 			*dfd = -2;
 		}
 	}
@@ -680,7 +683,8 @@ int dso_export__prof_files(struct profile *p, struct symbolizer *sy, const char 
 				err = -ENOMEM;
 				break;
 			}
-			files[nr++] = (struct prof_file){ m->path, m->inode, m->dev_major, m->dev_minor, copy };
+			files[nr++] = (struct prof_file){ m->path, m->inode, m->dev_major,
+							  m->dev_minor, copy };
 		}
 	}
 	/* every line of those files names the copy; files without samples that pprof cannot open, nothing */
@@ -695,7 +699,8 @@ int dso_export__prof_files(struct profile *p, struct symbolizer *sy, const char 
 				m->copy_path = f->copy;
 			else if (!strncmp(m->path, "/memfd:", 7) ||
 				 (m->path[0] == '/' && m->perms[2] == 'x' && !named_here(m)))
-				m->copy_path = none; /* a memfd is no file to name, executable or not */
+				m->copy_path =
+					none; /* a memfd is no file to name, executable or not */
 		}
 	}
 	if (dfd >= 0)

@@ -62,7 +62,8 @@ static void put_abbrevs(struct buf *a)
 }
 
 /* One sequence: a row at each function start, line 1 of the one file. */
-static void put_line_program(struct buf *l, const struct jit_dwarf_fn *fns, size_t nr, const char *unit_name)
+static void put_line_program(struct buf *l, const struct jit_dwarf_fn *fns, size_t nr,
+			     const char *unit_name)
 {
 	size_t unit = l->len, header;
 
@@ -70,18 +71,18 @@ static void put_line_program(struct buf *l, const struct jit_dwarf_fn *fns, size
 	put_u16(l, 4);
 	header = l->len;
 	buf__put_u32(l, 0); /* header_length, patched */
-	put_u8(l, 1);		/* minimum_instruction_length */
-	put_u8(l, 1);		/* maximum_operations_per_instruction */
-	put_u8(l, 1);		/* default_is_stmt */
+	put_u8(l, 1); /* minimum_instruction_length */
+	put_u8(l, 1); /* maximum_operations_per_instruction */
+	put_u8(l, 1); /* default_is_stmt */
 	put_u8(l, (uint8_t)-5); /* line_base */
-	put_u8(l, 14);		/* line_range */
-	put_u8(l, 13);		/* opcode_base: standard opcodes 1..12 */
+	put_u8(l, 14); /* line_range */
+	put_u8(l, 13); /* opcode_base: standard opcodes 1..12 */
 	static const uint8_t std_lengths[12] = { 0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1 };
 	buf__put_bytes(l, std_lengths, sizeof(std_lengths));
-	put_u8(l, 0);		/* include_directories: none */
-	put_str(l, unit_name);	/* file 1 */
+	put_u8(l, 0); /* include_directories: none */
+	put_str(l, unit_name); /* file 1 */
 	put_uleb(l, 0), put_uleb(l, 0), put_uleb(l, 0);
-	put_u8(l, 0);		/* end of file_names */
+	put_u8(l, 0); /* end of file_names */
 	end_length(l, header);
 	for (size_t i = 0; i < nr; i++) {
 		put_u8(l, 0), put_uleb(l, 9), put_u8(l, DW_LNE_set_address);
@@ -96,8 +97,8 @@ static void put_line_program(struct buf *l, const struct jit_dwarf_fn *fns, size
 	end_length(l, unit);
 }
 
-int jit_dwarf__build(const struct jit_dwarf_fn *fns, size_t nr, const char *unit_name, struct buf *info,
-		     struct buf *abbrev, struct buf *line)
+int jit_dwarf__build(const struct jit_dwarf_fn *fns, size_t nr, const char *unit_name,
+		     struct buf *info, struct buf *abbrev, struct buf *line)
 {
 	uint64_t low = nr ? fns[0].low : 0, high = nr ? fns[nr - 1].high : 0;
 	size_t unit = info->len, abbrev_off = abbrev->len, line_off = line->len;
@@ -108,7 +109,7 @@ int jit_dwarf__build(const struct jit_dwarf_fn *fns, size_t nr, const char *unit
 	buf__put_u32(info, 0); /* unit_length, patched */
 	put_u16(info, 4);
 	buf__put_u32(info, (uint32_t)abbrev_off); /* debug_abbrev_offset */
-	put_u8(info, 8);       /* address_size */
+	put_u8(info, 8); /* address_size */
 	put_uleb(info, ABBREV_CU);
 	put_str(info, unit_name);
 	buf__put_u32(info, (uint32_t)line_off); /* stmt_list: the line program above */

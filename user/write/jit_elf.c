@@ -24,7 +24,7 @@
 #include "log.h"
 
 #define PAGE 0x1000ull
-#define ALIGN_UP(x, a) (((x) + (a) - 1) & ~((uint64_t)(a) - 1))
+#define ALIGN_UP(x, a) (((x) + (a)-1) & ~((uint64_t)(a)-1))
 
 #if defined(__x86_64__)
 #define HOST_MACHINE EM_X86_64
@@ -76,18 +76,20 @@ int jit_elf__plan(struct profile *p, uint32_t proc, const char *dir)
 
 		if (!jit_elf__anon_code(m) || m->end <= m->start || planned(pr, m))
 			continue;
-		if (bytes + (m->end - m->start) > JIT_ELF_MAX_REGIONS || pr->nr_jit_maps >= JIT_ELF_MAX_MAPS) {
+		if (bytes + (m->end - m->start) > JIT_ELF_MAX_REGIONS ||
+		    pr->nr_jit_maps >= JIT_ELF_MAX_MAPS) {
 			pr_warn("pid %u: JIT code over %llu MiB or %d mappings; %llx-%llx gets no image\n",
-				pr->pid, (unsigned long long)(JIT_ELF_MAX_REGIONS >> 20), JIT_ELF_MAX_MAPS,
-				(unsigned long long)m->start, (unsigned long long)m->end);
+				pr->pid, (unsigned long long)(JIT_ELF_MAX_REGIONS >> 20),
+				JIT_ELF_MAX_MAPS, (unsigned long long)m->start,
+				(unsigned long long)m->end);
 			continue;
 		}
-		if (snprintf(path, sizeof(path), "%s/jitted-%u-%zu.so", dir, pr->pid, pr->nr_jit_maps) >=
-		    (int)sizeof(path))
+		if (snprintf(path, sizeof(path), "%s/jitted-%u-%zu.so", dir, pr->pid,
+			     pr->nr_jit_maps) >= (int)sizeof(path))
 			return added;
 		ipath = profile__intern(p, path);
-		if (!ipath || array__grow((void **)&pr->jit_maps, &pr->cap_jit_maps, pr->nr_jit_maps + 1,
-					  sizeof(*pr->jit_maps)))
+		if (!ipath || array__grow((void **)&pr->jit_maps, &pr->cap_jit_maps,
+					  pr->nr_jit_maps + 1, sizeof(*pr->jit_maps)))
 			return -ENOMEM;
 		jm = &pr->jit_maps[pr->nr_jit_maps++];
 		memset(jm, 0, sizeof(*jm));
@@ -106,7 +108,7 @@ int jit_elf__plan(struct profile *p, uint32_t proc, const char *dir)
 struct image {
 	const struct profile_mapping *region;
 	Elf64_Sym *syms;
-	struct jit_dwarf_fn *fns;	/* parallel to syms[1..] */
+	struct jit_dwarf_fn *fns; /* parallel to syms[1..] */
 	size_t nr_syms, cap_syms, cap_fns;
 	struct buf strtab;
 	uint8_t build_id[PROFILE_BUILD_ID_MAX];
@@ -171,7 +173,8 @@ static int gather(struct image *im, uint32_t pid, const struct jit_table *t)
 	for (size_t i = 0; i < jitdump__count(t); i++) {
 		uint64_t value, size;
 
-		if (jitdump__sym(t, i, &sym) || !sym.size || sym.start < r->start || sym.start >= r->end)
+		if (jitdump__sym(t, i, &sym) || !sym.size || sym.start < r->start ||
+		    sym.start >= r->end)
 			continue;
 		if (jitdump__lookup(t, sym.start, NULL) != sym.name)
 			continue; /* replaced by newer code at this address */
@@ -198,8 +201,9 @@ static int gather(struct image *im, uint32_t pid, const struct jit_table *t)
 	return 0;
 }
 
-static Elf_Scn *add_scn(Elf *e, struct buf *shstr, const char *name, Elf64_Word type, uint64_t flags,
-			uint64_t *off, const void *data, size_t size, uint64_t align)
+static Elf_Scn *add_scn(Elf *e, struct buf *shstr, const char *name, Elf64_Word type,
+			uint64_t flags, uint64_t *off, const void *data, size_t size,
+			uint64_t align)
 {
 	Elf_Scn *scn = elf_newscn(e);
 	Elf64_Shdr *sh;
@@ -247,29 +251,45 @@ static int emit(Elf *e, struct image *im, const char *unit_name)
 	elf_flagelf(e, ELF_C_SET, ELF_F_LAYOUT);
 	if (!(eh = elf64_newehdr(e)) || !(ph = elf64_newphdr(e, 2)))
 		goto out;
-	eh->e_ident[EI_DATA] = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB;
+	eh->e_ident[EI_DATA] = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB :
+									   ELFDATA2MSB;
 	eh->e_type = ET_DYN;
 	eh->e_machine = HOST_MACHINE;
 	eh->e_version = EV_CURRENT;
 	eh->e_phoff = sizeof(Elf64_Ehdr);
 	buf__put_bytes(&shstr, "", 1);
-	text = add_scn(e, &shstr, ".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, &off, zeros, len, 16);
-	ph[0] = (Elf64_Phdr){ .p_type = PT_LOAD, .p_flags = PF_R | PF_X, .p_offset = r->offset,
-			      .p_vaddr = r->offset, .p_paddr = r->offset, .p_filesz = len, .p_memsz = len,
+	text = add_scn(e, &shstr, ".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, &off, zeros,
+		       len, 16);
+	ph[0] = (Elf64_Phdr){ .p_type = PT_LOAD,
+			      .p_flags = PF_R | PF_X,
+			      .p_offset = r->offset,
+			      .p_vaddr = r->offset,
+			      .p_paddr = r->offset,
+			      .p_filesz = len,
+			      .p_memsz = len,
 			      .p_align = PAGE };
 	/* Elf64_Nhdr (namesz, descsz, type), "GNU\0", the id */
 	memcpy(note, &(uint32_t[3]){ 4, PROFILE_BUILD_ID_MAX, NT_GNU_BUILD_ID }, 12);
 	memcpy(note + 12, "GNU", 4);
 	memcpy(note + 16, im->build_id, PROFILE_BUILD_ID_MAX);
-	if (!text || !add_scn(e, &shstr, ".note.gnu.build-id", SHT_NOTE, SHF_ALLOC, &off, note, sizeof(note), 4))
+	if (!text || !add_scn(e, &shstr, ".note.gnu.build-id", SHT_NOTE, SHF_ALLOC, &off, note,
+			      sizeof(note), 4))
 		goto out;
-	ph[1] = (Elf64_Phdr){ .p_type = PT_NOTE, .p_flags = PF_R, .p_offset = off - sizeof(note),
-			      .p_vaddr = off - sizeof(note), .p_paddr = off - sizeof(note),
-			      .p_filesz = sizeof(note), .p_memsz = sizeof(note), .p_align = 4 };
-	symtab = add_scn(e, &shstr, ".symtab", SHT_SYMTAB, 0, &off, im->syms, im->nr_syms * sizeof(Elf64_Sym), 8);
-	strtab = add_scn(e, &shstr, ".strtab", SHT_STRTAB, 0, &off, im->strtab.data, im->strtab.len, 1);
+	ph[1] = (Elf64_Phdr){ .p_type = PT_NOTE,
+			      .p_flags = PF_R,
+			      .p_offset = off - sizeof(note),
+			      .p_vaddr = off - sizeof(note),
+			      .p_paddr = off - sizeof(note),
+			      .p_filesz = sizeof(note),
+			      .p_memsz = sizeof(note),
+			      .p_align = 4 };
+	symtab = add_scn(e, &shstr, ".symtab", SHT_SYMTAB, 0, &off, im->syms,
+			 im->nr_syms * sizeof(Elf64_Sym), 8);
+	strtab = add_scn(e, &shstr, ".strtab", SHT_STRTAB, 0, &off, im->strtab.data, im->strtab.len,
+			 1);
 	if (!symtab || !strtab ||
-	    !add_scn(e, &shstr, ".debug_abbrev", SHT_PROGBITS, 0, &off, abbrev.data, abbrev.len, 1) ||
+	    !add_scn(e, &shstr, ".debug_abbrev", SHT_PROGBITS, 0, &off, abbrev.data, abbrev.len,
+		     1) ||
 	    !add_scn(e, &shstr, ".debug_info", SHT_PROGBITS, 0, &off, info.data, info.len, 1) ||
 	    !add_scn(e, &shstr, ".debug_line", SHT_PROGBITS, 0, &off, line.data, line.len, 1))
 		goto out;

@@ -94,7 +94,8 @@ static int check_target(const struct output *o, int *dlen)
 		n = readlink(o->path, link, sizeof(link) - 1);
 		link[n > 0 ? n : 0] = '\0';
 		pr_warn("cannot write '%s': it is a symbolic link (to '%s'); outputs never follow or "
-			"replace one: give the real path\n", o->path, link);
+			"replace one: give the real path\n",
+			o->path, link);
 		return -ELOOP;
 	}
 	if (S_ISDIR(st.st_mode)) {
@@ -103,7 +104,8 @@ static int check_target(const struct output *o, int *dlen)
 	}
 	if (!S_ISREG(st.st_mode)) {
 		pr_warn("cannot write '%s': not a regular file (outputs are replaced by rename; "
-			"'-' is stdout)\n", o->path);
+			"'-' is stdout)\n",
+			o->path);
 		return -EINVAL;
 	}
 	return 0;
@@ -158,7 +160,8 @@ int output__open(struct output *o)
 /* Give the O_TMPFILE inode a fresh name from the ".NAME.XXXXXX" template. */
 static int name_tmpfile(struct output *o)
 {
-	static const char chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+	static const char chars[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 	char *x = o->tmp_path + strlen(o->tmp_path) - 6, proc[64];
 	unsigned char rnd[6];
 	sigset_t old;

@@ -20,7 +20,7 @@
 #endif
 #include "perf_header.h"
 
-#define ALIGN_UP(x, a) (((x) + (a) - 1) / (a) * (a))
+#define ALIGN_UP(x, a) (((x) + (a)-1) / (a) * (a))
 
 void perf_header__put_string(struct buf *b, const char *s)
 {
@@ -260,8 +260,8 @@ int perf_header__read_notes_build_id(const char *path, uint8_t id[20])
 		desc_off = name_off + ALIGN_UP((size_t)namesz, 4);
 		if (desc_off > len || descsz > len - desc_off)
 			break;
-		if (type == 3 /* NT_GNU_BUILD_ID */ && namesz == 4 && !memcmp(notes + name_off, "GNU", 4) &&
-		    descsz >= 1 && descsz <= 20) {
+		if (type == 3 /* NT_GNU_BUILD_ID */ && namesz == 4 &&
+		    !memcmp(notes + name_off, "GNU", 4) && descsz >= 1 && descsz <= 20) {
 			memcpy(id, notes + desc_off, descsz);
 			return (int)descsz;
 		}

@@ -43,12 +43,13 @@
 #define BACKOFF_MIN_NS 1000000000ULL
 #define BACKOFF_MAX_NS 30000000000ULL
 #define CONNECT_TIMEOUT_MS 5000L
-#define ERR_BODY_MAX 300	/* bytes of a server's error answer quoted in a warning */
+#define ERR_BODY_MAX 300 /* bytes of a server's error answer quoted in a warning */
 #define LABEL_VALUE_MAX 1024
 #define UNSPECIFIED "ebpf/unspecified"
-#define SPOOL_MAX (256 << 20)	/* largest spooled request replayed, bytes */
+#define SPOOL_MAX (256 << 20) /* largest spooled request replayed, bytes */
 
-static const char *const reserved_labels[] = { "service_name", "hostname", "pid", "cgroup", "container_id" };
+static const char *const reserved_labels[] = { "service_name", "hostname", "pid", "cgroup",
+					       "container_id" };
 
 static uint64_t mono_ns(void)
 {
@@ -144,7 +145,8 @@ int push__check_label(const char *kv, const char **why)
 		return *why = "keys starting with __ are reserved", -EINVAL;
 	for (size_t i = 0; i < sizeof(reserved_labels) / sizeof(*reserved_labels); i++)
 		if (strlen(reserved_labels[i]) == kn && !strncmp(kv, reserved_labels[i], kn))
-			return *why = "bpfprof sets this label (service_name: use --service-name)", -EINVAL;
+			return *why = "bpfprof sets this label (service_name: use --service-name)",
+			       -EINVAL;
 	if (!eq[1] || strlen(eq + 1) > LABEL_VALUE_MAX)
 		return *why = "the value is empty or longer than 1024 bytes", -EINVAL;
 	for (const char *c = eq + 1; *c; c++)
@@ -206,14 +208,14 @@ int push__read_auth(const char *path, char **header)
 		goto out_close;
 	}
 	if (st.st_mode & S_IROTH) {
-		pr_warn("push auth file '%s' is readable by every user (mode %04o): 'chmod o-r' it, or 600\n", path,
-			(unsigned int)(st.st_mode & 07777));
+		pr_warn("push auth file '%s' is readable by every user (mode %04o): 'chmod o-r' it, or 600\n",
+			path, (unsigned int)(st.st_mode & 07777));
 		err = -EPERM;
 		goto out_close;
 	}
 	if (st.st_size > AUTH_FILE_MAX) {
-		pr_warn("push auth file '%s' is %lld bytes: more than %d for one credential\n", path,
-			(long long)st.st_size, AUTH_FILE_MAX);
+		pr_warn("push auth file '%s' is %lld bytes: more than %d for one credential\n",
+			path, (long long)st.st_size, AUTH_FILE_MAX);
 		goto out_close;
 	}
 	n = read(fd, data, AUTH_FILE_MAX);
@@ -239,13 +241,14 @@ int push__read_auth(const char *path, char **header)
 	while (*line == ' ' || *line == '\t')
 		line++;
 	if (!*line) {
-		pr_warn("push auth file '%s' is empty: it needs 'user:password' or a token on its first line\n", path);
+		pr_warn("push auth file '%s' is empty: it needs 'user:password' or a token on its first line\n",
+			path);
 		goto out_close;
 	}
 	for (char *c = line; *c; c++)
 		if ((unsigned char)*c < ' ' || *c == 0x7f) {
-			pr_warn("push auth file '%s': a control character at offset %td of the credential\n", path,
-				c - data);
+			pr_warn("push auth file '%s': a control character at offset %td of the credential\n",
+				path, c - data);
 			goto out_close;
 		}
 	err = -ENOMEM;
@@ -307,7 +310,8 @@ char *push__default_service(const struct push_env *env)
 
 		out = strdup(b ? b + 1 : env->command);
 	} else if (env->first_pid) {
-		snprintf(path, sizeof(path), "%s/%u/comm", env->proc_root ? env->proc_root : "/proc", env->first_pid);
+		snprintf(path, sizeof(path), "%s/%u/comm",
+			 env->proc_root ? env->proc_root : "/proc", env->first_pid);
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd >= 0) {
 			n = read(fd, comm, sizeof(comm) - 1);
@@ -383,8 +387,9 @@ static void new_uuid(char out[37])
 	}
 	b[6] = (b[6] & 0x0f) | 0x40; /* RFC 4122 version 4 */
 	b[8] = (b[8] & 0x3f) | 0x80;
-	snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2],
-		 b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+	snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+		 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12],
+		 b[13], b[14], b[15]);
 }
 
 /* The grouping key of a process: "c:ID", "g:PATH", or "" for neither (the unspecified series). */
@@ -399,8 +404,8 @@ static const char *group_key(const struct profile_process *pr, char *tmp, size_t
 	return tmp;
 }
 
-static int series_labels(const struct push_opts *o, const struct push_env *env, struct push_series *s,
-			 const char *key)
+static int series_labels(const struct push_opts *o, const struct push_env *env,
+			 struct push_series *s, const char *key)
 {
 	char service[512], num[16];
 	int err;
@@ -408,11 +413,13 @@ static int series_labels(const struct push_opts *o, const struct push_env *env, 
 	if (o->service_name)
 		snprintf(service, sizeof(service), "%s", o->service_name);
 	else if (!env->split_services)
-		snprintf(service, sizeof(service), "%s", env->default_service ? env->default_service : UNSPECIFIED);
+		snprintf(service, sizeof(service), "%s",
+			 env->default_service ? env->default_service : UNSPECIFIED);
 	else if (key[0] == 'c')
 		snprintf(service, sizeof(service), "ebpf/container/%.12s", key + 2);
 	else if (key[0] == 'g')
-		snprintf(service, sizeof(service), "ebpf/cgroup/%s", key[2] == '/' ? key + 3 : key + 2);
+		snprintf(service, sizeof(service), "ebpf/cgroup/%s",
+			 key[2] == '/' ? key + 3 : key + 2);
 	else
 		snprintf(service, sizeof(service), "%s", UNSPECIFIED);
 	sanitize_service(service);
@@ -510,8 +517,10 @@ out_err:
 int push__encode_request(const struct push_series *s, size_t n, const bool *skip, struct buf *out)
 {
 	Push__V1__PushRequest req = PUSH__V1__PUSH_REQUEST__INIT;
-	Push__V1__RawProfileSeries *ser = calloc(n ? n : 1, sizeof(*ser)), **ser_ptrs = calloc(n ? n : 1, sizeof(*ser_ptrs));
-	Push__V1__RawSample *smp = calloc(n ? n : 1, sizeof(*smp)), **smp_ptrs = calloc(n ? n : 1, sizeof(*smp_ptrs));
+	Push__V1__RawProfileSeries *ser = calloc(n ? n : 1, sizeof(*ser)),
+				   **ser_ptrs = calloc(n ? n : 1, sizeof(*ser_ptrs));
+	Push__V1__RawSample *smp = calloc(n ? n : 1, sizeof(*smp)),
+			    **smp_ptrs = calloc(n ? n : 1, sizeof(*smp_ptrs));
 	Types__V1__LabelPair *lp = NULL, **lp_ptrs = NULL;
 	size_t i, j, nl = 0, k = 0, len;
 	int err = -ENOMEM;
@@ -576,7 +585,8 @@ static void put_escaped(struct buf *b, const char *s)
 	}
 }
 
-char *push__ingest_query(const struct push_series *s, uint64_t from_ns, uint64_t until_ns, uint32_t freq_hz)
+char *push__ingest_query(const struct push_series *s, uint64_t from_ns, uint64_t until_ns,
+			 uint32_t freq_hz)
 {
 	struct buf name = { 0 }, q = { 0 };
 	const char *service = UNSPECIFIED;
@@ -621,10 +631,10 @@ char *push__ingest_query(const struct push_series *s, uint64_t from_ns, uint64_t
 struct push_item {
 	struct push_item *next;
 	char stamp[OUTDIR_STAMP_LEN + 1];
-	uint64_t from_ns, until_ns;	/* CLOCK_REALTIME */
+	uint64_t from_ns, until_ns; /* CLOCK_REALTIME */
 	struct push_series *series;
 	size_t nr_series;
-	bool *sent;			/* per series (ingest sends them one by one) */
+	bool *sent; /* per series (ingest sends them one by one) */
 	unsigned int attempts;
 };
 
@@ -637,7 +647,7 @@ struct pusher {
 	char *tenant_header;
 	char hostname[256];
 	CURL *curl;
-	struct curl_slist *headers;	/* connect */
+	struct curl_slist *headers; /* connect */
 	struct curl_slist *ingest_headers;
 	char err_body[ERR_BODY_MAX + 1];
 	size_t err_len;
@@ -646,12 +656,12 @@ struct pusher {
 	bool started, joined;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	struct push_item *head, *tail;	/* FIFO, oldest first */
+	struct push_item *head, *tail; /* FIFO, oldest first */
 	size_t queued;
 	bool stopping;
-	uint64_t deadline_ns;		/* CLOCK_MONOTONIC; valid when stopping */
+	uint64_t deadline_ns; /* CLOCK_MONOTONIC; valid when stopping */
 	uint64_t retry_at_ns, backoff_ns;
-	bool failing;			/* the last attempt failed: warn once per outage */
+	bool failing; /* the last attempt failed: warn once per outage */
 	struct push_counters c;
 };
 
@@ -677,7 +687,8 @@ static void spool_or_drop(struct pusher *ps, struct push_item *it, const char *w
 	char *path = NULL;
 	int err = -ENOENT;
 
-	if (ps->env.spool_dir && asprintf(&path, "%s/%s-%s", ps->env.spool_dir, it->stamp, PUSH_SPOOL_NAME) >= 0) {
+	if (ps->env.spool_dir &&
+	    asprintf(&path, "%s/%s-%s", ps->env.spool_dir, it->stamp, PUSH_SPOOL_NAME) >= 0) {
 		o.path = path;
 		err = push__encode_request(it->series, it->nr_series, it->sent, &b);
 		err = err ?: output__open(&o);
@@ -696,10 +707,11 @@ static void spool_or_drop(struct pusher *ps, struct push_item *it, const char *w
 	if (!err)
 		pr_info("push: interval %s spooled to '%s' (%s)\n", it->stamp, path, why);
 	else if (path)
-		pr_warn("push: interval %s lost: %s, and cannot write '%s': %s\n", it->stamp, why, path,
-			strerror(-err));
+		pr_warn("push: interval %s lost: %s, and cannot write '%s': %s\n", it->stamp, why,
+			path, strerror(-err));
 	else
-		pr_warn("push: interval %s dropped: %s, and no --output-dir to spool it to\n", it->stamp, why);
+		pr_warn("push: interval %s dropped: %s, and no --output-dir to spool it to\n",
+			it->stamp, why);
 	buf__free(&b);
 	free(path);
 	item_free(it);
@@ -717,7 +729,8 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *ctx)
 }
 
 /* libcurl's progress callback: abandon a request once the final flush's time is up. */
-static int on_progress(void *ctx, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow)
+static int on_progress(void *ctx, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+		       curl_off_t ulnow)
 {
 	struct pusher *ps = ctx;
 	bool stop;
@@ -731,8 +744,8 @@ static int on_progress(void *ctx, curl_off_t dltotal, curl_off_t dlnow, curl_off
 enum send_result { SEND_OK, SEND_RETRY, SEND_REJECTED };
 
 /* One POST; *what gets a description of a failure. */
-static enum send_result post(struct pusher *ps, const char *url, struct curl_slist *headers, const void *body,
-			     size_t len, char *what, size_t what_len)
+static enum send_result post(struct pusher *ps, const char *url, struct curl_slist *headers,
+			     const void *body, size_t len, char *what, size_t what_len)
 {
 	long status = 0;
 	CURLcode rc;
@@ -767,7 +780,8 @@ static enum send_result post(struct pusher *ps, const char *url, struct curl_sli
 	return SEND_REJECTED;
 }
 
-static enum send_result send_item(struct pusher *ps, struct push_item *it, char *what, size_t what_len)
+static enum send_result send_item(struct pusher *ps, struct push_item *it, char *what,
+				  size_t what_len)
 {
 	enum send_result r = SEND_OK;
 	struct buf b = { 0 };
@@ -794,8 +808,8 @@ static enum send_result send_item(struct pusher *ps, struct push_item *it, char 
 			return SEND_RETRY;
 		}
 		free(q);
-		r = post(ps, url, ps->ingest_headers, it->series[i].pprof.data, it->series[i].pprof.len, what,
-			 what_len);
+		r = post(ps, url, ps->ingest_headers, it->series[i].pprof.data,
+			 it->series[i].pprof.len, what, what_len);
 		free(url);
 		if (r == SEND_OK)
 			it->sent[i] = true;
@@ -897,8 +911,8 @@ static void replay_spool(struct pusher *ps)
 		buf__free(&b);
 		if (r == SEND_OK) {
 			if (unlinkat(dfd, names[i], 0))
-				pr_warn("push: cannot remove the replayed '%s/%s': %s\n", ps->env.spool_dir, names[i],
-					strerror(errno));
+				pr_warn("push: cannot remove the replayed '%s/%s': %s\n",
+					ps->env.spool_dir, names[i], strerror(errno));
 			pthread_mutex_lock(&ps->lock);
 			ps->c.replayed++;
 			pthread_mutex_unlock(&ps->lock);
@@ -907,8 +921,8 @@ static void replay_spool(struct pusher *ps)
 			char refused[NAME_MAX + 1];
 
 			snprintf(refused, sizeof(refused), "%s.refused", names[i]);
-			pr_warn("push: '%s' refused the spooled '%s/%s': %s; renamed '%s'\n", ps->endpoint,
-				ps->env.spool_dir, names[i], what, refused);
+			pr_warn("push: '%s' refused the spooled '%s/%s': %s; renamed '%s'\n",
+				ps->endpoint, ps->env.spool_dir, names[i], what, refused);
 			renameat(dfd, names[i], dfd, refused);
 		} else {
 			pr_info("push: replaying '%s': %s; later\n", names[i], what);
@@ -948,8 +962,9 @@ static void *push_thread(void *arg)
 			continue;
 		}
 		if (now < ps->retry_at_ns) {
-			timed_wait(ps, ps->stopping && ps->deadline_ns < ps->retry_at_ns ? ps->deadline_ns :
-											    ps->retry_at_ns);
+			timed_wait(ps, ps->stopping && ps->deadline_ns < ps->retry_at_ns ?
+					       ps->deadline_ns :
+					       ps->retry_at_ns);
 			continue;
 		}
 		it = ps->head;
@@ -976,8 +991,8 @@ static void *push_thread(void *arg)
 				pr_warn("push: '%s' takes profiles again; interval %s pushed (attempt %u)\n",
 					ps->endpoint, it->stamp, it->attempts);
 			else
-				pr_info("push: interval %s pushed (%zu series, %.0f ms)\n", it->stamp, it->nr_series,
-					(double)(now - t0) / 1e6);
+				pr_info("push: interval %s pushed (%zu series, %.0f ms)\n",
+					it->stamp, it->nr_series, (double)(now - t0) / 1e6);
 			ps->failing = false;
 			/* at the end too, within --push-timeout */
 			replay = !ps->head && (!ps->stopping || now < ps->deadline_ns);
@@ -991,7 +1006,8 @@ static void *push_thread(void *arg)
 		if (r == SEND_REJECTED) {
 			/* a request the server refuses as such is refused again: keep it on disk */
 			pthread_mutex_unlock(&ps->lock);
-			pr_warn("push: '%s' refused interval %s: %s\n", ps->endpoint, it->stamp, what);
+			pr_warn("push: '%s' refused interval %s: %s\n", ps->endpoint, it->stamp,
+				what);
 			spool_or_drop(ps, it, "refused by the server");
 			pthread_mutex_lock(&ps->lock);
 			continue;
@@ -1001,10 +1017,12 @@ static void *push_thread(void *arg)
 			ps->backoff_ns = BACKOFF_MAX_NS;
 		ps->retry_at_ns = now + ps->backoff_ns;
 		if (!ps->failing)
-			pr_warn("push: '%s': %s; retrying with backoff, sampling goes on\n", ps->endpoint, what);
+			pr_warn("push: '%s': %s; retrying with backoff, sampling goes on\n",
+				ps->endpoint, what);
 		else
-			pr_info("push: interval %s, attempt %u: %s; next in %.0f s (%zu queued)\n", it->stamp,
-				it->attempts, what, (double)ps->backoff_ns / 1e9, ps->queued + 1);
+			pr_info("push: interval %s, attempt %u: %s; next in %.0f s (%zu queued)\n",
+				it->stamp, it->attempts, what, (double)ps->backoff_ns / 1e9,
+				ps->queued + 1);
 		ps->failing = true;
 		/* back to the head: the oldest goes first, and a full queue spools it first */
 		it->next = ps->head;
@@ -1051,10 +1069,13 @@ static int setup_curl(struct pusher *ps)
 		return -ENOMEM;
 	snprintf(ua, sizeof(ua), "bpfprof/%s", "0.1.0");
 	curl_easy_setopt(ps->curl, CURLOPT_USERAGENT, ua);
-	curl_easy_setopt(ps->curl, CURLOPT_NOSIGNAL, 1L);	/* a thread: no SIGALRM for DNS timeouts */
+	curl_easy_setopt(ps->curl, CURLOPT_NOSIGNAL,
+			 1L); /* a thread: no SIGALRM for DNS timeouts */
 	curl_easy_setopt(ps->curl, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(ps->curl, CURLOPT_FOLLOWLOCATION, 0L);	/* credentials never follow a redirect */
-	curl_easy_setopt(ps->curl, CURLOPT_CONNECTTIMEOUT_MS, CONNECT_TIMEOUT_MS < timeout_ms ? CONNECT_TIMEOUT_MS : timeout_ms);
+	curl_easy_setopt(ps->curl, CURLOPT_FOLLOWLOCATION,
+			 0L); /* credentials never follow a redirect */
+	curl_easy_setopt(ps->curl, CURLOPT_CONNECTTIMEOUT_MS,
+			 CONNECT_TIMEOUT_MS < timeout_ms ? CONNECT_TIMEOUT_MS : timeout_ms);
 	curl_easy_setopt(ps->curl, CURLOPT_TIMEOUT_MS, timeout_ms);
 	curl_easy_setopt(ps->curl, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(ps->curl, CURLOPT_WRITEDATA, ps);
@@ -1161,9 +1182,11 @@ int push__new(const struct push_opts *o, const struct push_env *env, struct push
 		goto out_free;
 	}
 	ps->started = true;
-	pr_info("push: to '%s' (%s API), service_name %s, queue %d intervals, spool %s\n", ps->endpoint,
-		ps->api == PUSH_API_INGEST ? "ingest" : "Connect",
-		o->service_name ? o->service_name : env->split_services ? "per container/cgroup" : ps->env.default_service,
+	pr_info("push: to '%s' (%s API), service_name %s, queue %d intervals, spool %s\n",
+		ps->endpoint, ps->api == PUSH_API_INGEST ? "ingest" : "Connect",
+		o->service_name	    ? o->service_name :
+		env->split_services ? "per container/cgroup" :
+				      ps->env.default_service,
 		ps->o.queue_max, env->spool_dir ? env->spool_dir : "none (drop past the queue)");
 	*out = ps;
 	return 0;
@@ -1187,7 +1210,8 @@ int push__submit(struct pusher *ps, const struct profile *p)
 		goto out_drop;
 	outdir__stamp(p->start_realtime_ns, it->stamp);
 	it->from_ns = p->start_realtime_ns;
-	it->until_ns = p->start_realtime_ns + (p->end_ns > p->start_ns ? p->end_ns - p->start_ns : 0);
+	it->until_ns =
+		p->start_realtime_ns + (p->end_ns > p->start_ns ? p->end_ns - p->start_ns : 0);
 	n = push__group(&ps->o, &ps->env, p, &it->series, &group_of);
 	if (n < 0)
 		goto out_drop;
@@ -1304,12 +1328,14 @@ void push__report(struct pusher *ps, FILE *f)
 	struct push_counters c;
 
 	push__counters(ps, &c);
-	fprintf(f, "bpfprof: push: %llu intervals: %llu pushed, %llu spooled, %llu dropped; %llu retried; "
-		   "%llu replayed from the spool; "
-		   "%llu requests, %llu bytes sent (pprof %llu bytes); CPU: push thread %.1f ms, preparing %.1f ms\n",
-		(unsigned long long)c.submitted, (unsigned long long)c.pushed, (unsigned long long)c.spooled,
-		(unsigned long long)c.dropped, (unsigned long long)c.retried, (unsigned long long)c.replayed,
-		(unsigned long long)c.requests,
-		(unsigned long long)c.bytes_sent, (unsigned long long)c.pprof_bytes, (double)c.thread_cpu_ns / 1e6,
+	fprintf(f,
+		"bpfprof: push: %llu intervals: %llu pushed, %llu spooled, %llu dropped; %llu retried; "
+		"%llu replayed from the spool; "
+		"%llu requests, %llu bytes sent (pprof %llu bytes); CPU: push thread %.1f ms, preparing %.1f ms\n",
+		(unsigned long long)c.submitted, (unsigned long long)c.pushed,
+		(unsigned long long)c.spooled, (unsigned long long)c.dropped,
+		(unsigned long long)c.retried, (unsigned long long)c.replayed,
+		(unsigned long long)c.requests, (unsigned long long)c.bytes_sent,
+		(unsigned long long)c.pprof_bytes, (double)c.thread_cpu_ns / 1e6,
 		(double)c.prepare_ns / 1e6);
 }

@@ -85,9 +85,10 @@ void report__summary(FILE *f, const struct profile *p, double duration_s, int to
 	fprintf(f, "%8s %8s  %s\n", "self%", "samples", "function [dso]");
 	for (i = 0; i < n; i++) {
 		const char *dso = top[i].dso ? top[i].dso : "?";
-		bool bracketed = dso[0] == '[';	/* [kernel.kallsyms], [vdso] */
+		bool bracketed = dso[0] == '['; /* [kernel.kallsyms], [vdso] */
 
-		fprintf(f, "%7.2f%% %8llu  %s %s%s%s\n", 100.0 * (double)top[i].self / (double)p->nr_samples,
+		fprintf(f, "%7.2f%% %8llu  %s %s%s%s\n",
+			100.0 * (double)top[i].self / (double)p->nr_samples,
 			(unsigned long long)top[i].self, top[i].func ? top[i].func : "[unknown]",
 			bracketed ? "" : "[", dso, bracketed ? "" : "]");
 	}
@@ -104,26 +105,30 @@ void report__offcpu_summary(FILE *f, const struct profile *p, int top_n)
 		return;
 	v.view = PROFILE_VIEW_OFFCPU;
 	fprintf(f, "bpfprof: off-CPU: %llu blocks of %llu us or more, %.3f s blocked, %llu lost\n",
-		(unsigned long long)p->nr_offcpu_blocks, (unsigned long long)(p->offcpu_thresh_ns / 1000),
-		(double)p->offcpu_ns / 1e9, (unsigned long long)p->nr_offcpu_lost);
+		(unsigned long long)p->nr_offcpu_blocks,
+		(unsigned long long)(p->offcpu_thresh_ns / 1000), (double)p->offcpu_ns / 1e9,
+		(unsigned long long)p->nr_offcpu_lost);
 	if (top_n > 64)
 		top_n = 64;
 	total = profile__total_weight(&v);
 	n = report__top(&v, top, top_n);
 	if (n <= 0 || !total)
 		return;
-	fprintf(f, "%8s %10s  %s\n", "off%", "off-CPU ms", "user leaf (kernel leaf without one) [dso]");
+	fprintf(f, "%8s %10s  %s\n", "off%", "off-CPU ms",
+		"user leaf (kernel leaf without one) [dso]");
 	for (i = 0; i < n; i++) {
 		const char *dso = top[i].dso ? top[i].dso : "?";
 		bool bracketed = dso[0] == '[';
 
-		fprintf(f, "%7.2f%% %10.1f  %s %s%s%s\n", 100.0 * (double)top[i].self / (double)total,
-			(double)top[i].self / 1000.0, top[i].func ? top[i].func : "[unknown]",
-			bracketed ? "" : "[", dso, bracketed ? "" : "]");
+		fprintf(f, "%7.2f%% %10.1f  %s %s%s%s\n",
+			100.0 * (double)top[i].self / (double)total, (double)top[i].self / 1000.0,
+			top[i].func ? top[i].func : "[unknown]", bracketed ? "" : "[", dso,
+			bracketed ? "" : "]");
 	}
 }
 
-void report__walks(FILE *f, const uint64_t st[BPFPROF_STAT_NR], const struct unwinder_stats *us, const char *mode)
+void report__walks(FILE *f, const uint64_t st[BPFPROF_STAT_NR], const struct unwinder_stats *us,
+		   const char *mode)
 {
 	uint64_t walks = 0, frames = st[BPFPROF_STAT_FRAMES_CFI] + st[BPFPROF_STAT_FRAMES_FP];
 	int i;
@@ -132,28 +137,34 @@ void report__walks(FILE *f, const uint64_t st[BPFPROF_STAT_NR], const struct unw
 		walks += st[i];
 	if (!walks)
 		return;
-	fprintf(f, "bpfprof: user stacks (--call-graph %s): %.1f%% reached the end of the stack, "
-		   "%.1f frames a stack; %.1f%% of frames stepped by CFI\n",
+	fprintf(f,
+		"bpfprof: user stacks (--call-graph %s): %.1f%% reached the end of the stack, "
+		"%.1f frames a stack; %.1f%% of frames stepped by CFI\n",
 		mode, 100.0 * st[BPFPROF_STAT_WALK_END] / walks, 1.0 + (double)frames / walks,
 		frames ? 100.0 * st[BPFPROF_STAT_FRAMES_CFI] / frames : 0.0);
 	if (log_verbosity < 1)
 		return;
-	fprintf(f, "bpfprof: user stack ends: %llu end of stack, %llu frame-pointer chain end, %llu no mapping, "
-		   "%llu read fault, %llu frame limit, %llu bad frame; %llu walked before their tables were ready\n",
-		(unsigned long long)st[BPFPROF_STAT_WALK_END], (unsigned long long)st[BPFPROF_STAT_WALK_FP_END],
+	fprintf(f,
+		"bpfprof: user stack ends: %llu end of stack, %llu frame-pointer chain end, %llu no mapping, "
+		"%llu read fault, %llu frame limit, %llu bad frame; %llu walked before their tables were ready\n",
+		(unsigned long long)st[BPFPROF_STAT_WALK_END],
+		(unsigned long long)st[BPFPROF_STAT_WALK_FP_END],
 		(unsigned long long)st[BPFPROF_STAT_WALK_NO_MAPPING],
-		(unsigned long long)st[BPFPROF_STAT_WALK_READ_FAULT], (unsigned long long)st[BPFPROF_STAT_WALK_LIMIT],
-		(unsigned long long)st[BPFPROF_STAT_WALK_BAD], (unsigned long long)st[BPFPROF_STAT_WALK_NOT_READY]);
+		(unsigned long long)st[BPFPROF_STAT_WALK_READ_FAULT],
+		(unsigned long long)st[BPFPROF_STAT_WALK_LIMIT],
+		(unsigned long long)st[BPFPROF_STAT_WALK_BAD],
+		(unsigned long long)st[BPFPROF_STAT_WALK_NOT_READY]);
 	if (us)
-		fprintf(f, "bpfprof: unwind tables: %llu processes, %llu tables (%llu built, %llu shared, %llu files "
-			   "without CFI, %llu did not fit), %llu of %llu rows (%.1f MiB), %llu LPM entries, "
-			   "%.1f ms building from %.1f MiB of CFI\n",
+		fprintf(f,
+			"bpfprof: unwind tables: %llu processes, %llu tables (%llu built, %llu shared, %llu files "
+			"without CFI, %llu did not fit), %llu of %llu rows (%.1f MiB), %llu LPM entries, "
+			"%.1f ms building from %.1f MiB of CFI\n",
 			(unsigned long long)us->nr_procs, (unsigned long long)us->nr_tables,
 			(unsigned long long)us->nr_built, (unsigned long long)us->nr_shared,
 			(unsigned long long)us->nr_no_cfi, (unsigned long long)us->nr_full,
 			(unsigned long long)us->nr_rows, (unsigned long long)us->max_rows,
-			us->nr_rows * 8.0 / (1 << 20), (unsigned long long)us->nr_entries, us->build_ns / 1e6,
-			us->cfi_bytes / (double)(1 << 20));
+			us->nr_rows * 8.0 / (1 << 20), (unsigned long long)us->nr_entries,
+			us->build_ns / 1e6, us->cfi_bytes / (double)(1 << 20));
 }
 
 /* processes named by report__unnamed_jit, the first seen */
@@ -200,8 +211,10 @@ uint64_t report__unnamed_jit(FILE *f, const struct profile *p, report_jit_why_fn
 		reason[0] = '\0';
 		if (!why || !why(ctx, p, (uint32_t)i, reason, sizeof(reason)))
 			snprintf(reason, sizeof(reason), "no JIT symbols cover them");
-		fprintf(f, "bpfprof: %llu samples (%.1f %%) in JIT code of pid %u (%s) not named: %s\n",
-			(unsigned long long)per_proc[i], p->nr_samples ? 100.0 * (double)per_proc[i] / (double)p->nr_samples : 0,
+		fprintf(f,
+			"bpfprof: %llu samples (%.1f %%) in JIT code of pid %u (%s) not named: %s\n",
+			(unsigned long long)per_proc[i],
+			p->nr_samples ? 100.0 * (double)per_proc[i] / (double)p->nr_samples : 0,
 			p->procs[i].pid, p->procs[i].comm, reason);
 	}
 	if (shown > REPORT_JIT_LINES)

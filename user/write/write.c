@@ -8,7 +8,8 @@
 #include "write_pprof.h"
 #include "write_svg.h"
 
-static int gperf(const struct profile *p, struct buf *b, const struct write_opts *o, struct write_result *r)
+static int gperf(const struct profile *p, struct buf *b, const struct write_opts *o,
+		 struct write_result *r)
 {
 	struct gperf_stats gs = { 0 };
 	int err = write_gperf(p, b, &gs);
@@ -18,29 +19,29 @@ static int gperf(const struct profile *p, struct buf *b, const struct write_opts
 	return err;
 }
 
-static int pprof(const struct profile *p, struct buf *b, const struct write_opts *o, struct write_result *r)
+static int pprof(const struct profile *p, struct buf *b, const struct write_opts *o,
+		 struct write_result *r)
 {
 	return write_pprof(p, b);
 }
 
-static int folded(const struct profile *p, struct buf *b, const struct write_opts *o, struct write_result *r)
+static int folded(const struct profile *p, struct buf *b, const struct write_opts *o,
+		  struct write_result *r)
 {
 	return write_folded(p, b);
 }
 
-static int svg(const struct profile *p, struct buf *b, const struct write_opts *o, struct write_result *r)
+static int svg(const struct profile *p, struct buf *b, const struct write_opts *o,
+	       struct write_result *r)
 {
 	return write_svg(p, b, o && o->title ? o->title : "bpfprof CPU flame graph");
 }
 
 const struct writer writers[] = {
-	{ OUTPUT_GPERF, "prof", ".prof", gperf },
-	{ OUTPUT_GPERF, "gperf", NULL, gperf },
-	{ OUTPUT_PERFDATA, "perf", ".data", NULL },	/* perf.data, out.data */
-	{ OUTPUT_PERFDATA, "perfdata", NULL, NULL },
-	{ OUTPUT_SVG, "svg", ".svg", svg },
-	{ OUTPUT_PPROF, "pprof", ".pb.gz", pprof },
-	{ OUTPUT_PPROF, "pprof", ".pprof", pprof },
+	{ OUTPUT_GPERF, "prof", ".prof", gperf },	{ OUTPUT_GPERF, "gperf", NULL, gperf },
+	{ OUTPUT_PERFDATA, "perf", ".data", NULL }, /* perf.data, out.data */
+	{ OUTPUT_PERFDATA, "perfdata", NULL, NULL },	{ OUTPUT_SVG, "svg", ".svg", svg },
+	{ OUTPUT_PPROF, "pprof", ".pb.gz", pprof },	{ OUTPUT_PPROF, "pprof", ".pprof", pprof },
 	{ OUTPUT_FOLDED, "folded", ".folded", folded },
 };
 

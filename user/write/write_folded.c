@@ -18,7 +18,7 @@
 #include "write_folded.h"
 
 struct folded_line {
-	char *text;	/* "comm;frames", no count */
+	char *text; /* "comm;frames", no count */
 	uint64_t count;
 };
 
@@ -72,8 +72,8 @@ static void put_frame(struct buf *b, const struct profile_location *l, bool kern
 		buf__put_bytes(b, "_[j]", 4);
 }
 
-static const struct profile_location *frame_loc(const struct profile *p, const struct profile_stack *s,
-						size_t j)
+static const struct profile_location *frame_loc(const struct profile *p,
+						const struct profile_stack *s, size_t j)
 {
 	if (!s->locs || s->locs[j] >= p->nr_locs)
 		return NULL;

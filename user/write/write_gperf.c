@@ -49,9 +49,10 @@ static void put_map_line(struct buf *out, const struct profile_mapping *m, uint6
 	const char *path = m->copy_path ? m->copy_path : m->path;
 
 	/* the shape of fs/proc/task_mmu.c show_map_vma() */
-	buf__printf(out, "%08llx-%08llx %s %08llx %02x:%02x %llu", (unsigned long long)(m->start + delta),
-		    (unsigned long long)(m->end + delta), m->perms, (unsigned long long)m->offset,
-		    m->dev_major, m->dev_minor, (unsigned long long)m->inode);
+	buf__printf(out, "%08llx-%08llx %s %08llx %02x:%02x %llu",
+		    (unsigned long long)(m->start + delta), (unsigned long long)(m->end + delta),
+		    m->perms, (unsigned long long)m->offset, m->dev_major, m->dev_minor,
+		    (unsigned long long)m->inode);
 	if (path && path[0])
 		buf__printf(out, "    %s", path);
 	buf__put_bytes(out, "\n", 1);
@@ -87,7 +88,7 @@ static void put_maps_text(struct buf *out, const struct profile_process *pr, uin
 
 struct busiest_ctx {
 	const struct profile *p;
-	const uint64_t *written;	/* samples written per process */
+	const uint64_t *written; /* samples written per process */
 };
 
 static int cmp_busiest(const void *a, const void *b, void *ctx)
@@ -97,7 +98,8 @@ static int cmp_busiest(const void *a, const void *b, void *ctx)
 
 	if (c->written[x] != c->written[y])
 		return c->written[x] > c->written[y] ? -1 : 1;
-	return c->p->procs[x].pid < c->p->procs[y].pid ? -1 : c->p->procs[x].pid > c->p->procs[y].pid;
+	return c->p->procs[x].pid < c->p->procs[y].pid ? -1 :
+							 c->p->procs[x].pid > c->p->procs[y].pid;
 }
 
 int write_gperf(const struct profile *p, struct buf *out, struct gperf_stats *stats)

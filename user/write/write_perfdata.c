@@ -46,7 +46,7 @@
 #define FLUSH_BYTES (256 * 1024)
 #define ROUND_MIN_NS (100 * 1000000ULL)
 #define ALIGN8(x) (((x) + 7) & ~(size_t)7)
-#define ALIGN_UP(x, a) (((x) + (a) - 1) / (a) * (a))
+#define ALIGN_UP(x, a) (((x) + (a)-1) / (a) * (a))
 /*
  * sample_id_all trailer for IP|TID|TIME|CPU|PERIOD|CALLCHAIN: {pid, tid},
  * time, {cpu, res}; with a second event (--off-cpu), IDENTIFIER is in both
@@ -59,50 +59,50 @@
 #define ID_OFFCPU 2
 /* perf record --off-cpu's event (tools/perf/util/off_cpu.h, OFFCPU_EVENT) */
 #define OFFCPU_EVENT "offcpu-time"
-#define SAMPLE_TYPE                                                                                \
-	(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | \
-	 PERF_SAMPLE_CALLCHAIN)
+#define SAMPLE_TYPE                                                              \
+	(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | \
+	 PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN)
 
 /* Mapping already written as MMAP2 (identity as perf would compare it). */
 struct map_key {
 	uint64_t start, end, offset, inode;
-	const char *path;	/* interned in the profile: compared by pointer */
+	const char *path; /* interned in the profile: compared by pointer */
 };
 
 struct proc_state {
 	uint32_t pid;
-	char comm[PROFILE_COMM_LEN];	/* the leader's, as last written */
+	char comm[PROFILE_COMM_LEN]; /* the leader's, as last written */
 	struct map_key *maps;
 	size_t nr_maps, cap_maps;
 };
 
 struct perfdata_writer {
 	int fd;
-	int err;		/* sticky first error (-errno) */
+	int err; /* sticky first error (-errno) */
 	bool finished;
-	struct buf b;		/* records not yet written */
-	uint64_t file_off;	/* file offset of b.data[0] */
+	struct buf b; /* records not yet written */
+	uint64_t file_off; /* file offset of b.data[0] */
 	uint64_t data_offset;
 	struct perf_event_attr attr;
-	bool offcpu;		/* a second event, OFFCPU_EVENT, with off_attr */
+	bool offcpu; /* a second event, OFFCPU_EVENT, with off_attr */
 	struct perf_event_attr off_attr;
-	uint64_t nr_offcpu;	/* its samples written */
+	uint64_t nr_offcpu; /* its samples written */
 	char *event;
 	uint64_t period_ns;
 	int argc;
-	char **argv;		/* borrowed; the caller's argv outlives the writer */
+	char **argv; /* borrowed; the caller's argv outlives the writer */
 	const char *notes_path;
 
 	uint64_t nr_samples;
-	uint64_t first_time, last_time;	/* sample times, valid when nr_samples > 0 */
-	uint64_t max_time;		/* largest time written */
-	uint64_t max_at_round;		/* max_time at the last FINISHED_ROUND */
-	uint64_t flush_bound;		/* perf has delivered every record up to this time */
+	uint64_t first_time, last_time; /* sample times, valid when nr_samples > 0 */
+	uint64_t max_time; /* largest time written */
+	uint64_t max_at_round; /* max_time at the last FINISHED_ROUND */
+	uint64_t flush_bound; /* perf has delivered every record up to this time */
 
 	struct proc_state *procs;
 	size_t nr_procs, cap_procs;
-	struct u64map proc_index;	/* pid + 1 -> index into procs */
-	struct u64map threads;		/* (pid << 32 | tid) + 1 for threads given a COMM */
+	struct u64map proc_index; /* pid + 1 -> index into procs */
+	struct u64map threads; /* (pid << 32 | tid) + 1 for threads given a COMM */
 };
 
 /* Write out the buffered records; the first failure sticks. */
@@ -142,7 +142,8 @@ static void put_u32_pair(struct buf *b, uint32_t a, uint32_t c)
 	buf__put_u32(b, c);
 }
 
-static void put_sample_id(struct perfdata_writer *w, uint32_t pid, uint32_t tid, uint64_t time, uint32_t cpu)
+static void put_sample_id(struct perfdata_writer *w, uint32_t pid, uint32_t tid, uint64_t time,
+			  uint32_t cpu)
 {
 	put_u32_pair(&w->b, pid, tid);
 	buf__put_u64(&w->b, time);
@@ -181,7 +182,8 @@ static int put_comm(struct perfdata_writer *w, uint32_t pid, uint32_t tid, const
 
 	snprintf(name, sizeof(name), "%s", comm);
 	len = ALIGN8(strlen(name) + 1);
-	put_header(&w->b, PERF_RECORD_COMM, PERF_RECORD_MISC_USER | misc, 16 + len + SAMPLE_ID_SIZE(w));
+	put_header(&w->b, PERF_RECORD_COMM, PERF_RECORD_MISC_USER | misc,
+		   16 + len + SAMPLE_ID_SIZE(w));
 	put_u32_pair(&w->b, pid, tid);
 	put_name(&w->b, name, len);
 	put_sample_id(w, pid, tid, time, 0);
@@ -219,8 +221,8 @@ static int put_mmap2(struct perfdata_writer *w, uint32_t pid, const struct profi
 }
 
 /* Kernel or module map: MMAP with pid -1 (perf's host machine), misc KERNEL. */
-static int put_kernel_mmap(struct perfdata_writer *w, const char *name, uint64_t start, uint64_t len,
-			   uint64_t pgoff)
+static int put_kernel_mmap(struct perfdata_writer *w, const char *name, uint64_t start,
+			   uint64_t len, uint64_t pgoff)
 {
 	size_t nlen = ALIGN8(strlen(name) + 1);
 
@@ -247,7 +249,8 @@ static int kernel_maps(struct perfdata_writer *w, const char *kallsyms)
 	FILE *f = fopen(kallsyms, "re");
 
 	if (!f) {
-		pr_debug("perf.data: cannot open '%s': %s; no kernel map\n", kallsyms, strerror(errno));
+		pr_debug("perf.data: cannot open '%s': %s; no kernel map\n", kallsyms,
+			 strerror(errno));
 		return 0;
 	}
 	while (getline(&line, &cap, f) > 0) {
@@ -256,7 +259,7 @@ static int kernel_maps(struct perfdata_writer *w, const char *kallsyms)
 
 		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3)
 			continue;
-		if (strchr(line, '['))	/* module symbols: "addr t name [module]" */
+		if (strchr(line, '[')) /* module symbols: "addr t name [module]" */
 			continue;
 		if (!strcmp(name, "_text"))
 			text = addr;
@@ -441,8 +444,8 @@ struct perfdata_writer *perfdata__new(int fd, const struct perfdata_opts *o)
 	}
 	w->data_offset = w->b.len;
 	if (o->kernel_text && o->kernel_etext > o->kernel_text)
-		err = put_kernel_mmap(w, "[kernel.kallsyms]_text", o->kernel_text, o->kernel_etext - o->kernel_text,
-				      o->kernel_text);
+		err = put_kernel_mmap(w, "[kernel.kallsyms]_text", o->kernel_text,
+				      o->kernel_etext - o->kernel_text, o->kernel_text);
 	else
 		err = kernel_maps(w, o->kallsyms_path ? o->kallsyms_path : "/proc/kallsyms");
 	if (!err)
@@ -523,11 +526,13 @@ static int put_map_once(struct perfdata_writer *w, struct proc_state *ps, uint32
 		ps->maps = k;
 		ps->cap_maps = cap;
 	}
-	ps->maps[ps->nr_maps++] = (struct map_key){ m->start, m->end, m->offset, m->inode, m->path };
+	ps->maps[ps->nr_maps++] =
+		(struct map_key){ m->start, m->end, m->offset, m->inode, m->path };
 	return put_mmap2(w, pid, m, t);
 }
 
-int perfdata__maps(struct perfdata_writer *w, const struct profile *p, uint32_t proc, uint64_t time_ns)
+int perfdata__maps(struct perfdata_writer *w, const struct profile *p, uint32_t proc,
+		   uint64_t time_ns)
 {
 	const struct profile_process *pr;
 	struct proc_state *ps;
@@ -557,7 +562,8 @@ int perfdata__maps(struct perfdata_writer *w, const struct profile *p, uint32_t 
 }
 
 /* A SAMPLE of event id (ID_CPU, or ID_OFFCPU with the block's ns as period). */
-static int put_sample(struct perfdata_writer *w, const struct profile_sample *s, uint64_t id, uint64_t period)
+static int put_sample(struct perfdata_writer *w, const struct profile_sample *s, uint64_t id,
+		      uint64_t period)
 {
 	uint32_t nk = s->nr_kernel, nu = s->nr_user, nr, i;
 	uint64_t tkey = ((uint64_t)s->pid << 32 | s->tid) + 1;
@@ -574,7 +580,8 @@ static int put_sample(struct perfdata_writer *w, const struct profile_sample *s,
 	/* first seen before its exec (a command forked by bpfprof): its new name, as perf record writes it */
 	if (s->tid == s->pid && strcmp(ps->comm, comm)) {
 		snprintf(ps->comm, sizeof(ps->comm), "%s", comm);
-		if (put_comm(w, s->pid, s->tid, comm, meta_time(w, s->time_ns), PERF_RECORD_MISC_COMM_EXEC))
+		if (put_comm(w, s->pid, s->tid, comm, meta_time(w, s->time_ns),
+			     PERF_RECORD_MISC_COMM_EXEC))
 			return w->err;
 	}
 	if (!u64map__get(&w->threads, tkey, NULL)) {
@@ -624,7 +631,8 @@ int perfdata__sample(struct perfdata_writer *w, const struct profile_sample *s)
 	return put_sample(w, s, ID_CPU, w->period_ns);
 }
 
-int perfdata__sample_period(struct perfdata_writer *w, const struct profile_sample *s, uint64_t period)
+int perfdata__sample_period(struct perfdata_writer *w, const struct profile_sample *s,
+			    uint64_t period)
 {
 	return put_sample(w, s, ID_CPU, period);
 }
@@ -660,13 +668,14 @@ uint64_t perfdata__nr_samples(const struct perfdata_writer *w)
 
 /* A DSO for the BUILD_ID feature. */
 struct dso_id {
-	const char *path;	/* interned */
-	uint32_t pid;		/* a process that mapped it, for /proc/PID/root */
+	const char *path; /* interned */
+	uint32_t pid; /* a process that mapped it, for /proc/PID/root */
 	uint8_t id[PROFILE_BUILD_ID_MAX];
 	uint8_t len;
 };
 
-static void put_build_id(struct buf *b, uint16_t misc, const uint8_t *id, size_t len, const char *name)
+static void put_build_id(struct buf *b, uint16_t misc, const uint8_t *id, size_t len,
+			 const char *name)
 {
 	struct perf_build_id_entry e;
 	size_t n = strlen(name) + 1, padded = ALIGN_UP(n, PERF_NAME_ALIGN);
@@ -735,8 +744,9 @@ static int build_id_section(struct perfdata_writer *w, const struct profile *p, 
 				continue;
 			if (u64map__get(&seen, (uintptr_t)pm->path, &idx)) {
 				/* the same path with another build-id (another mount namespace) */
-				if (!pm->build_id_len || (pm->build_id_len == dsos[idx].len &&
-							  !memcmp(pm->build_id, dsos[idx].id, pm->build_id_len)))
+				if (!pm->build_id_len ||
+				    (pm->build_id_len == dsos[idx].len &&
+				     !memcmp(pm->build_id, dsos[idx].id, pm->build_id_len)))
 					continue;
 			}
 			if (nr == cap) {
@@ -749,7 +759,8 @@ static int build_id_section(struct perfdata_writer *w, const struct profile *p, 
 				dsos = d;
 				cap = cap ? cap * 2 : 16;
 			}
-			dsos[nr] = (struct dso_id){ .path = pm->path, .pid = p->procs[st->proc].pid };
+			dsos[nr] =
+				(struct dso_id){ .path = pm->path, .pid = p->procs[st->proc].pid };
 			memcpy(dsos[nr].id, pm->build_id, pm->build_id_len);
 			dsos[nr].len = pm->build_id_len;
 			err = u64map__put(&seen, (uintptr_t)pm->path, (uint32_t)nr);
@@ -856,10 +867,11 @@ static int feature(struct perfdata_writer *w, const struct profile *p, int bit, 
 }
 
 static const int features[] = {
-	PERF_HEADER_BUILD_ID,  PERF_HEADER_HOSTNAME,	PERF_HEADER_OSRELEASE,	 PERF_HEADER_VERSION,
-	PERF_HEADER_ARCH,      PERF_HEADER_NRCPUS,	PERF_HEADER_CPUDESC,	 PERF_HEADER_CPUID,
-	PERF_HEADER_TOTAL_MEM, PERF_HEADER_CMDLINE,	PERF_HEADER_EVENT_DESC, PERF_HEADER_SAMPLE_TIME,
-	PERF_HEADER_CLOCKID,   PERF_HEADER_CLOCK_DATA,
+	PERF_HEADER_BUILD_ID, PERF_HEADER_HOSTNAME,   PERF_HEADER_OSRELEASE,
+	PERF_HEADER_VERSION,  PERF_HEADER_ARCH,	      PERF_HEADER_NRCPUS,
+	PERF_HEADER_CPUDESC,  PERF_HEADER_CPUID,      PERF_HEADER_TOTAL_MEM,
+	PERF_HEADER_CMDLINE,  PERF_HEADER_EVENT_DESC, PERF_HEADER_SAMPLE_TIME,
+	PERF_HEADER_CLOCKID,  PERF_HEADER_CLOCK_DATA,
 };
 #define NR_FEATURES (sizeof(features) / sizeof(features[0]))
 

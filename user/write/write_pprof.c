@@ -39,16 +39,16 @@ typedef Perftools__Profiles__Function pb_function;
 /* Everything write_pprof allocates, freed in one place. */
 struct pprof_state {
 	const struct profile *p;
-	const bool *procs;	/* write_pprof_procs: the processes kept; NULL: all */
-	bool *loc_used;		/* with procs: locations a kept stack uses */
-	struct strset st;	/* the string table: borrowed strings (interned in the profile,
+	const bool *procs; /* write_pprof_procs: the processes kept; NULL: all */
+	bool *loc_used; /* with procs: locations a kept stack uses */
+	struct strset st; /* the string table: borrowed strings (interned in the profile,
 				 * comm arrays, literals, or the hex build-ids this writer owns) */
 
-	size_t *map_base;	/* per process: first slot of its mappings in map_id[] */
-	uint32_t *map_id;	/* per (process, mapping): pprof mapping id, 0 = unused */
+	size_t *map_base; /* per process: first slot of its mappings in map_id[] */
+	uint32_t *map_id; /* per (process, mapping): pprof mapping id, 0 = unused */
 	size_t nr_map_slots;
 	char (*build_ids)[2 * PROFILE_BUILD_ID_MAX + 1];
-	uint64_t kernel_mapping_id;	/* 0 when no kernel frame was sampled */
+	uint64_t kernel_mapping_id; /* 0 when no kernel frame was sampled */
 
 	pb_mapping *mappings;
 	pb_mapping **mapping_ptrs;
@@ -57,21 +57,21 @@ struct pprof_state {
 	pb_function *funcs;
 	pb_function **func_ptrs;
 	size_t nr_funcs;
-	struct idxmap func_set;	/* into funcs[], by (name, filename) */
+	struct idxmap func_set; /* into funcs[], by (name, filename) */
 
 	pb_location *locs;
 	pb_location **loc_ptrs;
 	pb_line *lines;
 	pb_line **line_ptrs;
 
-	pb_label *labels;	/* MAX_LABELS per process */
+	pb_label *labels; /* MAX_LABELS per process */
 	pb_label **label_ptrs;
-	size_t *nr_labels;	/* per process */
+	size_t *nr_labels; /* per process */
 
 	pb_sample *samples;
 	pb_sample **sample_ptrs;
-	uint64_t *loc_ids;	/* every sample's location ids, back to back */
-	int64_t *values;	/* two per sample */
+	uint64_t *loc_ids; /* every sample's location ids, back to back */
+	int64_t *values; /* two per sample */
 
 	uint8_t *packed;
 };
@@ -180,13 +180,15 @@ static int cmp_busiest(const void *a, const void *b, void *ctx)
 
 	if (c->samples[x] != c->samples[y])
 		return c->samples[x] > c->samples[y] ? -1 : 1;
-	return c->p->procs[x].pid < c->p->procs[y].pid ? -1 : c->p->procs[x].pid > c->p->procs[y].pid;
+	return c->p->procs[x].pid < c->p->procs[y].pid ? -1 :
+							 c->p->procs[x].pid > c->p->procs[y].pid;
 }
 
 static void hex_build_id(char *dst, const struct profile_mapping *m)
 {
 	static const char digits[] = "0123456789abcdef";
-	size_t i, n = m->build_id_len > PROFILE_BUILD_ID_MAX ? PROFILE_BUILD_ID_MAX : m->build_id_len;
+	size_t i,
+		n = m->build_id_len > PROFILE_BUILD_ID_MAX ? PROFILE_BUILD_ID_MAX : m->build_id_len;
 
 	for (i = 0; i < n; i++) {
 		dst[2 * i] = digits[m->build_id[i] >> 4];
@@ -223,7 +225,8 @@ static int build_mappings(struct pprof_state *s)
 	s->mapping_ptrs = calloc(s->nr_map_slots + 1, sizeof(*s->mapping_ptrs));
 	proc_samples = calloc(nprocs, sizeof(*proc_samples));
 	order = calloc(nprocs, sizeof(*order));
-	if (!s->map_id || !s->build_ids || !s->mappings || !s->mapping_ptrs || !proc_samples || !order) {
+	if (!s->map_id || !s->build_ids || !s->mappings || !s->mapping_ptrs || !proc_samples ||
+	    !order) {
 		free(proc_samples);
 		free(order);
 		return -ENOMEM;
@@ -443,7 +446,8 @@ static int build_labels(struct pprof_state *s)
 static int build_samples(struct pprof_state *s, size_t *nr_out)
 {
 	const struct profile *p = s->p;
-	size_t i, j, nframes = 0, n = p->nr_stacks ? p->nr_stacks : 1, nr = 0, nv = p->offcpu ? 4 : 2;
+	size_t i, j, nframes = 0, n = p->nr_stacks ? p->nr_stacks : 1, nr = 0,
+		     nv = p->offcpu ? 4 : 2;
 	uint64_t *ids;
 
 	for (i = 0; i < p->nr_stacks; i++)
@@ -493,8 +497,8 @@ static int gzip_append(struct buf *out, const uint8_t *src, size_t len)
 	z_stream zs = { 0 };
 	int zerr;
 
-	if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) !=
-	    Z_OK)
+	if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8,
+			 Z_DEFAULT_STRATEGY) != Z_OK)
 		return -ENOMEM;
 	zs.next_in = (Bytef *)src;
 	zs.avail_in = (uInt)len;
@@ -510,7 +514,8 @@ static int gzip_append(struct buf *out, const uint8_t *src, size_t len)
 			return -ENOMEM;
 		}
 		zs.next_out = out->data + out->len;
-		zs.avail_out = (uInt)(out->cap - out->len > UINT32_MAX ? UINT32_MAX : out->cap - out->len);
+		zs.avail_out =
+			(uInt)(out->cap - out->len > UINT32_MAX ? UINT32_MAX : out->cap - out->len);
 		zerr = deflate(&zs, Z_FINISH);
 		out->len = (size_t)(zs.next_out - out->data);
 	} while (zerr == Z_OK || zerr == Z_BUF_ERROR);
@@ -530,8 +535,10 @@ int write_pprof(const struct profile *p, struct buf *out)
 int write_pprof_procs(const struct profile *p, const bool *procs, struct buf *out)
 {
 	pb_profile msg = PERFTOOLS__PROFILES__PROFILE__INIT;
-	pb_value_type types[4] = { PERFTOOLS__PROFILES__VALUE_TYPE__INIT, PERFTOOLS__PROFILES__VALUE_TYPE__INIT,
-				   PERFTOOLS__PROFILES__VALUE_TYPE__INIT, PERFTOOLS__PROFILES__VALUE_TYPE__INIT };
+	pb_value_type types[4] = { PERFTOOLS__PROFILES__VALUE_TYPE__INIT,
+				   PERFTOOLS__PROFILES__VALUE_TYPE__INIT,
+				   PERFTOOLS__PROFILES__VALUE_TYPE__INIT,
+				   PERFTOOLS__PROFILES__VALUE_TYPE__INIT };
 	pb_value_type period_type = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
 	pb_value_type *type_ptrs[4] = { &types[0], &types[1], &types[2], &types[3] };
 	struct pprof_state s = { .p = p, .procs = procs };

@@ -29,10 +29,10 @@
 #define IMAGE_WIDTH 1200
 #define FRAME_HEIGHT 16
 #define FONT_SIZE 12
-#define FONT_WIDTH 0.59	/* average glyph width in font sizes, as flamegraph.pl */
+#define FONT_WIDTH 0.59 /* average glyph width in font sizes, as flamegraph.pl */
 #define XPAD 10
-#define YPAD_TOP (FONT_SIZE * 4)		/* title and subtitle */
-#define YPAD_BOTTOM (FONT_SIZE * 2 + 10)	/* details and matched line */
+#define YPAD_TOP (FONT_SIZE * 4) /* title and subtitle */
+#define YPAD_BOTTOM (FONT_SIZE * 2 + 10) /* details and matched line */
 #define MIN_WIDTH_PX 0.1
 #define FG_NS "urn:bpfprof:flamegraph"
 
@@ -47,19 +47,19 @@ enum frame_kind {
 };
 
 struct node {
-	const char *name;	/* borrowed from the profile or from names[] */
+	const char *name; /* borrowed from the profile or from names[] */
 	uint32_t parent, first_child, next_sibling;
 	uint32_t depth;
 	uint8_t kind;
 	uint64_t count;
-	uint64_t offset;	/* samples left of this frame, set by layout() */
+	uint64_t offset; /* samples left of this frame, set by layout() */
 };
 
 struct tree {
 	struct node *nodes;
 	size_t nr_nodes, cap_nodes;
-	struct idxmap map;	/* node indices by (parent, kind, name); the root is not in it */
-	char **owned;		/* "[dso]" names made here */
+	struct idxmap map; /* node indices by (parent, kind, name); the root is not in it */
+	char **owned; /* "[dso]" names made here */
 	size_t nr_owned, cap_owned;
 };
 
@@ -86,7 +86,8 @@ static uint32_t tree_child(struct tree *t, uint32_t parent, uint8_t kind, const 
 
 	idxmap__for_each(&t->map, h, pos) {
 		n = &t->nodes[t->map.slots[pos]];
-		if (n->parent == parent && n->kind == kind && (n->name == name || !strcmp(n->name, name)))
+		if (n->parent == parent && n->kind == kind &&
+		    (n->name == name || !strcmp(n->name, name)))
 			return t->map.slots[pos];
 	}
 	if (t->nr_nodes >= UINT32_MAX / 4 ||
@@ -150,7 +151,9 @@ static int name_locs(const struct profile *p, struct tree *t, const char **names
 	for (i = 0; i < p->nr_locs; i++) {
 		const struct profile_location *l = &p->locs[i];
 
-		kinds[i] = l->is_jit ? FRAME_JIT : l->proc == PROFILE_KERNEL_PROC ? FRAME_KERNEL : FRAME_USER;
+		kinds[i] = l->is_jit			  ? FRAME_JIT :
+			   l->proc == PROFILE_KERNEL_PROC ? FRAME_KERNEL :
+							    FRAME_USER;
 		if (l->func && l->func[0])
 			names[i] = l->func;
 		else if (l->addr_name)
@@ -165,8 +168,9 @@ static int name_locs(const struct profile *p, struct tree *t, const char **names
 	return 0;
 }
 
-static int add_frame(struct tree *t, uint32_t *at, const struct profile *p, const struct profile_stack *s,
-		     unsigned i, const char **names, const uint8_t *kinds, uint64_t count)
+static int add_frame(struct tree *t, uint32_t *at, const struct profile *p,
+		     const struct profile_stack *s, unsigned i, const char **names,
+		     const uint8_t *kinds, uint64_t count)
 {
 	uint32_t loc = s->locs ? s->locs[i] : NONE;
 	bool kernel = i < s->nr_kernel;
@@ -194,8 +198,11 @@ static int build_tree(const struct profile *p, struct tree *t)
 	if (!names || !kinds || idxmap__init(&t->map, 512) ||
 	    array__grow((void **)&t->nodes, &t->cap_nodes, 1, sizeof(*t->nodes)))
 		goto out_free;
-	t->nodes[0] = (struct node){ .name = "all", .parent = NONE, .first_child = NONE,
-				     .next_sibling = NONE, .kind = FRAME_ROOT };
+	t->nodes[0] = (struct node){ .name = "all",
+				     .parent = NONE,
+				     .first_child = NONE,
+				     .next_sibling = NONE,
+				     .kind = FRAME_ROOT };
 	t->nr_nodes = 1;
 	err = name_locs(p, t, names, kinds);
 	if (err)
@@ -211,7 +218,8 @@ static int build_tree(const struct profile *p, struct tree *t)
 			continue;
 		t->nodes[0].count += w;
 		err = -ENOMEM;
-		at = tree_child(t, 0, FRAME_COMM, s->proc < p->nr_procs ? p->procs[s->proc].comm : "[unknown]");
+		at = tree_child(t, 0, FRAME_COMM,
+				s->proc < p->nr_procs ? p->procs[s->proc].comm : "[unknown]");
 		if (at == NONE)
 			goto out_free;
 		t->nodes[at].count += w;
@@ -303,7 +311,8 @@ static size_t utf8_len(const unsigned char *s, size_t n)
 			return 0;
 		cp = (cp << 6) | (s[i] & 0x3f);
 	}
-	if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+	if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+	    (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
 		return 0;
 	if (cp == 0xfffe || cp == 0xffff) /* not XML Chars */
 		return 0;
@@ -322,11 +331,21 @@ static void put_escaped(struct buf *out, const char *s, size_t n)
 
 		if (len == 1) {
 			switch (u[i]) {
-			case '<': rep = "&lt;"; break;
-			case '>': rep = "&gt;"; break;
-			case '&': rep = "&amp;"; break;
-			case '"': rep = "&quot;"; break;
-			case '\'': rep = "&apos;"; break;
+			case '<':
+				rep = "&lt;";
+				break;
+			case '>':
+				rep = "&gt;";
+				break;
+			case '&':
+				rep = "&amp;";
+				break;
+			case '"':
+				rep = "&quot;";
+				break;
+			case '\'':
+				rep = "&apos;";
+				break;
 			default:
 				if (u[i] < 0x20 || u[i] == 0x7f)
 					rep = "?";
@@ -428,11 +447,11 @@ static void put_frame(struct buf *out, const struct node *n, uint64_t total, dou
 	else
 		buf__printf(out, " (%llu sample%s, %.2f%%)</title>", (unsigned long long)n->count,
 			    n->count == 1 ? "" : "s", 100.0 * n->count / total);
-	buf__printf(out, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%d\" fill=\"", x, y, w,
-		    FRAME_HEIGHT - 1);
+	buf__printf(out, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%d\" fill=\"", x, y,
+		    w, FRAME_HEIGHT - 1);
 	put_fill(out, n);
-	buf__printf(out, "\" rx=\"2\" ry=\"2\" fg:x=\"%llu\" fg:w=\"%llu\"/>", (unsigned long long)n->offset,
-		    (unsigned long long)n->count);
+	buf__printf(out, "\" rx=\"2\" ry=\"2\" fg:x=\"%llu\" fg:w=\"%llu\"/>",
+		    (unsigned long long)n->offset, (unsigned long long)n->count);
 	buf__printf(out, "<text x=\"%.2f\" y=\"%.1f\">", x + 3, y + FRAME_HEIGHT - 5);
 	put_label(out, n->name, w - 6);
 	buf__printf(out, "</text></g>\n");
@@ -450,7 +469,8 @@ static uint32_t max_drawn_depth(const struct tree *t, double px_per_sample)
 	return max;
 }
 
-static void put_frames(struct buf *out, const struct tree *t, double px_per_sample, int image_height, bool us)
+static void put_frames(struct buf *out, const struct tree *t, double px_per_sample,
+		       int image_height, bool us)
 {
 	uint64_t total = t->nodes[0].count;
 	uint32_t i = 0;
@@ -605,8 +625,8 @@ static const char script[] =
 	"}\n"
 	"init();\n";
 
-static void put_text(struct buf *out, const char *id, const char *cls, const char *anchor, double x, double y,
-		     const char *s)
+static void put_text(struct buf *out, const char *id, const char *cls, const char *anchor, double x,
+		     double y, const char *s)
 {
 	buf__printf(out, "<text id=\"%s\"", id);
 	if (cls)
@@ -633,54 +653,68 @@ int write_svg(const struct profile *p, struct buf *out, const char *title)
 		goto out_free;
 	total = t.nodes[0].count;
 	px_per_sample = total ? (double)(IMAGE_WIDTH - 2 * XPAD) / total : 0;
-	height = YPAD_TOP + YPAD_BOTTOM + FRAME_HEIGHT * (int)(total ? max_drawn_depth(&t, px_per_sample) + 1 : 1);
+	height = YPAD_TOP + YPAD_BOTTOM +
+		 FRAME_HEIGHT * (int)(total ? max_drawn_depth(&t, px_per_sample) + 1 : 1);
 
 	buf__printf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n");
-	buf__printf(out, "<svg version=\"1.1\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
-			 "xmlns=\"http://www.w3.org/2000/svg\" xmlns:fg=\"" FG_NS "\">\n",
+	buf__printf(out,
+		    "<svg version=\"1.1\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+		    "xmlns=\"http://www.w3.org/2000/svg\" xmlns:fg=\"" FG_NS "\">\n",
 		    IMAGE_WIDTH, height, IMAGE_WIDTH, height);
-	buf__printf(out, "<!-- Flame graph by bpfprof, after flamegraph.pl (Brendan Gregg). Click a frame to zoom, "
-			 "Search (or Ctrl-F) to highlight by regex. -->\n");
-	buf__printf(out, "<defs><linearGradient id=\"background\" y1=\"0\" y2=\"1\" x1=\"0\" x2=\"0\">"
-			 "<stop stop-color=\"#eeeeee\" offset=\"5%%\"/><stop stop-color=\"#eeeeb0\" offset=\"95%%\"/>"
-			 "</linearGradient></defs>\n");
-	buf__printf(out, "<style type=\"text/css\">\n"
-			 "text { font-family: Verdana, \"DejaVu Sans\", sans-serif; font-size: %dpx; fill: #000; }\n"
-			 "#title { font-size: 17px; }\n"
-			 "#subtitle { fill: #666; }\n"
-			 "#search, #unzoom { cursor: pointer; }\n"
-			 "#search.active { fill: rgb(230,0,230); }\n"
-			 "#frames > g { cursor: pointer; }\n"
-			 "#frames > g:hover > rect { stroke: black; stroke-width: 0.5; }\n"
-			 "#frames text { pointer-events: none; }\n"
-			 ".hide { display: none; }\n"
-			 ".parent { opacity: 0.5; }\n"
-			 "</style>\n",
-		    FONT_SIZE);
-	buf__printf(out, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"url(#background)\"/>\n",
-		    IMAGE_WIDTH, height);
-	put_text(out, "title", NULL, "middle", IMAGE_WIDTH / 2.0, FONT_SIZE * 2, title && *title ? title : "Flame Graph");
+	buf__printf(
+		out,
+		"<!-- Flame graph by bpfprof, after flamegraph.pl (Brendan Gregg). Click a frame to zoom, "
+		"Search (or Ctrl-F) to highlight by regex. -->\n");
+	buf__printf(
+		out,
+		"<defs><linearGradient id=\"background\" y1=\"0\" y2=\"1\" x1=\"0\" x2=\"0\">"
+		"<stop stop-color=\"#eeeeee\" offset=\"5%%\"/><stop stop-color=\"#eeeeb0\" offset=\"95%%\"/>"
+		"</linearGradient></defs>\n");
+	buf__printf(
+		out,
+		"<style type=\"text/css\">\n"
+		"text { font-family: Verdana, \"DejaVu Sans\", sans-serif; font-size: %dpx; fill: #000; }\n"
+		"#title { font-size: 17px; }\n"
+		"#subtitle { fill: #666; }\n"
+		"#search, #unzoom { cursor: pointer; }\n"
+		"#search.active { fill: rgb(230,0,230); }\n"
+		"#frames > g { cursor: pointer; }\n"
+		"#frames > g:hover > rect { stroke: black; stroke-width: 0.5; }\n"
+		"#frames text { pointer-events: none; }\n"
+		".hide { display: none; }\n"
+		".parent { opacity: 0.5; }\n"
+		"</style>\n",
+		FONT_SIZE);
+	buf__printf(
+		out,
+		"<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"url(#background)\"/>\n",
+		IMAGE_WIDTH, height);
+	put_text(out, "title", NULL, "middle", IMAGE_WIDTH / 2.0, FONT_SIZE * 2,
+		 title && *title ? title : "Flame Graph");
 	snprintf(sub, sizeof(sub), "%llu samples", (unsigned long long)total);
 	if (p->view == PROFILE_VIEW_OFFCPU)
-		snprintf(sub, sizeof(sub), "%.3f s off-CPU in blocks of %llu us or more", (double)total / 1e6,
-			 (unsigned long long)(p->offcpu_thresh_ns / 1000));
+		snprintf(sub, sizeof(sub), "%.3f s off-CPU in blocks of %llu us or more",
+			 (double)total / 1e6, (unsigned long long)(p->offcpu_thresh_ns / 1000));
 	else if (p->event && p->freq_hz)
-		snprintf(sub, sizeof(sub), "%llu samples, %s at %u Hz", (unsigned long long)total, p->event,
-			 p->freq_hz);
+		snprintf(sub, sizeof(sub), "%llu samples, %s at %u Hz", (unsigned long long)total,
+			 p->event, p->freq_hz);
 	else if (p->event)
 		snprintf(sub, sizeof(sub), "%llu samples, %s", (unsigned long long)total, p->event);
 	put_text(out, "subtitle", NULL, "middle", IMAGE_WIDTH / 2.0, FONT_SIZE * 3, sub);
 	put_text(out, "unzoom", "hide", NULL, XPAD, FONT_SIZE * 2, "Reset Zoom");
 	put_text(out, "search", NULL, "end", IMAGE_WIDTH - XPAD, FONT_SIZE * 2, "Search");
-	put_text(out, "details", NULL, NULL, XPAD, height - YPAD_BOTTOM / 2.0 + 4, total ? " " : "No samples");
-	put_text(out, "matched", NULL, "end", IMAGE_WIDTH - XPAD, height - YPAD_BOTTOM / 2.0 + 4, " ");
+	put_text(out, "details", NULL, NULL, XPAD, height - YPAD_BOTTOM / 2.0 + 4,
+		 total ? " " : "No samples");
+	put_text(out, "matched", NULL, "end", IMAGE_WIDTH - XPAD, height - YPAD_BOTTOM / 2.0 + 4,
+		 " ");
 
 	buf__printf(out, "<g id=\"frames\" fg:total=\"%llu\">\n", (unsigned long long)total);
 	if (total)
 		put_frames(out, &t, px_per_sample, height, p->view == PROFILE_VIEW_OFFCPU);
 	buf__printf(out, "</g>\n");
-	buf__printf(out, "<script type=\"text/ecmascript\"><![CDATA[\n"
-			 "var WIDTH = %d, XPAD = %d, FONT_SIZE = %d, FONT_WIDTH = %g;\n",
+	buf__printf(out,
+		    "<script type=\"text/ecmascript\"><![CDATA[\n"
+		    "var WIDTH = %d, XPAD = %d, FONT_SIZE = %d, FONT_WIDTH = %g;\n",
 		    IMAGE_WIDTH, XPAD, FONT_SIZE, FONT_WIDTH);
 	buf__put_bytes(out, script, sizeof(script) - 1);
 	buf__printf(out, "]]></script>\n</svg>\n");

@@ -39,32 +39,40 @@
 #define FN_SIZE 8
 #define MD_SIZE 16
 #define BASIC_REC_SIZE 32
-#define MAX_FUNC_ID (1U << 28)	/* FDR ids are 28 bits; basic-mode ids beyond are damage */
-#define MAX_WARNINGS 10		/* per file; the rest are counted */
+#define MAX_FUNC_ID (1U << 28) /* FDR ids are 28 bits; basic-mode ids beyond are damage */
+#define MAX_WARNINGS 10 /* per file; the rest are counted */
 #define NONE UINT32_MAX
 
 enum trace_type { TYPE_BASIC = 0, TYPE_FDR = 1 };
 enum fn_action { ACT_ENTRY = 0, ACT_EXIT = 1, ACT_TAIL_EXIT = 2, ACT_ENTRY_ARGS = 3 };
 enum md_kind {
-	MD_NEW_BUFFER = 0, MD_END_OF_BUFFER = 1, MD_NEW_CPU = 2, MD_TSC_WRAP = 3, MD_WALLTIME = 4,
-	MD_CUSTOM_EVENT = 5, MD_CALL_ARG = 6, MD_BUFFER_EXTENTS = 7, MD_TYPED_EVENT = 8, MD_PID = 9,
+	MD_NEW_BUFFER = 0,
+	MD_END_OF_BUFFER = 1,
+	MD_NEW_CPU = 2,
+	MD_TSC_WRAP = 3,
+	MD_WALLTIME = 4,
+	MD_CUSTOM_EVENT = 5,
+	MD_CALL_ARG = 6,
+	MD_BUFFER_EXTENTS = 7,
+	MD_TYPED_EVENT = 8,
+	MD_PID = 9,
 };
 
 /* Call-tree node: one per distinct (process, call path). */
 struct node {
-	uint32_t parent;	/* node index, NONE for a process root */
-	uint32_t func;		/* function id; the process index for a root */
+	uint32_t parent; /* node index, NONE for a process root */
+	uint32_t func; /* function id; the process index for a root */
 	uint32_t proc;
-	uint32_t depth;		/* frames from the root (root: 0) */
-	uint64_t self_ticks;	/* of the file being read; flushed into the profile per file */
+	uint32_t depth; /* frames from the root (root: 0) */
+	uint64_t self_ticks; /* of the file being read; flushed into the profile per file */
 	uint64_t calls;
 };
 
 struct frame {
 	uint32_t node, func;
-	uint32_t fs;		/* index into r->fstats */
+	uint32_t fs; /* index into r->fstats */
 	uint64_t entry_tsc;
-	uint64_t child_ticks;	/* time spent in instrumented callees */
+	uint64_t child_ticks; /* time spent in instrumented callees */
 	uint32_t last_func, last_node, last_fs; /* one-entry cache of this frame's child lookup */
 };
 
@@ -82,16 +90,16 @@ struct xray_reader {
 	const struct xray_instr_map *map;
 	struct node *nodes;
 	size_t nr_nodes, cap_nodes;
-	struct idxmap node_map;	/* node indices by (parent, func) */
-	uint32_t *proc_root;	/* [profile proc index] → root node, NONE */
+	struct idxmap node_map; /* node indices by (parent, func) */
+	uint32_t *proc_root; /* [profile proc index] → root node, NONE */
 	size_t nr_proc_root;
-	struct thread *threads;	/* per file, open addressing on (pid, tid) */
+	struct thread *threads; /* per file, open addressing on (pid, tid) */
 	size_t thr_mask, nr_threads;
-	struct xray_func_stats *fstats;	/* in order of first call */
+	struct xray_func_stats *fstats; /* in order of first call */
 	size_t nr_fstats, cap_fstats;
-	struct idxmap fs_map;	/* function id → fstats index */
+	struct idxmap fs_map; /* function id → fstats index */
 	struct xray_read_stats st;
-	uint64_t *addr_sorted;	/* {address, id} pairs sorted by address, built on demand */
+	uint64_t *addr_sorted; /* {address, id} pairs sorted by address, built on demand */
 	char namebuf[32];
 	/* the file being read */
 	const char *name;
@@ -132,8 +140,8 @@ static size_t off_of(const struct xray_reader *r, const uint8_t *p)
 	return (size_t)(p - r->base);
 }
 
-__attribute__((format(printf, 3, 4)))
-static void bad(struct xray_reader *r, const uint8_t *at, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static void bad(struct xray_reader *r, const uint8_t *at,
+						      const char *fmt, ...)
 {
 	char msg[256];
 	va_list ap;
@@ -191,7 +199,9 @@ static uint32_t node_get(struct xray_reader *r, uint32_t parent, uint32_t func, 
 		return NONE;
 	r->nodes = n;
 	n = &r->nodes[r->nr_nodes];
-	*n = (struct node){ .parent = parent, .func = func, .proc = proc,
+	*n = (struct node){ .parent = parent,
+			    .func = func,
+			    .proc = proc,
 			    .depth = parent == NONE ? 0 : r->nodes[parent].depth + 1 };
 	idxmap__insert(&r->node_map, h, (uint32_t)r->nr_nodes);
 	return (uint32_t)r->nr_nodes++;
@@ -363,7 +373,9 @@ static int on_entry(struct xray_reader *r, struct thread *t, uint32_t func, uint
 		}
 	}
 	f = &t->stack[t->depth++];
-	*f = (struct frame){ .node = node, .func = func, .fs = fs, .entry_tsc = tsc, .last_func = NONE };
+	*f = (struct frame){
+		.node = node, .func = func, .fs = fs, .entry_tsc = tsc, .last_func = NONE
+	};
 	return 0;
 }
 
@@ -423,12 +435,13 @@ static struct thread *block_thread(struct xray_reader *r, struct block *b)
 }
 
 /* Skip an event payload of `size` bytes after its marker; false when it does not fit. */
-static bool skip_payload(struct xray_reader *r, const uint8_t **pp, const uint8_t *end, int32_t size,
-			 const char *what)
+static bool skip_payload(struct xray_reader *r, const uint8_t **pp, const uint8_t *end,
+			 int32_t size, const char *what)
 {
 	if (size < 0 || (size_t)size > (size_t)(end - *pp)) {
-		bad(r, *pp - MD_SIZE, "%s payload of %d bytes exceeds the %zu bytes left in the buffer",
-		    what, size, (size_t)(end - *pp));
+		bad(r, *pp - MD_SIZE,
+		    "%s payload of %d bytes exceeds the %zu bytes left in the buffer", what, size,
+		    (size_t)(end - *pp));
 		return false;
 	}
 	*pp += size;
@@ -600,7 +613,8 @@ static int read_fdr_v1(struct xray_reader *r, const uint8_t *p, const uint8_t *e
 			block_damaged(r, &b);
 			ret = -EINVAL;
 		} else if (bend == end && (uint64_t)(end - p) < bufsz) {
-			bad(r, end, "truncated: thread buffer at offset %zu needs %llu bytes, file has %zu",
+			bad(r, end,
+			    "truncated: thread buffer at offset %zu needs %llu bytes, file has %zu",
 			    off_of(r, p), (unsigned long long)bufsz, (size_t)(end - p));
 			block_damaged(r, &b);
 			ret = -EINVAL;
@@ -633,18 +647,23 @@ static int read_fdr_extents(struct xray_reader *r, const uint8_t *p, const uint8
 		int64_t size = extents_at(r, p, end);
 
 		if (size < 0) {
-			if (end - p >= MD_SIZE && is_metadata(r, *p) && md_kind(r, *p) == MD_BUFFER_EXTENTS)
-				bad(r, p, "buffer extents of %llu bytes exceed the %zu bytes left in the file",
-				    (unsigned long long)get64(r, p + 1), (size_t)(end - p - MD_SIZE));
+			if (end - p >= MD_SIZE && is_metadata(r, *p) &&
+			    md_kind(r, *p) == MD_BUFFER_EXTENTS)
+				bad(r, p,
+				    "buffer extents of %llu bytes exceed the %zu bytes left in the file",
+				    (unsigned long long)get64(r, p + 1),
+				    (size_t)(end - p - MD_SIZE));
 			else
-				bad(r, p, "expected a BufferExtents record (%zu bytes left)", (size_t)(end - p));
+				bad(r, p, "expected a BufferExtents record (%zu bytes left)",
+				    (size_t)(end - p));
 			ret = -EINVAL;
 			r->st.bad_buffers++;
 			/* resynchronize: a plausible extents record followed by NewBuffer */
 			for (q = p + 1; q < end; q++) {
 				int64_t s = extents_at(r, q, end);
 
-				if (s >= 0 && (!s || new_buffer_at(r, q + MD_SIZE, q + MD_SIZE + s)))
+				if (s >= 0 &&
+				    (!s || new_buffer_at(r, q + MD_SIZE, q + MD_SIZE + s)))
 					break;
 			}
 			p = q;
@@ -698,8 +717,10 @@ static int read_basic(struct xray_reader *r, const uint8_t *p, const uint8_t *en
 			continue;
 		}
 		if (action > ACT_ENTRY_ARGS || func >= MAX_FUNC_ID) {
-			bad(r, p, action > ACT_ENTRY_ARGS ? "unknown function record action %u" :
-				  "function id %u out of range", action > ACT_ENTRY_ARGS ? action : func);
+			bad(r, p,
+			    action > ACT_ENTRY_ARGS ? "unknown function record action %u" :
+						      "function id %u out of range",
+			    action > ACT_ENTRY_ARGS ? action : func);
 			ret = -EINVAL;
 			r->st.bad_buffers++;
 			continue;
@@ -809,8 +830,8 @@ int xray_reader__read_mem(struct xray_reader *r, const char *name, const uint8_t
 		version = get16(r, data);
 		if (version < 1 || version > 5) {
 			r->swap = false;
-			pr_warn("xray: '%s': offset 0: not an XRay trace: version %u not in 1..5\n", name,
-				get16(r, data));
+			pr_warn("xray: '%s': offset 0: not an XRay trace: version %u not in 1..5\n",
+				name, get16(r, data));
 			return -EINVAL;
 		}
 	}
@@ -820,7 +841,8 @@ int xray_reader__read_mem(struct xray_reader *r, const char *name, const uint8_t
 	r->freq = get64(r, data + 8);
 	bufsz = get64(r, data + 16);
 	if (type != TYPE_BASIC && type != TYPE_FDR) {
-		pr_warn("xray: '%s': offset 2: unknown trace type %u (0 basic, 1 FDR)\n", name, type);
+		pr_warn("xray: '%s': offset 2: unknown trace type %u (0 basic, 1 FDR)\n", name,
+			type);
 		return -EINVAL;
 	}
 	if (type == TYPE_BASIC && version > 3) {

@@ -34,12 +34,14 @@ int xray_account__print(struct xray_reader *r, FILE *f)
 	for (i = 0; i < nr; i++)
 		n += fs[i].calls != 0;
 	fprintf(f, "Functions with latencies: %zu\n", n);
-	fprintf(f, "%9s %12s %16s %16s  %s\n", "funcid", "calls", "total(s)", "self(s)", "function");
+	fprintf(f, "%9s %12s %16s %16s  %s\n", "funcid", "calls", "total(s)", "self(s)",
+		"function");
 	for (i = 0; i < nr; i++) {
 		if (!fs[i].calls)
 			continue;
-		fprintf(f, "%9u %12llu %16.9f %16.9f  %s\n", fs[i].id, (unsigned long long)fs[i].calls,
-			fs[i].total_ns / 1e9, fs[i].self_ns / 1e9, xray_reader__name(r, fs[i].id));
+		fprintf(f, "%9u %12llu %16.9f %16.9f  %s\n", fs[i].id,
+			(unsigned long long)fs[i].calls, fs[i].total_ns / 1e9, fs[i].self_ns / 1e9,
+			xray_reader__name(r, fs[i].id));
 	}
 	free(fs);
 	if (fflush(f) || ferror(f))

@@ -22,11 +22,11 @@
 #include "sym_elf.h"
 #include "xray_instr_map.h"
 
-#define SLED_SIZE 32		/* address u64, function u64, kind u8, always u8, version u8, pad 13 */
+#define SLED_SIZE 32 /* address u64, function u64, kind u8, always u8, version u8, pad 13 */
 #define SLED_VERSION_OFF 18
 #define PAGE_SIZE_ 4096ULL
 /* upper bound on functions, so a hostile section cannot make us allocate wildly */
-#define MAX_FUNCS (1U << 28)	/* function ids are 28 bits in FDR records */
+#define MAX_FUNCS (1U << 28) /* function ids are 28 bits in FDR records */
 
 struct seg {
 	uint64_t vaddr, memsz, offset, filesz;
@@ -34,15 +34,15 @@ struct seg {
 };
 
 struct reloc {
-	uint64_t offset;	/* vaddr patched */
-	uint64_t addend;	/* R_*_RELATIVE: the value at load base 0 */
+	uint64_t offset; /* vaddr patched */
+	uint64_t addend; /* R_*_RELATIVE: the value at load base 0 */
 };
 
 struct xray_instr_map {
 	char *path;
-	uint64_t base;		/* load base added to link-time addresses */
-	uint64_t *addrs;	/* [id], link-time; [0] unused */
-	const char **names;	/* [id], into names_pool or NULL */
+	uint64_t base; /* load base added to link-time addresses */
+	uint64_t *addrs; /* [id], link-time; [0] unused */
+	const char **names; /* [id], into names_pool or NULL */
 	char *names_pool;
 	uint32_t nr_funcs;
 	struct seg *segs;
@@ -166,8 +166,8 @@ static int load_segments(struct xray_instr_map *m, Elf *elf)
 
 		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
 			continue;
-		m->segs[m->nr_segs++] = (struct seg){ ph.p_vaddr, ph.p_memsz, ph.p_offset, ph.p_filesz,
-						      ph.p_flags };
+		m->segs[m->nr_segs++] = (struct seg){ ph.p_vaddr, ph.p_memsz, ph.p_offset,
+						      ph.p_filesz, ph.p_flags };
 	}
 	return 0;
 }
@@ -186,7 +186,8 @@ static int load_sleds(struct xray_instr_map *m, Elf *elf, const GElf_Ehdr *eh, b
 	scn = find_section(elf, "xray_instr_map");
 	if (!scn || !gelf_getshdr(scn, &sh)) {
 		pr_warn("xray: '%s' has no xray_instr_map section; was it built with "
-			"-fxray-instrument?\n", m->path);
+			"-fxray-instrument?\n",
+			m->path);
 		return -ENODATA;
 	}
 	d = elf_rawdata(scn, NULL);
@@ -413,7 +414,8 @@ int xray_instr_map__add_mappings(const struct xray_instr_map *m, struct profile 
 		const struct seg *s = &m->segs[i];
 		struct profile_mapping pm = { 0 };
 		uint64_t start = (s->vaddr & ~(PAGE_SIZE_ - 1)) + m->base;
-		uint64_t end = ((s->vaddr + s->memsz + PAGE_SIZE_ - 1) & ~(PAGE_SIZE_ - 1)) + m->base;
+		uint64_t end =
+			((s->vaddr + s->memsz + PAGE_SIZE_ - 1) & ~(PAGE_SIZE_ - 1)) + m->base;
 
 		/* keep segments that share a page from replacing each other */
 		if (start < prev_end)
@@ -422,7 +424,8 @@ int xray_instr_map__add_mappings(const struct xray_instr_map *m, struct profile 
 			continue;
 		pm.start = start;
 		pm.end = end;
-		pm.offset = (s->offset & ~(PAGE_SIZE_ - 1)) + (start - m->base - (s->vaddr & ~(PAGE_SIZE_ - 1)));
+		pm.offset = (s->offset & ~(PAGE_SIZE_ - 1)) +
+			    (start - m->base - (s->vaddr & ~(PAGE_SIZE_ - 1)));
 		pm.inode = m->inode;
 		pm.dev_major = m->dev_major;
 		pm.dev_minor = m->dev_minor;

@@ -68,10 +68,14 @@ static const char xdoc[] =
 enum { OPT_FORMAT = 1000, OPT_ACCOUNT, OPT_KEEP_GOING };
 
 static const struct argp_option xoptions[] = {
-	{ "instr-map", 'm', "BINARY", 0, "The instrumented binary: function ids to addresses and names", 0 },
+	{ "instr-map", 'm', "BINARY", 0,
+	  "The instrumented binary: function ids to addresses and names", 0 },
 	{ "output", 'o', "FILE", 0, "Write a profile to FILE ('-' for stdout); repeatable", 0 },
-	{ "format", OPT_FORMAT, "FORMAT", 0, "Output format for every -o, overriding the extension: prof, perf, pprof, folded, svg", 0 },
-	{ "account", OPT_ACCOUNT, NULL, 0, "Print per function: calls, total time, self time (stdout)", 0 },
+	{ "format", OPT_FORMAT, "FORMAT", 0,
+	  "Output format for every -o, overriding the extension: prof, perf, pprof, folded, svg",
+	  0 },
+	{ "account", OPT_ACCOUNT, NULL, 0,
+	  "Print per function: calls, total time, self time (stdout)", 0 },
 	{ "keep-going", 'k', NULL, 0, "Write what was read even when a trace is damaged", 0 },
 	{ "verbose", 'v', NULL, 0, "More diagnostics", 0 },
 	{},
@@ -133,15 +137,17 @@ static int check_outputs(struct xray_config *c)
 		o->format = c->format ? output__format_from_name(c->format) :
 					output__format_from_path(o->path);
 		if (o->format == OUTPUT_NONE) {
-			fprintf(stderr, "bpfprof: cannot tell the format of '%s'; use a known extension "
-					"(.prof, .data, .pb.gz, .folded, .svg) or --format\n"
-					"Try 'bpfprof xray --help' for more information.\n",
+			fprintf(stderr,
+				"bpfprof: cannot tell the format of '%s'; use a known extension "
+				"(.prof, .data, .pb.gz, .folded, .svg) or --format\n"
+				"Try 'bpfprof xray --help' for more information.\n",
 				o->path);
 			return 2;
 		}
 		if (o->format == OUTPUT_PERFDATA && !strcmp(o->path, "-")) {
-			fprintf(stderr, "bpfprof: perf.data cannot go to stdout: it is rewritten at the end; "
-					"give a file\n");
+			fprintf(stderr,
+				"bpfprof: perf.data cannot go to stdout: it is rewritten at the end; "
+				"give a file\n");
 			return 2;
 		}
 		if (c->account && !strcmp(o->path, "-")) {
@@ -151,7 +157,6 @@ static int check_outputs(struct xray_config *c)
 	}
 	return 0;
 }
-
 
 static void on_signal(int sig)
 {
@@ -188,7 +193,8 @@ static struct profile *gperf_view(const struct profile *p, uint64_t *dropped_ns)
 		for (j = 0; j < pr->nr_mappings; j++) {
 			struct profile_mapping m = pr->mappings[j];
 
-			m.path = profile__intern(g, pr->mappings[j].path ? pr->mappings[j].path : "");
+			m.path = profile__intern(g,
+						 pr->mappings[j].path ? pr->mappings[j].path : "");
 			if (!m.path || profile__add_mapping(g, (uint32_t)idx, &m) < 0)
 				goto out_free;
 		}
@@ -204,8 +210,9 @@ static struct profile *gperf_view(const struct profile *p, uint64_t *dropped_ns)
 			continue;
 		}
 		idx = profile__find_process(g, p->procs[s->proc].pid);
-		if (idx < 0 || profile__add_stack(g, (uint32_t)idx, s->ips, s->nr_kernel, s->nr_user, us,
-						  us * GPERF_PERIOD_NS, &created) < 0)
+		if (idx < 0 ||
+		    profile__add_stack(g, (uint32_t)idx, s->ips, s->nr_kernel, s->nr_user, us,
+				       us * GPERF_PERIOD_NS, &created) < 0)
 			goto out_free;
 		g->nr_samples += us;
 		g->procs[idx].nr_samples += us;
@@ -259,9 +266,12 @@ static int name_view(struct profile *g, const struct profile *p)
  * 1 µs apart in stack order (the model keeps no time per path). *nr gets the
  * samples written.
  */
-static int write_perfdata_view(const struct profile *p, struct output *o, int argc, char **argv, uint64_t *nr)
+static int write_perfdata_view(const struct profile *p, struct output *o, int argc, char **argv,
+			       uint64_t *nr)
 {
-	struct perfdata_opts po = { .event = "xray-self-time", .freq_hz = 1000, .argc = argc, .argv = argv };
+	struct perfdata_opts po = {
+		.event = "xray-self-time", .freq_hz = 1000, .argc = argc, .argv = argv
+	};
 	const uint64_t t0 = 1000000;
 	struct perfdata_writer *w = perfdata__new(o->fd, &po);
 	size_t i;
@@ -274,8 +284,12 @@ static int write_perfdata_view(const struct profile *p, struct output *o, int ar
 	for (i = 0; i < p->nr_stacks && !err; i++) {
 		const struct profile_stack *s = &p->stacks[i];
 		const struct profile_process *pr = &p->procs[s->proc];
-		struct profile_sample ev = { .pid = pr->pid, .tid = pr->pid, .time_ns = t0 + i * 1000,
-					     .comm = pr->comm, .ips = s->ips, .nr_kernel = s->nr_kernel,
+		struct profile_sample ev = { .pid = pr->pid,
+					     .tid = pr->pid,
+					     .time_ns = t0 + i * 1000,
+					     .comm = pr->comm,
+					     .ips = s->ips,
+					     .nr_kernel = s->nr_kernel,
 					     .nr_user = s->nr_user };
 
 		if (s->value)
@@ -317,7 +331,8 @@ static int write_outputs(struct xray_config *c, const struct profile *p, int arg
 			err = wr->write(p, &b, &wo, &wres);
 		else
 			/* weights are self time in µs: the .prof view, named for folded and SVG */
-			err = (o->format != OUTPUT_GPERF ? name_view(g, p) : 0) ?: wr->write(g, &b, &wo, &wres);
+			err = (o->format != OUTPUT_GPERF ? name_view(g, p) : 0) ?:
+				      wr->write(g, &b, &wo, &wres);
 		if (err) {
 			pr_warn("cannot write '%s': %s\n", o->path, strerror(-err));
 			output__abort(o);
@@ -326,11 +341,15 @@ static int write_outputs(struct xray_config *c, const struct profile *p, int arg
 		}
 		err = output__commit(o, o->format == OUTPUT_PERFDATA ? NULL : &b);
 		if (!err && o->format == OUTPUT_PERFDATA)
-			fprintf(stderr, "bpfprof: wrote '%s': %llu samples (one per call path, period = its "
-					"self time in ns)\n", o->path, (unsigned long long)nr_perf);
+			fprintf(stderr,
+				"bpfprof: wrote '%s': %llu samples (one per call path, period = its "
+				"self time in ns)\n",
+				o->path, (unsigned long long)nr_perf);
 		else if (!err && o->format == OUTPUT_GPERF)
-			fprintf(stderr, "bpfprof: wrote '%s': %llu samples (1 sample = 1 us of self time), "
-					"%zu bytes\n", o->path, (unsigned long long)wres.samples, b.len);
+			fprintf(stderr,
+				"bpfprof: wrote '%s': %llu samples (1 sample = 1 us of self time), "
+				"%zu bytes\n",
+				o->path, (unsigned long long)wres.samples, b.len);
 		else if (!err)
 			fprintf(stderr, "bpfprof: wrote '%s': %zu bytes\n", o->path, b.len);
 		buf__free(&b);
@@ -395,14 +414,17 @@ int xray__main(int argc, char **argv)
 	st = xray_reader__stats(r);
 	if (bad && !xcfg.keep_going) {
 		pr_warn("%d of %d traces malformed; no output written (--keep-going writes what "
-			"was read)\n", bad, xcfg.nr_traces);
+			"was read)\n",
+			bad, xcfg.nr_traces);
 		err = -EINVAL;
 		goto out;
 	}
 	if (st->unmatched_exits || st->unwound_frames || st->open_at_end)
 		pr_info("%llu exits without entry ignored, %llu frames closed by a caller's exit, "
-			"%llu left open at the end\n", (unsigned long long)st->unmatched_exits,
-			(unsigned long long)st->unwound_frames, (unsigned long long)st->open_at_end);
+			"%llu left open at the end\n",
+			(unsigned long long)st->unmatched_exits,
+			(unsigned long long)st->unwound_frames,
+			(unsigned long long)st->open_at_end);
 	err = xray_reader__name_locs(r);
 	if (err)
 		goto out;
