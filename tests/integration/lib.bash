@@ -8,6 +8,13 @@ fail() { echo "FAIL - $1"; shift; for l in "$@"; do echo "       $l"; done; fail
 skip() { echo "skip - $1: $2"; skipped=$((skipped + 1)); }
 # near A B TOL: |A - B| <= TOL, and A is not empty
 near() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a != "" && d <= t) }'; }
+# split_tol N BASE: the points allowed around hotcold's 75/25 split measured
+# over N samples: BASE, or three standard deviations of a 75 % share
+# (100 * sqrt(0.75 * 0.25 / N)) when that is more: other agents' load on a
+# shared 2-CPU VM can leave the workload a small fraction of the samples a run
+# was sized for. Prints nothing under 50 samples (too few to judge a split).
+split_tol() { awk -v n="${1:-0}" -v base="$2" 'BEGIN { if (n < 50) exit; t = 3 * 100 * sqrt(0.1875 / n)
+	printf "%.1f", (t > base ? t : base) }'; }
 # The closing total; the exit status says whether anything failed.
 finish() { echo "$passed passed, $failed failed, $skipped skipped"; [ "$failed" -eq 0 ]; exit; }
 # require_bpf WHAT: end the script unless it runs as root with $BPFPROF built
