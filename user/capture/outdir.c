@@ -42,43 +42,24 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The JIT images written beside an output (jit_elf.h: OUTPUT.jit/jitted-*.so), and their directory. */
-static void remove_jit_images(const char *output)
-{
-	char dir[4200], path[4500];
-	struct dirent *de;
-	DIR *d;
-
-	snprintf(dir, sizeof(dir), "%s.jit", output);
-	d = opendir(dir);
-	if (!d)
-		return;
-	while ((de = readdir(d)))
-		if (!strncmp(de->d_name, "jitted-", 7)) {
-			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-			unlink(path);
-		}
-	closedir(d);
-	if (rmdir(dir))
-		pr_warn("cannot remove '%s': %s\n", dir, strerror(errno));
-}
-
 /*
- * The copies of files written beside a .prof (dso_export.h: OUTPUT.bin/),
- * and their directory: regular files only, nothing below it is followed.
+ * The directory OUTPUT.SUFFIX written beside an output and what bpfprof put
+ * in it: the JIT images (jit_elf.h: OUTPUT.jit/jitted-*.so) or the copies of
+ * files beside a .prof (dso_export.h: OUTPUT.bin/, regular files only).
+ * Nothing below it is followed.
  */
-static void remove_file_copies(const char *output)
+static void remove_beside(const char *output, const char *suffix, bool jit)
 {
 	char dir[4200], path[4500];
 	struct dirent *de;
 	DIR *d;
 
-	snprintf(dir, sizeof(dir), "%s.bin", output);
+	snprintf(dir, sizeof(dir), "%s.%s", output, suffix);
 	d = opendir(dir);
 	if (!d)
 		return;
 	while ((de = readdir(d)))
-		if (de->d_type == DT_REG) {
+		if (jit ? !strncmp(de->d_name, "jitted-", 7) : de->d_type == DT_REG) {
 			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 			unlink(path);
 		}
@@ -137,8 +118,8 @@ int outdir__prune(const char *dir, const char *const *names, int nr_names, int k
 				removed++;
 			else if (errno != ENOENT)
 				pr_warn("cannot remove '%s': %s\n", path, strerror(errno));
-			remove_jit_images(path);
-			remove_file_copies(path);
+			remove_beside(path, "jit", true);
+			remove_beside(path, "bin", false);
 		}
 	}
 	for (i = 0; i < uniq; i++)
