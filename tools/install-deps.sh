@@ -16,6 +16,8 @@ pkgs=(
 	linux-perf llvm libclang-rt-14-dev chromium libxml2-utils strace
 	# tests: the memcheck run, and the peak RSS of the churn test
 	valgrind time
+	# make format: .clang-format's style
+	clang-format
 	# tests: the --push receiver (tests/integration/pyroscope_receiver.py), its TLS
 	# certificate, the man page check of make install
 	python3 openssl man-db
