@@ -612,6 +612,7 @@ static int interval_begin(struct run *r, struct interval *iv, struct session *s,
 	int i, err;
 
 	memset(iv, 0, sizeof(*iv));
+	iv->run = r; /* on_record reaches the run through the interval */
 	if (s)
 		session__stats(s, &samples, &dropped, NULL);
 	iv->lost_before = dropped;
