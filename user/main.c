@@ -75,6 +75,7 @@ struct run {
 	struct jvm_perfmaps *jvm_maps;
 	/* the symbolizer, for the observer's callbacks */
 	struct symbolizer *sy;
+	uint64_t last_stamp_s; /* --output-dir: the last interval's name stamp, s */
 };
 
 static void check_stack(struct run *r, const void *data, size_t size);
@@ -607,7 +608,6 @@ static int unwinder_start(struct run *r, struct session *s)
 static int interval_begin(struct run *r, struct interval *iv, struct session *s,
 			  struct symbolizer *sy, uint64_t boundary)
 {
-	static uint64_t last_stamp_s;
 	uint64_t samples, dropped = 0;
 	int i, err;
 
@@ -638,11 +638,11 @@ static int interval_begin(struct run *r, struct interval *iv, struct session *s,
 	 * before it took longer than an interval to write) the name moves to
 	 * the next second rather than replace the last interval's files.
 	 */
-	if (boundary && iv->p->start_realtime_ns / 1000000000ULL <= last_stamp_s) {
+	if (boundary && iv->p->start_realtime_ns / 1000000000ULL <= r->last_stamp_s) {
 		pr_info("interval starts within the second of the last one: named a second later\n");
-		iv->p->start_realtime_ns = (last_stamp_s + 1) * 1000000000ULL;
+		iv->p->start_realtime_ns = (r->last_stamp_s + 1) * 1000000000ULL;
 	}
-	last_stamp_s = iv->p->start_realtime_ns / 1000000000ULL;
+	r->last_stamp_s = iv->p->start_realtime_ns / 1000000000ULL;
 	for (i = 0; i < r->cfg.nr_outputs; i++) {
 		r->stream_err[i] = 0;
 		if (r->cfg.output_dir) {
@@ -680,6 +680,7 @@ static void interval_free(struct run *r, struct interval *iv)
 	agg__free(iv->agg);
 	profile__free(iv->p);
 	memset(iv, 0, sizeof(*iv));
+	iv->run = r;
 	r->stream_profile = NULL;
 	free(r->jit_dir);
 	r->jit_dir = NULL;
