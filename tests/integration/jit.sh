@@ -34,11 +34,14 @@ share() { awk '$2 ~ /hotA/ { a += $1 } $2 ~ /hotB/ { b += $1 } END { if (a + b >
 check_node() {
 	local mode=$1 d=$work/$1 log a_share; shift
 	mkdir -p "$d"
+	# node execs in place of sh, whose pid it keeps: --perf-basic-prof's /tmp/perf-PID.map is removed after
 	if ! (cd "$d" && "$BPFPROF" -F 499 -o out.prof -o out.data -o out.folded -o out.pb.gz \
-		-- node "$@" "$top/tests/jit/hot.js" 4 >"$d/log" 2>&1); then
+		-- sh -c 'echo $$ >node.pid && exec node "$@"' sh "$@" "$top/tests/jit/hot.js" 4 >"$d/log" 2>&1); then
+		rm -f "/tmp/perf-$(cat "$d/node.pid" 2>/dev/null).map"
 		fail "$mode: bpfprof exits 0" "$(tail -5 "$d/log")"
 		return
 	fi
+	rm -f "/tmp/perf-$(cat "$d/node.pid" 2>/dev/null).map"
 	# summary: "  72.24%  1098  JS:*hotA /…/hot.js:5:1 [jit]"
 	a_share=$(awk '/\[jit\]$/ { sub("%", "", $1); print $1, $3 }' "$d/log" | share)
 	if grep -q '[A-Za-z]*:\*hotA .*\[jit\]$' "$d/log" && grep -q '[A-Za-z]*:\*hotB .*\[jit\]$' "$d/log" &&
