@@ -14,7 +14,7 @@ near() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d
 # at once beside the fuzzers, which can leave a workload a fraction of the
 # samples a run was sized for. Four, not three: the suite makes about a hundred
 # such checks a run, and at three (0.27 % each) one run in four would fail one
-# by chance; at four (0.006 %) one in 160 five-run series. Prints nothing under
+# by chance; at four (0.006 %) about one run in 160. Prints nothing under
 # 50 samples (too few to judge a split).
 split_tol() { awk -v n="${1:-0}" -v base="$2" 'BEGIN { if (n < 50) exit; t = 4 * 100 * sqrt(0.1875 / n)
 	printf "%.1f", (t > base ? t : base) }'; }

@@ -31,7 +31,7 @@ pprof() { go tool pprof "$@" 2>"$work/pprof.err"; }
 check_split() {
 	local name=$1 prof=$2 log=$3 top traces gtext a b n pn tol
 	top=$work/$name.top traces=$work/$name.traces gtext=$work/$name.gtext
-	# the split's tolerance: TOL, or 3 standard deviations at the samples written (lib.bash split_tol)
+	# the split's tolerance: TOL, or 4 standard deviations at the samples written (lib.bash split_tol)
 	tol=$(split_tol "$(reported "$log")" "$TOL")
 	if ! pprof -top -nodecount=50 "$prof" >"$top"; then
 		fail "$name: go tool pprof -top" "$(cat "$work/pprof.err")"
