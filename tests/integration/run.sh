@@ -12,7 +12,7 @@ BPFPROF=${BPFPROF:-$top/bpfprof}
 HOTCOLD=${HOTCOLD:-$top/.output/workload/hotcold}
 TOL=${TOL:-7} # percentage points allowed around the known split, at least (lib.bash split_tol)
 work=$(mktemp -d /tmp/bpfprof-it.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+trap cleanup EXIT
 export PPROF_TMPDIR=$work/pprof HOME=${HOME:-/root}
 
 . "$(dirname "$0")/lib.bash"
@@ -26,6 +26,36 @@ reported() { sed -n "s/^bpfprof: wrote '.*\.prof': \([0-9]*\) samples.*/\1/p" "$
 
 # go tool pprof -top/-traces/-raw, with stderr kept for inspection.
 pprof() { go tool pprof "$@" 2>"$work/pprof.err"; }
+
+# Readiness, polled (10 s at most) instead of fixed sleeps, so that a workload
+# spins only while it is profiled. wait_exec PID NAME: PID runs NAME (its
+# fork has exec'd). wait_sampling PID: bpfprof PID has its perf events open,
+# the last step before it samples.
+wait_exec() {
+	local i
+	for ((i = 0; i < 1000; i++)); do
+		[ "$(cat "/proc/$1/comm" 2>/dev/null)" = "$2" ] && return 0
+		sleep 0.01
+	done
+	return 1
+}
+wait_sampling() {
+	local i
+	for ((i = 0; i < 1000; i++)); do
+		ls -l "/proc/$1/fd" 2>/dev/null | grep -q 'anon_inode:\[perf_event\]' && return 0
+		sleep 0.01
+	done
+	return 1
+}
+# On exit: the background jobs still running (workloads, bpfprof; containers
+# are unshare --kill-child, so theirs go too), the test cgroup, the directory.
+cleanup() {
+	local p
+	for p in $(jobs -p); do kill -KILL "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	[ -n "${cgdir:-}" ] && rmdir "$cgdir" 2>/dev/null
+	rm -rf "$work"
+}
 
 # Check a .prof of hotcold: split, callers, totals, through go tool pprof and google-pprof.
 check_split() {
@@ -88,8 +118,10 @@ fi
 cd "$work" || exit 1
 require_bpf "all integration tests"
 
-# 1. Command form at 999 Hz.
-"$BPFPROF" -F 999 -o "$work/cmd.prof" -- "$HOTCOLD" 3 >"$work/cmd.out" 2>"$work/cmd.log"
+# 1. Command form at 2999 Hz for 1 s: about 3 000 samples on an idle CPU, 1 500
+# with half of one, where split_tol's four standard deviations are 4.5 points
+# (TOL, 7, applies); the 999 Hz x 3 s run before gave no more.
+"$BPFPROF" -F 2999 -o "$work/cmd.prof" -- "$HOTCOLD" 1 >"$work/cmd.out" 2>"$work/cmd.log"
 rc=$?
 if [ $rc -eq 0 ] && [ -s "$work/cmd.prof" ]; then
 	ok "command form: exit 0, profile written"
@@ -104,26 +136,26 @@ else
 	fail "command form: rc=$rc" "$(cat "$work/cmd.log")"
 fi
 
-# 2. -p PID at the default 99 Hz: Period is 1e6/99 µs in ns.
+# 2. -p PID -d 1 at 2999 Hz: as many samples as 4 s at 99 Hz gave before, 30
+# times more (the default rate's Period is checked in 6). The workload lives
+# for at most 8 s and is killed as soon as bpfprof ends.
 "$HOTCOLD" 8 &
 wl=$!
-sleep 0.3
-"$BPFPROF" -p $wl -d 4 -o "$work/pid.prof" 2>"$work/pid.log"
+wait_exec $wl hotcold
+"$BPFPROF" -p $wl -d 1 -F 2999 -o "$work/pid.prof" 2>"$work/pid.log"
 rc=$?
 kill $wl 2>/dev/null
 wait $wl 2>/dev/null
 if [ $rc -eq 0 ] && [ -s "$work/pid.prof" ]; then
-	ok "-p PID -d 4: exit 0, profile written"
+	ok "-p PID -d 1: exit 0, profile written"
 	check_split pid "$work/pid.prof" "$work/pid.log"
-	period=$(pprof -raw "$work/pid.prof" | sed -n 's/^Period: //p')
-	[ "$period" = "$((1000000 / 99 * 1000))" ] && ok "-p: go tool pprof -raw Period $period (1e6/99 µs x 1000)" ||
-		fail "-p: Period '$period', want $((1000000 / 99 * 1000))"
 else
 	fail "-p PID: rc=$rc" "$(cat "$work/pid.log")"
 fi
 
-# 3. A forking command: two processes in one .prof, each in its own window.
-"$BPFPROF" -F 499 -o "$work/fork.prof" -- "$HOTCOLD" 3 --fork 2>"$work/fork.log"
+# 3. A forking command: two processes in one .prof, each in its own window
+# (1 s at 1999 Hz: 4 000 samples idle, a third of the 3 s at 499 Hz before).
+"$BPFPROF" -F 1999 -o "$work/fork.prof" -- "$HOTCOLD" 1 --fork 2>"$work/fork.log"
 if grep -q ' 2 processes' "$work/fork.log"; then
 	ok "forking command: both processes profiled"
 	check_split fork "$work/fork.prof" "$work/fork.log"
@@ -134,22 +166,31 @@ else
 	fail "forking command: want 2 processes" "$(cat "$work/fork.log")"
 fi
 
-# 4. -a -- COMMAND: the whole machine while the command runs.
-"$BPFPROF" -a -F 199 -o "$work/all.prof" -- "$HOTCOLD" 2 2>"$work/all.log"
+# 4. -a -- COMMAND: the whole machine while the command runs. Other scripts
+# run hotcold beside this one: ours is a copy under a name of its own, and its
+# hot_a is looked for in its own process (-tagfocus on the .pb.gz's comm).
+# 0.5 s at 999 Hz: about 500 samples of it, 375 of hot_a; one is enough.
+hca=hca$$
+cp "$HOTCOLD" "$work/$hca"
+"$BPFPROF" -a -F 999 -o "$work/all.prof" -o "$work/all.pb.gz" -- "$work/$hca" 0.5 2>"$work/all.log"
 rc=$?
 a=$(pprof -top "$work/all.prof" | awk '$NF == "hot_a" { print $2 }')
-if [ $rc -eq 0 ] && [ -n "$a" ]; then
-	ok "-a -- COMMAND: hot_a symbolized ($a) among $(sed -n 's/.* \([0-9]*\) processes.*/\1/p' "$work/all.log") processes"
+if [ $rc -eq 0 ] && [ -n "$a" ] && pprof -top -tagfocus=comm="$hca" "$work/all.pb.gz" | grep -q ' hot_a$'; then
+	ok "-a -- COMMAND: hot_a symbolized ($a) in the command's process, among $(sed -n 's/.* \([0-9]*\) processes.*/\1/p' "$work/all.log") processes"
 else
-	fail "-a -- COMMAND: rc=$rc, hot_a not found" "$(cat "$work/all.log")" "$(cat "$work/pprof.err")"
+	fail "-a -- COMMAND: rc=$rc, hot_a of $hca not found" "$(cat "$work/all.log")" "$(cat "$work/pprof.err")"
 fi
 
-# 5. SIGINT ends sampling and still writes the profile.
-"$HOTCOLD" 8 &
+# 5. SIGINT ends sampling and still writes the profile. The workload runs a
+# fifth of the time (--duty 20): 0.5 s of sampling at 999 Hz once bpfprof's
+# events are open gives about 100 samples, 75 of hot_a; one is enough.
+"$HOTCOLD" 8 --duty 20 &
 wl=$!
-"$BPFPROF" -p $wl -F 199 -o "$work/int.prof" 2>"$work/int.log" &
+wait_exec $wl hotcold
+"$BPFPROF" -p $wl -F 999 -o "$work/int.prof" 2>"$work/int.log" &
 bp=$!
-sleep 2
+wait_sampling $bp
+sleep 0.5
 kill -INT $bp
 wait $bp
 rc=$?
@@ -161,15 +202,21 @@ else
 	fail "SIGINT: rc=$rc" "$(cat "$work/int.log")"
 fi
 
-# 6. The target exits on its own: bpfprof stops and writes what it has.
-"$HOTCOLD" 1.5 &
+# 6. The target exits on its own: bpfprof stops and writes what it has. At the
+# default 99 Hz, whose Period (1e6/99 µs in ns) pprof must read; the workload
+# runs half the time for 2 s: about 80 samples, 60 of hot_a.
+"$HOTCOLD" 2 --duty 50 &
 wl=$!
+wait_exec $wl hotcold
 start=$(date +%s)
-timeout 20 "$BPFPROF" -p $wl -F 199 -o "$work/exit.prof" 2>"$work/exit.log"
+timeout 20 "$BPFPROF" -p $wl -o "$work/exit.prof" 2>"$work/exit.log"
 rc=$?
 wait $wl 2>/dev/null
 if [ $rc -eq 0 ] && [ $(($(date +%s) - start)) -lt 10 ] && [ -n "$(pprof -top "$work/exit.prof" | awk '$NF == "hot_a"')" ]; then
 	ok "target exit: bpfprof stops by itself and writes the profile"
+	period=$(pprof -raw "$work/exit.prof" | sed -n 's/^Period: //p')
+	[ "$period" = "$((1000000 / 99 * 1000))" ] && ok "-p at the default rate: go tool pprof -raw Period $period (1e6/99 µs x 1000)" ||
+		fail "-p: Period '$period', want $((1000000 / 99 * 1000))"
 else
 	fail "target exit: rc=$rc" "$(cat "$work/exit.log")"
 fi
@@ -216,7 +263,7 @@ else
 fi
 
 # 8. -e cycles: the hardware event where a PMU exists, a clear refusal where not.
-"$BPFPROF" -e cycles -d 0.5 -o "$work/cyc.prof" -- "$HOTCOLD" 0.5 >/dev/null 2>"$work/cyc.log"
+"$BPFPROF" -e cycles -d 0.3 -o "$work/cyc.prof" -- "$HOTCOLD" 0.3 >/dev/null 2>"$work/cyc.log"
 rc=$?
 if [ -e /sys/bus/event_source/devices/cpu/events/cpu-cycles ] ||
 	[ -e /sys/bus/event_source/devices/cpu_core/events/cpu-cycles ]; then
@@ -229,8 +276,9 @@ else
 fi
 
 # 9. A ring buffer too small for the rate: losses are counted per CPU, reported
-# with the option that fixes them, and the profile is still written.
-"$BPFPROF" -a -F 20000 --ringbuf-size 4K -o "$work/lost.prof" -- "$HOTCOLD" 1 --fork >/dev/null 2>"$work/lost.log"
+# with the option that fixes them, and the profile is still written. 0.3 s of
+# two processes at 20 kHz: about 12 000 samples for a ring of 4 KiB.
+"$BPFPROF" -a -F 20000 --ringbuf-size 4K -o "$work/lost.prof" -- "$HOTCOLD" 0.3 --fork >/dev/null 2>"$work/lost.log"
 rc=$?
 nlost=$(sed -n 's/^bpfprof: [0-9.]* s, [0-9]* samples, \([0-9]*\) lost.*/\1/p' "$work/lost.log")
 if [ $rc -eq 0 ] && [ "${nlost:-0}" -gt 0 ] && grep -q "lost $nlost samples: ring buffer full (.*cpu[0-9]*: [0-9]" "$work/lost.log" &&
@@ -248,20 +296,23 @@ if [ -z "$cg2" ]; then
 elif ! mkdir "$cg2/bpfprof-it.$$" 2>/dev/null; then
 	skip "--cgroup" "cannot create a cgroup under $cg2"
 else
+	cgdir=$cg2/bpfprof-it.$$
 	cp "$HOTCOLD" "$work/outsider"
-	"$HOTCOLD" 3 &
+	"$HOTCOLD" 8 --duty 20 &
 	inside=$!
-	echo $inside >"$cg2/bpfprof-it.$$/cgroup.procs"
-	"$work/outsider" 3 &
+	echo $inside >"$cgdir/cgroup.procs"
+	"$work/outsider" 8 --duty 20 &
 	outside=$!
-	sleep 0.2
-	# 199 Hz for 1 s: about 200 samples of each workload on an idle machine,
-	# where one sample of hot_a (75 % of them) is all the check needs
-	"$BPFPROF" -a --cgroup "bpfprof-it.$$" -F 199 -d 1 -o "$work/cg.prof" 2>"$work/cg.log"
+	wait_exec $inside hotcold
+	wait_exec $outside outsider
+	# both run a fifth of the time; 999 Hz for 0.5 s: about 100 samples of
+	# each workload on an idle machine, where one sample of hot_a (75 % of
+	# them) is all the check needs, and the outsider's absence means something
+	"$BPFPROF" -a --cgroup "bpfprof-it.$$" -F 999 -d 0.5 -o "$work/cg.prof" 2>"$work/cg.log"
 	rc=$?
 	kill $inside $outside 2>/dev/null
 	wait $inside $outside 2>/dev/null
-	rmdir "$cg2/bpfprof-it.$$"
+	rmdir "$cgdir" && cgdir=
 	if [ $rc -eq 0 ] && grep -q 'hot_a \[hotcold\]' "$work/cg.log" && ! grep -q outsider "$work/cg.log" &&
 		grep -q ' 1 processes' "$work/cg.log"; then
 		ok "--cgroup: the workload inside is profiled, the one outside is not"
@@ -275,10 +326,13 @@ fi
 
 # 12. Continuous mode: one set of outputs per interval, named by its start,
 # complete and readable, the oldest removed beyond --keep.
+# The workload runs a tenth of the time: about 100 samples of it an interval
+# at 999 Hz, where each kept .prof needs one of hot_a.
 mkdir -p "$work/cont"
-"$HOTCOLD" 6 &
+"$HOTCOLD" 6 --duty 10 &
 wl=$!
-"$BPFPROF" -p $wl -F 199 --interval 1 --output-dir "$work/cont" --keep 2 -o hc.prof -o hc.folded -d 4.5 \
+wait_exec $wl hotcold
+"$BPFPROF" -p $wl -F 999 --interval 1 --output-dir "$work/cont" --keep 2 -o hc.prof -o hc.folded -d 4.5 \
 	2>"$work/cont.log"
 rc=$?
 kill $wl 2>/dev/null
@@ -303,13 +357,22 @@ fi
 # workload's own mount namespace is read through /proc/PID/root.
 if command -v unshare >/dev/null; then
 	mkdir -p "$work/ctr/mnt"
-	unshare --mount --pid --fork --propagation private bash -c "mount -t tmpfs none '$work/ctr/mnt' &&
-		cp '$HOTCOLD' '$work/ctr/mnt/incontainer' && exec '$work/ctr/mnt/incontainer' 2.5" &
+	unshare --mount --pid --kill-child --propagation private bash -c "mount -t tmpfs none '$work/ctr/mnt' &&
+		cp '$HOTCOLD' '$work/ctr/mnt/incontainer' && exec '$work/ctr/mnt/incontainer' 8 --duty 20" 2>"$work/ctr.err" &
 	ctr=$!
-	sleep 0.5
-	# as many samples as -d 2 -F 199 gave (about 400 of the workload), in half the time
-	"$BPFPROF" -a -d 1 -F 399 -o "$work/ctr.pb.gz" 2>"$work/ctr.log"
+	# the container's first process (unshare's child) once it runs incontainer
+	inner=
+	for ((i = 0; i < 1000; i++)); do
+		inner=$(cat "/proc/$ctr/task/$ctr/children" 2>/dev/null | awk '{ print $1 }')
+		[ -n "$inner" ] && wait_exec "$inner" incontainer && break
+		sleep 0.01
+	done
+	# a fifth of the time at 999 Hz for 0.5 s: about 100 samples of the
+	# workload, 75 of hot_a; one is enough
+	"$BPFPROF" -a -d 0.5 -F 999 -o "$work/ctr.pb.gz" 2>"$work/ctr.log"
 	rc=$?
+	# unshare's end kills the container's init (--kill-child)
+	kill $ctr 2>/dev/null
 	wait $ctr 2>/dev/null
 	if [ -e "$work/ctr/mnt/incontainer" ]; then
 		fail "container: the tmpfs leaked into the host namespace"
@@ -322,9 +385,10 @@ if command -v unshare >/dev/null; then
 	# the same container run as the command: it has exited, its namespace
 	# and tmpfs are gone, by the time bpfprof symbolizes
 	mkdir -p "$work/ctr2/mnt"
-	"$BPFPROF" -F 199 -o "$work/ctr2.pb.gz" -- unshare --mount --pid --fork --propagation private bash -c \
+	# 0.5 s at 999 Hz: about 500 samples, 375 of hot_a; one is enough
+	"$BPFPROF" -F 999 -o "$work/ctr2.pb.gz" -- unshare --mount --pid --fork --propagation private bash -c \
 		"mount -t tmpfs none '$work/ctr2/mnt' && cp '$HOTCOLD' '$work/ctr2/mnt/incontainer' &&
-		exec '$work/ctr2/mnt/incontainer' 1.5" 2>"$work/ctr2.log"
+		exec '$work/ctr2/mnt/incontainer' 0.5" 2>"$work/ctr2.log"
 	rc=$?
 	if [ $rc -eq 0 ] && grep -q 'hot_a \[incontainer\]' "$work/ctr2.log"; then
 		ok "container that exited before the end: its binary, held open while it ran, is symbolized"

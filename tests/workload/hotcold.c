@@ -12,8 +12,12 @@
  * 99 Hz); rounds of random length cannot.
  * Built with frame pointers and without inlining (see the Makefile).
  *
- * usage: hotcold [SECONDS] [--fork]   (default 5 s; --fork runs the same
- * loop in a child process too, for multi-process profiles)
+ * usage: hotcold [SECONDS] [--fork] [--duty PCT]   (default 5 s; --fork runs
+ * the same loop in a child process too, for multi-process profiles; --duty
+ * sleeps after each round so that the rounds take PCT % of the wall time,
+ * 1-100, default 100: a workload that lives through a long check, such as
+ * continuous mode's intervals, at a fraction of the CPU. Samples fall only
+ * while it runs, so the split and callers stay as they are)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,28 +71,51 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-__attribute__((noinline)) void run(double seconds)
+/* Sleep for SECONDS (under a second): the idle part of a --duty round. */
+static void pause_for(double seconds)
+{
+	struct timespec ts = { 0, (long)(seconds * 1e9) };
+
+	if (seconds > 0 && seconds < 1)
+		nanosleep(&ts, NULL);
+}
+
+__attribute__((noinline)) void run(double seconds, int duty)
 {
 	double end = now() + seconds;
 	unsigned int seed = (unsigned int)getpid();
 
 	while (now() < end) {
 		unsigned long unit = UNIT / 2 + (unsigned long)rand_r(&seed) % UNIT;
+		double t0 = now();
 
 		via_x(unit);
 		via_y(unit);
 		via_z(unit);
+		if (duty < 100)
+			pause_for((now() - t0) * (100 - duty) / duty);
 	}
 }
 
 int main(int argc, char **argv)
 {
 	double seconds = argc > 1 ? atof(argv[1]) : 5.0;
+	int duty = 100, fork_too = 0;
 	pid_t child = -1;
 
-	if (argc > 2 && !strcmp(argv[2], "--fork"))
+	for (int i = 2; i < argc; i++) {
+		if (!strcmp(argv[i], "--fork"))
+			fork_too = 1;
+		else if (!strcmp(argv[i], "--duty") && i + 1 < argc)
+			duty = atoi(argv[++i]);
+	}
+	if (duty < 1 || duty > 100) {
+		fprintf(stderr, "hotcold: --duty wants 1-100\n");
+		return 2;
+	}
+	if (fork_too)
 		child = fork();
-	run(seconds);
+	run(seconds, duty);
 	if (child > 0)
 		waitpid(child, NULL, 0);
 	return 0;
