@@ -1,62 +1,119 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The whole suite: cmocka unit tests, then the root-only integration tests
-# (valgrind.sh and churn.sh among them), then the unit tests and the parser
-# and writer suites again on the ASan + UBSan build when its OUTPUT is given,
-# then every libFuzzer harness built in OUTPUT/fuzz for FUZZ_TIME seconds
-# (tests/run-fuzz.sh; FUZZ_TIME=0 skips).
-# Ends with one "N passed, N failed, N skipped" line for everything.
+# The whole suite, as make test runs it: the cmocka unit tests (on the normal
+# build and, when its OUTPUT is given, on the ASan + UBSan build), then every
+# integration script on the normal build and the parser and writer scripts
+# again on the sanitizer build, TEST_JOBS scripts at once (default: the number
+# of CPUs), while every libFuzzer harness in OUTPUT/fuzz runs FUZZ_TIME
+# seconds beside them at nice 19 (tests/run-fuzz.sh; FUZZ_TIME=0 skips).
+#
+# Why at once: the integration scripts are bound by their workloads, one
+# spinning thread each for the seconds a check needs, so one script keeps one
+# CPU busy; two keep a 2-CPU machine busy, and the fuzzers, which run for a
+# fixed time, take the cycles the scripts leave idle instead of a minute of
+# their own. Every sampled check states its tolerance for a workload that gets
+# half a CPU (tests/integration/lib.bash split_tol), and no script judges
+# another's processes, so the order they run in does not change a result.
+#
+# Each part's output is printed whole when it ends, with its wall seconds;
+# the last lines are the wall seconds per part and one
+# "N passed, N failed, N skipped" total for everything.
+#
+# usage: [TEST_JOBS=N] [FUZZ_TIME=S] tests/run-all.sh [OUTPUT [SAN_OUTPUT]]
 set -uo pipefail
 out=${1:-.output}
 san=${2:-}
+jobs=${TEST_JOBS:-$(nproc)}
 here=$(cd "$(dirname "$0")" && pwd)
-log=$(mktemp)
+logs=$(mktemp -d)
+fuzz_pid=
+trap '[ -n "$fuzz_pid" ] && kill "$fuzz_pid" 2>/dev/null; rm -rf "$logs"' EXIT
 
-# each part's wall time, for the summary at the end (what make test costs, part by part)
-times=$(mktemp)
-trap 'rm -f "$log" "$times"' EXIT
-timed() {
+# The scripts that drive bpfprof's parsers and writers, run again on the
+# sanitizer build: perfdata (perf.data writer), outputs (every writer in one
+# -a run), xray (trace and instrumentation map readers), jit (jitdump and perf
+# map readers, JIT ELF images), push (the push thread, its queue and libcurl;
+# it found the unwinder's leak at exit), gone (the build-id cache and .prof
+# file copies), jitlive (a JVM's attach socket, a process's stdio buffer read
+# from its memory). The rest (targets, options, the browser's flame graph
+# checks, unwinding against perf) gain nothing from it.
+san_scripts=(perfdata outputs xray jit push gone jitlive)
+
+# Heaviest first (CPU seconds measured with each script alone), so that the
+# last to start are short and both CPUs stay busy to the end; scripts not
+# named here follow in name order.
+heavy=(unwind push faults run debuginfo jitlive gone churn jit)
+
+# part NAME CMD...: run CMD with its output in $logs/NAME.log, then print that
+# output whole under a "== NAME" header with the part's wall seconds
+part() {
 	local name=$1 t0=$SECONDS rc
 	shift
-	"$@" | tee -a "$log"
-	rc=${PIPESTATUS[0]}
-	echo "$name $((SECONDS - t0))" >>"$times"
+	"$@" >"$logs/$name.log" 2>&1
+	rc=$?
+	echo "$name $((SECONDS - t0))" >"$logs/$name.time"
+	echo "$rc" >"$logs/$name.rc"
+	{
+		echo "== $name ($((SECONDS - t0)) s)"
+		cat "$logs/$name.log"
+	} | (flock 9 && cat) 9>"$logs/print.lock"
 	return "$rc"
 }
 
-timed unit "$here/run-unit.sh" "$out"
-unit_rc=$?
-it_rc=0
-for t in "$here"/integration/*.sh; do
-	echo "== $(basename "$t")"
-	timed "$(basename "$t")" "$t" || it_rc=1
-done
+part unit "$here/run-unit.sh" "$out"
+[ -n "$san" ] && part san:unit "$here/run-unit.sh" "$san"
 
-if [ -n "$san" ]; then
-	echo "== sanitizer build (ASan + UBSan): unit tests"
-	timed san:unit "$here/run-unit.sh" "$san" || unit_rc=1
-	# Only the suites that drive bpfprof's parsers and writers run again:
-	# perfdata (perf.data writer), outputs (every writer, .prof included, in
-	# one -a run), xray (trace and instrumentation map readers), jit (jitdump
-	# and perf map readers, JIT ELF images), push (the push thread, its queue
-	# and libcurl; it found the unwinder's leak at exit). run.sh (targets,
-	# options, errors) and the flame graph suite (a browser's checks) gain
-	# nothing from it. gone (the build-id cache and .prof file copies) and
-	# jitlive (a JVM's attach socket, a process's stdio buffer read from its
-	# memory) read what other processes hand them.
-	for t in "$here"/integration/{perfdata,outputs,xray,jit,push,gone,jitlive}.sh; do
-		echo "== sanitizer build: $(basename "$t")"
-		BPFPROF=$(cd "$san" && pwd)/bpfprof timed "san:$(basename "$t")" "$t" || it_rc=1
-	done
+# the fuzzers, in the background at the lowest priority
+if [ "${FUZZ_TIME:-10}" != 0 ]; then
+	part fuzz nice -n 19 "$here/run-fuzz.sh" "$out" &
+	fuzz_pid=$!
 fi
 
-echo "== fuzzing: each libFuzzer harness ${FUZZ_TIME:-10} s"
-timed fuzz "$here/run-fuzz.sh" "$out"
-fuzz_rc=$?
+# the integration queue: "NAME SCRIPT BPFPROF" per line, heaviest first
+queue=()
+for n in "${heavy[@]}"; do
+	[ -f "$here/integration/$n.sh" ] && queue+=("$n")
+done
+for t in "$here"/integration/*.sh; do
+	n=$(basename "$t" .sh)
+	[[ " ${heavy[*]} " == *" $n "* ]] || queue+=("$n")
+done
+jobs_list=()
+for n in "${queue[@]}"; do
+	jobs_list+=("$n.sh|$n|")
+	if [ -n "$san" ] && [[ " ${san_scripts[*]} " == *" $n "* ]]; then
+		jobs_list+=("san:$n.sh|$n|$(cd "$san" && pwd)/bpfprof")
+	fi
+done
+running=0
+for j in "${jobs_list[@]}"; do
+	IFS='|' read -r name script bin <<<"$j"
+	if [ -n "$bin" ]; then
+		BPFPROF=$bin part "$name" "$here/integration/$script.sh" &
+	else
+		part "$name" "$here/integration/$script.sh" &
+	fi
+	running=$((running + 1))
+	if [ "$running" -ge "$jobs" ]; then
+		wait -n -p done_pid
+		[ "$done_pid" = "$fuzz_pid" ] || running=$((running - 1))
+	fi
+done
+# every script, then the fuzzers
+while [ "$running" -gt 0 ]; do
+	wait -n -p done_pid
+	[ "$done_pid" = "$fuzz_pid" ] || running=$((running - 1))
+done
+wait
+fuzz_pid=
 
-total() { sed -n "s/^\(unit: \)\{0,1\}\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\2 \3 \4/p" "$log" |
+total() { sed -n "s/^\(unit: \)\{0,1\}\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\2 \3 \4/p" "$logs"/*.log |
 	awk '{ p += $1; f += $2; s += $3 } END { printf "%d passed, %d failed, %d skipped\n", p, f, s }'; }
+all=$(total)
 echo
-echo "wall seconds per part: $(sort -k2 -nr "$times" | awk '{ printf "%s%s %s", (NR > 1 ? ", " : ""), $1, $2 }'), $(awk '{ s += $2 } END { print s }' "$times") in all"
-echo "all: $(total)"
-[ $unit_rc -eq 0 ] && [ $it_rc -eq 0 ] && [ $fuzz_rc -eq 0 ]
+echo "wall seconds per part: $(cat "$logs"/*.time | sort -k2 -nr | awk '{ printf "%s%s %s", (NR > 1 ? ", " : ""), $1, $2 }'), $SECONDS in all"
+# a part that ended badly without a failed check (a script's own error)
+bad=$(grep -lv '^0$' "$logs"/*.rc | xargs -r -n1 basename | sed 's/\.rc$//' | tr '\n' ' ')
+[ -n "$bad" ] && echo "parts that exited non-zero: $bad"
+echo "all: $all"
+[ -z "$bad" ] && [[ $all == *" 0 failed,"* ]]
