@@ -5,15 +5,18 @@
 # integration script on the normal build and the parser and writer scripts
 # again on the sanitizer build, TEST_JOBS scripts at once (default: the number
 # of CPUs), while every libFuzzer harness in OUTPUT/fuzz runs FUZZ_TIME
-# seconds beside them at nice 19 (tests/run-fuzz.sh; FUZZ_TIME=0 skips).
+# seconds beside them, FUZZ_JOBS at once (default 1; tests/run-fuzz.sh;
+# FUZZ_TIME=0 skips).
 #
 # Why at once: the integration scripts are bound by their workloads, one
 # spinning thread each for the seconds a check needs, so one script keeps one
-# CPU busy; two keep a 2-CPU machine busy, and the fuzzers, which run for a
-# fixed time, take the cycles the scripts leave idle instead of a minute of
-# their own. Every sampled check states its tolerance for a workload that gets
-# half a CPU (tests/integration/lib.bash split_tol), and no script judges
-# another's processes, so the order they run in does not change a result.
+# CPU busy; two keep a 2-CPU machine busy. The fuzzers run for a fixed time
+# whatever CPU they get, so one at a time beside two scripts each gets about
+# two thirds of a CPU (its executions are in its line) instead of a minute of
+# wall time of their own. Every sampled check states its tolerance for a
+# workload that gets a fraction of a CPU (tests/integration/lib.bash
+# split_tol), and no script judges another's processes, so the order they run
+# in does not change a result.
 #
 # Each part's output is printed whole when it ends, with its wall seconds;
 # the last lines are the wall seconds per part and one
@@ -63,9 +66,9 @@ part() {
 part unit "$here/run-unit.sh" "$out"
 [ -n "$san" ] && part san:unit "$here/run-unit.sh" "$san"
 
-# the fuzzers, in the background at the lowest priority
+# the fuzzers, one stream in the background
 if [ "${FUZZ_TIME:-10}" != 0 ]; then
-	part fuzz nice -n 19 "$here/run-fuzz.sh" "$out" &
+	FUZZ_JOBS=${FUZZ_JOBS:-1} part fuzz "$here/run-fuzz.sh" "$out" &
 	fuzz_pid=$!
 fi
 
