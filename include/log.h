@@ -2,7 +2,7 @@
 /*
  * Diagnostics to stderr, gated on verbosity (stdout carries data only, since a
  * profile may be written to '-'). libbpf's own messages are routed here by
- * log__libbpf_bridge(), its debug output shown only at -vv.
+ * session__libbpf_log() (user/capture/session.c), its debug output shown only at -vv.
  */
 #ifndef BPFPROF_LOG_H
 #define BPFPROF_LOG_H
@@ -15,8 +15,6 @@ enum log_level { LOG_WARN = 0, LOG_INFO = 1, LOG_DEBUG = 2 };
 extern int log_verbosity;
 
 void log__printf(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Install the libbpf print callback that forwards to log__printf. */
-void log__libbpf_bridge(void);
 
 #define pr_warn(fmt, ...) log__printf(LOG_WARN, "bpfprof: " fmt, ##__VA_ARGS__)
 #define pr_info(fmt, ...) log__printf(LOG_INFO, "bpfprof: " fmt, ##__VA_ARGS__)

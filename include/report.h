@@ -10,8 +10,6 @@
 
 #include <stdio.h>
 #include "profile.h"
-#include "bpfprof_abi.h"
-#include "unwinder.h"
 
 struct report_top {
 	const char *
@@ -37,15 +35,6 @@ void report__summary(FILE *f, const struct profile *p, double duration_s, int to
  * kernel leaf is the scheduler's), or its kernel leaf for kernel threads.
  */
 void report__offcpu_summary(FILE *f, const struct profile *p, int top_n);
-
-/*
- * One line on how user-stack walks ended (stats: the BPF counters, enum
- * bpfprof_stat, since the start): the share that reached the end of the stack
- * (_start, clone3) and, with -v, every reason and the tables (us, may be NULL).
- * mode: "dwarf" or "fp", as --call-graph says.
- */
-void report__walks(FILE *f, const uint64_t stats[BPFPROF_STAT_NR], const struct unwinder_stats *us,
-		   const char *mode);
 
 /*
  * Why samples of process proc in code without a file stayed unnamed, and

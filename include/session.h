@@ -109,4 +109,11 @@ void session__unwind_sink(struct session *s, struct unwind_sink *sink);
 void session__walk_stats(struct session *s, uint64_t stats[BPFPROF_STAT_NR]);
 void session__close(struct session *s);
 
+/*
+ * Route libbpf's messages through log__printf (include/log.h): its warnings
+ * at -v (bpfprof reports the failure itself), its debug output at -vv.
+ * Call once, before the first libbpf call.
+ */
+void session__libbpf_log(void);
+
 #endif /* BPFPROF_SESSION_H */

@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include "bpfprof_abi.h"
 #include "profile.h"
 
@@ -100,5 +101,14 @@ void unwinder__stats(struct unwinder *u, struct unwinder_stats *st);
  */
 int unwinder__lpm_keys(uint32_t tgid, uint64_t start, uint64_t end, struct bpfprof_unwind_key *out,
 		       size_t out_cap);
+
+/*
+ * One line on how user-stack walks ended (stats: the BPF counters, enum
+ * bpfprof_stat, since the start): the share that reached the end of the stack
+ * (_start, clone3) and, with -v, every reason and the tables (us, may be NULL).
+ * mode: "dwarf" or "fp", as --call-graph says.
+ */
+void unwinder__print_walks(FILE *f, const uint64_t stats[BPFPROF_STAT_NR], const struct unwinder_stats *us,
+			   const char *mode);
 
 #endif /* BPFPROF_UNWINDER_H */

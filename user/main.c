@@ -573,8 +573,8 @@ static void report_walks(struct run *r, struct session *s)
 	session__walk_stats(s, st);
 	if (r->unwinder)
 		unwinder__stats(r->unwinder, &us);
-	report__walks(stderr, st, r->unwinder ? &us : NULL,
-		      r->cfg.call_graph == CALL_GRAPH_DWARF ? "dwarf" : "fp");
+	unwinder__print_walks(stderr, st, r->unwinder ? &us : NULL,
+			      r->cfg.call_graph == CALL_GRAPH_DWARF ? "dwarf" : "fp");
 }
 
 /* The unwinder, and the tables of the -p targets before their samples count. */
@@ -834,7 +834,7 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "xray"))
 		return xray__main(argc - 1, argv + 1);
 	targets__init(&tg, NULL, 0);
-	log__libbpf_bridge();
+	session__libbpf_log();
 	err = cli__parse(argc, argv, &r->cfg);
 	if (err)
 		return err;

@@ -228,6 +228,23 @@ static int load_skel(struct session *s, const struct session_opts *o)
 	return err;
 }
 
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	/* libbpf's warnings are demoted to info: bpfprof reports the failure itself. */
+	int need = level == LIBBPF_DEBUG ? LOG_DEBUG : LOG_INFO;
+
+	if (need > log_verbosity)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+/* bcc libbpf-tools' libbpf_print_fn: here, not in the log module, so that the
+ * library layer and its tests link without libbpf */
+void session__libbpf_log(void)
+{
+	libbpf_set_print(libbpf_print);
+}
+
 int session__open(const struct session_opts *o, struct session **out)
 {
 	struct session *s;

@@ -127,46 +127,6 @@ void report__offcpu_summary(FILE *f, const struct profile *p, int top_n)
 	}
 }
 
-void report__walks(FILE *f, const uint64_t st[BPFPROF_STAT_NR], const struct unwinder_stats *us,
-		   const char *mode)
-{
-	uint64_t walks = 0, frames = st[BPFPROF_STAT_FRAMES_CFI] + st[BPFPROF_STAT_FRAMES_FP];
-	int i;
-
-	for (i = BPFPROF_STAT_WALK_END; i <= BPFPROF_STAT_WALK_BAD; i++)
-		walks += st[i];
-	if (!walks)
-		return;
-	fprintf(f,
-		"bpfprof: user stacks (--call-graph %s): %.1f%% reached the end of the stack, "
-		"%.1f frames a stack; %.1f%% of frames stepped by CFI\n",
-		mode, 100.0 * st[BPFPROF_STAT_WALK_END] / walks, 1.0 + (double)frames / walks,
-		frames ? 100.0 * st[BPFPROF_STAT_FRAMES_CFI] / frames : 0.0);
-	if (log_verbosity < 1)
-		return;
-	fprintf(f,
-		"bpfprof: user stack ends: %llu end of stack, %llu frame-pointer chain end, %llu no mapping, "
-		"%llu read fault, %llu frame limit, %llu bad frame; %llu walked before their tables were ready\n",
-		(unsigned long long)st[BPFPROF_STAT_WALK_END],
-		(unsigned long long)st[BPFPROF_STAT_WALK_FP_END],
-		(unsigned long long)st[BPFPROF_STAT_WALK_NO_MAPPING],
-		(unsigned long long)st[BPFPROF_STAT_WALK_READ_FAULT],
-		(unsigned long long)st[BPFPROF_STAT_WALK_LIMIT],
-		(unsigned long long)st[BPFPROF_STAT_WALK_BAD],
-		(unsigned long long)st[BPFPROF_STAT_WALK_NOT_READY]);
-	if (us)
-		fprintf(f,
-			"bpfprof: unwind tables: %llu processes, %llu tables (%llu built, %llu shared, %llu files "
-			"without CFI, %llu did not fit), %llu of %llu rows (%.1f MiB), %llu LPM entries, "
-			"%.1f ms building from %.1f MiB of CFI\n",
-			(unsigned long long)us->nr_procs, (unsigned long long)us->nr_tables,
-			(unsigned long long)us->nr_built, (unsigned long long)us->nr_shared,
-			(unsigned long long)us->nr_no_cfi, (unsigned long long)us->nr_full,
-			(unsigned long long)us->nr_rows, (unsigned long long)us->max_rows,
-			us->nr_rows * 8.0 / (1 << 20), (unsigned long long)us->nr_entries,
-			us->build_ns / 1e6, us->cfi_bytes / (double)(1 << 20));
-}
-
 /* processes named by report__unnamed_jit, the first seen */
 #define REPORT_JIT_LINES 10
 
