@@ -109,13 +109,20 @@ struct profile_location {
 };
 
 /*
- * Which kind of weight the single-kind writers (.prof, folded, SVG) and the
- * summary read, through profile__weight(). The pprof and perf.data writers
- * write both kinds when p->offcpu is set.
+ * The sample types a profile declares, and which one the single-kind writers
+ * (.prof, folded, SVG) and the summary read, through profile__weight(): the
+ * default is CPU. The pprof writer writes every type the profile holds as its
+ * sample types (samples/count and cpu/nanoseconds; off-CPU blocks and
+ * nanoseconds when p->offcpu), the perf.data writer one event per type.
  */
 enum profile_view {
 	PROFILE_VIEW_CPU = 0, /* samples (count) */
 	PROFILE_VIEW_OFFCPU = 1, /* blocked time, µs (off_ns / 1000) */
+	/*
+	 * Each stack's value in µs, rounded to the nearest (value is ns: XRay's
+	 * self time, each stack's count being calls): stacks under 0.5 µs weigh 0
+	 */
+	PROFILE_VIEW_VALUE_US = 2,
 };
 
 struct profile {
@@ -197,16 +204,23 @@ int profile__add_offcpu(struct profile *p, uint32_t proc, const uint64_t *ips, u
 			uint16_t nr_user, uint64_t blocks, uint64_t off_ns, bool *created);
 
 /*
- * A stack's weight in p->view: samples (CPU), or µs blocked (off-CPU,
- * rounded down per stack), the unit the single-kind writers put where a
- * sample count goes.
+ * A stack's weight in p->view: samples (CPU), µs blocked (off-CPU, rounded
+ * down per stack) or µs of value (rounded to the nearest), the unit the
+ * single-kind writers put where a sample count goes.
  */
 static inline uint64_t profile__weight(const struct profile *p, const struct profile_stack *s)
 {
-	return p->view == PROFILE_VIEW_OFFCPU ? s->off_ns / 1000 : s->count;
+	switch (p->view) {
+	case PROFILE_VIEW_OFFCPU:
+		return s->off_ns / 1000;
+	case PROFILE_VIEW_VALUE_US:
+		return (s->value + 500) / 1000;
+	default:
+		return s->count;
+	}
 }
 
-/* The sum of profile__weight over all stacks: p->nr_samples in the CPU view, µs off-CPU. */
+/* The sum of profile__weight over all stacks: p->nr_samples in the CPU view, µs in the others. */
 uint64_t profile__total_weight(const struct profile *p);
 
 /* Index of the mapping of process `proc` that contains addr, or -1. */

@@ -108,7 +108,7 @@ int unwinder__lpm_keys(uint32_t tgid, uint64_t start, uint64_t end, struct bpfpr
  * (_start, clone3) and, with -v, every reason and the tables (us, may be NULL).
  * mode: "dwarf" or "fp", as --call-graph says.
  */
-void unwinder__print_walks(FILE *f, const uint64_t stats[BPFPROF_STAT_NR], const struct unwinder_stats *us,
-			   const char *mode);
+void unwinder__print_walks(FILE *f, const uint64_t stats[BPFPROF_STAT_NR],
+			   const struct unwinder_stats *us, const char *mode);
 
 #endif /* BPFPROF_UNWINDER_H */

@@ -507,6 +507,39 @@ static void test_offcpu_view_period(void **state)
 	check_output(&f->out, want, ARRAY_SIZE(want), "");
 }
 
+/*
+ * The µs-of-value view (bpfprof xray's .prof: value = self time, ns): each
+ * stack's count is its value rounded to the nearest µs, stacks under 0.5 µs
+ * are left out, and the header's period is 1 µs.
+ */
+static void test_value_us_view(void **state)
+{
+	struct fixture *f = *state;
+	struct profile *p = f->p, v;
+	uint32_t a = add_proc(p, 77);
+	bool created;
+	const uint64_t s1[] = { 0x401000 }, s2[] = { 0x401100 }, s3[] = { 0x401200 };
+	static const uintptr_t want[] = {
+		0, 3, 0,	1, 0, /* header, period 1 µs */
+		3, 1, 0x401000, /* 2500 ns: 3 µs (2.5 rounds up) */
+		2, 1, 0x401100, /* 1499 + 500 ns in two calls: 2 µs */
+		0, 1, 0, /* s3, 499 ns, weighs nothing; trailer */
+	};
+
+	add_map(p, a, 0x400000, 0x452000, "r-xp", 0, 8, 1, 7, "/x");
+	assert_true(profile__add_stack(p, a, s1, 0, 1, 1, 2500, &created) >= 0);
+	assert_true(profile__add_stack(p, a, s2, 0, 1, 1, 1499, &created) >= 0);
+	assert_true(profile__add_stack(p, a, s2, 0, 1, 1, 500, &created) >= 0);
+	assert_true(profile__add_stack(p, a, s3, 0, 1, 1, 499, &created) >= 0);
+	v = *p;
+	v.view = PROFILE_VIEW_VALUE_US;
+	assert_int_equal(profile__total_weight(&v), 5);
+	assert_int_equal(profile__total_weight(p), p->nr_samples);
+	assert_int_equal(write_gperf(&v, &f->out, NULL), 0);
+	check_output(&f->out, want, ARRAY_SIZE(want),
+		     "00400000-00452000 r-xp 00000000 08:01 7    /x\n");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -524,6 +557,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_pc_beyond_window_cut, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_windows_do_not_fit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_offcpu_view_period, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_value_us_view, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

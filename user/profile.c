@@ -214,7 +214,7 @@ uint64_t profile__total_weight(const struct profile *p)
 	uint64_t sum = 0;
 	size_t i;
 
-	if (p->view != PROFILE_VIEW_OFFCPU)
+	if (p->view == PROFILE_VIEW_CPU)
 		return p->nr_samples;
 	for (i = 0; i < p->nr_stacks; i++)
 		sum += profile__weight(p, &p->stacks[i]);

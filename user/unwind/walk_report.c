@@ -8,8 +8,8 @@
 #include "log.h"
 #include "unwinder.h"
 
-void unwinder__print_walks(FILE *f, const uint64_t st[BPFPROF_STAT_NR], const struct unwinder_stats *us,
-			   const char *mode)
+void unwinder__print_walks(FILE *f, const uint64_t st[BPFPROF_STAT_NR],
+			   const struct unwinder_stats *us, const char *mode)
 {
 	uint64_t walks = 0, frames = st[BPFPROF_STAT_FRAMES_CFI] + st[BPFPROF_STAT_FRAMES_FP];
 	int i;

@@ -157,8 +157,8 @@ int write_gperf(const struct profile *p, struct buf *out, struct gperf_stats *st
 	put_slot(out, 0);
 	put_slot(out, 3);
 	put_slot(out, 0);
-	/* the off-CPU view's counts are µs blocked: one "sample" per µs */
-	put_slot(out, period_us && p->view != PROFILE_VIEW_OFFCPU ? period_us : 1);
+	/* the other views' counts are µs (blocked, of value): one "sample" per µs */
+	put_slot(out, period_us && p->view == PROFILE_VIEW_CPU ? period_us : 1);
 	put_slot(out, 0);
 
 	for (i = 0; i < p->nr_stacks; i++) {

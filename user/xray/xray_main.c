@@ -38,7 +38,6 @@
 #include "xray_instr_map.h"
 
 #define XRAY_MAX_TRACES 4096
-#define GPERF_PERIOD_NS 1000ULL
 
 struct xray_config {
 	const char *instr_map;
@@ -168,95 +167,6 @@ static void on_signal(int sig)
 }
 
 /*
- * The .prof view of p: same processes and mappings, each stack's count =
- * its self time in µs (rounded to nearest; stacks under 0.5 µs vanish),
- * period 1 µs. *dropped_ns gets the self time lost to rounding away stacks.
- */
-static struct profile *gperf_view(const struct profile *p, uint64_t *dropped_ns)
-{
-	struct profile *g = profile__new();
-	size_t i, j;
-
-	*dropped_ns = 0;
-	if (!g)
-		return NULL;
-	g->event = profile__intern(g, "xray-self-time");
-	g->period_ns = GPERF_PERIOD_NS;
-	for (i = 0; i < p->nr_procs; i++) {
-		const struct profile_process *pr = &p->procs[i];
-		bool created;
-		int idx = profile__process(g, pr->pid, &created);
-
-		if (idx < 0)
-			goto out_free;
-		memcpy(g->procs[idx].comm, pr->comm, sizeof(pr->comm));
-		for (j = 0; j < pr->nr_mappings; j++) {
-			struct profile_mapping m = pr->mappings[j];
-
-			m.path = profile__intern(g,
-						 pr->mappings[j].path ? pr->mappings[j].path : "");
-			if (!m.path || profile__add_mapping(g, (uint32_t)idx, &m) < 0)
-				goto out_free;
-		}
-	}
-	for (i = 0; i < p->nr_stacks; i++) {
-		const struct profile_stack *s = &p->stacks[i];
-		bool created;
-		uint64_t us = (s->value + GPERF_PERIOD_NS / 2) / GPERF_PERIOD_NS;
-		int idx;
-
-		if (!us) {
-			*dropped_ns += s->value;
-			continue;
-		}
-		idx = profile__find_process(g, p->procs[s->proc].pid);
-		if (idx < 0 ||
-		    profile__add_stack(g, (uint32_t)idx, s->ips, s->nr_kernel, s->nr_user, us,
-				       us * GPERF_PERIOD_NS, &created) < 0)
-			goto out_free;
-		g->nr_samples += us;
-		g->procs[idx].nr_samples += us;
-	}
-	return g;
-out_free:
-	profile__free(g);
-	return NULL;
-}
-
-/*
- * Give the µs view the names the trace reader found: its locations are
- * (process, address) pairs of the same processes, so look each up in p.
- */
-static int name_view(struct profile *g, const struct profile *p)
-{
-	size_t i, j;
-	int err = profile__resolve_locs(g);
-
-	if (err)
-		return err;
-	for (i = 0; i < g->nr_locs; i++) {
-		struct profile_location *l = &g->locs[i];
-
-		if (l->func)
-			continue;
-		for (j = 0; j < p->nr_locs; j++) {
-			const struct profile_location *s = &p->locs[j];
-
-			if (s->addr == l->addr && s->is_return == l->is_return && s->func &&
-			    p->procs[s->proc].pid == g->procs[l->proc].pid) {
-				l->func = profile__intern(g, s->func);
-				l->dso = s->dso ? profile__intern(g, s->dso) : NULL;
-				l->func_offset = s->func_offset;
-				if (!l->func)
-					return -ENOMEM;
-				break;
-			}
-		}
-	}
-	return 0;
-}
-
-/*
  * perf.data of p on o->fd: COMM and MMAP2 of each process (the instrumented
  * binary's segments, with its build-id), then one SAMPLE per call path with
  * self time, period = that time in ns, of the event "xray-self-time" (a
@@ -302,12 +212,25 @@ static int write_perfdata_view(const struct profile *p, struct output *o, int ar
 	return err;
 }
 
+/*
+ * Every output of the converted traces. pprof gets the model itself
+ * (samples/count = calls, cpu/nanoseconds = self time), perf.data one sample
+ * per call path; .prof, folded and SVG read the µs view of it
+ * (PROFILE_VIEW_VALUE_US): one "sample" per µs of self time, so call paths
+ * with under 0.5 µs of it weigh nothing there.
+ */
 static int write_outputs(struct xray_config *c, const struct profile *p, int argc, char **argv)
 {
-	struct profile *g = NULL;
+	struct profile us_view = *p;
 	uint64_t dropped_ns = 0;
+	size_t j;
 	int i, err = 0;
 
+	us_view.view = PROFILE_VIEW_VALUE_US;
+	us_view.event = "xray-self-time";
+	for (j = 0; j < p->nr_stacks; j++)
+		if (!profile__weight(&us_view, &p->stacks[j]))
+			dropped_ns += p->stacks[j].value;
 	for (i = 0; i < c->nr_outputs; i++) {
 		struct output *o = &c->outputs[i];
 		const struct writer *wr = writer__of(o->format);
@@ -316,23 +239,10 @@ static int write_outputs(struct xray_config *c, const struct profile *p, int arg
 		struct buf b = { 0 };
 		uint64_t nr_perf = 0;
 
-		if (!g) {
-			g = gperf_view(p, &dropped_ns);
-			if (!g) {
-				err = -ENOMEM;
-				pr_warn("out of memory\n");
-				break;
-			}
-		}
 		if (o->format == OUTPUT_PERFDATA)
 			err = write_perfdata_view(p, o, argc, argv, &nr_perf);
-		else if (o->format == OUTPUT_PPROF)
-			/* the model itself: samples/count = calls, cpu/nanoseconds = self time */
-			err = wr->write(p, &b, &wo, &wres);
 		else
-			/* weights are self time in µs: the .prof view, named for folded and SVG */
-			err = (o->format != OUTPUT_GPERF ? name_view(g, p) : 0) ?:
-				      wr->write(g, &b, &wo, &wres);
+			err = wr->write(o->format == OUTPUT_PPROF ? p : &us_view, &b, &wo, &wres);
 		if (err) {
 			pr_warn("cannot write '%s': %s\n", o->path, strerror(-err));
 			output__abort(o);
@@ -359,7 +269,6 @@ static int write_outputs(struct xray_config *c, const struct profile *p, int arg
 	if (!err && dropped_ns)
 		pr_info("stacks with under 0.5 us of self time left out of .prof: %.3f us in all\n",
 			dropped_ns / 1e3);
-	profile__free(g);
 	return err;
 }
 
