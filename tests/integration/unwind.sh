@@ -22,10 +22,16 @@
 #    and the flame graph;
 #  - the same workload in a container (a mount and pid namespace, binary on
 #    a tmpfs only it sees);
-#  - --call-graph fp still gives the frame-pointer walk (1-2 frames on xz).
+#  - --call-graph fp still gives the frame-pointer walk (1-2 frames on xz),
+#    on the same xz process while the pair runs.
 #
-# Sampled data: 299 Hz for 2 s per run. The 99 % bound leaves room for the
-# samples taken while the loader maps a library: none in these -p runs.
+# Sampled data: 999 Hz (perf's limit if lower; python 499) for 1 s per pair,
+# 0.5 s in the container: about 1,000 samples a thread on an idle CPU, 300-500
+# on a loaded one (the checks count what was collected: at least 50 a
+# profile, 5 a leaf). A workload is started just before its profile, polled until it runs
+# its own code (past the loader), and killed (SIGKILL) right after. The 99 %
+# bound leaves room for the samples taken while the loader maps a library:
+# none in these -p runs.
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -34,7 +40,7 @@ NOFP=${NOFP:-$top/.output/workload/nofp}
 work=$(mktemp -d /tmp/bpfprof-unwind.XXXXXX)
 pids=()
 cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
 	wait 2>/dev/null
 	rm -rf "$work"
 }
@@ -50,13 +56,33 @@ if ! command -v perf >/dev/null; then
 	finish
 fi
 
-# pair NAME PID SECONDS: bpfprof and perf record --call-graph dwarf on PID at the same time
+# 999 Hz, or the kernel's limit (kernel.perf_event_max_sample_rate) where lower
+F=$(awk '{ print $1 < 999 ? $1 : 999 }' /proc/sys/kernel/perf_event_max_sample_rate 2>/dev/null)
+F=${F:-999}
+
+# ready PID CMD...: poll every 20 ms (10 s at most) until CMD succeeds; fails if PID is gone
+ready() {
+	local pid=$1 i
+	shift
+	for ((i = 0; i < 500; i++)); do
+		"$@" 2>/dev/null && return 0
+		kill -0 "$pid" 2>/dev/null || return 1
+		sleep 0.02
+	done
+	return 1
+}
+# threads PID: PID runs main (it started its second thread)
+threads() { [ "$(ls "/proc/$1/task" | wc -l)" -ge 2 ]; }
+# stop PID: SIGKILL a workload and reap it (no job notice)
+stop() { kill -KILL "$1" 2>/dev/null; wait "$1" 2>/dev/null; }
+
+# pair NAME PID SECONDS [HZ]: bpfprof and perf record --call-graph dwarf on PID at the same time
 pair() {
-	local name=$1 pid=$2 secs=$3
-	"$BPFPROF" -v --check-unwind -F 299 -d "$secs" -p "$pid" -o "$work/$name.data" -o "$work/$name.folded" \
+	local name=$1 pid=$2 secs=$3 hz=${4:-$F}
+	"$BPFPROF" -v --check-unwind -F "$hz" -d "$secs" -p "$pid" -o "$work/$name.data" -o "$work/$name.folded" \
 		-o "$work/$name.prof" -o "$work/$name.svg" >"$work/$name.log" 2>&1 &
 	local bp=$!
-	perf record -q --call-graph dwarf -F 299 -p "$pid" -o "$work/$name.perf.data" -- sleep "$secs" \
+	perf record -q --call-graph dwarf -F "$hz" -p "$pid" -o "$work/$name.perf.data" -- sleep "$secs" \
 		>"$work/$name.perf.log" 2>&1
 	wait $bp
 }
@@ -117,14 +143,19 @@ folded_share() {
 		END { printf "%.1f %d\n", t ? 100 * v / t : 0, t }' "$1"
 }
 
-# --- xz ------------------------------------------------------------------
-seq 1 3000000 | awk '{ print $1, $1 * 7919 % 100003, "the quick brown fox" }' >"$work/text"
-xz -9 -T1 -c "$work/text" >/dev/null &
+# --- xz, and --call-graph fp on it at the same time --------------------------
+# 13 MB of text: about 10 s of xz -9 here, 3 times what the profiles need
+seq 1 400000 | awk '{ print $1, $1 * 7919 % 100003, "the quick brown fox" }' >"$work/text"
+xz -9 -T1 -c <"$work/text" >/dev/null &
 xzp=$!
 pids+=("$xzp")
-sleep 0.3
-pair xz "$xzp" 2
-kill "$xzp" 2>/dev/null
+# ready once xz has read some of its input (fd 0's offset): its main runs
+ready "$xzp" awk '/^pos:/ { exit !($2 > 0) }' "/proc/$xzp/fdinfo/0" || fail "xz: did not start reading"
+"$BPFPROF" -v --call-graph fp -F "$F" -d 1 -p "$xzp" -o "$work/fp.folded" >"$work/fp.log" 2>&1 &
+fpp=$!
+pair xz "$xzp" 1
+wait "$fpp"
+stop "$xzp"
 compare xz /usr/bin/xz
 perf report -i "$work/xz.data" --stdio -G --no-children >"$work/xz.report" 2>"$work/report.err"
 if awk '/---/ { s = 1 } s && /__libc_start_main/ { m = 1 } s && m && /lzma_code/ { x = 1 } /^$/ { s = m = 0 } END { exit !x }' \
@@ -136,18 +167,22 @@ fi
 
 # --- python3.11 ----------------------------------------------------------
 cat >"$work/fib.py" <<'EOF'
-import time
+import sys, time
 def fib(n): return n if n < 2 else fib(n - 1) + fib(n - 2)
+open(sys.argv[1], "w").close()
 t = time.time()
-while time.time() - t < 30: fib(22)
+while time.time() - t < 20: fib(22)
 EOF
-python3.11 "$work/fib.py" &
+python3.11 "$work/fib.py" "$work/fib.ready" &
 pyp=$!
 pids+=("$pyp")
-sleep 0.3
-pair python "$pyp" 2
-kill "$pyp" 2>/dev/null
-compare python /usr/bin/python3.11
+ready "$pyp" test -e "$work/fib.ready" || fail "python3.11: did not start"
+# the interpreter that runs (PATH may name a shim that execs another build than /usr/bin's)
+pyexe=$(readlink -f "/proc/$pyp/exe")
+# 499 Hz: go tool pprof's time on the .prof grows with its addresses (5 s at 999 Hz)
+pair python "$pyp" 1 $((F < 499 ? F : 499))
+stop "$pyp"
+compare python "${pyexe:-/usr/bin/python3.11}"
 go tool pprof -traces "$work/python.prof" 2>"$work/pprof.err" >"$work/python.traces"
 # pprof names from .symtab only (nm): libpython's _PyEval_EvalFrameDefault, in .dynsym, stays
 # [libpython3.11.so.1.0] there, so the check is on PyEval_EvalCode, which calls it
@@ -159,12 +194,13 @@ else
 fi
 
 # --- nofp: ours, known callers --------------------------------------------
-"$NOFP" 30 &
+# SIGALRM every 5 ms, not 20: the handler gets about 10 % of the main thread
+"$NOFP" 20 5000 &
 np=$!
 pids+=("$np")
-sleep 0.3
-pair nofp "$np" 2
-kill "$np" 2>/dev/null
+ready "$np" threads "$np" || fail "nofp: did not start"
+pair nofp "$np" 1
+stop "$np"
 compare nofp "$NOFP"
 for c in "hot_a main;run;via_x;hot_a" "hot_b main;run;via_y;hot_b" "lib_hot main;run;via_lib;lib_hot" \
 	"hot_t worker;via_t;hot_t" "hot_sig on_alarm;hot_sig"; do
@@ -178,10 +214,15 @@ for c in "hot_a main;run;via_x;hot_a" "hot_b main;run;via_y;hot_b" "lib_hot main
 		fail "nofp: $leaf callers: $share % of $n are $chain" "$(grep ";$leaf " "$work/nofp.folded" | sort -t' ' -k2 -nr | head -3)"
 	fi
 done
-# the handler's stack goes on through the signal frame into the interrupted code and to _start
-if awk '/on_alarm;hot_sig [0-9]+$/ { t += $NF; if ($0 ~ /^nofp;_start;.*main;run;via_[a-z]+;(hot_[ab]|lib_hot);.*on_alarm;hot_sig /) v += $NF }
+# the handler's stack goes on through the signal frame into the interrupted code and to the
+# end of the stack: main's (_start ... main;run, anywhere below: a hot function, its caller,
+# clock_gettime) or the worker thread's (clone3 ... worker;via_t), which takes the
+# process-directed SIGALRM while the main thread has one pending. A signal is delivered on the
+# way back to user mode, so on a loaded machine also where a preempted thread resumes.
+if awk '/on_alarm;hot_sig [0-9]+$/ { t += $NF
+	if ($0 ~ /^nofp;(_start;.*;main;run;|__clone3;start_thread;worker;via_t;).*;on_alarm;hot_sig /) v += $NF }
 	END { exit !(t == 0 || v >= 0.98 * t) }' "$work/nofp.folded"; then
-	ok "nofp: signal handler stacks continue through __restore_rt into the interrupted frame and to _start"
+	ok "nofp: signal handler stacks continue through __restore_rt into the interrupted frame and to _start/clone3"
 else
 	fail "nofp: signal handler stacks" "$(grep 'on_alarm;hot_sig' "$work/nofp.folded" | head -3)"
 fi
@@ -189,18 +230,22 @@ fi
 # --- a container: binary on a tmpfs only its mount namespace sees ----------
 if command -v unshare >/dev/null; then
 	mkdir -p "$work/ctr/mnt"
-	unshare --mount --pid --fork --propagation private bash -c "mount -t tmpfs none '$work/ctr/mnt' &&
-		cp '$NOFP' '$(dirname "$NOFP")/libnofp_lib.so' '$work/ctr/mnt/' && exec '$work/ctr/mnt/nofp' 30" &
-	pids+=($!)
-	for _ in $(seq 50); do
+	# nofp is the namespace's init, which ignores SIGTERM: SIGKILL it, and
+	# --kill-child takes it down with unshare
+	unshare --mount --pid --fork --kill-child --propagation private bash -c "mount -t tmpfs none '$work/ctr/mnt' &&
+		cp '$NOFP' '$(dirname "$NOFP")/libnofp_lib.so' '$work/ctr/mnt/' && exec '$work/ctr/mnt/nofp' 20" 2>"$work/ctr.err" &
+	ush=$!
+	pids+=("$ush")
+	cp=
+	for _ in $(seq 250); do
 		cp=$(pgrep -f "^$work/ctr/mnt/nofp" | head -1)
 		[ -n "$cp" ] && break
-		sleep 0.1
+		sleep 0.02
 	done
-	sleep 0.3
-	if [ -n "$cp" ]; then
-		"$BPFPROF" -F 299 -d 2 -p "$cp" -o "$work/ctr.folded" >"$work/ctr.log" 2>&1
-		kill "$cp" 2>/dev/null
+	if [ -n "$cp" ] && ready "$cp" threads "$cp"; then
+		"$BPFPROF" -F "$F" -d 0.5 -p "$cp" -o "$work/ctr.folded" >"$work/ctr.log" 2>&1
+		kill -KILL "$cp" 2>/dev/null
+		wait "$ush" 2>/dev/null
 		read -r share n <<<"$(folded_share "$work/ctr.folded" hot_a "main;run;via_x;hot_a")"
 		if grep ';hot_a ' "$work/ctr.folded" | grep -qv '^nofp;_start;'; then
 			share="$share (but not all from _start)"
@@ -218,13 +263,7 @@ else
 	skip "container" "unshare not installed"
 fi
 
-# --- --call-graph fp: the frame-pointer walk, as perf record -g ------------
-xz -9 -T1 -c "$work/text" >/dev/null &
-xzp=$!
-pids+=("$xzp")
-sleep 0.3
-"$BPFPROF" -v --call-graph fp -F 299 -d 1 -p "$xzp" -o "$work/fp.folded" >"$work/fp.log" 2>&1
-kill "$xzp" 2>/dev/null
+# --- --call-graph fp: the frame-pointer walk, as perf record -g (run on xz above)
 if grep -q 'call-graph fp): 0.0% reached the end' "$work/fp.log"; then
 	ok "--call-graph fp: frame pointers only ($(sed -n 's/.*end of the stack, \([0-9.]*\) frames.*/\1/p' "$work/fp.log") frames a stack on xz)"
 else

@@ -13,7 +13,9 @@
  *   worker thread: worker -> via_t -> hot_t (start_thread, clone3)
  *
  * Every function is noinline and does work after its call, so that neither
- * inlining nor a tail call removes a frame. Usage: nofp SECONDS.
+ * inlining nor a tail call removes a frame. Usage: nofp SECONDS [ALARM_US]:
+ * ALARM_US (default 20000) is the SIGALRM period; a shorter one gives the
+ * handler more of a short profile's samples.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -96,9 +98,13 @@ __attribute__((noinline)) static void run(double seconds)
 int main(int argc, char **argv)
 {
 	struct sigaction sa = { .sa_handler = on_alarm };
-	struct itimerval it = { { 0, 20000 }, { 0, 20000 } };
+	long alarm_us = argc > 2 ? atol(argv[2]) : 20000;
+	struct timeval every = { alarm_us / 1000000, alarm_us % 1000000 };
+	struct itimerval it = { every, every };
 	pthread_t th;
 
+	if (alarm_us < 1000)
+		return 2;
 	sigemptyset(&sa.sa_mask);
 	sa.sa_flags = SA_RESTART;
 	sigaction(SIGALRM, &sa, NULL);
