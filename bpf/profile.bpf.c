@@ -540,23 +540,47 @@ static __always_inline bool wanted(__u32 tgid)
 	return !filter_cgroup || in_cgroups();
 }
 
-/* One frame of the comparison: ours (e->ips[nk + i]) against the kernel's (c->ips[i]). */
-struct cmp {
+/* --check-unwind's copy of a sample's registers, stack and walk (below) */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct bpfprof_ustack_copy);
+} ucopy SEC(".maps");
+
+/*
+ * One user frame of the walk's result (e->ips[nk + i]) for the two checks:
+ * compared with the kernel's (ucheck, --check-user-stacks) or copied for user
+ * space (ucopy, --check-unwind). The maps are looked up in each step: the
+ * verifier does not carry map values into a bpf_loop callback.
+ */
+struct user_ips {
 	__u64 nk, nu;
+	bool copy; /* copy into ucopy, else compare with ucheck */
 	bool differ;
 };
 
-static long cmp_step(__u32 i, void *data)
+static long user_ip_step(__u32 i, void *data)
 {
-	struct cmp *m = data;
+	struct user_ips *m = data;
+	struct bpfprof_ustack_copy *u;
 	struct bpfprof_sample *e;
 	struct ustack_check *c;
 	__u32 zero = 0;
 	__u64 idx = m->nk + i;
 
 	e = bpf_map_lookup_elem(&scratch, &zero);
+	if (!e || i >= m->nu || i >= BPFPROF_MAX_STACK || idx >= 2 * BPFPROF_MAX_STACK)
+		return 1;
+	if (m->copy) {
+		u = bpf_map_lookup_elem(&ucopy, &zero);
+		if (!u)
+			return 1;
+		u->ips[i] = e->ips[idx];
+		return 0;
+	}
 	c = bpf_map_lookup_elem(&ucheck, &zero);
-	if (!e || !c || i >= m->nu || i >= BPFPROF_MAX_STACK || idx >= 2 * BPFPROF_MAX_STACK)
+	if (!c)
 		return 1;
 	if (e->ips[idx] != c->ips[i]) {
 		m->differ = true;
@@ -573,7 +597,7 @@ static long cmp_step(__u32 i, void *data)
 static __always_inline void check_user_walk(struct bpf_perf_event_data *ctx, __u64 nk, __u64 nu)
 {
 	struct ustack_check *c;
-	struct cmp m = { .nk = nk, .nu = nu };
+	struct user_ips m = { .nk = nk, .nu = nu };
 	__u32 zero = 0;
 	long ret;
 
@@ -585,7 +609,7 @@ static __always_inline void check_user_walk(struct bpf_perf_event_data *ctx, __u
 		stat_inc(BPFPROF_STAT_USTACK_DIFF);
 		return;
 	}
-	bpf_loop(BPFPROF_MAX_STACK, cmp_step, &m, 0);
+	bpf_loop(BPFPROF_MAX_STACK, user_ip_step, &m, 0);
 	if (m.differ)
 		stat_inc(BPFPROF_STAT_USTACK_DIFF);
 	else
@@ -604,43 +628,15 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct bpfprof_ustack_copy);
-} ucopy SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
 	__type(value, __u32);
 } ucopy_tick SEC(".maps");
-
-/* Copy the user walk's addresses: step i copies e->ips[nk + i]. */
-struct copy_ips {
-	__u64 nk, nu;
-};
-
-static long copy_ip_step(__u32 i, void *data)
-{
-	struct copy_ips *ci = data;
-	struct bpfprof_sample *e;
-	struct bpfprof_ustack_copy *u;
-	__u32 zero = 0;
-	__u64 idx = ci->nk + i;
-
-	e = bpf_map_lookup_elem(&scratch, &zero);
-	u = bpf_map_lookup_elem(&ucopy, &zero);
-	if (!e || !u || i >= ci->nu || i >= BPFPROF_MAX_STACK || idx >= 2 * BPFPROF_MAX_STACK)
-		return 1;
-	u->ips[i] = e->ips[idx];
-	return 0;
-}
 
 static __always_inline void send_ustack_copy(struct bpf_perf_event_data *ctx, __u32 tgid, __u32 tid,
 					     __u64 nk, __u64 nu, __u32 stop)
 {
 	struct pt_regs *r = (struct pt_regs *)&ctx->regs;
 	struct bpfprof_ustack_copy *u;
-	struct copy_ips ci = { .nk = nk, .nu = nu };
+	struct user_ips ci = { .nk = nk, .nu = nu, .copy = true };
 	__u32 zero = 0, *tick;
 	__u64 sp, first, second, size;
 
@@ -671,7 +667,7 @@ static __always_inline void send_ustack_copy(struct bpf_perf_event_data *ctx, __
 	u->regs[14] = r->r14;
 	u->regs[15] = r->r15;
 	u->regs[16] = r->ip;
-	bpf_loop(BPFPROF_MAX_STACK, copy_ip_step, &ci, 0);
+	bpf_loop(BPFPROF_MAX_STACK, user_ip_step, &ci, 0);
 	/* to the end of sp's page, then the next page: each read all or nothing */
 	sp = r->sp;
 	first = USTACK_CHUNK - (sp & (USTACK_CHUNK - 1));

@@ -87,4 +87,14 @@ int cli__parse(int argc, char **argv, struct bpfprof_config *cfg);
  */
 uint64_t cli__default_ringbuf_bytes(long nr_cpus);
 
+struct argp_state;
+/*
+ * -o PATH, as bpfprof and bpfprof xray take it: append an output (path
+ * borrowed from argv, fd -1) to outputs[*nr_outputs]; more than
+ * CLI_MAX_OUTPUTS is a usage error (argp_error: exit 2 with a usage hint).
+ */
+void cli__add_output(struct argp_state *st, struct output *outputs, int *nr_outputs, char *path);
+/* --format NAME, as both take it: a name output__format_from_name knows, else a usage error. */
+void cli__set_format(struct argp_state *st, const char **format, const char *name);
+
 #endif /* BPFPROF_CLI_H */

@@ -84,9 +84,6 @@ int jit_file__read_fd(int fd, const char *origin, uint64_t max_size, char **data
  */
 int jit_file__read(const char *path, uint64_t max_size, char **data, size_t *len);
 
-/* jit_file__read + jitdump__parse. Returns as either. */
-int jitdump__load(const char *path, uint64_t max_size, struct jit_table **out,
-		  struct jitdump_stats *stats);
 
 void jitdump__free(struct jit_table *t);
 

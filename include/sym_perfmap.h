@@ -29,9 +29,6 @@ struct perfmap_stats {
 int perfmap__parse(const char *text, size_t len, const char *origin, struct jit_table **out,
 		   struct perfmap_stats *stats);
 
-/* jit_file__read (O_NOFOLLOW, regular files, max_size cap) + perfmap__parse. */
-int perfmap__load(const char *path, uint64_t max_size, struct jit_table **out,
-		  struct perfmap_stats *stats);
 
 /* Newest line covering addr (see jitdump__lookup). */
 static inline const char *perfmap__lookup(const struct jit_table *t, uint64_t addr, uint64_t *off)

@@ -257,6 +257,22 @@ static void check_urls(struct argp_state *st, const char *arg)
 		argp_error(st, "--debuginfod needs at least one URL");
 }
 
+void cli__add_output(struct argp_state *st, struct output *outputs, int *nr_outputs, char *path)
+{
+	if (*nr_outputs >= CLI_MAX_OUTPUTS)
+		argp_error(st, "too many outputs (at most %d)", CLI_MAX_OUTPUTS);
+	outputs[*nr_outputs].path = path;
+	outputs[*nr_outputs].fd = -1;
+	(*nr_outputs)++;
+}
+
+void cli__set_format(struct argp_state *st, const char **format, const char *name)
+{
+	if (output__format_from_name(name) == OUTPUT_NONE)
+		argp_error(st, "invalid FORMAT: '%s' (prof, perf, pprof, folded, svg)", name);
+	*format = name;
+}
+
 static error_t parse_arg(int key, char *arg, struct argp_state *st)
 {
 	struct bpfprof_config *cfg = st->input;
@@ -309,17 +325,10 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 			parse_bytes(st, "JIT file size cap", arg, 4096, 1ULL << 40, false);
 		break;
 	case 'o':
-		if (cfg->nr_outputs >= CLI_MAX_OUTPUTS)
-			argp_error(st, "too many outputs (at most %d)", CLI_MAX_OUTPUTS);
-		cfg->outputs[cfg->nr_outputs].path = arg;
-		cfg->outputs[cfg->nr_outputs].fd = -1;
-		cfg->nr_outputs++;
+		cli__add_output(st, cfg->outputs, &cfg->nr_outputs, arg);
 		break;
 	case OPT_FORMAT:
-		if (output__format_from_name(arg) == OUTPUT_NONE)
-			argp_error(st, "invalid FORMAT: '%s' (prof, perf, pprof, folded, svg)",
-				   arg);
-		cfg->format = arg;
+		cli__set_format(st, &cfg->format, arg);
 		break;
 	case OPT_OUTPUT_MODE: {
 		unsigned long mode;

@@ -335,28 +335,28 @@ static int stream_maps(void *ctx, const struct profile *p, uint32_t proc, uint64
 	return 0;
 }
 
-static int stream_sample(void *ctx, const struct profile *p, uint32_t proc,
-			 const struct profile_sample *s)
+/* A CPU sample or an off-CPU block to every perf.data stream. */
+static int stream_event(struct run *r, const struct profile_sample *s, bool offcpu)
 {
-	struct run *r = ctx;
 	int i, err;
 
 	for (i = 0; i < r->cfg.nr_outputs; i++)
-		if (r->streams[i] && (err = perfdata__sample(r->streams[i], s)))
+		if (r->streams[i] && (err = offcpu ? perfdata__offcpu(r->streams[i], s) :
+						     perfdata__sample(r->streams[i], s)))
 			stream_failed(r, i, err);
 	return 0;
+}
+
+static int stream_sample(void *ctx, const struct profile *p, uint32_t proc,
+			 const struct profile_sample *s)
+{
+	return stream_event(ctx, s, false);
 }
 
 static int stream_offcpu(void *ctx, const struct profile *p, uint32_t proc,
 			 const struct profile_sample *s)
 {
-	struct run *r = ctx;
-	int i, err;
-
-	for (i = 0; i < r->cfg.nr_outputs; i++)
-		if (r->streams[i] && (err = perfdata__offcpu(r->streams[i], s)))
-			stream_failed(r, i, err);
-	return 0;
+	return stream_event(ctx, s, true);
 }
 
 static void stream_round(struct run *r)

@@ -546,18 +546,3 @@ int jit_file__read(const char *path, uint64_t max_size, char **data, size_t *len
 	return err;
 }
 
-int jitdump__load(const char *path, uint64_t max_size, struct jit_table **out,
-		  struct jitdump_stats *stats)
-{
-	char *data;
-	size_t len;
-	int err;
-
-	*out = NULL;
-	err = jit_file__read(path, max_size, &data, &len);
-	if (err)
-		return err;
-	err = jitdump__parse(data, len, path, out, stats);
-	free(data);
-	return err;
-}

@@ -112,18 +112,3 @@ int perfmap__parse(const char *text, size_t len, const char *origin, struct jit_
 	return 0;
 }
 
-int perfmap__load(const char *path, uint64_t max_size, struct jit_table **out,
-		  struct perfmap_stats *stats)
-{
-	char *data;
-	size_t len;
-	int err;
-
-	*out = NULL;
-	err = jit_file__read(path, max_size, &data, &len);
-	if (err)
-		return err;
-	err = perfmap__parse(data, len, path, out, stats);
-	free(data);
-	return err;
-}

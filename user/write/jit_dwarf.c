@@ -41,23 +41,44 @@ static void end_length(struct buf *b, size_t at)
 
 enum { ABBREV_CU = 1, ABBREV_FN = 2 };
 
+/*
+ * The two abbreviations .debug_info uses (DWARF 4, 7.5.3): a compile unit
+ * with its line program, and one subprogram per function.
+ */
+static const struct {
+	uint8_t code, children;
+	uint16_t tag;
+	uint16_t attr_form[5][2]; /* (attribute, form) pairs, ending with (0, 0) */
+} abbrevs[] = {
+	{ ABBREV_CU,
+	  DW_CHILDREN_yes,
+	  DW_TAG_compile_unit,
+	  { { DW_AT_name, DW_FORM_string },
+	    { DW_AT_stmt_list, DW_FORM_sec_offset },
+	    { DW_AT_low_pc, DW_FORM_addr },
+	    { DW_AT_high_pc, DW_FORM_data8 } /* a length since DWARF 4 */ } },
+	{ ABBREV_FN,
+	  DW_CHILDREN_no,
+	  DW_TAG_subprogram,
+	  { { DW_AT_name, DW_FORM_string },
+	    { DW_AT_low_pc, DW_FORM_addr },
+	    { DW_AT_high_pc, DW_FORM_data8 } } },
+};
+
 static void put_abbrevs(struct buf *a)
 {
-	put_uleb(a, ABBREV_CU);
-	put_uleb(a, DW_TAG_compile_unit);
-	put_u8(a, DW_CHILDREN_yes);
-	put_uleb(a, DW_AT_name), put_uleb(a, DW_FORM_string);
-	put_uleb(a, DW_AT_stmt_list), put_uleb(a, DW_FORM_sec_offset);
-	put_uleb(a, DW_AT_low_pc), put_uleb(a, DW_FORM_addr);
-	put_uleb(a, DW_AT_high_pc), put_uleb(a, DW_FORM_data8); /* a length since DWARF 4 */
-	put_uleb(a, 0), put_uleb(a, 0);
-	put_uleb(a, ABBREV_FN);
-	put_uleb(a, DW_TAG_subprogram);
-	put_u8(a, DW_CHILDREN_no);
-	put_uleb(a, DW_AT_name), put_uleb(a, DW_FORM_string);
-	put_uleb(a, DW_AT_low_pc), put_uleb(a, DW_FORM_addr);
-	put_uleb(a, DW_AT_high_pc), put_uleb(a, DW_FORM_data8);
-	put_uleb(a, 0), put_uleb(a, 0);
+	size_t i, j;
+
+	for (i = 0; i < sizeof(abbrevs) / sizeof(abbrevs[0]); i++) {
+		put_uleb(a, abbrevs[i].code);
+		put_uleb(a, abbrevs[i].tag);
+		put_u8(a, abbrevs[i].children);
+		for (j = 0; abbrevs[i].attr_form[j][0]; j++) {
+			put_uleb(a, abbrevs[i].attr_form[j][0]);
+			put_uleb(a, abbrevs[i].attr_form[j][1]);
+		}
+		put_uleb(a, 0), put_uleb(a, 0);
+	}
 	put_uleb(a, 0);
 }
 

@@ -89,16 +89,10 @@ static error_t xparse(int key, char *arg, struct argp_state *st)
 		c->instr_map = arg;
 		break;
 	case 'o':
-		if (c->nr_outputs >= CLI_MAX_OUTPUTS)
-			argp_error(st, "too many outputs (at most %d)", CLI_MAX_OUTPUTS);
-		c->outputs[c->nr_outputs].path = arg;
-		c->outputs[c->nr_outputs].fd = -1;
-		c->nr_outputs++;
+		cli__add_output(st, c->outputs, &c->nr_outputs, arg);
 		break;
 	case OPT_FORMAT:
-		if (output__format_from_name(arg) == OUTPUT_NONE)
-			argp_error(st, "unknown format: '%s'", arg);
-		c->format = arg;
+		cli__set_format(st, &c->format, arg);
 		break;
 	case OPT_ACCOUNT:
 		c->account = true;
