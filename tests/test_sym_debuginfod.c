@@ -30,25 +30,13 @@
 #include "sym_debuginfod.h"
 
 static char tmp_dir[] = "/tmp/test_sym_debuginfod.XXXXXX";
+
+#define TEST_TMP_DIR tmp_dir
+#include "test_files.h"
+
 static const uint8_t id_a[20] = { 0x0d, 0xe5, 0x32, 0x51, 0x46, 0x3d, 0x3f, 0x4f, 0x4b, 0xb5,
 				  0xa4, 0x96, 0x7e, 0x11, 0xb4, 0x94, 0x6f, 0x68, 0x8f, 0xcb };
 static const uint8_t id_b[20] = { 0xaa, 0xbb };
-
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	rc = system(cmd);
-	if (rc)
-		fprintf(stderr, "command failed (%d): %s\n", rc, cmd);
-	return rc;
-}
 
 static void hex(char *out, const uint8_t *id, size_t len)
 {

@@ -64,46 +64,11 @@ static const char hot_src[] =
 	"#endif\n";
 
 static char tmp_dir[] = "/tmp/test_sym_elf.XXXXXX";
+
+#define TEST_TMP_DIR tmp_dir
+#include "test_files.h"
+
 static bool have_m32;
-
-static const char *tpath(const char *name)
-{
-	static char bufs[4][512];
-	static int next;
-	char *b = bufs[next++ % 4];
-
-	snprintf(b, sizeof(bufs[0]), "%s/%s", tmp_dir, name);
-	return b;
-}
-
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	rc = system(cmd);
-	if (rc)
-		fprintf(stderr, "command failed (%d): %s\n", rc, cmd);
-	return rc;
-}
-
-static int write_file(const char *path, const void *data, size_t len)
-{
-	FILE *f = fopen(path, "wb");
-
-	if (!f)
-		return -1;
-	if (fwrite(data, 1, len, f) != len) {
-		fclose(f);
-		return -1;
-	}
-	return fclose(f);
-}
 
 static void *read_file(const char *path, size_t *len)
 {

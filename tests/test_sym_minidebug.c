@@ -42,31 +42,8 @@ static const char src[] = "static __attribute__((noinline, used)) int hot_static
 
 static char tmp_dir[] = "/tmp/test_sym_minidebug.XXXXXX";
 
-static const char *tpath(const char *name)
-{
-	static char bufs[4][512];
-	static int next;
-	char *b = bufs[next++ % 4];
-
-	snprintf(b, sizeof(bufs[0]), "%s/%s", tmp_dir, name);
-	return b;
-}
-
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	char cmd[8192];
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	rc = system(cmd);
-	if (rc)
-		fprintf(stderr, "command failed (%d): %s\n", rc, cmd);
-	return rc;
-}
+#define TEST_TMP_DIR tmp_dir
+#include "test_files.h"
 
 static void *read_file(const char *path, size_t *len)
 {

@@ -34,23 +34,11 @@
 #define LEN 0x10000ull
 
 static char tmp[] = "/tmp/test_symbolize.XXXXXX";
+
+#define TEST_TMP_DIR tmp
+#include "test_files.h"
+
 static char proc_dir[64];
-
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	char cmd[2048];
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	rc = system(cmd);
-	if (rc)
-		fprintf(stderr, "command failed (%d): %s\n", rc, cmd);
-	return rc;
-}
 
 /* lib_FN.so in tmp: one exported function FN, no libc */
 static int build_lib(const char *fn)

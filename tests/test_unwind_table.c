@@ -34,6 +34,9 @@
 
 static char tmp_dir[] = "/tmp/test_unwind_table.XXXXXX";
 
+#define TEST_TMP_DIR tmp_dir
+#include "test_files.h"
+
 static const char lib_src[] = "__attribute__((noinline)) int lib_work(int x)\n"
 			      "{\n"
 			      "	volatile int s = 0;\n"
@@ -149,46 +152,12 @@ static const char hostile_src[] =
 	".globl f_after_gap\n.type f_after_gap,@function\nf_after_gap:\n.cfi_startproc\n"
 	"	nop\n	ret\n.cfi_endproc\n";
 
-static const char *tpath(const char *name)
-{
-	static char bufs[8][512];
-	static int next;
-	char *b = bufs[next++ % 8];
-
-	snprintf(b, sizeof(bufs[0]), "%s/%s", tmp_dir, name);
-	return b;
-}
-
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	rc = system(cmd);
-	return rc == 0 ? 0 : -1;
-}
-
-static int write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	if (!f)
-		return -1;
-	fputs(text, f);
-	return fclose(f);
-}
-
 static int group_setup(void **state)
 {
 	if (!mkdtemp(tmp_dir))
 		return -1;
-	if (write_file(tpath("lib.c"), lib_src) || write_file(tpath("main.c"), main_src) ||
-	    write_file(tpath("hostile.s"), hostile_src))
+	if (write_text(tpath("lib.c"), lib_src) || write_text(tpath("main.c"), main_src) ||
+	    write_text(tpath("hostile.s"), hostile_src))
 		return -1;
 	if (sh("cd %s && cc -O2 -fomit-frame-pointer -fPIC -shared lib.c -o libnofp.so", tmp_dir) ||
 	    sh("cd %s && cc -O2 -fomit-frame-pointer main.c -L. -lnofp -Wl,-rpath,'$ORIGIN' "
@@ -1043,7 +1012,7 @@ static void test_not_elf_or_no_cfi(void **state)
 	char msg[4096], path[512];
 
 	snprintf(path, sizeof(path), "%s", tpath("text"));
-	write_file(path, "not an ELF file\n");
+	write_text(path, "not an ELF file\n");
 	assert_int_equal(build_capture(path, &t, msg, sizeof(msg)), -EINVAL);
 	assert_null(t);
 	/* stripped of all CFI */

@@ -70,33 +70,11 @@ static const char SLEDS_S[] =
 	"	SLED(fc, fc, 0)\n";
 
 static char tmp[] = "/tmp/test_xray.XXXXXX";
+
+#define TEST_TMP_DIR tmp
+#include "test_files.h"
+
 static bool have_x86_64;
-
-static const char *tpath(const char *name)
-{
-	static char bufs[4][256];
-	static int next;
-	char *b = bufs[next++ % 4];
-
-	snprintf(b, sizeof(bufs[0]), "%s/%s", tmp, name);
-	return b;
-}
-
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	char cmd[2048];
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	rc = system(cmd);
-	if (rc)
-		fprintf(stderr, "command failed (%d): %s\n", rc, cmd);
-	return rc;
-}
 
 /* Zero the function field (bytes 8-15) of every sled of the file's xray_instr_map. */
 static void zero_function_fields(const char *path)
