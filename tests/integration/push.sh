@@ -5,22 +5,29 @@
 # server API for /push.v1.PusherService/Push and /ingest, and is not
 # Pyroscope). The receiver checks every request (method, path, headers,
 # labels, the PushRequest protobuf, the pprof inside) and saves each profile.
+# Workloads spin only while they are profiled: hotcold stopped (SIGSTOP)
+# until bpfprof has its perf events open, or run as bpfprof's command.
 #
-#  1. Connect API, -p hotcold for 3 s at 499 Hz, basic auth, tenant, --label:
-#     one request, the labels, go tool pprof names hot_a 75 % and hot_b 25 %
-#     (±TOL points: 1,500 samples give a standard deviation of 1.1 points;
-#     the rest is room for other agents' load on a shared 2-CPU VM).
+#  1. Connect API, -p hotcold for 0.4 s at 2999 Hz, basic auth, tenant,
+#     --label: one request, the labels, go tool pprof names hot_a 75 % and
+#     hot_b 25 % (±split_tol: TOL points, or 4 standard deviations of a 75 %
+#     share at the samples the pushed profile holds when that is more).
 #  2. The legacy /ingest endpoint: name=hotcold{...}, from/until, the pprof.
-#  3. -a --interval 1 with faults: the receiver down at start, answering
-#     slowly, down again for more than two intervals, answering 500. Every
-#     interval's local profile (--output-dir) must be matched by a pushed
-#     profile or a spooled STAMP-push.pb with exactly its sample count (no
-#     interval lost, none twice); each interval holds F x duration x CPUs
-#     samples within -25 %/+5 % (two hotcold processes keep both CPUs busy, so
-#     only idle moments can lower it: sampling never stalled); intervals are
-#     back to back; the summary's counts add up; one series per cgroup, the
-#     workload's cgroup series names hot_a and hot_b with the 3:1 split.
-#  4. A server that refuses (401): the interval is spooled, exit 0.
+#  3. -a --cgroup --interval 1 with faults, each one started as soon as
+#     bpfprof's -v log shows the last one had its effect: the receiver down at
+#     start (a retry), answering slowly (a request longer than an interval),
+#     down again until an interval is spooled, back until the spool is
+#     replayed, answering 500 (a retry), back. Every interval's local profile
+#     (--output-dir) must be matched by a pushed profile or a spooled
+#     STAMP-push.pb with exactly its sample count (no interval lost, none
+#     twice); sampling never stalled: each interval holds F x the CPU time the
+#     workload had in it (/proc/PID/schedstat, polled every 20 ms) of its
+#     samples, ±4 standard deviations and a scheduler tick; intervals are back
+#     to back; the summary's counts add up; one series per cgroup (the
+#     workload's and the receiver's), the workload's series names hot_a and
+#     hot_b with the 3:1 split.
+#  4. A server that refuses (401): the interval is spooled, exit 0; the next
+#     run replays it; a server slower than --push-timeout.
 #  5. TLS: https with --push-ca works; without it the certificate is refused,
 #     the interval is dropped (no --output-dir) and bpfprof exits 1.
 #  6. Bad auth files (missing, world-readable, empty) stop bpfprof before it
@@ -35,10 +42,12 @@ TOL=${TOL:-7}
 work=$(mktemp -d /tmp/bpfprof-push.XXXXXX)
 pids=()
 cg=
+# On exit: every process started here (SIGCONT for the stopped ones), the
+# test cgroups, the directory.
 cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null && kill -CONT "$p" 2>/dev/null; done
 	wait 2>/dev/null
-	[ -n "$cg" ] && rmdir "$cg" 2>/dev/null
+	[ -n "$cg" ] && rmdir "$cg"/w "$cg"/r "$cg" 2>/dev/null
 	[ -n "${KEEP:-}" ] && echo "kept $work" || rm -rf "$work"
 }
 trap cleanup EXIT
@@ -62,13 +71,34 @@ start_recv() {
 	"$PY" "$RECEIVER" --port-file "$work/$name.port" "$@" 2>>"$work/$name.recv.err" &
 	recv_pid=$!
 	pids+=("$recv_pid")
-	for _ in $(seq 100); do
+	for _ in $(seq 500); do
 		[ -s "$work/$name.port" ] && return 0
-		sleep 0.1
+		sleep 0.02
 	done
 	return 1
 }
 stop_recv() { kill "$recv_pid" 2>/dev/null; wait "$recv_pid" 2>/dev/null; }
+# Readiness, polled (10 s at most) instead of fixed sleeps. wait_exec PID
+# NAME: PID runs NAME (its fork has exec'd). wait_sampling PID: bpfprof PID
+# has its perf events open, the last step before it samples.
+wait_exec() {
+	local i
+	for ((i = 0; i < 1000; i++)); do
+		[ "$(cat "/proc/$1/comm" 2>/dev/null)" = "$2" ] && return 0
+		sleep 0.01
+	done
+	return 1
+}
+wait_sampling() {
+	local i
+	for ((i = 0; i < 1000; i++)); do
+		# shellcheck disable=SC2010
+		ls -l "/proc/$1/fd" 2>/dev/null | grep -q 'anon_inode:\[perf_event\]' && return 0
+		kill -0 "$1" 2>/dev/null || return 1
+		sleep 0.01
+	done
+	return 1
+}
 # go tool pprof -top in samples: "name<TAB>flat" per function
 top_counts() {
 	go tool pprof -top -sample_index=samples -nodefraction=0 -nodecount=100000 "$@" 2>"$work/pprof.err" |
@@ -79,22 +109,38 @@ pct_of() { awk -F'\t' -v f="$2" '{ t += $2; if ($1 == f) v += $2 } END { if (t) 
 top_total() { awk -F'\t' '{ n += $2 } END { print n + 0 }' "$1"; }
 # the last "push:" summary line's field: count_of LOG WORD (pushed, spooled, dropped, retried, intervals)
 count_of() { grep 'bpfprof: push: [0-9]* intervals' "$1" | tail -1 | grep -oE "[0-9]+ $2" | awk '{ print $1 }'; }
+# samples of a pprof FILE (gzip) as the receiver decodes it
+samples_of() { "$PY" "$RECEIVER" --decode-pprof "$1" | sed -n 's/.*"samples": \([0-9]*\).*/\1/p'; }
 
 printf 'user:s3cret\n' >"$work/auth"
 chmod 600 "$work/auth"
 basic=$(printf 'user:s3cret' | base64)
-"$HOTCOLD" 200 &
+# hot: the -p target of 1 and 2, stopped except while bpfprof samples it
+"$HOTCOLD" 60 &
 hot=$!
 pids+=("$hot")
+wait_exec $hot hotcold
+kill -STOP $hot
+# run_hot ARGS...: bpfprof -p $hot ARGS; hot runs from when bpfprof has its
+# perf events open until it exits. Its exit status in $rc.
+run_hot() {
+	"$BPFPROF" -p $hot "$@" &
+	local bp=$!
+	wait_sampling $bp
+	kill -CONT $hot
+	wait $bp
+	rc=$?
+	kill -STOP $hot
+}
 
 # ---- 1. Connect API, one-shot ----
+# 2999 Hz for 0.4 s: 1,200 samples on a CPU of its own, 600 (±7.1) on half of one
 if start_recv r1 --out "$work/r1" --expect-header "Authorization: Basic $basic" \
 	--expect-header "X-Scope-OrgID: team-a" --expect-label env=ci --expect-label pid=$hot \
 	--expect-label service_name=hotcold; then
 	port=$(cat "$work/r1.port")
-	"$BPFPROF" -p $hot -d 3 -F 499 --push "http://127.0.0.1:$port" --push-auth-file "$work/auth" \
+	run_hot -d 0.4 -F 2999 --push "http://127.0.0.1:$port" --push-auth-file "$work/auth" \
 		--tenant team-a --label env=ci -o "$work/one.pb.gz" 2>"$work/one.log"
-	rc=$?
 	stop_recv
 	n=$(wc -l <"$work/r1/index.jsonl" 2>/dev/null)
 	f=$(ls "$work"/r1/*.pb.gz 2>/dev/null | head -1)
@@ -113,8 +159,7 @@ if start_recv r1 --out "$work/r1" --expect-header "Authorization: Basic $basic" 
 				"$(head -5 "$work/pprof.err")" "$(head -5 "$work/one.top")"
 		fi
 		# the pushed bytes are the run's profile: the same samples as the -o file
-		p1=$("$PY" "$RECEIVER" --decode-pprof "$f" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["samples"])')
-		p2=$("$PY" "$RECEIVER" --decode-pprof "$work/one.pb.gz" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["samples"])')
+		p1=$(samples_of "$f") p2=$(samples_of "$work/one.pb.gz")
 		[ -n "$p1" ] && [ "$p1" = "$p2" ] && ok "connect: the pushed profile has the -o file's $p1 samples" ||
 			fail "connect: pushed $p1 samples, -o file $p2"
 	else
@@ -125,12 +170,12 @@ else
 fi
 
 # ---- 2. legacy /ingest ----
+# 2999 Hz for 0.25 s: 750 samples, 375 on half a CPU (±8.9; the check allows TOL + 3)
 if start_recv r2 --out "$work/r2" --expect-header "Authorization: Basic $basic" --expect-label pid=$hot \
 	--expect-label service_name=hotcold --expect-header "Content-Type: application/octet-stream"; then
 	port=$(cat "$work/r2.port")
-	"$BPFPROF" -p $hot -d 2 -F 499 --push "http://127.0.0.1:$port/ingest" --push-auth-file "$work/auth" \
+	run_hot -d 0.25 -F 2999 --push "http://127.0.0.1:$port/ingest" --push-auth-file "$work/auth" \
 		2>"$work/ingest.log"
-	rc=$?
 	stop_recv
 	f=$(ls "$work"/r2/*.pb.gz 2>/dev/null | head -1)
 	if [ $rc -eq 0 ] && [ -n "$f" ] && [ ! -s "$work/r2/errors.log" ] && grep -q '"api": "ingest"' "$work/r2/index.jsonl"; then
@@ -147,61 +192,139 @@ if start_recv r2 --out "$work/r2" --expect-header "Authorization: Basic $basic" 
 else
 	fail "ingest: the receiver did not start" "$(cat "$work/r2.recv.err")"
 fi
+kill -KILL $hot 2>/dev/null
+wait $hot 2>/dev/null
 
-# ---- 3. continuous, -a, with server faults ----
-ncpu=$(nproc)
+# ---- 3. continuous, -a --cgroup, with server faults ----
+# The workload (hotcold at --duty 50) in cgroup w, the receiver in r, both
+# under the test's own cgroup, which alone bpfprof samples (-a --cgroup):
+# other scripts' processes are neither sampled nor judged. Without cgroup2,
+# plain -a, and only the workload's pid is judged.
 cg2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
 if [ -n "$cg2" ] && mkdir "$cg2/bpfprof-push.$$" 2>/dev/null; then
 	cg=$cg2/bpfprof-push.$$
+	mkdir "$cg/w" "$cg/r" || cg=
 fi
-wl=()
-for _ in $(seq "$ncpu"); do
-	"$HOTCOLD" 40 &
-	wl+=($!)
-	pids+=($!)
-	[ -n "$cg" ] && echo $! >"$cg/cgroup.procs"
-done
+F3=999
+"$HOTCOLD" 60 --duty 50 &
+wl=$!
+pids+=("$wl")
+wait_exec $wl hotcold
+kill -STOP $wl
+[ -n "$cg" ] && echo $wl >"$cg/w/cgroup.procs"
+# the workload's CPU time (ns, /proc/PID/schedstat's first field) every 20 ms,
+# "REALTIME_NS RUNTIME_NS", until STOP exists: then once more, and it exits
+"$PY" -c '
+import os, sys, time
+src, out, stop = sys.argv[1:4]
+with open(out, "w", buffering=1) as o:
+    while True:
+        last = os.path.exists(stop)
+        t = time.time_ns()
+        with open(src) as f:
+            o.write("%d %s\n" % (t, f.read().split()[0]))
+        if last:
+            break
+        time.sleep(0.02)
+' "/proc/$wl/schedstat" "$work/cpu.log" "$work/cpu.stop" 2>"$work/poller.err" &
+poller=$!
+pids+=("$poller")
+for _ in $(seq 500); do [ -s "$work/cpu.log" ] && break; sleep 0.02; done
 port=$(free_port)
 mode=$work/mode
 echo ok >"$mode"
 mkdir -p "$work/b"
-"$BPFPROF" -a -F 99 --interval 1 --output-dir "$work/b" --push "http://127.0.0.1:$port" --push-queue 2 \
-	--push-timeout 5 --label run=faults -v --no-progress --top 0 2>"$work/b.log" &
+"$BPFPROF" -a ${cg:+--cgroup "$cg"} -F $F3 --interval 1 --output-dir "$work/b" --push "http://127.0.0.1:$port" \
+	--push-queue 2 --push-timeout 5 --label run=faults -v --no-progress --top 0 2>"$work/b.log" &
 bp=$!
-pids+=($bp)
+pids+=("$bp")
+wait_sampling $bp
+kill -CONT $wl
 rargs=(--port "$port" --out "$work/rb" --mode-file "$mode" --expect-label run=faults)
-sleep 2                                    # down at start
+# recv_up: the receiver back on the same port, in cgroup r
+recv_up() {
+	start_recv rb "${rargs[@]}"
+	[ -n "$cg" ] && echo "$recv_pid" >"$cg/r/cgroup.procs"
+}
+# seen PATTERN: lines of bpfprof's log that match; wait_log PATTERN N: until
+# there are N (20 s at most; 1 if bpfprof ended first)
+seen() { grep -c -- "$1" "$work/b.log"; }
+wait_log() {
+	local i
+	for ((i = 0; i < 400; i++)); do
+		[ "$(seen "$1")" -ge "$2" ] && return 0
+		kill -0 $bp 2>/dev/null || return 1
+		sleep 0.05
+	done
+	return 1
+}
+missed=()
+retrying='retrying with backoff' back='takes profiles again' pushed='interval .* pushed (' spooled=' spooled to ' replayed="' replayed$"
+# down at start: the first interval's push fails
+wait_log "$retrying" 1 || missed+=("down at start")
+# slow: a request takes 1.5 s, longer than an interval
 echo "slow 1.5" >"$mode"
-start_recv rb "${rargs[@]}"; sleep 2.5      # slow answers
-echo ok >"$mode"; sleep 1
-stop_recv; sleep 2.5                        # down again, over two intervals
-start_recv rb "${rargs[@]}"; sleep 1.5      # back
-echo 500 >"$mode"; sleep 1.5                # 500s
-echo ok >"$mode"; sleep 2
+recv_up
+wait_log "$back" 1 || missed+=("slow answer")
+echo ok >"$mode"
+wait_log "$pushed" $(($(seen "$pushed") + 1)) || missed+=("a push after the slow one")
+# down again until the queue (2) overflows: an interval spooled
+stop_recv
+wait_log "$spooled" $(($(seen "$spooled") + 1)) || missed+=("spooled while down")
+# back: the queue pushed, then the spool replayed
+recv_up
+wait_log "$replayed" $(($(seen "$replayed") + 1)) || missed+=("replayed once back")
+# 500s: a retry; then back
+echo 500 >"$mode"
+wait_log "$retrying" $(($(seen "$retrying") + 1)) || missed+=("500 answered")
+echo ok >"$mode"
+wait_log "$back" $(($(seen "$back") + 1)) || missed+=("back after the 500")
 kill -INT $bp
 wait $bp
 rc=$?
+# a poll after the last interval's end, then the workload goes
+touch "$work/cpu.stop"
+wait $poller
+kill $wl 2>/dev/null
+wait $wl 2>/dev/null
 stop_recv
-for p in "${wl[@]}"; do kill "$p" 2>/dev/null; done
-wait "${wl[@]}" 2>/dev/null
-[ -n "$cg" ] && rmdir "$cg" 2>/dev/null && cg=
+[ ${#missed[@]} -eq 0 ] && ok "faults: down at start, slow, down until spooled, back and replayed, 500, back: each seen in bpfprof's log" ||
+	fail "faults: not seen: ${missed[*]}" "$(grep 'push' "$work/b.log" | tail -8)"
 grep -q 'bpfprof: push: .*retrying' "$work/b.log" && ok "faults: the outage is reported once, sampling goes on" ||
 	fail "faults: no warning about the outage" "$(tail -5 "$work/b.log")"
 [ ! -s "$work/rb/errors.log" ] && ok "faults: every request the receiver read was well-formed" ||
 	fail "faults: malformed requests" "$(head -5 "$work/rb/errors.log")"
 [ $rc -eq 0 ] || fail "faults: bpfprof exited $rc" "$(tail -5 "$work/b.log")"
-"$PY" - "$work/b" "$work/rb/index.jsonl" "$work/b.log" "$RECEIVER" "$ncpu" 99 "bpfprof-push.$$" >"$work/b.check" <<'EOF'
-import glob, json, os, re, sys, time, importlib.util
-outdir, index, log, receiver, ncpu, freq, cgname = sys.argv[1:8]
-ncpu, freq = int(ncpu), int(freq)
+"$PY" - "$work/b" "$work/rb/index.jsonl" "$work/b.log" "$RECEIVER" $F3 "bpfprof-push.$$/w" $wl "$work/cpu.log" \
+	>"$work/b.check" <<'PYEOF'
+import bisect, glob, gzip, json, math, os, re, sys, importlib.util
+outdir, index, log, receiver, freq, cgname, wpid, cpulog = sys.argv[1:9]
+freq, wpid = int(freq), int(wpid)
 spec = importlib.util.spec_from_file_location("recv", receiver)
 R = importlib.util.module_from_spec(spec); spec.loader.exec_module(R)
-def stamp(ns): return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(ns // 10**9))
 def out(ok, name, detail=""): print("%s\t%s\t%s" % ("ok" if ok else "fail", name, detail))
+def pid_samples(raw, pid):
+    """samples of process PID in a gzip pprof (its "pid" label)"""
+    strings, samples, n = [], [], 0
+    for num, wt, v in R.fields(gzip.decompress(raw)):
+        if num == 6: strings.append(v.decode())
+        elif num == 2: samples.append(v)
+    kpid = strings.index("pid") if "pid" in strings else -1
+    for v in samples:
+        vals, pids = [], []
+        for n2, w2, v2 in R.fields(v):
+            if n2 == 2: vals += R.packed_ints(w2, v2)
+            elif n2 == 3:
+                lab = dict((n3, v3) for n3, _, v3 in R.fields(v2))
+                if lab.get(1) == kpid: pids.append(lab.get(3))
+        if pid in pids and vals: n += vals[0]
+    return n
 # intervals are keyed by their pprof time_nanos (the same in every copy of one interval's profile)
 local = {}
 for f in glob.glob(os.path.join(outdir, "*-profile.pb.gz")):
-    summ = R.pprof_summary(open(f, "rb").read())
+    raw = open(f, "rb").read()
+    summ = R.pprof_summary(raw)
+    summ["wl"] = pid_samples(raw, wpid)
     local[summ["time_nanos"]] = summ
 pushed, late, cgseries, seen, dups = {}, set(), [], set(), 0
 for line in open(index) if os.path.exists(index) else []:
@@ -224,18 +347,48 @@ for f in glob.glob(os.path.join(outdir, "*-push.pb")):
 lost = [s for s in local if s not in pushed and s not in spooled]
 both = [s for s in local if s in pushed and s in spooled]
 extra = [s for s in list(pushed) + list(spooled) if s not in local]
-out(not lost and not both and not extra and len(local) >= 10,
+# at least 6: the first interval fails, three end while the server is down again (a queue of 2, the
+# third spools the oldest), one is answered 500, and the last one ends with the run
+out(not lost and not both and not extra and len(local) >= 6,
     "faults: all %d intervals accounted for: %d pushed (%d of them more than 2 s late), %d spooled, none lost or twice"
     " (%d series received again with the same ID)" % (len(local), len(pushed), len(late), len(spooled), dups),
     "lost %s both %s extra %s" % (lost, both, extra))
 mism = [(s, local[s]["samples"], (pushed.get(s) or {}).get("samples", spooled.get(s))) for s in local
         if (pushed[s]["samples"] if s in pushed else spooled.get(s)) != local[s]["samples"]]
 out(not mism, "faults: each pushed or spooled interval has exactly its local profile's samples", str(mism[:5]))
-ratios = sorted((local[s]["samples"] / (freq * ncpu * local[s]["duration_nanos"] / 1e9), s) for s in local)
-bad = [r for r in ratios if not 0.75 <= r[0] <= 1.05]
-out(not bad and ratios, "faults: samples per interval within F x duration x %d CPUs -25%%/+5%%: ratios %.2f-%.2f"
-    % (ncpu, ratios[0][0], ratios[-1][0]) if ratios else "faults: no intervals", str(bad[:5]))
 ts = sorted((v["time_nanos"], v["duration_nanos"]) for v in local.values())
+# Sampling never stalled: an interval holds F x the CPU time the workload had in it of its samples
+# (cpu-clock fires every 1/F s of a CPU; each tick lands in the workload or not: at most sqrt(E)
+# standard deviation around E), within 4 standard deviations and F x 10 ms (schedstat's runtime
+# is brought up to date at the scheduler tick: 4 ms at 250 Hz, 10 at 100 Hz). The CPU time is
+# bounded by the polls around each edge. Each interval starts where the last one ended (durations
+# are monotonic, from the first one's start); a renamed one's time_nanos is a second late.
+polls = [(0, 0)]
+for l in open(cpulog):
+    w = l.split()
+    if len(w) == 2: polls.append((int(w[0]), int(w[1])))
+pt = [p[0] for p in polls]
+def cpu_between(a, b):
+    """CPU ns the workload surely had in [a, b], and at most"""
+    i0, i1 = bisect.bisect_left(pt, a), bisect.bisect_right(pt, b) - 1      # polls inside
+    o0, o1 = bisect.bisect_right(pt, a) - 1, bisect.bisect_left(pt, b)      # polls outside
+    lo = polls[i1][1] - polls[i0][1] if i0 < len(polls) and i1 >= i0 else 0
+    hi = polls[o1][1] - polls[o0][1] if o1 < len(polls) else None
+    return lo, hi
+start, bad, ratios = ts[0][0] if ts else 0, [], []
+for tn, dn in ts:
+    lo, hi = cpu_between(start, start + dn)
+    n = local[tn]["wl"]
+    if hi is None:
+        bad.append((tn, n, "no poll after the interval"))
+    else:
+        elo, ehi = freq * lo / 1e9, freq * hi / 1e9
+        if not elo - 4 * math.sqrt(elo) - freq * 0.01 <= n <= ehi + 4 * math.sqrt(ehi) + freq * 0.01:
+            bad.append((tn, n, "expected %.0f-%.0f" % (elo, ehi)))
+        if lo + hi: ratios.append(n / (freq * (lo + hi) / 2e9))
+    start += dn
+out(ts and not bad, "faults: sampling never stalled: each interval's workload samples F x its CPU time in the"
+    " interval (±4 sd + 10 ms; ratios %.2f-%.2f)" % (min(ratios or [0]), max(ratios or [0])), str(bad[:5]))
 gaps = [(b[0] - (a[0] + a[1])) / 1e6 for a, b in zip(ts, ts[1:])]
 lens = [d / 1e9 for _, d in ts[:-1]]
 # each interval begins where the last one was drained, however long writing it took; but one
@@ -251,7 +404,8 @@ m = re.findall(r"push: (\d+) intervals: (\d+) pushed, (\d+) spooled, (\d+) dropp
 n, p, sp, d, rt, rp = map(int, m[-1]) if m else (-1,) * 6
 # (retries are likely but timing-dependent: a full queue may spool an interval before its retry)
 # spooled requests replayed once the server was back: received, and their files gone
-out(n == len(local) and p + rp == len(pushed) and sp - rp == len(spooled) and d == 0 and p + sp + d == n and sp > 0,
+out(n == len(local) and p + rp == len(pushed) and sp - rp == len(spooled) and d == 0 and p + sp + d == n and sp > 0
+    and rp > 0,
     "faults: summary adds up: %d intervals = %d pushed + %d spooled + %d dropped; %d retried; %d of the spooled "
     "replayed once the server was back (received: %d, spool files left: %d)" % (n, p, sp, d, rt, rp, len(pushed), len(spooled)),
     "received %d, spool files %d" % (len(pushed), len(spooled)))
@@ -262,11 +416,14 @@ out(not multi and cg_ok and ("ebpf/cgroup/" + cgname) in svc,
     "faults: one series per cgroup a request, the workload's as service_name ebpf/cgroup/%s (%d services)" % (cgname, len(svc)),
     "services %s" % sorted(svc)[:10])
 print("files\t" + " ".join(cgseries))
-EOF
+PYEOF
 while IFS=$'\t' read -r st name detail; do
 	case $st in
 	ok) ok "$name" ;;
-	fail) fail "$name" "$detail" "$(grep 'push' "$work/b.log" | tail -6)" ;;
+	fail)
+		[ -z "$cg" ] && [[ $name == *"one series per cgroup"* ]] && { skip "faults: the cgroup series" "no cgroup2"; continue; }
+		fail "$name" "$detail" "$(grep 'push' "$work/b.log" | tail -6)"
+		;;
 	files) cgfiles=$name ;;
 	esac
 done <"$work/b.check"
@@ -280,16 +437,20 @@ if [ -n "${cgfiles:-}" ] && command -v go >/dev/null; then
 	else
 		fail "faults: cgroup series hot_a '$a' hot_b '$b' (±'$tol')" "$(head -5 "$work/cg.top")"
 	fi
-elif [ -z "$cg" ] && [ -z "$cg2" ]; then
-	skip "faults: the cgroup series" "no cgroup2"
+elif [ -z "$cg" ]; then
+	skip "faults: the cgroup series split" "no cgroup2"
 fi
+[ -n "$cg" ] && rmdir "$cg"/w "$cg"/r "$cg" 2>/dev/null && cg=
 
 # ---- 4. a server that refuses the request ----
+# 4 to 5 need a profile with samples (an empty interval is not pushed), not a
+# split: hotcold as the command, 0.25 s at --duty 20, about 50 samples at 999 Hz
+short=("$HOTCOLD" 0.25 --duty 20)
 if start_recv r4 --out "$work/r4" --mode-file "$work/mode401"; then
 	echo 401 >"$work/mode401"
 	mkdir -p "$work/e"
-	"$BPFPROF" -p $hot -d 2 -F 199 --output-dir "$work/e" --push "http://127.0.0.1:$(cat "$work/r4.port")" \
-		2>"$work/e.log"
+	"$BPFPROF" -F 999 --output-dir "$work/e" --push "http://127.0.0.1:$(cat "$work/r4.port")" \
+		-- "${short[@]}" 2>"$work/e.log"
 	rc=$?
 	stop_recv
 	sp=$(ls "$work"/e/*-push.pb 2>/dev/null | head -1)
@@ -305,8 +466,8 @@ fi
 # ---- 4a. the spooled request of 4 replayed by the next run once the server takes profiles ----
 if [ -n "${sp:-}" ] && start_recv r7 --out "$work/r7"; then
 	old_id=$("$PY" "$RECEIVER" --decode-push "$sp" | "$PY" -c 'import json,sys; print(json.loads(sys.stdin.readline())["id"])')
-	"$BPFPROF" -p $hot -d 1 -F 199 --output-dir "$work/e" --push "http://127.0.0.1:$(cat "$work/r7.port")" \
-		2>"$work/e2.log"
+	"$BPFPROF" -F 999 --output-dir "$work/e" --push "http://127.0.0.1:$(cat "$work/r7.port")" \
+		-- "${short[@]}" 2>"$work/e2.log"
 	rc=$?
 	stop_recv
 	if [ $rc -eq 0 ] && [ ! -e "$sp" ] && [ "$(wc -l <"$work/r7/index.jsonl")" = 2 ] &&
@@ -321,11 +482,11 @@ fi
 if start_recv r6 --out "$work/r6" --mode-file "$work/mode-slow"; then
 	echo "slow 2.5" >"$work/mode-slow"
 	mkdir -p "$work/s"
-	"$BPFPROF" -p $hot -d 1 -F 199 --output-dir "$work/s" --push "http://127.0.0.1:$(cat "$work/r6.port")" \
-		--push-timeout 1 2>"$work/s.log"
+	"$BPFPROF" -F 999 --output-dir "$work/s" --push "http://127.0.0.1:$(cat "$work/r6.port")" \
+		--push-timeout 1 -- "${short[@]}" 2>"$work/s.log"
 	rc=$?
 	# the receiver still answers the abandoned request (1.5 s after bpfprof gave up)
-	for _ in $(seq 30); do [ -s "$work/r6/index.jsonl" ] && break; sleep 0.1; done
+	for _ in $(seq 150); do [ -s "$work/r6/index.jsonl" ] && break; sleep 0.02; done
 	stop_recv
 	sp=$(ls "$work"/s/*-push.pb 2>/dev/null | head -1)
 	id=$([ -n "$sp" ] && "$PY" "$RECEIVER" --decode-push "$sp" | "$PY" -c 'import json,sys; print(json.loads(sys.stdin.readline())["id"])')
@@ -344,15 +505,15 @@ fi
 
 # ---- 5. TLS ----
 if command -v openssl >/dev/null &&
-	openssl req -x509 -newkey rsa:2048 -nodes -keyout "$work/key.pem" -out "$work/cert.pem" -days 1 \
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$work/key.pem" -out "$work/cert.pem" -days 1 \
 		-subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 >/dev/null 2>&1 &&
 	start_recv r5 --out "$work/r5" --tls-cert "$work/cert.pem" --tls-key "$work/key.pem"; then
 	port=$(cat "$work/r5.port")
-	"$BPFPROF" -p $hot -d 1 --push "https://127.0.0.1:$port" --push-ca "$work/cert.pem" 2>"$work/tls.log"
+	"$BPFPROF" -F 999 --push "https://127.0.0.1:$port" --push-ca "$work/cert.pem" -- "${short[@]}" 2>"$work/tls.log"
 	rc=$?
 	[ $rc -eq 0 ] && [ "$(count_of "$work/tls.log" pushed)" = 1 ] && [ -s "$work/r5/index.jsonl" ] &&
 		ok "tls: https with --push-ca: pushed" || fail "tls: rc=$rc" "$(tail -5 "$work/tls.log")"
-	"$BPFPROF" -p $hot -d 1 --push "https://127.0.0.1:$port" --push-timeout 1 2>"$work/tls2.log"
+	"$BPFPROF" -F 999 --push "https://127.0.0.1:$port" --push-timeout 1 -- "${short[@]}" 2>"$work/tls2.log"
 	rc=$?
 	stop_recv
 	[ $rc -eq 1 ] && grep -qi 'certificate' "$work/tls2.log" && [ "$(count_of "$work/tls2.log" dropped)" = 1 ] &&
@@ -364,6 +525,10 @@ else
 fi
 
 # ---- 6. bad auth files, bad options ----
+# these runs end before sampling: their target (-p) only has to exist, and sleeps
+sleep 60 &
+idle=$!
+pids+=("$idle")
 port=$(free_port)
 : >"$work/empty"
 chmod 600 "$work/empty"
@@ -372,7 +537,7 @@ chmod 644 "$work/open"
 for c in "missing:$work/nonexistent:cannot read push auth file" "world-readable:$work/open:readable by every user" \
 	"empty:$work/empty:is empty"; do
 	IFS=: read -r what file msg <<<"$c"
-	"$BPFPROF" -p $hot -d 5 -o "$work/auth-$what.prof" --push "http://127.0.0.1:$port" --push-auth-file "$file" \
+	"$BPFPROF" -p $idle -d 5 -o "$work/auth-$what.prof" --push "http://127.0.0.1:$port" --push-auth-file "$file" \
 		>/dev/null 2>"$work/auth.log"
 	rc=$?
 	if [ $rc -eq 1 ] && grep -q "$msg" "$work/auth.log" && grep -q "'$file'" "$work/auth.log" &&
@@ -386,7 +551,7 @@ for c in "--push ftp://host" "--push http://user:pw@host" "--push http://h/x?y=1
 	"--push http://h --label service_name=x" "--push http://h --label __x=1" "--push http://h --push-api grpc" \
 	"--push http://h --tenant=" "--label k=v" "--push http://h --push-queue 0" "--push http://h --service-name a{b}"; do
 	# shellcheck disable=SC2086
-	"$BPFPROF" -p $hot -d 1 $c >/dev/null 2>"$work/opt.log"
+	"$BPFPROF" -p $idle -d 1 $c >/dev/null 2>"$work/opt.log"
 	rc=$?
 	[ $rc -eq 2 ] && grep -q "Try" "$work/opt.log" || { fail "bad option '$c': rc=$rc" "$(cat "$work/opt.log")"; continue; }
 	bad_ok=$((${bad_ok:-0} + 1))
