@@ -39,9 +39,54 @@ names_hot() { local f; f=$(top_funcs "$1"); grep -qx hot_a <<<"$f" && grep -qx h
 listing() { ls -A "$1" | tr '\n' ' ' | sed 's/ $//'; }
 # Milliseconds since $1 (from now_ms).
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
-# hotcold in the background for $1 seconds; its pid in $wl.
-start_hotcold() { "$HOTCOLD" "$@" & wl=$!; bg_pids+=("$wl"); }
-stop_hotcold() { kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null; }
+# Readiness, polled (10 s at most) instead of fixed sleeps. wait_exec PID
+# NAME: PID runs NAME (its fork has exec'd). wait_sampling PID: bpfprof PID
+# has its perf events open, the last step before it samples.
+wait_exec() {
+	local i
+	for ((i = 0; i < 1000; i++)); do
+		[ "$(cat "/proc/$1/comm" 2>/dev/null)" = "$2" ] && return 0
+		sleep 0.01
+	done
+	return 1
+}
+wait_sampling() {
+	local i
+	for ((i = 0; i < 1000; i++)); do
+		# shellcheck disable=SC2010
+		ls -l "/proc/$1/fd" 2>/dev/null | grep -q 'anon_inode:\[perf_event\]' && return 0
+		kill -0 "$1" 2>/dev/null || return 1
+		sleep 0.01
+	done
+	return 1
+}
+# Workloads spin only while they are profiled. start_hotcold ARGS: hotcold
+# ARGS in the background, stopped (SIGSTOP) once it has exec'd; its pid in
+# $wl. run_hotcold: SIGCONT it once bpfprof ($bp) has its perf events open.
+# pause_hotcold: SIGSTOP it (its run is profiled: the rest of the test needs
+# no more samples). stop_hotcold: it ends.
+start_hotcold() {
+	"$HOTCOLD" "$@" &
+	wl=$!
+	bg_pids+=("$wl")
+	wait_exec "$wl" hotcold
+	kill -STOP "$wl"
+}
+run_hotcold() { wait_sampling "$bp"; kill -CONT "$wl"; }
+pause_hotcold() { kill -STOP "$wl"; }
+stop_hotcold() { kill "$wl" 2>/dev/null && kill -CONT "$wl" 2>/dev/null; wait "$wl" 2>/dev/null; }
+# kill_command: SIGKILL bpfprof's ($bp) command and the command's children
+kill_command() {
+	local cmd kids
+	cmd=$(cat /proc/$bp/task/*/children 2>/dev/null | awk '{ print $1 }')
+	[ -n "$cmd" ] || return 0
+	kids=$(cat /proc/"$cmd"/task/*/children 2>/dev/null)
+	# shellcheck disable=SC2086
+	kill -9 "$cmd" $kids 2>/dev/null
+}
+# Samples of hot_a and hot_b: 1999 Hz for 0.3 s of hotcold, 600 samples on a
+# CPU of its own, 60 on a tenth of one (no hot_b among 60 at 25 %: 3e-8).
+SPIN=0.3
 
 if [ ! -x "$HOTCOLD" ]; then
 	fail "build" "missing $HOTCOLD: run make"
@@ -54,11 +99,12 @@ require_bpf "all fault tests"
 # (SIGINT: run.sh.) SIGTERM with all five formats, each read by its reader.
 mkdir term
 start_hotcold 10
-sleep 0.2
-"$BPFPROF" -p $wl -F 199 -o term/t.prof -o term/t.pb.gz -o term/t.data -o term/t.folded -o term/t.svg \
+"$BPFPROF" -p $wl -F 1999 -o term/t.prof -o term/t.pb.gz -o term/t.data -o term/t.folded -o term/t.svg \
 	2>term.log &
 bp=$!
-sleep 2
+run_hotcold
+sleep $SPIN
+pause_hotcold
 kill -TERM $bp
 wait $bp
 rc=$?
@@ -77,10 +123,11 @@ else
 fi
 
 start_hotcold 10
-sleep 0.2
-"$BPFPROF" -p $wl -F 199 -o hup.prof 2>hup.log &
+"$BPFPROF" -p $wl -F 1999 -o hup.prof 2>hup.log &
 bp=$!
-sleep 1.5
+run_hotcold
+sleep $SPIN
+pause_hotcold
 kill -HUP $bp
 wait $bp
 rc=$?
@@ -105,18 +152,18 @@ hold_linkat() {
 	strace -qq -o /dev/null -p "$bp" -e trace=linkat -e inject=linkat:delay_enter="$2"s:when="$1" &
 	st=$!
 	bg_pids+=("$st")
-	for _ in $(seq 50); do
+	for _ in $(seq 250); do
 		[ "$(awk '/^TracerPid/ { print $2 }' /proc/$bp/status 2>/dev/null)" = "$st" ] && return 0
-		sleep 0.1
+		sleep 0.02
 	done
 	return 1
 }
 # Wait (up to 20 s) until bpfprof sits in linkat.
 in_linkat() {
-	for _ in $(seq 200); do
+	for _ in $(seq 1000); do
 		[ "$(cut -d' ' -f1 /proc/$bp/syscall 2>/dev/null)" = "$nr_linkat" ] && return 0
 		kill -0 $bp 2>/dev/null || return 1
-		sleep 0.1
+		sleep 0.02
 	done
 	return 1
 }
@@ -134,11 +181,12 @@ else
 	echo OLD-A >sig2/a.prof
 	echo OLD-B >sig2/b.folded
 	start_hotcold 20
-	sleep 0.2
-	"$BPFPROF" -p $wl -F 199 -o sig2/a.prof -o sig2/b.folded 2>sig2.log &
+	"$BPFPROF" -p $wl -F 1999 -o sig2/a.prof -o sig2/b.folded 2>sig2.log &
 	bp=$!
 	if hold_linkat 2 5; then
-		sleep 1
+		run_hotcold
+		sleep $SPIN
+		pause_hotcold
 		kill -INT $bp
 		held=no tmpsize= a_then=
 		if in_linkat; then
@@ -168,12 +216,15 @@ else
 	stop_hotcold
 
 	# 2b. The run ends by -d; one SIGTERM while it commits is not a second
-	# signal: the output is still written.
+	# signal: the output is still written. (-d 1 leaves strace time to attach
+	# before the commit; the workload spins for the first $SPIN s of it.)
 	start_hotcold 10
-	sleep 0.2
-	"$BPFPROF" -p $wl -F 199 -d 1.5 -o one.prof 2>one.log &
+	"$BPFPROF" -p $wl -F 1999 -d 1 -o one.prof 2>one.log &
 	bp=$!
 	if hold_linkat 1 3; then
+		run_hotcold
+		sleep $SPIN
+		pause_hotcold
 		held=no
 		in_linkat && held=yes && kill -TERM $bp
 		wait $bp
@@ -193,11 +244,11 @@ fi
 
 # ---- 3. The target dies during the run: its samples are kept and named ----
 start_hotcold 30
-sleep 0.2
 t0=$(now_ms)
-"$BPFPROF" -p $wl -F 499 -o k9.prof 2>k9.log &
+"$BPFPROF" -p $wl -F 1999 -o k9.prof 2>k9.log &
 bp=$!
-sleep 2.5
+run_hotcold
+sleep $SPIN
 kill -9 $wl
 wait $wl 2>/dev/null
 wait $bp
@@ -212,14 +263,19 @@ fi
 # Command form, forking, killed with -9 (both processes), its binary deleted
 # before: the .pb.gz is symbolized by bpfprof from the files it held open.
 cp "$HOTCOLD" "$work/hcdel"
-"$BPFPROF" -F 499 -o k9cmd.pb.gz -- "$work/hcdel" 30 --fork 2>k9cmd.log &
+"$BPFPROF" -F 1999 -o k9cmd.pb.gz -- "$work/hcdel" 30 --fork 2>k9cmd.log &
 bp=$!
 bg_pids+=("$bp")
-sleep 2
-cmd=$(cat /proc/$bp/task/*/children 2>/dev/null | awk '{ print $1 }')
-kids=$(cat /proc/"$cmd"/task/*/children 2>/dev/null)
+# the command runs once bpfprof samples; its child, once it runs
+cmd='' kids=''
+for _ in $(seq 500); do
+	cmd=$(cat /proc/$bp/task/*/children 2>/dev/null | awk '{ print $1 }')
+	[ -n "$cmd" ] && kids=$(cat /proc/"$cmd"/task/*/children 2>/dev/null) && [ -n "$kids" ] && break
+	sleep 0.02
+done
+sleep $SPIN
 rm -f "$work/hcdel"
-sleep 0.5
+sleep 0.1
 kill -9 $cmd $kids 2>/dev/null
 wait $bp
 rc=$?
@@ -236,8 +292,19 @@ fi
 mkdir full
 if mount -t tmpfs -o size=32k bpfprof-faults "$work/full"; then
 	mounts+=("$work/full")
-	"$BPFPROF" -F 4999 -o full/big.data -o full/hc.prof -o full/hc.folded -- "$HOTCOLD" 1.5 --fork \
-		>/dev/null 2>full.log
+	# the command runs until bpfprof says perf.data filled the file system
+	# (at once, as it happens: ~250 samples), then it is killed, which ends the run
+	"$BPFPROF" -F 4999 -o full/big.data -o full/hc.prof -o full/hc.folded -- "$HOTCOLD" 30 --fork \
+		>/dev/null 2>full.log &
+	bp=$!
+	bg_pids+=("$bp")
+	for _ in $(seq 1000); do
+		grep -q 'No space left on device' full.log && break
+		kill -0 $bp 2>/dev/null || break
+		sleep 0.02
+	done
+	kill_command
+	wait $bp
 	rc=$?
 	if [ $rc -eq 1 ] && grep -q "cannot write 'full/big.data': No space left on device" full.log &&
 		[ "$(listing full)" = "hc.folded hc.prof" ] && names_hot full/hc.prof && grep -q hot_a full/hc.folded; then
@@ -256,7 +323,7 @@ if mount -t tmpfs -o size=64k bpfprof-faults "$work/full2"; then
 	mounts+=("$work/full2")
 	echo OLD >full2/hc.svg
 	head -c $((14 * 4096)) /dev/zero >full2/filler
-	"$BPFPROF" -F 999 -o full2/hc.svg -o full2/hc.folded -- "$HOTCOLD" 1 >/dev/null 2>full2.log
+	"$BPFPROF" -F 1999 -o full2/hc.svg -o full2/hc.folded -- "$HOTCOLD" $SPIN >/dev/null 2>full2.log
 	rc=$?
 	if [ $rc -eq 1 ] && grep -q "cannot write 'full2/hc.svg': No space left on device" full2.log &&
 		[ "$(cat full2/hc.svg)" = OLD ] && [ "$(listing full2)" = "filler hc.folded hc.svg" ] &&
@@ -271,7 +338,7 @@ else
 fi
 
 # ---- 5. Ring buffer overflow recorded in perf.data ----
-"$BPFPROF" -a -F 20000 --ringbuf-size 4K -o lost.data -- "$HOTCOLD" 1 --fork >/dev/null 2>lost.log
+"$BPFPROF" -a -F 20000 --ringbuf-size 4K -o lost.data -- "$HOTCOLD" $SPIN --fork >/dev/null 2>lost.log
 rc=$?
 nlost=$(sed -n 's/^bpfprof: [0-9.]* s, [0-9]* samples, \([0-9]*\) lost.*/\1/p' lost.log)
 plost=$(perf report -i lost.data --stats 2>/dev/null | awk '/LOST_SAMPLES events:/ { v = $3 } END { print v }')
@@ -305,13 +372,16 @@ for t in "link.prof:symbolic link" "dangling.prof:symbolic link" "adir:is a dire
 done
 
 # ---- 7. Permissions: 0600 whatever the umask, --output-mode exact ----
+# (the first run's files need no samples: its workload stays stopped)
 start_hotcold 10
-sleep 0.2
 echo old >m1.prof
 chmod 644 m1.prof
-(umask 000 && "$BPFPROF" -p $wl -F 199 -d 0.5 -o m1.prof -o m1.data 2>mode1.log)
+(umask 000 && "$BPFPROF" -p $wl -F 1999 -d $SPIN -o m1.prof -o m1.data 2>mode1.log)
 rc1=$?
-(umask 077 && "$BPFPROF" -p $wl -F 199 -d 0.5 --output-mode=0640 -o m2.prof -o m2.data 2>mode2.log)
+(umask 077 && exec "$BPFPROF" -p $wl -F 1999 -d $SPIN --output-mode=0640 -o m2.prof -o m2.data 2>mode2.log) &
+bp=$!
+run_hotcold
+wait $bp
 rc2=$?
 stop_hotcold
 modes="$(stat -c %a m1.prof m1.data m2.prof m2.data | tr '\n' ' ')"
@@ -330,9 +400,11 @@ done
 
 # ---- 8. stdout closed under bpfprof: an error, not a death ----
 start_hotcold 10
-sleep 0.2
-"$BPFPROF" -p $wl -F 199 -d 1 --format folded -o - -o pipe.folded 2>pipe.log | true
-rc=${PIPESTATUS[0]}
+"$BPFPROF" -p $wl -F 1999 -d $SPIN --format folded -o - -o pipe.folded 2>pipe.log > >(true) &
+bp=$!
+run_hotcold
+wait $bp
+rc=$?
 stop_hotcold
 if [ $rc -eq 1 ] && grep -q "cannot write profile to stdout: Broken pipe" pipe.log && grep -q hot_a pipe.folded; then
 	ok "stdout reader gone: exit 1, 'Broken pipe', the file output still written"
@@ -357,11 +429,12 @@ fi
 # ---- 9. The output directory removed during the run ----
 mkdir gone
 start_hotcold 10
-sleep 0.2
-"$BPFPROF" -p $wl -F 199 -d 1.5 -o gone/x.prof -o kept.prof 2>gone.log &
+"$BPFPROF" -p $wl -F 1999 -d 1 -o gone/x.prof -o kept.prof 2>gone.log &
 bp=$!
-sleep 0.8
+run_hotcold
 rm -rf gone
+sleep $SPIN
+pause_hotcold
 wait $bp
 rc=$?
 stop_hotcold
@@ -376,10 +449,10 @@ fi
 mkdir k9self
 echo OLD >k9self/out.prof
 start_hotcold 10
-sleep 0.2
-"$BPFPROF" -p $wl -F 199 -o k9self/out.prof -o k9self/out.data 2>/dev/null &
+"$BPFPROF" -p $wl -F 1999 -o k9self/out.prof -o k9self/out.data 2>/dev/null &
 bp=$!
-sleep 1.5
+run_hotcold
+sleep $SPIN
 { kill -9 $bp; wait $bp; stop_hotcold; } 2>/dev/null
 if [ "$(cat k9self/out.prof)" = OLD ] && [ "$(listing k9self)" = out.prof ]; then
 	ok "bpfprof killed with -9 mid-run: no temporary left, old output intact"
