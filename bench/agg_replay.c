@@ -38,6 +38,7 @@
 #include <unistd.h>
 #include "agg.h"
 #include "bpfprof_abi.h"
+#include "kernel_image.h"
 #include "log.h"
 #include "profile.h"
 #include "write_perfdata.h"
@@ -216,12 +217,14 @@ int main(int argc, char **argv)
 			.period_ns = PERIOD_NS,
 			.argc = argc,
 			.argv = argv,
-			.kallsyms_path = "/proc/kallsyms",
 		};
 		struct agg_observer obs = { .maps_changed = sink_maps, .sample = sink_sample, .ctx = &sink };
 
 		fd = open(perf_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		sink.w = fd >= 0 ? perfdata__new(fd, &po) : NULL;
+		/* the host's kernel in the model, as bpfprof's streaming path puts it */
+		if (kernel_image__read(p, 0, 0, NULL))
+			return 1;
+		sink.w = fd >= 0 ? perfdata__new(fd, &po, p) : NULL;
 		if (!sink.w) {
 			perror(perf_path);
 			return 1;

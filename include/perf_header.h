@@ -113,11 +113,4 @@ int perf_header__total_mem(struct buf *b);
 /* u32 argc, then the executable's path (/proc/self/exe) and argv[1..argc) as strings */
 int perf_header__cmdline(struct buf *b, int argc, char **argv);
 
-/*
- * Read the GNU build-id note from a file of ELF notes such as
- * /sys/kernel/notes. Returns its length (1..20) or a negative errno
- * (-ENOENT when the file has no such note).
- */
-int perf_header__read_notes_build_id(const char *path, uint8_t id[20]);
-
 #endif /* BPFPROF_PERF_HEADER_H */

@@ -6,7 +6,8 @@
  *   profile ─┬─ procs[]     pid, comm, cgroup, mappings[] (from /proc/PID/maps)
  *            ├─ stacks[]    (proc, kernel ips, user ips) → count, value,      (distinct only)
  *            │                                             off_count, off_ns (--off-cpu)
- *            └─ locs[]      (proc or kernel, addr) → mapping, function    (after profile__resolve_locs)
+ *            ├─ locs[]      (proc or kernel, addr) → mapping, function    (after profile__resolve_locs)
+ *            └─ kernel      text bounds, loaded modules, build-id         (kernel_image.h)
  *
  * Memory grows with distinct stacks and processes, not with samples. Strings
  * (paths, function names) are interned in the profile and live until
@@ -43,6 +44,26 @@ struct profile_mapping {
 	 * file to name (a memfd or deleted file that could not be copied).
 	 */
 	const char *copy_path;
+};
+
+/* A loaded kernel module as perf names it in its MMAP records. */
+struct profile_module {
+	const char *path; /* interned: its file ("/lib/modules/RELEASE/...ko[.xz]"), else "[name]" */
+	uint64_t start; /* load address */
+	uint64_t size; /* bytes, as /proc/modules gives it */
+};
+
+/*
+ * The running kernel as capture and symbolization found it (kernel_image.h),
+ * for writers that describe it (perf.data's kernel MMAPs and BUILD_ID).
+ * Zeroed: unknown, and those writers leave the kernel out.
+ */
+struct profile_kernel {
+	uint64_t text, etext; /* [_text, _etext), addresses; 0 when unreadable (kptr_restrict) */
+	struct profile_module *modules; /* in /proc/modules order; owned by the profile */
+	size_t nr_modules, cap_modules;
+	uint8_t build_id[PROFILE_BUILD_ID_MAX];
+	uint8_t build_id_len; /* 0: unknown */
 };
 
 struct profile_process {
@@ -147,6 +168,7 @@ struct profile {
 	size_t nr_stacks, cap_stacks;
 	struct profile_location *locs;
 	size_t nr_locs, cap_locs;
+	struct profile_kernel kernel;
 
 	struct profile_index *index; /* private hash tables */
 };
@@ -232,6 +254,12 @@ int profile__find_mapping(const struct profile *p, uint32_t proc, uint64_t addr)
  * Returns 1 when the mapping is new, 0 when it was already there, or -ENOMEM.
  */
 int profile__add_mapping(struct profile *p, uint32_t proc, const struct profile_mapping *m);
+
+/*
+ * Append a loaded module to p->kernel.modules (path interned). Returns 0 or
+ * -ENOMEM.
+ */
+int profile__add_module(struct profile *p, const char *path, uint64_t start, uint64_t size);
 
 /*
  * Build p->locs and every stack's locs[] from the raw addresses: one location

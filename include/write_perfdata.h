@@ -8,7 +8,8 @@
  *   perfdata__new      header placeholder, one attr (event, frequency,
  *                      sample_type IP|TID|TIME|CPU|PERIOD|CALLCHAIN,
  *                      sample_id_all, use_clockid + CLOCK_MONOTONIC), kernel
- *                      MMAP ([kernel.kallsyms]_text) and module MMAPs
+ *                      MMAP ([kernel.kallsyms]_text) and module MMAPs from
+ *                      the profile's kernel (kernel_image.h)
  *   perfdata__maps     COMM + MMAP2 for a process's mappings not yet written
  *   perfdata__sample   SAMPLE (and COMM for a thread seen for the first time)
  *   perfdata__offcpu   SAMPLE of the second event, offcpu-time (--off-cpu)
@@ -17,6 +18,12 @@
  *                      OSRELEASE, VERSION, ARCH, NRCPUS, CPUDESC, CPUID,
  *                      TOTAL_MEM, CMDLINE, EVENT_DESC, CLOCKID, SAMPLE_TIME),
  *                      then the header is rewritten with the final offsets
+ *
+ * A pure encoder of the model: it reads nothing of the host (kernel text,
+ * modules and every build-id come from the profile, filled by kernel_image.h
+ * and build_ids.h) and opens no file; only the feature sections HOSTNAME,
+ * OSRELEASE, ARCH, NRCPUS, CPUDESC, CPUID, TOTAL_MEM and CMDLINE describe
+ * the machine that writes (perf_header.h).
  *
  * Timestamps are bpf_ktime_get_ns(), i.e. CLOCK_MONOTONIC, which is what
  * use_clockid announces and what perf inject --jit matches jitdump times to.
@@ -40,24 +47,17 @@ struct perfdata_opts {
 	uint64_t period_ns; /* period written in each sample (1e9 / freq_hz for cpu-clock) */
 	int argc; /* bpfprof's own command line, for the CMDLINE feature */
 	char **argv;
-	/*
-	 * The kernel map, [_text, _etext) as addresses: from the caller's kernel
-	 * symbols (symbolizer__kernel_text), so /proc/kallsyms is read once per
-	 * run. 0: read kallsyms_path for them.
-	 */
-	uint64_t kernel_text, kernel_etext;
-	const char *kallsyms_path; /* "/proc/kallsyms" except in tests */
-	/* optional test seams; NULL means the running system's file */
-	const char *modules_path; /* NULL: "/proc/modules" */
-	const char *kernel_notes_path; /* NULL: "/sys/kernel/notes" (kernel build-id) */
 };
 
 /*
  * Start a perf.data file on fd (a new, empty, seekable file; the caller
- * keeps ownership of fd and renames it into place after perfdata__finish).
+ * keeps ownership of fd and renames it into place after perfdata__finish),
+ * with the kernel maps of p->kernel (filled by kernel_image__read first; a
+ * zeroed one writes none). p is read during the call only.
  * Returns a writer owned by the caller (perfdata__free), or NULL with errno.
  */
-struct perfdata_writer *perfdata__new(int fd, const struct perfdata_opts *o);
+struct perfdata_writer *perfdata__new(int fd, const struct perfdata_opts *o,
+				      const struct profile *p);
 
 /*
  * Write COMM (the process's comm, pid = tid = its tgid) the first time a
@@ -97,9 +97,10 @@ int perfdata__round(struct perfdata_writer *w);
 
 /*
  * Finish the file: LOST_SAMPLES when p->nr_lost > 0, the data section size,
- * the feature sections (BUILD_ID from p's mappings with samples, after
- * symbolization has filled their build-ids, plus the kernel's), then the
- * final header. Returns 0 or -errno; the file is complete only on 0.
+ * the feature sections (BUILD_ID: p->kernel's, then those of p's mappings
+ * with samples, after symbolization and build_ids__fill have filled them;
+ * a mapping without one is left out), then the final header. Returns 0 or
+ * -errno; the file is complete only on 0.
  */
 int perfdata__finish(struct perfdata_writer *w, const struct profile *p);
 

@@ -8,7 +8,8 @@
  * records (tiling, order, every field of COMM, MMAP, MMAP2, SAMPLE with its
  * callchain contexts, LOST_SAMPLES, sample_id trailers), the feature table and
  * the HOSTNAME, NRCPUS, CMDLINE, EVENT_DESC, SAMPLE_TIME and BUILD_ID sections.
- * The kernel's symbols, modules and build-id note come from fake files.
+ * The kernel (text, a module, build-id) is filled into the model by hand, as
+ * kernel_image.h would: the writer reads no file.
  * Write failures (a full disk) must come back as -errno, never crash.
  */
 #include <errno.h>
@@ -70,21 +71,12 @@ static const uint8_t libc_id[20] = { 0xee, 1, 0xee, 2, 0xee, 3, 0xee, 4, 0xee, 5
 
 struct fixture {
 	char dir[64];
-	char kallsyms[96], modules[96], notes[96], out[96];
+	char out[96];
 	struct profile *p;
 	uint32_t proc;
 	uint8_t *file; /* the written file, after read_back() */
 	size_t size;
 };
-
-static void write_text(const char *path, const void *data, size_t len)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, data, len), (ssize_t)len);
-	close(fd);
-}
 
 static void add_map(struct profile *p, uint32_t proc, uint64_t start, uint64_t end,
 		    const char *perms, uint64_t offset, uint64_t inode, const char *path,
@@ -111,19 +103,7 @@ static void add_map(struct profile *p, uint32_t proc, uint64_t start, uint64_t e
 
 static int setup(void **state)
 {
-	/* a note before the build-id one, which the reader must step over */
-	static const uint8_t notes_head[] = { 6, 0, 0,	 0,   4,   0,	0,   0,	  1,   1,
-					      0, 0, 'L', 'i', 'n', 'u', 'x', 0,	  0,   0,
-					      0, 0, 0,	 0,   4,   0,	0,   0,	  20,  0,
-					      0, 0, 3,	 0,   0,   0,	'G', 'N', 'U', 0 };
-	static const char kallsyms[] = "ffffffff81000000 T _stext\n"
-				       "ffffffff81000000 T _text\n"
-				       "ffffffff81001000 T do_syscall_64\n"
-				       "ffffffff8220bb08 T _etext\n"
-				       "ffffffffc0200000 t fake_fn\t[fake_mod]\n";
-	static const char modules[] = "bpfprof_fake_mod 16384 0 - Live 0xffffffffc0200000\n";
 	struct fixture *f = calloc(1, sizeof(*f));
-	uint8_t notes[sizeof(notes_head) + 20];
 	bool created;
 	int idx;
 
@@ -132,15 +112,7 @@ static int setup(void **state)
 	snprintf(f->dir, sizeof(f->dir), "/tmp/test_write_perfdata.XXXXXX");
 	if (!mkdtemp(f->dir))
 		return -1;
-	snprintf(f->kallsyms, sizeof(f->kallsyms), "%s/kallsyms", f->dir);
-	snprintf(f->modules, sizeof(f->modules), "%s/modules", f->dir);
-	snprintf(f->notes, sizeof(f->notes), "%s/notes", f->dir);
 	snprintf(f->out, sizeof(f->out), "%s/out.data", f->dir);
-	write_text(f->kallsyms, kallsyms, strlen(kallsyms));
-	write_text(f->modules, modules, strlen(modules));
-	memcpy(notes, notes_head, sizeof(notes_head));
-	memcpy(notes + sizeof(notes_head), kernel_id, 20);
-	write_text(f->notes, notes, sizeof(notes));
 
 	f->p = profile__new();
 	if (!f->p)
@@ -150,6 +122,13 @@ static int setup(void **state)
 	f->p->period_ns = PERIOD;
 	f->p->start_ns = T0 - 1000;
 	f->p->start_realtime_ns = 1700000000000000000ULL;
+	/* the kernel as kernel_image__read would have found it */
+	f->p->kernel.text = TEXT;
+	f->p->kernel.etext = ETEXT;
+	if (profile__add_module(f->p, "[bpfprof_fake_mod]", MOD_ADDR, MOD_SIZE))
+		return -1;
+	memcpy(f->p->kernel.build_id, kernel_id, 20);
+	f->p->kernel.build_id_len = 20;
 	idx = profile__process(f->p, PID, &created);
 	if (idx < 0)
 		return -1;
@@ -170,12 +149,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fixture *f = *state;
-	char path[128];
 
-	snprintf(path, sizeof(path), "%s/kallsyms", f->dir);
-	unlink(path);
-	unlink(f->modules);
-	unlink(f->notes);
 	unlink(f->out);
 	rmdir(f->dir);
 	profile__free(f->p);
@@ -186,7 +160,7 @@ static int teardown(void **state)
 
 static char *test_argv[] = { "./bpfprof", "-F", "999", "-o", "out.data", "--", "work", NULL };
 
-static struct perfdata_opts opts(struct fixture *f)
+static struct perfdata_opts opts(void)
 {
 	return (struct perfdata_opts){
 		.event = "cpu-clock",
@@ -194,9 +168,6 @@ static struct perfdata_opts opts(struct fixture *f)
 		.period_ns = PERIOD,
 		.argc = 7,
 		.argv = test_argv,
-		.kallsyms_path = f->kallsyms,
-		.modules_path = f->modules,
-		.kernel_notes_path = f->notes,
 	};
 }
 
@@ -238,6 +209,15 @@ static uint64_t u64_at(const struct fixture *f, uint64_t off)
 	return v;
 }
 
+static uint16_t u16_at(const struct fixture *f, uint64_t off)
+{
+	uint16_t v;
+
+	assert_true(off + 2 <= f->size);
+	memcpy(&v, f->file + off, 2);
+	return v;
+}
+
 static uint32_t u32_at(const struct fixture *f, uint64_t off)
 {
 	uint32_t v;
@@ -267,14 +247,14 @@ static void write_standard(struct fixture *f)
 	static const uint64_t ku[] = { 0xffffffff81001010ULL, 0xffffffff81001020ULL,
 				       EXE_START + 0x1300 };
 	static const uint64_t k1[] = { 0xffffffff81001030ULL };
-	struct perfdata_opts o = opts(f);
+	struct perfdata_opts o = opts();
 	struct profile_sample s;
 	struct perfdata_writer *w;
 	bool created;
 	int fd = open(f->out, O_RDWR | O_CREAT | O_TRUNC, 0600);
 
 	assert_true(fd >= 0);
-	w = perfdata__new(fd, &o);
+	w = perfdata__new(fd, &o, f->p);
 	assert_non_null(w);
 	assert_int_equal(perfdata__maps(w, f->p, f->proc, T0), 0);
 	s = sample(PID, T0, "work", u1, 0, 3);
@@ -654,19 +634,76 @@ static void test_features(void **state)
 	}
 }
 
+/*
+ * The writer reads nothing of the host: with the model's kernel unknown
+ * (zeroed) there is no kernel MMAP and no kernel BUILD_ID entry, and a
+ * sampled DSO the model has no build-id for is left out of BUILD_ID rather
+ * than read from its file (which exists here, an ELF file with a build-id:
+ * this test binary).
+ */
+static void test_model_only(void **state)
+{
+	struct fixture *f = *state;
+	struct perfdata_opts o = opts();
+	struct perfdata_writer *w;
+	struct profile_sample s;
+	char self[256];
+	uint64_t u[2];
+	uint64_t off, size, end;
+	struct hdr h;
+	bool created;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	int fd = open(f->out, O_RDWR | O_CREAT | O_TRUNC, 0600);
+
+	assert_true(n > 0 && fd >= 0);
+	self[n] = '\0';
+	free(f->p->kernel.modules);
+	memset(&f->p->kernel, 0, sizeof(f->p->kernel));
+	add_map(f->p, f->proc, 0x7ffff0000000ULL, 0x7ffff0001000ULL, "r-xp", 0, 66, self, NULL);
+	u[0] = 0x7ffff0000100ULL;
+	u[1] = EXE_START + 0x1100;
+	w = perfdata__new(fd, &o, f->p);
+	assert_non_null(w);
+	assert_int_equal(perfdata__maps(w, f->p, f->proc, T0), 0);
+	s = sample(PID, T0, "work", u, 0, 2);
+	assert_int_equal(perfdata__sample(w, &s), 0);
+	assert_true(profile__add_stack(f->p, f->proc, u, 0, 2, 1, PERIOD, &created) >= 0);
+	assert_int_equal(perfdata__finish(w, f->p), 0);
+	perfdata__free(w);
+	close(fd);
+	read_back(f);
+	h = check_file_header(f);
+
+	/* the first record is the process's COMM: no MMAP of a kernel or module */
+	for (off = h.data_off; off < h.data_off + h.data_sz;) {
+		struct perf_event_header eh;
+
+		memcpy(&eh, f->file + off, sizeof(eh));
+		assert_int_not_equal(eh.type, PERF_RECORD_MMAP);
+		assert_true(eh.size >= sizeof(eh));
+		off += eh.size;
+	}
+	/* BUILD_ID: /opt/work alone */
+	feature(f, &h, F_BUILD_ID, &off, &size);
+	end = off + size;
+	assert_int_equal(u16_at(f, off + 6), 36 + 64);
+	assert_string_equal((const char *)f->file + off + 36, "/opt/work");
+	assert_int_equal(off + 36 + 64, end);
+}
+
 /* Memory does not grow with samples: records reach the file while sampling goes on. */
 static void test_streams(void **state)
 {
 	static const uint64_t u[] = { EXE_START + 0x1100, EXE_START + 0x1200 };
 	struct fixture *f = *state;
-	struct perfdata_opts o = opts(f);
+	struct perfdata_opts o = opts();
 	struct perfdata_writer *w;
 	struct profile_sample s;
 	struct stat st;
 	int fd = open(f->out, O_RDWR | O_CREAT | O_TRUNC, 0600), i;
 
 	assert_true(fd >= 0);
-	w = perfdata__new(fd, &o);
+	w = perfdata__new(fd, &o, f->p);
 	assert_non_null(w);
 	assert_int_equal(perfdata__maps(w, f->p, f->proc, T0), 0);
 	for (i = 0; i < 20000; i++) {
@@ -689,7 +726,7 @@ static void test_disk_full(void **state)
 {
 	static const uint64_t u[] = { EXE_START + 0x1100 };
 	struct fixture *f = *state;
-	struct perfdata_opts o = opts(f);
+	struct perfdata_opts o = opts();
 	struct perfdata_writer *w;
 	struct profile_sample s;
 	int fd = open(f->out, O_RDWR | O_CREAT | O_TRUNC, 0600), full = open("/dev/full", O_WRONLY),
@@ -700,7 +737,7 @@ static void test_disk_full(void **state)
 		skip();
 	}
 	assert_true(fd >= 0);
-	w = perfdata__new(fd, &o);
+	w = perfdata__new(fd, &o, f->p);
 	assert_non_null(w);
 	assert_true(dup2(full, fd) == fd); /* the same descriptor now writes to a full device */
 	assert_int_equal(perfdata__maps(w, f->p, f->proc, T0), 0); /* still buffered */
@@ -719,7 +756,7 @@ static void test_disk_full(void **state)
 
 	/* a full disk from the start: no writer, errno says why */
 	full = open("/dev/full", O_WRONLY);
-	assert_null(perfdata__new(full, &o));
+	assert_null(perfdata__new(full, &o, f->p));
 	assert_int_equal(errno, ENOSPC);
 	close(full);
 }
@@ -727,13 +764,17 @@ static void test_disk_full(void **state)
 static void test_bad_args(void **state)
 {
 	struct fixture *f = *state;
-	struct perfdata_opts o = opts(f);
+	struct perfdata_opts o = opts();
 
 	errno = 0;
-	assert_null(perfdata__new(-1, &o));
+	assert_null(perfdata__new(-1, &o, f->p));
 	assert_int_equal(errno, EINVAL);
 	o.freq_hz = 0;
-	assert_null(perfdata__new(0, &o));
+	assert_null(perfdata__new(0, &o, f->p));
+	assert_int_equal(errno, EINVAL);
+	o.freq_hz = FREQ;
+	errno = 0;
+	assert_null(perfdata__new(0, &o, NULL)); /* the kernel comes from the model */
 	assert_int_equal(errno, EINVAL);
 	perfdata__free(NULL);
 	assert_int_equal(perfdata__nr_samples(NULL), 0);
@@ -751,7 +792,7 @@ static void test_offcpu_event(void **state)
 	static const uint64_t ku[] = { 0xffffffff81001010ULL, 0xffffffff81001020ULL,
 				       EXE_START + 0x1300 };
 	struct fixture *f = *state;
-	struct perfdata_opts o = opts(f);
+	struct perfdata_opts o = opts();
 	struct perfdata_writer *w;
 	struct profile_sample s, r;
 	struct perf_event_attr a[2];
@@ -762,7 +803,7 @@ static void test_offcpu_event(void **state)
 
 	assert_true(fd >= 0);
 	o.offcpu = true;
-	w = perfdata__new(fd, &o);
+	w = perfdata__new(fd, &o, f->p);
 	assert_non_null(w);
 	assert_int_equal(perfdata__maps(w, f->p, f->proc, T0), 0);
 	s = sample(PID, T0, "work", u, 0, 2);
@@ -874,13 +915,13 @@ static void test_offcpu_needs_option(void **state)
 {
 	static const uint64_t u[] = { EXE_START + 0x1100 };
 	struct fixture *f = *state;
-	struct perfdata_opts o = opts(f);
+	struct perfdata_opts o = opts();
 	struct perfdata_writer *w;
 	struct profile_sample r;
 	int fd = open(f->out, O_RDWR | O_CREAT | O_TRUNC, 0600);
 
 	assert_true(fd >= 0);
-	w = perfdata__new(fd, &o);
+	w = perfdata__new(fd, &o, f->p);
 	assert_non_null(w);
 	r = sample(PID, T0, "work", u, 0, 1);
 	assert_int_equal(perfdata__offcpu(w, &r), -EINVAL);
@@ -894,6 +935,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_records, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_features, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_model_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_streams, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_disk_full, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_args, setup, teardown),

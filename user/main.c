@@ -24,11 +24,13 @@
 #include <time.h>
 #include <unistd.h>
 #include "agg.h"
+#include "build_ids.h"
 #include "cli.h"
 #include "dso_export.h"
 #include "jit_elf.h"
 #include "jvm_attach.h"
 #include "jvm_perfmap.h"
+#include "kernel_image.h"
 #include "log.h"
 #include "outdir.h"
 #include "output.h"
@@ -368,7 +370,24 @@ static void stream_round(struct run *r)
 			stream_failed(r, i, err);
 }
 
-static int open_streams(struct run *r, struct agg *agg, struct symbolizer *sy)
+/* Whether a perf.data output is still being written. */
+static bool has_stream(const struct run *r)
+{
+	int i;
+
+	for (i = 0; i < r->cfg.nr_outputs; i++)
+		if (r->streams[i])
+			return true;
+	return false;
+}
+
+/*
+ * A perf.data writer per perf.data output, streamed to as samples come; the
+ * kernel they describe (text, modules, build-id) goes into p first
+ * (kernel_image.h), the text from the symbolizer's kallsyms: one read of it
+ * per run, not two per interval.
+ */
+static int open_streams(struct run *r, struct profile *p, struct agg *agg, struct symbolizer *sy)
 {
 	struct perfdata_opts po = {
 		.event = r->cfg.event,
@@ -377,26 +396,30 @@ static int open_streams(struct run *r, struct agg *agg, struct symbolizer *sy)
 		.period_ns = 1000000000ULL / r->cfg.freq_hz,
 		.argc = r->cfg.argc,
 		.argv = r->cfg.argv,
-		.kallsyms_path = "/proc/kallsyms",
 	};
 	struct agg_observer obs = { .maps_changed = stream_maps,
 				    .sample = stream_sample,
 				    .offcpu = stream_offcpu,
 				    .ctx = r };
-	bool have_text = false;
-	int i;
+	bool have_kernel = false;
+	int i, err;
 
 	for (i = 0; i < r->cfg.nr_outputs; i++) {
 		if (r->cfg.outputs[i].format != OUTPUT_PERFDATA)
 			continue;
-		/* the kernel map from the symbolizer's kallsyms: one read of it per run, not two per interval */
-		if (!have_text && symbolizer__kernel_text(sy, &po.kernel_text, &po.kernel_etext))
-			po.kernel_text = po.kernel_etext = 0;
-		have_text = true;
-		r->streams[i] = perfdata__new(r->cfg.outputs[i].fd, &po);
-		if (!r->streams[i]) {
-			int err = -errno;
+		if (!have_kernel) {
+			uint64_t text, etext;
 
+			if (symbolizer__kernel_text(sy, &text, &etext))
+				text = etext = 0;
+			err = kernel_image__read(p, text, etext, NULL);
+			if (err)
+				return err;
+			have_kernel = true;
+		}
+		r->streams[i] = perfdata__new(r->cfg.outputs[i].fd, &po, p);
+		if (!r->streams[i]) {
+			err = -errno;
 			pr_warn("cannot write '%s': %s\n", r->cfg.outputs[i].path, strerror(-err));
 			return err;
 		}
@@ -662,7 +685,7 @@ static int interval_begin(struct run *r, struct interval *iv, struct session *s,
 	}
 	r->stream_profile = iv->p;
 	r->jit_dir = jit_dir_for_outputs(r);
-	return open_streams(r, iv->agg, sy);
+	return open_streams(r, iv->p, iv->agg, sy);
 }
 
 /* Drop what interval_begin made: streams, temporaries (if not committed), profile. */
@@ -725,6 +748,11 @@ static int interval_end(struct run *r, struct interval *iv, struct session *s,
 	write_jit_images(r, p, sy);
 	export_files(r, p, sy);
 	jvm_perfmaps__release(r->jvm_maps); /* read: the maps bpfprof made go */
+	/* perf.data's BUILD_ID: the build-ids the symbolizer could not record, from the files */
+	if (has_stream(r) && (err = build_ids__fill(p, "/proc"))) {
+		pr_warn("build-ids: %s\n", strerror(-err));
+		return err;
+	}
 	err = write_outputs(r, p);
 	if (r->pusher) {
 		push__submit(r->pusher, p); /* queued: the network is the push thread's */

@@ -76,6 +76,7 @@ void profile__free(struct profile *p)
 	free(p->procs);
 	free(p->stacks);
 	free(p->locs);
+	free(p->kernel.modules);
 	if (p->index) {
 		strset__free(&p->index->strs);
 		idxmap__free(&p->index->procs);
@@ -91,6 +92,18 @@ const char *profile__intern(struct profile *p, const char *s)
 	int64_t i = strset__add(&p->index->strs, s);
 
 	return i < 0 ? NULL : p->index->strs.strs[i];
+}
+
+int profile__add_module(struct profile *p, const char *path, uint64_t start, uint64_t size)
+{
+	struct profile_kernel *k = &p->kernel;
+	const char *s = profile__intern(p, path);
+
+	if (!s || array__grow((void **)&k->modules, &k->cap_modules, k->nr_modules + 1,
+			      sizeof(*k->modules)))
+		return -ENOMEM;
+	k->modules[k->nr_modules++] = (struct profile_module){ s, start, size };
+	return 0;
 }
 
 int profile__find_process(const struct profile *p, uint32_t pid)

@@ -25,13 +25,11 @@
  */
 #include <argp.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
@@ -40,7 +38,6 @@
 #include "lib_io.h"
 #include "log.h"
 #include "perf_header.h"
-#include "sym_elf.h"
 #include "write_perfdata.h"
 
 #define FLUSH_BYTES (256 * 1024)
@@ -91,7 +88,6 @@ struct perfdata_writer {
 	uint64_t period_ns;
 	int argc;
 	char **argv; /* borrowed; the caller's argv outlives the writer */
-	const char *notes_path;
 
 	uint64_t nr_samples;
 	uint64_t first_time, last_time; /* sample times, valid when nr_samples > 0 */
@@ -237,118 +233,22 @@ static int put_kernel_mmap(struct perfdata_writer *w, const char *name, uint64_t
 }
 
 /*
- * The kernel text as perf record synthesizes it: "[kernel.kallsyms]_text"
- * from _text to _etext with pgoff = _text (perf's reference relocation
- * symbol). Without readable addresses (kptr_restrict) there is no kernel map.
+ * The kernel as perf record synthesizes it (p->kernel, kernel_image.h):
+ * "[kernel.kallsyms]_text" from _text to _etext with pgoff = _text (perf's
+ * reference relocation symbol), then one MMAP per loaded module. Without
+ * readable addresses (kptr_restrict) there is no kernel map.
  */
-static int kernel_maps(struct perfdata_writer *w, const char *kallsyms)
+static int kernel_maps(struct perfdata_writer *w, const struct profile_kernel *k)
 {
-	uint64_t text = 0, etext = 0, last = 0;
-	char *line = NULL;
-	size_t cap = 0;
-	FILE *f = fopen(kallsyms, "re");
-
-	if (!f) {
-		pr_debug("perf.data: cannot open '%s': %s; no kernel map\n", kallsyms,
-			 strerror(errno));
-		return 0;
-	}
-	while (getline(&line, &cap, f) > 0) {
-		unsigned long long addr;
-		char type, name[256];
-
-		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3)
-			continue;
-		if (strchr(line, '[')) /* module symbols: "addr t name [module]" */
-			continue;
-		if (!strcmp(name, "_text"))
-			text = addr;
-		else if (!strcmp(name, "_etext"))
-			etext = addr;
-		if (addr > last)
-			last = addr;
-	}
-	free(line);
-	fclose(f);
-	if (!text) {
-		pr_debug("perf.data: no _text in '%s'; no kernel map\n", kallsyms);
-		return 0;
-	}
-	if (etext <= text)
-		etext = last > text ? last : text + 1;
-	return put_kernel_mmap(w, "[kernel.kallsyms]_text", text, etext - text, text);
-}
-
-/* perf's module names: '-' and '_' are the same, the file is NAME.ko[.xz|.gz|.zst]. */
-static bool module_file_matches(const char *file, const char *name)
-{
-	const char *base = strrchr(file, '/');
-	size_t i, n = strlen(name);
-
-	base = base ? base + 1 : file;
-	for (i = 0; i < n; i++) {
-		char a = base[i] == '-' ? '_' : base[i], c = name[i] == '-' ? '_' : name[i];
-
-		if (!a || a != c)
-			return false;
-	}
-	return !strncmp(base + n, ".ko", 3);
-}
-
-/* Path of a module under /lib/modules/RELEASE from modules.dep, or "[name]" as perf names it. */
-static void module_path(const char *name, char *out, size_t size)
-{
-	struct utsname u;
-	char dep[PATH_MAX], *line = NULL;
-	size_t cap = 0;
-	FILE *f;
-
-	snprintf(out, size, "[%s]", name);
-	if (uname(&u))
-		return;
-	snprintf(dep, sizeof(dep), "/lib/modules/%s/modules.dep", u.release);
-	f = fopen(dep, "re");
-	if (!f)
-		return;
-	while (getline(&line, &cap, f) > 0) {
-		char *colon = strchr(line, ':');
-
-		if (!colon)
-			continue;
-		*colon = '\0';
-		if (module_file_matches(line, name)) {
-			if (line[0] == '/')
-				snprintf(out, size, "%s", line);
-			else
-				snprintf(out, size, "/lib/modules/%s/%s", u.release, line);
-			break;
-		}
-	}
-	free(line);
-	fclose(f);
-}
-
-/* One MMAP per loaded module ("name size refs deps state 0xaddr" in /proc/modules). */
-static int module_maps(struct perfdata_writer *w, const char *modules)
-{
-	char *line = NULL;
-	size_t cap = 0;
-	FILE *f = fopen(modules, "re");
+	size_t i;
 	int err = 0;
 
-	if (!f)
-		return 0;
-	while (!err && getline(&line, &cap, f) > 0) {
-		char name[64], path[PATH_MAX];
-		unsigned long long size, addr;
-
-		if (sscanf(line, "%63s %llu %*s %*s %*s %llx", name, &size, &addr) != 3 || !addr)
-			continue;
-		module_path(name, path, sizeof(path));
-		err = put_kernel_mmap(w, path, addr, size, 0);
-	}
-	free(line);
-	fclose(f);
+	if (k->text && k->etext > k->text)
+		err = put_kernel_mmap(w, "[kernel.kallsyms]_text", k->text, k->etext - k->text,
+				      k->text);
+	for (i = 0; i < k->nr_modules && !err; i++)
+		err = put_kernel_mmap(w, k->modules[i].path, k->modules[i].start,
+				      k->modules[i].size, 0);
 	return err;
 }
 
@@ -400,13 +300,14 @@ static void make_offcpu_attr(struct perf_event_attr *a, const struct perf_event_
 	a->clockid = CLOCK_MONOTONIC;
 }
 
-struct perfdata_writer *perfdata__new(int fd, const struct perfdata_opts *o)
+struct perfdata_writer *perfdata__new(int fd, const struct perfdata_opts *o,
+				      const struct profile *p)
 {
 	struct perfdata_writer *w;
 	struct perf_file_header hdr = { .size = sizeof(hdr) };
 	int err;
 
-	if (fd < 0 || !o || !o->event || !o->freq_hz) {
+	if (fd < 0 || !o || !o->event || !o->freq_hz || !p) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -420,7 +321,6 @@ struct perfdata_writer *perfdata__new(int fd, const struct perfdata_opts *o)
 	w->period_ns = o->period_ns ? o->period_ns : 1000000000ULL / o->freq_hz;
 	w->argc = o->argc;
 	w->argv = o->argv;
-	w->notes_path = o->kernel_notes_path ? o->kernel_notes_path : "/sys/kernel/notes";
 	make_attr(&w->attr, o);
 	w->offcpu = o->offcpu;
 
@@ -443,13 +343,7 @@ struct perfdata_writer *perfdata__new(int fd, const struct perfdata_opts *o)
 		buf__put_zeros(&w->b, sizeof(struct perf_file_section)); /* no ids: one event */
 	}
 	w->data_offset = w->b.len;
-	if (o->kernel_text && o->kernel_etext > o->kernel_text)
-		err = put_kernel_mmap(w, "[kernel.kallsyms]_text", o->kernel_text,
-				      o->kernel_etext - o->kernel_text, o->kernel_text);
-	else
-		err = kernel_maps(w, o->kallsyms_path ? o->kallsyms_path : "/proc/kallsyms");
-	if (!err)
-		err = module_maps(w, o->modules_path ? o->modules_path : "/proc/modules");
+	err = kernel_maps(w, &p->kernel);
 	if (!err)
 		err = flush(w);
 	if (err) {
@@ -669,7 +563,6 @@ uint64_t perfdata__nr_samples(const struct perfdata_writer *w)
 /* A DSO for the BUILD_ID feature. */
 struct dso_id {
 	const char *path; /* interned */
-	uint32_t pid; /* a process that mapped it, for /proc/PID/root */
 	uint8_t id[PROFILE_BUILD_ID_MAX];
 	uint8_t len;
 };
@@ -691,37 +584,24 @@ static void put_build_id(struct buf *b, uint16_t misc, const uint8_t *id, size_t
 	buf__put_zeros(b, padded - n);
 }
 
-/* A file's own build-id when the symbolizer did not record one: through the process's root first. */
-static int read_build_id(uint32_t pid, const char *path, uint8_t id[PROFILE_BUILD_ID_MAX])
-{
-	char full[PATH_MAX + 32];
-	int n;
-
-	snprintf(full, sizeof(full), "/proc/%u/root%s", pid, path);
-	n = elf__read_build_id(full, id);
-	if (n <= 0)
-		n = elf__read_build_id(path, id);
-	return n;
-}
-
 /*
  * BUILD_ID: the kernel first (perf's reader expects "[kernel.kallsyms]"
  * there), then every file-backed DSO that a sampled frame, leaf or caller,
- * falls into.
+ * falls into, with the build-id the model holds for it (build_ids.h fills
+ * those the symbolizer did not record); a DSO without one is left out.
  */
 static int build_id_section(struct perfdata_writer *w, const struct profile *p, struct buf *b)
 {
 	struct u64map seen = { 0 };
 	struct dso_id *dsos = NULL;
 	size_t nr = 0, cap = 0, s, i;
-	uint8_t kid[20];
-	int n, err = 0;
+	int err = 0;
 
-	n = perf_header__read_notes_build_id(w->notes_path, kid);
-	if (n > 0)
-		put_build_id(b, PERF_RECORD_MISC_KERNEL, kid, (size_t)n, "[kernel.kallsyms]");
+	if (p->kernel.build_id_len)
+		put_build_id(b, PERF_RECORD_MISC_KERNEL, p->kernel.build_id, p->kernel.build_id_len,
+			     "[kernel.kallsyms]");
 	else
-		pr_debug("perf.data: no kernel build-id in '%s'\n", w->notes_path);
+		pr_debug("perf.data: no kernel build-id\n");
 
 	for (s = 0; s < p->nr_stacks && !err; s++) {
 		const struct profile_stack *st = &p->stacks[s];
@@ -759,8 +639,7 @@ static int build_id_section(struct perfdata_writer *w, const struct profile *p, 
 				dsos = d;
 				cap = cap ? cap * 2 : 16;
 			}
-			dsos[nr] =
-				(struct dso_id){ .path = pm->path, .pid = p->procs[st->proc].pid };
+			dsos[nr] = (struct dso_id){ .path = pm->path };
 			memcpy(dsos[nr].id, pm->build_id, pm->build_id_len);
 			dsos[nr].len = pm->build_id_len;
 			err = u64map__put(&seen, (uintptr_t)pm->path, (uint32_t)nr);
@@ -780,12 +659,8 @@ static int build_id_section(struct perfdata_writer *w, const struct profile *p, 
 		struct dso_id *d = &dsos[i];
 
 		if (!d->len) {
-			n = read_build_id(d->pid, d->path, d->id);
-			if (n <= 0) {
-				pr_debug("perf.data: no build-id for '%s'\n", d->path);
-				continue;
-			}
-			d->len = (uint8_t)n;
+			pr_debug("perf.data: no build-id for '%s'\n", d->path);
+			continue;
 		}
 		put_build_id(b, PERF_RECORD_MISC_USER, d->id, d->len, d->path);
 	}

@@ -26,7 +26,9 @@
 #include <string.h>
 #include <unistd.h>
 #include "buf.h"
+#include "build_ids.h"
 #include "cli.h"
+#include "kernel_image.h"
 #include "log.h"
 #include "output.h"
 #include "profile.h"
@@ -161,12 +163,32 @@ static void on_signal(int sig)
 }
 
 /*
+ * What a perf.data output describes beyond the traces, into p: this
+ * machine's kernel (kernel_image.h) and the build-ids of the traced files
+ * that the instrumentation map left without one (build_ids.h). Nothing is
+ * read without a perf.data output. Returns 0 or -ENOMEM.
+ */
+static int describe_for_perfdata(const struct xray_config *c, struct profile *p)
+{
+	int i, err;
+
+	for (i = 0; i < c->nr_outputs; i++)
+		if (c->outputs[i].format == OUTPUT_PERFDATA)
+			break;
+	if (i == c->nr_outputs)
+		return 0;
+	err = kernel_image__read(p, 0, 0, NULL);
+	return err ? err : build_ids__fill(p, "/proc");
+}
+
+/*
  * perf.data of p on o->fd: COMM and MMAP2 of each process (the instrumented
  * binary's segments, with its build-id), then one SAMPLE per call path with
  * self time, period = that time in ns, of the event "xray-self-time" (a
  * software clock event, so perf reads the period as time). The kernel maps
  * are this machine's, as perf record writes them even for user-only events:
- * perf report warns of restricted kernel maps without them. Times are synthesized,
+ * perf report warns of restricted kernel maps without them (p->kernel,
+ * describe_for_perfdata). Times are synthesized,
  * 1 µs apart in stack order (the model keeps no time per path). *nr gets the
  * samples written.
  */
@@ -177,7 +199,7 @@ static int write_perfdata_view(const struct profile *p, struct output *o, int ar
 		.event = "xray-self-time", .freq_hz = 1000, .argc = argc, .argv = argv
 	};
 	const uint64_t t0 = 1000000;
-	struct perfdata_writer *w = perfdata__new(o->fd, &po);
+	struct perfdata_writer *w = perfdata__new(o->fd, &po, p);
 	size_t i;
 	int err = 0;
 
@@ -338,7 +360,9 @@ int xray__main(int argc, char **argv)
 			goto out;
 		}
 	}
-	err = write_outputs(&xcfg, p, argc, argv);
+	err = describe_for_perfdata(&xcfg, p);
+	if (!err)
+		err = write_outputs(&xcfg, p, argc, argv);
 out:
 	for (i = 0; i < xcfg.nr_outputs; i++)
 		output__abort(&xcfg.outputs[i]);
