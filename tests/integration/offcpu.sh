@@ -86,14 +86,15 @@ done
 	-- "$OFFCPU" 1.5 4000 >"$work/parts-se" 2>"$work/se.log"
 echo $? >"$work/se.rc") &
 job[se]=$!
+# 2, 3, 5, 7 judge blocks only: their workloads spin 0 us a round (the third argument)
 # 2: a threshold above the blocks
-("$BPFPROF" --off-cpu --off-cpu-thresh 1000000 -o "$work/offcpu-t.folded" -o "$work/t.data" -- "$OFFCPU" 1 4000 \
+("$BPFPROF" --off-cpu --off-cpu-thresh 1000000 -o "$work/offcpu-t.folded" -o "$work/t.data" -- "$OFFCPU" 1 4000 0 \
 	>/dev/null 2>"$work/t.log"
 echo $? >"$work/t.rc") &
 job[t]=$!
 # 3: -p (the workload runs until killed: 20 s at most)
 (
-	"$OFFCPU" 20 >/dev/null &
+	"$OFFCPU" 20 4000 0 >/dev/null &
 	pid=$!
 	echo "$pid" >"$work/p.pid"
 	started p "$pid"
@@ -117,11 +118,11 @@ if [ -n "$cg2" ] && mkdir "$cg2/bpfprof-offcpu.$$" 2>/dev/null; then
 	cg=$cg2/bpfprof-offcpu.$$
 	cp "$OFFCPU" "$work/outsider"
 	(
-		"$OFFCPU" 20 >/dev/null &
+		"$OFFCPU" 20 4000 0 >/dev/null &
 		inside=$!
 		echo $inside >"$cg/cgroup.procs"
 		echo "$inside" >"$work/cg.pid"
-		"$work/outsider" 20 >/dev/null &
+		"$work/outsider" 20 4000 0 >/dev/null &
 		outside=$!
 		started cg-in $inside && started cg-out $outside
 		"$BPFPROF" -a --cgroup "bpfprof-offcpu.$$" --off-cpu --off-cpu-thresh 100 -d 1.5 \
@@ -153,7 +154,7 @@ if [ -n "$caps" ] && command -v setpriv >/dev/null; then
 	chmod 755 "$work"
 	cp "$OFFCPU" "$work/offcpu"
 	(
-		setpriv --reuid=65534 --regid=65534 --clear-groups "$work/offcpu" 20 >/dev/null &
+		setpriv --reuid=65534 --regid=65534 --clear-groups "$work/offcpu" 20 4000 0 >/dev/null &
 		nb=$!
 		started caps $nb
 		setpriv --inh-caps=-all,"$set_" --ambient-caps=-all,"$set_" --bounding-set=-all,"$set_" \

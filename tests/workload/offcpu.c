@@ -20,8 +20,9 @@
  * would vanish from the stack. Built with frame pointers and without
  * inlining (see the Makefile).
  *
- * usage: offcpu [SECONDS] [SLEEP_US]   (default 3 s, 4000 us; spin and pipe
- * are half of SLEEP_US)
+ * usage: offcpu [SECONDS] [SLEEP_US] [SPIN_US]   (default 3 s, 4000 us; pipe
+ * is half of SLEEP_US, and spin too unless SPIN_US says otherwise: 0 for a
+ * run that only needs the blocks)
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -100,15 +101,17 @@ int main(int argc, char **argv)
 {
 	double seconds = argc > 1 ? atof(argv[1]) : 3;
 	unsigned long long end, t0, t1, t2, t3, spin = 0, sleep = 0, pipe_ns = 0;
+	long spin_us;
 	pthread_t t;
 
 	if (argc > 2)
 		sleep_us = atol(argv[2]);
+	spin_us = argc > 3 ? atol(argv[3]) : sleep_us / 2;
 	if (pipe(go_pipe) || pipe(data_pipe) || pthread_create(&t, NULL, feeder, NULL))
 		return 1;
 	end = now_ns() + (unsigned long long)(seconds * 1e9);
 	while ((t0 = now_ns()) < end) {
-		spin_part(sleep_us / 2);
+		spin_part(spin_us);
 		t1 = now_ns();
 		sleep_part(sleep_us);
 		t2 = now_ns();
