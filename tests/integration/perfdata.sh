@@ -46,11 +46,13 @@ reported() { sed -n "s/^bpfprof: wrote '.*\.data': \([0-9]*\) samples.*/\1/p" "$
 # Run perf with stdout to $work/NAME.out and stderr to $work/NAME.err; fail on
 # a non-zero status or on a suspicious stderr line. No line is filtered out:
 # perf prints nothing on stderr for a well-formed file with these commands.
-# Returns non-zero when the command failed.
+# Returns non-zero when the command failed. A time limit: perf report blocks
+# for good opening /tmp/perf-PID.map of a process that made it a link to a
+# FIFO (jit.sh's jitswap does) when a -a file holds that process's samples.
 perf_ok() {
 	local name=$1
 	shift
-	perf "$@" >"$work/$name.out" 2>"$work/$name.err"
+	timeout 120 perf "$@" >"$work/$name.out" 2>"$work/$name.err"
 	local rc=$?
 	if [ $rc -ne 0 ]; then
 		fail "$name: perf $* exited $rc" "$(head -5 "$work/$name.err")"
@@ -235,11 +237,24 @@ else
 	fail "command form: rc=$rc" "$(cat "$work/cmd.log")"
 fi
 
+# The -a runs keep only the samples of a cgroup of this script's own
+# (--cgroup), where cgroup2 is mounted: the processes of scripts running beside
+# this one stay out of the files, such as jit.sh's jitswap, whose
+# /tmp/perf-PID.map is a link to a FIFO that perf report would block on, or a
+# node whose jitdump is deleted by the time perf inject --jit opens it (which
+# then fails: "failed to process type: 10").
+cg2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
+[ -n "$cg2" ] && mkdir "$cg2/bpfprof-pd.$$" 2>/dev/null && cg=$cg2/bpfprof-pd.$$
+
 # 2. A syscall-heavy command, system-wide: named kernel frames. 300,000
 # one-byte reads and writes: about 0.2 s of dd's CPU time, 200 samples of it
 # whatever the load (cpu-clock counts its CPU time), most in the kernel.
-"$BPFPROF" -F 999 -a -o "$work/sys.data" -- dd if=/dev/zero of=/dev/null bs=1 count=300000 \
-	>/dev/null 2>"$work/sys.log"
+# bpfprof and so dd run in the cgroup.
+(
+	[ -n "$cg" ] && echo $BASHPID >"$cg/cgroup.procs"
+	exec "$BPFPROF" -F 999 -a -o "$work/sys.data" ${cg:+--cgroup "$cg"} -- \
+		dd if=/dev/zero of=/dev/null bs=1 count=300000
+) >/dev/null 2>"$work/sys.log"
 rc=$?
 n=$(reported "$work/sys.log")
 if [ $rc -eq 0 ] && [ -n "$n" ]; then
@@ -252,7 +267,7 @@ if [ $rc -eq 0 ] && [ -n "$n" ]; then
 	perf_ok sys-script script -i "$work/sys.data" &&
 		{ m=$(script_stats "$work/sys-script.out" | cut -d' ' -f1); [ "$m" = "$n" ] &&
 			ok "syscall-heavy -a: perf script prints all $n samples" || fail "syscall-heavy -a: $m samples in perf script, want $n"; }
-	check_header sys "$work/sys.data" "-a -o $work/sys.data -- dd"
+	check_header sys "$work/sys.data" "-a -o $work/sys.data ${cg:+--cgroup $cg }-- dd"
 else
 	fail "syscall-heavy -a: rc=$rc" "$(cat "$work/sys.log")"
 fi
@@ -260,13 +275,7 @@ fi
 # 3. System-wide for a fixed time with two hotcold processes running: they
 # start just before the run (bpfprof -a needs no pid; the first samples may
 # fall in their startup) and are killed as soon as it ends (10 s is a bound).
-# They run in a cgroup of their own, and the run keeps only its samples
-# (--cgroup) where cgroup2 is mounted: the processes of scripts running beside
-# this one stay out of the file, such as a node whose jitdump is deleted by
-# the time perf inject --jit opens it (which fails then: "failed to process
-# type: 10"). Every check below judges only these two processes anyway.
-cg2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
-[ -n "$cg2" ] && mkdir "$cg2/bpfprof-pd.$$" 2>/dev/null && cg=$cg2/bpfprof-pd.$$
+# They run in the cgroup (above); every check below judges only them anyway.
 "$HOTCOLD" 10 &
 bg+=($!)
 "$HOTCOLD" 10 &
