@@ -6,7 +6,7 @@
 #
 #  1. tests/tools/profile2.c, built here with gcc, writes a known two-process
 #     profile through both writers: every number is checked exactly. No root.
-#  2. bpfprof -F 999 -o x.pb.gz -o x.folded -- hotcold 1 (root, BPF): hot_a
+#  2. bpfprof -F 999 -o x.pb.gz -o x.folded -- hotcold 1 --cpu (root, BPF): hot_a
 #     75 %, hot_b 25 % (±TOL, or more at few samples), callers
 #     via_x/via_y/via_z, in both files. Skipped while bpfprof does not take
 #     these extensions yet (exit 2).
@@ -19,9 +19,10 @@ BPFPROF=${BPFPROF:-$top/bpfprof}
 HOTCOLD=${HOTCOLD:-$top/.output/workload/hotcold}
 # Percentage points allowed around the known split: TOL, or four standard
 # deviations of the share at the samples a workload gave (lib.bash split_tol)
-# when that is more: 1 s at 999 Hz is about 1000 samples (4 sd: 5.5 points),
-# but under load (two scripts at once, fuzzers beside them) a workload can get
-# a fraction of a CPU (-a: 192 samples seen, 12.5 points).
+# when that is more: the commands run hotcold for 1 s of its CPU time (--cpu),
+# about 1000 samples at 999 Hz whatever the load (4 sd: 5.5 points); the
+# second workload of the -a run gets what the load leaves it (53 samples seen
+# at a load of 8 on 2 CPUs: 24 points).
 TOL=${TOL:-7}
 DECODER=$top/tests/pprof-decode
 work=$(mktemp -d /tmp/bpfprof-outputs.XXXXXX)
@@ -213,7 +214,7 @@ if [ ! -x "$BPFPROF" ] || [ ! -x "$HOTCOLD" ]; then
 	finish
 fi
 cd "$work" || exit 1
-"$BPFPROF" -F 999 -o "$work/hc.pb.gz" -o "$work/hc.folded" -- "$HOTCOLD" 1 >"$work/hc.out" 2>"$work/hc.log"
+"$BPFPROF" -F 999 -o "$work/hc.pb.gz" -o "$work/hc.folded" -- "$HOTCOLD" 1 --cpu >"$work/hc.out" 2>"$work/hc.log"
 rc=$?
 if [ $rc -eq 2 ] && grep -qE "format|extension" "$work/hc.log"; then
 	skip "bpfprof -o x.pb.gz -o x.folded" "this bpfprof does not write these formats yet ($(head -1 "$work/hc.log"))"
@@ -315,8 +316,9 @@ fi
 # Copies named for this run (comm: 15 characters at most): a -a run judges
 # only its own processes, and other scripts run hotcold beside this one. The
 # second starts just before the run and is killed right after it (10 s is a
-# bound); the command runs 1 s at 999 Hz (about 1000 samples each, 200 seen
-# under load: the tolerance is TOL + 3, or split_tol's at the samples taken).
+# bound); the command runs 1 CPU-s at 999 Hz (about 1000 samples; the other
+# gets what the load leaves it): the tolerance is TOL + 3, or split_tol's at
+# the samples taken.
 # Both, and bpfprof, run in a cgroup of this script's own whose samples alone
 # the run keeps (--cgroup), where cgroup2 is mounted: the processes of scripts
 # running beside this one stay out of the files, such as jit.sh's jitswap,
@@ -331,7 +333,7 @@ other=$!
 (
 	[ -n "$cg" ] && echo $BASHPID >"$cg/cgroup.procs"
 	exec "$BPFPROF" -a ${cg:+--cgroup "$cg"} -F 999 -o "$work/all.pb.gz" -o "$work/all.folded" -o "$work/all.prof" \
-		-o "$work/all.data" -o "$work/all.svg" -- "$work/$hc" 1
+		-o "$work/all.data" -o "$work/all.svg" -- "$work/$hc" 1 --cpu
 ) >/dev/null 2>"$work/all.log"
 rc=$?
 kill $other 2>/dev/null

@@ -12,12 +12,15 @@
  * 99 Hz); rounds of random length cannot.
  * Built with frame pointers and without inlining (see the Makefile).
  *
- * usage: hotcold [SECONDS] [--fork] [--duty PCT]   (default 5 s; --fork runs
- * the same loop in a child process too, for multi-process profiles; --duty
- * sleeps after each round so that the rounds take PCT % of the wall time,
- * 1-100, default 100: a workload that lives through a long check, such as
- * continuous mode's intervals, at a fraction of the CPU. Samples fall only
- * while it runs, so the split and callers stay as they are)
+ * usage: hotcold [SECONDS] [--fork] [--duty PCT] [--cpu]   (default 5 s;
+ * --fork runs the same loop in a child process too, for multi-process
+ * profiles; --duty sleeps after each round so that the rounds take PCT % of
+ * the wall time, 1-100, default 100: a workload that lives through a long
+ * check, such as continuous mode's intervals, at a fraction of the CPU.
+ * Samples fall only while it runs, so the split and callers stay as they are;
+ * --cpu makes SECONDS the CPU time each process spends rather than wall
+ * time, so that a profile of it holds about SECONDS x HZ samples however
+ * loaded the machine is)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,11 +66,13 @@ __attribute__((noinline)) void via_z(unsigned long unit)
 	hot_b(unit);
 }
 
+static clockid_t clock_id = CLOCK_MONOTONIC;
+
 static double now(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clock_id, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
@@ -108,6 +113,8 @@ int main(int argc, char **argv)
 			fork_too = 1;
 		else if (!strcmp(argv[i], "--duty") && i + 1 < argc)
 			duty = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--cpu"))
+			clock_id = CLOCK_PROCESS_CPUTIME_ID;
 	}
 	if (duty < 1 || duty > 100) {
 		fprintf(stderr, "hotcold: --duty wants 1-100\n");
