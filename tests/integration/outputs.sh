@@ -319,22 +319,25 @@ fi
 # bound); the command runs 1 CPU-s at 999 Hz (about 1000 samples; the other
 # gets what the load leaves it): the tolerance is TOL + 3, or split_tol's at
 # the samples taken.
-# Both, and bpfprof, run in a cgroup of this script's own whose samples alone
-# the run keeps (--cgroup), where cgroup2 is mounted: the processes of scripts
-# running beside this one stay out of the files, such as jit.sh's jitswap,
-# whose /tmp/perf-PID.map is a link to a FIFO that perf report blocks on.
+# Both run in a cgroup of this script's own whose samples alone the run keeps
+# (--cgroup), where cgroup2 is mounted: the processes of scripts running
+# beside this one stay out of the files, such as jit.sh's jitswap, whose
+# /tmp/perf-PID.map is a link to a FIFO that perf report blocks on. bpfprof
+# stays out of it (the command moves itself in, then execs): pprof -raw would
+# read the sanitizer build's DWARF for its samples, 6 CPU-s.
 hc=hotcold$$ ch=coldhot$$
 cp "$HOTCOLD" "$work/$hc" && cp "$HOTCOLD" "$work/$ch"
 cg2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
 [ -n "$cg2" ] && mkdir "$cg2/bpfprof-outputs.$$" 2>/dev/null && cg=$cg2/bpfprof-outputs.$$
 "$work/$ch" 10 >/dev/null &
 other=$!
-[ -n "$cg" ] && echo $other >"$cg/cgroup.procs"
-(
-	[ -n "$cg" ] && echo $BASHPID >"$cg/cgroup.procs"
-	exec "$BPFPROF" -a ${cg:+--cgroup "$cg"} -F 999 -o "$work/all.pb.gz" -o "$work/all.folded" -o "$work/all.prof" \
-		-o "$work/all.data" -o "$work/all.svg" -- "$work/$hc" 1 --cpu
-) >/dev/null 2>"$work/all.log"
+cgrun=()
+if [ -n "$cg" ]; then
+	echo $other >"$cg/cgroup.procs"
+	cgrun=(sh -c 'echo $$ >"$0" && exec "$@"' "$cg/cgroup.procs")
+fi
+"$BPFPROF" -a ${cg:+--cgroup "$cg"} -F 999 -o "$work/all.pb.gz" -o "$work/all.folded" -o "$work/all.prof" \
+	-o "$work/all.data" -o "$work/all.svg" -- "${cgrun[@]}" "$work/$hc" 1 --cpu >/dev/null 2>"$work/all.log"
 rc=$?
 kill $other 2>/dev/null
 wait $other 2>/dev/null

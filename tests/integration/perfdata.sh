@@ -251,12 +251,11 @@ cg2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
 # 2. A syscall-heavy command, system-wide: named kernel frames. 300,000
 # one-byte reads and writes: about 0.2 s of dd's CPU time, 200 samples of it
 # whatever the load (cpu-clock counts its CPU time), most in the kernel.
-# bpfprof and so dd run in the cgroup.
-(
-	[ -n "$cg" ] && echo $BASHPID >"$cg/cgroup.procs"
-	exec "$BPFPROF" -F 999 -a -o "$work/sys.data" ${cg:+--cgroup "$cg"} -- \
-		dd if=/dev/zero of=/dev/null bs=1 count=300000
-) >/dev/null 2>"$work/sys.log"
+# dd moves itself into the cgroup (a shell that then execs it); bpfprof stays out.
+cgrun=()
+[ -n "$cg" ] && cgrun=(sh -c 'echo $$ >"$0" && exec "$@"' "$cg/cgroup.procs")
+"$BPFPROF" -F 999 -a -o "$work/sys.data" ${cg:+--cgroup "$cg"} -- "${cgrun[@]}" \
+	dd if=/dev/zero of=/dev/null bs=1 count=300000 >/dev/null 2>"$work/sys.log"
 rc=$?
 n=$(reported "$work/sys.log")
 if [ $rc -eq 0 ] && [ -n "$n" ]; then
@@ -269,7 +268,7 @@ if [ $rc -eq 0 ] && [ -n "$n" ]; then
 	perf_ok sys-script script -i "$work/sys.data" &&
 		{ m=$(script_stats "$work/sys-script.out" | cut -d' ' -f1); [ "$m" = "$n" ] &&
 			ok "syscall-heavy -a: perf script prints all $n samples" || fail "syscall-heavy -a: $m samples in perf script, want $n"; }
-	check_header sys "$work/sys.data" "-a -o $work/sys.data ${cg:+--cgroup $cg }-- dd"
+	check_header sys "$work/sys.data" "-a -o $work/sys.data ${cg:+--cgroup $cg }-- ${cgrun[*]:+${cgrun[*]} }dd"
 else
 	fail "syscall-heavy -a: rc=$rc" "$(cat "$work/sys.log")"
 fi
