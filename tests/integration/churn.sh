@@ -38,7 +38,16 @@ MAX_KB_PER_PROC=${MAX_KB_PER_PROC:-6}
 MAX_PEAK_MB=${MAX_PEAK_MB:-256}
 work=$(mktemp -d /tmp/bpfprof-churn.XXXXXX)
 cgdir=
-trap '[ -n "$cgdir" ] && rmdir "$cgdir" 2>/dev/null; rm -rf "$work"' EXIT
+# on exit: whatever still runs in the test cgroup (only this script's), then it and the directory
+cleanup() {
+	if [ -n "$cgdir" ]; then
+		xargs -r kill -KILL <"$cgdir/cgroup.procs" 2>/dev/null
+		for _ in 1 2 3 4 5 6 7 8 9 10; do rmdir "$cgdir" 2>/dev/null && break; sleep 0.1; done
+	fi
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
 
 . "$(dirname "$0")/lib.bash"
 
@@ -153,7 +162,7 @@ fi
 
 start=$(date +%s)
 CG=$cgdir NLONG=$NLONG PER=$PER MAPS=$MAPS SPINS=$(awk -v m="$SPIN" 'BEGIN { print m / 1000 }') \
-	/usr/bin/time -v -o time.txt "$BPFPROF" -v -a "${cgopt[@]}" -F 999 -o churn.folded -o churn.pb.gz \
+	/usr/bin/time -v -o time.txt "$BPFPROF" -v -a ${cgopt[@]+"${cgopt[@]}"} -F 999 -o churn.folded -o churn.pb.gz \
 	-- ./spawn.sh >out.txt 2>log.txt
 rc=$?
 secs=$(($(date +%s) - start))

@@ -38,6 +38,7 @@ cleanup() {
 	rm -rf "$work"
 }
 trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
 export PERF_BUILDID_DIR=$work/perf-buildid
 export DEBUGINFOD_CACHE_PATH=$work/cache
 unset DEBUGINFOD_URLS DEBUGINFOD_PROGRESS DEBUGINFOD_VERBOSE DEBUGINFOD_MAXSIZE

@@ -13,6 +13,7 @@ HOTCOLD=${HOTCOLD:-$top/.output/workload/hotcold}
 TOL=${TOL:-7} # percentage points allowed around the known split, at least (lib.bash split_tol)
 work=$(mktemp -d /tmp/bpfprof-it.XXXXXX)
 trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
 export PPROF_TMPDIR=$work/pprof HOME=${HOME:-/root}
 
 . "$(dirname "$0")/lib.bash"
