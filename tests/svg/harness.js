@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
-// Runs inside tests/svg/check.sh's XHTML page, after the inline flame graph
-// (whose own script has already run init()). Drives the graph the way a user
-// would (hover, click, search, reset) through dispatched DOM events and the
-// graph's search() function, and writes "fgcheck: key=value" lines into
-// <pre id="result"> for chromium --dump-dom to print. TARGET and TERM are set
-// by check.sh.
+// Runs inside tests/svg/check.sh's copy of the flame graph, after the
+// graph's own script (which has already run init()). Drives the graph the way
+// a user would (hover, click, search, reset) through dispatched DOM events and
+// the graph's search() function, and writes "fgcheck: key=value" lines into
+// the element with id "result" for chromium --dump-dom to print. TARGET and
+// TERM are set by check.sh.
 (function () {
 	var lines = [];
 	function put(k, v) { lines.push("fgcheck: " + k + "=" + v); }
