@@ -40,8 +40,9 @@ listing() { ls -A "$1" | tr '\n' ' ' | sed 's/ $//'; }
 # Milliseconds since $1 (from now_ms).
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 # Readiness, polled (10 s at most) instead of fixed sleeps. wait_exec PID
-# NAME: PID runs NAME (its fork has exec'd). wait_sampling PID: bpfprof PID
-# has its perf events open, the last step before it samples.
+# NAME: PID runs NAME (its fork has exec'd). wait_sampling PID [FD]: bpfprof
+# PID holds FD: pidfd (default: the -p target's, opened just before it
+# samples; after 3 s its perf event fds will do) or perf_event (-a).
 wait_exec() {
 	local i
 	for ((i = 0; i < 1000; i++)); do
@@ -51,20 +52,36 @@ wait_exec() {
 	return 1
 }
 wait_sampling() {
-	local i
+	local i fds
 	for ((i = 0; i < 1000; i++)); do
-		# shellcheck disable=SC2010
-		ls -l "/proc/$1/fd" 2>/dev/null | grep -q 'anon_inode:\[perf_event\]' && return 0
+		fds=$(ls -l "/proc/$1/fd" 2>/dev/null)
+		[[ $fds == *"anon_inode:[${2:-pidfd}]"* ]] && return 0
+		[[ $fds == *'anon_inode:[perf_event]'* ]] && [ $i -ge 300 ] && return 0
 		kill -0 "$1" 2>/dev/null || return 1
 		sleep 0.01
 	done
 	return 1
 }
+# cpu_ms PID: the CPU time PID (its main thread) has had, ms (schedstat)
+cpu_ms() { local ns; read -r ns _ 2>/dev/null <"/proc/$1/schedstat" && echo $((ns / 1000000)); }
+# wait_cpu PID MS [MAX_S]: until PID has had MS ms of CPU since it started
+# (MAX_S whole seconds, default 30, at most). Samples come from CPU time:
+# F x MS/1000 of them at any load, not F x wall time x the share of a CPU it
+# got (a push.sh run got 1 sample in 0.4 s at 2999 Hz at a load of 10).
+wait_cpu() {
+	local i now
+	for ((i = 0; i < ${3:-30} * 50; i++)); do
+		now=$(cpu_ms "$1") || return 1
+		[ "$now" -ge "$2" ] && return 0
+		sleep 0.02
+	done
+	return 1
+}
 # Workloads spin only while they are profiled. start_hotcold ARGS: hotcold
 # ARGS in the background, stopped (SIGSTOP) once it has exec'd; its pid in
-# $wl. run_hotcold: SIGCONT it once bpfprof ($bp) has its perf events open.
-# pause_hotcold: SIGSTOP it (its run is profiled: the rest of the test needs
-# no more samples). stop_hotcold: it ends.
+# $wl. spin_hotcold MS [MAX_S]: once bpfprof ($bp) is about to sample, let it
+# run (SIGCONT) for MS ms of CPU, then stop it again (the rest of the test
+# needs no more samples). stop_hotcold: it ends.
 start_hotcold() {
 	"$HOTCOLD" "$@" &
 	wl=$!
@@ -72,8 +89,14 @@ start_hotcold() {
 	wait_exec "$wl" hotcold
 	kill -STOP "$wl"
 }
-run_hotcold() { wait_sampling "$bp"; kill -CONT "$wl"; }
-pause_hotcold() { kill -STOP "$wl"; }
+spin_hotcold() {
+	local t0
+	wait_sampling "$bp"
+	t0=$(cpu_ms "$wl")
+	kill -CONT "$wl"
+	wait_cpu "$wl" $((t0 + $1)) "${2:-30}"
+	kill -STOP "$wl"
+}
 stop_hotcold() { kill "$wl" 2>/dev/null && kill -CONT "$wl" 2>/dev/null; wait "$wl" 2>/dev/null; }
 # kill_command: SIGKILL bpfprof's ($bp) command and the command's children
 kill_command() {
@@ -84,9 +107,9 @@ kill_command() {
 	# shellcheck disable=SC2086
 	kill -9 "$cmd" $kids 2>/dev/null
 }
-# Samples of hot_a and hot_b: 1999 Hz for 0.3 s of hotcold, 600 samples on a
-# CPU of its own, 60 on a tenth of one (no hot_b among 60 at 25 %: 3e-8).
-SPIN=0.3
+# A profile that names hot_a and hot_b: 1999 Hz while hotcold has SPIN ms of
+# CPU, 300 samples (no hot_b among them at 25 %: 1e-37)
+SPIN=150
 
 if [ ! -x "$HOTCOLD" ]; then
 	fail "build" "missing $HOTCOLD: run make"
@@ -102,9 +125,7 @@ start_hotcold 10
 "$BPFPROF" -p $wl -F 1999 -o term/t.prof -o term/t.pb.gz -o term/t.data -o term/t.folded -o term/t.svg \
 	2>term.log &
 bp=$!
-run_hotcold
-sleep $SPIN
-pause_hotcold
+spin_hotcold $SPIN
 kill -TERM $bp
 wait $bp
 rc=$?
@@ -125,9 +146,7 @@ fi
 start_hotcold 10
 "$BPFPROF" -p $wl -F 1999 -o hup.prof 2>hup.log &
 bp=$!
-run_hotcold
-sleep $SPIN
-pause_hotcold
+spin_hotcold $SPIN
 kill -HUP $bp
 wait $bp
 rc=$?
@@ -184,9 +203,7 @@ else
 	"$BPFPROF" -p $wl -F 1999 -o sig2/a.prof -o sig2/b.folded 2>sig2.log &
 	bp=$!
 	if hold_linkat 2 5; then
-		run_hotcold
-		sleep $SPIN
-		pause_hotcold
+		spin_hotcold $SPIN
 		kill -INT $bp
 		held=no tmpsize= a_then=
 		if in_linkat; then
@@ -216,15 +233,13 @@ else
 	stop_hotcold
 
 	# 2b. The run ends by -d; one SIGTERM while it commits is not a second
-	# signal: the output is still written. (-d 1 leaves strace time to attach
-	# before the commit; the workload spins for the first $SPIN s of it.)
+	# signal: the output is still written. (-d 2 leaves strace time to attach
+	# before the commit; the workload spins SPIN ms of CPU, 1 s at most, of it.)
 	start_hotcold 10
-	"$BPFPROF" -p $wl -F 1999 -d 1 -o one.prof 2>one.log &
+	"$BPFPROF" -p $wl -F 1999 -d 2 -o one.prof 2>one.log &
 	bp=$!
 	if hold_linkat 1 3; then
-		run_hotcold
-		sleep $SPIN
-		pause_hotcold
+		spin_hotcold $SPIN 1
 		held=no
 		in_linkat && held=yes && kill -TERM $bp
 		wait $bp
@@ -244,18 +259,17 @@ fi
 
 # ---- 3. The target dies during the run: its samples are kept and named ----
 start_hotcold 30
-t0=$(now_ms)
 "$BPFPROF" -p $wl -F 1999 -o k9.prof 2>k9.log &
 bp=$!
-run_hotcold
-sleep $SPIN
-kill -9 $wl
-wait $wl 2>/dev/null
+spin_hotcold $SPIN
+t0=$(now_ms)
+{ kill -9 $wl; wait $wl; } 2>/dev/null
 wait $bp
 rc=$?
 ms=$(($(now_ms) - t0))
-if [ $rc -eq 0 ] && [ $ms -lt 6000 ] && names_hot k9.prof; then
-	ok "-p target killed with -9: bpfprof stops by itself (${ms} ms), go tool pprof names hot_a and hot_b"
+# (6 s from bpfprof's start with the target killed 2.5 s in, before: 3.5 s from the kill)
+if [ $rc -eq 0 ] && [ $ms -lt 3500 ] && names_hot k9.prof; then
+	ok "-p target killed with -9: bpfprof stops by itself (${ms} ms after), go tool pprof names hot_a and hot_b"
 else
 	fail "-p target killed: rc=$rc after ${ms} ms" "$(top_funcs k9.prof | head -5)" "$(cat k9.log)"
 fi
@@ -273,7 +287,8 @@ for _ in $(seq 500); do
 	[ -n "$cmd" ] && kids=$(cat /proc/"$cmd"/task/*/children 2>/dev/null) && [ -n "$kids" ] && break
 	sleep 0.02
 done
-sleep $SPIN
+# both sampled for SPIN ms of CPU each
+for p in $cmd $kids; do wait_cpu "$p" $SPIN; done
 rm -f "$work/hcdel"
 sleep 0.1
 kill -9 $cmd $kids 2>/dev/null
@@ -323,8 +338,14 @@ if mount -t tmpfs -o size=64k bpfprof-faults "$work/full2"; then
 	mounts+=("$work/full2")
 	echo OLD >full2/hc.svg
 	head -c $((14 * 4096)) /dev/zero >full2/filler
-	"$BPFPROF" -F 1999 -o full2/hc.svg -o full2/hc.folded -- "$HOTCOLD" $SPIN >/dev/null 2>full2.log
+	start_hotcold 10
+	"$BPFPROF" -p $wl -F 1999 -o full2/hc.svg -o full2/hc.folded >/dev/null 2>full2.log &
+	bp=$!
+	spin_hotcold $SPIN
+	kill -INT $bp
+	wait $bp
 	rc=$?
+	stop_hotcold
 	if [ $rc -eq 1 ] && grep -q "cannot write 'full2/hc.svg': No space left on device" full2.log &&
 		[ "$(cat full2/hc.svg)" = OLD ] && [ "$(listing full2)" = "filler hc.folded hc.svg" ] &&
 		grep -q hot_a full2/hc.folded; then
@@ -338,7 +359,7 @@ else
 fi
 
 # ---- 5. Ring buffer overflow recorded in perf.data ----
-"$BPFPROF" -a -F 20000 --ringbuf-size 4K -o lost.data -- "$HOTCOLD" $SPIN --fork >/dev/null 2>lost.log
+"$BPFPROF" -a -F 20000 --ringbuf-size 4K -o lost.data -- "$HOTCOLD" 0.3 --fork >/dev/null 2>lost.log
 rc=$?
 nlost=$(sed -n 's/^bpfprof: [0-9.]* s, [0-9]* samples, \([0-9]*\) lost.*/\1/p' lost.log)
 plost=$(perf report -i lost.data --stats 2>/dev/null | awk '/LOST_SAMPLES events:/ { v = $3 } END { print v }')
@@ -376,11 +397,12 @@ done
 start_hotcold 10
 echo old >m1.prof
 chmod 644 m1.prof
-(umask 000 && "$BPFPROF" -p $wl -F 1999 -d $SPIN -o m1.prof -o m1.data 2>mode1.log)
+(umask 000 && "$BPFPROF" -p $wl -F 1999 -d 0.3 -o m1.prof -o m1.data 2>mode1.log)
 rc1=$?
-(umask 077 && exec "$BPFPROF" -p $wl -F 1999 -d $SPIN --output-mode=0640 -o m2.prof -o m2.data 2>mode2.log) &
+(umask 077 && exec "$BPFPROF" -p $wl -F 1999 --output-mode=0640 -o m2.prof -o m2.data 2>mode2.log) &
 bp=$!
-run_hotcold
+spin_hotcold $SPIN
+kill -INT $bp
 wait $bp
 rc2=$?
 stop_hotcold
@@ -400,9 +422,10 @@ done
 
 # ---- 8. stdout closed under bpfprof: an error, not a death ----
 start_hotcold 10
-"$BPFPROF" -p $wl -F 1999 -d $SPIN --format folded -o - -o pipe.folded 2>pipe.log > >(true) &
+"$BPFPROF" -p $wl -F 1999 --format folded -o - -o pipe.folded 2>pipe.log > >(true) &
 bp=$!
-run_hotcold
+spin_hotcold $SPIN
+kill -INT $bp
 wait $bp
 rc=$?
 stop_hotcold
@@ -429,12 +452,12 @@ fi
 # ---- 9. The output directory removed during the run ----
 mkdir gone
 start_hotcold 10
-"$BPFPROF" -p $wl -F 1999 -d 1 -o gone/x.prof -o kept.prof 2>gone.log &
+"$BPFPROF" -p $wl -F 1999 -o gone/x.prof -o kept.prof 2>gone.log &
 bp=$!
-run_hotcold
+wait_sampling $bp
 rm -rf gone
-sleep $SPIN
-pause_hotcold
+spin_hotcold $SPIN
+kill -INT $bp
 wait $bp
 rc=$?
 stop_hotcold
@@ -451,8 +474,7 @@ echo OLD >k9self/out.prof
 start_hotcold 10
 "$BPFPROF" -p $wl -F 1999 -o k9self/out.prof -o k9self/out.data 2>/dev/null &
 bp=$!
-run_hotcold
-sleep $SPIN
+spin_hotcold $SPIN
 { kill -9 $bp; wait $bp; stop_hotcold; } 2>/dev/null
 if [ "$(cat k9self/out.prof)" = OLD ] && [ "$(listing k9self)" = out.prof ]; then
 	ok "bpfprof killed with -9 mid-run: no temporary left, old output intact"

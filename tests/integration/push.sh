@@ -6,12 +6,13 @@
 # Pyroscope). The receiver checks every request (method, path, headers,
 # labels, the PushRequest protobuf, the pprof inside) and saves each profile.
 # Workloads spin only while they are profiled: hotcold stopped (SIGSTOP)
-# until bpfprof has its perf events open, or run as bpfprof's command.
+# but while bpfprof samples it, or run as bpfprof's command.
 #
-#  1. Connect API, -p hotcold for 0.4 s at 2999 Hz, basic auth, tenant,
-#     --label: one request, the labels, go tool pprof names hot_a 75 % and
-#     hot_b 25 % (±split_tol: TOL points, or 4 standard deviations of a 75 %
-#     share at the samples the pushed profile holds when that is more).
+#  1. Connect API, -p hotcold at 2999 Hz for 0.4 s of its CPU time, basic
+#     auth, tenant, --label: one request, the labels, go tool pprof names
+#     hot_a 75 % and hot_b 25 % (±split_tol: TOL points, or 4 standard
+#     deviations of a 75 % share at the samples the pushed profile holds
+#     when that is more).
 #  2. The legacy /ingest endpoint: name=hotcold{...}, from/until, the pprof.
 #  3. -a --cgroup --interval 1 with faults, each one started as soon as
 #     bpfprof's -v log shows the last one had its effect: the receiver down at
@@ -79,8 +80,9 @@ start_recv() {
 }
 stop_recv() { kill "$recv_pid" 2>/dev/null; wait "$recv_pid" 2>/dev/null; }
 # Readiness, polled (10 s at most) instead of fixed sleeps. wait_exec PID
-# NAME: PID runs NAME (its fork has exec'd). wait_sampling PID: bpfprof PID
-# has its perf events open, the last step before it samples.
+# NAME: PID runs NAME (its fork has exec'd). wait_sampling PID [FD]: bpfprof
+# PID holds FD: pidfd (default: the -p target's, opened just before it
+# samples; after 3 s its perf event fds will do) or perf_event (-a).
 wait_exec() {
 	local i
 	for ((i = 0; i < 1000; i++)); do
@@ -90,14 +92,32 @@ wait_exec() {
 	return 1
 }
 wait_sampling() {
-	local i
+	local i fds
 	for ((i = 0; i < 1000; i++)); do
-		# shellcheck disable=SC2010
-		ls -l "/proc/$1/fd" 2>/dev/null | grep -q 'anon_inode:\[perf_event\]' && return 0
+		fds=$(ls -l "/proc/$1/fd" 2>/dev/null)
+		[[ $fds == *"anon_inode:[${2:-pidfd}]"* ]] && return 0
+		[[ $fds == *'anon_inode:[perf_event]'* ]] && [ $i -ge 300 ] && return 0
 		kill -0 "$1" 2>/dev/null || return 1
 		sleep 0.01
 	done
 	return 1
+}
+# cpu_ms PID: the CPU time PID (its main thread) has had, ms (schedstat)
+cpu_ms() { local ns; read -r ns _ 2>/dev/null <"/proc/$1/schedstat" && echo $((ns / 1000000)); }
+# spin PID MS: let stopped PID run (SIGCONT) until it has had MS more ms of
+# CPU (30 s at most), then stop it again. Samples come from CPU time: F x
+# MS/1000 of them at any load, not F x wall time x the share of a CPU it got
+# (a 0.4 s run at 2999 Hz got 1 sample at a load of 10).
+spin() {
+	local i t0 now
+	t0=$(cpu_ms "$1") || return 1
+	kill -CONT "$1"
+	for ((i = 0; i < 1500; i++)); do
+		now=$(cpu_ms "$1") || break
+		[ $((now - t0)) -ge "$2" ] && break
+		sleep 0.02
+	done
+	kill -STOP "$1"
 }
 # go tool pprof -top in samples: "name<TAB>flat" per function
 top_counts() {
@@ -121,25 +141,27 @@ hot=$!
 pids+=("$hot")
 wait_exec $hot hotcold
 kill -STOP $hot
-# run_hot ARGS...: bpfprof -p $hot ARGS; hot runs from when bpfprof has its
-# perf events open until it exits. Its exit status in $rc.
+# run_hot MS ARGS...: bpfprof -p $hot ARGS, hot let run MS ms of CPU once
+# bpfprof is about to sample, then SIGINT. Its exit status in $rc.
 run_hot() {
+	local ms=$1 bp
+	shift
 	"$BPFPROF" -p $hot "$@" &
-	local bp=$!
+	bp=$!
 	wait_sampling $bp
-	kill -CONT $hot
+	spin $hot "$ms"
+	kill -INT $bp
 	wait $bp
 	rc=$?
-	kill -STOP $hot
 }
 
 # ---- 1. Connect API, one-shot ----
-# 2999 Hz for 0.4 s: 1,200 samples on a CPU of its own, 600 (±7.1) on half of one
+# 2999 Hz while hotcold has 0.4 s of CPU: 1,200 samples (±5, TOL is more)
 if start_recv r1 --out "$work/r1" --expect-header "Authorization: Basic $basic" \
 	--expect-header "X-Scope-OrgID: team-a" --expect-label env=ci --expect-label pid=$hot \
 	--expect-label service_name=hotcold; then
 	port=$(cat "$work/r1.port")
-	run_hot -d 0.4 -F 2999 --push "http://127.0.0.1:$port" --push-auth-file "$work/auth" \
+	run_hot 400 -F 2999 --push "http://127.0.0.1:$port" --push-auth-file "$work/auth" \
 		--tenant team-a --label env=ci -o "$work/one.pb.gz" 2>"$work/one.log"
 	stop_recv
 	n=$(wc -l <"$work/r1/index.jsonl" 2>/dev/null)
@@ -170,11 +192,11 @@ else
 fi
 
 # ---- 2. legacy /ingest ----
-# 2999 Hz for 0.25 s: 750 samples, 375 on half a CPU (±8.9; the check allows TOL + 3)
+# 2999 Hz while hotcold has 0.25 s of CPU: 750 samples (±6.3; the check allows TOL + 3)
 if start_recv r2 --out "$work/r2" --expect-header "Authorization: Basic $basic" --expect-label pid=$hot \
 	--expect-label service_name=hotcold --expect-header "Content-Type: application/octet-stream"; then
 	port=$(cat "$work/r2.port")
-	run_hot -d 0.25 -F 2999 --push "http://127.0.0.1:$port/ingest" --push-auth-file "$work/auth" \
+	run_hot 250 -F 2999 --push "http://127.0.0.1:$port/ingest" --push-auth-file "$work/auth" \
 		2>"$work/ingest.log"
 	stop_recv
 	f=$(ls "$work"/r2/*.pb.gz 2>/dev/null | head -1)
@@ -192,8 +214,7 @@ if start_recv r2 --out "$work/r2" --expect-header "Authorization: Basic $basic" 
 else
 	fail "ingest: the receiver did not start" "$(cat "$work/r2.recv.err")"
 fi
-kill -KILL $hot 2>/dev/null
-wait $hot 2>/dev/null
+{ kill -KILL $hot; wait $hot; } 2>/dev/null
 
 # ---- 3. continuous, -a --cgroup, with server faults ----
 # The workload (hotcold at --duty 50) in cgroup w, the receiver in r, both
@@ -238,7 +259,7 @@ mkdir -p "$work/b"
 	--push-queue 2 --push-timeout 5 --label run=faults -v --no-progress --top 0 2>"$work/b.log" &
 bp=$!
 pids+=("$bp")
-wait_sampling $bp
+wait_sampling $bp perf_event
 kill -CONT $wl
 rargs=(--port "$port" --out "$work/rb" --mode-file "$mode" --expect-label run=faults)
 # recv_up: the receiver back on the same port, in cgroup r
