@@ -23,10 +23,11 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 BPFPROF=${BPFPROF:-$top/bpfprof}
 # hot_a's share of hot_a + hot_b is 75 % by construction; a profile takes
-# 400-700 samples (2-2.5 s at 299 or 99 Hz) of a 2-CPU machine that other
-# jobs load: a 10-point band is more than 4 standard deviations of the
-# sampling error (1.6-2.2 points) and leaves room for the load's unevenness
-# (67.9-81.7 % measured).
+# 400-500 samples at 999 Hz (the four cases: the workload's 0.5 s of CPU time
+# less bpfprof's start, whatever the load; the debug cases: 0.5 s of wall
+# time, fewer under load): a 10-point band is 4.6 standard deviations of the
+# sampling error at 400 (2.2 points) and leaves room for the load's
+# unevenness (67.9-81.7 % measured); more at fewer samples (prof_tol).
 TOL=${TOL:-10}
 work=$(mktemp -d /tmp/bpfprof-gone.XXXXXX)
 pids=()
@@ -49,10 +50,10 @@ done
 
 # hot_a's share of hot_a + hot_b, from "PCT NAME" lines
 share() { awk '$2 == "hot_a" { a += $1 } $2 == "hot_b" { b += $1 } END { if (a + b > 0) printf "%.1f", 100 * a / (a + b) }'; }
-# The tolerance of a share for the run that logged to $1: TOL, or three
+# The tolerance of a share for the run that logged to $1: TOL, or four
 # standard deviations at the samples it wrote to out.prof (lib.bash split_tol):
-# the workload runs 2-2.5 s, and under the sanitizer build and other load it
-# can get a tenth of its samples (about 25 seen: one sigma 9 points).
+# a run of fixed wall time under the sanitizer build and other load can get a
+# tenth of its samples (about 25 seen with 2 s at 99 Hz: one sigma 9 points).
 prof_tol() { split_tol "$(sed -n "s/^bpfprof: wrote '.*out\.prof': \([0-9]*\) samples.*/\1/p" "$1" | head -1)" "$TOL"; }
 # a reader's stderr: empty but for pprof's notice about libraries without symbols
 clean_err() { ! grep -vE '^(Some binary filenames not available|Try setting PPROF_BINARY_PATH)' "$1" | grep -q .; }
@@ -83,44 +84,60 @@ int main(int argc, char **argv)
 EOF
 gcc -O1 -o "$work/memfd-exec" "$work/memfd-exec.c" || { fail "build memfd-exec"; finish; }
 
-# start CASE [SECONDS]: the workload's pid in $pid, for SECONDS (default 5), however the case runs it
+# exec_wait PID PATTERN: wait until /proc/PID/exe matches the glob PATTERN,
+# that is until the process runs the workload (bpfprof -p must attach after
+# the exec: a target that execs later is taken for gone, see the report), 5 s
+# at most; clears $pid when it does not.
+exec_wait() {
+	local i
+	for i in $(seq 500); do
+		# shellcheck disable=SC2254
+		case $(readlink "/proc/$1/exe" 2>/dev/null) in $2) return ;; esac
+		sleep 0.01
+	done
+	pid=
+}
+
+# start CASE [ARGS]: the workload's pid in $pid, running with ARGS (default
+# 10: seconds, a bound for the runs that kill it), however the case runs it
 start() {
-	local c=$1 secs=${2:-5} i
+	local c=$1 args=${2:-10} i
 	pid=
 	case $c in
 	container)
 		mkdir -p "$work/ct"
 		unshare --mount --pid --fork --propagation private sh -c \
-			"mount -t tmpfs ct '$work/ct' && cp '$work/burner' '$work/ct/burner' && exec '$work/ct/burner' $secs" &
+			"mount -t tmpfs ct '$work/ct' && cp '$work/burner' '$work/ct/burner' && exec '$work/ct/burner' $args" &
 		pids+=($!)
-		for i in $(seq 50); do
+		for i in $(seq 500); do
 			pid=$(pgrep -P "$!" -x burner) && break
-			sleep 0.05
+			sleep 0.01
 		done
 		;;
 	deleted)
 		mkdir -p "$work/del"
 		cp "$work/burner" "$work/del/burner"
-		"$work/del/burner" "$secs" &
+		"$work/del/burner" $args &
 		pid=$!
 		pids+=($pid)
-		sleep 0.2
+		exec_wait "$pid" "$work/del/burner"
 		rm "$work/del/burner"
 		;;
 	space)
 		mkdir -p "$work/odd dir"
 		cp "$work/burner" "$work/odd dir/burn er"
-		"$work/odd dir/burn er" "$secs" &
+		"$work/odd dir/burn er" $args &
 		pid=$!
 		pids+=($pid)
+		exec_wait "$pid" "$work/odd dir/burn er"
 		;;
 	memfd)
-		"$work/memfd-exec" "$work/burner" burner "$secs" &
+		"$work/memfd-exec" "$work/burner" burner $args &
 		pid=$!
 		pids+=($pid)
+		exec_wait "$pid" "/memfd:burner*"
 		;;
 	esac
-	sleep 0.2
 }
 
 check_case() {
@@ -132,13 +149,15 @@ check_case() {
 	fi
 	# the workload exits during the run (which then ends): the files are
 	# copied from the descriptors held since its first sample, after the
-	# process, its mount namespace (tmpfs), the deleted file or memfd are gone
-	start "$c" 2.5
+	# process, its mount namespace (tmpfs), the deleted file or memfd are gone.
+	# It spends 0.5 s of CPU time (--cpu), so that the run has its samples
+	# whatever the load; -d 10 is a bound.
+	start "$c" "0.5 --cpu"
 	if [ -z "$pid" ]; then
 		fail "$c: start the workload"
 		return
 	fi
-	HOME=$home "$BPFPROF" -v -F 299 -p "$pid" -d 10 -o "$d/out.data" -o "$d/out.prof" >"$d/log" 2>&1 ||
+	HOME=$home "$BPFPROF" -v -F 999 -p "$pid" -d 10 -o "$d/out.data" -o "$d/out.prof" >"$d/log" 2>&1 ||
 		fail "$c: bpfprof exits 0" "$(tail -5 "$d/log")"
 	grep -q 'every target process has exited' "$d/log" || fail "$c: the workload exits before the run ends"
 	kill "$pid" 2>/dev/null
@@ -199,11 +218,12 @@ objcopy --only-keep-debug "$d/bin/stripped" "$d/bin/.debug/stripped.debug" &&
 if nm "$d/bin/stripped" 2>/dev/null | grep -q hot_a || nm -D "$d/bin/stripped" 2>/dev/null | grep -q hot_a; then
 	fail "debug: hot_a must be named only by the debug file"
 fi
-"$d/bin/stripped" 5 &
+# the workload runs on through the run (10 s is a bound) and is killed right after
+"$d/bin/stripped" 10 &
 pid=$!
 pids+=($pid)
-sleep 0.2
-HOME=$d/home "$BPFPROF" -p "$pid" -d 2 -o "$d/out.data" -o "$d/out.prof" >"$d/log" 2>&1 ||
+exec_wait "$pid" "$d/bin/stripped"
+HOME=$d/home "$BPFPROF" -F 999 -p "$pid" -d 0.5 -o "$d/out.data" -o "$d/out.prof" >"$d/log" 2>&1 ||
 	fail "debug: bpfprof exits 0" "$(tail -5 "$d/log")"
 kill "$pid" 2>/dev/null
 wait 2>/dev/null
@@ -246,12 +266,12 @@ mkdir -p "$d/home" "$d/bin" "$d/srv/buildid/$id" "$d/elsewhere"
 cp "$work/burner" "$d/bin/stripped"
 objcopy --only-keep-debug "$d/bin/stripped" "$d/srv/buildid/$id/debuginfo" && strip --strip-all "$d/bin/stripped" ||
 	fail "debuginfod: strip the workload"
-"$d/bin/stripped" 5 &
+"$d/bin/stripped" 10 &
 pid=$!
 pids+=($pid)
-sleep 0.2
+exec_wait "$pid" "$d/bin/stripped"
 HOME=$d/home DEBUGINFOD_URLS="file://$d/srv" DEBUGINFOD_CACHE_PATH=$d/dcache \
-	"$BPFPROF" -p "$pid" -d 2 -o "$d/out.data" -o "$d/out.prof" >"$d/log" 2>&1 ||
+	"$BPFPROF" -F 999 -p "$pid" -d 0.5 -o "$d/out.data" -o "$d/out.prof" >"$d/log" 2>&1 ||
 	fail "debuginfod: bpfprof exits 0" "$(tail -5 "$d/log")"
 kill "$pid" 2>/dev/null
 wait 2>/dev/null
@@ -275,7 +295,7 @@ grep -q ' hot_b$' "$d/top" && near "$a_share" 75 "$(prof_tol "$d/log")" && clean
 d=$work/nocache
 mkdir -p "$d/home"
 start deleted
-HOME=$d/home "$BPFPROF" --no-buildid-cache -p "$pid" -d 0.5 -o "$d/out.data" >"$d/log" 2>&1
+HOME=$d/home "$BPFPROF" --no-buildid-cache -F 999 -p "$pid" -d 0.3 -o "$d/out.data" >"$d/log" 2>&1
 rc=$?
 kill "$pid" 2>/dev/null
 wait 2>/dev/null
@@ -288,15 +308,21 @@ pids=()
 d=$work/all
 mkdir -p "$d/home"
 start memfd
-HOME=$d/home "$BPFPROF" -a -d 1.5 -o "$d/all.prof" >"$d/log" 2>&1 || fail "-a: bpfprof exits 0" "$(tail -3 "$d/log")"
+HOME=$d/home "$BPFPROF" -a -F 999 -d 0.5 -o "$d/all.prof" >"$d/log" 2>&1 || fail "-a: bpfprof exits 0" "$(tail -3 "$d/log")"
 kill "$pid" 2>/dev/null
 wait 2>/dev/null
 pids=()
 go tool pprof -top "$d/all.prof" >"$d/top" 2>"$d/top.err"
-if ! grep -q 'Local symbolization failed for memfd' "$d/top.err" && grep -q ' hot_a$' "$d/top"; then
-	ok "-a: go tool pprof names the memfd workload's hot_a, no 'Local symbolization failed for memfd:'"
+# -raw: hot_a inside this workload's own mapping (its file named by its
+# build-id, memfd:burner-ID), not another process's hot_a
+go tool pprof -raw "$d/all.prof" >"$d/raw" 2>/dev/null
+mid=$(awk -v f="/memfd:burner-${id:0:12}" '/^Mappings/ { m = 1; next } m && index($0, f) { sub(":", "", $1); print $1; exit }' "$d/raw")
+if ! grep -q 'Local symbolization failed for memfd' "$d/top.err" && grep -q ' hot_a$' "$d/top" &&
+	[ -n "$mid" ] && grep -qE "M=$mid hot_a " "$d/raw"; then
+	ok "-a: go tool pprof names the memfd workload's hot_a (in its memfd:burner-${id:0:12}), no 'Local symbolization failed for memfd:'"
 else
-	fail "-a: no memfd symbolization warning" "$(grep -i memfd "$d/top.err" | head -3)" "$(head -8 "$d/top")"
+	fail "-a: no memfd symbolization warning, hot_a in the memfd mapping" "$(grep -i memfd "$d/top.err" | head -3)" \
+		"$(head -8 "$d/top")" "$(grep -A30 '^Mappings' "$d/raw" | grep -i memfd)"
 fi
 
 finish
