@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * A hostile JIT runtime for the JIT-file tests: it writes a valid jitdump
- * header to DIR/jit-<pid>.dump and maps it executable (the marker perf and
- * bpfprof look for, ../shared/specs/jitdump-specification.txt "Marker"),
- * then swaps that path for a symlink to TARGET and makes /tmp/perf-<pid>.map
- * a symlink to TARGET too, and burns CPU for SECONDS in spin() and, on
+ * header to DIR/jit-<pid>.dump, swaps that path for a symlink to TARGET,
+ * makes /tmp/perf-<pid>.map a symlink to TARGET too, then maps the file it
+ * wrote executable (the marker perf and bpfprof look for,
+ * ../shared/specs/jitdump-specification.txt "Marker"; its path now leads to
+ * the symlink), and burns CPU for SECONDS in spin() and, on
  * x86-64, in "JIT code" it writes to an anonymous executable page, as a
  * runtime runs compiled code (which is how bpfprof sees a runtime whose
  * jitdump it has not found yet). TARGET is a FIFO (a reader that follows it
@@ -90,12 +91,10 @@ int main(int argc, char **argv)
 	end = now() + atof(argv[1]);
 	snprintf(dump, sizeof(dump), "%s/jit-%d.dump", argv[3], getpid());
 	fd = open(dump, O_CREAT | O_RDWR | O_TRUNC, 0644);
-	if (fd < 0 || write(fd, &hdr, sizeof(hdr)) != sizeof(hdr) ||
-	    mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0) == MAP_FAILED) {
+	if (fd < 0 || write(fd, &hdr, sizeof(hdr)) != sizeof(hdr)) {
 		perror(dump);
 		return 1;
 	}
-	close(fd);
 	snprintf(swap, sizeof(swap), "%s.swap", dump);
 	snprintf(map, sizeof(map), "/tmp/perf-%d.map", getpid());
 	unlink(map);
@@ -103,6 +102,17 @@ int main(int argc, char **argv)
 		perror("symlink");
 		return 1;
 	}
+	/*
+	 * The marker mapping only now, of the file the swap unlinked ("DIR/jit-PID.dump
+	 * (deleted)" in /proc/PID/maps): a profiler that sees it finds both links in
+	 * place, never the regular file of a moment before (which it could open and
+	 * rightly not refuse: a run under load saw that).
+	 */
+	if (mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0) == MAP_FAILED) {
+		perror(dump);
+		return 1;
+	}
+	close(fd);
 	jit = make_jit_code();
 	while (now() < end) {
 		spin();
