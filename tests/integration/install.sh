@@ -12,16 +12,60 @@
 #  5. The unit's capability set (read from the installed unit) is enough:
 #     root with only those capabilities (setpriv: bounding, inheritable and
 #     ambient sets) profiles a process of another user (nobody) with its
-#     whole stack named (root, BPF).
+#     whole stack named (root, BPF). The process spins only while it is
+#     profiled, for the CPU time the check needs.
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 BPFPROF=${BPFPROF:-$top/bpfprof}
 HOTCOLD=${HOTCOLD:-$top/.output/workload/hotcold}
 work=$(mktemp -d /tmp/bpfprof-install.XXXXXX)
-hc=
-trap '[ -n "$hc" ] && kill $hc 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
+hc='' bp=''
+# On exit: the processes started here (SIGCONT for a stopped one), the directory.
+cleanup() {
+	local p
+	for p in $hc $bp; do kill "$p" && kill -CONT "$p"; done 2>/dev/null
+	wait 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
 . "$(dirname "$0")/lib.bash"
+
+# Readiness, polled (10 s at most). wait_exec PID NAME: PID runs NAME.
+# wait_pidfd PID: bpfprof PID holds its -p target's pidfd, opened just
+# before it samples.
+wait_exec() {
+	local i
+	for ((i = 0; i < 1000; i++)); do
+		[ "$(cat "/proc/$1/comm" 2>/dev/null)" = "$2" ] && return 0
+		sleep 0.01
+	done
+	return 1
+}
+wait_pidfd() {
+	local i
+	for ((i = 0; i < 1000; i++)); do
+		[[ $(ls -l "/proc/$1/fd" 2>/dev/null) == *'anon_inode:[pidfd]'* ]] && return 0
+		kill -0 "$1" 2>/dev/null || return 1
+		sleep 0.01
+	done
+	return 1
+}
+# cpu_ms PID: the CPU time PID (its main thread) has had, ms (schedstat)
+cpu_ms() { local ns; read -r ns _ 2>/dev/null <"/proc/$1/schedstat" && echo $((ns / 1000000)); }
+# spin PID MS: let stopped PID run (SIGCONT) until it has had MS more ms of
+# CPU (30 s at most), then stop it again: F x MS/1000 samples at any load
+spin() {
+	local i t0 now
+	t0=$(cpu_ms "$1") || return 1
+	kill -CONT "$1"
+	for ((i = 0; i < 1500; i++)); do
+		now=$(cpu_ms "$1") || break
+		[ $((now - t0)) -ge "$2" ] && break
+		sleep 0.02
+	done
+	kill -STOP "$1"
+}
 
 # ---- 1. install, uninstall ----
 # the documented list (README.md, "Run it on a host"), mode and path
@@ -73,8 +117,10 @@ else
 	skip "man page rendering" "man not installed"
 fi
 missing=()
+mantext=$(<"$man")
 for o in $({ "$BPFPROF" --help; "$BPFPROF" xray --help; } 2>/dev/null | grep -oE '^ +(-[a-zA-Z?], )?--[a-z][a-z0-9-]*' | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u); do
-	grep -qF -- "$(echo "$o" | sed 's/-/\\-/g')" "$man" || missing+=("$o")
+	# as roff writes it: every - as \-
+	[[ $mantext == *"${o//-/\\-}"* ]] || missing+=("$o")
 done
 [ ${#missing[@]} -eq 0 ] && ok "the man page names every option of --help and xray --help" ||
 	fail "options missing from docs/bpfprof.8 (add them there)" "${missing[*]}"
@@ -137,12 +183,21 @@ else
 	set_=$(echo "$caps" | tr 'A-Z' 'a-z' | sed -e 's/cap_/+/g' -e 's/ /,/g')
 	chmod 755 "$work"
 	cp "$HOTCOLD" "$work/hotcold"
-	setpriv --reuid=65534 --regid=65534 --clear-groups "$work/hotcold" 5 &
+	# (setpriv execs each in place: the pids are hotcold's and bpfprof's)
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$work/hotcold" 30 &
 	hc=$!
-	sleep 0.3
+	wait_exec $hc hotcold
+	kill -STOP $hc
 	setpriv --inh-caps=-all,"$set_" --ambient-caps=-all,"$set_" --bounding-set=-all,"$set_" \
-		"$BPFPROF" -p $hc -d 1.5 -F 199 -o "$work/caps.folded" 2>"$work/caps.err"
+		"$BPFPROF" -p $hc -F 1999 -o "$work/caps.folded" 2>"$work/caps.err" &
+	bp=$!
+	# 1999 Hz for 100 ms of its CPU: 200 samples, half of them through via_x
+	wait_pidfd $bp
+	spin $hc 100
+	kill -INT $bp
+	wait $bp
 	rc=$?
+	bp=
 	if [ $rc -eq 0 ] && grep -q '^hotcold;_start;.*;main;run;via_x;hot_a ' "$work/caps.folded" &&
 		! grep -qi 'refus\|denied' "$work/caps.err"; then
 		ok "the unit's capabilities ($caps) profile another user's process, whole stack named"
