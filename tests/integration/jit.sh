@@ -150,7 +150,9 @@ for target in fifo secret; do
 	touch "$work/stop-$target"
 	wait $bp
 	rc=$? took=$(($(date +%s) - start)) bp=
-	for m in $(grep -o "/tmp/perf-[0-9]*\.map" "$log" | sort -u); do
+	# every link to the target first, so no reader can reach the FIFO after
+	# the write-open below has let the blocked ones go
+	for m in $(grep -o "/tmp/perf-[0-9]*\.map" "$log" | sort -u) "$work"/jitdir/*; do
 		[ -L "$m" ] && rm -f "$m"
 	done
 	if [ "$target" = fifo ]; then
