@@ -133,25 +133,18 @@ start_bg() { # start_bg CMD...: run in the background, remembered for cleanup; s
 stop_bg() { kill "$1" 2>/dev/null && kill -CONT "$1" 2>/dev/null; wait "$1" 2>/dev/null; }
 
 # Workloads spin only while sampled: start_w NAME CMD... starts CMD (which
-# execs NAME) and stops it (SIGSTOP) once it runs NAME; sampled W D CMD...
-# runs CMD, a bpfprof -p W -d D, continues W once a process of CMD has its
-# perf events open (bpfprof's last step before sampling) and stops it again
-# D seconds later: W stays alive, its maps and root readable, while bpfprof
-# symbolizes, fetches or waits. Polled, 10 s at most.
-wait_exec() {
-	local i
-	for ((i = 0; i < 1000; i++)); do
-		[ "$(cat "/proc/$1/comm" 2>/dev/null)" = "$2" ] && return 0
-		sleep 0.01
-	done
-	return 1
-}
+# execs NAME) and stops it (SIGSTOP) once it runs NAME (lib.bash wait_exec);
+# sampled W D CMD... runs CMD, a bpfprof -p W -d D, continues W once a
+# process of CMD has its perf events open (bpfprof's last step before
+# sampling) and stops it again D seconds later: W stays alive, its maps and
+# root readable, while bpfprof symbolizes, fetches or waits. Polled, 10 s at
+# most.
 tree() { # PID and every process under it
 	local c
 	echo "$1"
 	for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do tree "$c"; done
 }
-wait_sampling() {
+wait_perf_events() {
 	local i p
 	for ((i = 0; i < 1000; i++)); do
 		for p in $(tree "$1"); do
@@ -173,7 +166,7 @@ sampled() {
 	shift 2
 	"$@" &
 	p=$!
-	wait_sampling "$p"
+	wait_perf_events "$p"
 	kill -CONT "$w"
 	sleep "$d"
 	kill -STOP "$w"
@@ -433,8 +426,8 @@ perf record -N -F 10000 -p "$xzp" -o perf.data >perf.rec.log 2>&1 &
 perfp=$!
 "$BPFPROF" -F 10000 -p "$xzp" --no-debuginfod --top 8 -o xz.folded 2>xz.log &
 bpfp=$!
-wait_sampling "$perfp"
-wait_sampling "$bpfp"
+wait_perf_events "$perfp"
+wait_perf_events "$bpfp"
 kill -CONT "$xzp"
 sleep 2
 kill -STOP "$xzp"

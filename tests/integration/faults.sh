@@ -39,44 +39,7 @@ names_hot() { local f; f=$(top_funcs "$1"); grep -qx hot_a <<<"$f" && grep -qx h
 listing() { ls -A "$1" | tr '\n' ' ' | sed 's/ $//'; }
 # Milliseconds since $1 (from now_ms).
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
-# Readiness, polled (10 s at most) instead of fixed sleeps. wait_exec PID
-# NAME: PID runs NAME (its fork has exec'd). wait_sampling PID [FD]: bpfprof
-# PID holds FD: pidfd (default: the -p target's, opened just before it
-# samples; after 3 s its perf event fds will do) or perf_event (-a).
-wait_exec() {
-	local i
-	for ((i = 0; i < 1000; i++)); do
-		[ "$(cat "/proc/$1/comm" 2>/dev/null)" = "$2" ] && return 0
-		sleep 0.01
-	done
-	return 1
-}
-wait_sampling() {
-	local i fds
-	for ((i = 0; i < 1000; i++)); do
-		fds=$(ls -l "/proc/$1/fd" 2>/dev/null)
-		[[ $fds == *"anon_inode:[${2:-pidfd}]"* ]] && return 0
-		[[ $fds == *'anon_inode:[perf_event]'* ]] && [ $i -ge 300 ] && return 0
-		kill -0 "$1" 2>/dev/null || return 1
-		sleep 0.01
-	done
-	return 1
-}
 # cpu_ms PID: the CPU time PID (its main thread) has had, ms (schedstat)
-cpu_ms() { local ns; read -r ns _ 2>/dev/null <"/proc/$1/schedstat" && echo $((ns / 1000000)); }
-# wait_cpu PID MS [MAX_S]: until PID has had MS ms of CPU since it started
-# (MAX_S whole seconds, default 30, at most). Samples come from CPU time:
-# F x MS/1000 of them at any load, not F x wall time x the share of a CPU it
-# got (a push.sh run got 1 sample in 0.4 s at 2999 Hz at a load of 10).
-wait_cpu() {
-	local i now
-	for ((i = 0; i < ${3:-30} * 50; i++)); do
-		now=$(cpu_ms "$1") || return 1
-		[ "$now" -ge "$2" ] && return 0
-		sleep 0.02
-	done
-	return 1
-}
 # Workloads spin only while they are profiled. start_hotcold ARGS: hotcold
 # ARGS in the background, stopped (SIGSTOP) once it has exec'd; its pid in
 # $wl. spin_hotcold MS [MAX_S]: once bpfprof ($bp) is about to sample, let it

@@ -31,17 +31,8 @@ cleanup() {
 trap cleanup EXIT
 . "$(dirname "$0")/lib.bash"
 
-# Readiness, polled (10 s at most). wait_exec PID NAME: PID runs NAME.
-# wait_pidfd PID: bpfprof PID holds its -p target's pidfd, opened just
-# before it samples.
-wait_exec() {
-	local i
-	for ((i = 0; i < 1000; i++)); do
-		[ "$(cat "/proc/$1/comm" 2>/dev/null)" = "$2" ] && return 0
-		sleep 0.01
-	done
-	return 1
-}
+# Readiness, polled (10 s at most): lib.bash wait_exec, and wait_pidfd PID:
+# bpfprof PID holds its -p target's pidfd, opened just before it samples.
 wait_pidfd() {
 	local i
 	for ((i = 0; i < 1000; i++)); do
@@ -50,21 +41,6 @@ wait_pidfd() {
 		sleep 0.01
 	done
 	return 1
-}
-# cpu_ms PID: the CPU time PID (its main thread) has had, ms (schedstat)
-cpu_ms() { local ns; read -r ns _ 2>/dev/null <"/proc/$1/schedstat" && echo $((ns / 1000000)); }
-# spin PID MS: let stopped PID run (SIGCONT) until it has had MS more ms of
-# CPU (30 s at most), then stop it again: F x MS/1000 samples at any load
-spin() {
-	local i t0 now
-	t0=$(cpu_ms "$1") || return 1
-	kill -CONT "$1"
-	for ((i = 0; i < 1500; i++)); do
-		now=$(cpu_ms "$1") || break
-		[ $((now - t0)) -ge "$2" ] && break
-		sleep 0.02
-	done
-	kill -STOP "$1"
 }
 
 # ---- 1. install, uninstall ----

@@ -39,3 +39,57 @@ require_bpf() {
 		fail "probe run" "$(cat "$work/probe.log")"
 	fi
 }
+
+# Workloads that spin only while measured (the scripts SIGSTOP them until
+# bpfprof samples, then give them the CPU time a check needs):
+# wait_exec PID COMM: until PID runs COMM (exec'd, past the shell's fork), 10 s at most
+wait_exec() {
+	local i
+	for ((i = 0; i < 1000; i++)); do
+		[ "$(cat "/proc/$1/comm" 2>/dev/null)" = "$2" ] && return 0
+		sleep 0.01
+	done
+	return 1
+}
+# wait_sampling PID [KIND]: until bpfprof PID holds an anon_inode:[KIND]
+# (default pidfd: a -p target's, its last step before sampling; perf_event
+# for -a), or 3 s after it holds perf events; fails when it exits first
+wait_sampling() {
+	local i fds
+	for ((i = 0; i < 1000; i++)); do
+		fds=$(ls -l "/proc/$1/fd" 2>/dev/null)
+		[[ $fds == *"anon_inode:[${2:-pidfd}]"* ]] && return 0
+		[[ $fds == *'anon_inode:[perf_event]'* ]] && [ $i -ge 300 ] && return 0
+		kill -0 "$1" 2>/dev/null || return 1
+		sleep 0.01
+	done
+	return 1
+}
+# cpu_ms PID: PID's CPU time so far, ms
+cpu_ms() { local ns; read -r ns _ 2>/dev/null <"/proc/$1/schedstat" && echo $((ns / 1000000)); }
+# spin PID MS: let stopped PID run (SIGCONT) until it has had MS more ms of
+# CPU (30 s at most), then stop it again. Samples come from CPU time: F x
+# MS/1000 of them at any load, not F x wall time x the share of a CPU it got
+# (a 0.4 s run at 2999 Hz got 1 sample at a load of 10).
+spin() {
+	local i t0 now
+	t0=$(cpu_ms "$1") || return 1
+	kill -CONT "$1"
+	for ((i = 0; i < 1500; i++)); do
+		now=$(cpu_ms "$1") || break
+		[ $((now - t0)) -ge "$2" ] && break
+		sleep 0.02
+	done
+	kill -STOP "$1"
+}
+# wait_cpu PID MS [MAX_S]: until PID has had MS ms of CPU since it started
+# (MAX_S whole seconds, default 30, at most)
+wait_cpu() {
+	local i now
+	for ((i = 0; i < ${3:-30} * 50; i++)); do
+		now=$(cpu_ms "$1") || return 1
+		[ "$now" -ge "$2" ] && return 0
+		sleep 0.02
+	done
+	return 1
+}

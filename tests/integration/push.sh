@@ -79,46 +79,7 @@ start_recv() {
 	return 1
 }
 stop_recv() { kill "$recv_pid" 2>/dev/null; wait "$recv_pid" 2>/dev/null; }
-# Readiness, polled (10 s at most) instead of fixed sleeps. wait_exec PID
-# NAME: PID runs NAME (its fork has exec'd). wait_sampling PID [FD]: bpfprof
-# PID holds FD: pidfd (default: the -p target's, opened just before it
-# samples; after 3 s its perf event fds will do) or perf_event (-a).
-wait_exec() {
-	local i
-	for ((i = 0; i < 1000; i++)); do
-		[ "$(cat "/proc/$1/comm" 2>/dev/null)" = "$2" ] && return 0
-		sleep 0.01
-	done
-	return 1
-}
-wait_sampling() {
-	local i fds
-	for ((i = 0; i < 1000; i++)); do
-		fds=$(ls -l "/proc/$1/fd" 2>/dev/null)
-		[[ $fds == *"anon_inode:[${2:-pidfd}]"* ]] && return 0
-		[[ $fds == *'anon_inode:[perf_event]'* ]] && [ $i -ge 300 ] && return 0
-		kill -0 "$1" 2>/dev/null || return 1
-		sleep 0.01
-	done
-	return 1
-}
 # cpu_ms PID: the CPU time PID (its main thread) has had, ms (schedstat)
-cpu_ms() { local ns; read -r ns _ 2>/dev/null <"/proc/$1/schedstat" && echo $((ns / 1000000)); }
-# spin PID MS: let stopped PID run (SIGCONT) until it has had MS more ms of
-# CPU (30 s at most), then stop it again. Samples come from CPU time: F x
-# MS/1000 of them at any load, not F x wall time x the share of a CPU it got
-# (a 0.4 s run at 2999 Hz got 1 sample at a load of 10).
-spin() {
-	local i t0 now
-	t0=$(cpu_ms "$1") || return 1
-	kill -CONT "$1"
-	for ((i = 0; i < 1500; i++)); do
-		now=$(cpu_ms "$1") || break
-		[ $((now - t0)) -ge "$2" ] && break
-		sleep 0.02
-	done
-	kill -STOP "$1"
-}
 # go tool pprof -top in samples: "name<TAB>flat" per function
 top_counts() {
 	go tool pprof -top -sample_index=samples -nodefraction=0 -nodecount=100000 "$@" 2>"$work/pprof.err" |

@@ -29,18 +29,9 @@ reported() { sed -n "s/^bpfprof: wrote '.*\.prof': \([0-9]*\) samples.*/\1/p" "$
 pprof() { go tool pprof "$@" 2>"$work/pprof.err"; }
 
 # Readiness, polled (10 s at most) instead of fixed sleeps, so that a workload
-# spins only while it is profiled. wait_exec PID NAME: PID runs NAME (its
-# fork has exec'd). wait_sampling PID: bpfprof PID has its perf events open,
-# the last step before it samples.
-wait_exec() {
-	local i
-	for ((i = 0; i < 1000; i++)); do
-		[ "$(cat "/proc/$1/comm" 2>/dev/null)" = "$2" ] && return 0
-		sleep 0.01
-	done
-	return 1
-}
-wait_sampling() {
+# spins only while it is profiled: lib.bash wait_exec, and wait_perf_events
+# PID: bpfprof PID has its perf events open, the last step before it samples.
+wait_perf_events() {
 	local i
 	for ((i = 0; i < 1000; i++)); do
 		ls -l "/proc/$1/fd" 2>/dev/null | grep -q 'anon_inode:\[perf_event\]' && return 0
@@ -194,7 +185,7 @@ wl=$!
 wait_exec $wl hotcold
 "$BPFPROF" -p $wl -F 999 -o "$work/int.prof" 2>"$work/int.log" &
 bp=$!
-wait_sampling $bp
+wait_perf_events $bp
 sleep 0.5
 kill -INT $bp
 wait $bp
