@@ -618,6 +618,30 @@ static __always_inline void check_user_walk(struct bpf_perf_event_data *ctx, __u
 }
 
 /*
+ * The ring buffer's wake-up policy for a record of process tgid: the reader
+ * is woken once wakeup_bytes are waiting, and for a process's first
+ * WAKE_FIRST_SAMPLES records (its maps are read while it still runs).
+ */
+static __always_inline __u64 ring_wakeup(__u32 tgid)
+{
+	__u64 flags = bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
+			      BPF_RB_FORCE_WAKEUP :
+			      BPF_RB_NO_WAKEUP;
+	__u8 *nr_seen = bpf_map_lookup_elem(&seen, &tgid);
+
+	if (!nr_seen) {
+		__u8 one = 1;
+
+		bpf_map_update_elem(&seen, &tgid, &one, BPF_ANY);
+		flags = BPF_RB_FORCE_WAKEUP;
+	} else if (*nr_seen < WAKE_FIRST_SAMPLES) {
+		*nr_seen += 1;
+		flags = BPF_RB_FORCE_WAKEUP;
+	}
+	return flags;
+}
+
+/*
  * --check-unwind: every check_unwind_every-th sample taken in user mode also
  * sends its registers and the top BPFPROF_CHECK_STACK_SIZE bytes of its
  * stack, next to the walk's result, for user space to unwind with libdwfl.
@@ -701,7 +725,6 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	long kret;
 	__u64 nk, nu, size, flags;
 	__u32 stop;
-	__u8 *nr_seen;
 
 	if (tid == 0) /* the idle task: nothing to attribute */
 		return 0;
@@ -742,19 +765,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	size = BPFPROF_SAMPLE_HDR_SIZE + (nk + nu) * 8;
 	if (size > sizeof(*e))
 		size = sizeof(*e);
-	flags = bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
-			BPF_RB_FORCE_WAKEUP :
-			BPF_RB_NO_WAKEUP;
-	nr_seen = bpf_map_lookup_elem(&seen, &tgid);
-	if (!nr_seen) {
-		__u8 one = 1;
-
-		bpf_map_update_elem(&seen, &tgid, &one, BPF_ANY);
-		flags = BPF_RB_FORCE_WAKEUP;
-	} else if (*nr_seen < WAKE_FIRST_SAMPLES) {
-		*nr_seen += 1;
-		flags = BPF_RB_FORCE_WAKEUP;
-	}
+	flags = ring_wakeup(tgid);
 	if (bpf_ringbuf_output(&samples, e, size, flags)) {
 		stat_inc(BPFPROF_STAT_DROPPED);
 		return 0;
@@ -900,26 +911,6 @@ static __always_inline void stat_add(__u32 idx, __u64 n)
 		*v += n;
 }
 
-/* The ring buffer's wake-up policy for a record of process tgid, as on_sample's. */
-static __always_inline __u64 offcpu_wakeup(__u32 tgid)
-{
-	__u64 flags = bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
-			      BPF_RB_FORCE_WAKEUP :
-			      BPF_RB_NO_WAKEUP;
-	__u8 *nr_seen = bpf_map_lookup_elem(&seen, &tgid);
-
-	if (!nr_seen) {
-		__u8 one = 1;
-
-		bpf_map_update_elem(&seen, &tgid, &one, BPF_ANY);
-		flags = BPF_RB_FORCE_WAKEUP;
-	} else if (*nr_seen < WAKE_FIRST_SAMPLES) {
-		*nr_seen += 1;
-		flags = BPF_RB_FORCE_WAKEUP;
-	}
-	return flags;
-}
-
 #ifdef BPFPROF_BENCH_OFFCPU_AGG
 /*
  * bench/offcpu.sh's measure of the other transport, aggregation in BPF: a
@@ -981,7 +972,7 @@ static __always_inline void offcpu_send(struct bpfprof_offcpu *r)
 
 	if (size > sizeof(*r))
 		size = sizeof(*r);
-	if (bpf_ringbuf_output(&samples, r, size, offcpu_wakeup(r->s.tgid)))
+	if (bpf_ringbuf_output(&samples, r, size, ring_wakeup(r->s.tgid)))
 		stat_inc(BPFPROF_STAT_OFFCPU_DROPPED);
 	else
 		stat_inc(BPFPROF_STAT_OFFCPU);

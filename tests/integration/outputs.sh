@@ -66,12 +66,15 @@ folded_callers_ok() {
 # Every line: frames without empty parts, a space, a count.
 folded_wellformed() { ! grep -vqE '^[^;]+(;[^;]+)* [0-9]+$' "$1"; }
 
-# pprof-format from npm, into tests/pprof-decode/node_modules (not committed).
+# pprof-format from npm, into tests/pprof-decode/node_modules (not committed),
+# installed under a lock on the directory: make test runs this script twice at
+# once (normal and sanitizer builds), and two npm installs into one
+# node_modules left a package without its files. Installed means it loads.
 decoder=
 if ! command -v node >/dev/null; then
 	skip "pprof-format decoder" "node not installed"
-elif [ -d "$DECODER/node_modules/pprof-format" ] ||
-	(cd "$DECODER" && npm install --no-package-lock --no-audit --no-fund --loglevel=error >"$work/npm.log" 2>&1); then
+elif (cd "$DECODER" && flock . sh -c 'node -e "require(\"pprof-format\")" 2>/dev/null ||
+	npm install --no-package-lock --no-audit --no-fund --loglevel=error') >"$work/npm.log" 2>&1; then
 	decoder=1
 else
 	skip "pprof-format decoder" "npm install failed: $(tail -3 "$work/npm.log" | tr '\n' ' ')"
