@@ -322,7 +322,7 @@ else
 fi
 
 # ---- 5. Ring buffer overflow recorded in perf.data ----
-"$BPFPROF" -a -F 20000 --ringbuf-size 4K -o lost.data -- "$HOTCOLD" 0.3 --fork >/dev/null 2>lost.log
+"$BPFPROF" -a --no-jvm-perfmap -F 20000 --ringbuf-size 4K -o lost.data -- "$HOTCOLD" 0.3 --fork >/dev/null 2>lost.log
 rc=$?
 nlost=$(sed -n 's/^bpfprof: [0-9.]* s, [0-9]* samples, \([0-9]*\) lost.*/\1/p' lost.log)
 plost=$(perf report -i lost.data --stats 2>/dev/null | awk '/LOST_SAMPLES events:/ { v = $3 } END { print v }')

@@ -1,6 +1,11 @@
 # SPDX-License-Identifier: MIT
 # Shared by the integration scripts (sourced; not a test itself): TAP-like
 # result lines and the closing "N passed, N failed, N skipped" total.
+#
+# Whole-machine runs (-a) not kept to a cgroup of the script's own pass
+# --no-jvm-perfmap: at its end bpfprof -a asks every JVM it sampled for its
+# perf map (README, "JIT-compiled code"), and jitlive.sh, which may run at the
+# same time, checks that its JVM is left without one.
 passed=0 failed=0 skipped=0
 ok() { echo "ok   - $1"; passed=$((passed + 1)); }
 # fail NAME [DETAIL...]: each detail printed indented below

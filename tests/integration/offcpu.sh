@@ -106,7 +106,7 @@ job[t]=$!
 job[p]=$!
 # 4: -a
 (
-	"$BPFPROF" -a --off-cpu --off-cpu-thresh 0 -d 1 -o "$work/a.data" 2>"$work/a.log" &
+	"$BPFPROF" -a --no-jvm-perfmap --off-cpu --off-cpu-thresh 0 -d 1 -o "$work/a.data" 2>"$work/a.log" &
 	echo $! >"$work/a.pid"
 	wait $!
 	echo $? >"$work/a.rc"

@@ -168,7 +168,7 @@ fi
 # command, 375 of hot_a; one is enough.
 hca=hca$$
 cp "$HOTCOLD" "$work/$hca"
-"$BPFPROF" -a -F 999 -o "$work/all.prof" -o "$work/all.pb.gz" -- "$work/$hca" 0.5 2>"$work/all.log"
+"$BPFPROF" -a --no-jvm-perfmap -F 999 -o "$work/all.prof" -o "$work/all.pb.gz" -- "$work/$hca" 0.5 2>"$work/all.log"
 rc=$?
 a=$(pprof -top -tagfocus=comm="$hca" "$work/all.pb.gz" | awk '$NF == "hot_a" { print $2 }')
 if [ $rc -eq 0 ] && [ -n "$a" ] && pprof -symbolize=none -raw "$work/all.prof" | grep -qE "^ *[0-9]+: .* [^ ]*/$hca *\$"; then
@@ -275,7 +275,7 @@ fi
 # 9. A ring buffer too small for the rate: losses are counted per CPU, reported
 # with the option that fixes them, and the profile is still written. 0.3 s of
 # two processes at 20 kHz: about 12 000 samples for a ring of 4 KiB.
-"$BPFPROF" -a -F 20000 --ringbuf-size 4K -o "$work/lost.prof" -- "$HOTCOLD" 0.3 --fork >/dev/null 2>"$work/lost.log"
+"$BPFPROF" -a --no-jvm-perfmap -F 20000 --ringbuf-size 4K -o "$work/lost.prof" -- "$HOTCOLD" 0.3 --fork >/dev/null 2>"$work/lost.log"
 rc=$?
 nlost=$(sed -n 's/^bpfprof: [0-9.]* s, [0-9]* samples, \([0-9]*\) lost.*/\1/p' "$work/lost.log")
 if [ $rc -eq 0 ] && [ "${nlost:-0}" -gt 0 ] && grep -q "lost $nlost samples: ring buffer full (.*cpu[0-9]*: [0-9]" "$work/lost.log" &&
@@ -368,7 +368,7 @@ if command -v unshare >/dev/null; then
 	# is enough. The summary's 64 rows (--top's most) name every function
 	# with more than a 64th of the samples, the other scripts' included: the
 	# workload, spinning, has a third or more of them beside one other
-	"$BPFPROF" -a -d 0.5 -F 999 --top 64 -o "$work/ctr.pb.gz" 2>"$work/ctr.log"
+	"$BPFPROF" -a --no-jvm-perfmap -d 0.5 -F 999 --top 64 -o "$work/ctr.pb.gz" 2>"$work/ctr.log"
 	rc=$?
 	# the container's init takes only SIGKILL from outside, and unshare holds
 	# SIGTERM while it waits (it would spin on for its 8 s); unshare's own
