@@ -73,10 +73,21 @@ $(BIN): $(APP_OBJS) $(OUTPUT)/libbpfprof.a
 $(OUTPUT) $(OUTPUT)/tests $(OUTPUT)/workload:
 	$(Q)mkdir -p $@
 
-$(OUTPUT)/profile.bpf.o: bpf/profile.bpf.c include/bpfprof_abi.h $(VMLINUX_DIR)/vmlinux.h | $(OUTPUT)
+# The BPF program in variants for what kernels offer (bpf/profile.bpf.c,
+# "Variants"; user/capture/kernel_features.c picks one at run time): profile is
+# 5.17+ with bpf_loop and task storage, tw and tw7 add the task work kfunc of
+# 6.18 and of 7.x, legacy runs from 5.10 on.
+BPF_VARIANT_profile :=
+BPF_VARIANT_profile_tw := -DBPFPROF_TASK_WORK=1
+BPF_VARIANT_profile_tw7 := -DBPFPROF_TASK_WORK=2
+BPF_VARIANT_profile_legacy := -DBPFPROF_LEGACY=1
+BPF_EXTRA_VARIANTS := profile_tw profile_tw7 profile_legacy
+
+$(patsubst %,$(OUTPUT)/%.bpf.o,profile $(BPF_EXTRA_VARIANTS)): \
+$(OUTPUT)/%.bpf.o: bpf/profile.bpf.c include/bpfprof_abi.h $(VMLINUX_DIR)/vmlinux.h | $(OUTPUT)
 	$(call msg,BPF,$@)
-	$(Q)$(CLANG) -g -O2 --target=bpf $(BPF_CFLAGS) -D__TARGET_ARCH_$(ARCH) -I$(VMLINUX_DIR) -Iinclude \
-		$(CLANG_BPF_SYS_INCLUDES) -c $< -o $@.tmp
+	$(Q)$(CLANG) -g -O2 --target=bpf $(BPF_CFLAGS) $(BPF_VARIANT_$*) -D__TARGET_ARCH_$(ARCH) \
+		-I$(VMLINUX_DIR) -Iinclude $(CLANG_BPF_SYS_INCLUDES) -c $< -o $@.tmp
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp
 	$(Q)rm -f $@.tmp
 
@@ -84,7 +95,20 @@ $(OUTPUT)/profile.skel.h: $(OUTPUT)/profile.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name profile_bpf > $@
 
-$(OUTPUT)/session.o: $(OUTPUT)/profile.skel.h
+# Another variant's object bytes (NAME_bpf__elf_bytes), opened through the
+# profile_bpf skeleton: its maps, programs and variables must be the same
+# (tools/skel-layout.sh), else the build stops here.
+$(OUTPUT)/profile_%.skel.h: $(OUTPUT)/profile_%.bpf.o $(OUTPUT)/profile.skel.h tools/skel-layout.sh
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name profile_bpf >$@.tmp
+	$(Q)tools/skel-layout.sh $@.tmp >$@.layout && tools/skel-layout.sh $(OUTPUT)/profile.skel.h | \
+		cmp -s - $@.layout || \
+		{ echo "$<: maps, programs or variables differ from profile.bpf.o's (bpf/profile.bpf.c, Variants)" >&2; \
+		  rm -f $@.tmp $@.layout; exit 1; }
+	$(Q)rm -f $@.tmp $@.layout
+	$(Q)$(BPFTOOL) gen skeleton $< name profile_$*_bpf > $@
+
+$(OUTPUT)/session.o: $(OUTPUT)/profile.skel.h $(patsubst %,$(OUTPUT)/%.skel.h,$(BPF_EXTRA_VARIANTS))
 
 $(OUTPUT)/%.o: %.c | $(OUTPUT)
 	$(call msg,CC,$@)

@@ -31,6 +31,56 @@
 #include <bpf/bpf_endian.h>
 #include "bpfprof_abi.h"
 
+/*
+ * Variants: this file is built several times (Makefile, BPF_VARIANT_*),
+ * and user space loads the one the running kernel can take
+ * (user/capture/kernel_features.c). Dead code behind a .rodata switch cannot hide everything: a
+ * bpf_loop callback's address is rejected before 5.13 and a kfunc whose
+ * prototype or address the kernel lacks fails the load, even where no path
+ * reaches it, so those differ at build time:
+ *
+ *  BPFPROF_LEGACY      1: Linux 5.10 to 5.16 (no bpf_loop, 5.17): bounded
+ *                      loops, the off-CPU switch-out time in a hash map
+ *                      keyed by tid instead of task storage, the current
+ *                      task and its user registers by CO-RE reads instead of
+ *                      bpf_get_current_task_btf (5.11) and bpf_task_pt_regs
+ *                      (5.15), preallocated hash maps (perf_event programs
+ *                      may use run-time allocated ones from 6.1 only)
+ *  BPFPROF_TASK_WORK   1: the task work kfunc of 6.18 (the _impl name with a
+ *                      trailing `void *aux__prog`), 2: that of 7.x (the
+ *                      plain name, 4 arguments); 0: none, user stacks of
+ *                      off-CPU blocks are walked at sys_exit
+ *
+ * Every variant declares the same maps, programs and global variables in the
+ * same order: they share one skeleton (the Makefile checks it).
+ */
+#ifndef BPFPROF_LEGACY
+#define BPFPROF_LEGACY 0
+#endif
+#ifndef BPFPROF_TASK_WORK
+#define BPFPROF_TASK_WORK 0
+#endif
+
+/*
+ * Run fn(i, ctx) for i = 0..n-1 until it returns non-zero: bpf_loop, whose
+ * callback the verifier checks once, where the kernel has it; else a bounded
+ * loop (5.3) the verifier follows iteration by iteration, kept rolled so the
+ * program stays small.
+ */
+#if BPFPROF_LEGACY
+#define for_each_step(n, fn, ctx)                                       \
+	do {                                                            \
+		__u32 __step;                                           \
+		_Pragma("clang loop unroll(disable)") for (__step = 0; __step < (n); __step++) \
+			if (fn(__step, ctx))                            \
+				break;                                  \
+	} while (0)
+#define step_fn static __always_inline long
+#else
+#define for_each_step(n, fn, ctx) bpf_loop(n, fn, ctx, 0)
+#define step_fn static long /* a bpf_loop callback */
+#endif
+
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
 const volatile __u32 filter_mode = BPFPROF_FILTER_ALL;
@@ -183,7 +233,9 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
+#if !BPFPROF_LEGACY /* before 6.1 a perf_event program takes preallocated hash maps only */
 	__uint(map_flags, BPF_F_NO_PREALLOC); /* memory as processes come, not 1.3 MiB up front */
+#endif
 	__type(key, __u32); /* tgid whose mappings are all in unwind_mappings */
 	__type(value, __u8);
 } unwind_procs SEC(".maps");
@@ -210,6 +262,8 @@ struct walk {
 	__u8 leaf; /* pc is not a return address */
 	__u8 fp_prev; /* pc came from a frame-pointer step: not checked yet */
 	__u8 jumped; /* a frame-pointer step went down or sideways once */
+	__u8 walking; /* a walk was begun (walk_begin) */
+	__u32 steps; /* steps done: the legacy variant's walk goes on across tail calls */
 };
 
 /*
@@ -269,7 +323,7 @@ struct {
 	__type(value, struct search);
 } search_state SEC(".maps");
 
-static long search_step(__u32 i, void *data)
+step_fn search_step(__u32 i, void *data)
 {
 	struct bpfprof_unwind_row *row;
 	struct search *q;
@@ -311,7 +365,7 @@ static __always_inline __u32 find_rule(__u32 table, __u64 rel)
 	q->l = 0;
 	q->r = t->nr_rows;
 	q->rel = rel;
-	bpf_loop(24, search_step, NULL, 0);
+	for_each_step(24, search_step, NULL);
 	idx = q->first + q->l;
 	row = bpf_map_lookup_elem(&unwind_rows, &idx);
 	return row ? row->rule : BPFPROF_UNWIND_NONE;
@@ -349,7 +403,7 @@ static __always_inline __u64 leaf_prologue(__u64 pc)
  * down to where the caller's return address, rbp and rsp are, so that the
  * stack is read in one place (fewer paths for the verifier to follow).
  */
-static long walk_step(__u32 i, void *data)
+step_fn walk_step(__u32 i, void *data)
 {
 	struct walk *w;
 	struct bpfprof_sample *e;
@@ -474,20 +528,23 @@ static long walk_step(__u32 i, void *data)
 }
 
 /*
- * Walk the user stack from registers (ip, sp, bp) into e->ips[nk...].
- * Returns the number of addresses stored; *stop gets the reason it ended.
+ * Begin a walk of the user stack from registers (ip, sp, bp) into
+ * e->ips[nk...]: the leaf is stored, the rest is walk_step's, from step 0.
+ * Returns false when there is nothing to walk.
  */
-static __always_inline __u64 walk_user(struct bpfprof_sample *e, __u64 nk, __u32 tgid, __u64 ip,
-				       __u64 sp, __u64 bp, __u32 *stop)
+static __always_inline bool walk_begin(struct bpfprof_sample *e, __u64 nk, __u32 tgid, __u64 ip,
+				       __u64 sp, __u64 bp)
 {
 	struct walk *w;
 	__u32 zero = 0;
 
-	*stop = 0;
 	w = bpf_map_lookup_elem(&walk_state, &zero);
-	if (!w || !ip || kernel_addr(ip) || nk >= 2 * BPFPROF_MAX_STACK)
-		return 0;
+	if (!w)
+		return false;
 	__builtin_memset(w, 0, sizeof(*w));
+	if (!ip || kernel_addr(ip) || nk >= 2 * BPFPROF_MAX_STACK)
+		return false;
+	w->walking = 1;
 	w->pc = ip;
 	w->sp = sp;
 	w->bp = bp;
@@ -499,37 +556,123 @@ static __always_inline __u64 walk_user(struct bpfprof_sample *e, __u64 nk, __u32
 	w->tables = unwind_tables_on && bpf_map_lookup_elem(&unwind_procs, &tgid);
 	if (unwind_tables_on && !w->tables)
 		stat_inc(BPFPROF_STAT_WALK_NOT_READY);
-	bpf_loop(BPFPROF_MAX_STACK - 1, walk_step, NULL, 0);
-	*stop = w->stop ? w->stop : BPFPROF_STAT_WALK_LIMIT;
-	stat_inc(*stop);
-	return w->end > nk ? w->end - nk : 0;
+	return true;
 }
 
 /*
- * The user registers at the sample: the interrupted ones for a sample taken
- * in user mode, else those saved at kernel entry (none for kernel threads,
- * whose tasks have no mm).
+ * The walk's end: the number of user addresses stored, and in *stop the
+ * reason it ended (0 when there was no walk).
  */
-static __always_inline __u64 user_stack(struct bpf_perf_event_data *ctx, struct bpfprof_sample *e,
-					__u64 nk, __u32 tgid, __u32 *stop)
+static __always_inline __u64 walk_end(__u32 *stop)
+{
+	struct walk *w;
+	__u32 zero = 0;
+
+	*stop = 0;
+	w = bpf_map_lookup_elem(&walk_state, &zero);
+	if (!w || !w->walking)
+		return 0;
+	*stop = w->stop ? w->stop : BPFPROF_STAT_WALK_LIMIT;
+	stat_inc(*stop);
+	return w->end > w->nk ? w->end - w->nk : 0;
+}
+
+#if BPFPROF_LEGACY
+/*
+ * Without bpf_loop the verifier follows every step of a bounded loop, and
+ * each frame's binary search with it: a whole walk in one program goes past
+ * its 8192 pending branches. So a program walks WALK_FRAMES_PER_PROG frames
+ * and tail-calls itself for the next ones, as the OpenTelemetry profiler and
+ * Parca walk (8 frames a call: 126 frames in 16 of the 32 tail calls a
+ * sample may make). Returns true when the walk is over.
+ */
+#define WALK_FRAMES_PER_PROG 8
+static __always_inline bool walk_some(void)
+{
+	struct walk *w;
+	__u32 zero = 0, k;
+
+	for (k = 0; k < WALK_FRAMES_PER_PROG; k++) {
+		w = bpf_map_lookup_elem(&walk_state, &zero);
+		if (!w || !w->walking || w->steps >= BPFPROF_MAX_STACK - 1)
+			return true;
+		if (walk_step(w->steps, NULL))
+			return true;
+		w = bpf_map_lookup_elem(&walk_state, &zero);
+		if (!w)
+			return true;
+		w->steps++;
+	}
+	return false;
+}
+#endif
+
+/*
+ * The running task. Before 5.11 (bpf_get_current_task_btf) its fields are
+ * read with CO-RE reads, as here everywhere, so both give the same code.
+ */
+static __always_inline struct task_struct *current_task(void)
+{
+#if BPFPROF_LEGACY
+	return (struct task_struct *)bpf_get_current_task();
+#else
+	return bpf_get_current_task_btf();
+#endif
+}
+
+/*
+ * x86-64's kernel stack size (THREAD_SIZE: 16 KiB, 32 KiB with KASAN) for
+ * the variant without bpf_task_pt_regs; set by user space.
+ */
+const volatile __u64 thread_size = 16384;
+
+/*
+ * The user registers a task saved at its kernel entry: bpf_task_pt_regs
+ * (5.15), else task_pt_regs() of arch/x86/include/asm/processor.h, the
+ * pt_regs at the top of the task's kernel stack (the OpenTelemetry profiler
+ * does the same). That one is checked: a user code segment (__USER_CS, 0x33)
+ * or nothing, so a wrong stack size gives no user stack, never garbage.
+ */
+static __always_inline struct pt_regs *task_user_regs(struct task_struct *task)
+{
+#if BPFPROF_LEGACY
+	struct pt_regs *regs;
+	void *stack = BPF_CORE_READ(task, stack);
+
+	if (!stack)
+		return NULL;
+	regs = (struct pt_regs *)(stack + thread_size) - 1;
+	if (BPF_CORE_READ(regs, cs) != 0x33)
+		return NULL;
+	return regs;
+#else
+	return (struct pt_regs *)bpf_task_pt_regs(task);
+#endif
+}
+
+/*
+ * Begin the user walk from the registers at the sample: the interrupted ones
+ * for a sample taken in user mode, else those saved at kernel entry (none
+ * for kernel threads, whose tasks have no mm). Returns false when there is
+ * no user stack.
+ */
+static __always_inline bool user_stack_begin(struct bpf_perf_event_data *ctx,
+					     struct bpfprof_sample *e, __u64 nk, __u32 tgid)
 {
 	__u64 ip = PT_REGS_IP(&ctx->regs), sp = PT_REGS_SP(&ctx->regs), bp = PT_REGS_FP(&ctx->regs);
 
-	*stop = 0;
 	if (nk || kernel_addr(ip)) {
-		struct task_struct *task = bpf_get_current_task_btf();
+		struct task_struct *task = current_task();
 		struct pt_regs *regs;
 
-		if (!task->mm)
-			return 0;
-		regs = (struct pt_regs *)bpf_task_pt_regs(task);
-		if (!regs)
-			return 0;
-		ip = PT_REGS_IP_CORE(regs);
-		sp = PT_REGS_SP_CORE(regs);
-		bp = PT_REGS_FP_CORE(regs);
+		if (!BPF_CORE_READ(task, mm))
+			ip = 0; /* a kernel thread: no user stack */
+		regs = ip ? task_user_regs(task) : NULL;
+		ip = regs ? PT_REGS_IP_CORE(regs) : 0;
+		sp = regs ? PT_REGS_SP_CORE(regs) : 0;
+		bp = regs ? PT_REGS_FP_CORE(regs) : 0;
 	}
-	return walk_user(e, nk, tgid, ip, sp, bp, stop);
+	return walk_begin(e, nk, tgid, ip, sp, bp);
 }
 
 /* Whether the current task's samples are kept: a target tgid, in a --cgroup subtree. */
@@ -560,7 +703,7 @@ struct user_ips {
 	bool differ;
 };
 
-static long user_ip_step(__u32 i, void *data)
+step_fn user_ip_step(__u32 i, void *data)
 {
 	struct user_ips *m = data;
 	struct bpfprof_ustack_copy *u;
@@ -609,7 +752,7 @@ static __always_inline void check_user_walk(struct bpf_perf_event_data *ctx, __u
 		stat_inc(BPFPROF_STAT_USTACK_DIFF);
 		return;
 	}
-	bpf_loop(BPFPROF_MAX_STACK, user_ip_step, &m, 0);
+	for_each_step(BPFPROF_MAX_STACK, user_ip_step, &m);
 	if (m.differ)
 		stat_inc(BPFPROF_STAT_USTACK_DIFF);
 	else
@@ -691,7 +834,7 @@ static __always_inline void send_ustack_copy(struct bpf_perf_event_data *ctx, __
 	u->regs[14] = r->r14;
 	u->regs[15] = r->r15;
 	u->regs[16] = r->ip;
-	bpf_loop(BPFPROF_MAX_STACK, user_ip_step, &ci, 0);
+	for_each_step(BPFPROF_MAX_STACK, user_ip_step, &ci);
 	/* to the end of sp's page, then the next page: each read all or nothing */
 	sp = r->sp;
 	first = USTACK_CHUNK - (sp & (USTACK_CHUNK - 1));
@@ -715,6 +858,50 @@ static __always_inline void send_ustack_copy(struct bpf_perf_event_data *ctx, __
 		stat_inc(BPFPROF_STAT_CHECK_COPIES);
 }
 
+/*
+ * A sample's end, once its user walk is over: the checks, then the record
+ * goes out. Everything comes from the per-CPU scratch record and walk
+ * state, so that the legacy variant's last tail call can run it.
+ */
+static __always_inline void sample_end(struct bpf_perf_event_data *ctx)
+{
+	struct bpfprof_sample *e;
+	__u32 zero = 0, stop;
+	__u64 nk, nu, size;
+
+	e = bpf_map_lookup_elem(&scratch, &zero);
+	if (!e)
+		return;
+	nk = e->nr_kernel;
+	if (nk > BPFPROF_MAX_STACK)
+		nk = BPFPROF_MAX_STACK;
+	nu = walk_end(&stop);
+	if (nu > BPFPROF_MAX_STACK)
+		nu = BPFPROF_MAX_STACK;
+	if (check_user_stack)
+		check_user_walk(ctx, nk, nu);
+	if (check_unwind_every && !nk && nu)
+		send_ustack_copy(ctx, e->tgid, e->tid, nk, nu, stop);
+	e->nr_user = nu;
+
+	size = BPFPROF_SAMPLE_HDR_SIZE + (nk + nu) * 8;
+	if (size > sizeof(*e))
+		size = sizeof(*e);
+	if (bpf_ringbuf_output(&samples, e, size, ring_wakeup(e->tgid))) {
+		stat_inc(BPFPROF_STAT_DROPPED);
+		return;
+	}
+	stat_inc(BPFPROF_STAT_SAMPLES);
+}
+
+/* The legacy variant's walk of a sample's user stack: walk_sample, tail-called (slot 0). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} walk_jmp_sample SEC(".maps");
+
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
@@ -723,8 +910,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	struct bpfprof_sample *e;
 	__u32 zero = 0;
 	long kret;
-	__u64 nk, nu, size, flags;
-	__u32 stop;
+	__u64 nk;
 
 	if (tid == 0) /* the idle task: nothing to attribute */
 		return 0;
@@ -747,30 +933,34 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	e->cgroup_id = bpf_get_current_cgroup_id();
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	e->pad = 0;
+	e->nr_user = 0;
 
 	kret = bpf_get_stack(ctx, e->ips, BPFPROF_MAX_STACK * 8, 0);
 	nk = kret > 0 ? (__u64)kret / 8 : 0;
 	if (nk > BPFPROF_MAX_STACK)
 		nk = BPFPROF_MAX_STACK;
-	nu = user_stack(ctx, e, nk, tgid, &stop);
-	if (nu > BPFPROF_MAX_STACK)
-		nu = BPFPROF_MAX_STACK;
-	if (check_user_stack)
-		check_user_walk(ctx, nk, nu);
-	if (check_unwind_every && !nk && nu)
-		send_ustack_copy(ctx, tgid, tid, nk, nu, stop);
 	e->nr_kernel = nk;
-	e->nr_user = nu;
-
-	size = BPFPROF_SAMPLE_HDR_SIZE + (nk + nu) * 8;
-	if (size > sizeof(*e))
-		size = sizeof(*e);
-	flags = ring_wakeup(tgid);
-	if (bpf_ringbuf_output(&samples, e, size, flags)) {
-		stat_inc(BPFPROF_STAT_DROPPED);
-		return 0;
+	if (user_stack_begin(ctx, e, nk, tgid)) {
+#if BPFPROF_LEGACY
+		bpf_tail_call(ctx, &walk_jmp_sample, 0);
+		/* no tail call (not set up): the leaf only, stopped at the frame limit */
+#else
+		for_each_step(BPFPROF_MAX_STACK - 1, walk_step, NULL);
+#endif
 	}
-	stat_inc(BPFPROF_STAT_SAMPLES);
+	sample_end(ctx);
+	return 0;
+}
+
+/* The legacy variant: the next WALK_FRAMES_PER_PROG frames of a sample's walk, then on or out. */
+SEC("perf_event")
+int walk_sample(struct bpf_perf_event_data *ctx)
+{
+#if BPFPROF_LEGACY
+	if (!walk_some())
+		bpf_tail_call(ctx, &walk_jmp_sample, 0);
+	sample_end(ctx);
+#endif
 	return 0;
 }
 
@@ -848,12 +1038,78 @@ const volatile __u32 self_tgid = 0;
  * 175 ns a run against NN ns, bench/offcpu.sh). A task's slot is made at
  * its first block and freed with the task; 0: not blocked.
  */
+#if BPFPROF_LEGACY
+/*
+ * Task storage for tracing programs is 5.13: before it, a hash map keyed by
+ * tid, its entry deleted at the switch-in; LRU, so that the entries of
+ * threads that exit while blocked go rather than fill it.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, BPFPROF_MAX_OFFCPU_BLOCKED);
+	__type(key, __u32); /* tid */
+	__type(value, __u64); /* switch-out time, bpf_ktime_get_ns() */
+} offcpu_start SEC(".maps");
+#else
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
 	__type(value, __u64); /* switch-out time, bpf_ktime_get_ns(); 0 while running */
 } offcpu_start SEC(".maps");
+#endif
+
+/* The switch-out time of a stamped task, taken (reset) at its switch-in; 0: none. */
+static __always_inline __u64 offcpu_take_start(struct task_struct *task)
+{
+	__u64 *start, t;
+#if BPFPROF_LEGACY
+	__u32 tid = task->pid;
+
+	start = bpf_map_lookup_elem(&offcpu_start, &tid);
+	if (!start)
+		return 0;
+	t = *start;
+	bpf_map_delete_elem(&offcpu_start, &tid);
+#else
+	start = bpf_task_storage_get(&offcpu_start, task, 0, 0);
+	if (!start)
+		return 0;
+	t = *start;
+	*start = 0;
+#endif
+	return t;
+}
+
+/* Stamp a task that blocks with its switch-out time. Returns 0, or -1 when there is no slot. */
+static __always_inline int offcpu_stamp(struct task_struct *task, __u64 now)
+{
+#if BPFPROF_LEGACY
+	__u32 tid = task->pid;
+
+	return bpf_map_update_elem(&offcpu_start, &tid, &now, BPF_ANY) ? -1 : 0;
+#else
+	__u64 *start = bpf_task_storage_get(&offcpu_start, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+
+	if (!start)
+		return -1;
+	*start = now;
+	return 0;
+#endif
+}
+
+/* task_struct.state became __state in 5.14 */
+struct task_struct___pre514 {
+	long state;
+} __attribute__((preserve_access_index));
+
+/* 0: runnable (TASK_RUNNING) */
+static __always_inline long task_state(struct task_struct *task)
+{
+	if (bpf_core_field_exists(task->__state))
+		return BPF_CORE_READ(task, __state);
+	return BPF_CORE_READ((struct task_struct___pre514 *)task, state);
+}
 
 /* Entries in offcpu_pending: sys_exit, run at every system call, looks no further while 0. */
 __u64 offcpu_nr_pending = 0;
@@ -878,14 +1134,25 @@ struct offcpu_pending_buf {
  * the user walk runs as task work when the task next returns to user mode,
  * after a system call or a page fault alike, and no program runs at every
  * system call; else at sys_exit (blocks outside a system call then keep
- * their kernel frames only). Set by user space from the kernel's BTF.
+ * their kernel frames only). Set by user space, which loads a variant with
+ * the kfunc (BPFPROF_TASK_WORK) only where the kernel's BTF has its exact
+ * prototype.
  */
 const volatile bool offcpu_task_work = false;
+typedef int (*offcpu_task_work_fn)(struct bpf_map *map, void *key, void *value);
+#if BPFPROF_TASK_WORK == 1
+/* 6.18: kernel/bpf/helpers.c; aux__prog is filled in by the verifier */
 extern int bpf_task_work_schedule_resume_impl(struct task_struct *task, struct bpf_task_work *tw,
-					      void *map__map,
-					      int (*callback)(struct bpf_map *map, void *key,
-							      void *value),
-					      void *aux__prog) __ksym __weak;
+					      void *map__map, offcpu_task_work_fn callback,
+					      void *aux__prog) __ksym;
+#define offcpu_task_work_add(task, tw, map, cb)                                  \
+	bpf_task_work_schedule_resume_impl(task, tw, map, cb, NULL)
+#elif BPFPROF_TASK_WORK == 2
+/* 7.x: the plain name, the program's aux an implicit argument (the _impl name has no address) */
+extern int bpf_task_work_schedule_resume(struct task_struct *task, struct bpf_task_work *tw,
+					 void *map__map, offcpu_task_work_fn callback) __ksym;
+#define offcpu_task_work_add(task, tw, map, cb) bpf_task_work_schedule_resume(task, tw, map, cb)
+#endif
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -935,7 +1202,7 @@ struct offcpu_hash {
 	__u64 n;
 };
 
-static long offcpu_hash_step(__u32 i, void *data)
+step_fn offcpu_hash_step(__u32 i, void *data)
 {
 	struct offcpu_hash *c = data;
 
@@ -952,7 +1219,7 @@ static __always_inline void offcpu_send(struct bpfprof_offcpu *r)
 				 .n = (__u64)r->s.nr_kernel + r->s.nr_user };
 	struct offcpu_agg_val *v, one = { .ns = r->off_ns, .blocks = 1 };
 
-	bpf_loop(2 * BPFPROF_MAX_STACK, offcpu_hash_step, &c, 0);
+	for_each_step(2 * BPFPROF_MAX_STACK, offcpu_hash_step, &c);
 	v = bpf_map_lookup_elem(&offcpu_agg, &c.h);
 	if (v) {
 		__sync_fetch_and_add(&v->ns, r->off_ns);
@@ -979,7 +1246,9 @@ static __always_inline void offcpu_send(struct bpfprof_offcpu *r)
 }
 #endif
 
+#if BPFPROF_TASK_WORK
 static int offcpu_task_cb(struct bpf_map *map, void *key, void *value);
+#endif
 
 /* next runs again after a stamped block: count it, or keep it with its kernel stack. */
 static __always_inline void offcpu_switch_in(struct task_struct *next, __u64 now)
@@ -988,15 +1257,14 @@ static __always_inline void offcpu_switch_in(struct task_struct *next, __u64 now
 	struct offcpu_pending_buf *pd;
 	struct offcpu_pending *old;
 	struct pt_regs *regs;
-	__u64 *start, off;
+	__u64 start, off;
 	long kret;
 	__u64 nk;
 
-	start = bpf_task_storage_get(&offcpu_start, next, 0, 0);
-	if (!start || !*start)
+	start = offcpu_take_start(next);
+	if (!start)
 		return;
-	off = now - *start;
-	*start = 0;
+	off = now - start;
 	if (off < offcpu_thresh_ns) {
 		stat_inc(BPFPROF_STAT_OFFCPU_SHORT);
 		stat_add(BPFPROF_STAT_OFFCPU_SHORT_NS, off);
@@ -1024,7 +1292,7 @@ static __always_inline void offcpu_switch_in(struct task_struct *next, __u64 now
 		offcpu_send(&pd->r);
 		return;
 	}
-	regs = (struct pt_regs *)bpf_task_pt_regs(next);
+	regs = task_user_regs(next);
 	if (!regs)
 		return;
 	pd->ip = PT_REGS_IP_CORE(regs);
@@ -1044,78 +1312,64 @@ static __always_inline void offcpu_switch_in(struct task_struct *next, __u64 now
 	stat_inc(BPFPROF_STAT_OFFCPU_FULL);
 	return;
 schedule:
-	if (!offcpu_task_work)
+	if (!BPFPROF_TASK_WORK || !offcpu_task_work)
 		return;
+#if BPFPROF_TASK_WORK
 	old = bpf_map_lookup_elem(&offcpu_pending, &tid);
 	if (!old)
 		return;
-	if (bpf_task_work_schedule_resume_impl(next, &old->tw, &offcpu_pending, offcpu_task_cb,
-					       NULL)) {
+	if (offcpu_task_work_add(next, &old->tw, &offcpu_pending, offcpu_task_cb)) {
 		/* no task work for it: kernel frames only, now */
 		stat_inc(BPFPROF_STAT_OFFCPU_KERNEL_ONLY);
 		offcpu_send(&old->r);
 		if (!bpf_map_delete_elem(&offcpu_pending, &tid))
 			__sync_fetch_and_add(&offcpu_nr_pending, -1);
 	}
+#endif
 }
 
 SEC("tp_btf/sched_switch")
 int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
 	__u32 tid = prev->pid, tgid = prev->tgid;
-	__u64 now = bpf_ktime_get_ns(), *start;
+	__u64 now = bpf_ktime_get_ns();
 
 	if (next->pid)
 		offcpu_switch_in(next, now);
 	/* preempted or yielding (still runnable): waiting for a CPU, not blocked */
-	if (!tid || tgid == self_tgid || preempt || prev->__state == 0)
+	if (!tid || tgid == self_tgid || preempt || task_state(prev) == 0)
 		return 0;
 	if (!wanted(tgid)) /* current is prev here: the cgroup helpers see its cgroup */
 		return 0;
-	start = bpf_task_storage_get(&offcpu_start, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (start)
-		*start = now;
-	else
+	if (offcpu_stamp(prev, now))
 		stat_inc(BPFPROF_STAT_OFFCPU_FULL);
 	return 0;
 }
 
-/*
- * The user stack of a pending block: walked into `scratch` after the kernel
- * part, the same walk as for samples. Keep the calls to the walker here.
- */
-static __always_inline __u64 offcpu_user_stack(struct bpfprof_sample *e, __u64 nk, __u64 ip,
-					       __u64 sp, __u64 bp)
+/* A pending block goes out as it is (kernel frames, and user frames if walked), and is forgotten. */
+static __always_inline void offcpu_flush(struct offcpu_pending *pd, __u32 tid)
 {
-	__u32 stop;
-
-	return walk_user(e, nk, bpf_get_current_pid_tgid() >> 32, ip, sp, bp, &stop);
+	offcpu_send(&pd->r);
+	if (!bpf_map_delete_elem(&offcpu_pending, &tid))
+		__sync_fetch_and_add(&offcpu_nr_pending, -1);
 }
 
 /*
- * The task of a pending block, back from the kernel entry it blocked in
- * (user registers ip, sp, bp now): its user walk, then the record goes out.
+ * The end of a pending block's user walk: its user part goes into the
+ * block's record, which goes out.
  */
-static __always_inline void offcpu_finish(struct offcpu_pending *pd, __u32 tid, __u64 ip, __u64 sp,
-					  __u64 bp)
+static __always_inline void offcpu_finish_end(__u32 tid)
 {
+	struct offcpu_pending *pd = bpf_map_lookup_elem(&offcpu_pending, &tid);
 	struct bpfprof_sample *e;
-	__u64 nk, nu = 0, size;
-	__u32 zero = 0;
+	__u32 zero = 0, stop;
+	__u64 nk, nu;
 
 	e = bpf_map_lookup_elem(&scratch, &zero);
+	if (!pd || !e)
+		return;
 	nk = pd->r.s.nr_kernel;
-	if (!e || nk > BPFPROF_MAX_STACK)
-		goto out;
-	if (ip != pd->ip || sp != pd->sp || bp != pd->bp) {
-		/* not the entry the task blocked in: no user stack rather than another one */
-		stat_inc(BPFPROF_STAT_OFFCPU_KERNEL_ONLY);
-		goto out;
-	}
-	size = BPFPROF_SAMPLE_HDR_SIZE + nk * 8;
-	if (bpf_probe_read_kernel(e, size & 4095, &pd->r.s))
-		goto out;
-	nu = offcpu_user_stack(e, nk, pd->ip, pd->sp, pd->bp);
+	nu = walk_end(&stop);
 	if (nu > BPFPROF_MAX_STACK)
 		nu = BPFPROF_MAX_STACK;
 	/* only the user part goes back: the record's header and kernel part stay as taken */
@@ -1135,24 +1389,70 @@ static __always_inline void offcpu_finish(struct offcpu_pending *pd, __u32 tid, 
 		nu = 0;
 	}
 	pd->r.s.nr_user = nu;
-out:
-	offcpu_send(&pd->r);
-	if (!bpf_map_delete_elem(&offcpu_pending, &tid))
-		__sync_fetch_and_add(&offcpu_nr_pending, -1);
+	offcpu_flush(pd, tid);
 }
 
+/* The legacy variant's walk of a pending block's user stack: walk_sys_exit, tail-called (slot 0). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} walk_jmp_sys_exit SEC(".maps");
+
+/*
+ * The task of a pending block, back from the kernel entry it blocked in
+ * (user registers ip, sp, bp now): its user walk (into `scratch`, after the
+ * kernel part, the same walk as for samples), then the record goes out.
+ * ctx: the sys_exit program's, for the legacy variant's tail call.
+ */
+static __always_inline void offcpu_finish(void *ctx, struct offcpu_pending *pd, __u32 tid,
+					  __u64 ip, __u64 sp, __u64 bp)
+{
+	struct bpfprof_sample *e;
+	__u32 zero = 0;
+	__u64 nk, size;
+
+	e = bpf_map_lookup_elem(&scratch, &zero);
+	nk = pd->r.s.nr_kernel;
+	if (!e || nk > BPFPROF_MAX_STACK) {
+		offcpu_flush(pd, tid);
+		return;
+	}
+	if (ip != pd->ip || sp != pd->sp || bp != pd->bp) {
+		/* not the entry the task blocked in: no user stack rather than another one */
+		stat_inc(BPFPROF_STAT_OFFCPU_KERNEL_ONLY);
+		offcpu_flush(pd, tid);
+		return;
+	}
+	size = BPFPROF_SAMPLE_HDR_SIZE + nk * 8;
+	if (bpf_probe_read_kernel(e, size & 4095, &pd->r.s)) {
+		offcpu_flush(pd, tid);
+		return;
+	}
+	if (walk_begin(e, nk, bpf_get_current_pid_tgid() >> 32, pd->ip, pd->sp, pd->bp)) {
+#if BPFPROF_LEGACY
+		bpf_tail_call(ctx, &walk_jmp_sys_exit, 0);
+#else
+		for_each_step(BPFPROF_MAX_STACK - 1, walk_step, NULL);
+#endif
+	}
+	offcpu_finish_end(tid);
+}
+
+#if BPFPROF_TASK_WORK
 /* offcpu_task_work: run by the kernel as the blocked task returns to user mode. */
 static int offcpu_task_cb(struct bpf_map *map, void *key, void *value)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	struct pt_regs *regs = task_user_regs(current_task());
 
 	if (!regs)
 		return 0;
-	offcpu_finish(value, *(__u32 *)key, PT_REGS_IP_CORE(regs), PT_REGS_SP_CORE(regs),
+	offcpu_finish(NULL, value, *(__u32 *)key, PT_REGS_IP_CORE(regs), PT_REGS_SP_CORE(regs),
 		      PT_REGS_FP_CORE(regs));
 	return 0;
 }
+#endif
 
 /* Without task work: the task's system call exit. */
 SEC("tp_btf/sys_exit")
@@ -1167,6 +1467,23 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	pd = bpf_map_lookup_elem(&offcpu_pending, &tid);
 	if (!pd)
 		return 0;
-	offcpu_finish(pd, tid, PT_REGS_IP_CORE(regs), PT_REGS_SP_CORE(regs), PT_REGS_FP_CORE(regs));
+	offcpu_finish(ctx, pd, tid, PT_REGS_IP_CORE(regs), PT_REGS_SP_CORE(regs),
+		      PT_REGS_FP_CORE(regs));
+	return 0;
+}
+
+/*
+ * The legacy variant: the next WALK_FRAMES_PER_PROG frames of a pending
+ * block's walk, then on or out. Loaded for sys_exit (tail calls stay among
+ * programs of one type and hook), never attached.
+ */
+SEC("tp_btf/sys_exit")
+int BPF_PROG(walk_sys_exit, struct pt_regs *regs, long ret)
+{
+#if BPFPROF_LEGACY
+	if (!walk_some())
+		bpf_tail_call(ctx, &walk_jmp_sys_exit, 0);
+	offcpu_finish_end((__u32)bpf_get_current_pid_tgid());
+#endif
 	return 0;
 }

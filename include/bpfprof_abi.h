@@ -226,5 +226,7 @@ _Static_assert(sizeof(struct bpfprof_offcpu) ==
 
 /* Long blocks waiting at once for their task's system call exit (`offcpu_pending`). */
 #define BPFPROF_MAX_OFFCPU_PENDING 4096
+/* Threads blocked at once whose switch-out time is kept, where task storage is missing (before 5.13) */
+#define BPFPROF_MAX_OFFCPU_BLOCKED 16384
 
 #endif /* BPFPROF_ABI_H */

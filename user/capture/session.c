@@ -21,7 +21,11 @@
 #include "bpfprof_abi.h"
 #include "log.h"
 #include "session.h"
+#include "kernel_features.h"
 #include "profile.skel.h"
+#include "profile_legacy.skel.h"
+#include "profile_tw.skel.h"
+#include "profile_tw7.skel.h"
 
 struct session {
 	struct profile_bpf *skel;
@@ -137,33 +141,104 @@ static int attach_offcpu(struct session *s)
 	return 0;
 }
 
-/* Open, configure and load the BPF object. Returns 0 or -errno with the reason printed. */
-/* The kernel has BPF task work (bpf_task_work_schedule_resume, Linux 6.18), per its BTF. */
-static bool kernel_has_task_work(void)
+/* The object bytes of each variant (Makefile BPF_VARIANT_*), all opened through the profile_bpf skeleton. */
+static const void *variant_elf(enum bpf_variant v, size_t *sz)
 {
-	struct btf *btf = btf__load_vmlinux_btf();
-	bool has;
+	switch (v) {
+	case BPF_VARIANT_TASK_WORK:
+		return profile_tw_bpf__elf_bytes(sz);
+	case BPF_VARIANT_TASK_WORK7:
+		return profile_tw7_bpf__elf_bytes(sz);
+	case BPF_VARIANT_LEGACY:
+		return profile_legacy_bpf__elf_bytes(sz);
+	default:
+		return profile_bpf__elf_bytes(sz);
+	}
+}
 
-	if (!btf)
-		return false;
-	has = btf__find_by_name_kind(btf, "bpf_task_work_schedule_resume_impl", BTF_KIND_FUNC) > 0;
-	btf__free(btf);
-	return has;
+/* profile_bpf__open() with variant v's object. Returns NULL with errno set on failure. */
+static struct profile_bpf *open_variant(enum bpf_variant v)
+{
+	struct profile_bpf *obj = calloc(1, sizeof(*obj));
+	int err;
+
+	if (!obj) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = profile_bpf__create_skeleton(obj);
+	if (!err) {
+		obj->skeleton->data = (void *)variant_elf(v, &obj->skeleton->data_sz);
+		err = bpf_object__open_skeleton(obj->skeleton, NULL);
+	}
+	if (err) {
+		profile_bpf__destroy(obj);
+		errno = -err;
+		return NULL;
+	}
+	return obj;
 }
 
 /*
- * Open, configure and load the BPF object; task_work: --off-cpu walks a long
- * block's user stack as task work rather than at sys_exit.
+ * x86-64's THREAD_SIZE, which the legacy variant finds the saved user
+ * registers with: 16 KiB, doubled with KASAN (arch/x86/include/asm/page_64_types.h).
  */
-static int load_skel_mode(struct session *s, const struct session_opts *o, bool task_work,
-			  bool quiet)
+static uint64_t kernel_thread_size(const char *release)
 {
+	char path[128], line[128];
+	uint64_t size = 16384;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/boot/config-%s", release);
+	f = fopen(path, "r");
+	if (!f)
+		return size;
+	while (fgets(line, sizeof(line), f))
+		if (!strcmp(line, "CONFIG_KASAN=y\n"))
+			size *= 2;
+	fclose(f);
+	return size;
+}
+
+/*
+ * The first thing libbpf said was wrong during a load, and the verifier's
+ * last word on it, for the one-line error: which program or map failed.
+ */
+static char load_error[256], verifier_error[160];
+
+/* Slot 0 of prog array map: prog, the walk's next part. Returns 0 or -errno. */
+static int set_tail_call(struct bpf_map *map, struct bpf_program *prog)
+{
+	uint32_t zero = 0;
+	int fd = bpf_program__fd(prog);
+
+	if (bpf_map__update_elem(map, &zero, sizeof(zero), &fd, sizeof(fd), BPF_ANY)) {
+		int err = -errno;
+
+		snprintf(load_error, sizeof(load_error), "cannot set up the tail call to '%s': %s",
+			 bpf_program__name(prog), strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+
+/*
+ * Open, configure and load variant v of the BPF object. Returns 0 or
+ * -errno; the caller says what failed.
+ */
+static int load_variant(struct session *s, const struct session_opts *o,
+			const struct kernel_features *f, enum bpf_variant v)
+{
+	bool task_work = v == BPF_VARIANT_TASK_WORK || v == BPF_VARIANT_TASK_WORK7;
 	int err;
 
-	s->skel = profile_bpf__open();
+	load_error[0] = verifier_error[0] = '\0';
+	s->skel = open_variant(v);
 	if (!s->skel) {
 		err = -errno;
-		pr_warn("failed to open BPF object: %s\n", strerror(-err));
+		snprintf(load_error, sizeof(load_error), "cannot open the BPF object: %s",
+			 strerror(-err));
 		return err;
 	}
 	s->skel->rodata->filter_mode = o->filter_tgid ? BPFPROF_FILTER_TGID : BPFPROF_FILTER_ALL;
@@ -175,6 +250,7 @@ static int load_skel_mode(struct session *s, const struct session_opts *o, bool 
 	s->skel->rodata->self_tgid = (uint32_t)getpid();
 	s->skel->rodata->unwind_tables_on = o->unwind;
 	s->skel->rodata->check_unwind_every = o->check_unwind_every;
+	s->skel->rodata->thread_size = kernel_thread_size(f->release);
 	/* wake the consumer at 1/8 of the buffer: batches records, leaves headroom */
 	s->skel->rodata->wakeup_bytes = o->ringbuf_bytes / 8;
 	err = bpf_map__set_max_entries(s->skel->maps.samples, (uint32_t)o->ringbuf_bytes);
@@ -184,58 +260,157 @@ static int load_skel_mode(struct session *s, const struct session_opts *o, bool 
 					       o->unwind && o->unwind_rows ? o->unwind_rows : 1);
 	if (!err && !o->unwind)
 		err = bpf_map__set_max_entries(s->skel->maps.unwind_tables, 1);
+	/* preallocated where the variant must (legacy): no room for what is not used */
+	if (!err && !o->unwind)
+		err = bpf_map__set_max_entries(s->skel->maps.unwind_procs, 1);
 	if (!err && !o->follow_forks)
 		err = bpf_program__set_autoload(s->skel->progs.on_fork, false);
 	if (!err && !o->offcpu)
 		err = bpf_program__set_autoload(s->skel->progs.on_switch, false);
 	if (!err && (!o->offcpu || task_work))
 		err = bpf_program__set_autoload(s->skel->progs.on_sys_exit, false);
+	/* the maps only --off-cpu uses: not created without it */
+	if (!err && !o->offcpu)
+		err = bpf_map__set_autocreate(s->skel->maps.offcpu_start, false);
+	/* the legacy variant's walks go on by tail calls, one program per hook */
+	if (!err && v != BPF_VARIANT_LEGACY) {
+		err = bpf_program__set_autoload(s->skel->progs.walk_sample, false);
+		if (!err)
+			err = bpf_map__set_autocreate(s->skel->maps.walk_jmp_sample, false);
+	}
+	if (!err && (v != BPF_VARIANT_LEGACY || !o->offcpu)) {
+		err = bpf_program__set_autoload(s->skel->progs.walk_sys_exit, false);
+		if (!err)
+			err = bpf_map__set_autocreate(s->skel->maps.walk_jmp_sys_exit, false);
+	}
 	if (err) {
-		pr_warn("failed to configure BPF object: %s\n", strerror(-err));
+		snprintf(load_error, sizeof(load_error), "cannot configure the BPF object: %s",
+			 strerror(-err));
 		return err;
 	}
 	err = profile_bpf__load(s->skel);
-	if (err && !quiet)
-		pr_warn("failed to load BPF program: %s%s\n", strerror(-err),
-			err == -EPERM ? " (needs root, or CAP_BPF and CAP_PERFMON)" : "");
+	if (err && !load_error[0])
+		snprintf(load_error, sizeof(load_error), "%s", strerror(-err));
+	if (!err && v == BPF_VARIANT_LEGACY)
+		err = set_tail_call(s->skel->maps.walk_jmp_sample, s->skel->progs.walk_sample);
+	if (!err && v == BPF_VARIANT_LEGACY && o->offcpu)
+		err = set_tail_call(s->skel->maps.walk_jmp_sys_exit, s->skel->progs.walk_sys_exit);
 	return err;
 }
 
 /*
- * Load with task work for --off-cpu where the kernel has it, falling back
- * to the sys_exit program if the verifier refuses it. Returns 0 or -errno,
- * printed.
+ * Probe the kernel, then load the best variant it takes (include/kernel_features.h),
+ * falling back to the next when the verifier refuses one. Returns 0 or
+ * -errno, printed: the kernel, the variant and what failed.
  */
 static int load_skel(struct session *s, const struct session_opts *o)
 {
-	int err;
+	enum bpf_variant order[BPF_VARIANT_NR];
+	struct perf_event_attr attr;
+	struct kernel_features f;
+	const char *forced = getenv("BPFPROF_BPF_VARIANT");
+	char why[256], msg[512];
+	size_t n, i;
+	int err = -EINVAL;
 
-	/* BPFPROF_OFFCPU_SYS_EXIT=1: the sys_exit path even where task work exists (tests/integration/offcpu.sh) */
-	if (o->offcpu && !getenv("BPFPROF_OFFCPU_SYS_EXIT") && kernel_has_task_work()) {
-		err = load_skel_mode(s, o, true, true);
+	kernel_features__probe(&f);
+	if (kernel_features__missing(&f, msg, sizeof(msg))) {
+		pr_warn("%s\n", msg);
+		return -ENOTSUP;
+	}
+	if (!event_attr(o->event, o->freq_hz, &attr) && attr.type == PERF_TYPE_HARDWARE &&
+	    kernel_features__nmi_uaccess_unsafe(f.version)) {
+		pr_warn("kernel %s lacks the fix of copy_from_user_nofault (Linux 6.4, 6.1.36): "
+			"with a hardware event (-e %s, sampled in NMI context) user-stack reads can "
+			"read another process's memory; use -e cpu-clock (a timer, not an NMI) or a "
+			"fixed kernel\n",
+			f.release, o->event);
+		return -ENOTSUP;
+	}
+	n = kernel_features__choose(&f, o->offcpu, order, why, sizeof(why));
+	/* BPFPROF_BPF_VARIANT=NAME: that variant only (tests of the others on this kernel) */
+	if (forced) {
+		if (kernel_features__variant_from_name(forced, &order[0])) {
+			pr_warn("BPFPROF_BPF_VARIANT: unknown variant '%s'\n", forced);
+			return -EINVAL;
+		}
+		n = 1;
+		snprintf(why, sizeof(why), "BPFPROF_BPF_VARIANT");
+	}
+	for (i = 0; i < n; i++) {
+		if (i) {
+			pr_info("the %s variant did not load (%s%s%s): trying the %s variant\n",
+				kernel_features__variant_name(order[i - 1]), load_error,
+				verifier_error[0] ? "; verifier: " : "", verifier_error,
+				kernel_features__variant_name(order[i]));
+			profile_bpf__destroy(s->skel);
+			s->skel = NULL;
+			snprintf(why, sizeof(why), "fallback");
+		}
+		err = load_variant(s, o, &f, order[i]);
 		if (!err) {
-			pr_info("--off-cpu: user stacks walked as task work\n");
+			pr_info("kernel %s: BPF variant %s (%s)\n", f.release,
+				kernel_features__variant_name(order[i]), why);
+			if (o->offcpu)
+				pr_info("--off-cpu: user stacks walked %s\n",
+					order[i] == BPF_VARIANT_TASK_WORK ||
+							order[i] == BPF_VARIANT_TASK_WORK7 ?
+						"as task work" :
+						"at sys_exit");
 			return 0;
 		}
-		pr_info("--off-cpu: task work refused (%s): user stacks at sys_exit\n",
-			strerror(-err));
-		profile_bpf__destroy(s->skel);
-		s->skel = NULL;
 	}
-	err = load_skel_mode(s, o, false, false);
-	if (!err && o->offcpu)
-		pr_info("--off-cpu: user stacks walked at sys_exit\n");
+	pr_warn("cannot load the BPF programs on kernel %s (variant %s): %s%s%s%s\n", f.release,
+		kernel_features__variant_name(order[n - 1]), load_error,
+		verifier_error[0] ? "; verifier: " : "", verifier_error,
+		err == -EPERM ? " (needs root, or CAP_BPF and CAP_PERFMON)" :
+				"; -vv prints the verifier's log");
 	return err;
+}
+
+/* The last line of a verifier log worth quoting: not its statistics. */
+static void keep_verifier_error(const char *log)
+{
+	const char *end = strstr(log, "-- END PROG LOAD LOG --"), *p, *line;
+
+	if (!end)
+		return;
+	for (p = end; p > log;) {
+		const char *e = p - 1; /* the newline ending the line before p */
+
+		line = e;
+		while (line > log && line[-1] != '\n')
+			line--;
+		p = line;
+		if (e <= line || !strncmp(line, "processed ", 10) ||
+		    !strncmp(line, "verification time", 17) || !strncmp(line, "stack depth", 11))
+			continue;
+		snprintf(verifier_error, sizeof(verifier_error), "%.*s", (int)(e - line), line);
+		return;
+	}
 }
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	/* libbpf's warnings are demoted to info: bpfprof reports the failure itself. */
 	int need = level == LIBBPF_DEBUG ? LOG_DEBUG : LOG_INFO;
+	char *msg = NULL;
+	int n;
 
-	if (need > log_verbosity)
+	n = vasprintf(&msg, fmt, ap);
+	if (n < 0)
 		return 0;
-	return vfprintf(stderr, fmt, ap);
+	if (level == LIBBPF_WARN && strstr(msg, "-- BEGIN PROG LOAD LOG --")) {
+		/* the verifier's log: its last word for the error line, the whole log at -vv */
+		keep_verifier_error(msg);
+		need = LOG_DEBUG;
+	} else if (level == LIBBPF_WARN && !load_error[0]) {
+		snprintf(load_error, sizeof(load_error), "%.*s", (int)strcspn(msg, "\n"), msg);
+	}
+	if (need <= log_verbosity)
+		fputs(msg, stderr);
+	free(msg);
+	return n;
 }
 
 /* bcc libbpf-tools' libbpf_print_fn: here, not in the log module, so that the
