@@ -86,6 +86,11 @@ done
 	-- "$OFFCPU" 1.5 4000 >"$work/parts-se" 2>"$work/se.log"
 echo $? >"$work/se.rc") &
 job[se]=$!
+# 1c: the legacy variant (kernels without bpf_loop: 5.10 to 5.16), the same parts
+(BPFPROF_BPF_VARIANT=legacy "$BPFPROF" -v --off-cpu --off-cpu-thresh 100 -o "$work/offcpu-lg.folded" \
+	-- "$OFFCPU" 1.5 4000 >"$work/parts-lg" 2>"$work/lg.log"
+echo $? >"$work/lg.rc") &
+job[lg]=$!
 # 2, 3, 5, 7 judge blocks only: their workloads spin 0 us a round (the third argument)
 # 2: a threshold above the blocks
 ("$BPFPROF" --off-cpu --off-cpu-thresh 1000000 -o "$work/offcpu-t.folded" -o "$work/t.data" -- "$OFFCPU" 1 4000 0 \
@@ -289,6 +294,24 @@ if [ "$rc" = 0 ] && grep -q 'user stacks walked at sys_exit' "$work/se.log" && n
 	ok "sys_exit path: sleep_part $se_share % of the blocked time against $se_want % of the wall time"
 else
 	fail "sys_exit path: rc=$rc, $se_share % against $se_want %" "$(grep -v '^bpfprof: \(elf\|unwind\|maps\)' "$work/se.log")"
+fi
+
+# 1c. The legacy BPF variant (bpf/profile.bpf.c "Variants": bounded loops and
+# tail calls, blocked threads in a hash map, the task's registers by CO-RE
+# reads), which Linux 5.10 to 5.16 load, here on this kernel: the same parts,
+# with their user frames, at sys_exit.
+wait_for lg
+rc=$(rc_of lg)
+lg_s=$(folded_us "$work/offcpu-lg.folded" sleep_part)
+lg_p=$(folded_us "$work/offcpu-lg.folded" pipe_part)
+lg_share=$(awk -v s="$lg_s" -v p="$lg_p" 'BEGIN { if (s + p) printf "%.1f", 100 * s / (s + p) }')
+lg_want=$(awk -v s="$(wall_us "$work/parts-lg" sleep_part)" -v p="$(wall_us "$work/parts-lg" pipe_part)" \
+	'BEGIN { if (s + p) printf "%.1f", 100 * s / (s + p) }')
+if [ "$rc" = 0 ] && grep -q 'BPF variant legacy' "$work/lg.log" && grep -q 'user stacks walked at sys_exit' "$work/lg.log" &&
+	near "$lg_share" "$lg_want" 5 && grep ';sleep_part;' "$work/offcpu-lg.folded" | grep -q 'nanosleep_\[k\]'; then
+	ok "legacy variant: sleep_part $lg_share % of the blocked time against $lg_want % of the wall time"
+else
+	fail "legacy variant: rc=$rc, $lg_share % against $lg_want %" "$(grep -v '^bpfprof: \(elf\|unwind\|maps\)' "$work/lg.log")"
 fi
 
 # 2. A threshold above the blocks' length (4 and 2 ms; the feeder's ~6 ms): they are

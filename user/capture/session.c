@@ -327,6 +327,9 @@ static int load_skel(struct session *s, const struct session_opts *o)
 			f.release, o->event);
 		return -ENOTSUP;
 	}
+	/* BPFPROF_OFFCPU_SYS_EXIT=1: the sys_exit path even where task work exists (tests/integration/offcpu.sh) */
+	if (getenv("BPFPROF_OFFCPU_SYS_EXIT"))
+		f.task_work = FEATURES_TASK_WORK_NONE;
 	n = kernel_features__choose(&f, o->offcpu, order, why, sizeof(why));
 	/* BPFPROF_BPF_VARIANT=NAME: that variant only (tests of the others on this kernel) */
 	if (forced) {
@@ -405,7 +408,9 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 		keep_verifier_error(msg);
 		need = LOG_DEBUG;
 	} else if (level == LIBBPF_WARN && !load_error[0]) {
-		snprintf(load_error, sizeof(load_error), "%.*s", (int)strcspn(msg, "\n"), msg);
+		const char *m = strncmp(msg, "libbpf: ", 8) ? msg : msg + 8;
+
+		snprintf(load_error, sizeof(load_error), "%.*s", (int)strcspn(m, "\n"), m);
 	}
 	if (need <= log_verbosity)
 		fputs(msg, stderr);
