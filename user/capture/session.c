@@ -309,7 +309,7 @@ static int load_skel(struct session *s, const struct session_opts *o)
 	struct perf_event_attr attr;
 	struct kernel_features f;
 	const char *forced = getenv("BPFPROF_BPF_VARIANT");
-	char why[256], msg[512];
+	char why[256], first_why[256], msg[512];
 	size_t n, i;
 	int err = -EINVAL;
 
@@ -340,6 +340,7 @@ static int load_skel(struct session *s, const struct session_opts *o)
 		n = 1;
 		snprintf(why, sizeof(why), "BPFPROF_BPF_VARIANT");
 	}
+	snprintf(first_why, sizeof(first_why), "%s", why);
 	for (i = 0; i < n; i++) {
 		if (i) {
 			pr_info("the %s variant did not load (%s%s%s): trying the %s variant\n",
@@ -363,11 +364,12 @@ static int load_skel(struct session *s, const struct session_opts *o)
 			return 0;
 		}
 	}
-	pr_warn("cannot load the BPF programs on kernel %s (variant %s): %s%s%s%s\n", f.release,
-		kernel_features__variant_name(order[n - 1]), load_error,
+	pr_warn("cannot load the BPF programs on kernel %s (variant %s; %s): %s%s%s%s\n",
+		f.release, kernel_features__variant_name(order[n - 1]), first_why, load_error,
 		verifier_error[0] ? "; verifier: " : "", verifier_error,
-		err == -EPERM ? " (needs root, or CAP_BPF and CAP_PERFMON)" :
-				"; -vv prints the verifier's log");
+		err == -EPERM	  ? " (needs root, or CAP_BPF and CAP_PERFMON)" :
+		verifier_error[0] ? "; -vv prints the verifier's log" :
+				    "");
 	return err;
 }
 
