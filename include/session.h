@@ -107,6 +107,13 @@ void session__offcpu_stats(struct session *s, struct session_offcpu_stats *st);
 void session__unwind_sink(struct session *s, struct unwind_sink *sink);
 /* Every `stats` counter (enum bpfprof_stat), summed over CPUs. */
 void session__walk_stats(struct session *s, uint64_t stats[BPFPROF_STAT_NR]);
+/*
+ * The sampling program's total run time (ns) and runs since load, tail calls
+ * of the legacy variant's walk included: counted only while the kernel's
+ * BPF statistics are on (sysctl kernel.bpf_stats_enabled=1, Linux 5.1), else
+ * zeros. Returns 0 or -errno (BPF_OBJ_GET_INFO_BY_FD).
+ */
+int session__bpf_run_time(struct session *s, uint64_t *run_ns, uint64_t *runs);
 void session__close(struct session *s);
 
 /*

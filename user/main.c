@@ -600,6 +600,16 @@ static void report_walks(struct run *r, struct session *s)
 			      r->cfg.call_graph == CALL_GRAPH_DWARF ? "dwarf" : "fp");
 }
 
+/* -v: the BPF cost per sample, where the kernel counts it (kernel.bpf_stats_enabled) */
+static void report_bpf_cost(struct session *s)
+{
+	uint64_t ns, runs;
+
+	if (!session__bpf_run_time(s, &ns, &runs) && runs)
+		pr_info("BPF run time: %.0f ns a sample (on_sample, %llu runs; kernel.bpf_stats_enabled)\n",
+			(double)ns / runs, (unsigned long long)runs);
+}
+
 /* The unwinder, and the tables of the -p targets before their samples count. */
 static int unwinder_start(struct run *r, struct session *s)
 {
@@ -787,6 +797,7 @@ static int interval_end(struct run *r, struct interval *iv, struct session *s,
 				(unsigned long long)p->nr_offcpu_lost);
 	}
 	report_walks(r, s);
+	report_bpf_cost(s);
 	report_check(r);
 	if (r->cfg.check_user_stacks) {
 		uint64_t same, shorter, differ;

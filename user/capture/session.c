@@ -712,6 +712,20 @@ void session__walk_stats(struct session *s, uint64_t stats[BPFPROF_STAT_NR])
 		stats[i] = stat_sum(s, i, NULL);
 }
 
+int session__bpf_run_time(struct session *s, uint64_t *run_ns, uint64_t *runs)
+{
+	struct bpf_prog_info info;
+	uint32_t len = sizeof(info);
+
+	*run_ns = *runs = 0;
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(s->skel->progs.on_sample), &info, &len))
+		return -errno;
+	*run_ns = info.run_time_ns;
+	*runs = info.run_cnt;
+	return 0;
+}
+
 void session__close(struct session *s)
 {
 	int cpu;
