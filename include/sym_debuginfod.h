@@ -64,4 +64,12 @@ bool debuginfod__enabled(void);
  */
 int debuginfod__fetch(struct debuginfod_req *reqs, size_t n, const struct debuginfod_opts *o);
 
+/*
+ * The debug file of build-id id[0..len) in the client's cache, fetched
+ * earlier (by a run's symbolizer or debuginfod-find): no server is asked.
+ * Writes its path into buf; 0, or -ENOENT (not cached, or cached as a miss),
+ * -ENAMETOOLONG, -errno of stat.
+ */
+int debuginfod__cached(const uint8_t *id, size_t len, char *buf, size_t size);
+
 #endif /* BPFPROF_SYM_DEBUGINFOD_H */
