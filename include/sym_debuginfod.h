@@ -8,7 +8,8 @@
  * an overall deadline: a slow or dead server delays bpfprof's outputs by at
  * most deadline + DEBUGINFOD_GRACE_MS. Several files are fetched at once, on
  * threads of their own, each with its own debuginfod_client (a client is not
- * thread-safe). Called after sampling only.
+ * thread-safe). Fetches run after sampling only; while sampling, the unwinder
+ * only looks in the client's cache (debuginfod__cached).
  * Refs: debuginfod-client(3), debuginfod(8) (elfutils 0.188).
  */
 #ifndef BPFPROF_SYM_DEBUGINFOD_H

@@ -1117,10 +1117,11 @@ static void test_nobits_eh_frame(void **state)
 	struct compare_stats st;
 	char msg[4096];
 
-	assert_int_equal(sh("cd %s && objcopy --only-keep-debug nofp-dbg.full nofp-dbg.debug && "
-			    "readelf -SW nofp-dbg.debug 2>/dev/null | grep -q ' .eh_frame  *NOBITS '",
-			    tmp_dir),
-			 0);
+	assert_int_equal(
+		sh("cd %s && objcopy --only-keep-debug nofp-dbg.full nofp-dbg.debug && "
+		   "readelf -SW nofp-dbg.debug 2>/dev/null | grep -q ' .eh_frame  *NOBITS '",
+		   tmp_dir),
+		0);
 	compare_with_readelf(tpath("nofp-dbg.debug"), ".debug_frame", 20, &st);
 	assert_true(st.kinds[BPFPROF_UNWIND_CFA] >= 3);
 	copy_with_type(tpath("nofp"), tpath("nofp-nobits"), ".eh_frame", SHT_NOBITS);

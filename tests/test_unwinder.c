@@ -408,7 +408,9 @@ static uint32_t exe_rows(const struct fake *f, pid_t pid, const char *path)
 			const struct bpfprof_unwind_mapping *m = lpm_lookup(f, pid, start);
 
 			assert_non_null(m);
-			rows = m->table == BPFPROF_UNWIND_NO_TABLE ? 0 : f->tables[m->table].nr_rows;
+			rows = 0;
+			if (m->table != BPFPROF_UNWIND_NO_TABLE)
+				rows = f->tables[m->table].nr_rows;
 		}
 	}
 	fclose(maps);

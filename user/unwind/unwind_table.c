@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * Unwind tables from CFI (see include/unwind_table.h). The FDEs of .eh_frame
- * (else .debug_frame) are enumerated with libdw's dwarf_next_cfi, their
- * initial_location and address_range decoded with the pointer encoding of
- * their CIE's 'R' augmentation (LSB 5.0, "Exception Frames"; .debug_frame:
- * plain address-size values, DWARF 5 section 6.4.1). Each FDE's rows then
+ * of any section type (else .debug_frame; in a file without section headers,
+ * the .eh_frame PT_GNU_EH_FRAME points to) are enumerated with libdw's
+ * dwarf_next_cfi, their initial_location and address_range decoded with the
+ * pointer encoding of their CIE's 'R' augmentation (LSB 5.0, "Exception
+ * Frames"; .debug_frame: plain address-size values, DWARF 5 section 6.4.1).
+ * Each FDE's rows then
  * come from libdw itself: dwarf_cfi_addrframe at the FDE's start gives the
  * row and its [start, end), the next row starts at end, until the FDE ends.
  * Each row's CFA, return-address and rbp rules (dwarf_frame_cfa,
@@ -837,7 +839,8 @@ static int eh_frame_from_hdr(struct builder *b, Elf *elf)
 		loc = ph.p_filesz - (ptr - ph.p_vaddr);
 		/* up to the last FDE's end: its length word, and the length (no 64-bit FDEs here) */
 		if (last > ptr && loc >= 4 && last - ptr <= loc - 4) {
-			Elf_Data *l = elf_getdata_rawchunk(elf, start + (last - ptr), 4, ELF_T_BYTE);
+			Elf_Data *l =
+				elf_getdata_rawchunk(elf, start + (last - ptr), 4, ELF_T_BYTE);
 			uint64_t len = l && l->d_buf ? read_unaligned(l->d_buf, 4, false) : 0;
 
 			if (len && len != 0xffffffff && len <= loc - 4 - (last - ptr))
