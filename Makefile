@@ -55,7 +55,8 @@ LIB_OBJS += $(OUTPUT)/push.pb-c.o $(OUTPUT)/types.pb-c.o
 APP_OBJS := $(OUTPUT)/main.o $(OUTPUT)/session.o
 TEST_SRCS := $(wildcard tests/test_*.c)
 TEST_BINS := $(patsubst tests/%.c,$(OUTPUT)/tests/%,$(TEST_SRCS))
-WORKLOADS := $(OUTPUT)/workload/hotcold $(OUTPUT)/workload/jitswap $(OUTPUT)/workload/offcpu $(OUTPUT)/workload/nofp
+WORKLOADS := $(OUTPUT)/workload/hotcold $(OUTPUT)/workload/jitswap $(OUTPUT)/workload/offcpu $(OUTPUT)/workload/nofp \
+	$(OUTPUT)/workload/gold/nofp
 
 .PHONY: all deps demo check test unit integration san fuzz fuzz-ci valgrind vmlinux format clean
 # The binary; the sanitizer build puts its own under its OUTPUT.
@@ -160,6 +161,18 @@ $(OUTPUT)/workload/nofp: tests/workload/nofp.c $(OUTPUT)/workload/libnofp_lib.so
 	$(call msg,CC,$@)
 	$(Q)$(CC) -g -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -fno-ipa-icf -fno-ipa-cp $< -L$(@D) -lnofp_lib \
 		-Wl,-rpath,'$$ORIGIN' -pthread -o $@
+
+# The same built by clang-14 and linked by GNU gold, which type .eh_frame
+# SHT_X86_64_UNWIND (tests/integration/unwind.sh checks it), as Debian's LLVM is built.
+CLANG14 ?= clang-14
+$(OUTPUT)/workload/gold/libnofp_lib.so: tests/workload/nofp_lib.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D) && $(CLANG14) -g -O2 -fomit-frame-pointer -fuse-ld=gold -fPIC -shared $< -o $@
+
+$(OUTPUT)/workload/gold/nofp: tests/workload/nofp.c $(OUTPUT)/workload/gold/libnofp_lib.so
+	$(call msg,CC,$@)
+	$(Q)$(CLANG14) -g -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -fuse-ld=gold $< -L$(@D) \
+		-lnofp_lib -Wl,-rpath,'$$ORIGIN' -pthread -o $@
 
 $(OUTPUT)/workload/%: tests/workload/%.c | $(OUTPUT)/workload
 	$(call msg,CC,$@)

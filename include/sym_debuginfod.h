@@ -8,7 +8,8 @@
  * an overall deadline: a slow or dead server delays bpfprof's outputs by at
  * most deadline + DEBUGINFOD_GRACE_MS. Several files are fetched at once, on
  * threads of their own, each with its own debuginfod_client (a client is not
- * thread-safe). Called after sampling only.
+ * thread-safe). Fetches run after sampling only; while sampling, the unwinder
+ * only looks in the client's cache (debuginfod__cached).
  * Refs: debuginfod-client(3), debuginfod(8) (elfutils 0.188).
  */
 #ifndef BPFPROF_SYM_DEBUGINFOD_H
@@ -63,5 +64,13 @@ bool debuginfod__enabled(void);
  * fetched (≥ 0), or -ENOMEM.
  */
 int debuginfod__fetch(struct debuginfod_req *reqs, size_t n, const struct debuginfod_opts *o);
+
+/*
+ * The debug file of build-id id[0..len) in the client's cache, fetched
+ * earlier (by a run's symbolizer or debuginfod-find): no server is asked.
+ * Writes its path into buf; 0, or -ENOENT (not cached, or cached as a miss),
+ * -ENAMETOOLONG, -errno of stat.
+ */
+int debuginfod__cached(const uint8_t *id, size_t len, char *buf, size_t size);
 
 #endif /* BPFPROF_SYM_DEBUGINFOD_H */

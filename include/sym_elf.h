@@ -94,4 +94,16 @@ size_t elf_symtab__count(const struct elf_symtab *st);
  */
 int elf__read_build_id(const char *path, uint8_t id[ELF_BUILD_ID_MAX]);
 
+/*
+ * The separate debug file of the ELF file at `path` that holds `section`
+ * (with bits: ".debug_frame" for the unwinder), searched as
+ * elf_symtab__load_opts searches (o's debug_root, host_debug and file_path;
+ * o->debug_file: that file only, strictly) and accepted only with the file's
+ * build-id, if it has one. o may be NULL. Returns an open descriptor (the
+ * caller closes it) and its path in *found (malloc'd), or -ENOENT when none
+ * is usable, -errno (path unreadable), -EINVAL (path is no ELF file), -ENOMEM.
+ */
+int elf__open_debug_file(const char *path, const char *section, const struct elf_load_opts *o,
+			 char **found);
+
 #endif /* BPFPROF_SYM_ELF_H */

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unwind tables from CFI: one ELF file's .eh_frame (else .debug_frame) turned
- * into the sorted rows the BPF walker reads (struct bpfprof_unwind_row and the
+ * Unwind tables from CFI: one ELF file's .eh_frame, of any section type but
+ * SHT_NOBITS (SHT_PROGBITS, or SHT_X86_64_UNWIND from LLVM and gold), else its
+ * .debug_frame, else (no section headers) the .eh_frame that PT_GNU_EH_FRAME
+ * points to, turned into the sorted rows the BPF walker reads (struct bpfprof_unwind_row and the
  * rule word in include/bpfprof_abi.h). CFI is read with libdw's CFI API
  * (dwarf_getcfi_elf, dwarf_cfi_addrframe, dwarf_frame_info, dwarf_frame_cfa,
  * dwarf_frame_register), not an interpreter of our own; the DWARF rules are
@@ -36,7 +38,9 @@ struct unwind_table {
  * Build the table of an ELF file already opened with libelf (not closed).
  * `name` is only used in messages. Returns 0 and *out (free with
  * unwind_table__free), or
- *   -ENOENT   no CFI section, or no FDE in it that could be used;
+ *   -ENOENT   no CFI section (a separate debug file's .debug_frame is the
+ *             caller's to find: include/sym_elf.h), or no FDE in it that
+ *             could be used;
  *   -EINVAL   malformed CFI: an entry running past the section, a CIE pointer
  *             to no CIE, an FDE range wrapping around, more than 4M rows or
  *             more CFI work than 1024 bytes run per byte of CFI (warned once,

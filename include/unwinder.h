@@ -5,7 +5,8 @@
  * executable mapping of a process in the LPM trie, with the unwind table of
  * its file (include/unwind_table.h) in the shared row array. Tables are
  * built once per file, keyed by build-id (dev + inode where there is none),
- * shared by every process and container that maps the file, and freed when
+ * shared by every process and container that maps the file (a file stripped
+ * of its CFI gets its debug file's .debug_frame), and freed when
  * no process maps it any more. The row array is bounded (--unwind-table-size):
  * a file whose table does not fit is walked by frame pointers, with one
  * warning.

@@ -11,7 +11,11 @@
  * each rule the word cannot express, and corrupted copies of a real file
  * (huge length, truncation, unknown augmentation, unknown pointer encoding,
  * an overflowing range, random flips): -EINVAL, -ENOENT or NONE rows, one
- * warning naming the file and the offset, no crash.
+ * warning naming the file and the offset, no crash. Every CFI section:
+ * .eh_frame typed SHT_X86_64_UNWIND (patched in a copy, and from clang-14
+ * with gold) gives the same table; a debug file's .eh_frame without bits
+ * leaves its .debug_frame; a copy without section headers finds .eh_frame
+ * through PT_GNU_EH_FRAME.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -763,7 +767,7 @@ struct section_at {
 	uint64_t shdr; /* file offset of its section header */
 };
 
-static struct section_at find_eh_frame(const char *path)
+static struct section_at find_section_at(const char *path, const char *name)
 {
 	struct section_at s = { 0 };
 	Elf_Scn *scn = NULL;
@@ -780,7 +784,7 @@ static struct section_at find_eh_frame(const char *path)
 	assert_int_equal(elf_getshdrstrndx(elf, &shstrndx), 0);
 	while ((scn = elf_nextscn(elf, scn))) {
 		gelf_getshdr(scn, &sh);
-		if (!strcmp(elf_strptr(elf, shstrndx, sh.sh_name), ".eh_frame")) {
+		if (!strcmp(elf_strptr(elf, shstrndx, sh.sh_name), name)) {
 			GElf_Ehdr eh;
 
 			gelf_getehdr(elf, &eh);
@@ -793,6 +797,11 @@ static struct section_at find_eh_frame(const char *path)
 	close(fd);
 	assert_true(s.size > 0);
 	return s;
+}
+
+static struct section_at find_eh_frame(const char *path)
+{
+	return find_section_at(path, ".eh_frame");
 }
 
 static uint8_t *load(const char *path, size_t *len)
@@ -1027,6 +1036,142 @@ static void test_not_elf_or_no_cfi(void **state)
 	assert_int_equal(unwind_table__lookup(NULL, 0x1000), BPFPROF_UNWIND_NONE);
 }
 
+/* ---- every CFI section ---- */
+
+static struct unwind_table *build_ok(const char *path)
+{
+	struct unwind_table *t = NULL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	assert_true(fd >= 0);
+	assert_int_equal(unwind_table__build_fd(fd, path, &t), 0);
+	close(fd);
+	return t;
+}
+
+static void assert_same_table(const struct unwind_table *a, const struct unwind_table *b)
+{
+	assert_int_equal(a->base, b->base);
+	assert_int_equal(a->end, b->end);
+	assert_int_equal(a->nr_fdes, b->nr_fdes);
+	assert_int_equal(a->nr_rows, b->nr_rows);
+	assert_memory_equal(a->rows, b->rows, (size_t)a->nr_rows * sizeof(*a->rows));
+}
+
+/* Set the sh_type of section `name` in the copy of `from` at `to` */
+static void copy_with_type(const char *from, const char *to, const char *name, uint32_t type)
+{
+	struct section_at s = find_section_at(from, name);
+	size_t len;
+	uint8_t *buf = load(from, &len);
+
+	put32(buf + s.shdr + offsetof(Elf64_Shdr, sh_type), type);
+	store(to, buf, len);
+	free(buf);
+}
+
+/*
+ * .eh_frame typed SHT_X86_64_UNWIND, as LLVM's assembler and GNU gold type
+ * it (the x86-64 psABI allows either): the same table as SHT_PROGBITS. First
+ * our gcc-built program with the type patched, then the same sources built
+ * by clang-14 and linked by gold, against readelf.
+ */
+static void test_x86_64_unwind(void **state)
+{
+	struct unwind_table *a, *b;
+	struct compare_stats st;
+
+	copy_with_type(tpath("nofp"), tpath("nofp-x86u"), ".eh_frame", SHT_X86_64_UNWIND);
+	copy_with_type(tpath("nofp-x86u"), tpath("nofp-x86u"), ".eh_frame_hdr", SHT_X86_64_UNWIND);
+	assert_int_equal(sh("readelf -SW %s | grep -q ' .eh_frame  *X86_64_UNWIND '",
+			    tpath("nofp-x86u")),
+			 0);
+	a = build_ok(tpath("nofp"));
+	b = build_ok(tpath("nofp-x86u"));
+	assert_same_table(a, b);
+	unwind_table__free(a);
+	unwind_table__free(b);
+
+	if (sh("command -v clang-14 >/dev/null && command -v ld.gold >/dev/null"))
+		skip();
+	assert_int_equal(
+		sh("cd %s && clang-14 -O2 -fomit-frame-pointer -fuse-ld=gold -fPIC -shared lib.c "
+		   "-o libgold.so && clang-14 -O2 -fomit-frame-pointer -fuse-ld=gold main.c -L. "
+		   "-lgold -pthread -o gold && readelf -SW gold | grep -q ' .eh_frame  *X86_64_UNWIND ' && "
+		   "readelf -SW libgold.so | grep -q ' .eh_frame  *X86_64_UNWIND '",
+		   tmp_dir),
+		0);
+	compare_with_readelf(tpath("gold"), ".eh_frame", 50, &st);
+	assert_true(st.kinds[BPFPROF_UNWIND_END] >= 1); /* _start */
+	compare_with_readelf(tpath("libgold.so"), ".eh_frame", 5, &st);
+}
+
+/*
+ * A separate debug file's .eh_frame has no bits (SHT_NOBITS): its
+ * .debug_frame is read instead, and a file whose only .eh_frame has no bits
+ * has no CFI.
+ */
+static void test_nobits_eh_frame(void **state)
+{
+	struct unwind_table *t = (void *)1;
+	struct compare_stats st;
+	char msg[4096];
+
+	assert_int_equal(
+		sh("cd %s && objcopy --only-keep-debug nofp-dbg.full nofp-dbg.debug && "
+		   "readelf -SW nofp-dbg.debug 2>/dev/null | grep -q ' .eh_frame  *NOBITS '",
+		   tmp_dir),
+		0);
+	compare_with_readelf(tpath("nofp-dbg.debug"), ".debug_frame", 20, &st);
+	assert_true(st.kinds[BPFPROF_UNWIND_CFA] >= 3);
+	copy_with_type(tpath("nofp"), tpath("nofp-nobits"), ".eh_frame", SHT_NOBITS);
+	assert_int_equal(build_capture(tpath("nofp-nobits"), &t, msg, sizeof(msg)), -ENOENT);
+	assert_null(t);
+}
+
+/*
+ * Without section headers (sstrip), .eh_frame is found through
+ * PT_GNU_EH_FRAME (.eh_frame_hdr), as the run-time unwinder finds it: the
+ * same table. A header of an unknown version: no CFI.
+ */
+static void test_no_section_headers(void **state)
+{
+	struct unwind_table *a, *b, *t = (void *)1;
+	const char *bins[] = { "nofp", "libnofp.so", "/usr/bin/xz" };
+	char msg[4096], path[512];
+	size_t len, i;
+
+	for (i = 0; i < sizeof(bins) / sizeof(bins[0]); i++) {
+		const char *src = bins[i][0] == '/' ? bins[i] : tpath(bins[i]);
+		struct section_at hdr;
+		uint8_t *buf;
+		Elf64_Ehdr *eh;
+
+		if (access(src, R_OK))
+			continue;
+		hdr = find_section_at(src, ".eh_frame_hdr");
+		buf = load(src, &len);
+		eh = (Elf64_Ehdr *)buf;
+		eh->e_shoff = 0;
+		eh->e_shnum = 0;
+		eh->e_shstrndx = 0;
+		eh->e_shentsize = 0;
+		snprintf(path, sizeof(path), "%s", tpath("noshdr"));
+		store(path, buf, len);
+		a = build_ok(src);
+		b = build_ok(path);
+		assert_same_table(a, b);
+		unwind_table__free(a);
+		unwind_table__free(b);
+
+		buf[hdr.off] = 2; /* .eh_frame_hdr's version */
+		store(path, buf, len);
+		assert_int_equal(build_capture(path, &t, msg, sizeof(msg)), -ENOENT);
+		assert_null(t);
+		free(buf);
+	}
+}
+
 static void test_rule_roundtrip(void **state)
 {
 	static const unsigned int offs[] = { 0, 8, 16, 160, 4096, 65535 };
@@ -1065,6 +1210,9 @@ int main(void)
 		cmocka_unit_test(test_hostile_cfi),
 		cmocka_unit_test(test_corrupt),
 		cmocka_unit_test(test_not_elf_or_no_cfi),
+		cmocka_unit_test(test_x86_64_unwind),
+		cmocka_unit_test(test_nobits_eh_frame),
+		cmocka_unit_test(test_no_section_headers),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -5,7 +5,9 @@
  * the BPF walker does (longest prefix, then row pc = address - bias) finds
  * the same rule as the file's own table at the ELF address, tables are
  * shared and freed with their last user, and a full row array degrades to
- * frame pointers. The process under test is this test itself (a PIE, libc).
+ * frame pointers. The process under test is this test itself (a PIE, libc),
+ * and a child stripped of its CFI whose .debug_frame is in its separate debug
+ * file (by .gnu_debuglink, then in debuginfod's client cache).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -22,9 +24,17 @@
 #include <unistd.h>
 #include <libelf.h>
 #include <link.h>
+#include <signal.h>
 #include <sys/auxv.h>
+#include <sys/wait.h>
+#include "sym_elf.h"
 #include "unwind_table.h"
 #include "unwinder.h"
+
+static char tmp_dir[] = "/tmp/test_unwinder.XXXXXX";
+
+#define TEST_TMP_DIR tmp_dir
+#include "test_files.h"
 
 #define MAX_ENTRIES 4096
 #define MAX_TABLES 64
@@ -340,6 +350,146 @@ static void test_queue(void **state)
 	free(f);
 }
 
+/* Start path (no arguments) and wait until it runs its own code; its pid */
+static pid_t spawn(const char *path)
+{
+	char proc[64], exe[512];
+	pid_t pid = fork();
+	ssize_t n;
+
+	assert_true(pid >= 0);
+	if (!pid) {
+		execl(path, path, (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 500; i++) {
+		snprintf(proc, sizeof(proc), "/proc/%d/exe", pid);
+		n = readlink(proc, exe, sizeof(exe) - 1);
+		if (n > 0 && (exe[n] = 0, !strcmp(exe, path)))
+			return pid;
+		usleep(10000);
+	}
+	fail_msg("'%s' did not start", path);
+	return -1;
+}
+
+static pid_t child = -1;
+
+/* What test_debug_file leaves when an assertion ends it early */
+static int teardown_debug_file(void **state)
+{
+	if (child > 0) {
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+	}
+	child = -1;
+	unsetenv("DEBUGINFOD_URLS");
+	unsetenv("DEBUGINFOD_CACHE_PATH");
+	if (strcmp(tmp_dir + strlen(tmp_dir) - 6, "XXXXXX"))
+		sh("rm -rf %s", tmp_dir);
+	return 0;
+}
+
+/* The table of pid's mapping of its executable: its slot's row count, 0 when it has none */
+static uint32_t exe_rows(const struct fake *f, pid_t pid, const char *path)
+{
+	char line[1024], file[512], perms[5];
+	unsigned long long start;
+	FILE *maps;
+	uint32_t rows = UINT32_MAX;
+
+	snprintf(line, sizeof(line), "/proc/%d/maps", pid);
+	maps = fopen(line, "r");
+	assert_non_null(maps);
+	while (fgets(line, sizeof(line), maps)) {
+		file[0] = 0;
+		if (sscanf(line, "%llx-%*x %4s %*s %*s %*s %511s", &start, perms, file) == 3 &&
+		    perms[2] == 'x' && !strcmp(file, path)) {
+			const struct bpfprof_unwind_mapping *m = lpm_lookup(f, pid, start);
+
+			assert_non_null(m);
+			rows = 0;
+			if (m->table != BPFPROF_UNWIND_NO_TABLE)
+				rows = f->tables[m->table].nr_rows;
+		}
+	}
+	fclose(maps);
+	assert_int_not_equal(rows, UINT32_MAX);
+	return rows;
+}
+
+static uint32_t load_exe_rows(pid_t pid, const char *path)
+{
+	struct fake *f = calloc(1, sizeof(*f));
+	struct unwinder *u = new_unwinder(f, 1 << 20);
+	uint32_t rows;
+
+	assert_non_null(u);
+	assert_int_equal(unwinder__load_pid(u, pid), 0);
+	rows = exe_rows(f, pid, path);
+	unwinder__free(u);
+	free(f->rows);
+	free(f);
+	return rows;
+}
+
+/*
+ * A program stripped of .eh_frame and .debug_frame gets the table of the
+ * .debug_frame in its debug file: next to it by .gnu_debuglink, or in
+ * debuginfod's client cache by build-id when debuginfod is on (the server
+ * named is never asked: nothing is fetched while sampling); none without.
+ */
+static void test_debug_file(void **state)
+{
+	static const char src[] = "#include <unistd.h>\n"
+				  "int main(void) { for (;;) pause(); }\n";
+	char prog[512], cache[1024], hex[41];
+	uint8_t id[ELF_BUILD_ID_MAX];
+	struct unwind_table *t;
+	int fd, len;
+	uint32_t want;
+	pid_t pid;
+
+	assert_non_null(mkdtemp(tmp_dir));
+	assert_int_equal(write_text(tpath("prog.c"), src), 0);
+	/* .debug_frame only (no asynchronous unwind tables), then moved to prog.debug */
+	assert_int_equal(
+		sh("cd %s && cc -O2 -g -fno-asynchronous-unwind-tables -fno-unwind-tables prog.c "
+		   "-o prog.full && objcopy --only-keep-debug prog.full prog.debug && "
+		   "objcopy --strip-debug --remove-section=.eh_frame --remove-section=.eh_frame_hdr "
+		   "--add-gnu-debuglink=prog.debug prog.full prog",
+		   tmp_dir),
+		0);
+	fd = open(tpath("prog.debug"), O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(unwind_table__build_fd(fd, "prog.debug", &t), 0);
+	close(fd);
+	want = t->nr_rows;
+	unwind_table__free(t);
+	snprintf(prog, sizeof(prog), "%s", tpath("prog"));
+	fd = open(prog, O_RDONLY);
+	assert_int_equal(unwind_table__build_fd(fd, "prog", &t), -ENOENT);
+	close(fd);
+
+	pid = child = spawn(prog);
+	assert_int_equal(load_exe_rows(pid, prog), want);
+	/* not next to it: none, unless debuginfod's cache has it */
+	assert_int_equal(sh("mv %s/prog.debug %s/moved.debug", tmp_dir, tmp_dir), 0);
+	assert_int_equal(load_exe_rows(pid, prog), 0);
+	len = elf__read_build_id(prog, id);
+	assert_true(len > 0);
+	for (int i = 0; i < len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	snprintf(cache, sizeof(cache), "%s/cache", tmp_dir);
+	assert_int_equal(sh("mkdir -p %s/%s && cp %s/moved.debug %s/%s/debuginfo", cache, hex,
+			    tmp_dir, cache, hex),
+			 0);
+	setenv("DEBUGINFOD_CACHE_PATH", cache, 1);
+	assert_int_equal(load_exe_rows(pid, prog), 0); /* debuginfod off */
+	setenv("DEBUGINFOD_URLS", "http://127.0.0.1:9", 1);
+	assert_int_equal(load_exe_rows(pid, prog), want);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -347,6 +497,7 @@ int main(void)
 		cmocka_unit_test(test_load_self),
 		cmocka_unit_test(test_full),
 		cmocka_unit_test(test_queue),
+		cmocka_unit_test_teardown(test_debug_file, teardown_debug_file),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

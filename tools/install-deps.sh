@@ -14,6 +14,9 @@ pkgs=(
 	# tests: unit tests, and the real readers the integration tests use
 	libcmocka-dev golang-go google-perftools binutils util-linux procps
 	linux-perf llvm libclang-rt-14-dev chromium libxml2-utils strace
+	# tests: clang-14 with GNU gold (binutils' ld.gold), which type .eh_frame
+	# SHT_X86_64_UNWIND (tests/integration/unwind.sh)
+	clang-14
 	# tests: the memcheck run, and the peak RSS of the churn test
 	valgrind time
 	# make format: .clang-format's style

@@ -5,8 +5,10 @@
  * invariants (rows sorted, pcs inside [base, end)) and lookups across it.
  * Built and run by `make fuzz`; seeds in tests/fuzz/corpus/unwind_table: small
  * -O2 -fomit-frame-pointer programs (one with a PLT, one with .debug_frame
- * only), hand-written CFI for every rule, and the CFI sections of xz and
- * liblzma cut out with objcopy.
+ * only), hand-written CFI for every rule, the CFI sections of xz and
+ * liblzma cut out with objcopy, and nofp built by clang-14 and gold (its
+ * .eh_frame typed SHT_X86_64_UNWIND), also without section headers (read
+ * through PT_GNU_EH_FRAME).
  */
 #include <stddef.h>
 #include <stdint.h>

@@ -20,6 +20,10 @@
 #    through __restore_rt into the interrupted code and on to _start;
 #  - main-side frames above the hot functions in perf report, go tool pprof
 #    and the flame graph;
+#  - nofp again, built by clang-14 and linked by GNU gold, which type
+#    .eh_frame SHT_X86_64_UNWIND (checked with readelf -S) as in Debian's
+#    LLVM: the same pair, and at least 99 % of bpfprof's samples must reach
+#    the end of the stack whatever perf's share;
 #  - the same workload in a container (a mount and pid namespace, binary on
 #    a tmpfs only it sees);
 #  - --call-graph fp still gives the frame-pointer walk (1-2 frames on xz),
@@ -37,6 +41,7 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 BPFPROF=${BPFPROF:-$top/bpfprof}
 NOFP=${NOFP:-$top/.output/workload/nofp}
+NOFP_GOLD=${NOFP_GOLD:-$top/.output/workload/gold/nofp}
 work=$(mktemp -d /tmp/bpfprof-unwind.XXXXXX)
 pids=()
 cleanup() {
@@ -228,6 +233,36 @@ if awk '/on_alarm;hot_sig [0-9]+$/ { t += $NF
 	ok "nofp: signal handler stacks continue through __restore_rt into the interrupted frame and to _start/clone3"
 else
 	fail "nofp: signal handler stacks" "$(grep 'on_alarm;hot_sig' "$work/nofp.folded" | head -3)"
+fi
+
+# --- nofp by clang-14 and gold: .eh_frame typed SHT_X86_64_UNWIND ----------
+gold_lib=$(dirname "$NOFP_GOLD")/libnofp_lib.so
+if [ ! -x "$NOFP_GOLD" ]; then
+	fail "nofp (clang-14, gold): $NOFP_GOLD not built (make all)"
+elif ! readelf -SW "$NOFP_GOLD" "$gold_lib" | awk '$2 == ".eh_frame" && $3 == "X86_64_UNWIND" { n++ } END { exit n != 2 }'; then
+	fail "nofp (clang-14, gold): .eh_frame is not SHT_X86_64_UNWIND in both files" \
+		"$(readelf -SW "$NOFP_GOLD" "$gold_lib" | grep -E '^File|eh_frame ')"
+else
+	"$NOFP_GOLD" 20 5000 &
+	gp=$!
+	pids+=("$gp")
+	ready "$gp" threads "$gp" || fail "nofp (clang-14, gold): did not start"
+	pair gold "$gp" 1
+	stop "$gp"
+	compare gold "$NOFP_GOLD"
+	read -r b bn <<<"$(ends "$work/gold.data" "$NOFP_GOLD")"
+	if awk -v b="$b" 'BEGIN { exit !(b >= 99) }'; then
+		ok "nofp (clang-14, gold): .eh_frame SHT_X86_64_UNWIND in both files; $b % of $bn bpfprof stacks complete"
+	else
+		fail "nofp (clang-14, gold): $b % of $bn bpfprof stacks complete, under 99 %" \
+			"$(grep -E 'user stack|unwind tables' "$work/gold.log")"
+	fi
+	read -r share n <<<"$(folded_share "$work/gold.folded" lib_hot "main;run;via_lib;lib_hot")"
+	if [ "${n:-0}" -ge 5 ] && awk -v s="$share" 'BEGIN { exit !(s >= 98) }'; then
+		ok "nofp (clang-14, gold): $share % of $n lib_hot samples have callers main;run;via_lib;lib_hot"
+	else
+		fail "nofp (clang-14, gold): lib_hot callers: $share % of $n" "$(grep ';lib_hot ' "$work/gold.folded" | sort -t' ' -k2 -nr | head -3)"
+	fi
 fi
 
 # --- a container: binary on a tmpfs only its mount namespace sees ----------

@@ -145,6 +145,27 @@ static void cache_dir(char *buf, size_t size)
 		snprintf(buf, size, "%s/.cache/debuginfod_client", home);
 }
 
+int debuginfod__cached(const uint8_t *id, size_t len, char *buf, size_t size)
+{
+	char dir[4096], hex[2 * 20 + 1];
+	struct stat sb;
+	size_t i;
+	int n;
+
+	if (!len || len > 20)
+		return -ENOENT;
+	for (i = 0; i < len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	cache_dir(dir, sizeof(dir));
+	n = snprintf(buf, size, "%s/%s/debuginfo", dir, hex);
+	if (n < 0 || (size_t)n >= size)
+		return -ENAMETOOLONG;
+	/* an empty file is the client's record of a miss */
+	if (stat(buf, &sb))
+		return -errno;
+	return S_ISREG(sb.st_mode) && sb.st_size ? 0 : -ENOENT;
+}
+
 /*
  * A fetch that our deadline cancelled is recorded by the client as a miss
  * (an empty file where the debug file would go), which it then believes for

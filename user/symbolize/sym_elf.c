@@ -657,40 +657,63 @@ static void hex_id(char *hex, const uint8_t *id, size_t len)
 	hex[2 * len] = '\0';
 }
 
+/* What a debug file must be: of the file's build-id, holding the section wanted. */
+struct debug_want {
+	const uint8_t *build_id;
+	size_t build_id_len; /* 0: the file has none, nothing to check */
+	const char *section; /* NULL: a .symtab, for names */
+};
+
 /*
- * Whether dbg can name st's functions: a .symtab whose entries and string
- * table lie inside the file (a truncated copy is refused, not half read), and
- * the same build-id. A debug file without a build-id note cannot be checked:
- * accepted when found by search, refused when `strict` (debuginfod's, asked
- * for by build-id). Refusals of files that exist are warned, naming the file.
+ * Whether dbg is what w wants: a .symtab whose entries and string table lie
+ * inside the file (a truncated copy is refused, not half read), or the named
+ * section with bits inside the file; and the same build-id. A debug file
+ * without a build-id note cannot be checked: accepted when found by search,
+ * refused when `strict` (debuginfod's, asked for by build-id). Refusals of
+ * files that exist are warned, naming the file.
  */
-static bool debug_file_usable(const struct elf_symtab *st, const struct elf_file *dbg,
+static bool debug_file_usable(const struct debug_want *w, const struct elf_file *dbg,
 			      const char *cand, bool strict)
 {
 	char want[2 * ELF_BUILD_ID_MAX + 1], got[2 * ELF_BUILD_ID_MAX + 1];
-	Elf_Scn *scn = find_scn_by_type(dbg, SHT_SYMTAB), *strscn;
+	const char *what = w->section ? w->section : ".symtab";
+	Elf_Scn *scn = w->section ? find_scn_by_name(dbg, w->section) :
+				    find_scn_by_type(dbg, SHT_SYMTAB),
+		*strscn;
 	uint8_t id[ELF_BUILD_ID_MAX];
 	GElf_Shdr sh, strsh;
 	size_t len;
 
+	if (scn && w->section && gelf_getshdr(scn, &sh) &&
+	    (sh.sh_type == SHT_NOBITS || !sh.sh_size))
+		scn = NULL;
 	if (!scn) {
 		if (strict)
-			pr_warn("elf: debug file '%s' refused: it has no .symtab\n", cand);
+			pr_warn("elf: debug file '%s' refused: it has no %s\n", cand, what);
 		else
-			pr_info("elf: debug file '%s' has no .symtab; not used\n", cand);
+			pr_info("elf: debug file '%s' has no %s; not used\n", cand, what);
 		return false;
 	}
-	if (!gelf_getshdr(scn, &sh) || sh.sh_offset > dbg->file_size ||
-	    sh.sh_size > dbg->file_size - sh.sh_offset || sh.sh_link >= dbg->shnum ||
-	    !(strscn = elf_getscn(dbg->elf, sh.sh_link)) || !gelf_getshdr(strscn, &strsh) ||
-	    strsh.sh_offset > dbg->file_size || strsh.sh_size > dbg->file_size - strsh.sh_offset) {
+	if (w->section) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_offset > dbg->file_size ||
+		    sh.sh_size > dbg->file_size - sh.sh_offset) {
+			pr_warn("elf: debug file '%s' refused: %s at %llu+%llu exceeds the file's %llu bytes (truncated?)\n",
+				cand, what, (unsigned long long)sh.sh_offset,
+				(unsigned long long)sh.sh_size, (unsigned long long)dbg->file_size);
+			return false;
+		}
+	} else if (!gelf_getshdr(scn, &sh) || sh.sh_offset > dbg->file_size ||
+		   sh.sh_size > dbg->file_size - sh.sh_offset || sh.sh_link >= dbg->shnum ||
+		   !(strscn = elf_getscn(dbg->elf, sh.sh_link)) || !gelf_getshdr(strscn, &strsh) ||
+		   strsh.sh_offset > dbg->file_size ||
+		   strsh.sh_size > dbg->file_size - strsh.sh_offset) {
 		pr_warn("elf: debug file '%s' refused: .symtab or its strings at %llu+%llu exceed the file's %llu bytes (truncated?)\n",
 			cand, (unsigned long long)sh.sh_offset, (unsigned long long)sh.sh_size,
 			(unsigned long long)dbg->file_size);
 		return false;
 	}
 	len = read_build_id(dbg, id);
-	if (!st->build_id_len)
+	if (!w->build_id_len)
 		return !strict;
 	if (!len) {
 		if (strict)
@@ -698,15 +721,15 @@ static bool debug_file_usable(const struct elf_symtab *st, const struct elf_file
 				cand);
 		return !strict;
 	}
-	if (len == st->build_id_len && !memcmp(id, st->build_id, len))
+	if (len == w->build_id_len && !memcmp(id, w->build_id, len))
 		return true;
-	hex_id(want, st->build_id, st->build_id_len);
+	hex_id(want, w->build_id, w->build_id_len);
 	hex_id(got, id, len);
 	pr_warn("elf: debug file '%s' refused: build-id %s, the file's is %s\n", cand, got, want);
 	return false;
 }
 
-static bool try_debug_file(const struct elf_symtab *st, const char *cand, struct elf_file *dbg,
+static bool try_debug_file(const struct debug_want *w, const char *cand, struct elf_file *dbg,
 			   bool strict)
 {
 	int err = elf_file__open(dbg, cand);
@@ -719,7 +742,7 @@ static bool try_debug_file(const struct elf_symtab *st, const char *cand, struct
 			pr_info("elf: debug file '%s': %s\n", cand, strerror(-err));
 		return false;
 	}
-	if (debug_file_usable(st, dbg, cand, strict)) {
+	if (debug_file_usable(w, dbg, cand, strict)) {
 		pr_debug("elf: using debug file '%s'\n", cand);
 		return true;
 	}
@@ -755,7 +778,7 @@ static const char *debuglink_name(const struct elf_file *f)
  * *dbg. path's directory is taken relative to debug_root: a path that already
  * starts with debug_root has that prefix removed first.
  */
-static bool find_debug_file_in(const struct elf_symtab *st, const struct elf_file *f,
+static bool find_debug_file_in(const struct debug_want *w, const struct elf_file *f,
 			       const char *path, const char *root, struct elf_file *dbg,
 			       char **found_path)
 {
@@ -770,11 +793,11 @@ static bool find_debug_file_in(const struct elf_symtab *st, const struct elf_fil
 	bool found = false;
 	int n;
 
-	if (st->build_id_len) {
-		hex_id(hex, st->build_id, st->build_id_len);
+	if (w->build_id_len) {
+		hex_id(hex, w->build_id, w->build_id_len);
 		n = snprintf(cand, sizeof(cand), "%s/usr/lib/debug/.build-id/%.2s/%s.debug", root,
 			     hex, hex + 2);
-		if (n > 0 && (size_t)n < sizeof(cand) && try_debug_file(st, cand, dbg, false))
+		if (n > 0 && (size_t)n < sizeof(cand) && try_debug_file(w, cand, dbg, false))
 			return (*found_path = strdup(cand)) != NULL;
 	}
 	link = debuglink_name(f);
@@ -795,7 +818,7 @@ static bool find_debug_file_in(const struct elf_symtab *st, const struct elf_fil
 	for (i = 0; i < sizeof(link_fmts) / sizeof(link_fmts[0]) && !found; i++) {
 		n = snprintf(cand, sizeof(cand), link_fmts[i], root, dir, link);
 		if (n > 0 && (size_t)n < sizeof(cand))
-			found = try_debug_file(st, cand, dbg, false);
+			found = try_debug_file(w, cand, dbg, false);
 	}
 	free(dir);
 	if (found && !(*found_path = strdup(cand))) {
@@ -811,13 +834,13 @@ static bool find_debug_file_in(const struct elf_symtab *st, const struct elf_fil
  * a container's debug files first, the host's debug packages next.
  * path is the file's name as the process sees it.
  */
-static bool find_debug_file(const struct elf_symtab *st, const struct elf_file *f, const char *path,
+static bool find_debug_file(const struct debug_want *w, const struct elf_file *f, const char *path,
 			    const char *root, bool host_too, struct elf_file *dbg,
 			    char **found_path)
 {
-	if (find_debug_file_in(st, f, path, root, dbg, found_path))
+	if (find_debug_file_in(w, f, path, root, dbg, found_path))
 		return true;
-	return host_too && root[0] && find_debug_file_in(st, f, path, "", dbg, found_path);
+	return host_too && root[0] && find_debug_file_in(w, f, path, "", dbg, found_path);
 }
 
 /*
@@ -854,7 +877,8 @@ static bool open_minidebug(const struct elf_symtab *st, const struct elf_file *f
 		return false;
 	}
 	close(fd); /* dbg holds its own descriptor */
-	if (debug_file_usable(st, dbg, what, false))
+	if (debug_file_usable(&(struct debug_want){ st->build_id, st->build_id_len, NULL }, dbg,
+			      what, false))
 		return true;
 	elf_file__close(dbg);
 	return false;
@@ -950,10 +974,12 @@ static int keep_strtabs(struct elf_symtab *st, struct elf_file *f, struct elf_fi
 static bool open_debug(struct elf_symtab *st, const struct elf_file *f, const char *name,
 		       const char *debug_root, const struct elf_load_opts *o, struct elf_file *dbg)
 {
+	struct debug_want w = { st->build_id, st->build_id_len, NULL };
+
 	if (!o->debug_file)
-		return find_debug_file(st, f, name, debug_root, o->host_debug, dbg,
+		return find_debug_file(&w, f, name, debug_root, o->host_debug, dbg,
 				       &st->debug_path);
-	if (!try_debug_file(st, o->debug_file, dbg, true))
+	if (!try_debug_file(&w, o->debug_file, dbg, true))
 		return false;
 	st->debug_path = strdup(o->debug_file);
 	if (st->debug_path)
@@ -1248,4 +1274,36 @@ int elf__read_build_id(const char *path, uint8_t id[ELF_BUILD_ID_MAX])
 	len = read_build_id(&f, id);
 	elf_file__close(&f);
 	return (int)len;
+}
+
+int elf__open_debug_file(const char *path, const char *section, const struct elf_load_opts *o,
+			 char **found)
+{
+	const char *root = o && o->debug_root ? o->debug_root : "";
+	struct elf_file f, dbg = { .fd = -1 };
+	uint8_t id[ELF_BUILD_ID_MAX];
+	struct debug_want w = { id, 0, section };
+	int fd = -ENOENT, err;
+
+	*found = NULL;
+	err = elf_file__open(&f, path);
+	if (err)
+		return err;
+	w.build_id_len = read_build_id(&f, id);
+	if (o && o->debug_file) {
+		if (try_debug_file(&w, o->debug_file, &dbg, true))
+			*found = strdup(o->debug_file);
+	} else {
+		find_debug_file(&w, &f, o && o->file_path ? o->file_path : path, root,
+				o && o->host_debug, &dbg, found);
+	}
+	if (*found) {
+		fd = dbg.fd;
+		dbg.fd = -1; /* the caller's now */
+	} else if (dbg.elf) {
+		fd = -ENOMEM; /* found, but strdup failed */
+	}
+	elf_file__close(&dbg);
+	elf_file__close(&f);
+	return fd;
 }

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * Unwind tables from CFI (see include/unwind_table.h). The FDEs of .eh_frame
- * (else .debug_frame) are enumerated with libdw's dwarf_next_cfi, their
- * initial_location and address_range decoded with the pointer encoding of
- * their CIE's 'R' augmentation (LSB 5.0, "Exception Frames"; .debug_frame:
- * plain address-size values, DWARF 5 section 6.4.1). Each FDE's rows then
+ * of any section type (else .debug_frame; in a file without section headers,
+ * the .eh_frame PT_GNU_EH_FRAME points to) are enumerated with libdw's
+ * dwarf_next_cfi, their initial_location and address_range decoded with the
+ * pointer encoding of their CIE's 'R' augmentation (LSB 5.0, "Exception
+ * Frames"; .debug_frame: plain address-size values, DWARF 5 section 6.4.1).
+ * Each FDE's rows then
  * come from libdw itself: dwarf_cfi_addrframe at the FDE's start gives the
  * row and its [start, end), the next row starts at end, until the FDE ends.
  * Each row's CFA, return-address and rbp rules (dwarf_frame_cfa,
@@ -752,8 +754,17 @@ static int build_rows(struct builder *b)
 	return 0;
 }
 
+/*
+ * The CFI section named want, picked as libdw picks it (dwarf_getcfi_elf,
+ * dwarf_begin_elf's check_section), so that the FDEs walked here are the ones
+ * dwarf_cfi_addrframe answers for: the first of that name, of any type (the
+ * x86-64 psABI lets .eh_frame be SHT_X86_64_UNWIND, as LLVM's assembler and
+ * GNU gold make it), except SHT_NOBITS (a separate debug file's .eh_frame)
+ * and, for .debug_frame, a section in a group. NULL when it is empty.
+ */
 static Elf_Scn *find_section(Elf *elf, const char *want, GElf_Shdr *sh)
 {
+	bool eh = !strcmp(want, ".eh_frame");
 	Elf_Scn *scn = NULL;
 	size_t shstrndx;
 	const char *name;
@@ -761,13 +772,85 @@ static Elf_Scn *find_section(Elf *elf, const char *want, GElf_Shdr *sh)
 	if (elf_getshdrstrndx(elf, &shstrndx))
 		return NULL;
 	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, sh))
+		if (!gelf_getshdr(scn, sh) || sh->sh_type == SHT_NOBITS ||
+		    (!eh && (sh->sh_flags & SHF_GROUP)))
 			continue;
 		name = elf_strptr(elf, shstrndx, sh->sh_name);
-		if (name && !strcmp(name, want) && sh->sh_type == SHT_PROGBITS && sh->sh_size)
-			return scn;
+		if (name && !strcmp(name, want))
+			return sh->sh_size ? scn : NULL;
 	}
 	return NULL;
+}
+
+/* DW_EH_PE_datarel: relative to .eh_frame_hdr's start (LSB 5.0, ".eh_frame_hdr") */
+#define EH_PE_datarel 0x30
+
+/*
+ * .eh_frame of a file without section headers, found as the run-time
+ * unwinder finds it (dl_iterate_phdr): PT_GNU_EH_FRAME is .eh_frame_hdr,
+ * whose eh_frame_ptr is .eh_frame's address; libdw's dwarf_getcfi_elf falls
+ * back to the same. .eh_frame's size is in no header: the data runs to the
+ * end of the last FDE the header's search table lists (else to the end of
+ * the PT_LOAD), and the walk stops at the zero terminator before that.
+ * Sets b->data and b->sh_addr; -ENOENT when there is no usable header.
+ */
+static int eh_frame_from_hdr(struct builder *b, Elf *elf)
+{
+	const uint8_t *h, *end, *hp;
+	uint64_t ptr, count, last = 0, start, loc, fde;
+	unsigned int ptr_enc, count_enc, table_enc;
+	Elf_Data *hdr = NULL;
+	GElf_Phdr ph, hph;
+	size_t n, i;
+
+	if (elf_getphdrnum(elf, &n))
+		return -ENOENT;
+	for (i = 0; i < n && !hdr; i++)
+		if (gelf_getphdr(elf, i, &hph) && hph.p_type == PT_GNU_EH_FRAME)
+			hdr = elf_getdata_rawchunk(elf, hph.p_offset, hph.p_filesz, ELF_T_BYTE);
+	if (!hdr || !hdr->d_buf || hdr->d_size < 4 || ((uint8_t *)hdr->d_buf)[0] != 1)
+		return -ENOENT;
+	h = hdr->d_buf;
+	end = h + hdr->d_size;
+	ptr_enc = h[1];
+	count_enc = h[2];
+	table_enc = h[3];
+	h += 4;
+	/* read_encoded's pcrel is relative to b->data at b->sh_addr: the header, for now */
+	b->data = hdr;
+	b->sh_addr = hph.p_vaddr;
+	if (read_encoded(b, &h, end, ptr_enc, &ptr))
+		return -ENOENT;
+	/* the search table: (initial location, FDE address) pairs, datarel sdata4 from ld and gold */
+	if (count_enc != EH_PE_omit && table_enc == (EH_PE_datarel | EH_PE_sdata4) &&
+	    !read_encoded(b, &h, end, count_enc, &count) && count <= (uint64_t)(end - h) / 8) {
+		for (hp = h + 4; count--; hp += 8) {
+			fde = hph.p_vaddr + (int64_t)(int32_t)read_unaligned(hp, 4, false);
+			if (fde > last)
+				last = fde;
+		}
+	}
+	b->data = NULL;
+	for (i = 0; i < n; i++) {
+		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD || ptr < ph.p_vaddr ||
+		    ptr - ph.p_vaddr >= ph.p_filesz)
+			continue;
+		start = ph.p_offset + (ptr - ph.p_vaddr);
+		loc = ph.p_filesz - (ptr - ph.p_vaddr);
+		/* up to the last FDE's end: its length word, and the length (no 64-bit FDEs here) */
+		if (last > ptr && loc >= 4 && last - ptr <= loc - 4) {
+			Elf_Data *l =
+				elf_getdata_rawchunk(elf, start + (last - ptr), 4, ELF_T_BYTE);
+			uint64_t len = l && l->d_buf ? read_unaligned(l->d_buf, 4, false) : 0;
+
+			if (len && len != 0xffffffff && len <= loc - 4 - (last - ptr))
+				loc = last - ptr + 4 + len;
+		}
+		b->data = elf_getdata_rawchunk(elf, start, loc, ELF_T_BYTE);
+		b->sh_addr = ptr;
+		break;
+	}
+	return b->data && b->data->d_buf && b->data->d_size ? 0 : -ENOENT;
 }
 
 int unwind_table__build(Elf *elf, const char *name, struct unwind_table **out)
@@ -777,6 +860,7 @@ int unwind_table__build(Elf *elf, const char *name, struct unwind_table **out)
 	GElf_Ehdr eh;
 	GElf_Shdr sh;
 	Elf_Scn *scn;
+	size_t shnum;
 	char *ident;
 	int err;
 
@@ -795,10 +879,10 @@ int unwind_table__build(Elf *elf, const char *name, struct unwind_table **out)
 		b.eh = true;
 		b.sec = ".eh_frame";
 		b.cfi = dwarf_getcfi_elf(elf);
-	} else {
-		scn = find_section(elf, ".debug_frame", &sh);
-		if (!scn)
-			return -ENOENT;
+		/* the bytes libdw reads (elf_rawdata): no conversion whatever the type */
+		b.data = elf_rawdata(scn, NULL);
+		b.sh_addr = sh.sh_addr;
+	} else if ((scn = find_section(elf, ".debug_frame", &sh))) {
 		b.sec = ".debug_frame";
 		dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
 		b.cfi = dw ? dwarf_getcfi(dw) : NULL;
@@ -806,19 +890,25 @@ int unwind_table__build(Elf *elf, const char *name, struct unwind_table **out)
 		if (b.cfi && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_COMPRESSED) &&
 		    elf_compress(scn, 0, 0) < 0)
 			b.cfi = NULL;
+		b.data = elf_getdata(scn, NULL);
+		b.sh_addr = sh.sh_addr;
+	} else if (!elf_getshdrnum(elf, &shnum) && !shnum && !eh_frame_from_hdr(&b, elf)) {
+		b.eh = true;
+		b.sec = ".eh_frame (from PT_GNU_EH_FRAME)";
+		b.cfi = dwarf_getcfi_elf(elf);
+	} else {
+		return -ENOENT;
 	}
 	if (!b.cfi) {
 		pr_warn("unwind: '%s': %s unreadable: %s\n", name, b.sec, dwarf_errmsg(-1));
 		err = -EINVAL;
 		goto out;
 	}
-	b.data = elf_getdata(scn, NULL);
 	if (!b.data || !b.data->d_buf || !b.data->d_size) {
 		pr_warn("unwind: '%s': %s unreadable: %s\n", name, b.sec, elf_errmsg(-1));
 		err = -EINVAL;
 		goto out;
 	}
-	b.sh_addr = sh.sh_addr;
 
 	b.t = calloc(1, sizeof(*b.t));
 	if (!b.t) {

@@ -30,6 +30,7 @@
 #include "log.h"
 #include "proc_file.h"
 #include "procmaps.h"
+#include "sym_debuginfod.h"
 #include "sym_elf.h"
 #include "unwind_table.h"
 #include "unwinder.h"
@@ -314,7 +315,9 @@ static bool fits(struct unwinder *u, Elf *elf, const char *name)
 		GElf_Shdr sh;
 		const char *sname;
 
-		if (!gelf_getshdr(scn, &sh) || !(sname = elf_strptr(elf, shstrndx, sh.sh_name)))
+		/* a debug file's .eh_frame has no bits */
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
+		    !(sname = elf_strptr(elf, shstrndx, sh.sh_name)))
 			continue;
 		if (!strcmp(sname, ".eh_frame") || (!cfi && !strcmp(sname, ".debug_frame")))
 			cfi = sh.sh_size;
@@ -333,8 +336,50 @@ static bool fits(struct unwinder *u, Elf *elf, const char *name)
 	return ok;
 }
 
-/* Identify the file and, unless the cache has it, build its table (no lock held). */
-static int build_file(struct unwinder *u, int fd, const char *name, struct built *b, bool *cached)
+/*
+ * A file stripped of its CFI (no .eh_frame, no .debug_frame) may have
+ * .debug_frame in its separate debug file, found as the symbolizer finds it
+ * (build-id, then .gnu_debuglink; under the process's root, then the host's),
+ * else in debuginfod's client cache when debuginfod is on (nothing is fetched
+ * while sampling). Its addresses are the file's: the same link.
+ */
+static int build_from_debug_file(struct unwinder *u, int fd, const char *root, const char *name,
+				 const struct file_entry *fe, struct unwind_table **t)
+{
+	struct elf_load_opts o = { .debug_root = root, .host_debug = true, .file_path = name };
+	char self[64], cached[4200], *path = NULL;
+	int dfd, err = -ENOENT;
+	Elf *dbg;
+
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	dfd = elf__open_debug_file(self, ".debug_frame", &o, &path);
+	if (dfd == -ENOENT && fe->id_len && debuginfod__enabled() &&
+	    !debuginfod__cached(fe->id, fe->id_len, cached, sizeof(cached))) {
+		o.debug_file = cached;
+		dfd = elf__open_debug_file(self, ".debug_frame", &o, &path);
+	}
+	if (dfd < 0)
+		return dfd == -ENOMEM ? -ENOMEM : -ENOENT;
+	dbg = elf_begin(dfd, ELF_C_READ_MMAP, NULL);
+	if (dbg && !fits(u, dbg, name)) {
+		u->st.nr_full++;
+	} else if (dbg) {
+		err = unwind_table__build(dbg, path, t);
+		if (!err)
+			pr_debug("unwind: '%s': CFI from its debug file '%s'\n", name, path);
+	}
+	elf_end(dbg);
+	close(dfd);
+	free(path);
+	return err;
+}
+
+/*
+ * Identify the file and, unless the cache has it, build its table (no lock
+ * held). root: the process's root directory, where its debug files are.
+ */
+static int build_file(struct unwinder *u, int fd, const char *name, const char *root,
+		      struct built *b, bool *cached)
 {
 	char self[64];
 	struct stat sb;
@@ -383,6 +428,8 @@ static int build_file(struct unwinder *u, int fd, const char *name, struct built
 	} else if (u->build_tables) {
 		t0 = mono_ns();
 		err = unwind_table__build(elf, name, &b->t);
+		if (err == -ENOENT)
+			err = build_from_debug_file(u, fd, root, name, &b->f, &b->t);
 		__atomic_add_fetch(&u->st.build_ns, mono_ns() - t0, __ATOMIC_RELAXED);
 		if (err == -ENOMEM) {
 			elf_end(elf);
@@ -583,11 +630,13 @@ int unwinder__load(struct unwinder *u, uint32_t pid, const struct profile_mappin
 {
 	struct proc_entry old = { 0 }, *pe, fresh = { .pid = pid };
 	uint32_t *idx = calloc(nr_maps ? nr_maps : 1, sizeof(*idx));
+	char root[sizeof(u->proc_dir) + 16];
 	size_t i;
 	int err = 0;
 
 	if (!idx)
 		return -ENOMEM;
+	snprintf(root, sizeof(root), "%s/%u/root", u->proc_dir, pid);
 	/* files first, outside the lock (libdw takes tens of ms on a large binary) */
 	for (i = 0; i < nr_maps; i++) {
 		const struct profile_mapping *m = &maps[i];
@@ -606,7 +655,7 @@ int unwinder__load(struct unwinder *u, uint32_t pid, const struct profile_mappin
 			fd = open_mapped(u, pid, m);
 			if (fd < 0)
 				continue;
-			err = build_file(u, fd, m->path, &b, &cached);
+			err = build_file(u, fd, m->path, root, &b, &cached);
 			close(fd);
 		}
 		if (err)
