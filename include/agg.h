@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "bpfprof_abi.h"
+#include "cgroup.h"
 #include "profile.h"
 
 struct agg;
@@ -75,6 +76,13 @@ struct agg_observer {
 
 /* Install an observer (copied); NULL removes it. */
 void agg__set_observer(struct agg *a, const struct agg_observer *obs);
+
+/*
+ * Name each new process's cgroup from its first record's cgroup id through c
+ * (borrowed; must outlive the aggregator) instead of /proc/PID/cgroup, which
+ * a process gone before its first record is read no longer has.
+ */
+void agg__set_cgroups(struct agg *a, struct cgroup_cache *c);
 
 /* Records rejected as malformed so far. */
 uint64_t agg__nr_bad(const struct agg *a);

@@ -78,6 +78,8 @@ struct run {
 	/* the symbolizer, for the observer's callbacks */
 	struct symbolizer *sy;
 	uint64_t last_stamp_s; /* --output-dir: the last interval's name stamp, s */
+	/* samples' cgroup ids -> paths, kept across intervals and after a cgroup is removed */
+	struct cgroup_cache *cgroups;
 };
 
 static void check_stack(struct run *r, const void *data, size_t size);
@@ -645,6 +647,7 @@ static int interval_begin(struct run *r, struct interval *iv, struct session *s,
 	iv->agg = iv->p ? agg__new(iv->p, "/proc", 1000000000ULL / r->cfg.freq_hz) : NULL;
 	if (!iv->agg)
 		return -ENOMEM;
+	agg__set_cgroups(iv->agg, r->cgroups);
 	iv->p->event = profile__intern(iv->p, r->cfg.event);
 	iv->p->freq_hz = r->cfg.freq_hz;
 	iv->p->offcpu = r->cfg.offcpu;
@@ -905,6 +908,9 @@ int main(int argc, char **argv)
 	/* the kernel symbols are read while sampling, not after it */
 	if (symbolizer__load_kernel_async(sy))
 		pr_debug("kernel symbols: no thread; read when first needed\n");
+	r->cgroups = cgroup_cache__new(NULL);
+	if (!r->cgroups)
+		return 1;
 	/* outputs exist (as temporaries) before sampling starts: a bad path fails now */
 	err = interval_begin(r, &iv, NULL, sy, 0);
 	if (err)
@@ -994,6 +1000,8 @@ int main(int argc, char **argv)
 			err = interval_end(r, &iv, s, sy);
 			ended = iv.p->end_ns;
 			interval_free(r, &iv);
+			/* paths of cgroups no sample named for a whole interval go */
+			cgroup_cache__expire(r->cgroups);
 			finishing = 0;
 			if (!err)
 				err = interval_begin(r, &iv, s, sy, ended);
@@ -1043,6 +1051,7 @@ out:
 	unwind_check__free(r->checker);
 	session__close(s);
 	symbolizer__free(sy);
+	cgroup_cache__free(r->cgroups);
 	push__free(r->pusher);
 	/* run is main's: the handler must not read its outputs once main returns */
 	sig_nr_outputs = 0;
