@@ -51,6 +51,13 @@ void agg__free(struct agg *a);
 int agg__record(struct agg *a, const void *data, size_t size);
 
 /*
+ * The time stamp (CLOCK_MONOTONIC ns) of a sample or off-CPU record, for
+ * cutting the stream at a run's or interval's end. Returns 0, or -EINVAL
+ * for any other record.
+ */
+int agg__record_time(const void *data, size_t size, uint64_t *time_ns);
+
+/*
  * Streaming consumers (the perf.data writer) see what the aggregator sees, in
  * order: a process's mappings before its first sample. Each callback returns
  * 0 or -errno; an error is returned by agg__record. Any callback may be NULL.

@@ -896,11 +896,32 @@ static void test_cgroup_from_record(void **state)
 	rmdir(root);
 }
 
+/* The stamp by which a run or interval is cut: samples and off-CPU blocks have one, nothing else. */
+static void test_record_time(void **state)
+{
+	struct bpfprof_offcpu off = { .type = BPFPROF_REC_OFFCPU };
+	struct bpfprof_sample s = { .type = BPFPROF_REC_SAMPLE, .time_ns = 1234 };
+	uint32_t copy = BPFPROF_REC_USTACK_COPY;
+	uint64_t t = 0;
+
+	assert_int_equal(agg__record_time(&s, BPFPROF_SAMPLE_HDR_SIZE, &t), 0);
+	assert_int_equal(t, 1234);
+	off.s = s;
+	off.s.time_ns = 5678;
+	assert_int_equal(agg__record_time(&off, BPFPROF_OFFCPU_HDR_SIZE + BPFPROF_SAMPLE_HDR_SIZE, &t),
+			 0);
+	assert_int_equal(t, 5678);
+	assert_int_equal(agg__record_time(&s, BPFPROF_SAMPLE_HDR_SIZE - 1, &t), -EINVAL);
+	assert_int_equal(agg__record_time(&off, BPFPROF_OFFCPU_HDR_SIZE + 8, &t), -EINVAL);
+	assert_int_equal(agg__record_time(&copy, sizeof(copy), &t), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_aggregate_identical, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cgroup_from_record, setup, teardown),
+		cmocka_unit_test(test_record_time),
 		cmocka_unit_test_setup_teardown(test_processes_and_comm, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_comm_fallback_full_length, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_maps_snapshot_first_sample, setup, teardown),

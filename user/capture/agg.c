@@ -624,6 +624,20 @@ static int other_entry(struct agg *a)
 	return proc;
 }
 
+int agg__record_time(const void *data, size_t size, uint64_t *time_ns)
+{
+	const struct bpfprof_sample *s = data;
+
+	if (size >= BPFPROF_OFFCPU_HDR_SIZE && *(const uint32_t *)data == BPFPROF_REC_OFFCPU) {
+		s = &((const struct bpfprof_offcpu *)data)->s;
+		size -= BPFPROF_OFFCPU_HDR_SIZE;
+	}
+	if (size < BPFPROF_SAMPLE_HDR_SIZE || s->type != BPFPROF_REC_SAMPLE)
+		return -EINVAL;
+	*time_ns = s->time_ns;
+	return 0;
+}
+
 int agg__record(struct agg *a, const void *data, size_t size)
 {
 	const struct bpfprof_sample *s = data;
