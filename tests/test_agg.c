@@ -851,7 +851,8 @@ static void test_offcpu_records(void **state)
  */
 static void test_cgroup_from_record(void **state)
 {
-	static const char cid[] = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+	static const char cid[] =
+		"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
 	struct fixture *f = *state;
 	char root[128], dir[PATH_MAX];
 	const uint64_t u[] = { 0x401000 };
@@ -908,8 +909,8 @@ static void test_record_time(void **state)
 	assert_int_equal(t, 1234);
 	off.s = s;
 	off.s.time_ns = 5678;
-	assert_int_equal(agg__record_time(&off, BPFPROF_OFFCPU_HDR_SIZE + BPFPROF_SAMPLE_HDR_SIZE, &t),
-			 0);
+	assert_int_equal(
+		agg__record_time(&off, BPFPROF_OFFCPU_HDR_SIZE + BPFPROF_SAMPLE_HDR_SIZE, &t), 0);
 	assert_int_equal(t, 5678);
 	assert_int_equal(agg__record_time(&s, BPFPROF_SAMPLE_HDR_SIZE - 1, &t), -EINVAL);
 	assert_int_equal(agg__record_time(&off, BPFPROF_OFFCPU_HDR_SIZE + 8, &t), -EINVAL);

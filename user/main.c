@@ -1067,7 +1067,8 @@ int main(int argc, char **argv)
 		 * Each boundary passed ends its interval there, also one passed
 		 * before the run's end (both read late, after a backlog)
 		 */
-		while (next_interval && now >= next_interval && (!stop_at || next_interval < stop_at)) {
+		while (next_interval && now >= next_interval &&
+		       (!stop_at || next_interval < stop_at)) {
 			if (tty)
 				fprintf(stderr, "\r\033[K");
 			finishing = 1;
