@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "bpfprof_abi.h"
+#include "cgroup.h"
 #include "profile.h"
 
 struct agg;
@@ -50,6 +51,13 @@ void agg__free(struct agg *a);
 int agg__record(struct agg *a, const void *data, size_t size);
 
 /*
+ * The time stamp (CLOCK_MONOTONIC ns) of a sample or off-CPU record, for
+ * cutting the stream at a run's or interval's end. Returns 0, or -EINVAL
+ * for any other record.
+ */
+int agg__record_time(const void *data, size_t size, uint64_t *time_ns);
+
+/*
  * Streaming consumers (the perf.data writer) see what the aggregator sees, in
  * order: a process's mappings before its first sample. Each callback returns
  * 0 or -errno; an error is returned by agg__record. Any callback may be NULL.
@@ -75,6 +83,13 @@ struct agg_observer {
 
 /* Install an observer (copied); NULL removes it. */
 void agg__set_observer(struct agg *a, const struct agg_observer *obs);
+
+/*
+ * Name each new process's cgroup from its first record's cgroup id through c
+ * (borrowed; must outlive the aggregator) instead of /proc/PID/cgroup, which
+ * a process gone before its first record is read no longer has.
+ */
+void agg__set_cgroups(struct agg *a, struct cgroup_cache *c);
 
 /* Records rejected as malformed so far. */
 uint64_t agg__nr_bad(const struct agg *a);

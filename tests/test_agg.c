@@ -843,10 +843,86 @@ static void test_offcpu_records(void **state)
 	free(r);
 }
 
+/*
+ * The cgroup comes from the record's cgroup id where a cache is set: a
+ * process gone before its first record is read (no /proc entry) keeps its
+ * cgroup and container id, also once the cgroup is removed; one still there
+ * is not asked /proc, whose answer may be another cgroup by now.
+ */
+static void test_cgroup_from_record(void **state)
+{
+	static const char cid[] =
+		"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+	struct fixture *f = *state;
+	char root[128], dir[PATH_MAX];
+	const uint64_t u[] = { 0x401000 };
+	struct cgroup_cache *c;
+	struct stat st;
+
+	snprintf(root, sizeof(root), "%s/cgroot", tmpdir);
+	snprintf(dir, sizeof(dir), "%s/docker-%s.scope", root, cid);
+	assert_int_equal(mkdir(root, 0755), 0);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	assert_int_equal(stat(dir, &st), 0);
+	c = cgroup_cache__new(root);
+	assert_non_null(c);
+	agg__set_cgroups(f->a, c);
+
+	/* 2100 has exited: nothing in the fake /proc */
+	sample_cgroup_id = st.st_ino;
+	assert_int_equal(send_sample(f->a, 2100, 1000, "gone", NULL, 0, u, 1), 0);
+	/* 2101 is alive, but /proc says another cgroup now: the record's is kept */
+	write_file(2101, "cgroup", "0::/elsewhere\n");
+	assert_int_equal(send_sample(f->a, 2101, 1001, "moved", NULL, 0, u, 1), 0);
+	/* 2102's cgroup is removed before its first record is read: its path was cached */
+	assert_int_equal(rmdir(dir), 0);
+	assert_int_equal(send_sample(f->a, 2102, 1002, "late", NULL, 0, u, 1), 0);
+	/* an id never seen while its cgroup existed: no cgroup, as before */
+	sample_cgroup_id = st.st_ino + 1000003;
+	assert_int_equal(send_sample(f->a, 2103, 1003, "unknown", NULL, 0, u, 1), 0);
+	sample_cgroup_id = 0xc0ffee;
+
+	assert_int_equal(f->p->nr_procs, 4);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(f->p->procs[i].cgroup_id, st.st_ino);
+		assert_non_null(f->p->procs[i].cgroup_path);
+		assert_string_equal(f->p->procs[i].cgroup_path, strrchr(dir, '/'));
+		assert_non_null(f->p->procs[i].container_id);
+		assert_string_equal(f->p->procs[i].container_id, cid);
+	}
+	assert_null(f->p->procs[3].cgroup_path);
+	assert_null(f->p->procs[3].container_id);
+	agg__set_cgroups(f->a, NULL);
+	cgroup_cache__free(c);
+	rmdir(root);
+}
+
+/* The stamp by which a run or interval is cut: samples and off-CPU blocks have one, nothing else. */
+static void test_record_time(void **state)
+{
+	struct bpfprof_offcpu off = { .type = BPFPROF_REC_OFFCPU };
+	struct bpfprof_sample s = { .type = BPFPROF_REC_SAMPLE, .time_ns = 1234 };
+	uint32_t copy = BPFPROF_REC_USTACK_COPY;
+	uint64_t t = 0;
+
+	assert_int_equal(agg__record_time(&s, BPFPROF_SAMPLE_HDR_SIZE, &t), 0);
+	assert_int_equal(t, 1234);
+	off.s = s;
+	off.s.time_ns = 5678;
+	assert_int_equal(
+		agg__record_time(&off, BPFPROF_OFFCPU_HDR_SIZE + BPFPROF_SAMPLE_HDR_SIZE, &t), 0);
+	assert_int_equal(t, 5678);
+	assert_int_equal(agg__record_time(&s, BPFPROF_SAMPLE_HDR_SIZE - 1, &t), -EINVAL);
+	assert_int_equal(agg__record_time(&off, BPFPROF_OFFCPU_HDR_SIZE + 8, &t), -EINVAL);
+	assert_int_equal(agg__record_time(&copy, sizeof(copy), &t), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_aggregate_identical, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cgroup_from_record, setup, teardown),
+		cmocka_unit_test(test_record_time),
 		cmocka_unit_test_setup_teardown(test_processes_and_comm, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_comm_fallback_full_length, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_maps_snapshot_first_sample, setup, teardown),

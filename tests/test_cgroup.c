@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* cmocka: container ids in cgroup paths, /proc/PID/cgroup parsing (user/capture/cgroup.c). */
+/*
+ * cmocka: container ids in cgroup paths, /proc/PID/cgroup parsing, the
+ * cgroup id -> path cache (user/capture/cgroup.c).
+ */
 #include <errno.h>
 #include <limits.h>
 #include <setjmp.h>
@@ -95,6 +98,143 @@ static void test_id_of_non_cgroup(void **state)
 	assert_int_equal(cgroup__id("/etc/hostname", &id), -ENOTDIR);
 }
 
+static uint64_t ino_of(const char *path)
+{
+	struct stat st;
+
+	assert_int_equal(stat(path, &st), 0);
+	return st.st_ino;
+}
+
+/*
+ * A hierarchy that is not cgroup2 (a temporary directory): ids are learnt by
+ * walking it, at the start and for an id not known yet; a path is kept after
+ * its directory is removed, an id never found is remembered as gone, and
+ * expire drops what went unused, then walks again.
+ */
+static void test_cache_walk(void **state)
+{
+	char root[] = "/tmp/bpfprof-cgc.XXXXXX", a[64], b[PATH_MAX], ct[PATH_MAX], late[PATH_MAX];
+	const char *path = NULL, *cid = NULL;
+	struct cgroup_cache_stats st;
+	struct cgroup_cache *c;
+	/* no directory has it: one made and removed between two walks */
+	const uint64_t id_gone = 0x7ead0000beefULL;
+	uint64_t id_b, id_ct;
+
+	assert_non_null(mkdtemp(root));
+	snprintf(a, sizeof(a), "%s/a.slice", root);
+	snprintf(b, sizeof(b), "%s/b.scope", a);
+	snprintf(ct, sizeof(ct), "%s/docker-" ID ".scope", a);
+	snprintf(late, sizeof(late), "%s/late", a);
+	assert_int_equal(mkdir(a, 0700), 0);
+	assert_int_equal(mkdir(b, 0700), 0);
+	assert_int_equal(mkdir(ct, 0700), 0);
+	id_b = ino_of(b);
+	id_ct = ino_of(ct);
+
+	c = cgroup_cache__new(root);
+	assert_non_null(c);
+	/* made after the first walk (before b goes: a file system reuses inode numbers, kernfs not) */
+	assert_int_equal(mkdir(late, 0700), 0);
+	/* removed after the cache was made: named from the first walk */
+	assert_int_equal(rmdir(b), 0);
+	assert_int_equal(cgroup_cache__lookup(c, 0, &path, &cid), -ENOENT);
+	assert_int_equal(cgroup_cache__lookup(c, ino_of(root), &path, &cid), 0);
+	assert_string_equal(path, "/");
+	assert_int_equal(cgroup_cache__lookup(c, id_b, &path, &cid), 0);
+	assert_string_equal(path, "/a.slice/b.scope");
+	assert_string_equal(cid, "");
+	assert_int_equal(cgroup_cache__lookup(c, id_ct, &path, &cid), 0);
+	assert_string_equal(path, "/a.slice/docker-" ID ".scope");
+	assert_string_equal(cid, ID);
+	cgroup_cache__stats(c, &st);
+	assert_int_equal(st.walks, 1);
+	assert_int_equal(st.entries, 4);
+
+	/* late: found by another walk */
+	assert_int_equal(cgroup_cache__lookup(c, ino_of(late), &path, &cid), 0);
+	assert_string_equal(path, "/a.slice/late");
+	assert_int_equal(rmdir(late), 0);
+	/* unknown, and walked for once */
+	assert_int_equal(cgroup_cache__lookup(c, id_gone, &path, &cid), -ENOENT);
+	assert_int_equal(cgroup_cache__lookup(c, id_gone, &path, &cid), -ENOENT);
+	cgroup_cache__stats(c, &st);
+	assert_int_equal(st.walks, 3);
+	assert_int_equal(st.unknown, 1);
+	assert_int_equal(st.by_handle, 0);
+	assert_int_equal(st.entries, 6);
+
+	/* kept: what was looked up (root, b, ct, late, gone) and what exists (a) */
+	cgroup_cache__expire(c);
+	cgroup_cache__stats(c, &st);
+	assert_int_equal(st.entries, 6);
+	assert_int_equal(cgroup_cache__lookup(c, id_ct, &path, &cid), 0);
+	/* unused for one interval and removed: dropped (b, late, gone) */
+	cgroup_cache__expire(c);
+	cgroup_cache__stats(c, &st);
+	assert_int_equal(st.entries, 3);
+	assert_int_equal(cgroup_cache__lookup(c, id_ct, &path, &cid), 0);
+	assert_string_equal(path, "/a.slice/docker-" ID ".scope");
+	assert_int_equal(cgroup_cache__lookup(c, id_b, &path, &cid), -ENOENT);
+	cgroup_cache__free(c);
+
+	/* a cache over nothing names nothing */
+	c = cgroup_cache__new("/nonexistent-bpfprof-cgroup");
+	assert_non_null(c);
+	assert_int_equal(cgroup_cache__lookup(c, id_ct, &path, &cid), -ENOENT);
+	cgroup_cache__free(c);
+
+	rmdir(ct);
+	rmdir(a);
+	rmdir(root);
+}
+
+/*
+ * The host's cgroup2 mount: this process's cgroup id names the path
+ * /proc/self/cgroup prints; as root, a cgroup made after the cache is found
+ * through its file handle, without a walk.
+ */
+static void test_cache_host(void **state)
+{
+	char own[PATH_MAX], root[PATH_MAX], dir[PATH_MAX], line[PATH_MAX + 64], mnt[PATH_MAX],
+		type[64];
+	FILE *f = fopen("/proc/self/mounts", "re");
+	const char *path, *cid;
+	struct cgroup_cache_stats st;
+	struct cgroup_cache *c;
+	uint64_t id;
+
+	root[0] = '\0';
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%*s %4095s %63s", mnt, type) == 2 && !strcmp(type, "cgroup2")) {
+			snprintf(root, sizeof(root), "%s", mnt);
+			break;
+		}
+	if (f)
+		fclose(f);
+	if (!root[0] || cgroup__proc_path("/proc", (uint32_t)getpid(), own, sizeof(own)))
+		skip();
+	snprintf(dir, sizeof(dir), "%s%s", root, own);
+	if (cgroup__id(dir, &id))
+		skip();
+	c = cgroup_cache__new(NULL);
+	assert_non_null(c);
+	assert_int_equal(cgroup_cache__lookup(c, id, &path, &cid), 0);
+	assert_string_equal(path, own);
+	snprintf(dir, sizeof(dir), "%s/bpfprof-test-cgroup.%d", root, (int)getpid());
+	if (geteuid() == 0 && !mkdir(dir, 0755)) {
+		assert_int_equal(cgroup__id(dir, &id), 0);
+		assert_int_equal(cgroup_cache__lookup(c, id, &path, &cid), 0);
+		rmdir(dir);
+		assert_string_equal(path, strrchr(dir, '/'));
+		cgroup_cache__stats(c, &st);
+		assert_int_equal(st.by_handle, 1);
+		assert_int_equal(st.walks, 1);
+	}
+	cgroup_cache__free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -102,6 +242,8 @@ int main(void)
 		cmocka_unit_test(test_no_container),
 		cmocka_unit_test(test_proc_path),
 		cmocka_unit_test(test_id_of_non_cgroup),
+		cmocka_unit_test(test_cache_walk),
+		cmocka_unit_test(test_cache_host),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

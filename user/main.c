@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "agg.h"
+#include "buf.h"
 #include "build_ids.h"
 #include "cli.h"
 #include "dso_export.h"
@@ -78,6 +79,13 @@ struct run {
 	/* the symbolizer, for the observer's callbacks */
 	struct symbolizer *sy;
 	uint64_t last_stamp_s; /* --output-dir: the last interval's name stamp, s */
+	/* samples' cgroup ids -> paths, kept across intervals and after a cgroup is removed */
+	struct cgroup_cache *cgroups;
+	/*
+	 * Records read past an interval's cut, in ring-buffer order, for the
+	 * next interval: each a u64 size, then its bytes padded to 8.
+	 */
+	struct buf carry;
 };
 
 static void check_stack(struct run *r, const void *data, size_t size);
@@ -123,6 +131,14 @@ static int watch_fd(void *ctx, int fd)
 static void unwatch_fd(void *ctx, int fd)
 {
 	session__unwatch_fd(ctx, fd);
+}
+
+/* The end of the current profile's sampled time: the -d deadline or the next interval, 0 for none. */
+static uint64_t cut_of(const struct run *r, uint64_t start, uint64_t next_interval)
+{
+	uint64_t end = r->cfg.duration_s > 0 ? start + (uint64_t)(r->cfg.duration_s * 1e9) : 0;
+
+	return next_interval && (!end || next_interval < end) ? next_interval : end;
 }
 
 /* How long the next poll may wait (ms): at most 100, and not past the run's end or the next interval. */
@@ -433,23 +449,72 @@ struct interval {
 	struct run *run;
 	struct profile *p;
 	struct agg *agg;
+	/*
+	 * Where its sampled time ends (CLOCK_MONOTONIC ns): the -d deadline or
+	 * the interval's boundary, known ahead, or when the run's end was
+	 * decided (a signal, the targets' exit). Records stamped from then on
+	 * are not its own, however late they are read (both CPUs busy, a
+	 * backlog in the ring buffer). 0 while there is none.
+	 */
+	uint64_t cut_ns;
+	bool last; /* the run's last profile: records past the cut are dropped, not carried */
 	uint64_t lost_before; /* session drops counted before this interval */
 	struct session_offcpu_stats off_before; /* --off-cpu counters before it */
 };
+
+/*
+ * A record past the interval's cut goes to the next interval, and stops the
+ * ring buffer's consumer (-ECANCELED, after libbpf has counted the record
+ * consumed) so that this interval can end.
+ */
+static int carry_record(struct run *r, const void *data, size_t size)
+{
+	buf__put_u64(&r->carry, size);
+	buf__put_bytes(&r->carry, data, size);
+	buf__put_zeros(&r->carry, (8 - size % 8) % 8);
+	return r->carry.err ?: -ECANCELED;
+}
 
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct interval *iv = ctx;
 	struct run *r = iv->run;
+	uint64_t t;
 	int err;
 
 	if (size >= 4 && *(const uint32_t *)data == BPFPROF_REC_USTACK_COPY) {
 		check_stack(r, data, size);
 		return 0;
 	}
+	if (iv->cut_ns && !agg__record_time(data, size, &t) && t >= iv->cut_ns)
+		return iv->last ? 0 : carry_record(r, data, size);
 	err = agg__record(iv->agg, data, size);
 
 	return err == -ENOMEM ? err : 0;
+}
+
+/*
+ * Hand the records carried past the last interval's cut to the current one,
+ * in their order; those past its cut too are carried on. Returns 0 or -ENOMEM.
+ */
+static int feed_carried(struct interval *iv)
+{
+	struct buf b = iv->run->carry;
+	size_t off = 0;
+	int err = 0;
+
+	memset(&iv->run->carry, 0, sizeof(iv->run->carry));
+	while (!err && off + 8 <= b.len) {
+		uint64_t size;
+
+		memcpy(&size, b.data + off, 8);
+		err = on_record(iv, b.data + off + 8, size);
+		off += 8 + size + (8 - size % 8) % 8;
+		if (err == -ECANCELED)
+			err = 0;
+	}
+	buf__free(&b);
+	return err;
 }
 
 static void print_progress(double elapsed, uint64_t samples, uint64_t lost)
@@ -655,6 +720,7 @@ static int interval_begin(struct run *r, struct interval *iv, struct session *s,
 	iv->agg = iv->p ? agg__new(iv->p, "/proc", 1000000000ULL / r->cfg.freq_hz) : NULL;
 	if (!iv->agg)
 		return -ENOMEM;
+	agg__set_cgroups(iv->agg, r->cgroups);
 	iv->p->event = profile__intern(iv->p, r->cfg.event);
 	iv->p->freq_hz = r->cfg.freq_hz;
 	iv->p->offcpu = r->cfg.offcpu;
@@ -728,13 +794,15 @@ static int interval_end(struct run *r, struct interval *iv, struct session *s,
 	uint64_t samples, dropped;
 	int err;
 
-	p->end_ns = now_ns(CLOCK_MONOTONIC);
+	/* the cut, where the caller knows it: not when symbolizing begins */
+	if (!p->end_ns)
+		p->end_ns = iv->cut_ns ?: now_ns(CLOCK_MONOTONIC);
 	err = session__drain(s);
-	if (err < 0) {
+	if (err < 0 && err != -ECANCELED) {
 		pr_warn("ring buffer: %s\n", strerror(-err));
 		return err;
 	}
-	if (err > 0)
+	if (err)
 		stream_round(r);
 	session__stats(s, &samples, &dropped, NULL);
 	p->nr_lost = dropped - iv->lost_before;
@@ -856,7 +924,7 @@ int main(int argc, char **argv)
 	struct interval iv = { .run = r };
 	struct session *s = NULL;
 	uint64_t start, next_interval = 0, last_progress = 0, last_reap = 0, dropped = 0,
-			bpf_samples, ended;
+			bpf_samples, ended, stop_at = 0;
 	bool tty, stop = false;
 	struct targets tg;
 	int err, i;
@@ -916,6 +984,9 @@ int main(int argc, char **argv)
 	/* the kernel symbols are read while sampling, not after it */
 	if (symbolizer__load_kernel_async(sy))
 		pr_debug("kernel symbols: no thread; read when first needed\n");
+	r->cgroups = cgroup_cache__new(NULL);
+	if (!r->cgroups)
+		return 1;
 	/* outputs exist (as temporaries) before sampling starts: a bad path fails now */
 	err = interval_begin(r, &iv, NULL, sy, 0);
 	if (err)
@@ -973,6 +1044,7 @@ int main(int argc, char **argv)
 	iv.p->start_realtime_ns = now_ns(CLOCK_REALTIME); /* pprof's time: when sampling started */
 	if (r->cfg.interval_s > 0)
 		next_interval = start + (uint64_t)(r->cfg.interval_s * 1e9);
+	iv.cut_ns = cut_of(r, start, next_interval);
 	targets__release(&tg);
 	tty = r->cfg.progress && isatty(STDERR_FILENO);
 	while (!stop) {
@@ -980,40 +1052,58 @@ int main(int argc, char **argv)
 
 		err = session__poll(s, poll_timeout_ms(r, now_ns(CLOCK_MONOTONIC), start,
 						       next_interval));
-		if (err < 0 && err != -EINTR) {
+		/* -ECANCELED: a record past the cut was read, the cut has passed */
+		if (err < 0 && err != -EINTR && err != -ECANCELED) {
 			pr_warn("ring buffer: %s\n", strerror(-err));
 			break;
 		}
-		if (err > 0)
+		if (err > 0 || err == -ECANCELED)
 			stream_round(r);
 		err = 0;
 		now = now_ns(CLOCK_MONOTONIC);
 		if (exiting)
 			stop = true;
-		if (r->cfg.duration_s > 0 && (double)(now - start) >= r->cfg.duration_s * 1e9)
+		if (r->cfg.duration_s > 0 && (double)(now - start) >= r->cfg.duration_s * 1e9) {
 			stop = true;
+			/* the deadline, however late this loop got there */
+			stop_at = start + (uint64_t)(r->cfg.duration_s * 1e9);
+		}
 		if (targets__child_exited(&tg))
 			stop = true;
 		if (r->cfg.nr_pids && !targets__alive(&tg, now, unwatch_fd, s)) {
 			pr_info("every target process has exited\n");
 			stop = true;
 		}
-		if (!stop && next_interval && now >= next_interval) {
+		/*
+		 * Each boundary passed ends its interval there, also one passed
+		 * before the run's end (both read late, after a backlog)
+		 */
+		while (next_interval && now >= next_interval &&
+		       (!stop_at || next_interval < stop_at)) {
 			if (tty)
 				fprintf(stderr, "\r\033[K");
 			finishing = 1;
+			/*
+			 * The interval ends at its boundary: its records are those
+			 * stamped before it, however late they are read; the next
+			 * one starts there, with the records carried past it.
+			 */
+			iv.p->end_ns = next_interval;
 			err = interval_end(r, &iv, s, sy);
 			ended = iv.p->end_ns;
 			interval_free(r, &iv);
+			/* paths of cgroups no sample named for a whole interval go */
+			cgroup_cache__expire(r->cgroups);
 			finishing = 0;
 			if (!err)
 				err = interval_begin(r, &iv, s, sy, ended);
 			if (err)
 				goto out;
 			next_interval += (uint64_t)(r->cfg.interval_s * 1e9);
-			/* more than half an interval late (writing took that long): the next one gets a whole interval */
-			if (next_interval < ended + (uint64_t)(r->cfg.interval_s * 5e8))
-				next_interval = ended + (uint64_t)(r->cfg.interval_s * 1e9);
+			iv.cut_ns = cut_of(r, start, next_interval);
+			err = feed_carried(&iv);
+			if (err)
+				goto out;
 		}
 		if (now - last_reap >= 1000000000ULL) {
 			last_reap = now;
@@ -1028,7 +1118,19 @@ int main(int argc, char **argv)
 		}
 	}
 	finishing = 1; /* from here a second signal abandons the outputs */
+	/*
+	 * The sampled time ends at the deadline, or where the run's end was
+	 * decided; the records of this interval carried past an earlier cut
+	 * come first, then the ring buffer's, up to the cut.
+	 */
+	iv.cut_ns = stop_at ?: now_ns(CLOCK_MONOTONIC);
+	iv.last = true;
 	session__stop(s);
+	if (feed_carried(&iv)) {
+		err = -ENOMEM;
+		goto out;
+	}
+	iv.p->end_ns = iv.cut_ns;
 	if (tty)
 		fprintf(stderr, "\r\033[K");
 
@@ -1054,6 +1156,8 @@ out:
 	unwind_check__free(r->checker);
 	session__close(s);
 	symbolizer__free(sy);
+	cgroup_cache__free(r->cgroups);
+	buf__free(&r->carry);
 	push__free(r->pusher);
 	/* run is main's: the handler must not read its outputs once main returns */
 	sig_nr_outputs = 0;

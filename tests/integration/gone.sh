@@ -35,7 +35,7 @@ cg=
 cleanup() {
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 	wait 2>/dev/null
-	[ -n "$cg" ] && rmdir "$cg"
+	[ -n "$cg" ] && rmdir "$cg/job" "$cg" 2>/dev/null
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -333,6 +333,48 @@ if ! grep -q 'Local symbolization failed for memfd' "$d/top.err" && grep -q ' ho
 else
 	fail "-a: no memfd symbolization warning, hot_a in the memfd mapping" "$(grep -i memfd "$d/top.err" | head -3)" \
 		"$(head -8 "$d/top")" "$(grep -A30 '^Mappings' "$d/raw" | grep -i memfd)"
+fi
+
+# A process whose samples are read after it exited and its cgroup was
+# removed (a container that ran one job; a reader behind a backlog): its
+# samples keep the cgroup label of the cgroup they were taken in (issue 24,
+# fault 3). bpfprof is held stopped (SIGSTOP) while the workload, in a cgroup
+# made before the run, spins, is reaped and the cgroup removed; then it reads
+# the queued records. The label comes from the records' cgroup id (learnt
+# while the cgroup existed), not from /proc/PID/cgroup, gone by then.
+d=$work/cgroup
+mkdir -p "$d"
+if [ -z "$cg" ] || ! mkdir "$cg/job"; then
+	skip "-a: a gone process in a removed cgroup keeps its cgroup label" "cannot create a cgroup under '$cg2'"
+else
+	"$work/burner" 10 >/dev/null &
+	w=$!
+	kill -STOP $w
+	echo $w >"$cg/job/cgroup.procs"
+	"$BPFPROF" -a --cgroup "$cg" -F 999 -d 20 -o "$d/cg.pb.gz" >"$d/log" 2>&1 &
+	bp=$!
+	wait_sampling $bp perf_event && sleep 0.2
+	kill -STOP $bp
+	spin $w 300
+	kill -KILL $w
+	wait $w 2>/dev/null
+	rmdir "$cg/job"
+	kill -CONT $bp
+	sleep 0.2
+	kill -INT $bp
+	wait $bp
+	rc=$?
+	# per label key, the samples that carry it ("comm: Total N"), then "N (P%): VALUE" lines
+	go tool pprof -sample_index=samples -tags "$d/cg.pb.gz" >"$d/tags" 2>"$d/tags.err"
+	total=$(awk '$1 == "comm:" { print $3 + 0 }' "$d/tags")
+	labelled=$(awk -v v="/${cg#"$cg2"/}/job" '/^ *[a-z_]+: Total/ { t = $1 == "cgroup:"; next }
+		t && $NF == v { n += $1 } END { print n + 0 }' "$d/tags")
+	if [ $rc -eq 0 ] && [ "${total:-0}" -ge 50 ] && [ "$labelled" = "$total" ]; then
+		ok "-a: a gone process in a removed cgroup keeps its cgroup label: $labelled of $total samples"
+	else
+		fail "-a: a gone process in a removed cgroup keeps its cgroup label: rc=$rc, $labelled of $total samples" \
+			"$(cat "$d/tags")" "$(tail -3 "$d/log")"
+	fi
 fi
 
 finish

@@ -81,6 +81,7 @@ struct agg {
 	size_t nr_pending; /* tracked processes seen gone, to reduce */
 	uint64_t pending_at; /* record stamp from which the first of them can be */
 	int other; /* index of "[other]", -1 before it is needed */
+	struct cgroup_cache *cgroups; /* borrowed; NULL: cgroups from /proc */
 	struct agg_stats st;
 	struct agg_observer obs;
 };
@@ -111,6 +112,11 @@ struct agg *agg__new(struct profile *p, const char *proc_dir, uint64_t period_ns
 	a->max_procs = AGG_MAX_PROCS;
 	a->other = -1;
 	return a;
+}
+
+void agg__set_cgroups(struct agg *a, struct cgroup_cache *c)
+{
+	a->cgroups = c;
 }
 
 void agg__set_limits(struct agg *a, size_t max_tracked, size_t max_procs)
@@ -315,12 +321,27 @@ static uint64_t start_time_of(const struct agg *a, uint32_t proc)
 	return read_stat(a, a->p->procs[proc].pid, &st) ? 0 : st.start_time;
 }
 
-/* cgroup path and container id; a process already gone just has none */
+/*
+ * cgroup path and container id: from the record's cgroup id where a cache
+ * is set (the process may be gone by now, and its cgroup with it); else from
+ * /proc, where a process already gone just has none
+ */
 static int read_cgroup(struct agg *a, uint32_t proc)
 {
 	char path[PATH_MAX], id[CGROUP_CONTAINER_ID_LEN + 1];
 	struct profile_process *pr = &a->p->procs[proc];
 
+	if (a->cgroups && pr->cgroup_id) {
+		const char *cpath, *cid;
+		int err = cgroup_cache__lookup(a->cgroups, pr->cgroup_id, &cpath, &cid);
+
+		if (err)
+			return err == -ENOMEM ? err : 0;
+		pr->cgroup_path = profile__intern(a->p, cpath);
+		if (pr->cgroup_path && cid[0])
+			pr->container_id = profile__intern(a->p, cid);
+		return !pr->cgroup_path || (cid[0] && !pr->container_id) ? -ENOMEM : 0;
+	}
 	if (cgroup__proc_path(a->proc_dir, pr->pid, path, sizeof(path)))
 		return 0;
 	pr->cgroup_path = profile__intern(a->p, path);
@@ -601,6 +622,20 @@ static int other_entry(struct agg *a)
 		"kernel frames only; use --interval to start a fresh profile periodically\n",
 		a->max_procs);
 	return proc;
+}
+
+int agg__record_time(const void *data, size_t size, uint64_t *time_ns)
+{
+	const struct bpfprof_sample *s = data;
+
+	if (size >= BPFPROF_OFFCPU_HDR_SIZE && *(const uint32_t *)data == BPFPROF_REC_OFFCPU) {
+		s = &((const struct bpfprof_offcpu *)data)->s;
+		size -= BPFPROF_OFFCPU_HDR_SIZE;
+	}
+	if (size < BPFPROF_SAMPLE_HDR_SIZE || s->type != BPFPROF_REC_SAMPLE)
+		return -EINVAL;
+	*time_ns = s->time_ns;
+	return 0;
 }
 
 int agg__record(struct agg *a, const void *data, size_t size)
