@@ -93,6 +93,8 @@ const volatile bool follow_forks = false;
 volatile __u32 exec_target = 0;
 /* --check-user-stacks: compare each user stack walked here with the kernel's walk */
 const volatile bool check_user_stack = false;
+/* ns per USER_HZ clock tick, the unit of /proc/PID/stat's starttime (sysconf(_SC_CLK_TCK)) */
+const volatile __u64 clock_tick_ns = 10000000;
 /* Wake the consumer only once this many bytes are queued; it also polls on a timer. */
 const volatile __u64 wakeup_bytes = 64 * 1024;
 
@@ -621,6 +623,19 @@ static __always_inline struct task_struct *current_task(void)
 }
 
 /*
+ * The process's start time as /proc/PID/stat's starttime gives it (the
+ * leader's start_boottime in USER_HZ ticks; an exec keeps it): with the tgid,
+ * the identity of a process that a reused pid cannot take
+ * (struct bpfprof_sample.start).
+ */
+static __always_inline __u32 process_start(struct task_struct *t)
+{
+	__u64 ns = BPF_CORE_READ(t, group_leader, start_boottime);
+
+	return clock_tick_ns ? (__u32)(ns / clock_tick_ns) : 0;
+}
+
+/*
  * x86-64's kernel stack size (THREAD_SIZE: 16 KiB, 32 KiB with KASAN) for
  * the variant without bpf_task_pt_regs; set by user space.
  */
@@ -932,7 +947,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	e->time_ns = bpf_ktime_get_ns();
 	e->cgroup_id = bpf_get_current_cgroup_id();
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
-	e->pad = 0;
+	e->start = process_start(current_task());
 	e->nr_user = 0;
 
 	kret = bpf_get_stack(ctx, e->ips, BPFPROF_MAX_STACK * 8, 0);
@@ -1283,7 +1298,7 @@ static __always_inline void offcpu_switch_in(struct task_struct *next, __u64 now
 	pd->r.s.time_ns = now;
 	pd->r.s.cgroup_id = BPF_CORE_READ(next, cgroups, dfl_cgrp, kn, id);
 	bpf_probe_read_kernel(pd->r.s.comm, sizeof(pd->r.s.comm), next->comm);
-	pd->r.s.pad = 0;
+	pd->r.s.start = process_start(next);
 	pd->r.s.nr_user = 0;
 	kret = bpf_get_task_stack(next, pd->r.s.ips, BPFPROF_MAX_STACK * 8, 0);
 	nk = kret > 0 ? (__u64)kret / 8 : 0;

@@ -78,7 +78,13 @@ struct bpfprof_sample {
 	char comm[BPFPROF_TASK_COMM_LEN];
 	__u16 nr_kernel;
 	__u16 nr_user;
-	__u32 pad;
+	/*
+	 * Start time of the process (its thread-group leader), in USER_HZ
+	 * clock ticks after boot: /proc/PID/stat's starttime, so that (tgid,
+	 * start) names one process however its pid is reused; kept across an
+	 * exec. 0: unknown.
+	 */
+	__u32 start;
 	__u64 ips[2 * BPFPROF_MAX_STACK];
 };
 

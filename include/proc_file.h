@@ -13,6 +13,7 @@
 #ifndef BPFPROF_PROC_FILE_H
 #define BPFPROF_PROC_FILE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -27,6 +28,21 @@ struct proc_ident {
  * Returns 0, or -errno (-ENOENT: the process is gone).
  */
 int proc_ident__read(const char *proc_dir, uint32_t pid, struct proc_ident *id);
+
+/*
+ * The start time of process pid, USER_HZ ticks after boot (field 22 of
+ * <proc_dir>/<pid>/stat; struct profile_process.start). Returns 0, or -errno
+ * (-ENOENT: no such process, -EINVAL: unreadable line). A zombie has one too.
+ */
+int proc_ident__start(const char *proc_dir, uint32_t pid, uint32_t *start);
+
+/*
+ * Whether pid is still the process of start time `start` (any when 0), or
+ * nobody's (reaped): read after a file of the process was opened, it says
+ * the file was its own (a pid is not given to another process while its
+ * holder lives). False only when another process holds the pid now.
+ */
+bool proc_ident__same(const char *proc_dir, uint32_t pid, uint32_t start);
 
 /*
  * Open `path` (absolute, as the process sees it) of process pid for reading,

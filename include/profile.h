@@ -68,6 +68,12 @@ struct profile_kernel {
 
 struct profile_process {
 	uint32_t pid; /* tgid, root pid namespace */
+	/*
+	 * Start time, USER_HZ ticks after boot (/proc/PID/stat's starttime),
+	 * 0 unknown: with pid, the process's identity, which a reused pid
+	 * does not share (two entries may have the same pid).
+	 */
+	uint32_t start;
 	char comm[PROFILE_COMM_LEN];
 	uint64_t cgroup_id;
 	const char *cgroup_path; /* interned cgroup v2 path ("/system.slice/x"), NULL if unknown */
@@ -205,8 +211,17 @@ const char *profile__intern(struct profile *p, const char *s);
  * when the process is new.
  */
 int profile__process(struct profile *p, uint32_t pid, bool *created);
-/* Index of the process with this tgid, or -ENOENT. */
+/* Index of the process with this tgid (the newest entry of it), or -ENOENT. */
 int profile__find_process(const struct profile *p, uint32_t pid);
+
+/*
+ * The same for the process (pid, start): start 0 (unknown) matches the
+ * pid's newest entry; an entry of start 0 matches any start and takes it.
+ * A new entry of a pid that another process had is a new process (pid
+ * reuse).
+ */
+int profile__process_start(struct profile *p, uint32_t pid, uint32_t start, bool *created);
+int profile__find_process_start(const struct profile *p, uint32_t pid, uint32_t start);
 
 /*
  * Add `count` samples of one callchain of process `proc`. ips holds nr_kernel

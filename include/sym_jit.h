@@ -30,11 +30,28 @@ void jit_procs__free(struct jit_procs *jp);
  */
 int jit_procs__pin(struct jit_procs *jp, const struct profile *p, uint32_t proc);
 
-/* Which JIT files were found (and not refused) for this tgid: its jitdump, its perf map. */
-void jit_procs__sources(const struct jit_procs *jp, uint32_t pid, bool *dump, bool *map);
+/*
+ * Which JIT files were found (and not refused) for process (pid, start): its
+ * jitdump, its perf map. Processes are told apart by start time
+ * (profile_process.start; 0 matches the pid's newest), so that a reused
+ * pid never gets another process's files.
+ */
+void jit_procs__sources(const struct jit_procs *jp, uint32_t pid, uint32_t start, bool *dump,
+			bool *map);
 
-/* Whether usable JIT files (found, and not refused) were found for this tgid. */
-bool jit_procs__has(const struct jit_procs *jp, uint32_t pid);
+/* Whether usable JIT files (found, and not refused) were found for process (pid, start). */
+bool jit_procs__has(const struct jit_procs *jp, uint32_t pid, uint32_t start);
+
+/*
+ * Once per profile, before it is symbolized: forget the processes no
+ * profile pinned or read in this generation or the one before (their files
+ * closed, their tables freed), so that a run of weeks holds only the
+ * processes it still meets. Tables of the kept ones stay valid.
+ */
+void jit_procs__expire(struct jit_procs *jp);
+
+/* Processes known now; *nr_held: descriptors held. */
+size_t jit_procs__count(const struct jit_procs *jp, size_t *nr_held);
 
 /*
  * The process's JIT symbols, jitdump and perf map merged (a jitdump entry

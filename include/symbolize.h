@@ -72,11 +72,23 @@ int symbolizer__open_file(struct symbolizer *sy, const struct profile *p, uint32
  */
 int symbolizer__set_jit_max_size(struct symbolizer *sy, uint64_t bytes);
 
-/* Which JIT files were found for this tgid: a jitdump, a perf map (sym_jit.h). */
-void symbolizer__jit_sources(const struct symbolizer *sy, uint32_t pid, bool *dump, bool *map);
+/* Which JIT files were found for this process: a jitdump, a perf map (sym_jit.h). */
+void symbolizer__jit_sources(const struct symbolizer *sy, const struct profile_process *pr,
+			     bool *dump, bool *map);
 
-/* Whether a jitdump or perf map was found for this tgid (sym_jit.h). */
-bool symbolizer__has_jit(const struct symbolizer *sy, uint32_t pid);
+/* Whether a jitdump or perf map was found for this process (pid and start: sym_jit.h). */
+bool symbolizer__has_jit(const struct symbolizer *sy, const struct profile_process *pr);
+
+/*
+ * What the symbolizer holds now, for -v's figures: files held open (pins),
+ * symbol tables cached, JIT processes and their descriptors. Each profile
+ * symbolized lets go of what the two before it did not use (processes gone,
+ * files no longer mapped): a run of weeks holds what its processes use.
+ */
+struct symbolizer_counts {
+	size_t nr_pins, nr_files, nr_jit_procs, nr_jit_fds;
+};
+void symbolizer__counts(const struct symbolizer *sy, struct symbolizer_counts *c);
 
 /*
  * The JIT symbols read for process `proc` of p by the last

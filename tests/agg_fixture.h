@@ -13,6 +13,8 @@
 static char tmpdir[64];
 /* the cgroup id of the records send_sample builds */
 static uint64_t sample_cgroup_id = 0xc0ffee;
+/* the process start time of the records send_sample builds (0: unknown, as before issue 24) */
+static uint32_t sample_start;
 
 static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 {
@@ -100,6 +102,7 @@ static int send_sample(struct agg *a, uint32_t tgid, uint64_t time_ns, const cha
 	s.tid = tgid + 1;
 	s.time_ns = time_ns;
 	s.cgroup_id = sample_cgroup_id;
+	s.start = sample_start;
 	/* like the kernel's comm: NUL-padded, no NUL when it fills all 16 bytes */
 	memcpy(s.comm, comm, strnlen(comm, sizeof(s.comm)));
 	s.nr_kernel = nk;

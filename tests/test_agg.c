@@ -123,6 +123,75 @@ static void test_processes_and_comm(void **state)
 	assert_string_equal(p->procs[c].comm, "fallback-comm");
 }
 
+/* <tmpdir>/<pid>/stat of a running process that started at tick `start` */
+static void write_stat(uint32_t pid, const char *comm, uint32_t start)
+{
+	char buf[256];
+
+	/* fields 4-21: ppid ... num_threads (20) itrealvalue; 22: starttime */
+	snprintf(buf, sizeof(buf), "%u (%s) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 %u 0 0\n", pid,
+		 comm, start);
+	write_file(pid, "stat", buf);
+}
+
+/*
+ * Issue 24, fault 2: a pid reused while the run goes on. Records carry the
+ * process's start time: the old process's late records keep its entry, its
+ * name and its maps (never merged with the new one's), the new process gets
+ * an entry of its own, and an old process first read after the reuse gets
+ * nothing of the new one.
+ */
+static void test_pid_reuse(void **state)
+{
+	static const char maps_new[] =
+		"00400000-00500000 r-xp 00000000 08:01 777    /usr/bin/other\n"
+		"00600000-00700000 r-xp 00000000 08:01 778    /usr/lib/libnew.so\n";
+	struct fixture *f = *state;
+	struct profile *p = f->p;
+	const uint64_t u[] = { 0x401000 }, u_new[] = { 0x601000 };
+	int old, fresh, late;
+
+	write_file(4100, "maps", maps_a);
+	write_file(4100, "comm", "old\n");
+	write_stat(4100, "old", 500);
+	sample_start = 500;
+	assert_int_equal(send_sample(f->a, 4100, 10 * MS, "old", NULL, 0, u, 1), 0);
+
+	/* the pid is another process's now */
+	write_file(4100, "maps", maps_new);
+	write_file(4100, "comm", "new\n");
+	write_stat(4100, "new", 900);
+	/* a late record of the old process, in code its maps lack: no re-read takes the new maps */
+	assert_int_equal(send_sample(f->a, 4100, 20 * MS, "old", NULL, 0, u_new, 1), 0);
+	sample_start = 900;
+	assert_int_equal(send_sample(f->a, 4100, 30 * MS, "new", NULL, 0, u_new, 1), 0);
+	/* a third process of that pid, first read after the pid went on to another */
+	sample_start = 700;
+	assert_int_equal(send_sample(f->a, 4100, 25 * MS, "between", NULL, 0, u, 1), 0);
+	sample_start = 0;
+
+	assert_int_equal(p->nr_procs, 3);
+	old = profile__find_process_start(p, 4100, 500);
+	fresh = profile__find_process_start(p, 4100, 900);
+	late = profile__find_process_start(p, 4100, 700);
+	assert_true(old >= 0 && fresh >= 0 && late >= 0);
+	assert_true(old != fresh && fresh != late && old != late);
+	assert_string_equal(p->procs[old].comm, "old");
+	assert_int_equal(p->procs[old].nr_samples, 2);
+	assert_int_equal(p->procs[old].nr_mappings, 2);
+	assert_string_equal(p->procs[old].mappings[0].path, "/usr/bin/app");
+	assert_string_equal(p->procs[old].mappings[1].path, "/usr/lib/libc.so.6");
+	assert_string_equal(p->procs[fresh].comm, "new");
+	assert_int_equal(p->procs[fresh].nr_mappings, 2);
+	assert_string_equal(p->procs[fresh].mappings[1].path, "/usr/lib/libnew.so");
+	/* the record's comm, and no maps: the new process's are not its own */
+	assert_string_equal(p->procs[late].comm, "between");
+	assert_int_equal(p->procs[late].nr_mappings, 0);
+	assert_true(p->procs[late].maps_missing);
+	/* the newest entry of a pid when no start is given */
+	assert_int_equal(profile__find_process(p, 4100), late);
+}
+
 static void test_comm_fallback_full_length(void **state)
 {
 	struct fixture *f = *state;
@@ -924,6 +993,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cgroup_from_record, setup, teardown),
 		cmocka_unit_test(test_record_time),
 		cmocka_unit_test_setup_teardown(test_processes_and_comm, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pid_reuse, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_comm_fallback_full_length, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_maps_snapshot_first_sample, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_maps_reread, setup, teardown),

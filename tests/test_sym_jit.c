@@ -252,10 +252,10 @@ static void test_dump_and_map(void **state)
 	root_file(fx, 4242, "/work/jit-17.dump", d.b, d.len);
 	root_file(fx, 4242, "/tmp/perf-17.map", map, strlen(map));
 
-	assert_false(jit_procs__has(fx->jp, 4242));
+	assert_false(jit_procs__has(fx->jp, 4242, 0));
 	assert_int_equal(jit_procs__pin(fx->jp, fx->p, proc), 0);
-	assert_true(jit_procs__has(fx->jp, 4242));
-	assert_false(jit_procs__has(fx->jp, 17)); /* the tgid, not the in-namespace pid */
+	assert_true(jit_procs__has(fx->jp, 4242, 0));
+	assert_false(jit_procs__has(fx->jp, 17, 0)); /* the tgid, not the in-namespace pid */
 	t = jit_procs__table(fx->jp, fx->p, proc);
 	assert_non_null(t);
 	check_name(t, 0x5000, "js_hot"); /* both cover it: the jitdump wins */
@@ -328,7 +328,7 @@ static void test_held_and_reloaded(void **state)
 	check_name(t, 0xa000, NULL);
 	check_name(t, 0x9000, "pm_only");
 	check_name(t, 0xb000, "pm_late");
-	assert_true(jit_procs__has(fx->jp, 4242));
+	assert_true(jit_procs__has(fx->jp, 4242, 0));
 }
 
 /*
@@ -393,7 +393,7 @@ static void test_symlinked_map_refused(void **state)
 
 	/* pinned and read several times: warned about once */
 	assert_int_equal(count_warnings(pin_thrice_and_read, fx, proc, "perf-18.map"), 1);
-	assert_true(jit_procs__has(fx->jp, 5252));
+	assert_true(jit_procs__has(fx->jp, 5252, 0));
 	t = jit_procs__table(fx->jp, fx->p, proc);
 	assert_non_null(t);
 	check_name(t, 0x5000, "js18");
@@ -434,7 +434,7 @@ static void test_wrong_names_not_picked(void **state)
 	root_file(fx, 6262, "/tmp/perf-6262.map", "5000 10 pm_outer\n", 17);
 
 	assert_int_equal(jit_procs__pin(fx->jp, fx->p, proc), 0);
-	assert_false(jit_procs__has(fx->jp, 6262));
+	assert_false(jit_procs__has(fx->jp, 6262, 0));
 	assert_null(jit_procs__table(fx->jp, fx->p, proc));
 }
 
@@ -452,7 +452,7 @@ static void test_deleted_suffix(void **state)
 	dump_load(&d, 20, 10, 0x7000, 0x10, 1, "js20");
 	root_file(fx, 7272, "/work/jit-20.dump", d.b, d.len);
 	assert_int_equal(jit_procs__pin(fx->jp, fx->p, proc), 0);
-	assert_true(jit_procs__has(fx->jp, 7272));
+	assert_true(jit_procs__has(fx->jp, 7272, 0));
 	t = jit_procs__table(fx->jp, fx->p, proc);
 	check_name(t, 0x7000, "js20");
 }
@@ -467,12 +467,12 @@ static void test_file_created_late(void **state)
 
 	proc = make_proc(fx, 8282, 21, maps, 1);
 	assert_int_equal(jit_procs__pin(fx->jp, fx->p, proc), 0);
-	assert_false(jit_procs__has(fx->jp, 8282));
+	assert_false(jit_procs__has(fx->jp, 8282, 0));
 	root_file(fx, 8282, "/tmp/perf-21.map", "c000 40 late_map\n", 17);
 	t = jit_procs__table(fx->jp, fx->p, proc);
 	assert_non_null(t);
 	check_name(t, 0xc03f, "late_map");
-	assert_true(jit_procs__has(fx->jp, 8282));
+	assert_true(jit_procs__has(fx->jp, 8282, 0));
 }
 
 /* Someone else's perf map is refused; a gone process has nothing. */
@@ -497,7 +497,7 @@ static void test_foreign_and_gone(void **state)
 	gone = profile__process(fx->p, 31337, &created);
 	assert_true(gone >= 0);
 	assert_int_equal(jit_procs__pin(fx->jp, fx->p, (uint32_t)gone), 0);
-	assert_false(jit_procs__has(fx->jp, 31337));
+	assert_false(jit_procs__has(fx->jp, 31337, 0));
 	assert_null(jit_procs__table(fx->jp, fx->p, (uint32_t)gone));
 }
 

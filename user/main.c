@@ -259,7 +259,7 @@ static void write_jit_images(struct run *r, struct profile *p, struct symbolizer
 		struct profile_process *pr = &p->procs[i];
 		const struct jit_table *t;
 
-		if (!pr->nr_samples || !symbolizer__has_jit(sy, pr->pid))
+		if (!pr->nr_samples || !symbolizer__has_jit(sy, pr))
 			continue;
 		if (plan_jit_image(r, p, i) < 0)
 			return;
@@ -289,7 +289,7 @@ static bool unnamed_jit_why(void *ctx, const struct profile *p, uint32_t proc, c
 	struct run *r = ctx;
 	bool dump, map;
 
-	symbolizer__jit_sources(r->sy, pr->pid, &dump, &map);
+	symbolizer__jit_sources(r->sy, pr, &dump, &map);
 	if (jvm_perfmap__is_jvm(pr) && !map) {
 		int err = jvm_perfmaps__err(r->jvm_maps, pr->pid);
 
@@ -343,7 +343,7 @@ static int stream_maps(void *ctx, const struct profile *p, uint32_t proc, uint64
 	 * too, whose perf map it will be asked for at the end (jvm_perfmap.h)
 	 */
 	if (r->jit_dir &&
-	    (symbolizer__has_jit(r->sy, p->procs[proc].pid) ||
+	    (symbolizer__has_jit(r->sy, &p->procs[proc]) ||
 	     (!r->cfg.no_jvm_perfmap && jvm_perfmap__is_jvm(&p->procs[proc]))) &&
 	    plan_jit_image(r, r->stream_profile, proc) < 0)
 		return -ENOMEM;

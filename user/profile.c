@@ -106,33 +106,53 @@ int profile__add_module(struct profile *p, const char *path, uint64_t start, uin
 	return 0;
 }
 
-int profile__find_process(const struct profile *p, uint32_t pid)
+int profile__find_process_start(const struct profile *p, uint32_t pid, uint32_t start)
 {
 	const struct idxmap *t = &p->index->procs;
+	int best = -ENOENT;
 	uint32_t pos;
 
-	idxmap__for_each(t, (uint32_t)hash__mix64(pid), pos)
-		if (p->procs[t->slots[pos]].pid == pid)
-			return t->slots[pos];
-	return -ENOENT;
+	idxmap__for_each(t, (uint32_t)hash__mix64(pid), pos) {
+		const struct profile_process *pr = &p->procs[t->slots[pos]];
+
+		if (pr->pid != pid || (start && pr->start && pr->start != start))
+			continue;
+		if ((int)t->slots[pos] > best)
+			best = (int)t->slots[pos]; /* the newest */
+	}
+	return best;
 }
 
-int profile__process(struct profile *p, uint32_t pid, bool *created)
+int profile__find_process(const struct profile *p, uint32_t pid)
+{
+	return profile__find_process_start(p, pid, 0);
+}
+
+int profile__process_start(struct profile *p, uint32_t pid, uint32_t start, bool *created)
 {
 	struct idxmap *t = &p->index->procs;
-	int idx = profile__find_process(p, pid);
+	int idx = profile__find_process_start(p, pid, start);
 
 	*created = false;
-	if (idx >= 0)
+	if (idx >= 0) {
+		if (!p->procs[idx].start)
+			p->procs[idx].start = start;
 		return idx;
+	}
 	if (p->nr_procs >= INT32_MAX || idxmap__reserve(t, proc_hash_of, p) ||
 	    array__grow((void **)&p->procs, &p->cap_procs, p->nr_procs + 1, sizeof(*p->procs)))
 		return -ENOMEM;
 	memset(&p->procs[p->nr_procs], 0, sizeof(p->procs[0]));
 	p->procs[p->nr_procs].pid = pid;
+	p->procs[p->nr_procs].start = start;
 	idxmap__insert(t, (uint32_t)hash__mix64(pid), p->nr_procs);
 	*created = true;
 	return p->nr_procs++;
+}
+
+int profile__process(struct profile *p, uint32_t pid, bool *created)
+{
+	return profile__process_start(p, pid, 0, created);
 }
 
 /*

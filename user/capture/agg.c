@@ -145,10 +145,16 @@ uint64_t agg__nr_bad(const struct agg *a)
 	return a->nr_bad;
 }
 
-/* comm of the process (its main thread), falling back to the sampled thread's */
-static void read_comm(struct agg *a, struct profile_process *pr, const char *sample_comm)
+static bool same_process(const struct agg *a, uint32_t proc);
+
+/*
+ * comm of the process (its main thread), falling back to the sampled
+ * thread's, also when the pid is another process's now
+ */
+static void read_comm(struct agg *a, uint32_t proc, const char *sample_comm)
 {
 	char path[PATH_MAX], buf[PROFILE_COMM_LEN + 1] = { 0 };
+	struct profile_process *pr = &a->p->procs[proc];
 	ssize_t n = -1;
 	int fd = -1;
 
@@ -157,6 +163,8 @@ static void read_comm(struct agg *a, struct profile_process *pr, const char *sam
 	n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
 	if (fd >= 0)
 		close(fd);
+	if (n > 0 && !same_process(a, proc))
+		n = -1;
 	if (n > 0) {
 		buf[n] = '\0';
 		buf[strcspn(buf, "\n")] = '\0';
@@ -192,11 +200,67 @@ static void rename_process(struct profile_process *pr, const char *sample_comm)
 	pr->comm[PROFILE_COMM_LEN - 1] = '\0';
 }
 
+/* What /proc/PID/stat tells of a process, proc(5) */
+struct proc_stat {
+	char state; /* field 3: R, S, D, Z (zombie), X (dead), ... */
+	uint64_t nr_threads; /* field 20 */
+	uint64_t start_time; /* field 22: clock ticks after boot */
+};
+
+static int read_stat(const struct agg *a, uint32_t pid, struct proc_stat *ps);
+
+/*
+ * Whether the process now behind the entry's pid is the entry's process:
+ * the same start time (any, when the entry's is unknown).
+ * Checked after reading one of its /proc files: the entry's process had a
+ * sample before the read, so if it still holds the pid after the read, it
+ * held it during the read (a pid is not given to another while it lives).
+ */
+static bool same_process(const struct agg *a, uint32_t proc)
+{
+	const struct profile_process *pr = &a->p->procs[proc];
+	struct proc_stat st;
+
+	/*
+	 * gone since the read (reaped): the file was still its own, as its pid
+	 * could not have been taken, and freed again, between its sample and
+	 * the read
+	 */
+	if (read_stat(a, pr->pid, &st))
+		return true;
+	return !pr->start || st.start_time == pr->start;
+}
+
+/*
+ * /proc/PID/maps of the entry's process: -ESRCH when the pid is another
+ * process's now (reused) or nobody's.
+ */
+static int read_maps(struct agg *a, uint32_t proc, char **text, size_t *len)
+{
+	int err = procmaps__read(a->proc_dir, a->p->procs[proc].pid, text, len);
+
+	if (err)
+		return err;
+	if (!same_process(a, proc)) {
+		free(*text);
+		*text = NULL;
+		return -ESRCH;
+	}
+	return 0;
+}
+
 /* Read the maps; tell the observer when this is the first read or it added mappings. */
 static int snapshot(struct agg *a, uint32_t proc, uint64_t now_ns, bool first)
 {
-	int ret = procmaps__snapshot(a->p, proc, a->proc_dir);
+	char origin[PATH_MAX], *text = NULL;
+	size_t len = 0;
+	int ret = read_maps(a, proc, &text, &len);
 
+	if (!ret) {
+		snprintf(origin, sizeof(origin), "%s/%u/maps", a->proc_dir, a->p->procs[proc].pid);
+		ret = procmaps__merge(a->p, proc, text, len, origin);
+		free(text);
+	}
 	a->st.nr_maps_reads++;
 	if (!first)
 		a->state[proc].nr_rereads++;
@@ -243,13 +307,6 @@ static uint64_t monotonic_ns(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
-
-/* What /proc/PID/stat tells of a process, proc(5) */
-struct proc_stat {
-	char state; /* field 3: R, S, D, Z (zombie), X (dead), ... */
-	uint64_t nr_threads; /* field 20 */
-	uint64_t start_time; /* field 22: clock ticks after boot */
-};
 
 /*
  * Read PROC/PID/stat. The comm in parentheses may hold anything, ')' too:
@@ -361,8 +418,8 @@ static int new_process(struct agg *a, uint32_t proc, const struct bpfprof_sample
 	int err;
 
 	pr->cgroup_id = s->cgroup_id;
-	read_comm(a, pr, s->comm);
-	a->state[proc].start_time = start_time_of(a, proc);
+	read_comm(a, proc, s->comm);
+	a->state[proc].start_time = pr->start ?: start_time_of(a, proc);
 	err = read_cgroup(a, proc);
 	if (err)
 		return err;
@@ -579,9 +636,10 @@ static int compact_gone(struct agg *a, uint64_t time_ns)
 
 /*
  * A sample of an entry thought gone. Stamped before it was seen gone (plus
- * the margin): one of its last samples. Stamped after: the pid belongs to a
- * new process now, whose maps are read while it lives; the entry merges
- * them, as entries of reused pids always do.
+ * the margin): one of its last samples. Stamped after: a record without a
+ * start time whose pid belongs to a new process now (the entry merges its
+ * maps), or the process was not gone (records with start times go to the
+ * entry of their own process: a reused pid gets an entry of its own).
  */
 static int revive(struct agg *a, uint32_t proc, const struct bpfprof_sample *s)
 {
@@ -596,7 +654,8 @@ static int revive(struct agg *a, uint32_t proc, const struct bpfprof_sample *s)
 		a->nr_pending--; /* seen gone, not reduced yet */
 	}
 	ps->gone_ns = 0;
-	ps->start_time = start_time_of(a, proc);
+	if (!a->p->procs[proc].start)
+		ps->start_time = start_time_of(a, proc);
 	return snapshot(a, proc, s->time_ns, false);
 }
 
@@ -662,13 +721,13 @@ int agg__record(struct agg *a, const void *data, size_t size)
 	}
 	/* at the process limit only known processes keep their own entry */
 	if (a->p->nr_procs - (a->other >= 0) >= a->max_procs) {
-		proc = profile__find_process(a->p, s->tgid);
+		proc = profile__find_process_start(a->p, s->tgid, s->start);
 		if (proc < 0 || proc == a->other) {
 			proc = other_entry(a);
 			other = true;
 		}
 	} else {
-		proc = profile__process(a->p, s->tgid, &created);
+		proc = profile__process_start(a->p, s->tgid, s->start, &created);
 	}
 	if (proc < 0)
 		return proc;

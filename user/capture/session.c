@@ -253,6 +253,9 @@ static int load_variant(struct session *s, const struct session_opts *o,
 	s->skel->rodata->thread_size = kernel_thread_size(f->release);
 	/* wake the consumer at 1/8 of the buffer: batches records, leaves headroom */
 	s->skel->rodata->wakeup_bytes = o->ringbuf_bytes / 8;
+	/* the records' process start times in /proc/PID/stat's unit (issue 24: identity) */
+	s->skel->rodata->clock_tick_ns =
+		1000000000ULL / (uint64_t)(sysconf(_SC_CLK_TCK) > 0 ? sysconf(_SC_CLK_TCK) : 100);
 	err = bpf_map__set_max_entries(s->skel->maps.samples, (uint32_t)o->ringbuf_bytes);
 	/* the row array is preallocated: only as large as asked, one row when no tables are built */
 	if (!err)

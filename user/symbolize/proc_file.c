@@ -54,6 +54,49 @@ int proc_ident__read(const char *proc_dir, uint32_t pid, struct proc_ident *id)
 	return have_uid ? 0 : -EINVAL;
 }
 
+int proc_ident__start(const char *proc_dir, uint32_t pid, uint32_t *start)
+{
+	char path[PATH_MAX], buf[1024], *p, *end;
+	unsigned long long v;
+	ssize_t n;
+	int fd, field;
+
+	if (snprintf(path, sizeof(path), "%s/%u/stat", proc_dir, pid) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return n < 0 ? -errno : -ENOENT;
+	buf[n] = '\0';
+	/* the comm in parentheses may hold anything: fields start after the last ')' */
+	p = strrchr(buf, ')');
+	if (!p)
+		return -EINVAL;
+	for (p++, field = 3; field < 22 && p; field++) /* p: the space before field `field` */
+		p = strchr(p + 1, ' ');
+	if (!p)
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(p + 1, &end, 10);
+	if (errno || end == p + 1)
+		return -EINVAL;
+	*start = (uint32_t)v;
+	return 0;
+}
+
+bool proc_ident__same(const char *proc_dir, uint32_t pid, uint32_t start)
+{
+	uint32_t now;
+
+	/* reaped since the open: the file was its own (its pid was not free before) */
+	if (proc_ident__start(proc_dir, pid, &now))
+		return true;
+	return !start || now == start;
+}
+
 static bool owned_by(const struct stat *sb, const struct proc_ident *id)
 {
 	for (int i = 0; i < 4; i++)

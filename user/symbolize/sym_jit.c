@@ -31,6 +31,8 @@ struct jit_source {
 
 struct jit_proc {
 	uint32_t pid;
+	uint32_t start; /* with pid, the process (profile_process.start); 0 unknown */
+	uint64_t gen; /* the last generation (profile) that pinned or read it */
 	bool ident_read, gone;
 	struct proc_ident id;
 	struct jit_source src[JIT_KINDS];
@@ -44,6 +46,7 @@ struct jit_procs {
 	struct jit_proc *procs;
 	size_t nr, cap;
 	size_t nr_held;
+	uint64_t gen; /* jit_procs__expire calls so far */
 	bool warned_nosys;
 };
 
@@ -67,56 +70,96 @@ void jit_procs__reload(struct jit_procs *jp)
 	}
 }
 
+static void proc_free(struct jit_procs *jp, struct jit_proc *jpr)
+{
+	jitdump__free(jpr->table);
+	jpr->table = NULL;
+	for (int k = 0; k < JIT_KINDS; k++) {
+		if (jpr->src[k].fd >= 0) {
+			close(jpr->src[k].fd);
+			jp->nr_held--;
+		}
+		jpr->src[k].fd = -1;
+		free(jpr->src[k].path);
+		jpr->src[k].path = NULL;
+	}
+}
+
 void jit_procs__free(struct jit_procs *jp)
 {
 	if (!jp)
 		return;
-	jit_procs__reload(jp);
 	for (size_t i = 0; i < jp->nr; i++)
-		for (int k = 0; k < JIT_KINDS; k++) {
-			if (jp->procs[i].src[k].fd >= 0)
-				close(jp->procs[i].src[k].fd);
-			free(jp->procs[i].src[k].path);
-		}
+		proc_free(jp, &jp->procs[i]);
 	free(jp->procs);
 	free(jp);
 }
 
-static struct jit_proc *find_proc(const struct jit_procs *jp, uint32_t pid)
+void jit_procs__expire(struct jit_procs *jp)
+{
+	size_t i, kept = 0;
+
+	for (i = 0; i < jp->nr; i++) {
+		if (jp->procs[i].gen + 1 < jp->gen) {
+			proc_free(jp, &jp->procs[i]);
+			continue;
+		}
+		jp->procs[kept++] = jp->procs[i];
+	}
+	jp->nr = kept;
+	jp->gen++;
+}
+
+size_t jit_procs__count(const struct jit_procs *jp, size_t *nr_held)
+{
+	*nr_held = jp->nr_held;
+	return jp->nr;
+}
+
+/* The newest entry of process (pid, start); start 0 on either side matches any. */
+static struct jit_proc *find_proc(const struct jit_procs *jp, uint32_t pid, uint32_t start)
 {
 	for (size_t i = jp->nr; i-- > 0;)
-		if (jp->procs[i].pid == pid)
+		if (jp->procs[i].pid == pid &&
+		    (!start || !jp->procs[i].start || jp->procs[i].start == start))
 			return &jp->procs[i];
 	return NULL;
 }
 
-static struct jit_proc *get_proc(struct jit_procs *jp, uint32_t pid)
+static struct jit_proc *get_proc(struct jit_procs *jp, uint32_t pid, uint32_t start)
 {
-	struct jit_proc *jpr = find_proc(jp, pid);
+	struct jit_proc *jpr = find_proc(jp, pid, start);
 
-	if (jpr)
+	if (jpr) {
+		if (!jpr->start)
+			jpr->start = start;
+		jpr->gen = jp->gen;
 		return jpr;
+	}
 	if (array__grow((void **)&jp->procs, &jp->cap, jp->nr + 1, sizeof(*jp->procs)))
 		return NULL;
 	jpr = &jp->procs[jp->nr++];
 	memset(jpr, 0, sizeof(*jpr));
 	jpr->pid = pid;
+	jpr->start = start;
+	jpr->gen = jp->gen;
 	for (int k = 0; k < JIT_KINDS; k++)
 		jpr->src[k].fd = -1;
 	return jpr;
 }
 
-void jit_procs__sources(const struct jit_procs *jp, uint32_t pid, bool *dump, bool *map)
+void jit_procs__sources(const struct jit_procs *jp, uint32_t pid, uint32_t start, bool *dump,
+			bool *map)
 {
-	const struct jit_proc *jpr = jp ? find_proc(jp, pid) : NULL;
+	const struct jit_proc *jpr = jp ? find_proc(jp, pid, start) : NULL;
 
 	*dump = jpr && jpr->src[JIT_DUMP].usable;
 	*map = jpr && jpr->src[JIT_MAP].usable;
 }
 
-bool jit_procs__has(const struct jit_procs *jp, uint32_t pid)
+bool jit_procs__has(const struct jit_procs *jp, uint32_t pid, uint32_t start)
 {
-	const struct jit_proc *jpr = jp ? find_proc(jp, pid) : NULL;
+	const struct jit_proc *jpr = jp ? find_proc(jp, pid, start) : NULL;
 
 	return jpr && (jpr->src[JIT_DUMP].usable || jpr->src[JIT_MAP].usable);
 }
@@ -180,6 +223,11 @@ static int try_source(struct jit_procs *jp, struct jit_proc *jpr, enum jit_kind 
 			return -ENOMEM;
 		}
 	}
+	if (fd >= 0 && !proc_ident__same(jp->proc_dir, jpr->pid, jpr->start)) {
+		close(fd); /* the pid is another process's now */
+		jpr->gone = true;
+		return 0;
+	}
 	if (fd < 0) {
 		s->refused = true;
 		pr_warn("refusing JIT file '%s' of pid %u: %s\n", path, jpr->pid,
@@ -204,7 +252,8 @@ static int pin_proc(struct jit_procs *jp, struct jit_proc *jpr, const struct pro
 	if (jpr->gone)
 		return 0;
 	if (!jpr->ident_read) {
-		if (proc_ident__read(jp->proc_dir, jpr->pid, &jpr->id)) {
+		if (proc_ident__read(jp->proc_dir, jpr->pid, &jpr->id) ||
+		    !proc_ident__same(jp->proc_dir, jpr->pid, jpr->start)) {
 			jpr->gone = true;
 			return 0;
 		}
@@ -221,7 +270,7 @@ static int pin_proc(struct jit_procs *jp, struct jit_proc *jpr, const struct pro
 
 int jit_procs__pin(struct jit_procs *jp, const struct profile *p, uint32_t proc)
 {
-	struct jit_proc *jpr = get_proc(jp, p->procs[proc].pid);
+	struct jit_proc *jpr = get_proc(jp, p->procs[proc].pid, p->procs[proc].start);
 
 	return jpr ? pin_proc(jp, jpr, &p->procs[proc]) : -ENOMEM;
 }
@@ -244,6 +293,10 @@ static int read_source(struct jit_procs *jp, struct jit_proc *jpr, enum jit_kind
 				pr_warn("refusing JIT file %s: %s\n", origin,
 					proc_file__strerror(fd));
 			return fd;
+		}
+		if (!proc_ident__same(jp->proc_dir, jpr->pid, jpr->start)) {
+			close(fd); /* another process's now */
+			return -ESRCH;
 		}
 	} else if (lseek(fd, 0, SEEK_SET) < 0) {
 		return -errno;
@@ -286,7 +339,12 @@ static int read_jitdump(struct jit_procs *jp, struct jit_proc *jpr, const struct
 		return -ENOENT;
 	if (fd < 0)
 		fd = proc_file__open(jp->proc_dir, jpr->pid, s->path, &jpr->id, jp->max_size);
-	/* the tail first: the file then holds at least the bytes before it */
+	/* the tail first: the file then holds at least the bytes before it; of this process only */
+	if (fd >= 0 && !proc_ident__same(jp->proc_dir, jpr->pid, jpr->start)) {
+		if (fd != s->fd)
+			close(fd);
+		fd = -ESRCH;
+	}
 	err = fd >= 0 ? jit_tail__read(jp->proc_dir, p, proc, fd, &tail, &tail_len, &pos) : fd;
 	if (err && err != -ENOENT && err != -ESRCH)
 		pr_debug("jitdump of pid %u: unflushed records not read: %s\n", jpr->pid,
@@ -348,17 +406,20 @@ static struct jit_table *load_proc(struct jit_procs *jp, struct jit_proc *jpr,
 const struct jit_table *jit_procs__table(struct jit_procs *jp, const struct profile *p,
 					 uint32_t proc)
 {
-	struct jit_proc *jpr = find_proc(jp, p->procs[proc].pid);
+	const struct profile_process *pr = &p->procs[proc];
+	struct jit_proc *jpr = find_proc(jp, pr->pid, pr->start);
 
 	if (!jpr) {
 		/* never pinned (sampled before its maps were read): look now */
 		if (jit_procs__pin(jp, p, proc))
 			return NULL;
-		jpr = find_proc(jp, p->procs[proc].pid);
+		jpr = find_proc(jp, pr->pid, pr->start);
 	} else if (!jpr->loaded) {
 		/* code compiled late may come with a file created late */
 		pin_proc(jp, jpr, &p->procs[proc]);
 	}
+	if (jpr)
+		jpr->gen = jp->gen;
 	if (!jpr || jpr->loaded)
 		return jpr ? jpr->table : NULL;
 	jpr->loaded = true;

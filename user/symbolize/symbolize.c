@@ -32,6 +32,7 @@ struct dso_entry {
 	uint8_t build_id[ELF_BUILD_ID_MAX];
 	size_t build_id_len;
 	uint32_t pid; /* a process that mapped it, to read it again */
+	uint64_t gen; /* the last symbolizer__symbolize that named an address in it */
 	bool debuginfod_tried;
 };
 
@@ -41,6 +42,7 @@ struct pinned_file {
 	uint64_t inode;
 	uint32_t dev_major, dev_minor;
 	int fd;
+	uint64_t gen; /* the last profile (generation) a process mapping it was pinned in */
 };
 
 struct symbolizer {
@@ -63,6 +65,12 @@ struct symbolizer {
 	uint32_t jit_proc;
 	const struct jit_table *jit_table;
 	bool jit_cached;
+	/*
+	 * Profiles symbolized so far: pins, files and JIT processes that the
+	 * last two profiles did not use are let go (bounded for weeks of
+	 * --interval)
+	 */
+	uint64_t gen;
 	bool debuginfod; /* symbolizer__use_debuginfod called: fetch what is missing */
 	struct debuginfod_opts debuginfod_opts;
 };
@@ -140,8 +148,7 @@ static bool same_file(const char *path, uint64_t inode, uint32_t maj, uint32_t m
 	       !strcmp(path, m->path);
 }
 
-static const struct pinned_file *find_pin(const struct symbolizer *sy,
-					  const struct profile_mapping *m)
+static struct pinned_file *find_pin(const struct symbolizer *sy, const struct profile_mapping *m)
 {
 	size_t i;
 
@@ -150,6 +157,44 @@ static const struct pinned_file *find_pin(const struct symbolizer *sy,
 			      sy->pins[i].dev_minor, m))
 			return &sy->pins[i];
 	return NULL;
+}
+
+/*
+ * Before a profile is symbolized: let go of what neither it nor the one
+ * before used (pins, JIT processes) and of the files it and the two before
+ * named nothing in. Their processes have exited, or were not sampled for two
+ * profiles (pinned again when sampled).
+ */
+static void expire(struct symbolizer *sy)
+{
+	size_t i, kept = 0;
+
+	for (i = 0; i < sy->nr_pins; i++) {
+		if (sy->pins[i].gen + 1 < sy->gen) {
+			close(sy->pins[i].fd);
+			free(sy->pins[i].path);
+			continue;
+		}
+		sy->pins[kept++] = sy->pins[i];
+	}
+	sy->nr_pins = kept;
+	for (i = kept = 0; i < sy->nr_dsos; i++) {
+		if (sy->dsos[i].gen + 2 < sy->gen) {
+			elf_symtab__free(sy->dsos[i].st);
+			free(sy->dsos[i].path);
+			continue;
+		}
+		sy->dsos[kept++] = sy->dsos[i];
+	}
+	sy->nr_dsos = kept;
+	jit_procs__expire(sy->jit);
+}
+
+void symbolizer__counts(const struct symbolizer *sy, struct symbolizer_counts *c)
+{
+	c->nr_pins = sy->nr_pins;
+	c->nr_files = sy->nr_dsos;
+	c->nr_jit_procs = jit_procs__count(sy->jit, &c->nr_jit_fds);
 }
 
 int symbolizer__set_jit_max_size(struct symbolizer *sy, uint64_t bytes)
@@ -163,14 +208,15 @@ int symbolizer__set_jit_max_size(struct symbolizer *sy, uint64_t bytes)
 	return 0;
 }
 
-void symbolizer__jit_sources(const struct symbolizer *sy, uint32_t pid, bool *dump, bool *map)
+void symbolizer__jit_sources(const struct symbolizer *sy, const struct profile_process *pr,
+			     bool *dump, bool *map)
 {
-	jit_procs__sources(sy->jit, pid, dump, map);
+	jit_procs__sources(sy->jit, pr->pid, pr->start, dump, map);
 }
 
-bool symbolizer__has_jit(const struct symbolizer *sy, uint32_t pid)
+bool symbolizer__has_jit(const struct symbolizer *sy, const struct profile_process *pr)
 {
-	return jit_procs__has(sy->jit, pid);
+	return jit_procs__has(sy->jit, pr->pid, pr->start);
 }
 
 const struct jit_table *symbolizer__jit_table(struct symbolizer *sy, const struct profile *p,
@@ -193,8 +239,13 @@ int symbolizer__pin(struct symbolizer *sy, const struct profile *p, uint32_t pro
 		char file[128];
 		int fd;
 
-		if (m->path[0] != '/' || m->perms[2] != 'x' || find_pin(sy, m))
+		if (m->path[0] != '/' || m->perms[2] != 'x')
 			continue;
+		pin = find_pin(sy, m);
+		if (pin) {
+			pin->gen = sy->gen;
+			continue;
+		}
 		if (sy->nr_pins >= sy->max_pins)
 			return 0; /* out of descriptors to spend: symbolize by path at the end */
 		if (array__grow((void **)&sy->pins, &sy->cap_pins, sy->nr_pins + 1,
@@ -206,6 +257,15 @@ int symbolizer__pin(struct symbolizer *sy, const struct profile *p, uint32_t pro
 		fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 		if (fd < 0)
 			continue;
+		/*
+		 * the file of this process's mapping, not of another that took
+		 * its pid since (no inode check: overlayfs maps show the overlay
+		 * inode, map_files opens the backing file)
+		 */
+		if (!proc_ident__same(sy->proc_dir, pr->pid, pr->start)) {
+			close(fd);
+			continue;
+		}
 		pin = &sy->pins[sy->nr_pins];
 		pin->path = strdup(m->path);
 		if (!pin->path) {
@@ -216,6 +276,7 @@ int symbolizer__pin(struct symbolizer *sy, const struct profile *p, uint32_t pro
 		pin->dev_major = m->dev_major;
 		pin->dev_minor = m->dev_minor;
 		pin->fd = fd;
+		pin->gen = sy->gen;
 		sy->nr_pins++;
 	}
 	return 0;
@@ -343,8 +404,10 @@ static struct dso_entry *get_dso(struct symbolizer *sy, uint32_t pid,
 
 	for (i = sy->nr_dsos; i-- > 0;)
 		if (sy->dsos[i].inode == m->inode && sy->dsos[i].dev_major == m->dev_major &&
-		    sy->dsos[i].dev_minor == m->dev_minor && !strcmp(sy->dsos[i].path, m->path))
+		    sy->dsos[i].dev_minor == m->dev_minor && !strcmp(sy->dsos[i].path, m->path)) {
+			sy->dsos[i].gen = sy->gen;
 			return &sy->dsos[i];
+		}
 	if (array__grow((void **)&sy->dsos, &sy->cap_dsos, sy->nr_dsos + 1, sizeof(*sy->dsos)))
 		return NULL;
 	d = &sy->dsos[sy->nr_dsos];
@@ -357,6 +420,7 @@ static struct dso_entry *get_dso(struct symbolizer *sy, uint32_t pid,
 	d->dev_major = m->dev_major;
 	d->dev_minor = m->dev_minor;
 	d->pid = pid;
+	d->gen = sy->gen;
 	d->st = open_elf(sy, pid, m, NULL);
 	if (d->st)
 		d->build_id_len = elf_symtab__build_id(d->st, d->build_id);
@@ -733,6 +797,8 @@ int symbolizer__symbolize(struct symbolizer *sy, struct profile *p)
 	}
 	jit_procs__reload(sy->jit); /* JIT files grew since the last profile */
 	sy->jit_cached = false;
+	expire(sy);
+	sy->gen++; /* what this profile uses, and what the next one pins */
 	for (i = 0; i < p->nr_locs; i++) {
 		struct profile_location *l = &p->locs[i];
 

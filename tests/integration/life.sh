@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# A process's life as a host agent meets it (issue 24): its pid reused by
+# another process within one profile, an exec after a -p attach, and its
+# first and last samples. Each case runs its processes in a cgroup of this
+# script's own (-a --cgroup), so that other work on the machine is neither
+# judged nor able to take the pids this script forces.
+#
+#  - pid reuse: process A (reuse_a, hot function fn_alpha) and then process
+#    B (reuse_b, fn_beta: the same code, at the same addresses) are started
+#    with one pid, forced through /proc/sys/kernel/ns_last_pid of the root
+#    pid namespace (the one whose pids the records carry: a process in a
+#    child pid namespace has another pid there), in one -a --interval
+#    profile. bpfprof is held stopped (SIGSTOP) from the middle of A's life
+#    until B has run for 100 ms, so that A's last records are read while B
+#    holds the pid. Each must keep its own name and its own functions.
+# Needs root (BPF, ns_last_pid) and gcc.
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+BPFPROF=${BPFPROF:-$top/bpfprof}
+work=$(mktemp -d /tmp/bpfprof-life.XXXXXX)
+cgdir=
+cleanup() {
+	if [ -n "$cgdir" ]; then
+		xargs -r kill -KILL <"$cgdir/cgroup.procs" 2>/dev/null
+		for _ in 1 2 3 4 5 6 7 8 9 10; do rmdir "$cgdir" 2>/dev/null && break; sleep 0.1; done
+	fi
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
+
+. "$(dirname "$0")/lib.bash"
+
+require_bpf "process life"
+cd "$work" || exit 1
+
+cg2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
+if [ -z "$cg2" ] || ! mkdir "$cg2/bpfprof-life.$$" 2>/dev/null; then
+	skip "process life" "no cgroup2 hierarchy to keep the processes apart"
+	finish
+fi
+cgdir=$cg2/bpfprof-life.$$
+
+# spinner SECONDS: SECONDS of CPU time in HOT (-DHOT=name), then exit
+cat >spinner.c <<'EOC'
+#include <stdlib.h>
+#include <time.h>
+
+static volatile unsigned long sink;
+
+__attribute__((noinline)) void HOT(unsigned long n)
+{
+	unsigned long x = sink;
+
+	for (unsigned long i = 0; i < n; i++)
+		x = x * 6364136223846793005UL + 1442695040888963407UL;
+	sink = x;
+}
+
+static double cpu_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int main(int argc, char **argv)
+{
+	double end = cpu_now() + (argc > 1 ? atof(argv[1]) : 0.2);
+
+	while (cpu_now() < end)
+		HOT(20000);
+	return 0;
+}
+EOC
+for f in alpha beta; do
+	if ! gcc -g -O0 -fno-omit-frame-pointer -DHOT=fn_$f spinner.c -o reuse_${f:0:1} 2>cc.err; then
+		fail "build spinner.c" "$(cat cc.err)"
+		finish
+	fi
+done
+
+# folded_of FILE COMM: "FUNCTION COUNT" of each user leaf of COMM's samples
+folded_of() {
+	awk -v c="$2" '{ n = $NF; line = substr($0, 1, length($0) - length(n) - 1); k = split(line, f, ";");
+		if (f[1] != c) next; leaf = ""; for (i = 2; i <= k; i++) if (f[i] !~ /_\[k\]$/) leaf = f[i];
+		if (leaf != "") s[leaf] += n } END { for (l in s) print l, s[l] }' "$1" | sort -k2nr
+}
+
+# ---- pid reuse --------------------------------------------------------------
+# The driver bpfprof runs (bpfprof is its parent): moves itself into the
+# cgroup, then A and B at pid $PID, bpfprof stopped in between.
+cat >reuse.sh <<'EOS'
+#!/bin/bash
+echo $$ >"$CG/cgroup.procs"
+. "$LIB"
+bp=$PPID
+# start_at PID CMD...: CMD as process PID (ns_last_pid, retried: the host forks too)
+start_at() {
+	local want=$1 i
+	shift
+	for ((i = 0; i < 100; i++)); do
+		echo $((want - 1)) >/proc/sys/kernel/ns_last_pid
+		"$@" &
+		[ $! -eq "$want" ] && return 0
+		kill -KILL $! 2>/dev/null
+		wait $! 2>/dev/null
+		sleep 0.01
+	done
+	return 1
+}
+wait_sampling "$bp" perf_event || exit 3
+start_at "$PID" ./reuse_a 0.3 || exit 4
+a=$!
+wait_cpu $a 100 || exit 5
+kill -STOP $bp
+wait $a
+start_at "$PID" ./reuse_b 0.3 || { kill -CONT $bp; exit 6; }
+b=$!
+wait_cpu $b 100
+echo "$PID" >pids.ok
+kill -CONT $bp
+wait $b
+EOS
+chmod +x reuse.sh
+# a pid nobody holds, well above the last one given out
+last=$(cat /proc/sys/kernel/ns_last_pid)
+max=$(cat /proc/sys/kernel/pid_max)
+pid=$((last + 5000))
+[ $pid -ge $((max - 100)) ] && pid=5000
+while [ -e /proc/$pid ]; do pid=$((pid + 7)); done
+mkdir reuse
+CG=$cgdir LIB=$top/tests/integration/lib.bash PID=$pid "$BPFPROF" -v -a --cgroup "bpfprof-life.$$" \
+	-F 999 --interval 60 --output-dir "$work/reuse" -o p.folded -o p.pb.gz -- ./reuse.sh \
+	>reuse.out 2>reuse.log
+rc=$?
+folded=$(ls reuse/*-p.folded 2>/dev/null | head -1)
+if [ $rc -ne 0 ] || [ ! -s pids.ok ] || [ -z "$folded" ]; then
+	fail "pid reuse: bpfprof rc=$rc, both processes at pid $pid: $([ -s pids.ok ] && echo yes || echo no)" \
+		"$(head -20 reuse.log)"
+else
+	fa=$(folded_of "$folded" reuse_a)
+	fb=$(folded_of "$folded" reuse_b)
+	na=$(awk '$1 == "fn_alpha" { print $2 }' <<<"$fa")
+	nb=$(awk '$1 == "fn_beta" { print $2 }' <<<"$fb")
+	wrong=$(awk '$1 == "fn_beta"' <<<"$fa")$(awk '$1 == "fn_alpha"' <<<"$fb")
+	# each ran 0.2-0.3 s at 999 Hz: at least 50 samples each in its own function
+	if [ "${na:-0}" -ge 50 ] && [ "${nb:-0}" -ge 50 ] && [ -z "$wrong" ]; then
+		ok "pid reuse: two processes at pid $pid in one -a --interval profile, A's last records read after B ran: reuse_a $na samples in fn_alpha, reuse_b $nb in fn_beta, none crossed"
+	else
+		fail "pid reuse at pid $pid: reuse_a fn_alpha ${na:-0}, reuse_b fn_beta ${nb:-0} (want >= 50 each, none crossed)" \
+			"reuse_a: $(tr '\n' ' ' <<<"$fa")" "reuse_b: $(tr '\n' ' ' <<<"$fb")"
+	fi
+	# the pprof: both processes under the same pid label, with their own names
+	if HOME=${HOME:-/root} PPROF_TMPDIR=$work go tool pprof -raw "${folded%-p.folded}-p.pb.gz" >raw.txt 2>pprof.err &&
+		grep -q "pid:\[$pid\]" raw.txt; then
+		ok "pid reuse: go tool pprof reads the profile, pid label $pid present"
+	else
+		fail "pid reuse: pprof" "$(head -5 pprof.err)" "$(grep -m3 'pid:' raw.txt)"
+	fi
+fi
+
+finish
