@@ -48,8 +48,15 @@ int preflight__check(const struct preflight_facts *f, char *msg, size_t size);
  */
 int preflight__check_system(void);
 
-/* True while pid exists and is not a zombie (from /proc/PID/stat). */
+/*
+ * True while process pid exists and has a thread that is not a zombie: its
+ * leader (/proc/PID/stat), or, when the leader is a zombie, another of its
+ * threads (/proc/PID/task/TID/stat: the main thread called pthread_exit, or
+ * a non-leader thread is in the middle of an exec).
+ */
 bool preflight__process_alive(uint32_t pid);
+/* The same under proc_dir ("/proc" except in tests). */
+bool preflight__process_alive_in(const char *proc_dir, uint32_t pid);
 
 /* The tgid of pid (itself for a process, its process for a thread), or 0 if unknown. */
 uint32_t preflight__tgid_of(uint32_t pid);

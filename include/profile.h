@@ -222,6 +222,12 @@ int profile__find_process(const struct profile *p, uint32_t pid);
  */
 int profile__process_start(struct profile *p, uint32_t pid, uint32_t start, bool *created);
 int profile__find_process_start(const struct profile *p, uint32_t pid, uint32_t start);
+/*
+ * A new entry for (pid, start) even when one exists: a new image of the
+ * process after an exec, found from then on as its newest. Returns its index
+ * or -ENOMEM.
+ */
+int profile__add_process(struct profile *p, uint32_t pid, uint32_t start);
 
 /*
  * Add `count` samples of one callchain of process `proc`. ips holds nr_kernel

@@ -477,17 +477,18 @@ static void test_exec_renames_and_rereads(void **state)
 	/*
 	 * A shell's child sampled between fork and exec: named and mapped as
 	 * the shell. Its leader's next sample carries the new program's name:
-	 * the process takes it, and its maps are read again at once (the new
-	 * executable lies where the shell's did not, and would stay unknown).
+	 * a new image of the process starts (issue 24, fault 1), an entry of
+	 * its own with that name and the maps read at once; the samples before
+	 * keep the shell's name and mappings.
 	 */
 	struct fixture *f = *state;
 	struct profile *p = f->p;
 	static const char maps_sh[] = "00400000-00500000 r-xp 00000000 08:01 11    /usr/bin/bash\n";
 	static const char maps_app[] =
-		"00400000-00500000 r-xp 00000000 08:01 11    /usr/bin/bash\n"
-		"55d000000000-55d000100000 r-xp 00000000 08:01 12    /usr/bin/app\n";
+		"00400000-00500000 r-xp 00000000 08:01 12    /usr/bin/app\n"
+		"55d000000000-55d000100000 r-xp 00000000 08:01 13    /usr/lib/libapp.so\n";
 	const uint64_t in_sh[] = { 0x401000 }, in_app[] = { 0x401000 };
-	const uint64_t in_app_exe[] = { 0x55d000000100ULL };
+	const uint64_t in_app_lib[] = { 0x55d000000100ULL };
 	uint64_t t0 = 8000 * MS;
 
 	write_file(7101, "maps", maps_sh);
@@ -495,21 +496,31 @@ static void test_exec_renames_and_rereads(void **state)
 	assert_int_equal(send_leader_sample(f->a, 7101, t0, "spawn.sh", in_sh, 1), 0);
 	assert_string_equal(p->procs[0].comm, "spawn.sh");
 	assert_int_equal(p->procs[0].nr_mappings, 1);
-	/* only the rename may read the maps now */
+	/* only the exec may read the maps now */
 	use_up_quick_rereads(f->a, 7101, t0, "spawn.sh");
 	write_file(7101, "maps", maps_app);
-	/* a known address under the new name: renamed and read, though within 100 ms */
+	/* an address the shell's image knows, under the new name: a new image, its maps read */
 	assert_int_equal(send_leader_sample(f->a, 7101, t0 + MS, "app", in_app, 1), 0);
-	assert_string_equal(p->procs[0].comm, "app");
-	assert_int_equal(p->procs[0].nr_mappings, 2);
-	assert_int_equal(profile__find_mapping(p, 0, in_app_exe[0]), 1);
-	/* another thread's name never renames the process (send_sample: tid != tgid) */
-	assert_int_equal(send_sample(f->a, 7101, t0 + 2 * MS, "worker", NULL, 0, in_app_exe, 1), 0);
-	assert_string_equal(p->procs[0].comm, "app");
+	assert_int_equal(p->nr_procs, 2);
+	assert_int_equal(p->procs[1].pid, 7101);
+	assert_string_equal(p->procs[1].comm, "app");
+	assert_int_equal(p->procs[1].nr_mappings, 2);
+	assert_string_equal(p->procs[1].mappings[0].path, "/usr/bin/app");
+	assert_int_equal(p->procs[1].nr_samples, 1);
+	/* the old image keeps its name, mapping and samples */
+	assert_string_equal(p->procs[0].comm, "spawn.sh");
+	assert_int_equal(p->procs[0].nr_mappings, 1);
+	assert_string_equal(p->procs[0].mappings[0].path, "/usr/bin/bash");
+	assert_int_equal(p->procs[0].nr_samples, 3);
+	/* another thread's name never starts an image (send_sample: tid != tgid) */
+	assert_int_equal(send_sample(f->a, 7101, t0 + 2 * MS, "worker", NULL, 0, in_app_lib, 1),
+			 0);
+	assert_int_equal(p->procs[1].nr_samples, 2);
 	/* the same name again changes nothing */
-	assert_int_equal(send_leader_sample(f->a, 7101, t0 + 3 * MS, "app", in_app_exe, 1), 0);
-	assert_string_equal(p->procs[0].comm, "app");
-	assert_int_equal(p->nr_procs, 1);
+	assert_int_equal(send_leader_sample(f->a, 7101, t0 + 3 * MS, "app", in_app_lib, 1), 0);
+	assert_int_equal(p->nr_procs, 2);
+	assert_int_equal(p->procs[1].nr_samples, 3);
+	assert_int_equal(profile__find_process(p, 7101), 1);
 }
 
 static void test_maps_reread_after_missing(void **state)

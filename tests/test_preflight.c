@@ -21,6 +21,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <cmocka.h>
 #include "preflight.h"
 
@@ -303,6 +306,66 @@ static void test_message_truncated_to_size(void **state)
 	assert_int_equal(msg[16], 'x');
 }
 
+static void *hold(void *arg)
+{
+	for (;;)
+		pause();
+	return arg;
+}
+
+/* the state letter of /proc/<pid>/stat */
+static char proc_state(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+	char st = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')))
+		st = p[2];
+	fclose(f);
+	return st;
+}
+
+/*
+ * Issue 24, fault 1: a process whose main thread called pthread_exit is a
+ * zombie leader while its other thread runs on: alive (it used to count as
+ * exited, ending -p runs); dead once that thread is gone too.
+ */
+static void test_zombie_leader_alive(void **state)
+{
+	pid_t child = fork();
+	int i, status;
+
+	assert_true(child >= 0);
+	if (!child) {
+		pthread_t t;
+
+		if (pthread_create(&t, NULL, hold, NULL))
+			_exit(2);
+		pthread_exit(NULL);
+	}
+	for (i = 0; i < 500 && proc_state(child) != 'Z'; i++)
+		usleep(10000);
+	assert_int_equal(proc_state(child), 'Z');
+	assert_true(preflight__process_alive((uint32_t)child));
+	kill(child, SIGKILL);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_false(preflight__process_alive((uint32_t)child));
+	/* a zombie with no other thread (exited, not reaped) is dead */
+	child = fork();
+	assert_true(child >= 0);
+	if (!child)
+		_exit(0);
+	for (i = 0; i < 500 && proc_state(child) != 'Z'; i++)
+		usleep(10000);
+	assert_false(preflight__process_alive((uint32_t)child));
+	waitpid(child, &status, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -322,6 +385,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_no_perf_events, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_ringbuf, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_message_truncated_to_size, setup, teardown),
+		cmocka_unit_test(test_zombie_leader_alive),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

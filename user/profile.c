@@ -130,7 +130,6 @@ int profile__find_process(const struct profile *p, uint32_t pid)
 
 int profile__process_start(struct profile *p, uint32_t pid, uint32_t start, bool *created)
 {
-	struct idxmap *t = &p->index->procs;
 	int idx = profile__find_process_start(p, pid, start);
 
 	*created = false;
@@ -139,6 +138,15 @@ int profile__process_start(struct profile *p, uint32_t pid, uint32_t start, bool
 			p->procs[idx].start = start;
 		return idx;
 	}
+	idx = profile__add_process(p, pid, start);
+	*created = idx >= 0;
+	return idx;
+}
+
+int profile__add_process(struct profile *p, uint32_t pid, uint32_t start)
+{
+	struct idxmap *t = &p->index->procs;
+
 	if (p->nr_procs >= INT32_MAX || idxmap__reserve(t, proc_hash_of, p) ||
 	    array__grow((void **)&p->procs, &p->cap_procs, p->nr_procs + 1, sizeof(*p->procs)))
 		return -ENOMEM;
@@ -146,7 +154,6 @@ int profile__process_start(struct profile *p, uint32_t pid, uint32_t start, bool
 	p->procs[p->nr_procs].pid = pid;
 	p->procs[p->nr_procs].start = start;
 	idxmap__insert(t, (uint32_t)hash__mix64(pid), p->nr_procs);
-	*created = true;
 	return p->nr_procs++;
 }
 

@@ -43,10 +43,28 @@ if [ -z "$cg2" ] || ! mkdir "$cg2/bpfprof-life.$$" 2>/dev/null; then
 fi
 cgdir=$cg2/bpfprof-life.$$
 
-# spinner SECONDS: SECONDS of CPU time in HOT (-DHOT=name), then exit
+# spinner SECONDS [WAIT PROG ARGS...]: SECONDS of CPU time in HOT
+# (-DHOT=name), then exit; or, with PROG, start a thread that execs PROG
+# after WAIT seconds while the main thread exits (pthread_exit): a zombie
+# leader for WAIT seconds, then an exec from a non-leader thread
 cat >spinner.c <<'EOC'
+#include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
+
+static char **exec_argv;
+static double exec_wait;
+
+static void *execer(void *arg)
+{
+	struct timespec ts = { (time_t)exec_wait, (long)((exec_wait - (time_t)exec_wait) * 1e9) };
+
+	nanosleep(&ts, NULL);
+	execv(exec_argv[0], exec_argv);
+	_exit(127);
+	return arg;
+}
 
 static volatile unsigned long sink;
 
@@ -73,11 +91,20 @@ int main(int argc, char **argv)
 
 	while (cpu_now() < end)
 		HOT(20000);
+	if (argc > 3) {
+		pthread_t t;
+
+		exec_wait = atof(argv[2]);
+		exec_argv = argv + 3;
+		if (pthread_create(&t, NULL, execer, NULL))
+			return 1;
+		pthread_exit(NULL);
+	}
 	return 0;
 }
 EOC
 for f in alpha beta; do
-	if ! gcc -g -O0 -fno-omit-frame-pointer -DHOT=fn_$f spinner.c -o reuse_${f:0:1} 2>cc.err; then
+	if ! gcc -g -O0 -fno-omit-frame-pointer -DHOT=fn_$f spinner.c -o reuse_${f:0:1} -pthread 2>cc.err; then
 		fail "build spinner.c" "$(cat cc.err)"
 		finish
 	fi
@@ -162,5 +189,50 @@ else
 		fail "pid reuse: pprof" "$(head -5 pprof.err)" "$(grep -m3 'pid:' raw.txt)"
 	fi
 fi
+
+# ---- exec after -p ----------------------------------------------------------
+# (a) Both CPUs busy (two shell loops in the cgroup): a -p target held
+# stopped until bpfprof samples, then 0.3 s of CPU in fn_alpha (reuse_a),
+# its main thread's exit, and 0.1 s later an exec of reuse_b from its other
+# thread, 0.3 s in fn_beta. (b) The same process started with no work
+# before the exec: its main thread exits at once, so bpfprof attaches to a
+# zombie leader (used to be refused: "no such process", or the run ended
+# "every target process has exited"), and the exec comes while the attach
+# is still in progress.
+(echo $BASHPID >"$cgdir/cgroup.procs"; exec bash -c 'while :; do :; done') &
+load1=$!
+(echo $BASHPID >"$cgdir/cgroup.procs"; exec bash -c 'while :; do :; done') &
+load2=$!
+(echo $BASHPID >"$cgdir/cgroup.procs"; kill -STOP $BASHPID; exec ./reuse_a 0.3 0.1 ./reuse_b 0.3) &
+t=$!
+"$BPFPROF" -p $t -F 999 -o exec1.folded >exec1.out 2>exec1.log &
+bp=$!
+if wait_sampling $bp; then
+	kill -CONT $t
+fi
+wait $bp
+rc=$?
+na=$(folded_of exec1.folded reuse_a | awk '$1 == "fn_alpha" { print $2 }')
+nb=$(folded_of exec1.folded reuse_b | awk '$1 == "fn_beta" { print $2 }')
+if [ $rc -eq 0 ] && [ "${na:-0}" -ge 50 ] && [ "${nb:-0}" -ge 50 ]; then
+	ok "exec after -p, both CPUs busy: before the exec reuse_a $na samples in fn_alpha, after it reuse_b $nb in fn_beta"
+else
+	fail "exec after -p, both CPUs busy: rc=$rc, fn_alpha ${na:-0}, fn_beta ${nb:-0} (want >= 50 each)" \
+		"$(head -5 exec1.log)" "$(sort -k2nr exec1.folded 2>/dev/null | head -3)"
+fi
+(echo $BASHPID >"$cgdir/cgroup.procs"; exec ./reuse_a 0 0.4 ./reuse_b 0.3) &
+t=$!
+"$BPFPROF" -p $t -F 999 -o exec2.folded >exec2.out 2>exec2.log
+rc=$?
+wait $t
+nb=$(folded_of exec2.folded reuse_b | awk '$1 == "fn_beta" { print $2 }')
+if [ $rc -eq 0 ] && [ "${nb:-0}" -ge 50 ]; then
+	ok "exec while -p attaches to a zombie leader, both CPUs busy: reuse_b $nb samples in fn_beta"
+else
+	fail "exec while -p attaches, both CPUs busy: rc=$rc, fn_beta ${nb:-0} (want >= 50)" \
+		"$(head -5 exec2.log)"
+fi
+kill -KILL $load1 $load2 2>/dev/null
+wait $load1 $load2 2>/dev/null
 
 finish

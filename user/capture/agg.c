@@ -659,6 +659,29 @@ static int revive(struct agg *a, uint32_t proc, const struct bpfprof_sample *s)
 	return snapshot(a, proc, s->time_ns, false);
 }
 
+/*
+ * A new image of process `old` after an exec: a new entry, the newest of its
+ * (pid, start), so the records that follow go to it. Returns its index or
+ * -ENOMEM.
+ */
+static int new_image(struct agg *a, uint32_t old, const struct bpfprof_sample *s)
+{
+	struct profile_process *pr;
+	int proc, err;
+
+	proc = profile__add_process(a->p, a->p->procs[old].pid, a->p->procs[old].start);
+	if (proc < 0 || ensure_state(a))
+		return -ENOMEM;
+	pr = &a->p->procs[proc];
+	pr->cgroup_id = a->p->procs[old].cgroup_id;
+	pr->cgroup_path = a->p->procs[old].cgroup_path;
+	pr->container_id = a->p->procs[old].container_id;
+	rename_process(pr, s->comm);
+	a->state[proc].start_time = a->state[old].start_time;
+	err = snapshot(a, (uint32_t)proc, s->time_ns, true);
+	return err ? err : proc;
+}
+
 /* The "[other]" entry, made when first needed. Returns its index or -ENOMEM. */
 static int other_entry(struct agg *a)
 {
@@ -744,22 +767,22 @@ int agg__record(struct agg *a, const void *data, size_t size)
 		return err;
 	if (created && a->st.nr_tracked > a->evict_at)
 		find_gone(a);
-	a->p->procs[proc].nr_samples++;
 	/*
 	 * The leader's name changed: an exec, nearly always (a shell's child
-	 * first sampled between its fork and its exec). The process takes its
-	 * program's name, as perf record's COMM_EXEC renames it, and its maps
-	 * are read again at once: the new image's mappings replace the old
-	 * ones they overlap, and its addresses could otherwise fall in stale
-	 * ones (PIE executables load at similar addresses) and never look new.
+	 * first sampled between its fork and its exec). The process starts a
+	 * new image, as perf record's COMM_EXEC does: an entry of its own
+	 * (same pid and start) with the program's name and its maps read at
+	 * once, so that the samples before keep the old name and mappings
+	 * (PIE executables load at similar addresses: the new ones would
+	 * replace the old ones they overlap) and those after get the new.
 	 */
 	if (s->tid == s->tgid && !other && !created_proc &&
 	    strncmp(a->p->procs[proc].comm, s->comm, PROFILE_COMM_LEN - 1)) {
-		rename_process(&a->p->procs[proc], s->comm);
-		err = snapshot(a, (uint32_t)proc, s->time_ns, false);
-		if (err)
-			return err;
+		proc = new_image(a, (uint32_t)proc, s);
+		if (proc < 0)
+			return proc;
 	}
+	a->p->procs[proc].nr_samples++;
 	if (other)
 		a->st.nr_other_samples++;
 	/* "[other]" keeps kernel frames only: its user addresses belong to untracked processes */

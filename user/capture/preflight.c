@@ -17,6 +17,7 @@
  * a container without CAP_BPF cannot load programs, a user with both
  * capabilities (setcap, ambient) can.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -243,20 +244,63 @@ int preflight__check_system(void)
 	return err;
 }
 
+/* The state letter of <dir>/stat (a process's or a thread's), or 0 when it cannot be read. */
+static char stat_state(const char *dir)
+{
+	char path[PATH_MAX], buf[512], *p;
+	char state = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/stat", dir);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) && p[1] == ' ')
+		state = p[2];
+	fclose(f);
+	return state;
+}
+
+bool preflight__process_alive_in(const char *proc_dir, uint32_t pid)
+{
+	char dir[PATH_MAX], task[PATH_MAX + 32];
+	struct dirent *de;
+	bool alive = false;
+	char state;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "%s/%u", proc_dir, pid);
+	state = stat_state(dir);
+	if (!state || state == 'X')
+		return false;
+	if (state != 'Z')
+		return true;
+	/*
+	 * A zombie leader: the process lives on while another of its threads
+	 * runs (the main thread called pthread_exit; a moment of a non-leader
+	 * thread's exec, before it takes the leader's place)
+	 */
+	snprintf(task, sizeof(task), "%s/task", dir);
+	d = opendir(task);
+	if (!d)
+		return false;
+	while (!alive && (de = readdir(d))) {
+		char tdir[PATH_MAX * 2];
+
+		if (de->d_name[0] < '0' || de->d_name[0] > '9' ||
+		    (uint32_t)strtoul(de->d_name, NULL, 10) == pid)
+			continue;
+		snprintf(tdir, sizeof(tdir), "%s/%s", task, de->d_name);
+		state = stat_state(tdir);
+		alive = state && state != 'Z' && state != 'X';
+	}
+	closedir(d);
+	return alive;
+}
+
 bool preflight__process_alive(uint32_t pid)
 {
-	char path[64], buf[512], *p;
-	FILE *f;
-	bool alive = false;
-
-	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return false;
-	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) && p[1] == ' ')
-		alive = p[2] != 'Z' && p[2] != 'X';
-	fclose(f);
-	return alive;
+	return preflight__process_alive_in("/proc", pid);
 }
 
 uint32_t preflight__tgid_of(uint32_t pid)

@@ -119,6 +119,12 @@ bool targets__alive(struct targets *t, uint64_t now, void (*unwatch)(void *ctx, 
 					unwatch(ctx, t->fds[i]);
 				close(t->fds[i]);
 				t->fds[i] = -1;
+				/*
+				 * a thread of it lives on (a kernel whose pidfd
+				 * reports the leader's exit, e.g. at a non-leader
+				 * thread's exec): watched by /proc from now on
+				 */
+				t->gone[i] = !preflight__process_alive(t->pids[i]);
 			}
 		} else if (slow) {
 			t->gone[i] = !preflight__process_alive(t->pids[i]);
