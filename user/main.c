@@ -8,6 +8,7 @@
  * In continuous mode (--interval) each interval gets a fresh profile and its
  * own set of outputs, so memory stays flat however long it runs.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -666,6 +667,46 @@ static void report_walks(struct run *r, struct session *s)
 }
 
 /* -v: the BPF cost per sample, where the kernel counts it (kernel.bpf_stats_enabled) */
+/*
+ * -v: what the run holds after each profile (issue 24, bounded by design):
+ * RSS, open descriptors, the symbolizer's held files, symbol tables and JIT
+ * processes, the unwinder's processes and BPF map entries. Over weeks of
+ * --interval these follow the processes alive, not those ever seen.
+ */
+static void report_held(struct run *r)
+{
+	struct symbolizer_counts sc;
+	struct unwinder_stats us = { 0 };
+	long rss_kb = -1;
+	char line[128];
+	size_t fds = 0;
+	struct dirent *de;
+	FILE *f;
+	DIR *d;
+
+	if (!log_verbosity)
+		return;
+	f = fopen("/proc/self/status", "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmRSS: %ld", &rss_kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	d = opendir("/proc/self/fd");
+	while (d && (de = readdir(d)))
+		fds += de->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	symbolizer__counts(r->sy, &sc);
+	if (r->unwinder)
+		unwinder__stats(r->unwinder, &us);
+	fprintf(stderr,
+		"bpfprof: held: RSS %ld kB, %zu descriptors; %zu files pinned, %zu symbol tables, "
+		"%zu JIT processes (%zu files); unwind: %llu processes, %llu map entries\n",
+		rss_kb, fds, sc.nr_pins, sc.nr_files, sc.nr_jit_procs, sc.nr_jit_fds,
+		(unsigned long long)us.nr_procs, (unsigned long long)us.nr_entries);
+}
+
 static void report_bpf_cost(struct session *s)
 {
 	uint64_t ns, runs;
@@ -865,6 +906,7 @@ static int interval_end(struct run *r, struct interval *iv, struct session *s,
 				(unsigned long long)p->nr_offcpu_lost);
 	}
 	report_walks(r, s);
+	report_held(r);
 	report_bpf_cost(s);
 	report_check(r);
 	if (r->cfg.check_user_stacks) {
