@@ -91,6 +91,10 @@ const volatile bool follow_forks = false;
  * enable_on_exec does, so the profiler's own child before exec is not sampled.
  */
 volatile __u32 exec_target = 0;
+/* --max-stack: user frames a walk stores at most (BPFPROF_MAX_USER_STACK) */
+const volatile __u32 max_user_stack = BPFPROF_MAX_STACK;
+/* A sample's ips[]: kernel frames, then user frames */
+#define MAX_IPS (BPFPROF_MAX_STACK + BPFPROF_MAX_USER_STACK)
 /* --check-user-stacks: compare each user stack walked here with the kernel's walk */
 const volatile bool check_user_stack = false;
 /* Wake the consumer only once this many bytes are queued; it also polls on a timer. */
@@ -513,7 +517,7 @@ step_fn walk_step(__u32 i, void *data)
 	if (!fp_step && !leaf && next_sp <= sp)
 		return walk_stop(w, BPFPROF_STAT_WALK_BAD); /* CFI that does not go up the stack */
 	idx = w->nk + 1 + i;
-	if (idx >= 2 * BPFPROF_MAX_STACK)
+	if (idx >= w->nk + max_user_stack || idx >= MAX_IPS)
 		return walk_stop(w, BPFPROF_STAT_WALK_LIMIT);
 	e->ips[idx] = ra;
 	w->end = idx + 1;
@@ -542,7 +546,7 @@ static __always_inline bool walk_begin(struct bpfprof_sample *e, __u64 nk, __u32
 	if (!w)
 		return false;
 	__builtin_memset(w, 0, sizeof(*w));
-	if (!ip || kernel_addr(ip) || nk >= 2 * BPFPROF_MAX_STACK)
+	if (!ip || kernel_addr(ip) || nk >= MAX_IPS)
 		return false;
 	w->walking = 1;
 	w->pc = ip;
@@ -583,10 +587,11 @@ static __always_inline __u64 walk_end(__u32 *stop)
  * each frame's binary search with it: a whole walk in one program goes past
  * its 8192 pending branches. So a program walks WALK_FRAMES_PER_PROG frames
  * and tail-calls itself for the next ones, as the OpenTelemetry profiler and
- * Parca walk (8 frames a call: 126 frames in 16 of the 32 tail calls a
- * sample may make). Returns true when the walk is over.
+ * Parca walk (16 frames a call: --max-stack's 512 frames in the 32 tail
+ * calls a sample may make, the leaf being the first program's). Returns
+ * true when the walk is over.
  */
-#define WALK_FRAMES_PER_PROG 8
+#define WALK_FRAMES_PER_PROG 16
 static __always_inline bool walk_some(void)
 {
 	struct walk *w;
@@ -594,7 +599,7 @@ static __always_inline bool walk_some(void)
 
 	for (k = 0; k < WALK_FRAMES_PER_PROG; k++) {
 		w = bpf_map_lookup_elem(&walk_state, &zero);
-		if (!w || !w->walking || w->steps >= BPFPROF_MAX_STACK - 1)
+		if (!w || !w->walking || w->steps + 1 >= max_user_stack)
 			return true;
 		if (walk_step(w->steps, NULL))
 			return true;
@@ -713,7 +718,7 @@ step_fn user_ip_step(__u32 i, void *data)
 	__u64 idx = m->nk + i;
 
 	e = bpf_map_lookup_elem(&scratch, &zero);
-	if (!e || i >= m->nu || i >= BPFPROF_MAX_STACK || idx >= 2 * BPFPROF_MAX_STACK)
+	if (!e || i >= m->nu || i >= BPFPROF_MAX_STACK || idx >= MAX_IPS)
 		return 1;
 	if (m->copy) {
 		u = bpf_map_lookup_elem(&ucopy, &zero);
@@ -815,8 +820,8 @@ static __always_inline void send_ustack_copy(struct bpf_perf_event_data *ctx, __
 	u->type = BPFPROF_REC_USTACK_COPY;
 	u->tgid = tgid;
 	u->tid = tid;
-	u->nr_user = nu;
-	u->end_reached = stop == BPFPROF_STAT_WALK_END;
+	u->nr_user = nu > BPFPROF_MAX_STACK ? BPFPROF_MAX_STACK : nu; /* the copy's first frames */
+	u->end_reached = stop == BPFPROF_STAT_WALK_END && nu <= BPFPROF_MAX_STACK;
 	u->regs[0] = r->ax;
 	u->regs[1] = r->dx;
 	u->regs[2] = r->cx;
@@ -876,8 +881,8 @@ static __always_inline void sample_end(struct bpf_perf_event_data *ctx)
 	if (nk > BPFPROF_MAX_STACK)
 		nk = BPFPROF_MAX_STACK;
 	nu = walk_end(&stop);
-	if (nu > BPFPROF_MAX_STACK)
-		nu = BPFPROF_MAX_STACK;
+	if (nu > BPFPROF_MAX_USER_STACK)
+		nu = BPFPROF_MAX_USER_STACK;
 	if (check_user_stack)
 		check_user_walk(ctx, nk, nu);
 	if (check_unwind_every && !nk && nu)
@@ -945,7 +950,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		bpf_tail_call(ctx, &walk_jmp_sample, 0);
 		/* no tail call (not set up): the leaf only, stopped at the frame limit */
 #else
-		for_each_step(BPFPROF_MAX_STACK - 1, walk_step, NULL);
+		for_each_step(max_user_stack - 1, walk_step, NULL);
 #endif
 	}
 	sample_end(ctx);
@@ -1206,7 +1211,7 @@ step_fn offcpu_hash_step(__u32 i, void *data)
 {
 	struct offcpu_hash *c = data;
 
-	if (i >= c->n || i >= 2 * BPFPROF_MAX_STACK)
+	if (i >= c->n || i >= MAX_IPS)
 		return 1;
 	c->h = (c->h ^ c->r->s.ips[i]) * 0x100000001b3ULL;
 	return 0;
@@ -1219,7 +1224,7 @@ static __always_inline void offcpu_send(struct bpfprof_offcpu *r)
 				 .n = (__u64)r->s.nr_kernel + r->s.nr_user };
 	struct offcpu_agg_val *v, one = { .ns = r->off_ns, .blocks = 1 };
 
-	for_each_step(2 * BPFPROF_MAX_STACK, offcpu_hash_step, &c);
+	for_each_step(MAX_IPS, offcpu_hash_step, &c);
 	v = bpf_map_lookup_elem(&offcpu_agg, &c.h);
 	if (v) {
 		__sync_fetch_and_add(&v->ns, r->off_ns);
@@ -1370,10 +1375,10 @@ static __always_inline void offcpu_finish_end(__u32 tid)
 		return;
 	nk = pd->r.s.nr_kernel;
 	nu = walk_end(&stop);
-	if (nu > BPFPROF_MAX_STACK)
-		nu = BPFPROF_MAX_STACK;
+	if (nu > BPFPROF_MAX_USER_STACK)
+		nu = BPFPROF_MAX_USER_STACK;
 	/* only the user part goes back: the record's header and kernel part stay as taken */
-	if (nu && bpf_probe_read_kernel(&pd->r.s.ips[nk & BPFPROF_MAX_STACK], (nu * 8) & 1023,
+	if (nu && bpf_probe_read_kernel(&pd->r.s.ips[nk & BPFPROF_MAX_STACK], nu * 8,
 					&e->ips[nk & BPFPROF_MAX_STACK]))
 		nu = 0;
 	/*
@@ -1434,7 +1439,7 @@ static __always_inline void offcpu_finish(void *ctx, struct offcpu_pending *pd, 
 #if BPFPROF_LEGACY
 		bpf_tail_call(ctx, &walk_jmp_sys_exit, 0);
 #else
-		for_each_step(BPFPROF_MAX_STACK - 1, walk_step, NULL);
+		for_each_step(max_user_stack - 1, walk_step, NULL);
 #endif
 	}
 	offcpu_finish_end(tid);

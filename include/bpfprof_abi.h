@@ -13,8 +13,13 @@
 #include <linux/types.h> /* the BPF side gets these from vmlinux.h */
 #endif
 
-/* bpf_get_stack() depth per side; matches perf's default kernel.perf_event_max_stack */
+/*
+ * bpf_get_stack() depth of the kernel stack, and the default user depth
+ * (--max-stack): perf's default kernel.perf_event_max_stack
+ */
 #define BPFPROF_MAX_STACK 127
+/* The deepest user stack a sample can hold (--max-stack at most) */
+#define BPFPROF_MAX_USER_STACK 512
 #define BPFPROF_TASK_COMM_LEN 16
 
 enum bpfprof_rec_type {
@@ -49,7 +54,7 @@ enum bpfprof_stat {
 		13, /* a frame-pointer chain ended (rbp 0 or not a stack address) */
 	BPFPROF_STAT_WALK_NO_MAPPING = 14, /* a pc outside the process's executable mappings */
 	BPFPROF_STAT_WALK_READ_FAULT = 15, /* a stack read failed (not mapped, not present) */
-	BPFPROF_STAT_WALK_LIMIT = 16, /* BPFPROF_MAX_STACK frames */
+	BPFPROF_STAT_WALK_LIMIT = 16, /* --max-stack frames */
 	BPFPROF_STAT_WALK_BAD =
 		17, /* a frame that does not go up the stack, a loop, a 0 return address */
 	BPFPROF_STAT_WALK_NOT_READY =
@@ -64,8 +69,9 @@ enum bpfprof_stat {
 /*
  * One stack sample. Only the first
  *   offsetof(struct bpfprof_sample, ips) + (nr_kernel + nr_user) * 8
- * bytes are sent: ips[0..nr_kernel) are kernel addresses, leaf first, followed
- * by nr_user user addresses, leaf first. For a sample taken in kernel mode the
+ * bytes are sent: ips[0..nr_kernel) are kernel addresses, leaf first (at
+ * most BPFPROF_MAX_STACK), followed by nr_user user addresses, leaf first
+ * (at most --max-stack, BPFPROF_MAX_USER_STACK). For a sample taken in kernel mode the
  * user part is the user stack at kernel entry (from the task's saved pt_regs).
  */
 struct bpfprof_sample {
@@ -79,12 +85,13 @@ struct bpfprof_sample {
 	__u16 nr_kernel;
 	__u16 nr_user;
 	__u32 pad;
-	__u64 ips[2 * BPFPROF_MAX_STACK];
+	__u64 ips[BPFPROF_MAX_STACK + BPFPROF_MAX_USER_STACK];
 };
 
 #define BPFPROF_SAMPLE_HDR_SIZE 56
 
-_Static_assert(sizeof(struct bpfprof_sample) == BPFPROF_SAMPLE_HDR_SIZE + 2 * BPFPROF_MAX_STACK * 8,
+_Static_assert(sizeof(struct bpfprof_sample) ==
+		       BPFPROF_SAMPLE_HDR_SIZE + (BPFPROF_MAX_STACK + BPFPROF_MAX_USER_STACK) * 8,
 	       "struct bpfprof_sample layout");
 
 /* Target-filter modes, set in rodata before load. */

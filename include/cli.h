@@ -65,6 +65,7 @@ struct bpfprof_config {
 	bool call_graph_set; /* given on the command line */
 	uint64_t unwind_table_bytes; /* --unwind-table-size, bytes (8 a row) */
 	bool check_unwind; /* --check-unwind: libdwfl against the BPF walk */
+	uint32_t max_stack; /* --max-stack: user frames a stack keeps at most */
 	int argc; /* bpfprof's own argv, for perf.data's CMDLINE */
 	char **argv;
 };

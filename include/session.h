@@ -35,6 +35,7 @@ struct session_opts {
 	 */
 	bool unwind;
 	uint32_t unwind_rows;
+	uint32_t max_user_stack; /* --max-stack: 1..BPFPROF_MAX_USER_STACK; 0: BPFPROF_MAX_STACK */
 	uint32_t check_unwind_every; /* --check-unwind: a stack copy every N user-mode samples; 0 none */
 	const uint64_t *cgroup_ids; /* cgroup v2 ids to keep; NULL: all */
 	size_t nr_cgroups;

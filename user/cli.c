@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/types.h>
+#include "bpfprof_abi.h"
 #include "cgroup.h"
 #include "cli.h"
 #include "log.h"
@@ -75,6 +77,7 @@ enum {
 	OPT_CALL_GRAPH,
 	OPT_UNWIND_TABLE_SIZE,
 	OPT_CHECK_UNWIND,
+	OPT_MAX_STACK,
 };
 
 static const struct argp_option options[] = {
@@ -101,6 +104,9 @@ static const struct argp_option options[] = {
 	{ "unwind-table-size", OPT_UNWIND_TABLE_SIZE, "BYTES", 0,
 	  "Kernel memory for unwind tables, 8 bytes a row (K/M suffix; default 8M); files that do not "
 	  "fit are walked by frame pointers",
+	  2 },
+	{ "max-stack", OPT_MAX_STACK, "N", 0,
+	  "User frames a stack keeps at most (1-512, default 127; perf's kernel.perf_event_max_stack)",
 	  2 },
 	{ "check-unwind", OPT_CHECK_UNWIND, NULL, 0,
 	  "Also copy the registers and top 8 KB of the stack of some samples and unwind them with "
@@ -468,6 +474,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 		cfg->unwind_table_bytes =
 			parse_bytes(st, "unwind table size", arg, 64 << 10, 1ULL << 30, false);
 		break;
+	case OPT_MAX_STACK:
+		cfg->max_stack = (uint32_t)parse_ll(st, "max stack", arg, 1, BPFPROF_MAX_USER_STACK);
+		break;
 	case OPT_CHECK_UNWIND:
 		cfg->check_unwind = true;
 		break;
@@ -545,6 +554,7 @@ int cli__parse(int argc, char **argv, struct bpfprof_config *cfg)
 	cfg->jit_max_bytes = JIT_FILE_MAX_SIZE;
 	cfg->call_graph = CALL_GRAPH_DWARF;
 	cfg->unwind_table_bytes = CLI_DEFAULT_UNWIND_TABLE_BYTES;
+	cfg->max_stack = BPFPROF_MAX_STACK;
 	cfg->top_n = 10;
 	cfg->progress = true;
 	cfg->offcpu_thresh_us = CLI_DEFAULT_OFFCPU_THRESH_US;

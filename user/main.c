@@ -943,6 +943,7 @@ int main(int argc, char **argv)
 			(uint32_t)(r->cfg.unwind_table_bytes / sizeof(struct bpfprof_unwind_row)) :
 			0;
 	sopts.check_unwind_every = r->cfg.check_unwind ? 4 : 0;
+	sopts.max_user_stack = r->cfg.max_stack;
 	sopts.cgroup_ids = r->cfg.cgroup_ids;
 	sopts.nr_cgroups = (size_t)r->cfg.nr_cgroups;
 	sopts.on_record = on_record;

@@ -250,6 +250,9 @@ static int load_variant(struct session *s, const struct session_opts *o,
 	s->skel->rodata->self_tgid = (uint32_t)getpid();
 	s->skel->rodata->unwind_tables_on = o->unwind;
 	s->skel->rodata->check_unwind_every = o->check_unwind_every;
+	s->skel->rodata->max_user_stack = o->max_user_stack && o->max_user_stack <= BPFPROF_MAX_USER_STACK ?
+						  o->max_user_stack :
+						  BPFPROF_MAX_STACK;
 	s->skel->rodata->thread_size = kernel_thread_size(f->release);
 	/* wake the consumer at 1/8 of the buffer: batches records, leaves headroom */
 	s->skel->rodata->wakeup_bytes = o->ringbuf_bytes / 8;
