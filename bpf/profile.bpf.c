@@ -222,16 +222,29 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 8192);
+	__uint(max_entries, BPFPROF_MAX_UNWIND_TABLES);
 	__type(key, __u32);
 	__type(value, struct bpfprof_unwind_table);
 } unwind_tables SEC(".maps");
 
-struct {
+/*
+ * Each table's words in an array of its own size: BPF_F_INNER_MAP (5.10)
+ * lets inner arrays differ in max_entries; BPF_F_MMAPABLE lets user space
+ * fill one with a memcpy.
+ */
+struct unwind_words_map {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1 << 20); /* --unwind-table-size */
+	__uint(map_flags, BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct bpfprof_unwind_row);
+	__type(value, __u64); /* struct bpfprof_unwind_words: words 2i (low half), 2i + 1 */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, BPFPROF_MAX_UNWIND_TABLES);
+	__type(key, __u32);
+	__array(values, struct unwind_words_map);
 } unwind_rows SEC(".maps");
 
 struct {
@@ -267,6 +280,7 @@ struct walk {
 	__u8 fp_prev; /* pc came from a frame-pointer step: not checked yet */
 	__u8 jumped; /* a frame-pointer step went down or sideways once */
 	__u8 walking; /* a walk was begun (walk_begin) */
+	__u32 now; /* the sample's time >> 30 (about seconds): tables' `used` */
 	__u32 steps; /* steps done: the legacy variant's walk goes on across tail calls */
 };
 
@@ -314,10 +328,11 @@ static __always_inline int stack_read(struct walk *w, struct ustack_chunk *c, __
 	return 0;
 }
 
-/* Binary search state: rows[first + l].pc <= rel < rows[first + r].pc */
+/* Binary search state: table `table`'s rows l..r-1, the last whose low pc bits are <= off */
 struct search {
-	__u32 first, l, r;
-	__u32 rel;
+	__u32 table;
+	__u32 l, r; /* word indices */
+	__u32 off; /* the pc's low 16 bits */
 };
 
 struct {
@@ -327,52 +342,78 @@ struct {
 	__type(value, struct search);
 } search_state SEC(".maps");
 
+/* Word i of table `table` (its words map `rows`); false when out of range */
+static __always_inline bool table_word(void *rows, __u32 i, __u32 *val)
+{
+	__u32 key = i >> 1;
+	__u64 *v;
+
+	v = bpf_map_lookup_elem(rows, &key);
+	if (!v)
+		return false;
+	*val = (i & 1) ? *v >> 32 : (__u32)*v; /* little-endian: w[0] is the low half */
+	return true;
+}
+
 step_fn search_step(__u32 i, void *data)
 {
-	struct bpfprof_unwind_row *row;
 	struct search *q;
-	__u32 m, idx, zero = 0;
+	void *rows;
+	__u32 m, word, zero = 0;
 
 	q = bpf_map_lookup_elem(&search_state, &zero);
 	if (!q || q->r - q->l <= 1)
 		return 1;
-	m = q->l + (q->r - q->l) / 2;
-	idx = q->first + m;
-	row = bpf_map_lookup_elem(&unwind_rows, &idx);
-	if (!row)
+	rows = bpf_map_lookup_elem(&unwind_rows, &q->table);
+	if (!rows)
 		return 1;
-	if (row->pc <= q->rel)
+	m = q->l + (q->r - q->l) / 2;
+	if (!table_word(rows, m, &word))
+		return 1;
+	if (BPFPROF_UNWIND_ROW_PC(word) <= q->off)
 		q->l = m;
 	else
 		q->r = m;
 	return 0;
 }
 
-/* The rule of the row that covers rel in table `table` (binary search, 24 steps: 16 M rows). */
-static __always_inline __u32 find_rule(__u32 table, __u64 rel)
+/*
+ * The rule of the row that covers rel in table `table`: its 64 KiB page's
+ * rows from the page index, then a binary search among them (at most 65536:
+ * 16 steps). `now`: the walk's time stamp, kept in the table's `used`.
+ */
+static __always_inline __u32 find_rule(__u32 table, __u64 rel, __u32 now)
 {
 	struct bpfprof_unwind_table *t = bpf_map_lookup_elem(&unwind_tables, &table);
-	struct bpfprof_unwind_row *row;
 	struct search *q;
-	__u32 idx, zero = 0;
+	void *rows;
+	__u32 page, lo, hi, word, zero = 0;
 
-	if (!t || !t->nr_rows || rel > 0xffffffffULL)
+	if (!t || !t->nr_pages || (rel >> BPFPROF_UNWIND_PAGE_SHIFT) >= t->nr_pages)
 		return BPFPROF_UNWIND_NONE;
-	idx = t->first_row;
-	row = bpf_map_lookup_elem(&unwind_rows, &idx);
-	if (!row || row->pc > rel)
+	if (t->used != now)
+		t->used = now; /* for user space's choice of what goes when memory runs out */
+	rows = bpf_map_lookup_elem(&unwind_rows, &table);
+	page = rel >> BPFPROF_UNWIND_PAGE_SHIFT;
+	if (!rows || !table_word(rows, page, &lo) || !table_word(rows, page + 1, &hi) || lo >= hi)
+		return BPFPROF_UNWIND_NONE;
+	if (!table_word(rows, lo, &word) || BPFPROF_UNWIND_ROW_PC(word) > (rel & 0xffff))
 		return BPFPROF_UNWIND_NONE;
 	q = bpf_map_lookup_elem(&search_state, &zero);
 	if (!q)
 		return BPFPROF_UNWIND_NONE;
-	q->first = t->first_row;
-	q->l = 0;
-	q->r = t->nr_rows;
-	q->rel = rel;
-	for_each_step(24, search_step, NULL);
-	idx = q->first + q->l;
-	row = bpf_map_lookup_elem(&unwind_rows, &idx);
-	return row ? row->rule : BPFPROF_UNWIND_NONE;
+	q->table = table;
+	q->l = lo;
+	q->r = hi;
+	q->off = rel & 0xffff;
+	for_each_step(17, search_step, NULL);
+	rows = bpf_map_lookup_elem(&unwind_rows, &table);
+	t = bpf_map_lookup_elem(&unwind_tables, &table);
+	if (!rows || !t || !table_word(rows, q->l, &word) ||
+	    BPFPROF_UNWIND_ROW_RULE(word) >= t->nr_rules ||
+	    !table_word(rows, t->rules + BPFPROF_UNWIND_ROW_RULE(word), &word))
+		return BPFPROF_UNWIND_NONE;
+	return word;
 }
 
 static __always_inline long walk_stop(struct walk *w, __u32 reason)
@@ -441,7 +482,7 @@ step_fn walk_step(__u32 i, void *data)
 			return walk_stop(w, BPFPROF_STAT_WALK_NO_MAPPING);
 		}
 		if (m->table != BPFPROF_UNWIND_NO_TABLE)
-			rule = find_rule(m->table, look - m->bias);
+			rule = find_rule(m->table, look - m->bias, w->now);
 	}
 
 	kind = BPFPROF_UNWIND_KIND(rule);
@@ -556,6 +597,7 @@ static __always_inline bool walk_begin(struct bpfprof_sample *e, __u64 nk, __u32
 	w->end = nk + 1;
 	w->tgid = tgid;
 	w->leaf = 1;
+	w->now = e->time_ns >> 30;
 	e->ips[nk] = ip;
 	w->tables = unwind_tables_on && bpf_map_lookup_elem(&unwind_procs, &tgid);
 	if (unwind_tables_on && !w->tables)

@@ -331,7 +331,8 @@ if gcc -O1 -fomit-frame-pointer -o "$work/deep" "$work/deep.c" 2>"$work/deep.err
 	"$BPFPROF" -v -F "$F" -d 0.5 --max-stack 512 -p "$dp" -o "$work/deep512.folded" >"$work/deep512.log" 2>&1
 	stop "$dp"
 	# deep FOLDED: "SHARE FRAMES SAMPLES": % of stacks from _start, mean user frames
-	deep() { awk '{ n = split($1, f, ";"); t += $NF; d += (n - 1) * $NF; if (f[2] == "_start") e += $NF }
+	deep() { awk '{ n = split($1, f, ";"); u = 0; for (i = 2; i <= n; i++) if (f[i] !~ /_\[k\]$/) u++
+		t += $NF; d += u * $NF; if (f[2] == "_start") e += $NF }
 		END { printf "%.1f %.1f %d\n", t ? 100 * e / t : 0, t ? d / t : 0, t }' "$1"; }
 	read -r s1 d1 n1 <<<"$(deep "$work/deep127.folded")"
 	read -r s2 d2 n2 <<<"$(deep "$work/deep512.folded")"
