@@ -331,13 +331,14 @@ if gcc -O1 -fomit-frame-pointer -o "$work/deep" "$work/deep.c" 2>"$work/deep.err
 	"$BPFPROF" -v -F "$F" -d 0.5 --max-stack 512 -p "$dp" -o "$work/deep512.folded" >"$work/deep512.log" 2>&1
 	stop "$dp"
 	# deep FOLDED: "SHARE FRAMES SAMPLES": % of stacks from _start, mean user frames
+	# (a few samples fall in main between two recursions: short, complete stacks)
 	deep() { awk '{ n = split($1, f, ";"); u = 0; for (i = 2; i <= n; i++) if (f[i] !~ /_\[k\]$/) u++
 		t += $NF; d += u * $NF; if (f[2] == "_start") e += $NF }
 		END { printf "%.1f %.1f %d\n", t ? 100 * e / t : 0, t ? d / t : 0, t }' "$1"; }
 	read -r s1 d1 n1 <<<"$(deep "$work/deep127.folded")"
 	read -r s2 d2 n2 <<<"$(deep "$work/deep512.folded")"
 	if [ "${n1:-0}" -ge 20 ] && [ "${n2:-0}" -ge 20 ] && awk -v s1="$s1" -v d1="$d1" -v s2="$s2" -v d2="$d2" \
-		'BEGIN { exit !(s1 == 0 && d1 == 127 && s2 >= 99 && d2 > 400) }'; then
+		'BEGIN { exit !(s1 <= 5 && d1 >= 120 && s2 >= 99 && d2 > 400) }'; then
 		ok "--max-stack: a 400-deep recursion: 127 frames by default, $d2 with --max-stack 512 ($s2 % of $n2 from _start)"
 	else
 		fail "--max-stack: default $d1 frames, $s1 % of $n1 from _start; 512: $d2 frames, $s2 % of $n2" \
