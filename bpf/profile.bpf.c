@@ -91,6 +91,10 @@ const volatile bool follow_forks = false;
  * enable_on_exec does, so the profiler's own child before exec is not sampled.
  */
 volatile __u32 exec_target = 0;
+/* --max-stack: user frames a walk stores at most (BPFPROF_MAX_USER_STACK) */
+const volatile __u32 max_user_stack = BPFPROF_MAX_STACK;
+/* A sample's ips[]: kernel frames, then user frames */
+#define MAX_IPS (BPFPROF_MAX_STACK + BPFPROF_MAX_USER_STACK)
 /* --check-user-stacks: compare each user stack walked here with the kernel's walk */
 const volatile bool check_user_stack = false;
 /* ns per USER_HZ clock tick, the unit of /proc/PID/stat's starttime (sysconf(_SC_CLK_TCK)) */
@@ -220,16 +224,29 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 8192);
+	__uint(max_entries, BPFPROF_MAX_UNWIND_TABLES);
 	__type(key, __u32);
 	__type(value, struct bpfprof_unwind_table);
 } unwind_tables SEC(".maps");
 
-struct {
+/*
+ * Each table's words in an array of its own size: BPF_F_INNER_MAP (5.10)
+ * lets inner arrays differ in max_entries; BPF_F_MMAPABLE lets user space
+ * fill one with a memcpy.
+ */
+struct unwind_words_map {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1 << 20); /* --unwind-table-size */
+	__uint(map_flags, BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct bpfprof_unwind_row);
+	__type(value, __u64); /* struct bpfprof_unwind_words: words 2i (low half), 2i + 1 */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, BPFPROF_MAX_UNWIND_TABLES);
+	__type(key, __u32);
+	__array(values, struct unwind_words_map);
 } unwind_rows SEC(".maps");
 
 struct {
@@ -265,6 +282,7 @@ struct walk {
 	__u8 fp_prev; /* pc came from a frame-pointer step: not checked yet */
 	__u8 jumped; /* a frame-pointer step went down or sideways once */
 	__u8 walking; /* a walk was begun (walk_begin) */
+	__u32 now; /* the sample's time >> 30 (about seconds): tables' `used` */
 	__u32 steps; /* steps done: the legacy variant's walk goes on across tail calls */
 };
 
@@ -312,10 +330,11 @@ static __always_inline int stack_read(struct walk *w, struct ustack_chunk *c, __
 	return 0;
 }
 
-/* Binary search state: rows[first + l].pc <= rel < rows[first + r].pc */
+/* Binary search state: table `table`'s rows l..r-1, the last whose low pc bits are <= off */
 struct search {
-	__u32 first, l, r;
-	__u32 rel;
+	__u32 table;
+	__u32 l, r; /* word indices */
+	__u32 off; /* the pc's low 16 bits */
 };
 
 struct {
@@ -325,52 +344,78 @@ struct {
 	__type(value, struct search);
 } search_state SEC(".maps");
 
+/* Word i of table `table` (its words map `rows`); false when out of range */
+static __always_inline bool table_word(void *rows, __u32 i, __u32 *val)
+{
+	__u32 key = i >> 1;
+	__u64 *v;
+
+	v = bpf_map_lookup_elem(rows, &key);
+	if (!v)
+		return false;
+	*val = (i & 1) ? *v >> 32 : (__u32)*v; /* little-endian: w[0] is the low half */
+	return true;
+}
+
 step_fn search_step(__u32 i, void *data)
 {
-	struct bpfprof_unwind_row *row;
 	struct search *q;
-	__u32 m, idx, zero = 0;
+	void *rows;
+	__u32 m, word, zero = 0;
 
 	q = bpf_map_lookup_elem(&search_state, &zero);
 	if (!q || q->r - q->l <= 1)
 		return 1;
-	m = q->l + (q->r - q->l) / 2;
-	idx = q->first + m;
-	row = bpf_map_lookup_elem(&unwind_rows, &idx);
-	if (!row)
+	rows = bpf_map_lookup_elem(&unwind_rows, &q->table);
+	if (!rows)
 		return 1;
-	if (row->pc <= q->rel)
+	m = q->l + (q->r - q->l) / 2;
+	if (!table_word(rows, m, &word))
+		return 1;
+	if (BPFPROF_UNWIND_ROW_PC(word) <= q->off)
 		q->l = m;
 	else
 		q->r = m;
 	return 0;
 }
 
-/* The rule of the row that covers rel in table `table` (binary search, 24 steps: 16 M rows). */
-static __always_inline __u32 find_rule(__u32 table, __u64 rel)
+/*
+ * The rule of the row that covers rel in table `table`: its 64 KiB page's
+ * rows from the page index, then a binary search among them (at most 65536:
+ * 16 steps). `now`: the walk's time stamp, kept in the table's `used`.
+ */
+static __always_inline __u32 find_rule(__u32 table, __u64 rel, __u32 now)
 {
 	struct bpfprof_unwind_table *t = bpf_map_lookup_elem(&unwind_tables, &table);
-	struct bpfprof_unwind_row *row;
 	struct search *q;
-	__u32 idx, zero = 0;
+	void *rows;
+	__u32 page, lo, hi, word, zero = 0;
 
-	if (!t || !t->nr_rows || rel > 0xffffffffULL)
+	if (!t || !t->nr_pages || (rel >> BPFPROF_UNWIND_PAGE_SHIFT) >= t->nr_pages)
 		return BPFPROF_UNWIND_NONE;
-	idx = t->first_row;
-	row = bpf_map_lookup_elem(&unwind_rows, &idx);
-	if (!row || row->pc > rel)
+	if (t->used != now)
+		t->used = now; /* for user space's choice of what goes when memory runs out */
+	rows = bpf_map_lookup_elem(&unwind_rows, &table);
+	page = rel >> BPFPROF_UNWIND_PAGE_SHIFT;
+	if (!rows || !table_word(rows, page, &lo) || !table_word(rows, page + 1, &hi) || lo >= hi)
+		return BPFPROF_UNWIND_NONE;
+	if (!table_word(rows, lo, &word) || BPFPROF_UNWIND_ROW_PC(word) > (rel & 0xffff))
 		return BPFPROF_UNWIND_NONE;
 	q = bpf_map_lookup_elem(&search_state, &zero);
 	if (!q)
 		return BPFPROF_UNWIND_NONE;
-	q->first = t->first_row;
-	q->l = 0;
-	q->r = t->nr_rows;
-	q->rel = rel;
-	for_each_step(24, search_step, NULL);
-	idx = q->first + q->l;
-	row = bpf_map_lookup_elem(&unwind_rows, &idx);
-	return row ? row->rule : BPFPROF_UNWIND_NONE;
+	q->table = table;
+	q->l = lo;
+	q->r = hi;
+	q->off = rel & 0xffff;
+	for_each_step(17, search_step, NULL);
+	rows = bpf_map_lookup_elem(&unwind_rows, &table);
+	t = bpf_map_lookup_elem(&unwind_tables, &table);
+	if (!rows || !t || !table_word(rows, q->l, &word) ||
+	    BPFPROF_UNWIND_ROW_RULE(word) >= t->nr_rules ||
+	    !table_word(rows, t->rules + BPFPROF_UNWIND_ROW_RULE(word), &word))
+		return BPFPROF_UNWIND_NONE;
+	return word;
 }
 
 static __always_inline long walk_stop(struct walk *w, __u32 reason)
@@ -439,7 +484,7 @@ step_fn walk_step(__u32 i, void *data)
 			return walk_stop(w, BPFPROF_STAT_WALK_NO_MAPPING);
 		}
 		if (m->table != BPFPROF_UNWIND_NO_TABLE)
-			rule = find_rule(m->table, look - m->bias);
+			rule = find_rule(m->table, look - m->bias, w->now);
 	}
 
 	kind = BPFPROF_UNWIND_KIND(rule);
@@ -515,7 +560,7 @@ step_fn walk_step(__u32 i, void *data)
 	if (!fp_step && !leaf && next_sp <= sp)
 		return walk_stop(w, BPFPROF_STAT_WALK_BAD); /* CFI that does not go up the stack */
 	idx = w->nk + 1 + i;
-	if (idx >= 2 * BPFPROF_MAX_STACK)
+	if (idx >= w->nk + max_user_stack || idx >= MAX_IPS)
 		return walk_stop(w, BPFPROF_STAT_WALK_LIMIT);
 	e->ips[idx] = ra;
 	w->end = idx + 1;
@@ -544,7 +589,7 @@ static __always_inline bool walk_begin(struct bpfprof_sample *e, __u64 nk, __u32
 	if (!w)
 		return false;
 	__builtin_memset(w, 0, sizeof(*w));
-	if (!ip || kernel_addr(ip) || nk >= 2 * BPFPROF_MAX_STACK)
+	if (!ip || kernel_addr(ip) || nk >= MAX_IPS)
 		return false;
 	w->walking = 1;
 	w->pc = ip;
@@ -554,6 +599,7 @@ static __always_inline bool walk_begin(struct bpfprof_sample *e, __u64 nk, __u32
 	w->end = nk + 1;
 	w->tgid = tgid;
 	w->leaf = 1;
+	w->now = e->time_ns >> 30;
 	e->ips[nk] = ip;
 	w->tables = unwind_tables_on && bpf_map_lookup_elem(&unwind_procs, &tgid);
 	if (unwind_tables_on && !w->tables)
@@ -585,10 +631,11 @@ static __always_inline __u64 walk_end(__u32 *stop)
  * each frame's binary search with it: a whole walk in one program goes past
  * its 8192 pending branches. So a program walks WALK_FRAMES_PER_PROG frames
  * and tail-calls itself for the next ones, as the OpenTelemetry profiler and
- * Parca walk (8 frames a call: 126 frames in 16 of the 32 tail calls a
- * sample may make). Returns true when the walk is over.
+ * Parca walk (16 frames a call: --max-stack's 512 frames in the 32 tail
+ * calls a sample may make, the leaf being the first program's). Returns
+ * true when the walk is over.
  */
-#define WALK_FRAMES_PER_PROG 8
+#define WALK_FRAMES_PER_PROG 16
 static __always_inline bool walk_some(void)
 {
 	struct walk *w;
@@ -596,7 +643,7 @@ static __always_inline bool walk_some(void)
 
 	for (k = 0; k < WALK_FRAMES_PER_PROG; k++) {
 		w = bpf_map_lookup_elem(&walk_state, &zero);
-		if (!w || !w->walking || w->steps >= BPFPROF_MAX_STACK - 1)
+		if (!w || !w->walking || w->steps + 1 >= max_user_stack)
 			return true;
 		if (walk_step(w->steps, NULL))
 			return true;
@@ -728,7 +775,7 @@ step_fn user_ip_step(__u32 i, void *data)
 	__u64 idx = m->nk + i;
 
 	e = bpf_map_lookup_elem(&scratch, &zero);
-	if (!e || i >= m->nu || i >= BPFPROF_MAX_STACK || idx >= 2 * BPFPROF_MAX_STACK)
+	if (!e || i >= m->nu || i >= BPFPROF_MAX_STACK || idx >= MAX_IPS)
 		return 1;
 	if (m->copy) {
 		u = bpf_map_lookup_elem(&ucopy, &zero);
@@ -830,8 +877,8 @@ static __always_inline void send_ustack_copy(struct bpf_perf_event_data *ctx, __
 	u->type = BPFPROF_REC_USTACK_COPY;
 	u->tgid = tgid;
 	u->tid = tid;
-	u->nr_user = nu;
-	u->end_reached = stop == BPFPROF_STAT_WALK_END;
+	u->nr_user = nu > BPFPROF_MAX_STACK ? BPFPROF_MAX_STACK : nu; /* the copy's first frames */
+	u->end_reached = stop == BPFPROF_STAT_WALK_END && nu <= BPFPROF_MAX_STACK;
 	u->regs[0] = r->ax;
 	u->regs[1] = r->dx;
 	u->regs[2] = r->cx;
@@ -891,8 +938,8 @@ static __always_inline void sample_end(struct bpf_perf_event_data *ctx)
 	if (nk > BPFPROF_MAX_STACK)
 		nk = BPFPROF_MAX_STACK;
 	nu = walk_end(&stop);
-	if (nu > BPFPROF_MAX_STACK)
-		nu = BPFPROF_MAX_STACK;
+	if (nu > BPFPROF_MAX_USER_STACK)
+		nu = BPFPROF_MAX_USER_STACK;
 	if (check_user_stack)
 		check_user_walk(ctx, nk, nu);
 	if (check_unwind_every && !nk && nu)
@@ -960,7 +1007,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		bpf_tail_call(ctx, &walk_jmp_sample, 0);
 		/* no tail call (not set up): the leaf only, stopped at the frame limit */
 #else
-		for_each_step(BPFPROF_MAX_STACK - 1, walk_step, NULL);
+		for_each_step(max_user_stack - 1, walk_step, NULL);
 #endif
 	}
 	sample_end(ctx);
@@ -1221,7 +1268,7 @@ step_fn offcpu_hash_step(__u32 i, void *data)
 {
 	struct offcpu_hash *c = data;
 
-	if (i >= c->n || i >= 2 * BPFPROF_MAX_STACK)
+	if (i >= c->n || i >= MAX_IPS)
 		return 1;
 	c->h = (c->h ^ c->r->s.ips[i]) * 0x100000001b3ULL;
 	return 0;
@@ -1234,7 +1281,7 @@ static __always_inline void offcpu_send(struct bpfprof_offcpu *r)
 				 .n = (__u64)r->s.nr_kernel + r->s.nr_user };
 	struct offcpu_agg_val *v, one = { .ns = r->off_ns, .blocks = 1 };
 
-	for_each_step(2 * BPFPROF_MAX_STACK, offcpu_hash_step, &c);
+	for_each_step(MAX_IPS, offcpu_hash_step, &c);
 	v = bpf_map_lookup_elem(&offcpu_agg, &c.h);
 	if (v) {
 		__sync_fetch_and_add(&v->ns, r->off_ns);
@@ -1385,10 +1432,10 @@ static __always_inline void offcpu_finish_end(__u32 tid)
 		return;
 	nk = pd->r.s.nr_kernel;
 	nu = walk_end(&stop);
-	if (nu > BPFPROF_MAX_STACK)
-		nu = BPFPROF_MAX_STACK;
+	if (nu > BPFPROF_MAX_USER_STACK)
+		nu = BPFPROF_MAX_USER_STACK;
 	/* only the user part goes back: the record's header and kernel part stay as taken */
-	if (nu && bpf_probe_read_kernel(&pd->r.s.ips[nk & BPFPROF_MAX_STACK], (nu * 8) & 1023,
+	if (nu && bpf_probe_read_kernel(&pd->r.s.ips[nk & BPFPROF_MAX_STACK], nu * 8,
 					&e->ips[nk & BPFPROF_MAX_STACK]))
 		nu = 0;
 	/*
@@ -1449,7 +1496,7 @@ static __always_inline void offcpu_finish(void *ctx, struct offcpu_pending *pd, 
 #if BPFPROF_LEGACY
 		bpf_tail_call(ctx, &walk_jmp_sys_exit, 0);
 #else
-		for_each_step(BPFPROF_MAX_STACK - 1, walk_step, NULL);
+		for_each_step(max_user_stack - 1, walk_step, NULL);
 #endif
 	}
 	offcpu_finish_end(tid);

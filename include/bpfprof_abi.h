@@ -13,8 +13,13 @@
 #include <linux/types.h> /* the BPF side gets these from vmlinux.h */
 #endif
 
-/* bpf_get_stack() depth per side; matches perf's default kernel.perf_event_max_stack */
+/*
+ * bpf_get_stack() depth of the kernel stack, and the default user depth
+ * (--max-stack): perf's default kernel.perf_event_max_stack
+ */
 #define BPFPROF_MAX_STACK 127
+/* The deepest user stack a sample can hold (--max-stack at most) */
+#define BPFPROF_MAX_USER_STACK 512
 #define BPFPROF_TASK_COMM_LEN 16
 
 enum bpfprof_rec_type {
@@ -49,7 +54,7 @@ enum bpfprof_stat {
 		13, /* a frame-pointer chain ended (rbp 0 or not a stack address) */
 	BPFPROF_STAT_WALK_NO_MAPPING = 14, /* a pc outside the process's executable mappings */
 	BPFPROF_STAT_WALK_READ_FAULT = 15, /* a stack read failed (not mapped, not present) */
-	BPFPROF_STAT_WALK_LIMIT = 16, /* BPFPROF_MAX_STACK frames */
+	BPFPROF_STAT_WALK_LIMIT = 16, /* --max-stack frames */
 	BPFPROF_STAT_WALK_BAD =
 		17, /* a frame that does not go up the stack, a loop, a 0 return address */
 	BPFPROF_STAT_WALK_NOT_READY =
@@ -64,8 +69,9 @@ enum bpfprof_stat {
 /*
  * One stack sample. Only the first
  *   offsetof(struct bpfprof_sample, ips) + (nr_kernel + nr_user) * 8
- * bytes are sent: ips[0..nr_kernel) are kernel addresses, leaf first, followed
- * by nr_user user addresses, leaf first. For a sample taken in kernel mode the
+ * bytes are sent: ips[0..nr_kernel) are kernel addresses, leaf first (at
+ * most BPFPROF_MAX_STACK), followed by nr_user user addresses, leaf first
+ * (at most --max-stack, BPFPROF_MAX_USER_STACK). For a sample taken in kernel mode the
  * user part is the user stack at kernel entry (from the task's saved pt_regs).
  */
 struct bpfprof_sample {
@@ -85,12 +91,13 @@ struct bpfprof_sample {
 	 * exec. 0: unknown.
 	 */
 	__u32 start;
-	__u64 ips[2 * BPFPROF_MAX_STACK];
+	__u64 ips[BPFPROF_MAX_STACK + BPFPROF_MAX_USER_STACK];
 };
 
 #define BPFPROF_SAMPLE_HDR_SIZE 56
 
-_Static_assert(sizeof(struct bpfprof_sample) == BPFPROF_SAMPLE_HDR_SIZE + 2 * BPFPROF_MAX_STACK * 8,
+_Static_assert(sizeof(struct bpfprof_sample) ==
+		       BPFPROF_SAMPLE_HDR_SIZE + (BPFPROF_MAX_STACK + BPFPROF_MAX_USER_STACK) * 8,
 	       "struct bpfprof_sample layout");
 
 /* Target-filter modes, set in rodata before load. */
@@ -109,18 +116,35 @@ enum bpfprof_filter {
  * file's CFI (.eh_frame, else .debug_frame) into sorted rows, one per address
  * range with one rule, and the BPF program walks user stacks with them.
  *
- *   unwind_mappings  LPM trie  (tgid, address) -> table id + bias, one entry
- *                              per aligned power-of-two piece of each
- *                              executable mapping of a process
- *   unwind_tables    array     table id -> first row, number of rows
- *   unwind_rows      array     every table's rows, back to back (user space
- *                              allocates ranges in it, writes them in batches)
+ *   unwind_mappings  LPM trie      (tgid, address) -> table id + bias, one
+ *                                  entry per aligned power-of-two piece of
+ *                                  each executable mapping of a process
+ *   unwind_tables    array         table id -> struct bpfprof_unwind_table
+ *   unwind_rows      array of maps table id -> that table's own array of
+ *                                  words, sized to it (created when the
+ *                                  file is first mapped, freed when it goes:
+ *                                  kernel memory follows the files in use,
+ *                                  up to a byte budget, --unwind-memory)
  *
- * A row holds the start of its range relative to its table's base (an ELF
- * virtual address chosen by the builder, usually the lowest FDE start) and
- * the rule for the range up to the next row. For an address A of mapping
- * entry E: row pc = A - E.bias (bias = load bias + table base). An address
- * before the first row, or at or past a BPFPROF_UNWIND_NONE row, has no CFI.
+ * A row's pc is its range's start relative to its table's base (an ELF
+ * virtual address chosen by the builder, usually the lowest FDE start); for
+ * an address A of mapping entry E: pc = A - E.bias (bias = load bias +
+ * table base). An address before the first row, or at or past a
+ * BPFPROF_UNWIND_NONE row, has no CFI.
+ *
+ * A table's words (__u32, two to an array element: array values are 8-byte
+ * aligned), in 64 KiB pages of pc, as the OpenTelemetry profiler stores its
+ * stack deltas (4 bytes a row, against 8 for {pc, rule}):
+ *
+ *   [0, nr_pages]           page index: page p's rows are rows
+ *                           [index[p], index[p + 1])
+ *   [nr_pages + 1, rules)   rows: bits 0-15 the pc's low 16 bits, bits
+ *                           16-31 an index into the table's rules; sorted
+ *                           within a page. Where the rule in force at a
+ *                           page's start is not NONE, the page has a row at
+ *                           offset 0; so an address before its page's first
+ *                           row, or in an empty page, has no CFI
+ *   [rules, rules + nr_rules)  the table's distinct rule words
  *
  * Rule word (x86-64; DWARF registers: rbp 6, rsp 7, return address 16):
  *   bits 0-2   kind, enum bpfprof_unwind_kind
@@ -154,6 +178,7 @@ enum bpfprof_unwind_kind {
 #define BPFPROF_UNWIND_RBP_SLOT_MIN (-2048)
 #define BPFPROF_UNWIND_RBP_SLOT_MAX 2047
 
+/* A row as the builder makes it (user space only: the maps hold compact rows) */
 struct bpfprof_unwind_row {
 	__u32 pc; /* start of the range, relative to the table's base */
 	__u32 rule; /* BPFPROF_UNWIND_RULE(...) */
@@ -161,10 +186,24 @@ struct bpfprof_unwind_row {
 
 _Static_assert(sizeof(struct bpfprof_unwind_row) == 8, "struct bpfprof_unwind_row layout");
 
+/* Where a table's parts are in its words (see above) */
 struct bpfprof_unwind_table {
-	__u32 first_row; /* index into unwind_rows */
-	__u32 nr_rows; /* 0: slot free */
+	__u32 nr_pages; /* 64 KiB pages of pc covered; 0: slot empty (no rows loaded) */
+	__u32 rules; /* word index of the rules */
+	__u32 nr_rules;
+	__u32 used; /* written by the walk: bpf_ktime_get_ns() >> 30 when last used */
 };
+
+/* Two words of a table: one element of its array */
+struct bpfprof_unwind_words {
+	__u32 w[2];
+};
+
+#define BPFPROF_UNWIND_PAGE_SHIFT 16
+#define BPFPROF_UNWIND_ROW_PC(word) ((word)&0xffffu)
+#define BPFPROF_UNWIND_ROW_RULE(word) ((word) >> 16)
+/* Table ids (unwind_tables, unwind_rows) */
+#define BPFPROF_MAX_UNWIND_TABLES 16384
 
 /* A mapping whose code has no table (JIT, no CFI): frame-pointer steps there. */
 #define BPFPROF_UNWIND_NO_TABLE 0xffffffffu

@@ -16,8 +16,11 @@
  * was µs (OFFCPU_THRESH 500000 ns); see README "Off-CPU profiles".
  */
 #define CLI_DEFAULT_OFFCPU_THRESH_US 500
-/* --unwind-table-size default: 1 M rows of 8 bytes */
-#define CLI_DEFAULT_UNWIND_TABLE_BYTES (8ULL << 20)
+/*
+ * --unwind-memory default: the OpenTelemetry profiler's 250 MB for its
+ * whole agent; about 60 M rows, 70 times Debian's libLLVM-14
+ */
+#define CLI_DEFAULT_UNWIND_MEMORY (256ULL << 20)
 
 enum call_graph {
 	CALL_GRAPH_DWARF, /* unwind tables from CFI where there is some, frame pointers elsewhere */
@@ -63,8 +66,9 @@ struct bpfprof_config {
 	bool no_jvm_perfmap; /* --no-jvm-perfmap: running JVMs not asked for their perf map */
 	enum call_graph call_graph; /* --call-graph */
 	bool call_graph_set; /* given on the command line */
-	uint64_t unwind_table_bytes; /* --unwind-table-size, bytes (8 a row) */
+	uint64_t unwind_memory; /* --unwind-memory: kernel memory for unwind tables at most, bytes */
 	bool check_unwind; /* --check-unwind: libdwfl against the BPF walk */
+	uint32_t max_stack; /* --max-stack: user frames a stack keeps at most */
 	int argc; /* bpfprof's own argv, for perf.data's CMDLINE */
 	char **argv;
 };

@@ -30,11 +30,12 @@ struct session_opts {
 	uint64_t offcpu_thresh_ns; /* blocks shorter than this are counted, not sent */
 	/*
 	 * User stacks walked with the unwinder's maps (session__unwind_sink):
-	 * unwind_rows rows of tables (8 bytes each, preallocated in the kernel),
-	 * 0 for mappings only (--call-graph fp).
+	 * tables of at most unwind_budget bytes of kernel memory in all (each
+	 * allocated as its file comes), 0 for mappings only (--call-graph fp).
 	 */
 	bool unwind;
-	uint32_t unwind_rows;
+	uint64_t unwind_budget;
+	uint32_t max_user_stack; /* --max-stack: 1..BPFPROF_MAX_USER_STACK; 0: BPFPROF_MAX_STACK */
 	uint32_t check_unwind_every; /* --check-unwind: a stack copy every N user-mode samples; 0 none */
 	const uint64_t *cgroup_ids; /* cgroup v2 ids to keep; NULL: all */
 	size_t nr_cgroups;

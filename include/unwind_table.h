@@ -17,6 +17,7 @@
 #ifndef BPFPROF_UNWIND_TABLE_H
 #define BPFPROF_UNWIND_TABLE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <libelf.h>
@@ -62,6 +63,13 @@ int unwind_table__build(Elf *elf, const char *name, struct unwind_table **out);
 int unwind_table__build_fd(int fd, const char *name, struct unwind_table **out);
 
 void unwind_table__free(struct unwind_table *t);
+
+/*
+ * Rows come from the fast generator (user/unwind/unwind_rows_fast.h) where
+ * an FDE is in the subset it handles, from libdw otherwise; true: libdw for
+ * every FDE (the tests' oracle, and the benchmark's baseline).
+ */
+extern bool unwind_table_libdw_only;
 
 /*
  * The rule in force at ELF virtual address vaddr (BPFPROF_UNWIND_NONE

@@ -6,10 +6,13 @@
  * its file (include/unwind_table.h) in the shared row array. Tables are
  * built once per file, keyed by build-id (dev + inode where there is none),
  * shared by every process and container that maps the file (a file stripped
- * of its CFI gets its debug file's .debug_frame), and freed when
- * no process maps it any more. The row array is bounded (--unwind-table-size):
- * a file whose table does not fit is walked by frame pointers, with one
- * warning.
+ * of its CFI gets its debug file's .debug_frame), loaded into a BPF array of
+ * its own size (include/unwind_compact.h: about 4 bytes a row), and freed
+ * when no process maps it any more. Their kernel memory is bounded by a byte
+ * budget (--unwind-memory): when a new table would go past it, the tables
+ * the walk used least recently are dropped first (their files are then
+ * walked by frame pointers), with one warning; a table larger than the
+ * whole budget is not loaded.
  *
  * BPF maps are reached through struct unwind_sink, so that the bookkeeping is
  * tested without BPF; user/capture/session.c provides the real one.
@@ -29,14 +32,19 @@ struct unwind_sink {
 	int (*set_mapping)(void *ctx, const struct bpfprof_unwind_key *k,
 			   const struct bpfprof_unwind_mapping *v);
 	int (*del_mapping)(void *ctx, const struct bpfprof_unwind_key *k);
-	/* table slot id (< max_tables); nr_rows 0 frees it */
-	int (*set_table)(void *ctx, uint32_t id, const struct bpfprof_unwind_table *t);
 	/* the process's entries are complete (ready) or gone (!ready) */
 	int (*set_proc)(void *ctx, uint32_t tgid, bool ready);
-	/* rows[0..n) into the shared row array at index first; 0 or -errno */
-	int (*write_rows)(void *ctx, uint32_t first, const struct bpfprof_unwind_row *rows,
-			  uint32_t n);
-	uint32_t max_rows; /* size of the row array; 0: no tables */
+	/*
+	 * Load table id (< max_tables): its words[0..nr_words), laid out as
+	 * info says; *bytes: the kernel memory it took. 0 or -errno.
+	 */
+	int (*load_table)(void *ctx, uint32_t id, const struct bpfprof_unwind_table *info,
+			  const uint32_t *words, uint32_t nr_words, uint64_t *bytes);
+	/* Drop table id's words (the walk then finds no rule there) */
+	void (*drop_table)(void *ctx, uint32_t id);
+	/* The walk's last use of table id (struct bpfprof_unwind_table.used); 0: never */
+	uint32_t (*table_used)(void *ctx, uint32_t id);
+	uint64_t budget; /* kernel memory tables may take, bytes; 0: no tables */
 	uint32_t max_tables;
 	void *ctx;
 };
@@ -82,13 +90,17 @@ void unwinder__reap(struct unwinder *u);
 
 struct unwinder_stats {
 	uint64_t nr_procs; /* registered now */
-	uint64_t nr_tables; /* tables in the row array now */
-	uint64_t nr_rows; /* rows in use now */
-	uint64_t max_rows;
+	uint64_t nr_tables; /* tables loaded now */
+	uint64_t nr_rows; /* their rows (as built), now */
+	uint64_t bytes; /* their kernel memory now, bytes */
+	uint64_t peak_bytes; /* the most they took at once */
+	uint64_t budget; /* --unwind-memory */
 	uint64_t nr_built; /* tables built (cache misses) */
 	uint64_t nr_shared; /* cache hits: a table another mapping already had */
 	uint64_t nr_no_cfi; /* files without usable CFI */
-	uint64_t nr_full; /* tables that did not fit in the row array */
+	uint64_t nr_full; /* tables larger than the whole budget: not loaded */
+	uint64_t nr_evicted; /* tables dropped to make room (least recently used) */
+	uint64_t loaded_rows, loaded_bytes; /* rows and bytes of every table loaded, summed */
 	uint64_t build_ns; /* time spent building tables, ns */
 	uint64_t cfi_bytes; /* CFI section bytes read, bytes */
 	uint64_t nr_entries; /* LPM trie entries now */

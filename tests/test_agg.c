@@ -570,7 +570,7 @@ static void test_malformed(void **state)
 	bad += 2;
 
 	/* more frames than the ABI allows, even with the bytes present */
-	s.nr_user = BPFPROF_MAX_STACK + 1;
+	s.nr_user = BPFPROF_MAX_USER_STACK + 1;
 	assert_int_equal(agg__record(f->a, &s, sizeof(s)), -EINVAL);
 	s.nr_user = 0;
 	s.nr_kernel = BPFPROF_MAX_STACK + 1;
@@ -596,7 +596,7 @@ static void test_malformed(void **state)
 
 	/* the limits themselves are fine, as is a record longer than its frames */
 	s.nr_kernel = BPFPROF_MAX_STACK;
-	s.nr_user = BPFPROF_MAX_STACK;
+	s.nr_user = BPFPROF_MAX_USER_STACK;
 	assert_int_equal(agg__record(f->a, &s, sizeof(s)), 0);
 	s.nr_kernel = 0;
 	s.nr_user = 2;
@@ -609,7 +609,7 @@ static void test_malformed(void **state)
 	assert_int_equal(p->nr_stacks, 3);
 	assert_int_equal(p->nr_samples, 3);
 	assert_int_equal(p->stacks[0].nr_kernel, BPFPROF_MAX_STACK);
-	assert_int_equal(p->stacks[0].nr_user, BPFPROF_MAX_STACK);
+	assert_int_equal(p->stacks[0].nr_user, BPFPROF_MAX_USER_STACK);
 }
 
 /* ---- profile__resolve_locs ---- */

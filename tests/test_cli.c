@@ -228,6 +228,8 @@ static void test_bad_values(void **state)
 	refused((char *[]){ "bpfprof", "-a", "--output-mode", "999", NULL }, "invalid MODE");
 	refused((char *[]){ "bpfprof", "-a", "--call-graph", "lbr", NULL },
 		"invalid call graph mode: 'lbr'");
+	refused((char *[]){ "bpfprof", "-a", "--max-stack", "513", NULL }, "invalid max stack");
+	refused((char *[]){ "bpfprof", "-a", "--max-stack", "0", NULL }, "invalid max stack");
 	refused((char *[]){ "bpfprof", "-a", "--interval", "0.5", "--output-dir", "d", NULL },
 		"invalid interval SECONDS");
 	refused((char *[]){ "bpfprof", "-a", "--off-cpu", "--off-cpu-thresh", "-5", NULL },
@@ -329,9 +331,14 @@ static void test_accepted(void **state)
 	assert_int_equal(cli__parse(argv_len(check), check, &cfg), 0);
 	assert_true(cfg.check_user_stacks);
 	assert_int_equal(cfg.call_graph, CALL_GRAPH_FP);
+	assert_int_equal(cfg.max_stack, 127); /* the default, as kernel.perf_event_max_stack */
 	assert_int_equal(cli__parse(argv_len(fp), fp, &cfg), 0);
 	assert_int_equal(cfg.call_graph, CALL_GRAPH_FP);
 	assert_true(cfg.call_graph_set);
+	/* --max-stack: up to 512 user frames */
+	char *deep[] = { "bpfprof", "-a", "--max-stack", "512", NULL };
+	assert_int_equal(cli__parse(argv_len(deep), deep, &cfg), 0);
+	assert_int_equal(cfg.max_stack, 512);
 }
 
 int main(void)

@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include "log.h"
@@ -1198,6 +1199,77 @@ static void test_rule_roundtrip(void **state)
 	assert_int_equal(BPFPROF_UNWIND_RULE(BPFPROF_UNWIND_NONE, 0, 0, 0), 0);
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * The fast row generator against libdw, the oracle: the same rows, row for
+ * row, on the host's large files (those installed of: Debian's LLVM, node,
+ * cc1, libjvm, libz3, libstdc++, perl, libc, python3.11), and how many rows
+ * a second each builds (BENCHMARKS.md).
+ */
+static void test_fast_vs_libdw(void **state)
+{
+	static const char *const files[] = {
+		"/lib/x86_64-linux-gnu/libc.so.6",
+		"/usr/bin/python3.11",
+		"/usr/lib/x86_64-linux-gnu/libperl.so.5.36",
+		"/usr/lib/x86_64-linux-gnu/libstdc++.so.6",
+		"/usr/lib/gcc/x86_64-linux-gnu/12/cc1",
+		"/usr/bin/node",
+		"/usr/lib/jvm/java-17-openjdk-amd64/lib/server/libjvm.so",
+		"/usr/lib/x86_64-linux-gnu/libz3.so.4",
+		"/usr/lib/x86_64-linux-gnu/libLLVM-14.so.1",
+		"/usr/lib/x86_64-linux-gnu/libclang-cpp.so.14",
+	};
+	double t_fast = 0, t_dw = 0;
+	uint64_t rows = 0;
+	int done = 0;
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		struct unwind_table *fast, *dw;
+		double t0, t1, t2;
+		int fd = open(files[i], O_RDONLY);
+
+		if (fd < 0)
+			continue;
+		t0 = now_s();
+		assert_int_equal(unwind_table__build_fd(fd, files[i], &fast), 0);
+		t1 = now_s();
+		unwind_table_libdw_only = true;
+		assert_int_equal(unwind_table__build_fd(fd, files[i], &dw), 0);
+		unwind_table_libdw_only = false;
+		t2 = now_s();
+		close(fd);
+		assert_int_equal(fast->base, dw->base);
+		assert_int_equal(fast->end, dw->end);
+		assert_int_equal(fast->nr_rows, dw->nr_rows);
+		for (uint32_t r = 0; r < dw->nr_rows; r++)
+			if (fast->rows[r].pc != dw->rows[r].pc || fast->rows[r].rule != dw->rows[r].rule)
+				fail_msg("%s: row %u: fast {0x%x, 0x%x}, libdw {0x%x, 0x%x}", files[i], r,
+					 fast->rows[r].pc, fast->rows[r].rule, dw->rows[r].pc,
+					 dw->rows[r].rule);
+		print_message("  %s: %u rows, %.1f MiB of CFI: fast %.1f ms (%.2f M rows/s), libdw %.1f ms (%.2f M rows/s)\n",
+			      files[i], dw->nr_rows, fast->cfi_bytes / 1048576.0, (t1 - t0) * 1e3,
+			      dw->nr_rows / (t1 - t0) / 1e6, (t2 - t1) * 1e3,
+			      dw->nr_rows / (t2 - t1) / 1e6);
+		rows += dw->nr_rows;
+		t_fast += t1 - t0;
+		t_dw += t2 - t1;
+		done++;
+		unwind_table__free(fast);
+		unwind_table__free(dw);
+	}
+	assert_true(done >= 2);
+	print_message("  all: %llu rows, fast %.2f M rows/s, libdw %.2f M rows/s (%.1fx)\n",
+		      (unsigned long long)rows, rows / t_fast / 1e6, rows / t_dw / 1e6, t_dw / t_fast);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1213,6 +1285,7 @@ int main(void)
 		cmocka_unit_test(test_x86_64_unwind),
 		cmocka_unit_test(test_nobits_eh_frame),
 		cmocka_unit_test(test_no_section_headers),
+		cmocka_unit_test(test_fast_vs_libdw),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -3,9 +3,10 @@
  * Unit tests of user/unwind/unwinder.c through a fake sink standing in for the BPF
  * maps: the LPM keys cover each executable mapping exactly, a lookup done as
  * the BPF walker does (longest prefix, then row pc = address - bias) finds
- * the same rule as the file's own table at the ELF address, tables are
- * shared and freed with their last user, and a full row array degrades to
- * frame pointers. The process under test is this test itself (a PIE, libc),
+ * the same rule as the file's own table at the ELF address (the compact
+ * words read as find_rule reads them), tables are shared and freed with
+ * their last user, a budget too small for a table degrades to frame
+ * pointers, and at the budget the least recently used tables are dropped. The process under test is this test itself (a PIE, libc),
  * and a child stripped of its CFI whose .debug_frame is in its separate debug
  * file (by .gnu_debuglink, then in debuginfod's client cache).
  */
@@ -28,6 +29,7 @@
 #include <sys/auxv.h>
 #include <sys/wait.h>
 #include "sym_elf.h"
+#include "unwind_compact.h"
 #include "unwind_table.h"
 #include "unwinder.h"
 
@@ -46,9 +48,12 @@ struct fake {
 	} e[MAX_ENTRIES];
 	int nr;
 	struct bpfprof_unwind_table tables[MAX_TABLES];
+	uint32_t *words[MAX_TABLES];
+	uint32_t nr_words[MAX_TABLES];
+	uint32_t used[MAX_TABLES]; /* what table_used answers */
+	int nr_loaded, nr_dropped;
 	int procs_ready; /* set_proc(ready) calls */
 	int procs_gone;
-	struct bpfprof_unwind_row *rows;
 };
 
 static int fake_set_mapping(void *ctx, const struct bpfprof_unwind_key *k,
@@ -81,22 +86,49 @@ static int fake_del_mapping(void *ctx, const struct bpfprof_unwind_key *k)
 	return -ENOENT;
 }
 
-static int fake_set_table(void *ctx, uint32_t id, const struct bpfprof_unwind_table *t)
+static int fake_load_table(void *ctx, uint32_t id, const struct bpfprof_unwind_table *info,
+			   const uint32_t *words, uint32_t nr_words, uint64_t *bytes)
 {
 	struct fake *f = ctx;
 
 	assert_true(id < MAX_TABLES);
-	f->tables[id] = *t;
+	assert_null(f->words[id]);
+	assert_true(info->nr_pages > 0);
+	f->words[id] = malloc((size_t)nr_words * sizeof(*words));
+	assert_non_null(f->words[id]);
+	memcpy(f->words[id], words, (size_t)nr_words * sizeof(*words));
+	f->nr_words[id] = nr_words;
+	f->tables[id] = *info;
+	*bytes = unwind_compact__kernel_bytes(nr_words);
+	f->nr_loaded++;
 	return 0;
 }
 
-static int fake_write_rows(void *ctx, uint32_t first, const struct bpfprof_unwind_row *rows,
-			   uint32_t n)
+static void fake_drop_table(void *ctx, uint32_t id)
 {
 	struct fake *f = ctx;
 
-	memcpy(&f->rows[first], rows, (size_t)n * sizeof(*rows));
-	return 0;
+	assert_true(id < MAX_TABLES);
+	assert_non_null(f->words[id]);
+	free(f->words[id]);
+	f->words[id] = NULL;
+	f->nr_words[id] = 0;
+	memset(&f->tables[id], 0, sizeof(f->tables[id]));
+	f->nr_dropped++;
+}
+
+static uint32_t fake_table_used(void *ctx, uint32_t id)
+{
+	struct fake *f = ctx;
+
+	return f->used[id];
+}
+
+static void fake_free(struct fake *f)
+{
+	for (int i = 0; i < MAX_TABLES; i++)
+		free(f->words[i]);
+	free(f);
 }
 
 static int fake_set_proc(void *ctx, uint32_t tgid, bool ready)
@@ -110,22 +142,21 @@ static int fake_set_proc(void *ctx, uint32_t tgid, bool ready)
 	return 0;
 }
 
-static struct unwinder *new_unwinder(struct fake *f, uint32_t max_rows)
+static struct unwinder *new_unwinder(struct fake *f, uint64_t budget)
 {
 	struct unwind_sink sink = {
 		.set_mapping = fake_set_mapping,
 		.del_mapping = fake_del_mapping,
-		.set_table = fake_set_table,
 		.set_proc = fake_set_proc,
-		.write_rows = fake_write_rows,
-		.max_rows = max_rows,
+		.load_table = fake_load_table,
+		.drop_table = fake_drop_table,
+		.table_used = fake_table_used,
+		.budget = budget,
 		.max_tables = MAX_TABLES,
 		.ctx = f,
 	};
 
 	memset(f, 0, sizeof(*f));
-	f->rows = calloc(max_rows, sizeof(*f->rows));
-	assert_non_null(f->rows);
 	return unwinder__new(&sink, true, "/proc");
 }
 
@@ -149,29 +180,14 @@ static const struct bpfprof_unwind_mapping *lpm_lookup(const struct fake *f, uin
 	return best;
 }
 
-/* The rule as the BPF walker finds it: binary search of the table's rows */
+/* The rule as the BPF walker finds it (find_rule): page index, then a binary search */
 static uint32_t bpf_rule(const struct fake *f, const struct bpfprof_unwind_mapping *m,
 			 uint64_t addr)
 {
-	const struct bpfprof_unwind_table *t;
-	uint64_t rel = addr - m->bias;
-	uint32_t l = 0, r;
-
-	if (m->table == BPFPROF_UNWIND_NO_TABLE)
+	if (m->table == BPFPROF_UNWIND_NO_TABLE || !f->words[m->table])
 		return BPFPROF_UNWIND_NONE;
-	t = &f->tables[m->table];
-	if (!t->nr_rows || rel > 0xffffffffULL || f->rows[t->first_row].pc > rel)
-		return BPFPROF_UNWIND_NONE;
-	r = t->nr_rows;
-	while (r - l > 1) {
-		uint32_t mid = l + (r - l) / 2;
-
-		if (f->rows[t->first_row + mid].pc <= rel)
-			l = mid;
-		else
-			r = mid;
-	}
-	return f->rows[t->first_row + l].rule;
+	return unwind_compact__lookup(f->words[m->table], f->nr_words[m->table],
+				      &f->tables[m->table], addr - m->bias);
 }
 
 static void test_lpm_keys(void **state)
@@ -211,7 +227,7 @@ static int this_function_is_hot(int x)
 static void test_load_self(void **state)
 {
 	struct fake *f = calloc(1, sizeof(*f));
-	struct unwinder *u = new_unwinder(f, 1 << 20);
+	struct unwinder *u = new_unwinder(f, 256 << 20);
 	struct unwinder_stats st;
 	uint64_t addrs[] = { (uint64_t)(uintptr_t)this_function_is_hot,
 			     (uint64_t)(uintptr_t)test_load_self, (uint64_t)(uintptr_t)fopen,
@@ -280,38 +296,93 @@ static void test_load_self(void **state)
 	assert_int_equal(st.nr_tables, 0);
 	assert_int_equal(st.nr_rows, 0);
 	for (int i = 0; i < MAX_TABLES; i++)
-		assert_int_equal(f->tables[i].nr_rows, 0);
+		assert_null(f->words[i]);
+	assert_int_equal(f->nr_dropped, f->nr_loaded);
 	unwinder__free(u);
-	free(f->rows);
-	free(f);
+	fake_free(f);
 }
 
-/* A row array too small for any table: every mapping walks by frame pointers, with a warning. */
+/* A budget smaller than any table: frame pointers everywhere, with a warning, and no failure. */
 static void test_full(void **state)
 {
 	struct fake *f = calloc(1, sizeof(*f));
-	struct unwinder *u = new_unwinder(f, 100);
+	struct unwinder *u = new_unwinder(f, 4 << 10);
 	struct unwinder_stats st;
 
 	assert_int_equal(unwinder__load_pid(u, getpid()), 0);
 	unwinder__stats(u, &st);
 	assert_true(st.nr_full >= 1);
-	assert_true(st.nr_rows <= 100); /* only what fits: the vDSO's few rows */
+	assert_int_equal(st.bytes, 0);
+	assert_int_equal(f->nr_loaded, 0);
 	assert_true(f->nr > 0);
 	assert_int_equal(lpm_lookup(f, getpid(), (uint64_t)(uintptr_t)this_function_is_hot)->table,
 			 BPFPROF_UNWIND_NO_TABLE);
 	assert_int_equal(lpm_lookup(f, getpid(), (uint64_t)(uintptr_t)qsort)->table,
 			 BPFPROF_UNWIND_NO_TABLE);
 	unwinder__free(u);
-	free(f->rows);
-	free(f);
+	fake_free(f);
+}
+
+/*
+ * At the budget, the least recently used tables go to make room: libc's
+ * table alone fits, and when the walk has used libc's table later than the
+ * others, they are the ones dropped (and then find no rule); nothing fails.
+ */
+static void test_evict(void **state)
+{
+	struct fake *f = calloc(1, sizeof(*f));
+	struct unwinder *u = new_unwinder(f, 256 << 20);
+	struct unwinder_stats st;
+	const struct bpfprof_unwind_mapping *libc, *self;
+	uint64_t all;
+	uint32_t libc_table;
+
+	/* every table, to learn what they take */
+	assert_int_equal(unwinder__load_pid(u, getpid()), 0);
+	unwinder__stats(u, &st);
+	all = st.bytes;
+	assert_true(st.nr_tables >= 3);
+	assert_int_equal(st.nr_evicted, 0);
+	libc = lpm_lookup(f, getpid(), (uint64_t)(uintptr_t)qsort);
+	assert_non_null(libc);
+	libc_table = libc->table;
+	assert_int_not_equal(libc_table, BPFPROF_UNWIND_NO_TABLE);
+	unwinder__free(u);
+	fake_free(f);
+
+	/* a budget one page short of them all: someone goes, and it is not libc */
+	f = calloc(1, sizeof(*f));
+	u = new_unwinder(f, all - 4096);
+	for (int i = 0; i < MAX_TABLES; i++)
+		f->used[i] = 100; /* recently used ... */
+	f->used[libc_table] = 200; /* ... libc more recently (it comes after the executable) */
+	assert_int_equal(unwinder__load_pid(u, getpid()), 0);
+	unwinder__stats(u, &st);
+	assert_true(st.nr_evicted >= 1);
+	assert_true(st.bytes <= all - 4096);
+	assert_int_equal(f->nr_loaded - f->nr_dropped, (int)st.nr_tables);
+	libc = lpm_lookup(f, getpid(), (uint64_t)(uintptr_t)qsort);
+	assert_non_null(f->words[libc->table]);
+	assert_int_not_equal(bpf_rule(f, libc, (uint64_t)(uintptr_t)qsort), BPFPROF_UNWIND_NONE);
+	/* a dropped table's mappings keep their slot and find no rule: frame pointers */
+	self = lpm_lookup(f, getpid(), (uint64_t)(uintptr_t)this_function_is_hot);
+	assert_non_null(self);
+	if (!f->words[self->table])
+		assert_int_equal(bpf_rule(f, self, (uint64_t)(uintptr_t)this_function_is_hot),
+				 BPFPROF_UNWIND_NONE);
+	unwinder__forget(u, getpid());
+	unwinder__stats(u, &st);
+	assert_int_equal(st.bytes, 0);
+	assert_int_equal(f->nr_dropped, f->nr_loaded);
+	unwinder__free(u);
+	fake_free(f);
 }
 
 /* The background thread registers a queued process. */
 static void test_queue(void **state)
 {
 	struct fake *f = calloc(1, sizeof(*f));
-	struct unwinder *u = new_unwinder(f, 1 << 20);
+	struct unwinder *u = new_unwinder(f, 256 << 20);
 	struct profile_mapping m[8];
 	FILE *maps = fopen("/proc/self/maps", "r");
 	char line[512], path[256], perms[5];
@@ -346,8 +417,7 @@ static void test_queue(void **state)
 	unwinder__free(u);
 	for (size_t i = 0; i < n; i++)
 		free((char *)m[i].path);
-	free(f->rows);
-	free(f);
+	fake_free(f);
 }
 
 /* Start path (no arguments) and wait until it runs its own code; its pid */
@@ -410,7 +480,7 @@ static uint32_t exe_rows(const struct fake *f, pid_t pid, const char *path)
 			assert_non_null(m);
 			rows = 0;
 			if (m->table != BPFPROF_UNWIND_NO_TABLE)
-				rows = f->tables[m->table].nr_rows;
+				rows = f->nr_words[m->table];
 		}
 	}
 	fclose(maps);
@@ -421,15 +491,14 @@ static uint32_t exe_rows(const struct fake *f, pid_t pid, const char *path)
 static uint32_t load_exe_rows(pid_t pid, const char *path)
 {
 	struct fake *f = calloc(1, sizeof(*f));
-	struct unwinder *u = new_unwinder(f, 1 << 20);
+	struct unwinder *u = new_unwinder(f, 256 << 20);
 	uint32_t rows;
 
 	assert_non_null(u);
 	assert_int_equal(unwinder__load_pid(u, pid), 0);
 	rows = exe_rows(f, pid, path);
 	unwinder__free(u);
-	free(f->rows);
-	free(f);
+	fake_free(f);
 	return rows;
 }
 
@@ -464,7 +533,13 @@ static void test_debug_file(void **state)
 	assert_true(fd >= 0);
 	assert_int_equal(unwind_table__build_fd(fd, "prog.debug", &t), 0);
 	close(fd);
-	want = t->nr_rows;
+	{
+		struct bpfprof_unwind_table info;
+		uint32_t *words;
+
+		assert_int_equal(unwind_compact__encode(t, &words, &want, &info), 0);
+		free(words);
+	}
 	unwind_table__free(t);
 	snprintf(prog, sizeof(prog), "%s", tpath("prog"));
 	fd = open(prog, O_RDONLY);
@@ -496,6 +571,7 @@ int main(void)
 		cmocka_unit_test(test_lpm_keys),
 		cmocka_unit_test(test_load_self),
 		cmocka_unit_test(test_full),
+		cmocka_unit_test(test_evict),
 		cmocka_unit_test(test_queue),
 		cmocka_unit_test_teardown(test_debug_file, teardown_debug_file),
 	};

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/types.h>
+#include "bpfprof_abi.h"
 #include "cgroup.h"
 #include "cli.h"
 #include "log.h"
@@ -73,8 +75,10 @@ enum {
 	OPT_NO_BUILDID_CACHE,
 	OPT_NO_JVM_PERFMAP,
 	OPT_CALL_GRAPH,
+	OPT_UNWIND_MEMORY,
 	OPT_UNWIND_TABLE_SIZE,
 	OPT_CHECK_UNWIND,
+	OPT_MAX_STACK,
 };
 
 static const struct argp_option options[] = {
@@ -98,9 +102,15 @@ static const struct argp_option options[] = {
 	  "How user stacks are walked: dwarf (default: unwind tables from .eh_frame where there is CFI, "
 	  "frame pointers elsewhere) or fp (frame pointers only)",
 	  2 },
-	{ "unwind-table-size", OPT_UNWIND_TABLE_SIZE, "BYTES", 0,
-	  "Kernel memory for unwind tables, 8 bytes a row (K/M suffix; default 8M); files that do not "
-	  "fit are walked by frame pointers",
+	{ "unwind-memory", OPT_UNWIND_MEMORY, "BYTES", 0,
+	  "Kernel memory unwind tables may take at most, about 4 bytes a row (K/M/G suffix; default "
+	  "256M); taken as files come, given back as they go; when full, the least recently used "
+	  "tables go first",
+	  2 },
+	{ "unwind-table-size", OPT_UNWIND_TABLE_SIZE, "BYTES", OPTION_HIDDEN,
+	  "The former name of --unwind-memory", 2 },
+	{ "max-stack", OPT_MAX_STACK, "N", 0,
+	  "User frames a stack keeps at most (1-512, default 127; perf's kernel.perf_event_max_stack)",
 	  2 },
 	{ "check-unwind", OPT_CHECK_UNWIND, NULL, 0,
 	  "Also copy the registers and top 8 KB of the stack of some samples and unwind them with "
@@ -464,9 +474,13 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 			argp_error(st, "invalid call graph mode: '%s' (expected dwarf or fp)", arg);
 		cfg->call_graph_set = true;
 		break;
+	case OPT_UNWIND_MEMORY:
 	case OPT_UNWIND_TABLE_SIZE:
-		cfg->unwind_table_bytes =
-			parse_bytes(st, "unwind table size", arg, 64 << 10, 1ULL << 30, false);
+		cfg->unwind_memory =
+			parse_bytes(st, "unwind memory", arg, 64 << 10, 64ULL << 30, false);
+		break;
+	case OPT_MAX_STACK:
+		cfg->max_stack = (uint32_t)parse_ll(st, "max stack", arg, 1, BPFPROF_MAX_USER_STACK);
 		break;
 	case OPT_CHECK_UNWIND:
 		cfg->check_unwind = true;
@@ -544,7 +558,8 @@ int cli__parse(int argc, char **argv, struct bpfprof_config *cfg)
 	cfg->ringbuf_bytes = cli__default_ringbuf_bytes(sysconf(_SC_NPROCESSORS_CONF));
 	cfg->jit_max_bytes = JIT_FILE_MAX_SIZE;
 	cfg->call_graph = CALL_GRAPH_DWARF;
-	cfg->unwind_table_bytes = CLI_DEFAULT_UNWIND_TABLE_BYTES;
+	cfg->unwind_memory = CLI_DEFAULT_UNWIND_MEMORY;
+	cfg->max_stack = BPFPROF_MAX_STACK;
 	cfg->top_n = 10;
 	cfg->progress = true;
 	cfg->offcpu_thresh_us = CLI_DEFAULT_OFFCPU_THRESH_US;

@@ -1051,11 +1051,9 @@ int main(int argc, char **argv)
 	sopts.offcpu = r->cfg.offcpu;
 	sopts.offcpu_thresh_ns = r->cfg.offcpu_thresh_us * 1000;
 	sopts.unwind = true;
-	sopts.unwind_rows =
-		r->cfg.call_graph == CALL_GRAPH_DWARF ?
-			(uint32_t)(r->cfg.unwind_table_bytes / sizeof(struct bpfprof_unwind_row)) :
-			0;
+	sopts.unwind_budget = r->cfg.call_graph == CALL_GRAPH_DWARF ? r->cfg.unwind_memory : 0;
 	sopts.check_unwind_every = r->cfg.check_unwind ? 4 : 0;
+	sopts.max_user_stack = r->cfg.max_stack;
 	sopts.cgroup_ids = r->cfg.cgroup_ids;
 	sopts.nr_cgroups = (size_t)r->cfg.nr_cgroups;
 	sopts.on_record = on_record;

@@ -2,7 +2,9 @@
 /*
  * libFuzzer harness for user/unwind/unwind_table.c: any bytes as an ELF file
  * (through a memfd, as the builder reads descriptors), then the table's
- * invariants (rows sorted, pcs inside [base, end)) and lookups across it.
+ * invariants (rows sorted, pcs inside [base, end)) and lookups across it,
+ * and its compact words (user/unwind/unwind_compact.c, what the BPF walker
+ * reads): the same rule at every row's first byte and the byte before.
  * Built and run by `make fuzz`; seeds in tests/fuzz/corpus/unwind_table: small
  * -O2 -fomit-frame-pointer programs (one with a PLT, one with .debug_frame
  * only), hand-written CFI for every rule, the CFI sections of xz and
@@ -16,7 +18,29 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include "log.h"
+#include "unwind_compact.h"
 #include "unwind_table.h"
+
+/* The compact words of t give t's rules */
+static void check_compact(const struct unwind_table *t)
+{
+	struct bpfprof_unwind_table info;
+	uint32_t *words, nr_words, i;
+
+	if (unwind_compact__encode(t, &words, &nr_words, &info))
+		return; /* -E2BIG: more than 65536 rules, no table */
+	for (i = 0; i < t->nr_rows; i++) {
+		uint64_t pc = t->rows[i].pc;
+
+		if (unwind_compact__lookup(words, nr_words, &info, pc) !=
+		    unwind_table__lookup(t, t->base + pc))
+			abort();
+		if (pc && unwind_compact__lookup(words, nr_words, &info, pc - 1) !=
+				  unwind_table__lookup(t, t->base + pc - 1))
+			abort();
+	}
+	free(words);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -51,6 +75,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		for (a = t->base; a < t->end && a - t->base < 65536; a += 7)
 			unwind_table__lookup(t, a);
+		check_compact(t);
 		unwind_table__free(t);
 	}
 	close(fd);

@@ -26,6 +26,8 @@
 #    the end of the stack whatever perf's share;
 #  - the same workload in a container (a mount and pid namespace, binary on
 #    a tmpfs only it sees);
+#  - --max-stack: a 400-deep recursion stops at 127 frames by default, and
+#    reaches _start with --max-stack 512;
 #  - --call-graph fp still gives the frame-pointer walk (1-2 frames on xz),
 #    on the same xz process while the pair runs.
 #
@@ -299,6 +301,51 @@ if command -v unshare >/dev/null; then
 	fi
 else
 	skip "container" "unshare not installed"
+fi
+
+# --- --max-stack: a 400-deep recursion without frame pointers ----------------
+cat >"$work/deep.c" <<'EOF'
+#include <stdlib.h>
+__attribute__((noinline)) long rec(int n, long x)
+{
+	if (!n) {
+		for (long i = 0; i < 2000000; i++)
+			x = x * 31 + i;
+		return x;
+	}
+	return rec(n - 1, x + n) + 1; /* not a tail call */
+}
+int main(int argc, char **argv)
+{
+	long s = 0;
+	for (;;)
+		s += rec(atoi(argv[1]), s);
+}
+EOF
+if gcc -O1 -fomit-frame-pointer -o "$work/deep" "$work/deep.c" 2>"$work/deep.err"; then
+	"$work/deep" 400 &
+	dp=$!
+	pids+=("$dp")
+	ready "$dp" awk '/^Rss:/ { exit 0 } END { exit 1 }' "/proc/$dp/smaps_rollup"
+	"$BPFPROF" -v -F "$F" -d 0.5 -p "$dp" -o "$work/deep127.folded" >"$work/deep127.log" 2>&1
+	"$BPFPROF" -v -F "$F" -d 0.5 --max-stack 512 -p "$dp" -o "$work/deep512.folded" >"$work/deep512.log" 2>&1
+	stop "$dp"
+	# deep FOLDED: "SHARE FRAMES SAMPLES": % of stacks from _start, mean user frames
+	# (a few samples fall in main between two recursions: short, complete stacks)
+	deep() { awk '{ n = split($1, f, ";"); u = 0; for (i = 2; i <= n; i++) if (f[i] !~ /_\[k\]$/) u++
+		t += $NF; d += u * $NF; if (f[2] == "_start") e += $NF }
+		END { printf "%.1f %.1f %d\n", t ? 100 * e / t : 0, t ? d / t : 0, t }' "$1"; }
+	read -r s1 d1 n1 <<<"$(deep "$work/deep127.folded")"
+	read -r s2 d2 n2 <<<"$(deep "$work/deep512.folded")"
+	if [ "${n1:-0}" -ge 20 ] && [ "${n2:-0}" -ge 20 ] && awk -v s1="$s1" -v d1="$d1" -v s2="$s2" -v d2="$d2" \
+		'BEGIN { exit !(s1 <= 5 && d1 >= 120 && s2 >= 99 && d2 > 400) }'; then
+		ok "--max-stack: a 400-deep recursion: 127 frames by default, $d2 with --max-stack 512 ($s2 % of $n2 from _start)"
+	else
+		fail "--max-stack: default $d1 frames, $s1 % of $n1 from _start; 512: $d2 frames, $s2 % of $n2" \
+			"$(grep 'user stack' "$work/deep127.log" "$work/deep512.log")"
+	fi
+else
+	fail "--max-stack: cannot build the workload" "$(head -3 "$work/deep.err")"
 fi
 
 # --- --call-graph fp: the frame-pointer walk, as perf record -g (run on xz above)

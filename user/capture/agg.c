@@ -736,7 +736,7 @@ int agg__record(struct agg *a, const void *data, size_t size)
 		size -= BPFPROF_OFFCPU_HDR_SIZE;
 	}
 	if (size < BPFPROF_SAMPLE_HDR_SIZE || s->type != BPFPROF_REC_SAMPLE ||
-	    s->nr_kernel > BPFPROF_MAX_STACK || s->nr_user > BPFPROF_MAX_STACK ||
+	    s->nr_kernel > BPFPROF_MAX_STACK || s->nr_user > BPFPROF_MAX_USER_STACK ||
 	    size < BPFPROF_SAMPLE_HDR_SIZE + ((size_t)s->nr_kernel + s->nr_user) * 8) {
 		a->nr_bad++;
 		pr_debug("ring buffer: malformed record of %zu bytes skipped\n", size);

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -21,6 +22,7 @@
 #include "bpfprof_abi.h"
 #include "log.h"
 #include "session.h"
+#include "unwind_compact.h"
 #include "kernel_features.h"
 #include "profile.skel.h"
 #include "profile_legacy.skel.h"
@@ -41,7 +43,7 @@ struct session {
 	struct bpf_link **links;
 	session_record_fn on_record;
 	void *ctx;
-	uint32_t unwind_rows; /* rows of unwind_rows; 0 when no tables are built */
+	uint64_t unwind_budget; /* bytes of unwind tables at most; 0 when none are built */
 };
 
 static int rb_cb(void *ctx, void *data, size_t size)
@@ -250,6 +252,9 @@ static int load_variant(struct session *s, const struct session_opts *o,
 	s->skel->rodata->self_tgid = (uint32_t)getpid();
 	s->skel->rodata->unwind_tables_on = o->unwind;
 	s->skel->rodata->check_unwind_every = o->check_unwind_every;
+	s->skel->rodata->max_user_stack = o->max_user_stack && o->max_user_stack <= BPFPROF_MAX_USER_STACK ?
+						  o->max_user_stack :
+						  BPFPROF_MAX_STACK;
 	s->skel->rodata->thread_size = kernel_thread_size(f->release);
 	/* wake the consumer at 1/8 of the buffer: batches records, leaves headroom */
 	s->skel->rodata->wakeup_bytes = o->ringbuf_bytes / 8;
@@ -257,12 +262,11 @@ static int load_variant(struct session *s, const struct session_opts *o,
 	s->skel->rodata->clock_tick_ns =
 		1000000000ULL / (uint64_t)(sysconf(_SC_CLK_TCK) > 0 ? sysconf(_SC_CLK_TCK) : 100);
 	err = bpf_map__set_max_entries(s->skel->maps.samples, (uint32_t)o->ringbuf_bytes);
-	/* the row array is preallocated: only as large as asked, one row when no tables are built */
-	if (!err)
-		err = bpf_map__set_max_entries(s->skel->maps.unwind_rows,
-					       o->unwind && o->unwind_rows ? o->unwind_rows : 1);
-	if (!err && !o->unwind)
+	/* no tables (--call-graph fp): one slot */
+	if (!err && (!o->unwind || !o->unwind_budget))
 		err = bpf_map__set_max_entries(s->skel->maps.unwind_tables, 1);
+	if (!err && (!o->unwind || !o->unwind_budget))
+		err = bpf_map__set_max_entries(s->skel->maps.unwind_rows, 1);
 	/* preallocated where the variant must (legacy): no room for what is not used */
 	if (!err && !o->unwind)
 		err = bpf_map__set_max_entries(s->skel->maps.unwind_procs, 1);
@@ -502,7 +506,7 @@ int session__open(const struct session_opts *o, struct session **out)
 		pr_warn("failed to set up epoll: %s\n", strerror(-err));
 		goto out_free;
 	}
-	s->unwind_rows = o->unwind ? o->unwind_rows : 0;
+	s->unwind_budget = o->unwind ? o->unwind_budget : 0;
 	err = open_events(s, o);
 	if (err)
 		goto out_free;
@@ -647,16 +651,6 @@ static int sink_del_mapping(void *ctx, const struct bpfprof_unwind_key *k)
 	return bpf_map__delete_elem(s->skel->maps.unwind_mappings, k, sizeof(*k), 0) ? -errno : 0;
 }
 
-static int sink_set_table(void *ctx, uint32_t id, const struct bpfprof_unwind_table *t)
-{
-	struct session *s = ctx;
-
-	return bpf_map__update_elem(s->skel->maps.unwind_tables, &id, sizeof(id), t, sizeof(*t),
-				    BPF_ANY) ?
-		       -errno :
-		       0;
-}
-
 static int sink_set_proc(void *ctx, uint32_t tgid, bool ready)
 {
 	struct session *s = ctx;
@@ -672,28 +666,86 @@ static int sink_set_proc(void *ctx, uint32_t tgid, bool ready)
 		       0;
 }
 
+/* The kernel's count of a map's memory (its fdinfo's memlock line), or 0 */
+static uint64_t map_memlock(int fd)
+{
+	char path[64], line[128];
+	unsigned long long v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "memlock: %llu", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
 /*
- * Rows go in with batched updates (BPF_MAP_UPDATE_BATCH, 5.6+), 8192 at a
- * time, rather than through an mmap of the array: written pages of a shared
- * mapping would count in bpfprof's RSS.
+ * A table's words in an array map of their own (BPF_F_INNER_MAP: sized to
+ * the table), filled through an mmap of it (BPF_F_MMAPABLE: one memcpy, no
+ * element-by-element update; the pages leave bpfprof's RSS with the
+ * munmap), then put in unwind_rows; the slot's description goes last.
  */
-static int sink_write_rows(void *ctx, uint32_t first, const struct bpfprof_unwind_row *rows,
-			   uint32_t n)
+static int sink_load_table(void *ctx, uint32_t id, const struct bpfprof_unwind_table *info,
+			   const uint32_t *words, uint32_t nr_words, uint64_t *bytes)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+	struct session *s = ctx;
+	uint32_t n = (nr_words + 1) / 2;
+	size_t len = ((size_t)n * 8 + 4095) & ~(size_t)4095;
+	void *mem;
+	int fd, err = 0;
+
+	*bytes = 0;
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_words", sizeof(__u32),
+			    sizeof(struct bpfprof_unwind_words), n ? n : 1, &opts);
+	if (fd < 0)
+		return -errno;
+	mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (mem == MAP_FAILED) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	memcpy(mem, words, (size_t)nr_words * sizeof(*words));
+	munmap(mem, len);
+	*bytes = map_memlock(fd);
+	if (!*bytes)
+		*bytes = unwind_compact__kernel_bytes(nr_words);
+	if (bpf_map__update_elem(s->skel->maps.unwind_rows, &id, sizeof(id), &fd, sizeof(fd),
+				 BPF_ANY) ||
+	    bpf_map__update_elem(s->skel->maps.unwind_tables, &id, sizeof(id), info, sizeof(*info),
+				 BPF_ANY))
+		err = -errno;
+	close(fd); /* unwind_rows holds it */
+	if (err)
+		bpf_map__delete_elem(s->skel->maps.unwind_rows, &id, sizeof(id), 0);
+	return err;
+}
+
+/* The description first: a walk that reads it after this finds no table */
+static void sink_drop_table(void *ctx, uint32_t id)
 {
 	struct session *s = ctx;
-	uint32_t keys[8192];
+	struct bpfprof_unwind_table none = { 0 };
 
-	for (uint32_t done = 0; done < n;) {
-		__u32 count = n - done < 8192 ? n - done : 8192;
+	bpf_map__update_elem(s->skel->maps.unwind_tables, &id, sizeof(id), &none, sizeof(none),
+			     BPF_ANY);
+	bpf_map__delete_elem(s->skel->maps.unwind_rows, &id, sizeof(id), 0);
+}
 
-		for (uint32_t i = 0; i < count; i++)
-			keys[i] = first + done + i;
-		if (bpf_map_update_batch(bpf_map__fd(s->skel->maps.unwind_rows), keys, rows + done,
-					 &count, NULL))
-			return -errno;
-		done += count;
-	}
-	return 0;
+static uint32_t sink_table_used(void *ctx, uint32_t id)
+{
+	struct session *s = ctx;
+	struct bpfprof_unwind_table t;
+
+	if (bpf_map__lookup_elem(s->skel->maps.unwind_tables, &id, sizeof(id), &t, sizeof(t), 0))
+		return 0;
+	return t.used;
 }
 
 void session__unwind_sink(struct session *s, struct unwind_sink *sink)
@@ -701,10 +753,11 @@ void session__unwind_sink(struct session *s, struct unwind_sink *sink)
 	memset(sink, 0, sizeof(*sink));
 	sink->set_mapping = sink_set_mapping;
 	sink->del_mapping = sink_del_mapping;
-	sink->set_table = sink_set_table;
 	sink->set_proc = sink_set_proc;
-	sink->write_rows = sink_write_rows;
-	sink->max_rows = s->unwind_rows;
+	sink->load_table = sink_load_table;
+	sink->drop_table = sink_drop_table;
+	sink->table_used = sink_table_used;
+	sink->budget = s->unwind_budget;
 	sink->max_tables = bpf_map__max_entries(s->skel->maps.unwind_tables);
 	sink->ctx = s;
 }

@@ -40,7 +40,10 @@
 #include <string.h>
 #include "array.h"
 #include "log.h"
+#include "unwind_rows_fast.h"
 #include "unwind_table.h"
+
+bool unwind_table_libdw_only;
 
 /* More rows than any file of a Debian host has (libc: ~30k, python3.11: ~80k) */
 #define UNWIND_TABLE_MAX_ROWS (4u << 20)
@@ -81,6 +84,10 @@ struct cie_info {
 	bool signal; /* 'S' augmentation: signal trampoline */
 	bool bad; /* initial instructions not accepted (check_insns) */
 	bool aug_z; /* FDEs carry augmentation data, length first */
+	bool fast; /* its FDEs can go through the fast row generator */
+	uint64_t caf; /* code alignment factor */
+	int64_t daf; /* data alignment factor */
+	struct fast_state init; /* the state after its initial instructions */
 };
 
 struct fde_info {
@@ -89,6 +96,8 @@ struct fde_info {
 	size_t len; /* bytes of the entry, for the work bound */
 	bool signal;
 	const char *bad; /* why its instructions are not handed to libdw */
+	const struct cie_info *cie;
+	const uint8_t *insns, *insns_end; /* its call frame instructions */
 };
 
 struct builder {
@@ -108,6 +117,7 @@ struct builder {
 	struct unwind_table *t;
 	size_t cap_rows;
 	uint64_t work, max_work;
+	size_t nr_fast_gave_up; /* FDEs the fast generator left to libdw */
 	/* per-file warnings, one line each at the end */
 	size_t skipped_enc, skipped_overlap, skipped_bad;
 	Dwarf_Off first_enc, first_overlap, first_bad;
@@ -437,6 +447,13 @@ static int collect_entries(struct builder *b)
 				c->bad = c->enc != EH_PE_UNSUPPORTED &&
 					 check_insns(b, e.cie.initial_instructions,
 						     e.cie.initial_instructions_end, c->enc);
+				c->caf = e.cie.code_alignment_factor;
+				c->daf = e.cie.data_alignment_factor;
+				c->fast = !c->bad && !unwind_table_libdw_only &&
+					  e.cie.return_address_register == DWREG_RA &&
+					  !fast_rows_cie(e.cie.initial_instructions,
+							 e.cie.initial_instructions_end, c->daf,
+							 &c->init);
 			} else {
 				const struct cie_info *c;
 				const uint8_t *p = e.fde.start;
@@ -503,6 +520,9 @@ static int collect_entries(struct builder *b)
 				}
 				if (!f->bad)
 					f->bad = check_insns(b, p, e.fde.end, c->enc);
+				f->cie = c;
+				f->insns = p;
+				f->insns_end = e.fde.end;
 			}
 next:
 			off = next;
@@ -649,6 +669,82 @@ static int push_row(struct builder *b, uint64_t pc, uint32_t rule)
 	return 0;
 }
 
+/* The rule word of a row of the fast generator: frame_rule's decisions, from its state */
+static uint32_t fast_rule(const struct fast_state *s, bool signal)
+{
+	int64_t slot = 0;
+
+	if (signal)
+		return BPFPROF_UNWIND_SIGNAL;
+	if (s->ra.kind == FAST_UNDEF)
+		return BPFPROF_UNWIND_END;
+	if (s->ra.kind != FAST_OFFSET || s->ra.off != -8)
+		return BPFPROF_UNWIND_NONE;
+	if (s->rsp.kind != FAST_VAL_OFFSET || s->rsp.off != 0)
+		return BPFPROF_UNWIND_NONE;
+	if (s->cfa_kind == 2 || s->cfa_off < 0 || s->cfa_off > BPFPROF_UNWIND_CFA_OFF_MAX ||
+	    (s->cfa_kind == 0 && s->cfa_reg != DWREG_RSP && s->cfa_reg != DWREG_RBP))
+		return BPFPROF_UNWIND_NONE;
+	if (s->rbp.kind == FAST_OFFSET) {
+		if (!s->rbp.off || s->rbp.off % 8)
+			return BPFPROF_UNWIND_NONE;
+		slot = s->rbp.off / 8;
+		if (slot < BPFPROF_UNWIND_RBP_SLOT_MIN || slot > BPFPROF_UNWIND_RBP_SLOT_MAX)
+			return BPFPROF_UNWIND_NONE;
+	} else if (s->rbp.kind != FAST_SAME && s->rbp.kind != FAST_UNDEF) {
+		return BPFPROF_UNWIND_NONE;
+	}
+	if (s->cfa_kind == 1)
+		return slot ? BPFPROF_UNWIND_NONE :
+			      BPFPROF_UNWIND_RULE(BPFPROF_UNWIND_PLT, 0, s->cfa_off,
+						  s->plt_threshold);
+	return BPFPROF_UNWIND_RULE(BPFPROF_UNWIND_CFA, s->cfa_reg == DWREG_RBP, s->cfa_off, slot);
+}
+
+struct fast_ctx {
+	struct builder *b;
+	bool signal;
+	uint32_t nr_none;
+};
+
+static int push_row(struct builder *b, uint64_t pc, uint32_t rule);
+
+static int fast_row(void *ctx, uint64_t loc, const struct fast_state *s)
+{
+	struct fast_ctx *c = ctx;
+	uint32_t rule = fast_rule(s, c->signal);
+
+	if (rule == BPFPROF_UNWIND_NONE)
+		c->nr_none++;
+	return push_row(c->b, loc - c->b->t->base, rule);
+}
+
+/*
+ * The rows of one FDE by the fast generator. Returns 0, 1 when it gave up
+ * (the table as it was before: libdw's turn), or -errno.
+ */
+static int fde_rows_fast(struct builder *b, const struct fde_info *fde)
+{
+	struct unwind_table *t = b->t;
+	struct fast_ctx c = { .b = b, .signal = fde->signal };
+	uint32_t first = t->nr_rows;
+	struct bpfprof_unwind_row before = first ? t->rows[first - 1] : (struct bpfprof_unwind_row){ 0 };
+	int r;
+
+	r = fast_rows_fde(fde->insns, fde->insns_end, fde->cie->caf, fde->cie->daf,
+			  &fde->cie->init, fde->start, fde->end, fast_row, &c);
+	if (r == 1) {
+		/* push_row may have merged into the row before this FDE's: put it back */
+		t->nr_rows = first;
+		if (first)
+			t->rows[first - 1] = before;
+		return 1;
+	}
+	if (!r)
+		t->nr_none += c.nr_none;
+	return r;
+}
+
 /*
  * The rows of one FDE, appended to the table. An FDE whose program libdw
  * rejects (unknown opcode, bad expression, a frame state from another FDE)
@@ -663,6 +759,12 @@ static int fde_rows(struct builder *b, const struct fde_info *fde)
 	const char *why = fde->bad;
 	int err;
 
+	if (!why && fde->cie->fast) {
+		err = fde_rows_fast(b, fde);
+		if (err <= 0)
+			return err;
+		b->nr_fast_gave_up++;
+	}
 	while (!why && addr < fde->end) {
 		Dwarf_Frame *f = NULL;
 		Dwarf_Addr s, e;
@@ -949,8 +1051,9 @@ int unwind_table__build(Elf *elf, const char *name, struct unwind_table **out)
 		if (r)
 			b.t->rows = r;
 	}
-	pr_debug("unwind: '%s': %s: %u FDEs, %u rows, %llu bytes of CFI run\n", name, b.sec,
-		 b.t->nr_fdes, b.t->nr_rows, (unsigned long long)b.work);
+	pr_debug("unwind: '%s': %s: %u FDEs (%zu by libdw), %u rows, %llu bytes of CFI run by libdw\n",
+		 name, b.sec, b.t->nr_fdes, unwind_table_libdw_only ? (size_t)b.t->nr_fdes : b.nr_fast_gave_up,
+		 b.t->nr_rows, (unsigned long long)b.work);
 	*out = b.t;
 	b.t = NULL;
 out:

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * The unwinder's user side (include/unwinder.h): files -> unwind tables in
- * the shared row array, processes -> LPM entries of their executable
- * mappings. One mutex guards the bookkeeping; tables are built outside it,
+ * The unwinder's user side (include/unwinder.h): files -> unwind tables, each
+ * in a BPF array of its own, within a byte budget; processes -> LPM entries
+ * of their executable mappings. One mutex guards the bookkeeping; tables are built outside it,
  * on the caller's thread (targets known before sampling) or on the
  * background thread (processes met while sampling), so that the reader of
  * the ring buffer never waits for libdw.
  *
- * The order of writes is what the BPF walker needs: a table's rows before
- * its slot, every LPM entry of a process before unwind_procs says it is
+ * The order of writes is what the BPF walker needs: a table's words before
+ * its slot's description, every LPM entry of a process before unwind_procs says it is
  * ready, and on a re-read the new entries before the stale ones go, so that
  * a running walk never sees a half-registered process.
  */
@@ -33,6 +33,7 @@
 #include "sym_debuginfod.h"
 #include "sym_elf.h"
 #include "unwind_table.h"
+#include "unwind_compact.h"
 #include "unwinder.h"
 
 #define MAX_SEGS 4
@@ -43,8 +44,14 @@ struct file_entry {
 	size_t id_len; /* 0: keyed by dev + inode */
 	dev_t dev;
 	ino_t ino;
-	uint32_t table; /* slot, or BPFPROF_UNWIND_NO_TABLE */
-	uint32_t first_row, nr_rows;
+	/*
+	 * Slot, or BPFPROF_UNWIND_NO_TABLE; held while the entry lives, even
+	 * once its words are dropped, as LPM entries of processes name it
+	 */
+	uint32_t table;
+	bool loaded; /* its words are in the kernel (not dropped for room) */
+	uint32_t nr_rows;
+	uint64_t bytes; /* kernel memory of its words */
 	uint64_t base; /* the table's base ELF vaddr */
 	struct {
 		uint64_t offset, vaddr, filesz;
@@ -62,11 +69,6 @@ struct proc_entry {
 	size_t nr_files, cap_files;
 };
 
-/* A free range of the row array. */
-struct extent {
-	uint32_t first, nr;
-};
-
 struct job {
 	uint32_t pid;
 	struct profile_mapping *maps;
@@ -82,11 +84,9 @@ struct unwinder {
 	size_t nr_files, cap_files;
 	struct proc_entry *procs;
 	size_t nr_procs, cap_procs;
-	struct extent *free; /* sorted by first, coalesced */
-	size_t nr_free, cap_free;
 	uint8_t *slot_used; /* per table slot */
 	struct unwinder_stats st;
-	bool warned_full;
+	bool warned_full, warned_evict;
 	/* background thread */
 	pthread_t thread;
 	bool thread_started, stopping;
@@ -124,59 +124,6 @@ int unwinder__lpm_keys(uint32_t tgid, uint64_t start, uint64_t end, struct bpfpr
 	return (int)n;
 }
 
-/* Row allocation: first fit in the free list. Returns 0 and *first, or -ENOSPC. */
-static int rows_alloc(struct unwinder *u, uint32_t nr, uint32_t *first)
-{
-	size_t i;
-
-	for (i = 0; i < u->nr_free; i++) {
-		if (u->free[i].nr < nr)
-			continue;
-		*first = u->free[i].first;
-		u->free[i].first += nr;
-		u->free[i].nr -= nr;
-		if (!u->free[i].nr) {
-			memmove(&u->free[i], &u->free[i + 1],
-				(u->nr_free - i - 1) * sizeof(*u->free));
-			u->nr_free--;
-		}
-		return 0;
-	}
-	return -ENOSPC;
-}
-
-static int rows_release(struct unwinder *u, uint32_t first, uint32_t nr)
-{
-	size_t i = 0;
-
-	if (!nr)
-		return 0;
-	while (i < u->nr_free && u->free[i].first < first)
-		i++;
-	if (i > 0 && u->free[i - 1].first + u->free[i - 1].nr == first) {
-		u->free[i - 1].nr += nr;
-		if (i < u->nr_free && first + nr == u->free[i].first) {
-			u->free[i - 1].nr += u->free[i].nr;
-			memmove(&u->free[i], &u->free[i + 1],
-				(u->nr_free - i - 1) * sizeof(*u->free));
-			u->nr_free--;
-		}
-		return 0;
-	}
-	if (i < u->nr_free && first + nr == u->free[i].first) {
-		u->free[i].first = first;
-		u->free[i].nr += nr;
-		return 0;
-	}
-	if (array__grow((void **)&u->free, &u->cap_free, u->nr_free + 1, sizeof(*u->free)))
-		return -ENOMEM;
-	memmove(&u->free[i + 1], &u->free[i], (u->nr_free - i) * sizeof(*u->free));
-	u->free[i].first = first;
-	u->free[i].nr = nr;
-	u->nr_free++;
-	return 0;
-}
-
 struct unwinder *unwinder__new(const struct unwind_sink *sink, bool build_tables,
 			       const char *proc_dir)
 {
@@ -185,17 +132,17 @@ struct unwinder *unwinder__new(const struct unwind_sink *sink, bool build_tables
 	if (!u)
 		return NULL;
 	u->sink = *sink;
-	u->build_tables = build_tables && sink->write_rows && sink->max_rows && sink->max_tables;
+	u->build_tables = build_tables && sink->load_table && sink->budget && sink->max_tables;
 	snprintf(u->proc_dir, sizeof(u->proc_dir), "%s", proc_dir);
 	pthread_mutex_init(&u->lock, NULL);
 	pthread_cond_init(&u->cond, NULL);
 	u->slot_used = calloc(sink->max_tables ? sink->max_tables : 1, 1);
-	if (!u->slot_used || (u->build_tables && rows_release(u, 0, sink->max_rows))) {
+	if (!u->slot_used) {
 		unwinder__free(u);
 		errno = ENOMEM;
 		return NULL;
 	}
-	u->st.max_rows = sink->max_rows;
+	u->st.budget = sink->budget;
 	return u;
 }
 
@@ -234,7 +181,6 @@ void unwinder__free(struct unwinder *u)
 		proc_entry_free(&u->procs[i]);
 	free(u->procs);
 	free(u->files);
-	free(u->free);
 	free(u->slot_used);
 	pthread_mutex_destroy(&u->lock);
 	pthread_cond_destroy(&u->cond);
@@ -298,15 +244,15 @@ static void read_segs(Elf *elf, struct file_entry *f)
 }
 
 /*
- * Whether the file's table can fit in the largest free run of rows, judged
- * from its CFI section's size (about 5 bytes of .eh_frame a row on Debian's
- * libraries; 4 leaves a margin): a table that cannot fit is not built, which
- * spares seconds of libdw and tens of MB on a large binary.
+ * Whether the file's table can fit in the whole budget, judged from its CFI
+ * section's size (a 4-byte row for about 5 bytes of .eh_frame on Debian's
+ * libraries; 3/4 leaves a margin): a table that cannot fit is not built,
+ * which spares seconds of libdw and tens of MB on a large binary.
  */
 static bool fits(struct unwinder *u, Elf *elf, const char *name)
 {
 	Elf_Scn *scn = NULL;
-	size_t shstrndx, biggest = 0, cfi = 0;
+	size_t shstrndx, cfi = 0;
 	bool ok;
 
 	if (elf_getshdrstrndx(elf, &shstrndx))
@@ -322,14 +268,11 @@ static bool fits(struct unwinder *u, Elf *elf, const char *name)
 		if (!strcmp(sname, ".eh_frame") || (!cfi && !strcmp(sname, ".debug_frame")))
 			cfi = sh.sh_size;
 	}
+	ok = (uint64_t)cfi / 4 * 3 <= u->sink.budget;
 	pthread_mutex_lock(&u->lock);
-	for (size_t i = 0; i < u->nr_free; i++)
-		if (u->free[i].nr > biggest)
-			biggest = u->free[i].nr;
-	ok = cfi / 4 <= biggest;
 	if (!ok && !u->warned_full)
-		pr_warn("unwind tables full (%u rows): '%s' (%zu KiB of CFI) and later files that do not fit are walked by frame pointers; raise --unwind-table-size\n",
-			u->sink.max_rows, name, cfi >> 10);
+		pr_warn("unwind: '%s' (%zu KiB of CFI) cannot fit in --unwind-memory (%llu KiB): walked by frame pointers, as are later such files\n",
+			name, cfi >> 10, (unsigned long long)u->sink.budget >> 10);
 	if (!ok)
 		u->warned_full = true;
 	pthread_mutex_unlock(&u->lock);
@@ -484,12 +427,113 @@ static int build_vdso(struct unwinder *u, struct built *b, bool *cached)
 	return 0;
 }
 
-/* Place a built table in the row array and a slot; under the lock. Returns the file's index. */
+/*
+ * Make room for `need` more bytes of tables: drop the tables the walk used
+ * least recently (their `used` stamps) until the budget holds them. Under
+ * the lock. Returns false when even dropping every other table is not
+ * enough.
+ */
+static bool make_room(struct unwinder *u, uint64_t need, const char *name)
+{
+	if (need > u->sink.budget)
+		return false;
+	while (u->st.bytes + need > u->sink.budget) {
+		struct file_entry *victim = NULL;
+		uint32_t victim_used = 0;
+
+		for (size_t i = 0; i < u->nr_files; i++) {
+			struct file_entry *f = &u->files[i];
+			uint32_t used;
+
+			if (!f->used || !f->loaded)
+				continue;
+			used = u->sink.table_used ? u->sink.table_used(u->sink.ctx, f->table) : 0;
+			if (!victim || used < victim_used ||
+			    (used == victim_used && f->bytes > victim->bytes)) {
+				victim = f;
+				victim_used = used;
+			}
+		}
+		if (!victim)
+			return false;
+		if (!u->warned_evict)
+			pr_warn("unwind tables reached --unwind-memory (%llu KiB) at '%s': the least recently used tables are dropped to make room (their files walked by frame pointers); raise --unwind-memory\n",
+				(unsigned long long)u->sink.budget >> 10, name);
+		u->warned_evict = true;
+		u->sink.drop_table(u->sink.ctx, victim->table);
+		victim->loaded = false;
+		u->st.bytes -= victim->bytes;
+		u->st.nr_rows -= victim->nr_rows;
+		u->st.nr_tables--;
+		u->st.nr_evicted++;
+	}
+	return true;
+}
+
+/* Load a built table into a slot of its own; under the lock. 0, or -errno (warned). */
+static int load_table(struct unwinder *u, struct file_entry *f, const struct unwind_table *t,
+		      const char *name)
+{
+	struct bpfprof_unwind_table info;
+	uint32_t *words = NULL, nr_words, slot;
+	uint64_t bytes = 0;
+	int err;
+
+	for (slot = 0; slot < u->sink.max_tables && u->slot_used[slot]; slot++)
+		;
+	if (slot == u->sink.max_tables) {
+		if (!u->warned_full)
+			pr_warn("unwind: more than %u files with tables: '%s' and later ones are walked by frame pointers\n",
+				u->sink.max_tables, name);
+		u->warned_full = true;
+		u->st.nr_full++;
+		return -ENOSPC;
+	}
+	err = unwind_compact__encode(t, &words, &nr_words, &info);
+	if (err) {
+		if (err != -ENOMEM)
+			pr_warn("unwind: '%s': %u rows cannot be encoded: %s\n", name, t->nr_rows,
+				strerror(-err));
+		return err;
+	}
+	if (!make_room(u, unwind_compact__kernel_bytes(nr_words), name)) {
+		if (!u->warned_full)
+			pr_warn("unwind: the table of '%s' (%u rows, %llu KiB) is larger than --unwind-memory (%llu KiB): walked by frame pointers\n",
+				name, t->nr_rows,
+				(unsigned long long)unwind_compact__kernel_bytes(nr_words) >> 10,
+				(unsigned long long)u->sink.budget >> 10);
+		u->warned_full = true;
+		u->st.nr_full++;
+		free(words);
+		return -ENOSPC;
+	}
+	err = u->sink.load_table(u->sink.ctx, slot, &info, words, nr_words, &bytes);
+	free(words);
+	if (err) {
+		pr_warn("unwind: cannot load the table of '%s': %s\n", name, strerror(-err));
+		return err;
+	}
+	u->slot_used[slot] = 1;
+	f->table = slot;
+	f->loaded = true;
+	f->nr_rows = t->nr_rows;
+	f->base = t->base;
+	f->bytes = bytes;
+	u->st.nr_tables++;
+	u->st.nr_rows += f->nr_rows;
+	u->st.loaded_rows += f->nr_rows;
+	u->st.loaded_bytes += bytes;
+	u->st.bytes += bytes;
+	if (u->st.bytes > u->st.peak_bytes)
+		u->st.peak_bytes = u->st.bytes;
+	return 0;
+}
+
+/* Place a built file (and its table, if any); under the lock. Returns the file's index. */
 static int place_file(struct unwinder *u, struct built *b, const char *name, uint32_t *out)
 {
 	struct file_entry *f;
-	uint32_t idx, slot;
-	int err;
+	uint32_t idx;
 
 	/* another thread may have built the same file meanwhile */
 	if (find_file(u, b->f.id, b->f.id_len, b->f.dev, b->f.ino, &idx)) {
@@ -512,37 +556,8 @@ static int place_file(struct unwinder *u, struct built *b, const char *name, uin
 	if (b->t && b->t->nr_rows) {
 		u->st.nr_built++;
 		u->st.cfi_bytes += b->t->cfi_bytes;
-		for (slot = 0; slot < u->sink.max_tables && u->slot_used[slot]; slot++)
-			;
-		err = slot < u->sink.max_tables ? rows_alloc(u, b->t->nr_rows, &f->first_row) :
-						  -ENOSPC;
-		if (err) {
-			u->st.nr_full++;
-			if (!u->warned_full)
-				pr_warn("unwind tables full (%u rows, %u files): '%s' (%u rows) and later files are walked by frame pointers; raise --unwind-table-size\n",
-					u->sink.max_rows, u->sink.max_tables, name, b->t->nr_rows);
-			u->warned_full = true;
-		} else {
-			struct bpfprof_unwind_table te = { .first_row = f->first_row,
-							   .nr_rows = b->t->nr_rows };
-
-			err = u->sink.write_rows(u->sink.ctx, f->first_row, b->t->rows,
-						 b->t->nr_rows);
-			if (!err)
-				err = u->sink.set_table(u->sink.ctx, slot, &te);
-			if (err) {
-				rows_release(u, f->first_row, b->t->nr_rows);
-				pr_warn("unwind: cannot load the table of '%s': %s\n", name,
-					strerror(-err));
-			} else {
-				u->slot_used[slot] = 1;
-				f->table = slot;
-				f->nr_rows = b->t->nr_rows;
-				f->base = b->t->base;
-				u->st.nr_tables++;
-				u->st.nr_rows += f->nr_rows;
-			}
-		}
+		if (load_table(u, f, b->t, name) == -ENOMEM)
+			return -ENOMEM;
 	} else if (u->build_tables) {
 		u->st.nr_no_cfi++;
 	}
@@ -553,16 +568,17 @@ static int place_file(struct unwinder *u, struct built *b, const char *name, uin
 static void file_unref(struct unwinder *u, uint32_t idx)
 {
 	struct file_entry *f = &u->files[idx];
-	struct bpfprof_unwind_table none = { 0 };
 
 	if (!f->used || --f->refs)
 		return;
 	if (f->table != BPFPROF_UNWIND_NO_TABLE) {
-		u->sink.set_table(u->sink.ctx, f->table, &none);
+		if (f->loaded) {
+			u->sink.drop_table(u->sink.ctx, f->table);
+			u->st.nr_tables--;
+			u->st.nr_rows -= f->nr_rows;
+			u->st.bytes -= f->bytes;
+		}
 		u->slot_used[f->table] = 0;
-		rows_release(u, f->first_row, f->nr_rows);
-		u->st.nr_tables--;
-		u->st.nr_rows -= f->nr_rows;
 	}
 	f->used = false;
 }

@@ -5,6 +5,7 @@
  * the summary line after a run and, with -v, every reason (include/unwinder.h).
  */
 #include <stdio.h>
+#include <sys/resource.h>
 #include "log.h"
 #include "unwinder.h"
 
@@ -35,15 +36,24 @@ void unwinder__print_walks(FILE *f, const uint64_t st[BPFPROF_STAT_NR],
 		(unsigned long long)st[BPFPROF_STAT_WALK_LIMIT],
 		(unsigned long long)st[BPFPROF_STAT_WALK_BAD],
 		(unsigned long long)st[BPFPROF_STAT_WALK_NOT_READY]);
-	if (us)
+	if (us) {
+		struct rusage ru;
+
+		if (getrusage(RUSAGE_SELF, &ru))
+			ru.ru_maxrss = 0;
 		fprintf(f,
 			"bpfprof: unwind tables: %llu processes, %llu tables (%llu built, %llu shared, %llu files "
-			"without CFI, %llu did not fit), %llu of %llu rows (%.1f MiB), %llu LPM entries, "
-			"%.1f ms building from %.1f MiB of CFI\n",
+			"without CFI, %llu did not fit, %llu dropped for room), %llu rows in %.1f MiB of "
+			"kernel memory (%.2f bytes a row; at most %.1f MiB of the %.0f MiB --unwind-memory), "
+			"%llu LPM entries, %.1f ms building from %.1f MiB of CFI; peak RSS %.1f MiB\n",
 			(unsigned long long)us->nr_procs, (unsigned long long)us->nr_tables,
 			(unsigned long long)us->nr_built, (unsigned long long)us->nr_shared,
 			(unsigned long long)us->nr_no_cfi, (unsigned long long)us->nr_full,
-			(unsigned long long)us->nr_rows, (unsigned long long)us->max_rows,
-			us->nr_rows * 8.0 / (1 << 20), (unsigned long long)us->nr_entries,
-			us->build_ns / 1e6, us->cfi_bytes / (double)(1 << 20));
+			(unsigned long long)us->nr_evicted, (unsigned long long)us->nr_rows,
+			us->bytes / (double)(1 << 20),
+			us->loaded_rows ? (double)us->loaded_bytes / us->loaded_rows : 0.0,
+			us->peak_bytes / (double)(1 << 20), us->budget / (double)(1 << 20),
+			(unsigned long long)us->nr_entries, us->build_ns / 1e6,
+			us->cfi_bytes / (double)(1 << 20), ru.ru_maxrss / 1024.0);
+	}
 }
