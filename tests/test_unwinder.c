@@ -420,12 +420,30 @@ static void test_queue(void **state)
 	fake_free(f);
 }
 
+/* Whether pid has an executable mapping of path (its exe link comes before its mappings) */
+static bool maps_exec(pid_t pid, const char *path)
+{
+	char line[1024], file[512], perms[5];
+	bool found = false;
+	FILE *maps;
+
+	snprintf(line, sizeof(line), "/proc/%d/maps", pid);
+	maps = fopen(line, "r");
+	if (!maps)
+		return false;
+	while (!found && fgets(line, sizeof(line), maps)) {
+		file[0] = 0;
+		found = sscanf(line, "%*x-%*x %4s %*s %*s %*s %511s", perms, file) == 2 &&
+			perms[2] == 'x' && !strcmp(file, path);
+	}
+	fclose(maps);
+	return found;
+}
+
 /* Start path (no arguments) and wait until it runs its own code; its pid */
 static pid_t spawn(const char *path)
 {
-	char proc[64], exe[512];
 	pid_t pid = fork();
-	ssize_t n;
 
 	assert_true(pid >= 0);
 	if (!pid) {
@@ -433,9 +451,7 @@ static pid_t spawn(const char *path)
 		_exit(127);
 	}
 	for (int i = 0; i < 500; i++) {
-		snprintf(proc, sizeof(proc), "/proc/%d/exe", pid);
-		n = readlink(proc, exe, sizeof(exe) - 1);
-		if (n > 0 && (exe[n] = 0, !strcmp(exe, path)))
+		if (maps_exec(pid, path))
 			return pid;
 		usleep(10000);
 	}

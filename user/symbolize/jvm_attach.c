@@ -265,7 +265,13 @@ int jvm_attach__perfmap(const char *proc_dir, uint32_t pid, unsigned timeout_ms,
 			usleep(20000);
 		}
 	}
-	err = request(pm->tmp_fd, sock_name, deadline, pid);
+	/*
+	 * The socket file exists from the JVM's bind(2), connections are taken
+	 * from its listen(2): in between they are refused, so try again.
+	 */
+	while ((err = request(pm->tmp_fd, sock_name, deadline, pid)) == -ECONNREFUSED &&
+	       now_ms() < deadline)
+		usleep(10000);
 out:
 	if (made) {
 		/* ours only if still a regular file: the JVM removes it itself once attached */
