@@ -72,7 +72,7 @@ if [ "${FUZZ_TIME:-10}" != 0 ]; then
 	fuzz_pid=$!
 fi
 
-# the integration queue: "NAME SCRIPT BPFPROF" per line, heaviest first
+# the integration queue: "NAME|SCRIPT|BPFPROF" each, heaviest first
 queue=()
 for n in "${heavy[@]}"; do
 	[ -f "$here/integration/$n.sh" ] && queue+=("$n")
@@ -81,11 +81,12 @@ for t in "$here"/integration/*.sh; do
 	n=$(basename "$t" .sh)
 	[[ " ${heavy[*]} " == *" $n "* ]] || queue+=("$n")
 done
-jobs_list=()
+# the kernel matrix first: the longest part by far (tests/kernels/run.sh)
+jobs_list=("kernels|$here/kernels/run.sh|")
 for n in "${queue[@]}"; do
-	jobs_list+=("$n.sh|$n|")
+	jobs_list+=("$n.sh|$here/integration/$n.sh|")
 	if [ -n "$san" ] && [[ " ${san_scripts[*]} " == *" $n "* ]]; then
-		jobs_list+=("san:$n.sh|$n|$(cd "$san" && pwd)/bpfprof")
+		jobs_list+=("san:$n.sh|$here/integration/$n.sh|$(cd "$san" && pwd)/bpfprof")
 	fi
 done
 running=0
@@ -95,9 +96,9 @@ for j in "${jobs_list[@]}"; do
 		# a sanitizer report exits 86, not 1: a script that expects bpfprof
 		# to reject its input with 1 cannot take one for a rejection
 		BPFPROF=$bin ASAN_OPTIONS=${ASAN_OPTIONS:-exitcode=86} UBSAN_OPTIONS=${UBSAN_OPTIONS:-exitcode=86} \
-			part "$name" "$here/integration/$script.sh" &
+			part "$name" "$script" &
 	else
-		part "$name" "$here/integration/$script.sh" &
+		part "$name" "$script" &
 	fi
 	running=$((running + 1))
 	if [ "$running" -ge "$jobs" ]; then

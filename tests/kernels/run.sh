@@ -23,6 +23,8 @@ TOL=${TOL:-7} # percentage points around hotcold's split, at least (lib.bash spl
 export TIMEOUT=${TIMEOUT:-240}
 work=$(mktemp -d /tmp/bpfprof-kernels.XXXXXX)
 trap 'rm -rf "$work"' EXIT
+# RESULTS=DIR keeps each kernel's console log and files in DIR/NAME
+results=${RESULTS:-$work}
 mkdir -p "$work/pprof"
 export PPROF_TMPDIR=$work/pprof
 
@@ -125,9 +127,9 @@ ran() {
 	local k=$1 name=$2 rc err
 	rc=$(cat "$o/$name.rc" 2>/dev/null || echo none)
 	[ "$rc" = 0 ] && return 0
-	err=$(grep -m1 -E '^libbpf: .*(failed|incompatible|invalid|cannot|error)' "$o/$name.vv.log" "$o/$name.log" 2>/dev/null | cut -d: -f2-)
+	err=$(cat "$o/$name.log" "$o/$name.vv.log" 2>/dev/null | grep -m1 -E '^libbpf: .*(failed|incompatible|invalid|cannot|error)')
 	fail "$k: $name: bpfprof exit $rc${err:+: $err}" "$(grep -m3 '^bpfprof: ' "$o/$name.log" 2>/dev/null)" \
-		"-- the -vv rerun's last 40 lines:" "$(tail -40 "$o/$name.vv.log" 2>/dev/null)"
+		"-- the -vv rerun's last 40 lines:" "$(tail -40 "$o/$name.vv.log" 2>/dev/null | sed '2,$s/^/       /')"
 	return 1
 }
 
@@ -309,17 +311,17 @@ judge() {
 export INITRD=$work/initramfs.cpio.gz
 while read -r k kdir; do
 	t0=$SECONDS
-	"$here/vm.sh" "$kdir" "$here/checks.sh" "$work/$k" >"$work/$k.vm.log" 2>&1
+	"$here/vm.sh" "$kdir" "$here/checks.sh" "$results/$k" >"$work/$k.vm.log" 2>&1
 	rc=$?
-	o=$work/$k/out
+	o=$results/$k/out
 	case $rc in
 	0) ;;
-	124) fail "$k: guest still running after ${TIMEOUT}s: killed" "$(grep '^=== ' "$work/$k/console.log" | tail -3)" ;;
-	125) fail "$k: guest ended without an exit status" "$(tail -20 "$work/$k/console.log")" "$(cat "$work/$k.vm.log")" ;;
+	124) fail "$k: guest still running after ${TIMEOUT}s: killed" "$(grep '^=== ' "$results/$k/console.log" | tail -3)" ;;
+	125) fail "$k: guest ended without an exit status" "$(tail -20 "$results/$k/console.log")" "$(cat "$work/$k.vm.log")" ;;
 	*) fail "$k: guest exit $rc" "$(cat "$work/$k.vm.log")" ;;
 	esac
 	# what came back is judged even from a guest that failed (the files end with the run that hung)
 	[ -n "$(ls "$o" 2>/dev/null)" ] && judge "$k" "$o"
-	echo "# $k ($(basename "$kdir"), $(cat "$work/$k/accel" 2>/dev/null)): $((SECONDS - t0)) s, boot to power-off $(cat "$work/$k/wall_s" 2>/dev/null) s"
+	echo "# $k ($(basename "$kdir"), $(cat "$results/$k/accel" 2>/dev/null)): $((SECONDS - t0)) s, boot to power-off $(cat "$results/$k/wall_s" 2>/dev/null) s"
 done <"$work/kernels"
 finish
