@@ -10,7 +10,7 @@
 # kernel log without warnings. One "ok/FAIL - KERNEL: check" line each, the
 # seconds each kernel took, and lib.bash's closing total.
 #
-# Environment: KERNELS="5.10 6.1" (names of kernels.list; default all),
+# Environment: KERNELS="5.10 6.1" (names of kernels.list; default all; none),
 # TREE (the built tree to test; default this repository), TIMEOUT (seconds
 # a guest may run, default 240), BPFPROF_KERNEL_CACHE (fetch.sh).
 # Skips, saying why, a kernel that is neither cached nor downloadable for
@@ -30,6 +30,10 @@ export PPROF_TMPDIR=$work/pprof
 
 . "$here/../integration/lib.bash"
 
+if [ "${KERNELS:-}" = none ]; then
+	skip "kernel matrix" "KERNELS=none"
+	finish
+fi
 if ! command -v qemu-system-x86_64 >/dev/null; then
 	skip "kernel matrix" "qemu-system-x86_64 not installed (apt-get install qemu-system-x86 busybox-static cpio)"
 	finish
@@ -54,10 +58,11 @@ for n in "${names[@]}"; do
 done
 
 # --- readers -----------------------------------------------------------------
-pprof() { go tool pprof "$@" 2>"$work/pprof.err"; }
+# (these run inside judge: $jw is its folder for temporary files)
+pprof() { go tool pprof "$@" 2>"$jw/pprof.err"; }
 # pprof_clean: go tool pprof printed nothing but its notice about system
 # libraries it has no symbols for (run.sh's)
-pprof_clean() { ! grep -vE '^(Some binary filenames not available|Try setting PPROF_BINARY_PATH)' "$work/pprof.err" | grep -q .; }
+pprof_clean() { ! grep -vE '^(Some binary filenames not available|Try setting PPROF_BINARY_PATH)' "$jw/pprof.err" | grep -q .; }
 # flat NAME FILE: the flat column of NAME in a `-top`/`--text` listing
 flat() { awk -v f="$1" '$NF == f { v = $1; sub("[a-z%]+$", "", v); print v; exit }' "$2"; }
 # ratio A B: A's percentage of A + B (hot_a's part of hot_a + hot_b)
@@ -89,7 +94,7 @@ folded_share() {
 ends() {
 	local entry
 	entry=$(readelf -h "$2" | awk '/Entry point/ { print $4 }')
-	perf script -i "$1" -F ip,sym,dso 2>"$work/script.err" | awk -v exe="$(readlink -f "$2")" -v entry="$entry" '
+	perf script -i "$1" -F ip,sym,dso 2>"$jw/script.err" | awk -v exe="$(readlink -f "$2")" -v entry="$entry" '
 		function hex(s,   i, c, v) {
 			sub(/^0x/, "", s); v = 0
 			for (i = 1; i <= length(s); i++) { c = index("0123456789abcdef", tolower(substr(s, i, 1))); v = v * 16 + c - 1 }
@@ -135,7 +140,8 @@ ran() {
 
 # --- one kernel's files ------------------------------------------------------
 judge() {
-	local k=$1 o=$2 a b n t r tol s p m
+	local k=$1 o=$2 a b n t r tol s p jw=$work/judge.$1
+	mkdir -p "$jw"
 	# the guest kernel's symbols where perf looks for a kernel that is not
 	# the running one: the build-id cache in HOME, as perf archive leaves it
 	export HOME=$o/home
@@ -155,37 +161,37 @@ judge() {
 		[ "$(awk '{ s += $NF } END { print s + 0 }' "$o/cmd.folded")" = "$n" ] &&
 			ok "$k: cmd: folded holds all $n samples" || fail "$k: cmd: folded total against bpfprof's $n"
 		if has go; then
-			if pprof -top -unit=ms -nodecount=50 "$o/cmd.prof" >"$work/top" && pprof_clean; then
-				split "$k" cmd "go tool pprof -top .prof" "$(flat hot_a "$work/top")" "$(flat hot_b "$work/top")" "$t"
+			if pprof -top -unit=ms -nodecount=50 "$o/cmd.prof" >"$jw/top" && pprof_clean; then
+				split "$k" cmd "go tool pprof -top .prof" "$(flat hot_a "$jw/top")" "$(flat hot_b "$jw/top")" "$t"
 			else
-				fail "$k: cmd: go tool pprof -top .prof" "$(cat "$work/pprof.err")"
+				fail "$k: cmd: go tool pprof -top .prof" "$(cat "$jw/pprof.err")"
 			fi
-			pprof -traces "$o/cmd.prof" >"$work/traces"
-			callers_ok "$work/traces" && ok "$k: cmd: go tool pprof -traces: hot_a under via_x and via_y, hot_b under via_z" ||
-				fail "$k: cmd: callers missing in -traces" "$(head -30 "$work/traces")"
-			if pprof -top -sample_index=samples -nodecount=50 "$o/cmd.pb.gz" >"$work/pbtop" && pprof_clean; then
-				split "$k" cmd "go tool pprof -top .pb.gz" "$(flat hot_a "$work/pbtop")" "$(flat hot_b "$work/pbtop")" "$t"
+			pprof -traces "$o/cmd.prof" >"$jw/traces"
+			callers_ok "$jw/traces" && ok "$k: cmd: go tool pprof -traces: hot_a under via_x and via_y, hot_b under via_z" ||
+				fail "$k: cmd: callers missing in -traces" "$(head -30 "$jw/traces")"
+			if pprof -top -sample_index=samples -nodecount=50 "$o/cmd.pb.gz" >"$jw/pbtop" && pprof_clean; then
+				split "$k" cmd "go tool pprof -top .pb.gz" "$(flat hot_a "$jw/pbtop")" "$(flat hot_b "$jw/pbtop")" "$t"
 			else
-				fail "$k: cmd: go tool pprof .pb.gz" "$(cat "$work/pprof.err")"
+				fail "$k: cmd: go tool pprof .pb.gz" "$(cat "$jw/pprof.err")"
 			fi
 		else
 			skip "$k: cmd: go tool pprof" "go not installed"
 		fi
 		if has google-pprof; then
-			google-pprof --text "$TREE/.output/workload/hotcold" "$o/cmd.prof" >"$work/gtext" 2>"$work/gerr"
-			if grep -v '^Using local file ' "$work/gerr" | grep -q .; then
-				fail "$k: cmd: google-pprof printed on stderr" "$(cat "$work/gerr")"
+			google-pprof --text "$TREE/.output/workload/hotcold" "$o/cmd.prof" >"$jw/gtext" 2>"$jw/gerr"
+			if grep -v '^Using local file ' "$jw/gerr" | grep -q .; then
+				fail "$k: cmd: google-pprof printed on stderr" "$(cat "$jw/gerr")"
 			else
-				split "$k" cmd "google-pprof --text" "$(flat hot_a "$work/gtext")" "$(flat hot_b "$work/gtext")" "$t"
+				split "$k" cmd "google-pprof --text" "$(flat hot_a "$jw/gtext")" "$(flat hot_b "$jw/gtext")" "$t"
 			fi
 		fi
 		if has perf; then
-			perf report -i "$o/cmd.data" --stdio --no-children --sort sym -g none >"$work/report" 2>"$work/report.err"
-			if [ -s "$work/report.err" ]; then
-				fail "$k: cmd: perf report printed on stderr" "$(head -5 "$work/report.err")"
+			perf report -i "$o/cmd.data" --stdio --no-children --sort sym -g none >"$jw/report" 2>"$jw/report.err"
+			if [ -s "$jw/report.err" ]; then
+				fail "$k: cmd: perf report printed on stderr" "$(head -5 "$jw/report.err")"
 			else
-				split "$k" cmd "perf report" "$(awk '$NF == "hot_a" { sub("%", "", $1); print $1; exit }' "$work/report")" \
-					"$(awk '$NF == "hot_b" { sub("%", "", $1); print $1; exit }' "$work/report")" "$t"
+				split "$k" cmd "perf report" "$(awk '$NF == "hot_a" { sub("%", "", $1); print $1; exit }' "$jw/report")" \
+					"$(awk '$NF == "hot_b" { sub("%", "", $1); print $1; exit }' "$jw/report")" "$t"
 			fi
 			s=$(perf script -i "$o/cmd.data" -F comm 2>/dev/null | grep -c . || true)
 			[ "$s" = "$n" ] && ok "$k: cmd: perf script prints all $n samples" || fail "$k: cmd: perf script: $s samples, bpfprof wrote $n"
@@ -193,8 +199,8 @@ judge() {
 			skip "$k: cmd: perf report" "perf not installed"
 		fi
 		if has xmllint; then
-			xmllint --noout "$o/cmd.svg" 2>"$work/xml.err" && grep -q 'hot_a' "$o/cmd.svg" &&
-				ok "$k: cmd: svg is XML (xmllint) and names hot_a" || fail "$k: cmd: svg" "$(head -3 "$work/xml.err")"
+			xmllint --noout "$o/cmd.svg" 2>"$jw/xml.err" && grep -q 'hot_a' "$o/cmd.svg" &&
+				ok "$k: cmd: svg is XML (xmllint) and names hot_a" || fail "$k: cmd: svg" "$(head -3 "$jw/xml.err")"
 		else
 			grep -q 'hot_a' "$o/cmd.svg" && ok "$k: cmd: svg names hot_a" || fail "$k: cmd: svg without hot_a"
 		fi
@@ -206,14 +212,14 @@ judge() {
 		t=$((a + b))
 		split "$k" pid_fp folded "$a" "$b" "$t"
 		if has go; then
-			if pprof -top -unit=ms -nodecount=50 "$o/pid_fp.prof" >"$work/top" && pprof_clean; then
-				split "$k" pid_fp "go tool pprof -top .prof" "$(flat hot_a "$work/top")" "$(flat hot_b "$work/top")" "$t"
+			if pprof -top -unit=ms -nodecount=50 "$o/pid_fp.prof" >"$jw/top" && pprof_clean; then
+				split "$k" pid_fp "go tool pprof -top .prof" "$(flat hot_a "$jw/top")" "$(flat hot_b "$jw/top")" "$t"
 			else
-				fail "$k: pid_fp: go tool pprof -top .prof" "$(cat "$work/pprof.err")"
+				fail "$k: pid_fp: go tool pprof -top .prof" "$(cat "$jw/pprof.err")"
 			fi
-			pprof -traces "$o/pid_fp.prof" >"$work/traces"
-			callers_ok "$work/traces" && ok "$k: pid_fp: go tool pprof -traces: hot_a under via_x and via_y, hot_b under via_z" ||
-				fail "$k: pid_fp: callers missing in -traces" "$(head -30 "$work/traces")"
+			pprof -traces "$o/pid_fp.prof" >"$jw/traces"
+			callers_ok "$jw/traces" && ok "$k: pid_fp: go tool pprof -traces: hot_a under via_x and via_y, hot_b under via_z" ||
+				fail "$k: pid_fp: callers missing in -traces" "$(head -30 "$jw/traces")"
 		fi
 	fi
 
@@ -221,11 +227,11 @@ judge() {
 	if ran "$k" nofp; then
 		if has perf; then
 			read -r p n <<<"$(ends "$o/nofp.data" "$TREE/.output/workload/nofp")"
-			if [ "${n:-0}" -ge 50 ] && awk -v p="$p" 'BEGIN { exit !(p >= 99) }' && [ ! -s "$work/script.err" ]; then
+			if [ "${n:-0}" -ge 50 ] && awk -v p="$p" 'BEGIN { exit !(p >= 99) }' && [ ! -s "$jw/script.err" ]; then
 				ok "$k: nofp: $p % of $n stacks reach _start/clone3 (perf script)"
 			else
 				fail "$k: nofp: $p % of ${n:-0} stacks reach _start/clone3 (want >= 99 % of >= 50)" \
-					"$(grep 'user stack' "$o/nofp.log")" "$(head -3 "$work/script.err")"
+					"$(grep 'user stack' "$o/nofp.log")" "$(head -3 "$jw/script.err")"
 			fi
 		fi
 		for c in "hot_a main;run;via_x;hot_a" "hot_b main;run;via_y;hot_b" "lib_hot main;run;via_lib;lib_hot" \
@@ -275,11 +281,11 @@ judge() {
 			ok "$k: offcpu: kernel frames: nanosleep under sleep_part, pipe_read under pipe_part, from the syscall entry" ||
 			fail "$k: offcpu: kernel frames of the blocks" "$(head -5 "$o/offcpu.folded")"
 		if has perf; then
-			perf report -i "$o/offcpu.data" --stdio >"$work/report" 2>"$work/report.err"
-			[ ! -s "$work/report.err" ] && grep -q "of event 'cpu-clock'" "$work/report" &&
-				grep -q "of event 'offcpu-time'" "$work/report" && grep -q sleep_part "$work/report" &&
+			perf report -i "$o/offcpu.data" --stdio >"$jw/report" 2>"$jw/report.err"
+			[ ! -s "$jw/report.err" ] && grep -q "of event 'cpu-clock'" "$jw/report" &&
+				grep -q "of event 'offcpu-time'" "$jw/report" && grep -q sleep_part "$jw/report" &&
 				ok "$k: offcpu: perf report: cpu-clock and offcpu-time events, no warnings" ||
-				fail "$k: offcpu: perf report" "$(head -3 "$work/report.err")"
+				fail "$k: offcpu: perf report" "$(head -3 "$jw/report.err")"
 			s=$(perf script -i "$o/offcpu.data" -F pid,period,event 2>/dev/null |
 				awk '$3 ~ /offcpu-time/ { s += $2 } END { printf "%.3f", s / 1e9 }')
 			p=$(sed -n 's/.*off-CPU: [0-9]* blocks of [0-9]* us or more, \([0-9.]*\) s blocked.*/\1/p' "$o/offcpu.log")
@@ -287,10 +293,10 @@ judge() {
 				fail "$k: offcpu: offcpu-time periods $s s, summary $p s"
 		fi
 		if has go; then
-			pprof -sample_index=off_cpu -top -nodecount=100 "$o/offcpu.pb.gz" >"$work/top" && pprof_clean &&
-				grep -q 'Type: off_cpu' "$work/top" && grep -q ' sleep_part$' "$work/top" && grep -q ' pipe_part$' "$work/top" &&
+			pprof -sample_index=off_cpu -top -nodecount=100 "$o/offcpu.pb.gz" >"$jw/top" && pprof_clean &&
+				grep -q 'Type: off_cpu' "$jw/top" && grep -q ' sleep_part$' "$jw/top" && grep -q ' pipe_part$' "$jw/top" &&
 				ok "$k: offcpu: go tool pprof -sample_index=off_cpu names sleep_part and pipe_part" ||
-				fail "$k: offcpu: go tool pprof -sample_index=off_cpu" "$(cat "$work/pprof.err")" "$(head -12 "$work/top")"
+				fail "$k: offcpu: go tool pprof -sample_index=off_cpu" "$(cat "$jw/pprof.err")" "$(head -12 "$jw/top")"
 		fi
 	fi
 
@@ -308,20 +314,35 @@ judge() {
 }
 
 # --- each kernel in turn: one VM at a time -----------------------------------
+# A kernel's files are judged (about 13 s of the host's readers) while the
+# next kernel boots; the lines come out in the kernels' order.
 export INITRD=$work/initramfs.cpio.gz
 while read -r k kdir; do
 	t0=$SECONDS
-	"$here/vm.sh" "$kdir" "$here/checks.sh" "$results/$k" >"$work/$k.vm.log" 2>&1
+	"$here/vm.sh" "$kdir" "$here/checks.sh" "$results/$k" >"$work/$k.vm.log" 2>&1 </dev/null
 	rc=$?
-	o=$results/$k/out
-	case $rc in
-	0) ;;
-	124) fail "$k: guest still running after ${TIMEOUT}s: killed" "$(grep '^=== ' "$results/$k/console.log" | tail -3)" ;;
-	125) fail "$k: guest ended without an exit status" "$(tail -20 "$results/$k/console.log")" "$(cat "$work/$k.vm.log")" ;;
-	*) fail "$k: guest exit $rc" "$(cat "$work/$k.vm.log")" ;;
-	esac
-	# what came back is judged even from a guest that failed (the files end with the run that hung)
-	[ -n "$(ls "$o" 2>/dev/null)" ] && judge "$k" "$o"
-	echo "# $k ($(basename "$kdir"), $(cat "$results/$k/accel" 2>/dev/null)): $((SECONDS - t0)) s, boot to power-off $(cat "$results/$k/wall_s" 2>/dev/null) s"
+	vm_s=$((SECONDS - t0))
+	(
+		passed=0 failed=0 skipped=0 t1=$SECONDS o=$results/$k/out
+		case $rc in
+		0) ;;
+		124) fail "$k: guest still running after ${TIMEOUT}s: killed" "$(grep '^=== ' "$results/$k/console.log" | tail -3)" ;;
+		125) fail "$k: guest ended without an exit status" "$(tail -20 "$results/$k/console.log")" "$(cat "$work/$k.vm.log")" ;;
+		*) fail "$k: guest exit $rc" "$(cat "$work/$k.vm.log")" ;;
+		esac
+		# what came back is judged even from a guest that failed
+		[ -n "$(ls "$o" 2>/dev/null)" ] && judge "$k" "$o"
+		echo "# $k ($(basename "$kdir"), $(cat "$results/$k/accel" 2>/dev/null)): boot to power-off" \
+			"$(cat "$results/$k/wall_s" 2>/dev/null) s, $vm_s s with the initramfs, judged in $((SECONDS - t1)) s"
+		echo "#counts $passed $failed $skipped"
+	) >"$work/$k.judged" 2>&1 </dev/null &
 done <"$work/kernels"
+wait
+while read -r k _; do
+	grep -v '^#counts ' "$work/$k.judged"
+	read -r _ p f s <<<"$(grep '^#counts ' "$work/$k.judged")"
+	[ -n "$s" ] || fail "$k: judging ended early"
+	passed=$((passed + ${p:-0})) failed=$((failed + ${f:-0})) skipped=$((skipped + ${s:-0}))
+done <"$work/kernels"
+echo "# the matrix: $SECONDS s"
 finish
