@@ -12,7 +12,8 @@
 #
 # Environment: KERNELS="5.10 6.1" (names of kernels.list; default all; none),
 # TREE (the built tree to test; default this repository), TIMEOUT (seconds
-# a guest may run, default 240), BPFPROF_KERNEL_CACHE (fetch.sh).
+# a guest may run, default 240), BPFPROF_KERNEL_CACHE (fetch.sh), RESULTS (a
+# folder that keeps each kernel's console log and files; default: removed).
 # Skips, saying why, a kernel that is neither cached nor downloadable for
 # want of a network, and everything without QEMU.
 set -uo pipefail
@@ -23,7 +24,6 @@ TOL=${TOL:-7} # percentage points around hotcold's split, at least (lib.bash spl
 export TIMEOUT=${TIMEOUT:-240}
 work=$(mktemp -d /tmp/bpfprof-kernels.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-# RESULTS=DIR keeps each kernel's console log and files in DIR/NAME
 results=${RESULTS:-$work}
 mkdir -p "$work/pprof"
 export PPROF_TMPDIR=$work/pprof
