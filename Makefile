@@ -58,7 +58,7 @@ TEST_BINS := $(patsubst tests/%.c,$(OUTPUT)/tests/%,$(TEST_SRCS))
 WORKLOADS := $(OUTPUT)/workload/hotcold $(OUTPUT)/workload/jitswap $(OUTPUT)/workload/offcpu $(OUTPUT)/workload/nofp \
 	$(OUTPUT)/workload/gold/nofp
 
-.PHONY: all deps demo check test unit integration san fuzz fuzz-ci valgrind vmlinux format clean
+.PHONY: all deps demo check test unit integration kernels san fuzz fuzz-ci valgrind vmlinux format clean
 # The binary; the sanitizer build puts its own under its OUTPUT.
 BIN ?= bpfprof
 
@@ -211,6 +211,12 @@ unit: $(TEST_BINS)
 
 integration: all
 	$(Q)for t in tests/integration/*.sh; do $$t || exit 1; done
+
+# The kernel matrix alone (part of make test): Debian's stock kernels under
+# QEMU, each running the checks of tests/kernels/checks.sh (README, "Kernels");
+# KERNELS="5.10 6.1" picks some.
+kernels: deps all
+	$(Q)tests/kernels/run.sh
 
 # The README's demo command: profile the bundled workload and show the result.
 demo: deps

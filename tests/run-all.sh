@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The whole suite, as make test runs it: the cmocka unit tests (on the normal
-# build and, when its OUTPUT is given, on the ASan + UBSan build), then every
-# integration script on the normal build and the parser and writer scripts
+# build and, when its OUTPUT is given, on the ASan + UBSan build), the kernel
+# matrix (tests/kernels/run.sh: bpfprof on Debian's kernels under QEMU), then
+# every integration script on the normal build and the parser and writer scripts
 # again on the sanitizer build, TEST_JOBS scripts at once (default: the number
 # of CPUs), while every libFuzzer harness in OUTPUT/fuzz runs FUZZ_TIME
 # seconds beside them, FUZZ_JOBS at once (default 1; tests/run-fuzz.sh;
@@ -66,13 +67,20 @@ part() {
 part unit "$here/run-unit.sh" "$out"
 [ -n "$san" ] && part san:unit "$here/run-unit.sh" "$san"
 
+# The kernel matrix (tests/kernels/run.sh), the longest part, alone: its
+# guests' two emulated CPUs and the readers judging their files keep both
+# CPUs busy, and beside two scripts and a fuzzer every part would get less
+# of the CPU than its sampled and timed checks were sized for (push.sh's
+# stall check and gone.sh's splits failed so).
+part kernels "$here/kernels/run.sh"
+
 # the fuzzers, one stream in the background
 if [ "${FUZZ_TIME:-10}" != 0 ]; then
 	FUZZ_JOBS=${FUZZ_JOBS:-1} part fuzz "$here/run-fuzz.sh" "$out" &
 	fuzz_pid=$!
 fi
 
-# the integration queue: "NAME SCRIPT BPFPROF" per line, heaviest first
+# the integration queue: "NAME|SCRIPT|BPFPROF" each, heaviest first
 queue=()
 for n in "${heavy[@]}"; do
 	[ -f "$here/integration/$n.sh" ] && queue+=("$n")
@@ -83,9 +91,9 @@ for t in "$here"/integration/*.sh; do
 done
 jobs_list=()
 for n in "${queue[@]}"; do
-	jobs_list+=("$n.sh|$n|")
+	jobs_list+=("$n.sh|$here/integration/$n.sh|")
 	if [ -n "$san" ] && [[ " ${san_scripts[*]} " == *" $n "* ]]; then
-		jobs_list+=("san:$n.sh|$n|$(cd "$san" && pwd)/bpfprof")
+		jobs_list+=("san:$n.sh|$here/integration/$n.sh|$(cd "$san" && pwd)/bpfprof")
 	fi
 done
 running=0
@@ -95,9 +103,9 @@ for j in "${jobs_list[@]}"; do
 		# a sanitizer report exits 86, not 1: a script that expects bpfprof
 		# to reject its input with 1 cannot take one for a rejection
 		BPFPROF=$bin ASAN_OPTIONS=${ASAN_OPTIONS:-exitcode=86} UBSAN_OPTIONS=${UBSAN_OPTIONS:-exitcode=86} \
-			part "$name" "$here/integration/$script.sh" &
+			part "$name" "$script" &
 	else
-		part "$name" "$here/integration/$script.sh" &
+		part "$name" "$script" &
 	fi
 	running=$((running + 1))
 	if [ "$running" -ge "$jobs" ]; then

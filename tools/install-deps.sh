@@ -28,6 +28,10 @@ pkgs=(
 	debuginfod xz-utils curl
 	# tests: a running JVM asked for its perf map (tests/integration/jitlive.sh)
 	openjdk-17-jdk-headless
+	# tests: the kernel matrix (tests/kernels/): Debian's kernels booted under
+	# QEMU with an initramfs of static busybox, their packages fetched by apt,
+	# their xz or zstd payload unpacked to boot without the decompressor
+	qemu-system-x86 busybox-static cpio debian-archive-keyring zstd
 )
 
 missing=()
