@@ -183,6 +183,41 @@ static __always_inline void stat_inc(__u32 idx)
 		*v += 1;
 }
 
+#if BPFPROF_LEGACY
+/* struct cgroup's ids of its ancestors, from the root down, until 6.0 (then ancestors[], pointers) */
+struct cgroup___pre61 {
+	__u64 ancestor_ids[0];
+} __attribute__((preserve_access_index));
+
+/*
+ * The id of the current task's cgroup's ancestor at level (0: the root), 0
+ * above the task's own level: what bpf_get_current_ancestor_cgroup_id gives,
+ * which perf_event programs cannot call on 5.10, by CO-RE reads of the
+ * cgroup (kernel/cgroup/cgroup.c, cgroup_ancestor()).
+ */
+static __always_inline __u64 ancestor_cgroup_id(int level)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct cgroup *cgrp = BPF_CORE_READ(task, cgroups, dfl_cgrp), *anc = NULL;
+	__u64 id = 0;
+
+	if (!cgrp || level > BPF_CORE_READ(cgrp, level))
+		return 0;
+	if (bpf_core_field_exists(((struct cgroup___pre61 *)cgrp)->ancestor_ids)) {
+		bpf_probe_read_kernel(&id, sizeof(id),
+				      (void *)cgrp +
+					      bpf_core_field_offset(struct cgroup___pre61, ancestor_ids) +
+					      level * 8);
+		return id;
+	}
+	bpf_probe_read_kernel(&anc, sizeof(anc),
+			      (void *)cgrp + bpf_core_field_offset(struct cgroup, ancestors) + level * 8);
+	return anc ? BPF_CORE_READ(anc, kn, id) : 0;
+}
+#else
+#define ancestor_cgroup_id(level) bpf_get_current_ancestor_cgroup_id(level)
+#endif
+
 /* The task's cgroup or one of its ancestors is in `cgroups` (--cgroup covers its subtree). */
 static __always_inline bool in_cgroups(void)
 {
@@ -192,7 +227,7 @@ static __always_inline bool in_cgroups(void)
 	if (bpf_map_lookup_elem(&cgroups, &cg))
 		return true;
 	for (level = 0; level < BPFPROF_MAX_CGROUP_DEPTH; level++) {
-		cg = bpf_get_current_ancestor_cgroup_id(level);
+		cg = ancestor_cgroup_id(level);
 		if (!cg)
 			break; /* above the task's own level */
 		if (bpf_map_lookup_elem(&cgroups, &cg))
