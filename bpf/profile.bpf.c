@@ -143,9 +143,73 @@ struct {
 	__type(value, __u64);
 } stats SEC(".maps");
 
+/*
+ * Slots of the per-CPU record and walk state (scratch, ustack, walk_state,
+ * search_state): an off-CPU block's user walk (at sys_exit, or as task work)
+ * runs with interrupts on, and a sample taken meanwhile on the same CPU
+ * walks too, in its own slot. `walk_slot` says whose the running walk is; a
+ * sample sets it and puts the old value back when it ends (samples do not
+ * nest: the interrupt that runs on_sample does not run it again).
+ */
+#define WALK_SLOTS 2
+#define SLOT_SAMPLE 0
+#define SLOT_OFFCPU 1
+
+struct walk_slot {
+	__u32 cur; /* the slot of the walk that runs */
+	__u32 saved; /* on_sample: the slot it interrupted */
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct walk_slot);
+} walk_slot SEC(".maps");
+
+/* The slot of the walk that runs on this CPU */
+static __always_inline __u32 cur_slot(void)
+{
+	__u32 zero = 0;
+	struct walk_slot *s = bpf_map_lookup_elem(&walk_slot, &zero);
+
+	return s && s->cur == SLOT_OFFCPU ? SLOT_OFFCPU : SLOT_SAMPLE;
+}
+
+/* The off-CPU path's walk begins (1) or ends (0). */
+static __always_inline void slot_offcpu(bool on)
+{
+	__u32 zero = 0;
+	struct walk_slot *s = bpf_map_lookup_elem(&walk_slot, &zero);
+
+	if (s)
+		s->cur = on ? SLOT_OFFCPU : SLOT_SAMPLE;
+}
+
+/* A sample's walk begins: the slot it interrupts is kept for slot_sample_end. */
+static __always_inline void slot_sample_begin(void)
+{
+	__u32 zero = 0;
+	struct walk_slot *s = bpf_map_lookup_elem(&walk_slot, &zero);
+
+	if (s) {
+		s->saved = s->cur;
+		s->cur = SLOT_SAMPLE;
+	}
+}
+
+static __always_inline void slot_sample_end(void)
+{
+	__u32 zero = 0;
+	struct walk_slot *s = bpf_map_lookup_elem(&walk_slot, &zero);
+
+	if (s)
+		s->cur = s->saved;
+}
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, WALK_SLOTS);
 	__type(key, __u32);
 	__type(value, struct bpfprof_sample);
 } scratch SEC(".maps");
@@ -170,7 +234,7 @@ struct ustack_chunk {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, WALK_SLOTS);
 	__type(key, __u32);
 	__type(value, struct ustack_chunk);
 } ustack SEC(".maps");
@@ -329,7 +393,7 @@ struct walk {
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, WALK_SLOTS);
 	__type(key, __u32);
 	__type(value, struct walk);
 } walk_state SEC(".maps");
@@ -374,7 +438,7 @@ struct search {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, WALK_SLOTS);
 	__type(key, __u32);
 	__type(value, struct search);
 } search_state SEC(".maps");
@@ -396,9 +460,9 @@ step_fn search_step(__u32 i, void *data)
 {
 	struct search *q;
 	void *rows;
-	__u32 m, word, zero = 0;
+	__u32 m, word, slot = cur_slot();
 
-	q = bpf_map_lookup_elem(&search_state, &zero);
+	q = bpf_map_lookup_elem(&search_state, &slot);
 	if (!q || q->r - q->l <= 1)
 		return 1;
 	rows = bpf_map_lookup_elem(&unwind_rows, &q->table);
@@ -424,7 +488,7 @@ static __always_inline __u32 find_rule(__u32 table, __u64 rel, __u32 now)
 	struct bpfprof_unwind_table *t = bpf_map_lookup_elem(&unwind_tables, &table);
 	struct search *q;
 	void *rows;
-	__u32 page, lo, hi, word, zero = 0;
+	__u32 page, lo, hi, word, slot = cur_slot();
 
 	if (!t || !t->nr_pages || (rel >> BPFPROF_UNWIND_PAGE_SHIFT) >= t->nr_pages)
 		return BPFPROF_UNWIND_NONE;
@@ -436,7 +500,7 @@ static __always_inline __u32 find_rule(__u32 table, __u64 rel, __u32 now)
 		return BPFPROF_UNWIND_NONE;
 	if (!table_word(rows, lo, &word) || BPFPROF_UNWIND_ROW_PC(word) > (rel & 0xffff))
 		return BPFPROF_UNWIND_NONE;
-	q = bpf_map_lookup_elem(&search_state, &zero);
+	q = bpf_map_lookup_elem(&search_state, &slot);
 	if (!q)
 		return BPFPROF_UNWIND_NONE;
 	q->table = table;
@@ -497,10 +561,11 @@ step_fn walk_step(__u32 i, void *data)
 	__u32 zero = 0, rule = BPFPROF_UNWIND_NONE, kind;
 	__s32 slot;
 	bool fp_step = false, leaf = false;
+	__u32 wslot = cur_slot();
 
-	w = bpf_map_lookup_elem(&walk_state, &zero);
-	e = bpf_map_lookup_elem(&scratch, &zero);
-	c = bpf_map_lookup_elem(&ustack, &zero);
+	w = bpf_map_lookup_elem(&walk_state, &wslot);
+	e = bpf_map_lookup_elem(&scratch, &wslot);
+	c = bpf_map_lookup_elem(&ustack, &wslot);
 	if (!w || !e || !c)
 		return 1;
 	pc = w->pc;
@@ -618,9 +683,9 @@ static __always_inline bool walk_begin(struct bpfprof_sample *e, __u64 nk, __u32
 				       __u64 sp, __u64 bp)
 {
 	struct walk *w;
-	__u32 zero = 0;
+	__u32 slot = cur_slot();
 
-	w = bpf_map_lookup_elem(&walk_state, &zero);
+	w = bpf_map_lookup_elem(&walk_state, &slot);
 	if (!w)
 		return false;
 	__builtin_memset(w, 0, sizeof(*w));
@@ -649,10 +714,10 @@ static __always_inline bool walk_begin(struct bpfprof_sample *e, __u64 nk, __u32
 static __always_inline __u64 walk_end(__u32 *stop)
 {
 	struct walk *w;
-	__u32 zero = 0;
+	__u32 slot = cur_slot();
 
 	*stop = 0;
-	w = bpf_map_lookup_elem(&walk_state, &zero);
+	w = bpf_map_lookup_elem(&walk_state, &slot);
 	if (!w || !w->walking)
 		return 0;
 	*stop = w->stop ? w->stop : BPFPROF_STAT_WALK_LIMIT;
@@ -674,15 +739,15 @@ static __always_inline __u64 walk_end(__u32 *stop)
 static __always_inline bool walk_some(void)
 {
 	struct walk *w;
-	__u32 zero = 0, k;
+	__u32 slot = cur_slot(), k;
 
 	for (k = 0; k < WALK_FRAMES_PER_PROG; k++) {
-		w = bpf_map_lookup_elem(&walk_state, &zero);
+		w = bpf_map_lookup_elem(&walk_state, &slot);
 		if (!w || !w->walking || w->steps + 1 >= max_user_stack)
 			return true;
 		if (walk_step(w->steps, NULL))
 			return true;
-		w = bpf_map_lookup_elem(&walk_state, &zero);
+		w = bpf_map_lookup_elem(&walk_state, &slot);
 		if (!w)
 			return true;
 		w->steps++;
@@ -960,7 +1025,7 @@ static __always_inline void send_ustack_copy(struct bpf_perf_event_data *ctx, __
  * goes out. Everything comes from the per-CPU scratch record and walk
  * state, so that the legacy variant's last tail call can run it.
  */
-static __always_inline void sample_end(struct bpf_perf_event_data *ctx)
+static __always_inline void sample_send(struct bpf_perf_event_data *ctx)
 {
 	struct bpfprof_sample *e;
 	__u32 zero = 0, stop;
@@ -989,6 +1054,12 @@ static __always_inline void sample_end(struct bpf_perf_event_data *ctx)
 		return;
 	}
 	stat_inc(BPFPROF_STAT_SAMPLES);
+}
+
+static __always_inline void sample_end(struct bpf_perf_event_data *ctx)
+{
+	sample_send(ctx);
+	slot_sample_end(); /* the walk this sample interrupted, if any, goes on in its slot */
 }
 
 /* The legacy variant's walk of a sample's user stack: walk_sample, tail-called (slot 0). */
@@ -1037,6 +1108,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	if (nk > BPFPROF_MAX_STACK)
 		nk = BPFPROF_MAX_STACK;
 	e->nr_kernel = nk;
+	slot_sample_begin();
 	if (user_stack_begin(ctx, e, nk, tgid)) {
 #if BPFPROF_LEGACY
 		bpf_tail_call(ctx, &walk_jmp_sample, 0);
@@ -1459,14 +1531,15 @@ static __always_inline void offcpu_finish_end(__u32 tid)
 {
 	struct offcpu_pending *pd = bpf_map_lookup_elem(&offcpu_pending, &tid);
 	struct bpfprof_sample *e;
-	__u32 zero = 0, stop;
+	__u32 slot = SLOT_OFFCPU, stop;
 	__u64 nk, nu;
 
-	e = bpf_map_lookup_elem(&scratch, &zero);
+	nu = walk_end(&stop);
+	slot_offcpu(false);
+	e = bpf_map_lookup_elem(&scratch, &slot);
 	if (!pd || !e)
 		return;
 	nk = pd->r.s.nr_kernel;
-	nu = walk_end(&stop);
 	if (nu > BPFPROF_MAX_USER_STACK)
 		nu = BPFPROF_MAX_USER_STACK;
 	/* only the user part goes back: the record's header and kernel part stay as taken */
@@ -1474,12 +1547,12 @@ static __always_inline void offcpu_finish_end(__u32 tid)
 					&e->ips[nk & BPFPROF_MAX_STACK]))
 		nu = 0;
 	/*
-	 * Interrupts are on here, and a sample (on_sample, from the cpu-clock
-	 * interrupt) that ran meanwhile on this CPU used the same scratch and
-	 * walker state (as may another task's walk, task work being
-	 * preemptible): each stamps its own time and thread first, so an
+	 * Interrupts are on here: a sample (on_sample, from the cpu-clock
+	 * interrupt) that runs meanwhile on this CPU walks in its own slot,
+	 * but another task's off-CPU walk may use this one (task work is
+	 * preemptible). Each stamps its own time and thread first, so an
 	 * unchanged stamp, read after the copy above, means nothing else
-	 * touched them during the walk. Otherwise the walk is dropped.
+	 * touched the slot during the walk. Otherwise the walk is dropped.
 	 */
 	if (e->time_ns != pd->r.s.time_ns || e->tid != tid) {
 		stat_inc(BPFPROF_STAT_OFFCPU_KERNEL_ONLY);
@@ -1507,10 +1580,10 @@ static __always_inline void offcpu_finish(void *ctx, struct offcpu_pending *pd, 
 					  __u64 ip, __u64 sp, __u64 bp)
 {
 	struct bpfprof_sample *e;
-	__u32 zero = 0;
+	__u32 slot = SLOT_OFFCPU;
 	__u64 nk, size;
 
-	e = bpf_map_lookup_elem(&scratch, &zero);
+	e = bpf_map_lookup_elem(&scratch, &slot);
 	nk = pd->r.s.nr_kernel;
 	if (!e || nk > BPFPROF_MAX_STACK) {
 		offcpu_flush(pd, tid);
@@ -1527,6 +1600,7 @@ static __always_inline void offcpu_finish(void *ctx, struct offcpu_pending *pd, 
 		offcpu_flush(pd, tid);
 		return;
 	}
+	slot_offcpu(true);
 	if (walk_begin(e, nk, bpf_get_current_pid_tgid() >> 32, pd->ip, pd->sp, pd->bp)) {
 #if BPFPROF_LEGACY
 		bpf_tail_call(ctx, &walk_jmp_sys_exit, 0);
