@@ -55,7 +55,7 @@ LIB_OBJS += $(OUTPUT)/push.pb-c.o $(OUTPUT)/types.pb-c.o
 APP_OBJS := $(OUTPUT)/main.o $(OUTPUT)/session.o
 TEST_SRCS := $(wildcard tests/test_*.c)
 TEST_BINS := $(patsubst tests/%.c,$(OUTPUT)/tests/%,$(TEST_SRCS))
-WORKLOADS := $(OUTPUT)/workload/hotcold $(OUTPUT)/workload/jitswap $(OUTPUT)/workload/offcpu $(OUTPUT)/workload/nofp \
+WORKLOADS := $(OUTPUT)/workload/hotcold $(OUTPUT)/workload/jitswap $(OUTPUT)/workload/jitshort $(OUTPUT)/workload/offcpu $(OUTPUT)/workload/nofp \
 	$(OUTPUT)/workload/gold/nofp
 
 .PHONY: all deps demo check test unit integration kernels san fuzz fuzz-ci valgrind vmlinux format clean

@@ -923,6 +923,64 @@ static __always_inline void check_user_walk(struct bpf_perf_event_data *ctx, __u
 }
 
 /*
+ * A process's first samples after its exec are also announced in `notices`
+ * (struct bpfprof_notice), a small ring buffer that user space reads before
+ * the samples' backlog, so that the process's maps and files are read while
+ * it lives even when thousands of records wait before its own: at its first
+ * sample, and at its first samples 10, 30 and 70 ms after it (what the
+ * dynamic loader and a runtime map come in its first milliseconds: a 100 ms
+ * JIT process's jitdump is mapped after its first sample). Full (2 730
+ * notices unread): the notice is left out, the record still goes and is
+ * read in its turn, as without notices.
+ */
+#define NOTICES 4
+#define NOTICE_STEP_NS (10ULL * 1000 * 1000)
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 64 * 1024);
+} notices SEC(".maps");
+
+struct notice_state {
+	__u64 first_ns; /* the first sample's time */
+	__u32 nr; /* notices sent */
+	__u32 pad;
+};
+
+/* Processes noticed since their exec (on_exec forgets one). LRU: old entries just go. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32); /* tgid */
+	__type(value, struct notice_state);
+} noticed SEC(".maps");
+
+static __always_inline void notice(__u32 tgid)
+{
+	__u64 id = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns();
+	struct notice_state *st = bpf_map_lookup_elem(&noticed, &tgid), first = { .first_ns = now };
+	struct bpfprof_notice n = {
+		.type = BPFPROF_REC_NOTICE,
+		.tgid = tgid,
+		.time_ns = now,
+	};
+
+	if (!st) {
+		bpf_map_update_elem(&noticed, &tgid, &first, BPF_ANY);
+		st = bpf_map_lookup_elem(&noticed, &tgid);
+		if (!st)
+			return;
+	} else if (st->nr >= NOTICES ||
+		   now - st->first_ns < ((1ULL << st->nr) - 1) * NOTICE_STEP_NS) {
+		return;
+	}
+	n.nr_seen = ++st->nr;
+	/* an off-CPU block may be sent from another task: its start is then unknown */
+	if (id >> 32 == tgid)
+		n.start = process_start(current_task());
+	bpf_ringbuf_output(&notices, &n, sizeof(n), BPF_RB_FORCE_WAKEUP);
+}
+
+/*
  * The ring buffer's wake-up policy for a record of process tgid: the reader
  * is woken once wakeup_bytes are waiting, and for a process's first
  * WAKE_FIRST_SAMPLES records (its maps are read while it still runs).
@@ -943,6 +1001,7 @@ static __always_inline __u64 ring_wakeup(__u32 tgid)
 		*nr_seen += 1;
 		flags = BPF_RB_FORCE_WAKEUP;
 	}
+	notice(tgid);
 	return flags;
 }
 
@@ -1147,6 +1206,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	__u8 one = 1;
 
 	bpf_map_delete_elem(&seen, &tgid);
+	bpf_map_delete_elem(&noticed, &tgid);
 	if (!exec_target || tgid != exec_target)
 		return 0;
 	bpf_map_update_elem(&targets, &tgid, &one, BPF_ANY);

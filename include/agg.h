@@ -91,6 +91,15 @@ void agg__set_observer(struct agg *a, const struct agg_observer *obs);
  */
 void agg__set_cgroups(struct agg *a, struct cgroup_cache *c);
 
+/*
+ * Remember each process's maps for the run in c (borrowed; must outlive the
+ * aggregator), and name a process that /proc no longer has (exited before
+ * its records were read: its last interval written after it, a backlog)
+ * from the maps remembered there (include/maps_cache.h).
+ */
+struct maps_cache;
+void agg__set_maps_cache(struct agg *a, struct maps_cache *c);
+
 /* Records rejected as malformed so far. */
 uint64_t agg__nr_bad(const struct agg *a);
 
@@ -108,6 +117,7 @@ struct agg_stats {
 	uint64_t nr_other_procs; /* new processes past max_procs */
 	uint64_t nr_other_samples; /* their samples, in "[other]" */
 	uint64_t nr_maps_reads; /* /proc/PID/maps reads, first ones included */
+	uint64_t nr_maps_remembered; /* of them, processes gone: named from maps_cache */
 };
 
 void agg__stats(const struct agg *a, struct agg_stats *st);

@@ -26,6 +26,7 @@ enum bpfprof_rec_type {
 	BPFPROF_REC_SAMPLE = 1,
 	BPFPROF_REC_USTACK_COPY = 2, /* --check-unwind: struct bpfprof_ustack_copy */
 	BPFPROF_REC_OFFCPU = 3, /* --off-cpu: struct bpfprof_offcpu */
+	BPFPROF_REC_NOTICE = 4, /* the `notices` ring: struct bpfprof_notice */
 };
 
 /* Indices into the per-CPU `stats` array. */
@@ -99,6 +100,23 @@ struct bpfprof_sample {
 _Static_assert(sizeof(struct bpfprof_sample) ==
 		       BPFPROF_SAMPLE_HDR_SIZE + (BPFPROF_MAX_STACK + BPFPROF_MAX_USER_STACK) * 8,
 	       "struct bpfprof_sample layout");
+
+/*
+ * A process's first samples after its exec (the ones that wake the reader
+ * at once) are also announced in a small ring buffer of their own,
+ * `notices`, which user space reads before the samples' backlog: what a
+ * sample needs to be named later (maps, held files, JIT files) is read
+ * while the process lives, however many records wait before its own.
+ */
+struct bpfprof_notice {
+	__u32 type; /* BPFPROF_REC_NOTICE */
+	__u32 tgid;
+	__u32 start; /* as struct bpfprof_sample.start; 0: unknown */
+	__u32 nr_seen; /* which of the process's notices since its exec: 1, 2, ... */
+	__u64 time_ns; /* bpf_ktime_get_ns() when sent */
+};
+
+_Static_assert(sizeof(struct bpfprof_notice) == 24, "struct bpfprof_notice layout");
 
 /* Target-filter modes, set in rodata before load. */
 enum bpfprof_filter {

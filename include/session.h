@@ -40,6 +40,12 @@ struct session_opts {
 	const uint64_t *cgroup_ids; /* cgroup v2 ids to keep; NULL: all */
 	size_t nr_cgroups;
 	session_record_fn on_record;
+	/*
+	 * The notices of a process's first samples (struct bpfprof_notice),
+	 * handed over before the samples queued ahead of its own: read its
+	 * maps and files there. NULL: not read. Same ctx as on_record.
+	 */
+	session_record_fn on_notice;
 	void *ctx;
 };
 

@@ -34,9 +34,11 @@
 #include "jvm_perfmap.h"
 #include "kernel_image.h"
 #include "log.h"
+#include "maps_cache.h"
 #include "outdir.h"
 #include "output.h"
 #include "preflight.h"
+#include "procmaps.h"
 #include "profile.h"
 #include "push.h"
 #include "report.h"
@@ -82,6 +84,8 @@ struct run {
 	uint64_t last_stamp_s; /* --output-dir: the last interval's name stamp, s */
 	/* samples' cgroup ids -> paths, kept across intervals and after a cgroup is removed */
 	struct cgroup_cache *cgroups;
+	/* each process's last maps, kept across intervals and after it exits (maps_cache.h) */
+	struct maps_cache *maps;
 	/*
 	 * Records read past an interval's cut, in ring-buffer order, for the
 	 * next interval: each a u64 size, then its bytes padded to 8.
@@ -495,6 +499,41 @@ static int on_record(void *ctx, void *data, size_t size)
 }
 
 /*
+ * The notice of a process's first samples, read before the samples queued
+ * ahead of them: its maps are read and remembered for the run, and its
+ * files (executables through map_files, jitdump, perf map) held open by the
+ * symbolizer now, while it lives, so that it is named however late its
+ * records are read, also after it has exited and deleted its JIT files.
+ */
+static int on_notice(void *ctx, void *data, size_t size)
+{
+	const struct bpfprof_notice *n = data;
+	struct run *r = ((struct interval *)ctx)->run;
+	struct profile *scratch;
+	const char *text;
+	bool created;
+	size_t len;
+	int err, proc;
+
+	if (size < sizeof(*n) || n->type != BPFPROF_REC_NOTICE)
+		return 0;
+	err = maps_cache__capture(r->maps, n->tgid, n->start, &text, &len);
+	pr_debug("notice %u of pid %u: %s %.1f ms after it was sent\n", n->nr_seen, n->tgid,
+		 err ? strerror(-err) : "maps read",
+		 (double)(now_ns(CLOCK_MONOTONIC) - n->time_ns) / 1e6);
+	if (err)
+		return err == -ENOMEM ? err : 0;
+	/* the symbolizer pins what a profile's process maps: a profile of this one alone */
+	scratch = profile__new();
+	proc = scratch ? profile__process_start(scratch, n->tgid, n->start, &created) : -ENOMEM;
+	err = proc < 0 ? proc : procmaps__merge(scratch, (uint32_t)proc, text, len, "notice");
+	if (err >= 0)
+		err = symbolizer__pin(r->sy, scratch, (uint32_t)proc);
+	profile__free(scratch);
+	return err == -ENOMEM ? err : 0;
+}
+
+/*
  * Hand the records carried past the last interval's cut to the current one,
  * in their order; those past its cut too are carried on. Returns 0 or -ENOMEM.
  */
@@ -679,7 +718,7 @@ static void report_held(struct run *r)
 	struct unwinder_stats us = { 0 };
 	long rss_kb = -1;
 	char line[128];
-	size_t fds = 0;
+	size_t fds = 0, nr_maps, maps_bytes;
 	struct dirent *de;
 	FILE *f;
 	DIR *d;
@@ -700,11 +739,14 @@ static void report_held(struct run *r)
 	symbolizer__counts(r->sy, &sc);
 	if (r->unwinder)
 		unwinder__stats(r->unwinder, &us);
+	maps_cache__counts(r->maps, &nr_maps, &maps_bytes);
 	fprintf(stderr,
 		"bpfprof: held: RSS %ld kB, %zu descriptors; %zu files pinned, %zu symbol tables, "
-		"%zu JIT processes (%zu files); unwind: %llu processes, %llu map entries\n",
+		"%zu JIT processes (%zu files); unwind: %llu processes, %llu map entries; "
+		"remembered maps: %zu processes (%zu bytes)\n",
 		rss_kb, fds, sc.nr_pins, sc.nr_files, sc.nr_jit_procs, sc.nr_jit_fds,
-		(unsigned long long)us.nr_procs, (unsigned long long)us.nr_entries);
+		(unsigned long long)us.nr_procs, (unsigned long long)us.nr_entries, nr_maps,
+		maps_bytes);
 }
 
 static void report_bpf_cost(struct session *s)
@@ -762,6 +804,7 @@ static int interval_begin(struct run *r, struct interval *iv, struct session *s,
 	if (!iv->agg)
 		return -ENOMEM;
 	agg__set_cgroups(iv->agg, r->cgroups);
+	agg__set_maps_cache(iv->agg, r->maps);
 	iv->p->event = profile__intern(iv->p, r->cfg.event);
 	iv->p->freq_hz = r->cfg.freq_hz;
 	iv->p->offcpu = r->cfg.offcpu;
@@ -783,6 +826,9 @@ static int interval_begin(struct run *r, struct interval *iv, struct session *s,
 		iv->p->start_realtime_ns = (r->last_stamp_s + 1) * 1000000000ULL;
 	}
 	r->last_stamp_s = iv->p->start_realtime_ns / 1000000000ULL;
+	/* the maps of processes gone before this profile's start go */
+	maps_cache__new_profile(r->maps, iv->p->start_ns);
+	maps_cache__expire(r->maps, now_ns(CLOCK_MONOTONIC), 0, true);
 	for (i = 0; i < r->cfg.nr_outputs; i++) {
 		r->stream_err[i] = 0;
 		if (r->cfg.output_dir) {
@@ -1027,7 +1073,8 @@ int main(int argc, char **argv)
 	if (symbolizer__load_kernel_async(sy))
 		pr_debug("kernel symbols: no thread; read when first needed\n");
 	r->cgroups = cgroup_cache__new(NULL);
-	if (!r->cgroups)
+	r->maps = maps_cache__new("/proc");
+	if (!r->cgroups || !r->maps)
 		return 1;
 	/* outputs exist (as temporaries) before sampling starts: a bad path fails now */
 	err = interval_begin(r, &iv, NULL, sy, 0);
@@ -1057,6 +1104,7 @@ int main(int argc, char **argv)
 	sopts.cgroup_ids = r->cfg.cgroup_ids;
 	sopts.nr_cgroups = (size_t)r->cfg.nr_cgroups;
 	sopts.on_record = on_record;
+	sopts.on_notice = on_notice;
 	sopts.ctx = &iv;
 	err = session__open(&sopts, &s);
 	if (err)
@@ -1149,6 +1197,8 @@ int main(int argc, char **argv)
 			last_reap = now;
 			unwinder__reap(
 				r->unwinder); /* tables of files no process maps any more go */
+			/* maps of exited processes this profile has taken (amortized) */
+			maps_cache__expire(r->maps, now, iv.cut_ns, false);
 		}
 		if (tty && now - last_progress >= 1000000000ULL) {
 			last_progress = now;
@@ -1197,6 +1247,7 @@ out:
 	session__close(s);
 	symbolizer__free(sy);
 	cgroup_cache__free(r->cgroups);
+	maps_cache__free(r->maps);
 	buf__free(&r->carry);
 	push__free(r->pusher);
 	/* run is main's: the handler must not read its outputs once main returns */

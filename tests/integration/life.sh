@@ -235,4 +235,76 @@ fi
 kill -KILL $load1 $load2 2>/dev/null
 wait $load1 $load2 2>/dev/null
 
+# ---- the last samples: --interval with a command ----------------------------
+# (issue 24, fault 5) hotcold runs 1.6 s under --interval 1; bpfprof is held
+# stopped (SIGSTOP) from 1.3 s until 1.5 s after that, past the command's
+# exit, so that the records of its last interval are read only after it
+# exited and was reaped. They are named from the maps remembered for the run
+# (maps_cache.h; before: 276 of 277 samples of that interval [unknown]).
+mkdir last
+"$BPFPROF" -F 999 --interval 1 --output-dir "$work/last" -o p.folded -- \
+	"$top/.output/workload/hotcold" 1.6 >last.out 2>last.log &
+bp=$!
+sleep 1.3
+kill -STOP $bp
+sleep 1.5
+kill -CONT $bp
+wait $bp
+rc=$?
+# the interval after the first: the command's last samples
+f=$(ls last/*-p.folded 2>/dev/null | sed -n 2p)
+read -r n hot unk <<<"$(awk '{ n += $NF } /hot_a|hot_b/ { h += $NF } /\[unknown\]/ { u += $NF }
+	END { print n + 0, h + 0, u + 0 }' "${f:-/dev/null}")"
+# hot_a/hot_b are 95 % of hotcold's samples by construction; a handful may be its start or exit
+if [ $rc -eq 0 ] && [ "$n" -ge 50 ] && [ $((hot * 100)) -ge $((n * 90)) ]; then
+	ok "--interval 1 -- COMMAND, its last interval read after it exited: $hot of $n samples in hot_a/hot_b, $unk [unknown]"
+else
+	fail "--interval 1 -- COMMAND, its last interval read after it exited: rc=$rc, $hot of $n in hot_a/hot_b, $unk [unknown]" \
+		"$(head -5 last.log)" "$(ls last)"
+fi
+
+# ---- the first samples: a short JIT process behind a backlog ----------------
+# (issue 24, fault 4) Both CPUs busy (two shell loops in the cgroup) at
+# 49999 Hz, bpfprof is held stopped 5 s (a backlog of about 500 000 records
+# in a 256 MiB ring buffer); then jitshort runs 100 ms of CPU time in its JIT
+# code (named only by its jitdump, which it deletes at exit) while bpfprof
+# reads the backlog. The notices of its first samples (a ring buffer of
+# their own, read before the backlog) have its maps read while it lives:
+# its libc and main frames are named (before: every frame [unknown]).
+if [ -x "$top/.output/workload/jitshort" ]; then
+	(echo $BASHPID >"$cgdir/cgroup.procs"; exec bash -c 'while :; do :; done') &
+	load1=$!
+	(echo $BASHPID >"$cgdir/cgroup.procs"; exec bash -c 'while :; do :; done') &
+	load2=$!
+	"$BPFPROF" -a --cgroup "bpfprof-life.$$" -F 49999 --ringbuf-size 256M -d 60 -o first.folded \
+		>first.out 2>first.log &
+	bp=$!
+	wait_sampling $bp perf_event && sleep 0.2
+	kill -STOP $bp
+	sleep 5
+	(echo $BASHPID >"$cgdir/cgroup.procs"; exec "$top/.output/workload/jitshort" 100 "$work") &
+	j=$!
+	kill -CONT $bp
+	wait $j
+	sleep 1
+	kill -INT $bp
+	wait $bp
+	rc=$?
+	kill -KILL $load1 $load2 2>/dev/null
+	wait $load1 $load2 2>/dev/null
+	read -r n named jit <<<"$(awk '$1 ~ /^jitshort;/ { n += $NF; if ($0 ~ /__libc_start_call_main/) l += $NF; if ($0 ~ /jit_hot/) j += $NF }
+		END { print n + 0, l + 0, j + 0 }' first.folded)"
+	# half: notices still queue behind the other processes' notices and the
+	# stopped reader's page faults (2 478 and 2 503 of about 3 000 seen, one
+	# run lower); before the notices: 0
+	if [ $rc -eq 0 ] && [ "$n" -ge 500 ] && [ $((named * 100)) -ge $((n * 50)) ]; then
+		ok "a 100 ms JIT process behind a 5 s backlog, both CPUs busy: $named of $n samples under __libc_start_call_main (its maps read at its notices); jit_hot: $jit"
+	else
+		fail "a 100 ms JIT process behind a 5 s backlog: rc=$rc, $named of $n samples under __libc_start_call_main, jit_hot $jit" \
+			"$(grep -v '^libbpf' first.log | head -5)" "$(sort -t' ' -k2nr first.folded | grep '^jitshort' | head -3)"
+	fi
+else
+	skip "a 100 ms JIT process behind a backlog" "no .output/workload/jitshort (make all)"
+fi
+
 finish

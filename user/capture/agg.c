@@ -34,6 +34,7 @@
 #include "bpfprof_abi.h"
 #include "cgroup.h"
 #include "log.h"
+#include "maps_cache.h"
 #include "procmaps.h"
 
 /*
@@ -82,6 +83,7 @@ struct agg {
 	uint64_t pending_at; /* record stamp from which the first of them can be */
 	int other; /* index of "[other]", -1 before it is needed */
 	struct cgroup_cache *cgroups; /* borrowed; NULL: cgroups from /proc */
+	struct maps_cache *maps; /* borrowed; NULL: only /proc's maps */
 	struct agg_stats st;
 	struct agg_observer obs;
 };
@@ -117,6 +119,11 @@ struct agg *agg__new(struct profile *p, const char *proc_dir, uint64_t period_ns
 void agg__set_cgroups(struct agg *a, struct cgroup_cache *c)
 {
 	a->cgroups = c;
+}
+
+void agg__set_maps_cache(struct agg *a, struct maps_cache *c)
+{
+	a->maps = c;
 }
 
 void agg__set_limits(struct agg *a, size_t max_tracked, size_t max_procs)
@@ -233,19 +240,37 @@ static bool same_process(const struct agg *a, uint32_t proc)
 
 /*
  * /proc/PID/maps of the entry's process: -ESRCH when the pid is another
- * process's now (reused) or nobody's.
+ * process's now (reused) or nobody's. Read, it is remembered for the run
+ * (maps_cache.h); the process gone (or a zombie, whose maps are empty), the
+ * last maps remembered are used: read while it lived, by an earlier profile
+ * or at the notice of its first samples. *origin says which.
  */
-static int read_maps(struct agg *a, uint32_t proc, char **text, size_t *len)
+static int read_maps(struct agg *a, uint32_t proc, char **text, size_t *len, const char **origin)
 {
-	int err = procmaps__read(a->proc_dir, a->p->procs[proc].pid, text, len);
+	const struct profile_process *pr = &a->p->procs[proc];
+	const char *kept;
+	int err = procmaps__read(a->proc_dir, pr->pid, text, len);
 
-	if (err)
-		return err;
-	if (!same_process(a, proc)) {
+	*origin = "maps";
+	if (!err && (!*len || !same_process(a, proc))) {
 		free(*text);
 		*text = NULL;
-		return -ESRCH;
+		err = -ESRCH;
 	}
+	if (!err)
+		return a->maps && maps_cache__put(a->maps, pr->pid, pr->start, *text, *len) ?
+			       -ENOMEM :
+			       0;
+	if (err == -ENOMEM || !a->maps)
+		return err;
+	kept = maps_cache__get(a->maps, pr->pid, pr->start, len);
+	if (!kept || !*len)
+		return err;
+	*text = strdup(kept);
+	if (!*text)
+		return -ENOMEM;
+	*origin = "maps (remembered)";
+	a->st.nr_maps_remembered++;
 	return 0;
 }
 
@@ -253,11 +278,13 @@ static int read_maps(struct agg *a, uint32_t proc, char **text, size_t *len)
 static int snapshot(struct agg *a, uint32_t proc, uint64_t now_ns, bool first)
 {
 	char origin[PATH_MAX], *text = NULL;
+	const char *what;
 	size_t len = 0;
-	int ret = read_maps(a, proc, &text, &len);
+	int ret = read_maps(a, proc, &text, &len, &what);
 
 	if (!ret) {
-		snprintf(origin, sizeof(origin), "%s/%u/maps", a->proc_dir, a->p->procs[proc].pid);
+		snprintf(origin, sizeof(origin), "%s/%u/%s", a->proc_dir, a->p->procs[proc].pid,
+			 what);
 		ret = procmaps__merge(a->p, proc, text, len, origin);
 		free(text);
 	}

@@ -44,12 +44,50 @@ struct session {
 	session_record_fn on_record;
 	void *ctx;
 	uint64_t unwind_budget; /* bytes of unwind tables at most; 0 when none are built */
+	/*
+	 * The notices of processes' first samples (struct bpfprof_notice),
+	 * read before the samples and between every NOTICE_EVERY of them:
+	 * what a process needs to be named is read while it lives, not
+	 * after the backlog queued before its first record. NULL without
+	 * on_notice.
+	 */
+	struct ring_buffer *notices;
+	session_record_fn on_notice;
+	uint32_t nr_since_notices;
 };
+
+/* Samples read between two looks at the notices: a look is two loads when none wait. */
+#define NOTICE_EVERY 16
+
+static int notice_cb(void *ctx, void *data, size_t size)
+{
+	struct session *s = ctx;
+
+	return s->on_notice(s->ctx, data, size);
+}
+
+/* The notices queued, before any sample behind them. Returns 0 or -errno. */
+static int read_notices(struct session *s)
+{
+	int n;
+
+	if (!s->notices)
+		return 0;
+	s->nr_since_notices = 0;
+	n = ring_buffer__consume(s->notices);
+	return n < 0 ? n : 0;
+}
 
 static int rb_cb(void *ctx, void *data, size_t size)
 {
 	struct session *s = ctx;
 
+	if (s->notices && ++s->nr_since_notices >= NOTICE_EVERY) {
+		int err = read_notices(s);
+
+		if (err)
+			return err;
+	}
 	return s->on_record(s->ctx, data, size);
 }
 
@@ -500,8 +538,19 @@ int session__open(const struct session_opts *o, struct session **out)
 		pr_warn("failed to create ring buffer: %s\n", strerror(-err));
 		goto out_free;
 	}
+	s->on_notice = o->on_notice;
+	if (s->on_notice) {
+		s->notices =
+			ring_buffer__new(bpf_map__fd(s->skel->maps.notices), notice_cb, s, NULL);
+		if (!s->notices) {
+			err = -errno;
+			pr_warn("failed to create the notices' ring buffer: %s\n", strerror(-err));
+			goto out_free;
+		}
+	}
 	s->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (s->epfd < 0 || session__watch_fd(s, ring_buffer__epoll_fd(s->rb))) {
+	if (s->epfd < 0 || session__watch_fd(s, ring_buffer__epoll_fd(s->rb)) ||
+	    (s->notices && session__watch_fd(s, ring_buffer__epoll_fd(s->notices)))) {
 		err = -errno;
 		pr_warn("failed to set up epoll: %s\n", strerror(-err));
 		goto out_free;
@@ -561,7 +610,9 @@ int session__poll(struct session *s, int timeout_ms)
 	 * wakeup_bytes are queued, and a process's maps must be read soon after
 	 * its first sample, not when it is long gone.
 	 */
-	m = ring_buffer__consume(s->rb);
+	m = read_notices(s);
+	if (!m)
+		m = ring_buffer__consume(s->rb);
 	if (m < 0)
 		return m;
 	return m ? m : (n < 0 ? -EINTR : 0);
@@ -583,7 +634,9 @@ void session__stop(struct session *s)
 
 int session__drain(struct session *s)
 {
-	return ring_buffer__consume(s->rb);
+	int err = read_notices(s);
+
+	return err ? err : ring_buffer__consume(s->rb);
 }
 
 int session__nr_cpus(const struct session *s)
@@ -799,6 +852,7 @@ void session__close(struct session *s)
 	if (s->epfd >= 0)
 		close(s->epfd);
 	ring_buffer__free(s->rb);
+	ring_buffer__free(s->notices);
 	profile_bpf__destroy(s->skel);
 	free(s->links);
 	free(s->pfds);
