@@ -104,6 +104,23 @@ static bool pidfd_exited(int fd)
 	return poll(&pfd, 1, 0) == 1;
 }
 
+/*
+ * pid is dead by /proc three times 10 ms apart: a non-leader thread's exec
+ * (de_thread, fs/exec.c) has a moment where the old leader is a zombie and
+ * the thread not yet in its place, which one look took for the end (-p on a
+ * process that execs: "every target process has exited" while it ran on).
+ */
+static bool process_dead(uint32_t pid)
+{
+	for (int i = 0; i < 3; i++) {
+		if (i)
+			usleep(10000);
+		if (preflight__process_alive(pid))
+			return false;
+	}
+	return true;
+}
+
 bool targets__alive(struct targets *t, uint64_t now, void (*unwatch)(void *ctx, int fd), void *ctx)
 {
 	bool any = false, slow = now - t->last_check >= TARGETS_CHECK_NS;
@@ -124,10 +141,10 @@ bool targets__alive(struct targets *t, uint64_t now, void (*unwatch)(void *ctx, 
 				 * reports the leader's exit, e.g. at a non-leader
 				 * thread's exec): watched by /proc from now on
 				 */
-				t->gone[i] = !preflight__process_alive(t->pids[i]);
+				t->gone[i] = process_dead(t->pids[i]);
 			}
 		} else if (slow) {
-			t->gone[i] = !preflight__process_alive(t->pids[i]);
+			t->gone[i] = process_dead(t->pids[i]);
 		}
 		any |= !t->gone[i];
 	}
