@@ -19,6 +19,7 @@
 #   TIMEOUT  seconds before QEMU is killed (default 300)
 #   SMP MEM  the guest's CPUs and memory (default 2, 1G)
 #   ACCEL    kvm or tcg (default: kvm where /dev/kvm works, see below)
+#   EXTRA    more programs for the guest (absolute paths, kept as they are)
 #
 # Exit status: SCRIPT's, as the guest printed it; 124 when QEMU timed out,
 # 125 when the guest printed none (a panic, or no power-off).
@@ -64,8 +65,10 @@ build_initrd() {
 	done
 	cp "$TREE/bpfprof" "$root$TREE/"
 	for f in "${wl[@]}"; do cp "$TREE/.output/workload/$f" "$root$TREE/.output/workload/"; done
+	# EXTRA: more programs, at their host paths (bench/kernels.sh's load)
+	for f in ${EXTRA:-}; do cp -L --parents "$f" "$root/"; done
 	# the libraries and the dynamic loader, at the host's paths
-	for b in "$TREE/bpfprof" "$TREE/.output/workload/"{hotcold,nofp,offcpu}; do
+	for b in "$TREE/bpfprof" "$TREE/.output/workload/"{hotcold,nofp,offcpu} ${EXTRA:-}; do
 		ldd "$b" | grep -o '/[^ )]*' || true
 	done | grep -v "^$TREE/" | sort -u | while read -r f; do
 		cp -L --parents "$f" "$root/"
