@@ -84,7 +84,7 @@ BPF_VARIANT_profile_legacy := -DBPFPROF_LEGACY=1
 BPF_EXTRA_VARIANTS := profile_tw profile_tw7 profile_legacy
 
 $(patsubst %,$(OUTPUT)/%.bpf.o,profile $(BPF_EXTRA_VARIANTS)): \
-$(OUTPUT)/%.bpf.o: bpf/profile.bpf.c include/bpfprof_abi.h $(VMLINUX_DIR)/vmlinux.h | $(OUTPUT)
+$(OUTPUT)/%.bpf.o: bpf/profile.bpf.c bpf/python.bpf.h include/bpfprof_abi.h $(VMLINUX_DIR)/vmlinux.h | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) -g -O2 --target=bpf $(BPF_CFLAGS) $(BPF_VARIANT_$*) -D__TARGET_ARCH_$(ARCH) \
 		-I$(VMLINUX_DIR) -Iinclude $(CLANG_BPF_SYS_INCLUDES) -c $< -o $@.tmp
