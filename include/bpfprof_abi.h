@@ -155,7 +155,7 @@ struct bpfprof_py_proc {
 _Static_assert(sizeof(struct bpfprof_py_proc) == 80, "struct bpfprof_py_proc layout");
 #define BPFPROF_MAX_PY_PROCS 4096
 /* bytes read of a frame and of a code object: every offset used is below */
-#define BPFPROF_PY_READ 96
+#define BPFPROF_PY_READ 112
 
 /* Target-filter modes, set in rodata before load. */
 enum bpfprof_filter {

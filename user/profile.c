@@ -111,7 +111,8 @@ int profile__add_pyfunc(struct profile *p, uint32_t proc, const char *name, cons
 			uint32_t first_line, uint32_t nr_lines, uint64_t *start)
 {
 	struct profile_process *pr = &p->procs[proc];
-	uint64_t at = 0, size = nr_lines ? nr_lines : 1;
+	/* one more: readers that look a return address up as it is (perf) land in the block too */
+	uint64_t at = 0, size = (nr_lines ? nr_lines : 1) + 1;
 	const char *n, *f;
 
 	if (!pr->py_start)
