@@ -1305,7 +1305,7 @@ static __always_inline void offcpu_send(struct bpfprof_offcpu *r)
 static __always_inline void offcpu_send(struct bpfprof_offcpu *r)
 {
 	__u64 size = BPFPROF_OFFCPU_HDR_SIZE + BPFPROF_SAMPLE_HDR_SIZE +
-		     ((__u64)r->s.nr_kernel + r->s.nr_user) * 8;
+		     ((__u64)r->s.nr_kernel + r->s.nr_user + 2 * (__u64)r->s.nr_py) * 8;
 
 	if (size > sizeof(*r))
 		size = sizeof(*r);
@@ -1434,7 +1434,7 @@ static __always_inline void offcpu_finish_end(__u32 tid)
 	struct offcpu_pending *pd = bpf_map_lookup_elem(&offcpu_pending, &tid);
 	struct bpfprof_sample *e;
 	__u32 zero = 0, stop;
-	__u64 nk, nu;
+	__u64 nk, nu, npy, size;
 
 	e = bpf_map_lookup_elem(&scratch, &zero);
 	if (!pd || !e)
@@ -1443,10 +1443,16 @@ static __always_inline void offcpu_finish_end(__u32 tid)
 	nu = walk_end(&stop);
 	if (nu > BPFPROF_MAX_STACK)
 		nu = BPFPROF_MAX_STACK;
-	/* only the user part goes back: the record's header and kernel part stay as taken */
-	if (nu && bpf_probe_read_kernel(&pd->r.s.ips[nk & BPFPROF_MAX_STACK], (nu * 8) & 1023,
+	npy = e->nr_py;
+	if (npy > BPFPROF_MAX_PY_FRAMES)
+		npy = BPFPROF_MAX_PY_FRAMES;
+	/* only the user part (and Python's) goes back: the header and kernel part stay as taken */
+	size = (nu + 2 * npy) * 8;
+	if (size > (BPFPROF_MAX_STACK + 2 * BPFPROF_MAX_PY_FRAMES) * 8)
+		size = (BPFPROF_MAX_STACK + 2 * BPFPROF_MAX_PY_FRAMES) * 8;
+	if (nu && bpf_probe_read_kernel(&pd->r.s.ips[nk & BPFPROF_MAX_STACK], size,
 					&e->ips[nk & BPFPROF_MAX_STACK]))
-		nu = 0;
+		nu = npy = 0;
 	/*
 	 * Interrupts are on here, and a sample (on_sample, from the cpu-clock
 	 * interrupt) that ran meanwhile on this CPU used the same scratch and
@@ -1457,11 +1463,21 @@ static __always_inline void offcpu_finish_end(__u32 tid)
 	 */
 	if (e->time_ns != pd->r.s.time_ns || e->tid != tid) {
 		stat_inc(BPFPROF_STAT_OFFCPU_KERNEL_ONLY);
-		nu = 0;
+		nu = npy = 0;
 	}
 	pd->r.s.nr_user = nu;
+	pd->r.s.nr_py = npy;
+	pd->r.s.py_stop = npy ? e->py_stop : 0;
 	offcpu_flush(pd, tid);
 }
+
+/* The legacy variant's Python walk of a pending block: py_walk_sys_exit, tail-called (slot 0). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} py_jmp_sys_exit SEC(".maps");
 
 /* The legacy variant's walk of a pending block's user stack: walk_sys_exit, tail-called (slot 0). */
 struct {
@@ -1506,6 +1522,9 @@ static __always_inline void offcpu_finish(void *ctx, struct offcpu_pending *pd, 
 		bpf_tail_call(ctx, &walk_jmp_sys_exit, 0);
 #else
 		for_each_step(BPFPROF_MAX_STACK - 1, walk_step, NULL);
+		if (py_begin(e, nk, walk_nu(), bpf_get_current_pid_tgid() >> 32))
+			for_each_step(PY_STEPS, py_step, NULL);
+		py_end();
 #endif
 	}
 	offcpu_finish_end(tid);
@@ -1552,8 +1571,42 @@ SEC("tp_btf/sys_exit")
 int BPF_PROG(walk_sys_exit, struct pt_regs *regs, long ret)
 {
 #if BPFPROF_LEGACY
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
 	if (!walk_some())
 		bpf_tail_call(ctx, &walk_jmp_sys_exit, 0);
+	py_reset();
+	if (bpf_map_lookup_elem(&py_procs, &tgid))
+		bpf_tail_call(ctx, &py_jmp_sys_exit, 0);
+	offcpu_finish_end((__u32)bpf_get_current_pid_tgid());
+#endif
+	return 0;
+}
+
+/*
+ * The legacy variant's Python walk of a pending block, after its native
+ * walk (as py_walk_sample for samples), then the record goes out.
+ */
+SEC("tp_btf/sys_exit")
+int BPF_PROG(py_walk_sys_exit, struct pt_regs *regs, long ret)
+{
+#if BPFPROF_LEGACY
+	struct bpfprof_sample *e;
+	struct py_walk *w;
+	__u32 zero = 0;
+
+	e = bpf_map_lookup_elem(&scratch, &zero);
+	w = bpf_map_lookup_elem(&py_walk_state, &zero);
+	if (!e || !w)
+		return 0;
+	if (!w->begun && !py_begin(e, e->nr_kernel & 0xff, walk_nu(), e->tgid)) {
+		py_end();
+		offcpu_finish_end((__u32)bpf_get_current_pid_tgid());
+		return 0;
+	}
+	if (!py_some())
+		bpf_tail_call(ctx, &py_jmp_sys_exit, 0);
+	py_end();
 	offcpu_finish_end((__u32)bpf_get_current_pid_tgid());
 #endif
 	return 0;

@@ -287,6 +287,10 @@ static int load_variant(struct session *s, const struct session_opts *o,
 		err = bpf_program__set_autoload(s->skel->progs.walk_sys_exit, false);
 		if (!err)
 			err = bpf_map__set_autocreate(s->skel->maps.walk_jmp_sys_exit, false);
+		if (!err)
+			err = bpf_program__set_autoload(s->skel->progs.py_walk_sys_exit, false);
+		if (!err)
+			err = bpf_map__set_autocreate(s->skel->maps.py_jmp_sys_exit, false);
 	}
 	if (err) {
 		snprintf(load_error, sizeof(load_error), "cannot configure the BPF object: %s",
@@ -302,6 +306,8 @@ static int load_variant(struct session *s, const struct session_opts *o,
 		err = set_tail_call(s->skel->maps.py_jmp_sample, s->skel->progs.py_walk_sample);
 	if (!err && v == BPF_VARIANT_LEGACY && o->offcpu)
 		err = set_tail_call(s->skel->maps.walk_jmp_sys_exit, s->skel->progs.walk_sys_exit);
+	if (!err && v == BPF_VARIANT_LEGACY && o->offcpu)
+		err = set_tail_call(s->skel->maps.py_jmp_sys_exit, s->skel->progs.py_walk_sys_exit);
 	return err;
 }
 
