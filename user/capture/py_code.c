@@ -15,7 +15,7 @@
 /* Checked here (x86-64): ../shared/INTERPRETERS.md, and for 3.8-3.10 with ctypes on pyenv's builds */
 static const struct py_layout layouts[] = {
 	{ .version = 0x0308,
-	  .rt_tss = 1176,
+	  .rt_tss = 1392,
 	  .ts_thread_id = 176,
 	  .ts_cframe = PY_NONE,
 	  .ts_frame = 24,

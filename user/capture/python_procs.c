@@ -22,6 +22,8 @@
 
 /* glibc x86-64: struct pthread's specific_1stblock from the thread pointer (fs base) */
 #define GLIBC_TLS_SPECIFIC 0x310
+#define LAYOUT_TRIES 20
+#define LAYOUT_RETRY_NS (50ull * 1000 * 1000)
 /* code objects cached per process at most */
 #define MAX_CODES 65536
 
@@ -59,6 +61,16 @@ struct py_proc {
 	const struct py_layout *L;
 	struct py_types types;
 	uint64_t eval_start, eval_end, cold_start, cold_end;
+	uint64_t runtime; /* &_PyRuntime */
+	struct bpfprof_py_proc cfg; /* what the BPF walk gets, once the layout checks */
+	/*
+	 * The layout check failed: retried at samples retry_ns apart, up to
+	 * LAYOUT_TRIES times (a process caught before the dynamic loader
+	 * relocated libpython has no pointers in PyCode_Type yet)
+	 */
+	bool retry;
+	uint32_t tries;
+	uint64_t retry_ns;
 	uint64_t file_key; /* hash of the interpreter file's path and load bias: a rescan finds the same */
 	int mem_fd;
 	struct u64map code_idx; /* code address -> index + 1 into codes */
@@ -382,16 +394,60 @@ static void warn_once(struct py_proc *pp, const struct profile_process *pr, cons
 	pr_warn("python: pid %u (%s): %s\n", pp->pid, pr->comm, what);
 }
 
+/*
+ * Check pp's layout against the process and hand it to the BPF walk.
+ * Returns 0 when walked, else non-zero (warned once it is final).
+ */
+static int enable(struct python_procs *py, struct py_proc *pp, const struct profile_process *pr)
+{
+	const char *why = NULL;
+	char msg[256];
+	int err;
+
+	pp->tries++;
+	err = check_layout(pp, pp->runtime, &why);
+	if (err) {
+		pp->retry = pp->tries < LAYOUT_TRIES;
+		if (pp->retry)
+			return err;
+		py->st.nr_unsupported++;
+		snprintf(
+			msg, sizeof(msg),
+			"CPython %x.%x's layout is not the one known (%s): profiled without Python "
+			"frames",
+			pp->L->version >> 8, pp->L->version & 0xff, why);
+		warn_once(pp, pr, msg);
+		return err;
+	}
+	pp->retry = false;
+	if (py->set && (err = py->set(py->ctx, pr->pid, &pp->cfg))) {
+		snprintf(msg, sizeof(msg),
+			 "cannot add it to the BPF walk: %s: profiled without Python frames",
+			 strerror(-err));
+		warn_once(pp, pr, msg);
+		return err;
+	}
+	pp->supported = true;
+	py->st.nr_procs++;
+	for (size_t i = 0; i < 8; i++) {
+		if (py->st.versions[i] == pp->L->version)
+			break;
+		if (!py->st.versions[i]) {
+			py->st.versions[i] = pp->L->version;
+			break;
+		}
+	}
+	return 0;
+}
+
 int python_procs__scan(struct python_procs *py, struct profile *p, uint32_t proc)
 {
 	const struct profile_process *pr = &p->procs[proc];
 	const struct profile_mapping *cand = NULL;
 	struct interp_syms s, best = { 0 };
 	const struct profile_mapping *best_m = NULL;
-	struct bpfprof_py_proc cfg = { 0 };
 	struct py_proc *pp;
 	char path[PATH_MAX], msg[256];
-	const char *why = NULL;
 	uint64_t bias, key, ver = 0;
 	uint32_t v32;
 	int minor = -1, fd, err;
@@ -480,28 +536,17 @@ int python_procs__scan(struct python_procs *py, struct profile *p, uint32_t proc
 	pp->types.code = best.code_type + bias;
 	pp->types.str = best.str_type ? best.str_type + bias : 0;
 	pp->types.bytes = best.bytes_type ? best.bytes_type + bias : 0;
-	if ((err = check_layout(pp, best.runtime + bias, &why))) {
-		char v[16];
-
-		snprintf(v, sizeof(v), "%u.%u", (unsigned)(ver >> 8), (unsigned)(ver & 0xff));
-		py->st.nr_unsupported++;
-		snprintf(
-			msg, sizeof(msg),
-			"CPython %s's layout is not the one known (%s): profiled without Python frames",
-			v, why);
-		warn_once(pp, pr, msg);
-		return 0;
-	}
+	pp->runtime = best.runtime + bias;
 	pp->eval_start = best.eval + bias;
 	pp->eval_end = best.eval + bias + (best.eval_size ? best.eval_size : 1);
 	pp->cold_start = best.cold ? best.cold + bias : 0;
 	pp->cold_end = best.cold ? best.cold + bias + (best.cold_size ? best.cold_size : 1) : 0;
-	cfg = (struct bpfprof_py_proc){
+	pp->cfg = (struct bpfprof_py_proc){
 		.eval_start = pp->eval_start,
 		.eval_end = pp->eval_end,
 		.cold_start = pp->cold_start,
 		.cold_end = pp->cold_end,
-		.tss = best.runtime + bias + pp->L->rt_tss,
+		.tss = pp->runtime + pp->L->rt_tss,
 		.code_type = pp->types.code,
 		.version = pp->L->version,
 		.tls_specific = GLIBC_TLS_SPECIFIC,
@@ -518,24 +563,11 @@ int python_procs__scan(struct python_procs *py, struct profile *p, uint32_t proc
 		.entry = pp->L->entry,
 		.lasti = pp->L->lasti,
 	};
-	if (py->set && (err = py->set(py->ctx, pr->pid, &cfg))) {
-		snprintf(msg, sizeof(msg),
-			 "cannot add it to the BPF walk: %s: profiled without Python frames",
-			 strerror(-err));
-		warn_once(pp, pr, msg);
+	pp->tries = 0;
+	pp->retry = false;
+	if (enable(py, pp, pr))
 		return 0;
-	}
-	pp->supported = true;
-	py->st.nr_procs++;
-	for (size_t i = 0; i < 8; i++) {
-		if (py->st.versions[i] == pp->L->version)
-			break;
-		if (!py->st.versions[i]) {
-			py->st.versions[i] = pp->L->version;
-			break;
-		}
-	}
-	pr_debug("python: pid %u: CPython %u.%u in '%s', eval loop %llx-%llx, cold %llx-%llx\n",
+	pr_debug("python: pid %u: CPython %x.%x in '%s', eval loop %llx-%llx, cold %llx-%llx\n",
 		 pr->pid, (unsigned)(ver >> 8), (unsigned)(ver & 0xff), best_m->path,
 		 (unsigned long long)pp->eval_start, (unsigned long long)pp->eval_end,
 		 (unsigned long long)pp->cold_start, (unsigned long long)pp->cold_end);
@@ -699,8 +731,13 @@ int python_procs__merge(struct python_procs *py, struct profile *p, uint32_t pro
 
 	if (!pp)
 		return 0;
+	if (!pp->supported && pp->retry && s->time_ns >= pp->retry_ns) {
+		pp->retry_ns = s->time_ns + LAYOUT_RETRY_NS;
+		if (!enable(py, pp, &p->procs[proc]) && add_region(p, proc) < 0)
+			return -ENOMEM;
+	}
 	if (!pp->supported) {
-		if (pp->file_key)
+		if (pp->file_key && !pp->retry)
 			py->st.unsupported_samples++;
 		return 0;
 	}
