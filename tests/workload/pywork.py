@@ -8,7 +8,8 @@
 #     coro_work (an asyncio task), and a thread, compress_loop, in
 #     zlib.compress (C code with the GIL released) all the time
 #   python3 pywork.py READY_FILE sleep  napper in time.sleep (off-CPU), spin_a on CPU
-# The ready file appears once the loop runs; it runs until killed.
+#   python3 pywork.py READY_FILE burst  Worker.step and caller_b for 0.3 s of CPU, then exits
+# The ready file appears once the loop runs; it runs until killed (burst: ends).
 import asyncio
 import sys
 import threading
@@ -117,9 +118,15 @@ def sleeper(ready):
         spin_a()
 
 
+def burst(ready):
+    open(ready, "w").close()
+    w = Worker()
+    end = time.process_time() + 0.3
+    while time.process_time() < end:
+        w.step()
+        caller_b()
+
+
 if __name__ == "__main__":
     sys.setrecursionlimit(1000)
-    if sys.argv[2] == "mix":
-        mix(sys.argv[1])
-    else:
-        sleeper(sys.argv[1])
+    {"mix": mix, "sleep": sleeper, "burst": burst}[sys.argv[2]](sys.argv[1])

@@ -484,6 +484,7 @@ int python_procs__scan(struct python_procs *py, struct profile *p, uint32_t proc
 	pp = find_proc(py, pr->pid);
 	if (!best_m) {
 		if (pp && pp->supported) { /* an exec into something else */
+			pr_debug("python: pid %u: no interpreter mapped any more\n", pr->pid);
 			pp->supported = false;
 			pp->file_key = 0;
 			codes_free(pp);
