@@ -659,7 +659,7 @@ static void report_python(struct run *r)
 				      st.versions[i] >> 8, st.versions[i] & 0xff);
 	fprintf(stderr,
 		"bpfprof: Python: %llu samples of %llu interpreters (CPython %s): %llu with Python frames "
-		"(%llu frames, %llu cut at %d); without: %llu in C code outside the eval loop, %llu with no "
+		"(%llu frames, %llu cut at %d); without: %llu with no eval loop in the native stack (C code, or a walk cut short), %llu with no "
 		"Python thread state, %llu chain not readable, %llu before the interpreter was found\n",
 		(unsigned long long)st.samples, (unsigned long long)st.nr_procs, vers[0] ? vers : "-",
 		(unsigned long long)st.with_frames, (unsigned long long)st.frames,
