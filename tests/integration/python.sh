@@ -21,9 +21,11 @@
 #    the newest version);
 #  - -a with every interpreter at once (kept to a cgroup of ours).
 #
-# Workloads spin only while profiled (lib.bash spin): about 0.5 s of CPU a
-# version at 1999 Hz, some 1,000 samples of the main thread (the checks
-# count what was collected: tolerances from split_tol).
+# Workloads spin only while profiled (lib.bash spin): 0.4-0.6 s of CPU a
+# version at 1999 Hz, some 800-1,200 samples of the main thread (the checks
+# count what was collected: tolerances from split_tol), the zlib thread about
+# a third of a CPU beside it. About 35 s of CPU in all (14 bpfprof runs,
+# 9 go tool pprof, 2 perf report) for 63 checks on 6 versions.
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -185,7 +187,7 @@ for e in "${interps[@]}"; do
 	if [ "$v" = 3.11 ]; then
 		profile_p "mix$v" "$wl" 600 -o "mix$v.data" -o "mix$v.prof"
 	else
-		profile_p "mix$v" "$wl" 500
+		profile_p "mix$v" "$wl" 400
 	fi
 	kill -KILL "$wl"
 	wait "$wl" 2>/dev/null
