@@ -179,6 +179,24 @@ check_mix() {
 	fi
 }
 
+# --- a version not supported: one warning, native frames ---------------------
+# shellcheck disable=SC2086
+old=$(ls -d $PYENV/versions/3.7.*/bin/python3.7 2>/dev/null | sort -V | tail -1)
+if [ -n "$old" ] && [ -x "$old" ]; then
+	"$BPFPROF" -F "$F" -o old.folded -- "$old" -c 'import time
+e = time.process_time() + 0.2
+while time.process_time() < e: sum(range(1000))' >old.log 2>&1
+	if [ "$(grep -c 'CPython 3.7 is not supported (3.8 to 3.13 are): profiled without Python frames' old.log)" = 1 ] &&
+		grep -q '_PyEval_EvalFrameDefault' old.folded && ! grep -q '_\[j\]' old.folded &&
+		grep -q 'Python: 1 processes of unsupported versions' old.log; then
+		ok "CPython 3.7: one warning, native frames, counted in the summary"
+	else
+		fail "CPython 3.7 (not supported)" "$(grep -i python old.log)"
+	fi
+else
+	skip "CPython 3.7 (not supported)" "not installed: no unsupported version to try"
+fi
+
 # --- -p, each version -------------------------------------------------------
 for e in "${interps[@]}"; do
 	v=${e%% *}
