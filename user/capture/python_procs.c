@@ -23,6 +23,10 @@
 /* glibc x86-64: struct pthread's specific_1stblock from the thread pointer (fs base) */
 #define GLIBC_TLS_SPECIFIC 0x310
 #define LAYOUT_TRIES 20
+/* walked processes after which exited ones leave the BPF map (BPFPROF_MAX_PY_PROCS in all) */
+#ifndef SWEEP_FIRST
+#define SWEEP_FIRST 256
+#endif
 #define LAYOUT_RETRY_NS (50ull * 1000 * 1000)
 /* code objects cached per process at most */
 #define MAX_CODES 65536
@@ -72,6 +76,7 @@ struct py_proc {
 	uint32_t tries;
 	uint64_t retry_ns;
 	uint64_t file_key; /* hash of the interpreter file's path and load bias: a rescan finds the same */
+	uint64_t start_time; /* /proc/PID/stat's, at the scan that found the interpreter: pid reuse */
 	int mem_fd;
 	struct u64map code_idx; /* code address -> index + 1 into codes */
 	struct code_entry *codes;
@@ -92,6 +97,8 @@ struct python_procs {
 	const struct profile *gen_p; /* the profile of generation gen */
 	uint64_t gen_start;
 	uint64_t gen;
+	size_t nr_walked; /* processes with an entry in the BPF walk's map */
+	size_t sweep_at; /* look for exited ones once nr_walked reaches this */
 	struct python_stats st;
 };
 
@@ -104,6 +111,7 @@ struct python_procs *python_procs__new(const char *proc_dir, python_set_fn set, 
 	py->proc_dir = proc_dir;
 	py->set = set;
 	py->ctx = ctx;
+	py->sweep_at = SWEEP_FIRST;
 	return py;
 }
 
@@ -394,6 +402,73 @@ static void warn_once(struct py_proc *pp, const struct profile_process *pr, cons
 	pr_warn("python: pid %u (%s): %s\n", pp->pid, pr->comm, what);
 }
 
+/* The start time of process pid (field 22 of /proc/PID/stat, clock ticks after boot); 0 if gone */
+static uint64_t start_time(const struct python_procs *py, uint32_t pid)
+{
+	char path[PATH_MAX], buf[1024], *p;
+	unsigned long long v = 0;
+	ssize_t n;
+	int fd, field;
+
+	snprintf(path, sizeof(path), "%s/%u/stat", py->proc_dir, pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strrchr(buf, ')'); /* the comm may hold anything */
+	for (field = 2; p && field < 22; field++)
+		p = strchr(p + 1, ' ');
+	if (p)
+		v = strtoull(p + 1, NULL, 10);
+	return v;
+}
+
+/* Forget pp's interpreter: out of the BPF map, caches and memory descriptor closed. */
+static void forget(struct python_procs *py, struct py_proc *pp)
+{
+	if (pp->supported) {
+		if (py->set)
+			py->set(py->ctx, pp->pid, NULL);
+		py->nr_walked--;
+	}
+	pp->supported = false;
+	pp->retry = false;
+	pp->file_key = 0;
+	codes_free(pp);
+	u64map__free(&pp->frames);
+	memset(&pp->frames, 0, sizeof(pp->frames));
+	if (pp->mem_fd >= 0)
+		close(pp->mem_fd);
+	pp->mem_fd = -1;
+}
+
+/*
+ * Once nr_walked reaches sweep_at: the walked processes that have exited (or
+ * whose pid another process has now) leave the BPF map, which has room for
+ * BPFPROF_MAX_PY_PROCS; the next sweep comes after as many again.
+ */
+static void sweep(struct python_procs *py)
+{
+	size_t gone = 0;
+
+	if (py->nr_walked < py->sweep_at)
+		return;
+	for (size_t i = 0; i < py->nr_procs; i++) {
+		struct py_proc *pp = &py->procs[i];
+
+		if (pp->supported && start_time(py, pp->pid) != pp->start_time) {
+			forget(py, pp);
+			gone++;
+		}
+	}
+	py->sweep_at = py->nr_walked * 2 > SWEEP_FIRST ? py->nr_walked * 2 : SWEEP_FIRST;
+	pr_debug("python: %zu exited interpreters forgotten, %zu walked\n", gone, py->nr_walked);
+}
+
 /*
  * Check pp's layout against the process and hand it to the BPF walk.
  * Returns 0 when walked, else non-zero (warned once it is final).
@@ -413,7 +488,7 @@ static int enable(struct python_procs *py, struct py_proc *pp, const struct prof
 		py->st.nr_unsupported++;
 		snprintf(
 			msg, sizeof(msg),
-			"CPython %x.%x's layout is not the one known (%s): profiled without Python "
+			"CPython %u.%u's layout is not the one known (%s): profiled without Python "
 			"frames",
 			pp->L->version >> 8, pp->L->version & 0xff, why);
 		warn_once(pp, pr, msg);
@@ -428,6 +503,7 @@ static int enable(struct python_procs *py, struct py_proc *pp, const struct prof
 		return err;
 	}
 	pp->supported = true;
+	py->nr_walked++;
 	py->st.nr_procs++;
 	for (size_t i = 0; i < 8; i++) {
 		if (py->st.versions[i] == pp->L->version)
@@ -448,7 +524,7 @@ int python_procs__scan(struct python_procs *py, struct profile *p, uint32_t proc
 	const struct profile_mapping *best_m = NULL;
 	struct py_proc *pp;
 	char path[PATH_MAX], msg[256];
-	uint64_t bias, key, ver = 0;
+	uint64_t bias, key, st, ver = 0;
 	uint32_t v32;
 	int minor = -1, fd, err;
 
@@ -483,32 +559,29 @@ int python_procs__scan(struct python_procs *py, struct profile *p, uint32_t proc
 	}
 	pp = find_proc(py, pr->pid);
 	if (!best_m) {
-		if (pp && pp->supported) { /* an exec into something else */
+		if (pp && pp->file_key) { /* an exec into something else */
 			pr_debug("python: pid %u: no interpreter mapped any more\n", pr->pid);
-			pp->supported = false;
-			pp->file_key = 0;
-			codes_free(pp);
-			return py->set ? (py->set(py->ctx, pr->pid, NULL), 0) : 0;
+			forget(py, pp);
 		}
 		return 0;
 	}
 	bias = best_m->start - best_m->offset - best.bias_vaddr_delta;
 	key = hash__mix64(hash__str(best_m->path) ^ bias) | 1;
+	sweep(py);
 	pp = get_proc(py, pr->pid);
 	if (!pp)
 		return -ENOMEM;
-	if (pp->file_key == key) {
+	st = start_time(py, pr->pid);
+	if (pp->file_key == key && pp->start_time == st) {
 		/* known: a new profile only needs its region */
 		return pp->supported ? add_region(p, proc) : 0;
 	}
 	/* a new interpreter for this pid (first scan, exec, reused pid): forget the old one */
-	codes_free(pp);
+	forget(py, pp);
 	pp->file_key = key;
-	pp->supported = false;
+	pp->start_time = st;
 	pp->warned = false;
 	pp->gen = 0;
-	if (pp->mem_fd >= 0)
-		close(pp->mem_fd);
 	snprintf(path, sizeof(path), "%s/%u/mem", py->proc_dir, pr->pid);
 	pp->mem_fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (pp->mem_fd < 0) {
@@ -568,7 +641,7 @@ int python_procs__scan(struct python_procs *py, struct profile *p, uint32_t proc
 	pp->retry = false;
 	if (enable(py, pp, pr))
 		return 0;
-	pr_debug("python: pid %u: CPython %x.%x in '%s', eval loop %llx-%llx, cold %llx-%llx\n",
+	pr_debug("python: pid %u: CPython %u.%u in '%s', eval loop %llx-%llx, cold %llx-%llx\n",
 		 pr->pid, (unsigned)(ver >> 8), (unsigned)(ver & 0xff), best_m->path,
 		 (unsigned long long)pp->eval_start, (unsigned long long)pp->eval_end,
 		 (unsigned long long)pp->cold_start, (unsigned long long)pp->cold_end);
