@@ -191,7 +191,8 @@ while time.process_time() < e: sum(range(1000))' >old.log 2>&1
 		grep -q 'Python: 1 processes of unsupported versions' old.log; then
 		ok "CPython 3.7: one warning, native frames, counted in the summary"
 	else
-		fail "CPython 3.7 (not supported)" "$(grep -i python old.log)"
+		fail "CPython 3.7 (not supported)" "$(grep -v '%' old.log)" \
+			"eval-loop stacks: $(grep -c _PyEval_EvalFrameDefault old.folded), Python frames: $(grep -c '_\[j\]' old.folded)"
 	fi
 else
 	skip "CPython 3.7 (not supported)" "not installed: no unsupported version to try"
