@@ -110,7 +110,8 @@ struct bpfprof_sample {
 #define BPFPROF_SAMPLE_HDR_SIZE 56
 
 _Static_assert(sizeof(struct bpfprof_sample) ==
-		       BPFPROF_SAMPLE_HDR_SIZE + (2 * BPFPROF_MAX_STACK + 2 * BPFPROF_MAX_PY_FRAMES) * 8,
+		       BPFPROF_SAMPLE_HDR_SIZE +
+			       (2 * BPFPROF_MAX_STACK + 2 * BPFPROF_MAX_PY_FRAMES) * 8,
 	       "struct bpfprof_sample layout");
 
 #define BPFPROF_PY_ACT_END 1ull
@@ -130,7 +131,7 @@ _Static_assert(sizeof(struct bpfprof_sample) ==
  */
 #define BPFPROF_PY_NONE 0xffff
 enum bpfprof_py_entry {
-	BPFPROF_PY_ENTRY_FLAG = 1, /* 3.11: a frame's bool at f_entry is set on an activation's first frame */
+	BPFPROF_PY_ENTRY_FLAG = 1, /* 3.11: the bool at f_entry is set on an activation's first frame */
 	BPFPROF_PY_ENTRY_SHIM = 2, /* 3.12+: a frame whose byte at f_entry is 3 (C stack) is a shim */
 	BPFPROF_PY_ENTRY_EACH = 3, /* before 3.11: each frame is an activation of its own */
 };
@@ -145,7 +146,8 @@ struct bpfprof_py_proc {
 	__u16 ts_thread_id; /* PyThreadState.thread_id (pthread_self(), the fs base) */
 	__u16 ts_cframe; /* PyThreadState.cframe, or NONE */
 	__u16 ts_frame; /* cframe->current_frame, or tstate->current_frame/frame without cframe */
-	__u16 f_code, f_previous, f_instr, f_entry; /* frame fields; f_instr an int (lasti) before 3.11 */
+	/* frame fields; f_instr an int (f_lasti) before 3.11 */
+	__u16 f_code, f_previous, f_instr, f_entry;
 	__u16 co_firstlineno, co_flags, co_argcount;
 	__u8 entry; /* enum bpfprof_py_entry */
 	__u8 lasti; /* f_instr is f_lasti (an int; code units from 3.10, bytes before) */

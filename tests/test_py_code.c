@@ -46,7 +46,7 @@ static void check_table(uint16_t version, const uint8_t *tab, size_t len, int fi
 		py_line__find(version, tab, k, first, r[n - 1].start, NULL);
 }
 
-#define CHECK(v, name, ver)                                                                \
+#define CHECK(v, name, ver)                                                                 \
 	check_table(ver, name##_tab, sizeof(name##_tab), v##_FIRST, v##_MAX, name##_ranges, \
 		    sizeof(name##_ranges) / sizeof(name##_ranges[0]))
 
@@ -109,8 +109,8 @@ static void put32(struct mem *m, uint64_t addr, uint32_t v)
 static const struct py_types types = { CODE_TYPE, STR_TYPE, BYTES_TYPE };
 
 /* A compact str at addr: kind 1, 2 or 4; ascii; n characters from data */
-static void put_str(struct mem *m, const struct py_layout *L, uint64_t addr, int kind,
-		    bool ascii, const void *data, uint64_t n)
+static void put_str(struct mem *m, const struct py_layout *L, uint64_t addr, int kind, bool ascii,
+		    const void *data, uint64_t n)
 {
 	put64(m, addr + 8, STR_TYPE);
 	put64(m, addr + 16, n);
@@ -185,7 +185,8 @@ static void test_names_utf8(void **state)
 	memset(m, 0, sizeof(*m));
 	put_str(m, L, NAME, 1, false, latin1, 5);
 	assert_int_equal(py_str__read(L, &types, mem_read, m, NAME, out, sizeof(out)), 0);
-	assert_string_equal(out, "gr\xc3\xb6\xc3\x9f" "e");
+	assert_string_equal(out, "gr\xc3\xb6\xc3\x9f"
+				 "e");
 	put_str(m, L, NAME, 2, false, ucs2, 2);
 	assert_int_equal(py_str__read(L, &types, mem_read, m, NAME, out, sizeof(out)), 0);
 	assert_string_equal(out, "\xce\xbbx");

@@ -455,8 +455,8 @@ static int python_maps(void *ctx, struct profile *p, uint32_t proc)
 	return python_procs__scan(ctx, p, proc);
 }
 
-static int python_merge(void *ctx, struct profile *p, uint32_t proc,
-			const struct bpfprof_sample *s, uint64_t *ips, uint16_t *nr_user)
+static int python_merge(void *ctx, struct profile *p, uint32_t proc, const struct bpfprof_sample *s,
+			uint64_t *ips, uint16_t *nr_user)
 {
 	return python_procs__merge(ctx, p, proc, s, ips, nr_user);
 }
@@ -661,11 +661,12 @@ static void report_python(struct run *r)
 		"bpfprof: Python: %llu samples of %llu interpreters (CPython %s): %llu with Python frames "
 		"(%llu frames, %llu cut at %d); without: %llu with no eval loop in the native stack (C code, or a walk cut short), %llu with no "
 		"Python thread state, %llu chain not readable, %llu before the interpreter was found\n",
-		(unsigned long long)st.samples, (unsigned long long)st.nr_procs, vers[0] ? vers : "-",
-		(unsigned long long)st.with_frames, (unsigned long long)st.frames,
-		(unsigned long long)st.truncated, BPFPROF_MAX_PY_FRAMES,
-		(unsigned long long)st.no_eval, (unsigned long long)st.no_tstate,
-		(unsigned long long)st.walk_failed, (unsigned long long)st.not_walked);
+		(unsigned long long)st.samples, (unsigned long long)st.nr_procs,
+		vers[0] ? vers : "-", (unsigned long long)st.with_frames,
+		(unsigned long long)st.frames, (unsigned long long)st.truncated,
+		BPFPROF_MAX_PY_FRAMES, (unsigned long long)st.no_eval,
+		(unsigned long long)st.no_tstate, (unsigned long long)st.walk_failed,
+		(unsigned long long)st.not_walked);
 	if (st.nr_unsupported)
 		fprintf(stderr,
 			"bpfprof: Python: %llu processes of unsupported versions or layouts profiled natively "

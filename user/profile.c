@@ -127,13 +127,15 @@ int profile__add_pyfunc(struct profile *p, uint32_t proc, const char *name, cons
 		return -ENOSPC;
 	n = profile__intern(p, name);
 	f = profile__intern(p, file);
-	if (!n || !f || array__grow((void **)&pr->pyfuncs, &pr->cap_pyfuncs, pr->nr_pyfuncs + 1,
-				    sizeof(*pr->pyfuncs)))
+	if (!n || !f ||
+	    array__grow((void **)&pr->pyfuncs, &pr->cap_pyfuncs, pr->nr_pyfuncs + 1,
+			sizeof(*pr->pyfuncs)))
 		return -ENOMEM;
-	pr->pyfuncs[pr->nr_pyfuncs++] = (struct profile_pyfunc){
-		.start = pr->py_start + at + 1, .size = size, .name = n, .file = f,
-		.first_line = first_line
-	};
+	pr->pyfuncs[pr->nr_pyfuncs++] = (struct profile_pyfunc){ .start = pr->py_start + at + 1,
+								 .size = size,
+								 .name = n,
+								 .file = f,
+								 .first_line = first_line };
 	*start = pr->py_start + at + 1;
 	return 0;
 }

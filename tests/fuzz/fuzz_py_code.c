@@ -60,7 +60,9 @@ static void check_utf8(const char *s, size_t size)
 			cp = cp << 6 | (p[i + j] & 0x3f);
 		}
 		if (cp >= 0x110000 || (cp >= 0xd800 && cp < 0xe000) ||
-		    cp < (k == 2 ? 0x80u : k == 3 ? 0x800u : 0x10000u))
+		    cp < (k == 2 ? 0x80u :
+			  k == 3 ? 0x800u :
+				   0x10000u))
 			__builtin_trap();
 		i += k;
 	}

@@ -641,7 +641,7 @@ int agg__record(struct agg *a, const void *data, size_t size)
 	    s->nr_kernel > BPFPROF_MAX_STACK || s->nr_user > BPFPROF_MAX_STACK ||
 	    s->nr_py > BPFPROF_MAX_PY_FRAMES ||
 	    size < BPFPROF_SAMPLE_HDR_SIZE +
-			   ((size_t)s->nr_kernel + s->nr_user + 2 * (size_t)s->nr_py) * 8) {
+			    ((size_t)s->nr_kernel + s->nr_user + 2 * (size_t)s->nr_py) * 8) {
 		a->nr_bad++;
 		pr_debug("ring buffer: malformed record of %zu bytes skipped\n", size);
 		return -EINVAL;

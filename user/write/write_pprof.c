@@ -140,8 +140,7 @@ static int mark_locations(struct pprof_state *s)
 }
 
 /* Function id for (name, filename) string indices, adding the Function. */
-static uint64_t add_function(struct pprof_state *s, int64_t name, int64_t file,
-			     uint32_t start_line)
+static uint64_t add_function(struct pprof_state *s, int64_t name, int64_t file, uint32_t start_line)
 {
 	uint32_t h = (uint32_t)hash__mix64(((uint64_t)name << 32) ^ (uint64_t)file), pos;
 	pb_function *f;
@@ -359,9 +358,10 @@ static int build_locations(struct pprof_state *s, size_t *nr_out)
 		if (l->func) {
 			/* Python frames: the function's own name and file, its first line, the frame's line */
 			int64_t name = strset__add(&s->st, l->src_func ? l->src_func : l->func);
-			int64_t file = strset__add(&s->st, l->src_file && l->src_file[0] ? l->src_file :
-							   l->dso	? l->dso :
-									  "");
+			int64_t file = strset__add(&s->st, l->src_file && l->src_file[0] ?
+								   l->src_file :
+							   l->dso ? l->dso :
+								    "");
 			pb_line *line = &s->lines[i];
 
 			if (name < 0 || file < 0)
