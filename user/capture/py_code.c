@@ -12,7 +12,7 @@
 #include "bpfprof_abi.h"
 #include "py_code.h"
 
-/* Checked here (x86-64): ../shared/INTERPRETERS.md, and for 3.8-3.10 with ctypes on pyenv's builds */
+/* Checked here (x86-64): ../shared/INTERPRETERS.md; 3.8-3.10 with ctypes on pyenv's builds */
 static const struct py_layout layouts[] = {
 	{ .version = 0x0308,
 	  .rt_tss = 1392,

@@ -289,7 +289,7 @@ static struct py_proc *get_proc(struct python_procs *py, uint32_t pid)
 	return pp;
 }
 
-/* Check the layout against the process: PyCode_Type's size and member offsets, 3.13's debug cookie. */
+/* Check the layout against the process: PyCode_Type's size and members, 3.13's debug cookie. */
 static int check_layout(struct py_proc *pp, uint64_t runtime, const char **why)
 {
 	static const struct {
