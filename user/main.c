@@ -477,6 +477,7 @@ struct interval {
 	struct agg *agg;
 	uint64_t lost_before; /* session drops counted before this interval */
 	struct session_offcpu_stats off_before; /* --off-cpu counters before it */
+	struct python_stats py_before; /* Python counters before it */
 };
 
 static int on_record(void *ctx, void *data, size_t size)
@@ -643,7 +644,7 @@ static void report_walks(struct run *r, struct session *s)
 }
 
 /* Python frames: how many samples of Python processes had them, and why the others had none. */
-static void report_python(struct run *r)
+static void report_python(struct run *r, const struct python_stats *before)
 {
 	struct python_stats st;
 	char vers[64] = "";
@@ -652,6 +653,21 @@ static void report_python(struct run *r)
 	if (!r->py)
 		return;
 	python_procs__stats(r->py, &st);
+	/* this interval's (the interpreters and versions: all found so far) */
+	st.samples -= before->samples;
+	st.with_frames -= before->with_frames;
+	st.no_eval -= before->no_eval;
+	st.no_tstate -= before->no_tstate;
+	st.walk_failed -= before->walk_failed;
+	st.not_walked -= before->not_walked;
+	st.unsupported_samples -= before->unsupported_samples;
+	st.frames -= before->frames;
+	st.truncated -= before->truncated;
+	st.code_reads -= before->code_reads;
+	st.code_read_failed -= before->code_read_failed;
+	st.code_read_ns -= before->code_read_ns;
+	st.frame_hits -= before->frame_hits;
+	st.frame_misses -= before->frame_misses;
 	if (!st.nr_procs && !st.nr_unsupported)
 		return;
 	for (int i = 0; i < 8 && st.versions[i]; i++)
@@ -734,6 +750,8 @@ static int interval_begin(struct run *r, struct interval *iv, struct session *s,
 	iv->lost_before = dropped;
 	if (s && r->cfg.offcpu)
 		session__offcpu_stats(s, &iv->off_before);
+	if (r->py)
+		python_procs__stats(r->py, &iv->py_before);
 	iv->p = profile__new();
 	iv->agg = iv->p ? agg__new(iv->p, "/proc", 1000000000ULL / r->cfg.freq_hz) : NULL;
 	if (!iv->agg)
@@ -881,7 +899,7 @@ static int interval_end(struct run *r, struct interval *iv, struct session *s,
 				(unsigned long long)p->nr_offcpu_lost);
 	}
 	report_walks(r, s);
-	report_python(r);
+	report_python(r, &iv->py_before);
 	report_bpf_cost(s);
 	report_check(r);
 	if (r->cfg.check_user_stacks) {
