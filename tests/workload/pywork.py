@@ -50,7 +50,7 @@ def keyfn(v):
 
 
 def leaf_work():
-    return sum(i for i in range(2000))
+    return sum(i for i in range(30000))
 
 
 def recurse(depth):
