@@ -85,7 +85,7 @@ BPF_VARIANT_profile_legacy := -DBPFPROF_LEGACY=1
 BPF_EXTRA_VARIANTS := profile_tw profile_tw7 profile_legacy
 
 $(patsubst %,$(OUTPUT)/%.bpf.o,profile $(BPF_EXTRA_VARIANTS)): \
-$(OUTPUT)/%.bpf.o: bpf/profile.bpf.c include/bpfprof_abi.h $(VMLINUX_DIR)/vmlinux.h | $(OUTPUT)
+$(OUTPUT)/%.bpf.o: bpf/profile.bpf.c bpf/python.bpf.h include/bpfprof_abi.h $(VMLINUX_DIR)/vmlinux.h | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) -g -O2 --target=bpf $(BPF_CFLAGS) $(BPF_VARIANT_$*) -D__TARGET_ARCH_$(ARCH) \
 		-I$(VMLINUX_DIR) -Iinclude $(CLANG_BPF_SYS_INCLUDES) -c $< -o $@.tmp
@@ -231,7 +231,8 @@ FUZZ_TIME ?= 60
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_SRCS))
 FUZZ_LIB_SRCS := read_xray.c profile.c log.c xray_instr_map.c sym_elf.c array.c procmaps.c kallsyms.c \
-	sym_jitdump.c sym_perfmap.c sym_minidebug.c unwind_table.c unwind_rows_fast.c unwind_compact.c jvm_attach.c proc_file.c lib_hashmap.c lib_io.c
+	sym_jitdump.c sym_perfmap.c sym_minidebug.c unwind_table.c unwind_rows_fast.c unwind_compact.c jvm_attach.c proc_file.c lib_hashmap.c lib_io.c \
+	py_code.c
 
 # the library sources are compiled once for all harnesses (fuzzer-no-link
 # instruments them), each harness then links them

@@ -282,6 +282,14 @@ static __always_inline __u64 ancestor_cgroup_id(int level)
 #define ancestor_cgroup_id(level) bpf_get_current_ancestor_cgroup_id(level)
 #endif
 
+static __always_inline void stat_add(__u32 idx, __u64 n)
+{
+	__u64 *v = bpf_map_lookup_elem(&stats, &idx);
+
+	if (v)
+		*v += n;
+}
+
 /* The task's cgroup or one of its ancestors is in `cgroups` (--cgroup covers its subtree). */
 static __always_inline bool in_cgroups(void)
 {
@@ -725,6 +733,20 @@ static __always_inline __u64 walk_end(__u32 *stop)
 	return w->end > w->nk ? w->end - w->nk : 0;
 }
 
+/* The number of user addresses the walk stored so far (as walk_end gives it, uncounted). */
+static __always_inline __u64 walk_nu(void)
+{
+	struct walk *w;
+	__u32 slot = cur_slot();
+	__u64 n;
+
+	w = bpf_map_lookup_elem(&walk_state, &slot);
+	if (!w || !w->walking)
+		return 0;
+	n = w->end > w->nk ? w->end - w->nk : 0;
+	return n > BPFPROF_MAX_USER_STACK ? BPFPROF_MAX_USER_STACK : n;
+}
+
 #if BPFPROF_LEGACY
 /*
  * Without bpf_loop the verifier follows every step of a bounded loop, and
@@ -836,6 +858,8 @@ static __always_inline bool user_stack_begin(struct bpf_perf_event_data *ctx,
 	}
 	return walk_begin(e, nk, tgid, ip, sp, bp);
 }
+
+#include "python.bpf.h"
 
 /* Whether the current task's samples are kept: a target tgid, in a --cgroup subtree. */
 static __always_inline bool wanted(__u32 tgid)
@@ -1088,7 +1112,7 @@ static __always_inline void sample_send(struct bpf_perf_event_data *ctx)
 {
 	struct bpfprof_sample *e;
 	__u32 zero = 0, stop;
-	__u64 nk, nu, size;
+	__u64 nk, nu, npy, size;
 
 	e = bpf_map_lookup_elem(&scratch, &zero);
 	if (!e)
@@ -1104,8 +1128,11 @@ static __always_inline void sample_send(struct bpf_perf_event_data *ctx)
 	if (check_unwind_every && !nk && nu)
 		send_ustack_copy(ctx, e->tgid, e->tid, nk, nu, stop);
 	e->nr_user = nu;
+	npy = e->nr_py;
+	if (npy > BPFPROF_MAX_PY_FRAMES)
+		npy = BPFPROF_MAX_PY_FRAMES;
 
-	size = BPFPROF_SAMPLE_HDR_SIZE + (nk + nu) * 8;
+	size = BPFPROF_SAMPLE_HDR_SIZE + (nk + nu + 2 * npy) * 8;
 	if (size > sizeof(*e))
 		size = sizeof(*e);
 	if (bpf_ringbuf_output(&samples, e, size, ring_wakeup(e->tgid))) {
@@ -1160,7 +1187,11 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	e->cgroup_id = bpf_get_current_cgroup_id();
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	e->start = process_start(current_task());
+	e->nr_py = 0;
+	e->py_stop = 0;
+	e->pad = 0;
 	e->nr_user = 0;
+	py_reset();
 
 	kret = bpf_get_stack(ctx, e->ips, BPFPROF_MAX_STACK * 8, 0);
 	nk = kret > 0 ? (__u64)kret / 8 : 0;
@@ -1174,19 +1205,68 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		/* no tail call (not set up): the leaf only, stopped at the frame limit */
 #else
 		for_each_step(max_user_stack - 1, walk_step, NULL);
+		if (py_begin(e, nk, walk_nu(), tgid))
+			for_each_step(PY_STEPS, py_step, NULL);
+		py_end();
 #endif
 	}
 	sample_end(ctx);
 	return 0;
 }
 
+/* The legacy variant's Python walk of a sample: py_walk_sample, tail-called (slot 0). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} py_jmp_sample SEC(".maps");
+
 /* The legacy variant: the next WALK_FRAMES_PER_PROG frames of a sample's walk, then on or out. */
 SEC("perf_event")
 int walk_sample(struct bpf_perf_event_data *ctx)
 {
 #if BPFPROF_LEGACY
+	struct bpfprof_sample *e;
+	__u32 zero = 0, tgid;
+
 	if (!walk_some())
 		bpf_tail_call(ctx, &walk_jmp_sample, 0);
+	e = bpf_map_lookup_elem(&scratch, &zero);
+	if (!e)
+		return 0;
+	tgid = e->tgid;
+	if (bpf_map_lookup_elem(&py_procs, &tgid))
+		bpf_tail_call(ctx, &py_jmp_sample, 0);
+	sample_end(ctx);
+#endif
+	return 0;
+}
+
+/*
+ * The legacy variant's Python walk of a sample, after its native walk:
+ * py_begin at the first call, then PY_FRAMES_PER_PROG steps a call, then out.
+ */
+SEC("perf_event")
+int py_walk_sample(struct bpf_perf_event_data *ctx)
+{
+#if BPFPROF_LEGACY
+	struct bpfprof_sample *e;
+	struct py_walk *w;
+	__u32 zero = 0;
+
+	e = bpf_map_lookup_elem(&scratch, &zero);
+	w = bpf_map_lookup_elem(&py_walk_state, &zero);
+	if (!e || !w)
+		return 0;
+	if (!w->begun && !py_begin(e, e->nr_kernel & 0xff, walk_nu(), e->tgid)) {
+		py_end();
+		sample_end(ctx);
+		return 0;
+	}
+	if (!py_some())
+		bpf_tail_call(ctx, &py_jmp_sample, 0);
+	py_end();
 	sample_end(ctx);
 #endif
 	return 0;
@@ -1399,14 +1479,6 @@ struct {
 	__type(value, struct offcpu_pending_buf);
 } offcpu_scratch SEC(".maps");
 
-static __always_inline void stat_add(__u32 idx, __u64 n)
-{
-	__u64 *v = bpf_map_lookup_elem(&stats, &idx);
-
-	if (v)
-		*v += n;
-}
-
 #ifdef BPFPROF_BENCH_OFFCPU_AGG
 /*
  * bench/offcpu.sh's measure of the other transport, aggregation in BPF: a
@@ -1464,7 +1536,7 @@ static __always_inline void offcpu_send(struct bpfprof_offcpu *r)
 static __always_inline void offcpu_send(struct bpfprof_offcpu *r)
 {
 	__u64 size = BPFPROF_OFFCPU_HDR_SIZE + BPFPROF_SAMPLE_HDR_SIZE +
-		     ((__u64)r->s.nr_kernel + r->s.nr_user) * 8;
+		     ((__u64)r->s.nr_kernel + r->s.nr_user + 2 * (__u64)r->s.nr_py) * 8;
 
 	if (size > sizeof(*r))
 		size = sizeof(*r);
@@ -1513,6 +1585,9 @@ static __always_inline void offcpu_switch_in(struct task_struct *next, __u64 now
 	pd->r.s.cgroup_id = BPF_CORE_READ(next, cgroups, dfl_cgrp, kn, id);
 	bpf_probe_read_kernel(pd->r.s.comm, sizeof(pd->r.s.comm), next->comm);
 	pd->r.s.start = process_start(next);
+	pd->r.s.nr_py = 0;
+	pd->r.s.py_stop = 0;
+	pd->r.s.pad = 0;
 	pd->r.s.nr_user = 0;
 	kret = bpf_get_task_stack(next, pd->r.s.ips, BPFPROF_MAX_STACK * 8, 0);
 	nk = kret > 0 ? (__u64)kret / 8 : 0;
@@ -1592,7 +1667,7 @@ static __always_inline void offcpu_finish_end(__u32 tid)
 	struct offcpu_pending *pd = bpf_map_lookup_elem(&offcpu_pending, &tid);
 	struct bpfprof_sample *e;
 	__u32 slot = SLOT_OFFCPU, stop;
-	__u64 nk, nu;
+	__u64 nk, nu, npy, size;
 
 	nu = walk_end(&stop);
 	slot_offcpu(false);
@@ -1602,10 +1677,16 @@ static __always_inline void offcpu_finish_end(__u32 tid)
 	nk = pd->r.s.nr_kernel;
 	if (nu > BPFPROF_MAX_USER_STACK)
 		nu = BPFPROF_MAX_USER_STACK;
-	/* only the user part goes back: the record's header and kernel part stay as taken */
-	if (nu && bpf_probe_read_kernel(&pd->r.s.ips[nk & BPFPROF_MAX_STACK], nu * 8,
+	npy = e->nr_py;
+	if (npy > BPFPROF_MAX_PY_FRAMES)
+		npy = BPFPROF_MAX_PY_FRAMES;
+	/* only the user part (and Python's) goes back: the header and kernel part stay as taken */
+	size = (nu + 2 * npy) * 8;
+	if (size > (BPFPROF_MAX_USER_STACK + 2 * BPFPROF_MAX_PY_FRAMES) * 8)
+		size = (BPFPROF_MAX_USER_STACK + 2 * BPFPROF_MAX_PY_FRAMES) * 8;
+	if (nu && bpf_probe_read_kernel(&pd->r.s.ips[nk & BPFPROF_MAX_STACK], size,
 					&e->ips[nk & BPFPROF_MAX_STACK]))
-		nu = 0;
+		nu = npy = 0;
 	/*
 	 * Interrupts are on here: a sample (on_sample, from the cpu-clock
 	 * interrupt) that runs meanwhile on this CPU walks in its own slot,
@@ -1616,11 +1697,21 @@ static __always_inline void offcpu_finish_end(__u32 tid)
 	 */
 	if (e->time_ns != pd->r.s.time_ns || e->tid != tid) {
 		stat_inc(BPFPROF_STAT_OFFCPU_KERNEL_ONLY);
-		nu = 0;
+		nu = npy = 0;
 	}
 	pd->r.s.nr_user = nu;
+	pd->r.s.nr_py = npy;
+	pd->r.s.py_stop = npy ? e->py_stop : 0;
 	offcpu_flush(pd, tid);
 }
+
+/* The legacy variant's Python walk of a pending block: py_walk_sys_exit, tail-called (slot 0). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} py_jmp_sys_exit SEC(".maps");
 
 /* The legacy variant's walk of a pending block's user stack: walk_sys_exit, tail-called (slot 0). */
 struct {
@@ -1666,6 +1757,9 @@ static __always_inline void offcpu_finish(void *ctx, struct offcpu_pending *pd, 
 		bpf_tail_call(ctx, &walk_jmp_sys_exit, 0);
 #else
 		for_each_step(max_user_stack - 1, walk_step, NULL);
+		if (py_begin(e, nk, walk_nu(), bpf_get_current_pid_tgid() >> 32))
+			for_each_step(PY_STEPS, py_step, NULL);
+		py_end();
 #endif
 	}
 	offcpu_finish_end(tid);
@@ -1712,8 +1806,42 @@ SEC("tp_btf/sys_exit")
 int BPF_PROG(walk_sys_exit, struct pt_regs *regs, long ret)
 {
 #if BPFPROF_LEGACY
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
 	if (!walk_some())
 		bpf_tail_call(ctx, &walk_jmp_sys_exit, 0);
+	py_reset();
+	if (bpf_map_lookup_elem(&py_procs, &tgid))
+		bpf_tail_call(ctx, &py_jmp_sys_exit, 0);
+	offcpu_finish_end((__u32)bpf_get_current_pid_tgid());
+#endif
+	return 0;
+}
+
+/*
+ * The legacy variant's Python walk of a pending block, after its native
+ * walk (as py_walk_sample for samples), then the record goes out.
+ */
+SEC("tp_btf/sys_exit")
+int BPF_PROG(py_walk_sys_exit, struct pt_regs *regs, long ret)
+{
+#if BPFPROF_LEGACY
+	struct bpfprof_sample *e;
+	struct py_walk *w;
+	__u32 zero = 0;
+
+	e = py_record();
+	w = py_state();
+	if (!e || !w)
+		return 0;
+	if (!w->begun && !py_begin(e, e->nr_kernel & 0xff, walk_nu(), e->tgid)) {
+		py_end();
+		offcpu_finish_end((__u32)bpf_get_current_pid_tgid());
+		return 0;
+	}
+	if (!py_some())
+		bpf_tail_call(ctx, &py_jmp_sys_exit, 0);
+	py_end();
 	offcpu_finish_end((__u32)bpf_get_current_pid_tgid());
 #endif
 	return 0;

@@ -81,6 +81,25 @@ struct agg_observer {
 	void *ctx;
 };
 
+/*
+ * Frames the BPF program records beside the native ones (Python's,
+ * python_procs.h), handled by another module: `maps` runs after each maps
+ * read of a process (before the observer hears of it) and returns how many
+ * mappings it added to the process (or -errno), `merge` on every
+ * record of a process that is not "[other]", and returns 1 with the user
+ * stack to keep in ips (room for BPFPROF_MAX_STACK + BPFPROF_MAX_PY_FRAMES
+ * + 1 addresses) and *nr_user, 0 to keep the record's own, or -errno.
+ */
+struct agg_frames {
+	int (*maps)(void *ctx, struct profile *p, uint32_t proc);
+	int (*merge)(void *ctx, struct profile *p, uint32_t proc, const struct bpfprof_sample *s,
+		     uint64_t *ips, uint16_t *nr_user);
+	void *ctx;
+};
+
+/* Install the frames hook (copied); NULL removes it. */
+void agg__set_frames(struct agg *a, const struct agg_frames *f);
+
 /* Install an observer (copied); NULL removes it. */
 void agg__set_observer(struct agg *a, const struct agg_observer *obs);
 

@@ -64,16 +64,40 @@ enum bpfprof_stat {
 	BPFPROF_STAT_FRAMES_FP =
 		20, /* frames stepped with frame pointers (no row, no table, not ready) */
 	BPFPROF_STAT_CHECK_COPIES = 21, /* --check-unwind stack copies sent */
+	/*
+	 * Python (struct bpfprof_py_proc): samples of a Python process whose
+	 * native walk went through the eval loop, and how their Python walk ended
+	 */
+	BPFPROF_STAT_PY_WALKS = 22, /* Python walks begun */
+	BPFPROF_STAT_PY_END = 23, /* the chain's end (the thread's first frame) */
+	BPFPROF_STAT_PY_NO_TSTATE = 24, /* no thread state: TSS key unset, not this thread's */
+	BPFPROF_STAT_PY_READ_FAULT = 25, /* a frame or code object not readable (not present) */
+	BPFPROF_STAT_PY_BAD = 26, /* not a code object, a loop, a misaligned pointer */
+	BPFPROF_STAT_PY_LIMIT = 27, /* BPFPROF_MAX_PY_FRAMES frames: the older ones left out */
+	BPFPROF_STAT_PY_NO_EVAL = 28, /* a Python process's sample outside the eval loop: no walk */
+	BPFPROF_STAT_PY_FRAMES = 29, /* Python frames recorded */
 	BPFPROF_STAT_NR,
 };
 
+/* Python frames a sample records at most (the thread's newest ones) */
+#define BPFPROF_MAX_PY_FRAMES 128
+
 /*
  * One stack sample. Only the first
- *   offsetof(struct bpfprof_sample, ips) + (nr_kernel + nr_user) * 8
+ *   offsetof(struct bpfprof_sample, ips) + (nr_kernel + nr_user + 2 * nr_py) * 8
  * bytes are sent: ips[0..nr_kernel) are kernel addresses, leaf first (at
  * most BPFPROF_MAX_STACK), followed by nr_user user addresses, leaf first
  * (at most --max-stack, BPFPROF_MAX_USER_STACK). For a sample taken in kernel mode the
  * user part is the user stack at kernel entry (from the task's saved pt_regs).
+ * Then nr_py Python frames of the sampled thread, newest first, two words
+ * each (struct bpfprof_py_proc says how they are read):
+ *   word 0  the code object's address; bit 0 (BPFPROF_PY_ACT_END) set on the
+ *           oldest frame of an eval-loop activation (3.11's is_entry frame,
+ *           the frame above 3.12+'s C-stack shim, every frame before 3.11)
+ *   word 1  bits 0-31: the instruction, in bytes from the code object's
+ *           start (3.11+: prev_instr/instr_ptr - code; before: f_lasti's
+ *           byte offset + BPFPROF_PY_LASTI_BIAS), bits 32-63: a check sum of
+ *           the code object (BPFPROF_PY_CSUM) to catch an address reused
  */
 struct bpfprof_sample {
 	__u32 type; /* BPFPROF_REC_SAMPLE */
@@ -92,13 +116,17 @@ struct bpfprof_sample {
 	 * exec. 0: unknown.
 	 */
 	__u32 start;
-	__u64 ips[BPFPROF_MAX_STACK + BPFPROF_MAX_USER_STACK];
+	__u16 nr_py; /* Python frames after the user addresses, 2 words each */
+	__u16 py_stop; /* enum bpfprof_stat of the Python walk's end; 0: no walk */
+	__u32 pad;
+	__u64 ips[BPFPROF_MAX_STACK + BPFPROF_MAX_USER_STACK + 2 * BPFPROF_MAX_PY_FRAMES];
 };
 
-#define BPFPROF_SAMPLE_HDR_SIZE 56
+#define BPFPROF_SAMPLE_HDR_SIZE 64
 
 _Static_assert(sizeof(struct bpfprof_sample) ==
-		       BPFPROF_SAMPLE_HDR_SIZE + (BPFPROF_MAX_STACK + BPFPROF_MAX_USER_STACK) * 8,
+		       BPFPROF_SAMPLE_HDR_SIZE + (BPFPROF_MAX_STACK + BPFPROF_MAX_USER_STACK +
+						   2 * BPFPROF_MAX_PY_FRAMES) * 8,
 	       "struct bpfprof_sample layout");
 
 /*
@@ -117,6 +145,51 @@ struct bpfprof_notice {
 };
 
 _Static_assert(sizeof(struct bpfprof_notice) == 24, "struct bpfprof_notice layout");
+
+#define BPFPROF_PY_ACT_END 1ull
+/* ≤ 3.10: word 1 holds f_lasti's byte offset plus this, so that -1 (not started) stays positive */
+#define BPFPROF_PY_LASTI_BIAS 2u
+/* The check sum of a code object from its first line, flags and argument counts */
+#define BPFPROF_PY_CSUM(firstlineno, flags, argcount)                                  \
+	((__u32)(firstlineno) * 2654435761u ^ (__u32)(flags) * 40503u ^ (__u32)(argcount))
+
+/*
+ * A Python process's interpreter as user space found it (python_procs.h), in
+ * `py_procs` by tgid: where the eval loop's code is (a sample whose user
+ * stack has no address there has no Python walk), where the thread state is
+ * (the TSS key of _PyRuntime, then the thread's pthread-specific slot, the
+ * glibc layout), and the struct offsets of its CPython version. Offsets are
+ * bytes; BPFPROF_PY_NONE: no such field.
+ */
+#define BPFPROF_PY_NONE 0xffff
+enum bpfprof_py_entry {
+	BPFPROF_PY_ENTRY_FLAG = 1, /* 3.11: the bool at f_entry is set on an activation's first frame */
+	BPFPROF_PY_ENTRY_SHIM = 2, /* 3.12+: a frame whose byte at f_entry is 3 (C stack) is a shim */
+	BPFPROF_PY_ENTRY_EACH = 3, /* before 3.11: each frame is an activation of its own */
+};
+
+struct bpfprof_py_proc {
+	__u64 eval_start, eval_end; /* _PyEval_EvalFrameDefault, [start, end) */
+	__u64 cold_start, cold_end; /* its .cold part; 0, 0 when unknown */
+	__u64 tss; /* &_PyRuntime.autoTSSkey: struct { int initialized; pthread_key_t key; } */
+	__u64 code_type; /* &PyCode_Type: a code object's ob_type */
+	__u16 version; /* 0x030b for 3.11 */
+	__u16 tls_specific; /* glibc: fs base to the first pthread_key_data (key 0's .data at +8) */
+	__u16 ts_thread_id; /* PyThreadState.thread_id (pthread_self(), the fs base) */
+	__u16 ts_cframe; /* PyThreadState.cframe, or NONE */
+	__u16 ts_frame; /* cframe->current_frame, or tstate->current_frame/frame without cframe */
+	/* frame fields; f_instr an int (f_lasti) before 3.11 */
+	__u16 f_code, f_previous, f_instr, f_entry;
+	__u16 co_firstlineno, co_flags, co_argcount;
+	__u8 entry; /* enum bpfprof_py_entry */
+	__u8 lasti; /* f_instr is f_lasti (an int; code units from 3.10, bytes before) */
+	__u16 pad[3];
+};
+
+_Static_assert(sizeof(struct bpfprof_py_proc) == 80, "struct bpfprof_py_proc layout");
+#define BPFPROF_MAX_PY_PROCS 4096
+/* bytes read of a frame and of a code object: every offset used is below */
+#define BPFPROF_PY_READ 112
 
 /* Target-filter modes, set in rodata before load. */
 enum bpfprof_filter {

@@ -66,6 +66,22 @@ struct profile_kernel {
 	uint8_t build_id_len; /* 0: unknown */
 };
 
+/*
+ * A Python function of a process (python_procs.h): its frames have
+ * addresses in [start, start + size) of the process's Python region, the
+ * line being first_line + (address - start) (return addresses: address - 1).
+ * Strings interned in the profile.
+ */
+struct profile_pyfunc {
+	uint64_t start, size;
+	const char *name; /* co_qualname (co_name before 3.11), or "[...]" for a marker */
+	const char *file; /* co_filename; "" for markers */
+	uint32_t first_line; /* co_firstlineno */
+};
+
+/* Bytes of address space of a process's Python region: one per line of its functions */
+#define PROFILE_PY_REGION_SIZE (512ull << 10)
+
 struct profile_process {
 	uint32_t pid; /* tgid, root pid namespace */
 	/*
@@ -96,6 +112,16 @@ struct profile_process {
 	struct profile_mapping *jit_maps;
 	size_t nr_jit_maps, cap_jit_maps;
 	uint64_t nr_samples; /* samples and off-CPU blocks */
+	/*
+	 * Python frames (python_procs.h): an executable anonymous mapping of
+	 * PROFILE_PY_REGION_SIZE bytes at py_start that the process does not
+	 * use (0: none), in mappings[] too, whose addresses stand for
+	 * (function, line) pairs, so that every writer sees frames: the JIT
+	 * images name them for .prof and perf.data. pyfuncs sorted by start.
+	 */
+	uint64_t py_start;
+	struct profile_pyfunc *pyfuncs;
+	size_t nr_pyfuncs, cap_pyfuncs;
 };
 
 struct profile_stack {
@@ -133,6 +159,10 @@ struct profile_location {
 	 * instruction for return addresses (addr - 1).
 	 */
 	const char *addr_name;
+	/* Python frames: the function, its file and first line, the frame's line; NULL/0 otherwise */
+	const char *src_func;
+	const char *src_file;
+	uint32_t start_line, line;
 };
 
 /*
@@ -275,6 +305,18 @@ int profile__find_mapping(const struct profile *p, uint32_t proc, uint64_t addr)
  * Returns 1 when the mapping is new, 0 when it was already there, or -ENOMEM.
  */
 int profile__add_mapping(struct profile *p, uint32_t proc, const struct profile_mapping *m);
+
+/*
+ * A Python function in process proc's region: its block of nr_lines
+ * addresses (lines first_line ...), allocated after the last one (strings
+ * interned). Returns 0 and its start in *start, -ENOSPC when the region is
+ * full or the process has none, or -ENOMEM.
+ */
+int profile__add_pyfunc(struct profile *p, uint32_t proc, const char *name, const char *file,
+			uint32_t first_line, uint32_t nr_lines, uint64_t *start);
+/* The Python function of process proc whose block holds addr, or NULL. */
+const struct profile_pyfunc *profile__find_pyfunc(const struct profile *p, uint32_t proc,
+						  uint64_t addr);
 
 /*
  * Append a loaded module to p->kernel.modules (path interned). Returns 0 or

@@ -112,6 +112,12 @@ void session__offcpu_stats(struct session *s, struct session_offcpu_stats *st);
  * is mapped until session__close. Only meaningful with opts.unwind.
  */
 void session__unwind_sink(struct session *s, struct unwind_sink *sink);
+/*
+ * Walk the Python frames of process tgid's samples with this layout
+ * (python_procs.h), or no longer (cfg NULL). Returns 0 or -errno (-E2BIG:
+ * BPFPROF_MAX_PY_PROCS processes already).
+ */
+int session__python_set(struct session *s, uint32_t tgid, const struct bpfprof_py_proc *cfg);
 /* Every `stats` counter (enum bpfprof_stat), summed over CPUs. */
 void session__walk_stats(struct session *s, uint64_t stats[BPFPROF_STAT_NR]);
 /*

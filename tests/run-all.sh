@@ -46,7 +46,7 @@ san_scripts=(perfdata outputs xray jit push gone jitlive)
 # Heaviest first (CPU seconds measured with each script alone), so that the
 # last to start are short and both CPUs stay busy to the end; scripts not
 # named here follow in name order.
-heavy=(push churn faults run debuginfo jit gone unwind xray)
+heavy=(python push churn faults run debuginfo jit gone unwind xray)
 
 # part NAME CMD...: run CMD with its output in $logs/NAME.log, then print that
 # output whole under a "== NAME" header with the part's wall seconds

@@ -30,6 +30,8 @@
 #include "cli.h"
 #include "dso_export.h"
 #include "jit_elf.h"
+#include "python_procs.h"
+#include "sym_python.h"
 #include "jvm_attach.h"
 #include "jvm_perfmap.h"
 #include "kernel_image.h"
@@ -81,6 +83,8 @@ struct run {
 	struct jvm_perfmaps *jvm_maps;
 	/* the symbolizer, for the observer's callbacks */
 	struct symbolizer *sy;
+	/* Python processes and their frames (NULL with --no-python or before the session) */
+	struct python_procs *py;
 	uint64_t last_stamp_s; /* --output-dir: the last interval's name stamp, s */
 	/* samples' cgroup ids -> paths, kept across intervals and after a cgroup is removed */
 	struct cgroup_cache *cgroups;
@@ -263,14 +267,25 @@ static void write_jit_images(struct run *r, struct profile *p, struct symbolizer
 	for (uint32_t i = 0; r->jit_dir && i < p->nr_procs; i++) {
 		struct profile_process *pr = &p->procs[i];
 		const struct jit_table *t;
+		struct jit_table *merged = NULL;
+		int werr;
 
-		if (!pr->nr_samples || !symbolizer__has_jit(sy, pr))
+		if (!pr->nr_samples || (!symbolizer__has_jit(sy, pr) && !pr->nr_pyfuncs))
 			continue;
 		if (plan_jit_image(r, p, i) < 0)
 			return;
-		t = symbolizer__jit_table(sy, p, i);
-		if (!pr->nr_jit_maps || !t)
+		t = symbolizer__has_jit(sy, pr) ? symbolizer__jit_table(sy, p, i) : NULL;
+		if (pr->nr_pyfuncs) {
+			/* Python functions name the process's Python region (sym_python.h) */
+			merged = sym_python__jit_table(p, i, t);
+			if (!merged && errno == ENOMEM)
+				return;
+			t = merged;
+		}
+		if (!pr->nr_jit_maps || !t) {
+			jitdump__free(merged);
 			continue;
+		}
 		if (!made_dir && mkdir(r->jit_dir, 0755) && errno != EEXIST) {
 			pr_warn("cannot create '%s': %s; JIT frames stay unnamed in .prof and perf.data\n",
 				r->jit_dir, strerror(errno));
@@ -278,9 +293,11 @@ static void write_jit_images(struct run *r, struct profile *p, struct symbolizer
 		}
 		made_dir = true;
 		/* as private as the profile that names them (--output-mode) */
-		if (!jit_elf__write(p, i, t,
-				    r->cfg.outputs[0].mode ? r->cfg.outputs[0].mode :
-							     OUTPUT_DEFAULT_MODE))
+		werr = jit_elf__write(p, i, t,
+				      r->cfg.outputs[0].mode ? r->cfg.outputs[0].mode :
+							       OUTPUT_DEFAULT_MODE);
+		jitdump__free(merged);
+		if (!werr)
 			pr_info("wrote %zu JIT images of pid %u to '%s'\n", pr->nr_jit_maps,
 				pr->pid, r->jit_dir);
 	}
@@ -348,7 +365,7 @@ static int stream_maps(void *ctx, const struct profile *p, uint32_t proc, uint64
 	 * too, whose perf map it will be asked for at the end (jvm_perfmap.h)
 	 */
 	if (r->jit_dir &&
-	    (symbolizer__has_jit(r->sy, &p->procs[proc]) ||
+	    (symbolizer__has_jit(r->sy, &p->procs[proc]) || p->procs[proc].py_start ||
 	     (!r->cfg.no_jvm_perfmap && jvm_perfmap__is_jvm(&p->procs[proc]))) &&
 	    plan_jit_image(r, r->stream_profile, proc) < 0)
 		return -ENOMEM;
@@ -449,6 +466,31 @@ static int open_streams(struct run *r, struct profile *p, struct agg *agg, struc
 	return 0;
 }
 
+static int python_set(void *ctx, uint32_t tgid, const struct bpfprof_py_proc *cfg)
+{
+	return session__python_set(ctx, tgid, cfg);
+}
+
+static int python_maps(void *ctx, struct profile *p, uint32_t proc)
+{
+	return python_procs__scan(ctx, p, proc);
+}
+
+static int python_merge(void *ctx, struct profile *p, uint32_t proc, const struct bpfprof_sample *s,
+			uint64_t *ips, uint16_t *nr_user)
+{
+	return python_procs__merge(ctx, p, proc, s, ips, nr_user);
+}
+
+/* The aggregator hands Python's frames to r->py (python_procs.h), once there is one. */
+static void python_hook(struct run *r, struct agg *agg)
+{
+	struct agg_frames f = { .maps = python_maps, .merge = python_merge, .ctx = r->py };
+
+	if (r->py)
+		agg__set_frames(agg, &f);
+}
+
 /* One profile and its outputs: the whole run, or one --interval. */
 struct interval {
 	struct run *run;
@@ -465,6 +507,7 @@ struct interval {
 	bool last; /* the run's last profile: records past the cut are dropped, not carried */
 	uint64_t lost_before; /* session drops counted before this interval */
 	struct session_offcpu_stats off_before; /* --off-cpu counters before it */
+	struct python_stats py_before; /* Python counters before it */
 };
 
 /*
@@ -705,6 +748,62 @@ static void report_walks(struct run *r, struct session *s)
 			      r->cfg.call_graph == CALL_GRAPH_DWARF ? "dwarf" : "fp");
 }
 
+/* Python frames: how many samples of Python processes had them, and why the others had none. */
+static void report_python(struct run *r, const struct python_stats *before)
+{
+	struct python_stats st;
+	char vers[64] = "";
+	size_t n = 0;
+
+	if (!r->py)
+		return;
+	python_procs__stats(r->py, &st);
+	/* this interval's (the interpreters and versions: all found so far) */
+	st.samples -= before->samples;
+	st.with_frames -= before->with_frames;
+	st.no_eval -= before->no_eval;
+	st.no_tstate -= before->no_tstate;
+	st.walk_failed -= before->walk_failed;
+	st.not_walked -= before->not_walked;
+	st.unsupported_samples -= before->unsupported_samples;
+	st.frames -= before->frames;
+	st.truncated -= before->truncated;
+	st.code_reads -= before->code_reads;
+	st.code_read_failed -= before->code_read_failed;
+	st.code_read_ns -= before->code_read_ns;
+	st.frame_hits -= before->frame_hits;
+	st.frame_misses -= before->frame_misses;
+	if (!st.nr_procs && !st.nr_unsupported)
+		return;
+	for (int i = 0; i < 8 && st.versions[i]; i++)
+		n += (size_t)snprintf(vers + n, sizeof(vers) - n, "%s%u.%u", i ? ", " : "",
+				      st.versions[i] >> 8, st.versions[i] & 0xff);
+	fprintf(stderr,
+		"bpfprof: Python: %llu samples of %llu interpreters (CPython %s): %llu with Python frames "
+		"(%llu frames, %llu cut at %d); without: %llu with no eval loop in the native stack (C code, or a walk cut short), %llu with no "
+		"Python thread state, %llu chain not readable, %llu before the interpreter was found\n",
+		(unsigned long long)st.samples, (unsigned long long)st.nr_procs,
+		vers[0] ? vers : "-", (unsigned long long)st.with_frames,
+		(unsigned long long)st.frames, (unsigned long long)st.truncated,
+		BPFPROF_MAX_PY_FRAMES, (unsigned long long)st.no_eval,
+		(unsigned long long)st.no_tstate, (unsigned long long)st.walk_failed,
+		(unsigned long long)st.not_walked);
+	if (st.nr_unsupported)
+		fprintf(stderr,
+			"bpfprof: Python: %llu processes of unsupported versions or layouts profiled natively "
+			"(%llu samples)\n",
+			(unsigned long long)st.nr_unsupported,
+			(unsigned long long)st.unsupported_samples);
+	pr_info("Python code objects: %llu read (%llu not readable), %.1f us each; frame lookups %llu, "
+		"%.1f %% cached\n",
+		(unsigned long long)st.code_reads, (unsigned long long)st.code_read_failed,
+		st.code_reads ? (double)st.code_read_ns / st.code_reads / 1000 : 0.0,
+		(unsigned long long)(st.frame_hits + st.frame_misses),
+		st.frame_hits + st.frame_misses ?
+			100.0 * st.frame_hits / (st.frame_hits + st.frame_misses) :
+			0.0);
+}
+
 /* -v: the BPF cost per sample, where the kernel counts it (kernel.bpf_stats_enabled) */
 /*
  * -v: what the run holds after each profile (issue 24, bounded by design):
@@ -799,12 +898,15 @@ static int interval_begin(struct run *r, struct interval *iv, struct session *s,
 	iv->lost_before = dropped;
 	if (s && r->cfg.offcpu)
 		session__offcpu_stats(s, &iv->off_before);
+	if (r->py)
+		python_procs__stats(r->py, &iv->py_before);
 	iv->p = profile__new();
 	iv->agg = iv->p ? agg__new(iv->p, "/proc", 1000000000ULL / r->cfg.freq_hz) : NULL;
 	if (!iv->agg)
 		return -ENOMEM;
 	agg__set_cgroups(iv->agg, r->cgroups);
 	agg__set_maps_cache(iv->agg, r->maps);
+	python_hook(r, iv->agg);
 	iv->p->event = profile__intern(iv->p, r->cfg.event);
 	iv->p->freq_hz = r->cfg.freq_hz;
 	iv->p->offcpu = r->cfg.offcpu;
@@ -953,6 +1055,7 @@ static int interval_end(struct run *r, struct interval *iv, struct session *s,
 	}
 	report_walks(r, s);
 	report_held(r);
+	report_python(r, &iv->py_before);
 	report_bpf_cost(s);
 	report_check(r);
 	if (r->cfg.check_user_stacks) {
@@ -1113,6 +1216,14 @@ int main(int argc, char **argv)
 		err = -ENOMEM;
 		goto out;
 	}
+	if (!r->cfg.no_python) {
+		r->py = python_procs__new("/proc", python_set, s);
+		if (!r->py) {
+			err = -ENOMEM;
+			goto out;
+		}
+		python_hook(r, iv.agg);
+	}
 	err = unwinder_start(r, s);
 	if (err) {
 		pr_warn("cannot set up the unwinder: %s\n", strerror(-err));
@@ -1242,6 +1353,7 @@ int main(int argc, char **argv)
 out:
 	targets__close(&tg);
 	interval_free(r, &iv);
+	python_procs__free(r->py);
 	unwinder__free(r->unwinder);
 	unwind_check__free(r->checker);
 	session__close(s);

@@ -68,6 +68,7 @@ void profile__free(struct profile *p)
 	for (i = 0; i < p->nr_procs; i++) {
 		free(p->procs[i].mappings);
 		free(p->procs[i].jit_maps);
+		free(p->procs[i].pyfuncs);
 	}
 	for (i = 0; i < p->nr_stacks; i++) {
 		free(p->stacks[i].ips);
@@ -104,6 +105,58 @@ int profile__add_module(struct profile *p, const char *path, uint64_t start, uin
 		return -ENOMEM;
 	k->modules[k->nr_modules++] = (struct profile_module){ s, start, size };
 	return 0;
+}
+
+int profile__add_pyfunc(struct profile *p, uint32_t proc, const char *name, const char *file,
+			uint32_t first_line, uint32_t nr_lines, uint64_t *start)
+{
+	struct profile_process *pr = &p->procs[proc];
+	/* one more: readers that look a return address up as it is (perf) land in the block too */
+	uint64_t at = 0, size = (nr_lines ? nr_lines : 1) + 1;
+	const char *n, *f;
+
+	if (!pr->py_start)
+		return -ENOSPC;
+	if (pr->nr_pyfuncs) {
+		const struct profile_pyfunc *last = &pr->pyfuncs[pr->nr_pyfuncs - 1];
+
+		at = last->start - pr->py_start + last->size;
+	}
+	at = (at + 3) & ~3ull; /* a gap, so that no return address - 1 lands in the previous one */
+	if (at + size + 4 > PROFILE_PY_REGION_SIZE)
+		return -ENOSPC;
+	n = profile__intern(p, name);
+	f = profile__intern(p, file);
+	if (!n || !f ||
+	    array__grow((void **)&pr->pyfuncs, &pr->cap_pyfuncs, pr->nr_pyfuncs + 1,
+			sizeof(*pr->pyfuncs)))
+		return -ENOMEM;
+	pr->pyfuncs[pr->nr_pyfuncs++] = (struct profile_pyfunc){ .start = pr->py_start + at + 1,
+								 .size = size,
+								 .name = n,
+								 .file = f,
+								 .first_line = first_line };
+	*start = pr->py_start + at + 1;
+	return 0;
+}
+
+const struct profile_pyfunc *profile__find_pyfunc(const struct profile *p, uint32_t proc,
+						  uint64_t addr)
+{
+	const struct profile_process *pr = &p->procs[proc];
+	size_t l = 0, r = pr->nr_pyfuncs;
+
+	while (l < r) {
+		size_t m = l + (r - l) / 2;
+
+		if (pr->pyfuncs[m].start + pr->pyfuncs[m].size <= addr)
+			l = m + 1;
+		else
+			r = m;
+	}
+	if (l < pr->nr_pyfuncs && pr->pyfuncs[l].start <= addr)
+		return &pr->pyfuncs[l];
+	return NULL;
 }
 
 int profile__find_process_start(const struct profile *p, uint32_t pid, uint32_t start)

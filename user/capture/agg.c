@@ -86,7 +86,17 @@ struct agg {
 	struct maps_cache *maps; /* borrowed; NULL: only /proc's maps */
 	struct agg_stats st;
 	struct agg_observer obs;
+	struct agg_frames frames;
+	uint64_t merged[BPFPROF_MAX_STACK * 2 + BPFPROF_MAX_PY_FRAMES + 1]; /* kernel + merged user */
 };
+
+void agg__set_frames(struct agg *a, const struct agg_frames *f)
+{
+	if (f)
+		a->frames = *f;
+	else
+		memset(&a->frames, 0, sizeof(a->frames));
+}
 
 void agg__set_observer(struct agg *a, const struct agg_observer *obs)
 {
@@ -301,6 +311,13 @@ static int snapshot(struct agg *a, uint32_t proc, uint64_t now_ns, bool first)
 		return first ? notify_maps(a, proc, now_ns) : 0;
 	}
 	a->p->procs[proc].maps_missing = false;
+	if (a->frames.maps) {
+		int added = a->frames.maps(a->frames.ctx, a->p, proc);
+
+		if (added < 0)
+			return added;
+		ret += added;
+	}
 	pr_debug("maps of pid %u read at %llu ns (%s): %d new mappings\n", a->p->procs[proc].pid,
 		 (unsigned long long)now_ns, first ? "first" : "again", ret);
 	a->state[proc].jitdump_mapped = false;
@@ -754,6 +771,8 @@ int agg__record(struct agg *a, const void *data, size_t size)
 	bool created = false, other = false, created_proc;
 	char comm[PROFILE_COMM_LEN];
 	struct profile_sample ev;
+	const uint64_t *ips;
+	uint16_t nr_user;
 	int proc, st, err = 0;
 
 	/* an off-CPU block: its stacks are a sample record's, after the block's length */
@@ -764,7 +783,9 @@ int agg__record(struct agg *a, const void *data, size_t size)
 	}
 	if (size < BPFPROF_SAMPLE_HDR_SIZE || s->type != BPFPROF_REC_SAMPLE ||
 	    s->nr_kernel > BPFPROF_MAX_STACK || s->nr_user > BPFPROF_MAX_USER_STACK ||
-	    size < BPFPROF_SAMPLE_HDR_SIZE + ((size_t)s->nr_kernel + s->nr_user) * 8) {
+	    s->nr_py > BPFPROF_MAX_PY_FRAMES ||
+	    size < BPFPROF_SAMPLE_HDR_SIZE +
+			    ((size_t)s->nr_kernel + s->nr_user + 2 * (size_t)s->nr_py) * 8) {
 		a->nr_bad++;
 		pr_debug("ring buffer: malformed record of %zu bytes skipped\n", size);
 		return -EINVAL;
@@ -812,15 +833,26 @@ int agg__record(struct agg *a, const void *data, size_t size)
 	a->p->procs[proc].nr_samples++;
 	if (other)
 		a->st.nr_other_samples++;
+	ips = (const uint64_t *)s->ips;
+	nr_user = s->nr_user;
+	if (!other && a->frames.merge) {
+		err = a->frames.merge(a->frames.ctx, a->p, (uint32_t)proc, s,
+				      a->merged + s->nr_kernel, &nr_user);
+		if (err < 0)
+			return err;
+		if (err) {
+			memcpy(a->merged, s->ips, s->nr_kernel * sizeof(*a->merged));
+			ips = a->merged;
+		}
+		err = 0;
+	}
 	/* "[other]" keeps kernel frames only: its user addresses belong to untracked processes */
 	if (off)
-		st = profile__add_offcpu(a->p, (uint32_t)proc, (const uint64_t *)s->ips,
-					 s->nr_kernel, other ? 0 : s->nr_user, 1, off->off_ns,
-					 &created);
+		st = profile__add_offcpu(a->p, (uint32_t)proc, ips, s->nr_kernel,
+					 other ? 0 : nr_user, 1, off->off_ns, &created);
 	else
-		st = profile__add_stack(a->p, (uint32_t)proc, (const uint64_t *)s->ips,
-					s->nr_kernel, other ? 0 : s->nr_user, 1, a->period_ns,
-					&created);
+		st = profile__add_stack(a->p, (uint32_t)proc, ips, s->nr_kernel,
+					other ? 0 : nr_user, 1, a->period_ns, &created);
 	if (st < 0)
 		return st;
 	if (a->state[proc].stale && !other && !too_soon(&a->state[proc], s->time_ns)) {
@@ -842,9 +874,9 @@ int agg__record(struct agg *a, const void *data, size_t size)
 				      .cpu = s->cpu,
 				      .time_ns = s->time_ns,
 				      .comm = comm,
-				      .ips = (const uint64_t *)s->ips,
+				      .ips = ips,
 				      .nr_kernel = s->nr_kernel,
-				      .nr_user = s->nr_user,
+				      .nr_user = nr_user,
 				      .off_ns = off ? off->off_ns : 0 };
 	if (off)
 		return a->obs.offcpu(a->obs.ctx, a->p, (uint32_t)proc, &ev);

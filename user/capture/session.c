@@ -323,10 +323,19 @@ static int load_variant(struct session *s, const struct session_opts *o,
 		if (!err)
 			err = bpf_map__set_autocreate(s->skel->maps.walk_jmp_sample, false);
 	}
+	if (!err && v != BPF_VARIANT_LEGACY) {
+		err = bpf_program__set_autoload(s->skel->progs.py_walk_sample, false);
+		if (!err)
+			err = bpf_map__set_autocreate(s->skel->maps.py_jmp_sample, false);
+	}
 	if (!err && (v != BPF_VARIANT_LEGACY || !o->offcpu)) {
 		err = bpf_program__set_autoload(s->skel->progs.walk_sys_exit, false);
 		if (!err)
 			err = bpf_map__set_autocreate(s->skel->maps.walk_jmp_sys_exit, false);
+		if (!err)
+			err = bpf_program__set_autoload(s->skel->progs.py_walk_sys_exit, false);
+		if (!err)
+			err = bpf_map__set_autocreate(s->skel->maps.py_jmp_sys_exit, false);
 	}
 	if (err) {
 		snprintf(load_error, sizeof(load_error), "cannot configure the BPF object: %s",
@@ -338,8 +347,12 @@ static int load_variant(struct session *s, const struct session_opts *o,
 		snprintf(load_error, sizeof(load_error), "%s", strerror(-err));
 	if (!err && v == BPF_VARIANT_LEGACY)
 		err = set_tail_call(s->skel->maps.walk_jmp_sample, s->skel->progs.walk_sample);
+	if (!err && v == BPF_VARIANT_LEGACY)
+		err = set_tail_call(s->skel->maps.py_jmp_sample, s->skel->progs.py_walk_sample);
 	if (!err && v == BPF_VARIANT_LEGACY && o->offcpu)
 		err = set_tail_call(s->skel->maps.walk_jmp_sys_exit, s->skel->progs.walk_sys_exit);
+	if (!err && v == BPF_VARIANT_LEGACY && o->offcpu)
+		err = set_tail_call(s->skel->maps.py_jmp_sys_exit, s->skel->progs.py_walk_sys_exit);
 	return err;
 }
 
@@ -813,6 +826,19 @@ void session__unwind_sink(struct session *s, struct unwind_sink *sink)
 	sink->budget = s->unwind_budget;
 	sink->max_tables = bpf_map__max_entries(s->skel->maps.unwind_tables);
 	sink->ctx = s;
+}
+
+int session__python_set(struct session *s, uint32_t tgid, const struct bpfprof_py_proc *cfg)
+{
+	if (!cfg)
+		return bpf_map__delete_elem(s->skel->maps.py_procs, &tgid, sizeof(tgid), 0) &&
+				       errno != ENOENT ?
+			       -errno :
+			       0;
+	return bpf_map__update_elem(s->skel->maps.py_procs, &tgid, sizeof(tgid), cfg, sizeof(*cfg),
+				    BPF_ANY) ?
+		       -errno :
+		       0;
 }
 
 void session__walk_stats(struct session *s, uint64_t stats[BPFPROF_STAT_NR])

@@ -22,6 +22,7 @@
 #include "sym_debuginfod.h"
 #include "sym_elf.h"
 #include "sym_jit.h"
+#include "sym_python.h"
 #include "symbolize.h"
 
 struct dso_entry {
@@ -620,6 +621,9 @@ static int name_user(struct symbolizer *sy, struct profile *p, struct profile_lo
 	uint64_t off, file_off, vaddr;
 	int err;
 
+	err = sym_python__name(p, l);
+	if (err)
+		return err < 0 ? err : 0;
 	if (maybe_jit(pr, l->mapping)) {
 		err = name_jit(sy, p, l);
 		if (err)

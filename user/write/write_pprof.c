@@ -140,7 +140,7 @@ static int mark_locations(struct pprof_state *s)
 }
 
 /* Function id for (name, filename) string indices, adding the Function. */
-static uint64_t add_function(struct pprof_state *s, int64_t name, int64_t file)
+static uint64_t add_function(struct pprof_state *s, int64_t name, int64_t file, uint32_t start_line)
 {
 	uint32_t h = (uint32_t)hash__mix64(((uint64_t)name << 32) ^ (uint64_t)file), pos;
 	pb_function *f;
@@ -157,6 +157,7 @@ static uint64_t add_function(struct pprof_state *s, int64_t name, int64_t file)
 	f->name = name;
 	f->system_name = name;
 	f->filename = file;
+	f->start_line = start_line;
 	s->func_ptrs[s->nr_funcs] = f;
 	idxmap__insert(&s->func_set, h, (uint32_t)s->nr_funcs++);
 	return f->id;
@@ -355,14 +356,19 @@ static int build_locations(struct pprof_state *s, size_t *nr_out)
 			 (size_t)l->mapping < p->procs[l->proc].nr_mappings)
 			pl->mapping_id = s->map_id[s->map_base[l->proc] + (size_t)l->mapping];
 		if (l->func) {
-			int64_t name = strset__add(&s->st, l->func);
-			int64_t file = strset__add(&s->st, l->dso ? l->dso : "");
+			/* Python frames: the function's own name and file, its first line, the frame's line */
+			int64_t name = strset__add(&s->st, l->src_func ? l->src_func : l->func);
+			int64_t file = strset__add(&s->st, l->src_file && l->src_file[0] ?
+								   l->src_file :
+							   l->dso ? l->dso :
+								    "");
 			pb_line *line = &s->lines[i];
 
 			if (name < 0 || file < 0)
 				return -ENOMEM;
 			perftools__profiles__line__init(line);
-			line->function_id = add_function(s, name, file);
+			line->function_id = add_function(s, name, file, l->start_line);
+			line->line = l->line;
 			s->line_ptrs[i] = line;
 			pl->line = &s->line_ptrs[i];
 			pl->n_line = 1;
