@@ -98,3 +98,24 @@ wait_cpu() {
 	done
 	return 1
 }
+# ends DATA EXE [ERR]: "PCT N": the share of perf.data DATA's N samples whose
+# outermost user frame is the end of the stack, _start or clone3 (named, or
+# at EXE's entry point when it is stripped), read by perf script (its
+# stderr into ERR, default $work/script.err)
+ends() {
+	local entry
+	entry=$(readelf -h "$2" | awk '/Entry point/ { print $4 }')
+	perf script -i "$1" -F ip,sym,dso 2>"${3:-$work/script.err}" | awk -v exe="$(readlink -f "$2")" -v entry="$entry" '
+		function hex(s,   i, c, v) {
+			sub(/^0x/, "", s); v = 0
+			for (i = 1; i <= length(s); i++) { c = index("0123456789abcdef", tolower(substr(s, i, 1))); v = v * 16 + c - 1 }
+			return v
+		}
+		function root(l,   f, v) {
+			n++; split(l, f, " ");
+			if (l ~ / (_start|clone3|__clone3) \(/) { e++; return }
+			v = hex(f[1]); if (index(l, "(" exe ")") && v >= hex(entry) && v < hex(entry) + 64) e++
+		}
+		NF == 0 { if (last != "") root(last); last = ""; next } { last = $0 }
+		END { if (last != "") root(last); printf "%.1f %d\n", n ? 100 * e / n : 0, n }'
+}

@@ -90,24 +90,6 @@ folded_share() {
 		if (substr(user, length(user) - length(chain)) == ";" chain) v += n }
 		END { printf "%.1f %d\n", t ? 100 * v / t : 0, t }' "$1"
 }
-# ends DATA EXE: "PCT N" of perf.data's samples whose outermost user frame is _start or clone3 (unwind.sh's)
-ends() {
-	local entry
-	entry=$(readelf -h "$2" | awk '/Entry point/ { print $4 }')
-	perf script -i "$1" -F ip,sym,dso 2>"$jw/script.err" | awk -v exe="$(readlink -f "$2")" -v entry="$entry" '
-		function hex(s,   i, c, v) {
-			sub(/^0x/, "", s); v = 0
-			for (i = 1; i <= length(s); i++) { c = index("0123456789abcdef", tolower(substr(s, i, 1))); v = v * 16 + c - 1 }
-			return v
-		}
-		function root(l,   f, v) {
-			n++; split(l, f, " ");
-			if (l ~ / (_start|clone3|__clone3) \(/) { e++; return }
-			v = hex(f[1]); if (index(l, "(" exe ")") && v >= hex(entry) && v < hex(entry) + 64) e++
-		}
-		NF == 0 { if (last != "") root(last); last = ""; next } { last = $0 }
-		END { if (last != "") root(last); printf "%.1f %d\n", n ? 100 * e / n : 0, n }'
-}
 # folded_us FOLDED NAME: us off-CPU in the stacks that hold NAME (offcpu.sh's)
 folded_us() { awk -v f="$2" 'index($0, ";" f ";") || index($0, ";" f " ") { s += $NF } END { print s + 0 }' "$1"; }
 wall_us() { awk -v f="$2" '$1 == f { printf "%d\n", $2 / 1000 }' "$1"; }
@@ -226,7 +208,7 @@ judge() {
 	# 3. nofp by -p: complete stacks (unwind.sh: >= 99 % reach _start/clone3), known callers
 	if ran "$k" nofp; then
 		if has perf; then
-			read -r p n <<<"$(ends "$o/nofp.data" "$TREE/.output/workload/nofp")"
+			read -r p n <<<"$(ends "$o/nofp.data" "$TREE/.output/workload/nofp" "$jw/script.err")"
 			if [ "${n:-0}" -ge 50 ] && awk -v p="$p" 'BEGIN { exit !(p >= 99) }' && [ ! -s "$jw/script.err" ]; then
 				ok "$k: nofp: $p % of $n stacks reach _start/clone3 (perf script)"
 			else
@@ -251,7 +233,7 @@ judge() {
 		if ! grep -q 'BPF variant legacy' "$o/nofp_legacy.log"; then
 			fail "$k: nofp, legacy variant: not the variant loaded" "$(grep -m2 'variant' "$o/nofp_legacy.log")"
 		elif has perf; then
-			read -r p n <<<"$(ends "$o/nofp_legacy.data" "$TREE/.output/workload/nofp")"
+			read -r p n <<<"$(ends "$o/nofp_legacy.data" "$TREE/.output/workload/nofp" "$jw/script.err")"
 			if [ "${n:-0}" -ge 50 ] && awk -v p="$p" 'BEGIN { exit !(p >= 99) }' && [ ! -s "$jw/script.err" ]; then
 				ok "$k: nofp, legacy variant: $p % of $n stacks reach _start/clone3 (perf script)"
 			else

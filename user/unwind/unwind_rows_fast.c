@@ -8,6 +8,7 @@
 #include <dwarf.h>
 #include <errno.h>
 #include <string.h>
+#include "leb128.h"
 #include "unwind_rows_fast.h"
 
 #define DWREG_RBP 6
@@ -16,25 +17,6 @@
 #define MAX_NESTING 64
 
 #define GIVE_UP 1
-
-static bool leb(const uint8_t **p, const uint8_t *end, bool sign, uint64_t *v)
-{
-	uint64_t r = 0;
-	unsigned int shift = 0;
-	uint8_t b;
-
-	do {
-		if (*p >= end || shift >= 64)
-			return false;
-		b = *(*p)++;
-		r |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-	} while (b & 0x80);
-	if (sign && shift < 64 && (b & 0x40))
-		r |= ~0ull << shift;
-	*v = r;
-	return true;
-}
 
 static struct fast_reg *tracked(struct fast_state *s, uint64_t reg)
 {
@@ -71,9 +53,9 @@ static unsigned int plt_expr(const uint8_t *p, const uint8_t *end, int64_t *off)
 	uint64_t n, z;
 	unsigned int thr;
 
-	if (p >= end || *p++ != DW_OP_breg7 || !leb(&p, end, true, &n))
+	if (p >= end || *p++ != DW_OP_breg7 || !leb128_read(&p, end, true, &n))
 		return 0;
-	if (p >= end || *p++ != DW_OP_breg16 || !leb(&p, end, true, &z) || z)
+	if (p >= end || *p++ != DW_OP_breg16 || !leb128_read(&p, end, true, &z) || z)
 		return 0;
 	if (end - p != 3 + (long)sizeof(tail) || p[0] != DW_OP_lit15 || p[1] != DW_OP_and ||
 	    (p[2] != DW_OP_lit10 && p[2] != DW_OP_lit11) || memcmp(p + 3, tail, sizeof(tail)))
@@ -105,7 +87,7 @@ static int run(const uint8_t *p, const uint8_t *end, uint64_t caf, int64_t daf,
 			delta = op & 0x3f;
 			break;
 		case DW_CFA_offset:
-			if (!leb(&p, end, false, &v))
+			if (!leb128_read(&p, end, false, &v))
 				return GIVE_UP;
 			set_reg(s, op & 0x3f, FAST_OFFSET, (int64_t)v * daf);
 			continue;
@@ -141,7 +123,7 @@ static int run(const uint8_t *p, const uint8_t *end, uint64_t caf, int64_t daf,
 				bool sf = op == DW_CFA_offset_extended_sf || op == DW_CFA_val_offset_sf;
 				int64_t off;
 
-				if (!leb(&p, end, false, &reg) || !leb(&p, end, sf, &v))
+				if (!leb128_read(&p, end, false, &reg) || !leb128_read(&p, end, sf, &v))
 					return GIVE_UP;
 				off = (int64_t)v * daf;
 				if (op == DW_CFA_GNU_negative_offset_extended)
@@ -154,19 +136,19 @@ static int run(const uint8_t *p, const uint8_t *end, uint64_t caf, int64_t daf,
 				continue;
 			}
 			case DW_CFA_restore_extended:
-				if (!fde || !leb(&p, end, false, &reg))
+				if (!fde || !leb128_read(&p, end, false, &reg))
 					return GIVE_UP;
 				if (tracked(s, reg))
 					*tracked(s, reg) = *tracked((struct fast_state *)init, reg);
 				continue;
 			case DW_CFA_undefined:
 			case DW_CFA_same_value:
-				if (!leb(&p, end, false, &reg))
+				if (!leb128_read(&p, end, false, &reg))
 					return GIVE_UP;
 				set_reg(s, reg, op == DW_CFA_undefined ? FAST_UNDEF : FAST_SAME, 0);
 				continue;
 			case DW_CFA_register:
-				if (!leb(&p, end, false, &reg) || !leb(&p, end, false, &v))
+				if (!leb128_read(&p, end, false, &reg) || !leb128_read(&p, end, false, &v))
 					return GIVE_UP;
 				set_reg(s, reg, FAST_OTHER, 0);
 				continue;
@@ -183,21 +165,21 @@ static int run(const uint8_t *p, const uint8_t *end, uint64_t caf, int64_t daf,
 				continue;
 			case DW_CFA_def_cfa:
 			case DW_CFA_def_cfa_sf:
-				if (!leb(&p, end, false, &reg) ||
-				    !leb(&p, end, op == DW_CFA_def_cfa_sf, &v))
+				if (!leb128_read(&p, end, false, &reg) ||
+				    !leb128_read(&p, end, op == DW_CFA_def_cfa_sf, &v))
 					return GIVE_UP;
 				s->cfa_kind = 0;
 				s->cfa_reg = reg;
 				s->cfa_off = op == DW_CFA_def_cfa_sf ? (int64_t)v * daf : (int64_t)v;
 				continue;
 			case DW_CFA_def_cfa_register:
-				if (!leb(&p, end, false, &reg) || s->cfa_kind)
+				if (!leb128_read(&p, end, false, &reg) || s->cfa_kind)
 					return GIVE_UP;
 				s->cfa_reg = reg;
 				continue;
 			case DW_CFA_def_cfa_offset:
 			case DW_CFA_def_cfa_offset_sf:
-				if (!leb(&p, end, op == DW_CFA_def_cfa_offset_sf, &v) || s->cfa_kind)
+				if (!leb128_read(&p, end, op == DW_CFA_def_cfa_offset_sf, &v) || s->cfa_kind)
 					return GIVE_UP;
 				s->cfa_off = op == DW_CFA_def_cfa_offset_sf ? (int64_t)v * daf :
 									      (int64_t)v;
@@ -206,7 +188,7 @@ static int run(const uint8_t *p, const uint8_t *end, uint64_t caf, int64_t daf,
 				int64_t off;
 				unsigned int thr;
 
-				if (!leb(&p, end, false, &v) || v > (uint64_t)(end - p))
+				if (!leb128_read(&p, end, false, &v) || v > (uint64_t)(end - p))
 					return GIVE_UP;
 				thr = plt_expr(p, p + v, &off);
 				if (!thr)
@@ -218,7 +200,7 @@ static int run(const uint8_t *p, const uint8_t *end, uint64_t caf, int64_t daf,
 				continue;
 			}
 			case DW_CFA_GNU_args_size:
-				if (!leb(&p, end, false, &v))
+				if (!leb128_read(&p, end, false, &v))
 					return GIVE_UP;
 				continue;
 			default:

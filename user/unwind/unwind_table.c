@@ -38,6 +38,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include "leb128.h"
 #include "array.h"
 #include "log.h"
 #include "unwind_rows_fast.h"
@@ -130,26 +131,6 @@ static void *grow(void *ptr, size_t *cap, size_t need, size_t elem)
 	return array__grow(&ptr, cap, need, elem) ? NULL : ptr;
 }
 
-/* Read a ULEB128/SLEB128 within [*p, end); false when it runs past end or 64 bits */
-static bool read_leb(const uint8_t **p, const uint8_t *end, bool sign, uint64_t *v)
-{
-	uint64_t r = 0;
-	unsigned int shift = 0;
-	uint8_t b;
-
-	do {
-		if (*p >= end || shift >= 64)
-			return false;
-		b = *(*p)++;
-		r |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-	} while (b & 0x80);
-	if (sign && shift < 64 && (b & 0x40))
-		r |= ~0ull << shift;
-	*v = r;
-	return true;
-}
-
 static uint64_t read_unaligned(const uint8_t *p, size_t n, bool big)
 {
 	uint64_t v = 0;
@@ -198,11 +179,11 @@ static int read_encoded(struct builder *b, const uint8_t **p, const uint8_t *end
 		n = 8;
 		break;
 	case EH_PE_uleb128:
-		if (!read_leb(p, end, false, &x))
+		if (!leb128_read(p, end, false, &x))
 			return -EINVAL;
 		break;
 	case EH_PE_sleb128:
-		if (!read_leb(p, end, true, &x))
+		if (!leb128_read(p, end, true, &x))
 			return -EINVAL;
 		break;
 	default:
@@ -306,7 +287,7 @@ static const char *check_insns(struct builder *b, const uint8_t *p, const uint8_
 		case DW_CFA_advance_loc:
 			continue;
 		case DW_CFA_offset:
-			if (!read_leb(&p, end, false, &v))
+			if (!leb128_read(&p, end, false, &v))
 				return "truncated instruction";
 			continue;
 		case DW_CFA_restore:
@@ -338,14 +319,14 @@ static const char *check_insns(struct builder *b, const uint8_t *p, const uint8_
 		case DW_CFA_def_cfa_offset:
 		case DW_CFA_GNU_args_size:
 		case DW_CFA_def_cfa_offset_sf:
-			if (!read_leb(&p, end, op == DW_CFA_def_cfa_offset_sf, &v))
+			if (!leb128_read(&p, end, op == DW_CFA_def_cfa_offset_sf, &v))
 				return "truncated instruction";
 			break;
 		case DW_CFA_restore_extended:
 		case DW_CFA_undefined:
 		case DW_CFA_same_value:
 		case DW_CFA_def_cfa_register:
-			if (!read_leb(&p, end, false, &reg))
+			if (!leb128_read(&p, end, false, &reg))
 				return "truncated instruction";
 			break;
 		case DW_CFA_offset_extended:
@@ -356,8 +337,8 @@ static const char *check_insns(struct builder *b, const uint8_t *p, const uint8_
 		case DW_CFA_val_offset:
 		case DW_CFA_val_offset_sf:
 		case DW_CFA_GNU_negative_offset_extended:
-			if (!read_leb(&p, end, false, &reg) ||
-			    !read_leb(&p, end,
+			if (!leb128_read(&p, end, false, &reg) ||
+			    !leb128_read(&p, end,
 				      op == DW_CFA_offset_extended_sf || op == DW_CFA_def_cfa_sf ||
 					      op == DW_CFA_val_offset_sf,
 				      &v))
@@ -365,11 +346,11 @@ static const char *check_insns(struct builder *b, const uint8_t *p, const uint8_
 			break;
 		case DW_CFA_expression:
 		case DW_CFA_val_expression:
-			if (!read_leb(&p, end, false, &reg))
+			if (!leb128_read(&p, end, false, &reg))
 				return "truncated instruction";
 			/* fall through */
 		case DW_CFA_def_cfa_expression:
-			if (!read_leb(&p, end, false, &v) || v > (uint64_t)(end - p))
+			if (!leb128_read(&p, end, false, &v) || v > (uint64_t)(end - p))
 				return "truncated expression";
 			p += v;
 			break;
@@ -512,7 +493,7 @@ static int collect_entries(struct builder *b)
 				if (!f->bad && c->aug_z) {
 					uint64_t aug_len;
 
-					if (!read_leb(&p, e.fde.end, false, &aug_len) ||
+					if (!leb128_read(&p, e.fde.end, false, &aug_len) ||
 					    aug_len > (uint64_t)(e.fde.end - p))
 						f->bad = "truncated augmentation data";
 					else
