@@ -83,7 +83,8 @@ export PATH=/bin:/sbin HOME=/root TMPDIR=/tmp
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
-mount -t tmpfs tmpfs /tmp
+# /tmp stays the initramfs's own (writable): a tree built under /tmp (a CI
+# clone) sits there at its host path, which a tmpfs on top would hide
 mount -t tmpfs tmpfs /run
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
