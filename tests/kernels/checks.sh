@@ -133,11 +133,6 @@ while [ $i -lt 1000 ] && [ "$(ls /proc/$np/task 2>/dev/null | wc -l)" -lt 2 ]; d
 	i=$((i + 1))
 done
 bp nofp -F 999 -d 1 -p $np -o /out/nofp.data -o /out/nofp.folded
-# 3b. the same with the legacy BPF variant (bounded loops, tail calls), which
-# 5.10 to 5.16 load and every later kernel may fall back to: tried on each
-export BPFPROF_BPF_VARIANT=legacy
-bp nofp_legacy -F 999 -d 1 -p $np -o /out/nofp_legacy.data -o /out/nofp_legacy.folded
-unset BPFPROF_BPF_VARIANT
 kill -KILL $np
 wait $np 2>/dev/null
 

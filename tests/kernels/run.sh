@@ -228,21 +228,6 @@ judge() {
 		done
 	fi
 
-	# 3b. nofp by -p with the legacy variant: loaded, complete stacks
-	if ran "$k" nofp_legacy; then
-		if ! grep -q 'BPF variant legacy' "$o/nofp_legacy.log"; then
-			fail "$k: nofp, legacy variant: not the variant loaded" "$(grep -m2 'variant' "$o/nofp_legacy.log")"
-		elif has perf; then
-			read -r p n <<<"$(ends "$o/nofp_legacy.data" "$TREE/.output/workload/nofp" "$jw/script.err")"
-			if [ "${n:-0}" -ge 50 ] && awk -v p="$p" 'BEGIN { exit !(p >= 99) }' && [ ! -s "$jw/script.err" ]; then
-				ok "$k: nofp, legacy variant: $p % of $n stacks reach _start/clone3 (perf script)"
-			else
-				fail "$k: nofp, legacy variant: $p % of ${n:-0} stacks reach _start/clone3 (want >= 99 % of >= 50)" \
-					"$(grep 'user stack' "$o/nofp_legacy.log")" "$(head -3 "$jw/script.err")"
-			fi
-		fi
-	fi
-
 	# 4. -a --cgroup (run.sh's check 10)
 	if ran "$k" cgroup; then
 		grep -q 'hot_a \[hotcold\]' "$o/cgroup.log" && ! grep -q outsider "$o/cgroup.log" "$o/cgroup.folded" &&
