@@ -159,8 +159,14 @@ check_case() {
 		fail "$c: start the workload"
 		return
 	fi
-	HOME=$home "$BPFPROF" -v -F 999 -p "$pid" -d 10 -o "$d/out.data" -o "$d/out.prof" >"$d/log" 2>&1 ||
-		fail "$c: bpfprof exits 0" "$(tail -5 "$d/log")"
+	# held until bpfprof samples: its start (the sanitizer build's, beside
+	# other scripts) can outlast the workload's 0.5 s
+	kill -STOP "$pid"
+	HOME=$home "$BPFPROF" -v -F 999 -p "$pid" -d 10 -o "$d/out.data" -o "$d/out.prof" >"$d/log" 2>&1 &
+	local bp=$!
+	wait_sampling $bp
+	kill -CONT "$pid"
+	wait $bp || fail "$c: bpfprof exits 0" "$(tail -5 "$d/log")"
 	grep -q 'every target process has exited' "$d/log" || fail "$c: the workload exits before the run ends"
 	kill "$pid" 2>/dev/null
 	wait 2>/dev/null
