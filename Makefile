@@ -198,7 +198,7 @@ san:
 # and writer scripts again on the sanitizer build, two at a time on 2 CPUs,
 # while every libFuzzer harness runs FUZZ_CI_TIME seconds on its corpus in
 # tests/fuzz/corpus (fuzz-ci below), one at a time; one total at the end.
-FUZZ_CI_TIME ?= 10
+FUZZ_CI_TIME ?= 5
 # Both builds in one parallel make (about 40 s on 2 CPUs, against 77 one file
 # at a time).
 NPROC := $(shell nproc)
