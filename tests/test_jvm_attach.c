@@ -106,6 +106,9 @@ static void listener(const char *answer)
 	_exit(ok ? 0 : 5);
 }
 
+/* The last listener started: what a test's teardown removes if an assertion ended it early */
+static pid_t listener_pid = -1;
+
 static pid_t start_listener(const char *answer, bool catch_quit)
 {
 	pid_t pid;
@@ -123,7 +126,31 @@ static pid_t start_listener(const char *answer, bool catch_quit)
 	}
 	signal(SIGQUIT, SIG_DFL);
 	usleep(50000); /* the child's SigCgt is set before fork, but let it reach pause() */
+	listener_pid = pid;
 	return pid;
+}
+
+/*
+ * Nothing left behind however a test ended: the listener, its perf map (a
+ * /tmp/perf-PID.map, which perf record -a would read), socket and trigger.
+ */
+static int teardown_listener(void **state)
+{
+	char path[64];
+
+	(void)state;
+	if (listener_pid <= 0)
+		return 0;
+	kill(listener_pid, SIGKILL);
+	waitpid(listener_pid, NULL, 0);
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)listener_pid);
+	unlink(path);
+	snprintf(path, sizeof(path), "/tmp/.java_pid%d", (int)listener_pid);
+	unlink(path);
+	snprintf(path, sizeof(path), ".attach_pid%d", (int)listener_pid);
+	unlink(path);
+	listener_pid = -1;
+	return 0;
 }
 
 /* the child's exit status after SIGTERM; -1 when it died of another signal */
@@ -133,6 +160,8 @@ static int stop(pid_t pid)
 
 	kill(pid, SIGTERM);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (pid == listener_pid)
+		listener_pid = -1; /* reaped: its pid may be another process's now */
 	return WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM ? 0 :
 	       WIFEXITED(status)				  ? WEXITSTATUS(status) :
 								    -1;
@@ -226,11 +255,11 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_reply),
-		cmocka_unit_test(test_attach_and_remove),
-		cmocka_unit_test(test_existing_map_kept),
-		cmocka_unit_test(test_error_answer),
-		cmocka_unit_test(test_no_sigquit_handler_never_signalled),
-		cmocka_unit_test(test_gone),
+		cmocka_unit_test_teardown(test_attach_and_remove, teardown_listener),
+		cmocka_unit_test_teardown(test_existing_map_kept, teardown_listener),
+		cmocka_unit_test_teardown(test_error_answer, teardown_listener),
+		cmocka_unit_test_teardown(test_no_sigquit_handler_never_signalled, teardown_listener),
+		cmocka_unit_test_teardown(test_gone, teardown_listener),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
