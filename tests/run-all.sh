@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The whole suite, as make test runs it: the cmocka unit tests (on the normal
-# build and, when its OUTPUT is given, on the ASan + UBSan build), the kernel
-# matrix (tests/kernels/run.sh: bpfprof on Debian's kernels under QEMU), then
-# every integration script on the normal build and the parser and writer scripts
-# again on the sanitizer build, TEST_JOBS scripts at once (default: the number
-# of CPUs), while every libFuzzer harness in OUTPUT/fuzz runs FUZZ_TIME
-# seconds beside them, FUZZ_JOBS at once (default 1; tests/run-fuzz.sh;
-# FUZZ_TIME=0 skips).
+# The whole suite, as make test runs it: the kernel matrix (tests/kernels/
+# run.sh: bpfprof on Debian's kernels under QEMU) while the cmocka unit tests
+# (on the normal build and, when its OUTPUT is given, on the ASan + UBSan
+# build) and then every libFuzzer harness in OUTPUT/fuzz (FUZZ_TIME seconds
+# each, FUZZ_JOBS at once, default 1; tests/run-fuzz.sh; FUZZ_TIME=0 skips)
+# run beside it; then every integration script on the normal build and the
+# parser and writer scripts again on the sanitizer build, TEST_JOBS scripts
+# at once (default: the number of CPUs), beside what is left of the fuzzing.
 #
 # Why at once: the integration scripts are bound by their workloads, one
 # spinning thread each for the seconds a check needs, so one script keeps one
@@ -51,9 +51,11 @@ heavy=(python push churn faults run debuginfo jit gone unwind xray)
 # part NAME CMD...: run CMD with its output in $logs/NAME.log, then print that
 # output whole under a "== NAME" header with the part's wall seconds
 part() {
-	local name=$1 t0=$SECONDS rc
+	local name=$1 t0=$SECONDS rc TIMEFORMAT='%U %S'
 	shift
-	"$@" >"$logs/$name.log" 2>&1
+	# bash's time keyword: the user and system CPU seconds of the part and
+	# everything it waited for, for the per-part CPU line at the end
+	{ time "$@" >"$logs/$name.log" 2>&1; } 2>"$logs/$name.cpu"
 	rc=$?
 	echo "$name $((SECONDS - t0))" >"$logs/$name.time"
 	echo "$rc" >"$logs/$name.rc"
@@ -64,21 +66,25 @@ part() {
 	return "$rc"
 }
 
-part unit "$here/run-unit.sh" "$out"
-[ -n "$san" ] && part san:unit "$here/run-unit.sh" "$san"
+# The kernel matrix (tests/kernels/run.sh), the longest part, beside the unit
+# tests and then the fuzzers, one at a time: the guests keep about one CPU
+# of two busy (TCG runs the workload's vCPU, the other mostly waits), and
+# neither the unit tests nor the fuzzers time anything. The integration
+# scripts wait for the matrix: beside two scripts every guest would get less
+# of the CPU than its sampled checks were sized for, and the scripts less
+# than theirs (push.sh's stall check and gone.sh's splits failed so).
+part kernels "$here/kernels/run.sh" &
+kernels_pid=$!
+UNIT_JOBS=1 part unit "$here/run-unit.sh" "$out"
+[ -n "$san" ] && UNIT_JOBS=1 part san:unit "$here/run-unit.sh" "$san"
 
-# The kernel matrix (tests/kernels/run.sh), the longest part, alone: its
-# guests' two emulated CPUs and the readers judging their files keep both
-# CPUs busy, and beside two scripts and a fuzzer every part would get less
-# of the CPU than its sampled and timed checks were sized for (push.sh's
-# stall check and gone.sh's splits failed so).
-part kernels "$here/kernels/run.sh"
-
-# the fuzzers, one stream in the background
+# the fuzzers, one stream in the background, into the integration part if
+# they outlast the matrix
 if [ "${FUZZ_TIME:-10}" != 0 ]; then
 	FUZZ_JOBS=${FUZZ_JOBS:-1} part fuzz "$here/run-fuzz.sh" "$out" &
 	fuzz_pid=$!
 fi
+wait "$kernels_pid"
 
 # the integration queue: "NAME|SCRIPT|BPFPROF" each, heaviest first
 queue=()
@@ -102,7 +108,7 @@ for j in "${jobs_list[@]}"; do
 	if [ -n "$bin" ]; then
 		# a sanitizer report exits 86, not 1: a script that expects bpfprof
 		# to reject its input with 1 cannot take one for a rejection
-		BPFPROF=$bin ASAN_OPTIONS=${ASAN_OPTIONS:-exitcode=86} UBSAN_OPTIONS=${UBSAN_OPTIONS:-exitcode=86} \
+		BPFPROF=$bin CORRUPTIONS=50 ASAN_OPTIONS=${ASAN_OPTIONS:-exitcode=86} UBSAN_OPTIONS=${UBSAN_OPTIONS:-exitcode=86} \
 			part "$name" "$script" &
 	else
 		part "$name" "$script" &
@@ -126,6 +132,12 @@ total() { sed -n "s/^\(unit: \)\{0,1\}\([0-9]*\) passed, \([0-9]*\) failed, \([0
 all=$(total)
 echo
 echo "wall seconds per part: $(cat "$logs"/*.time | sort -k2 -nr | awk '{ printf "%s%s %s", (NR > 1 ? ", " : ""), $1, $2 }'), $SECONDS in all"
+# CPU seconds (user + system) per part: what a part costs the machine, which
+# decides the suite's wall time on 2 CPUs more than its own wall seconds do
+echo "CPU seconds per part: $(for f in "$logs"/*.cpu; do
+	n=$(basename "$f" .cpu)
+	awk -v n="$n" 'NF == 2 { printf "%s %.0f\n", n, $1 + $2 }' "$f"
+done | sort -k2 -nr | awk '{ t += $2; printf "%s%s %s", (NR > 1 ? ", " : ""), $1, $2 } END { printf ", %d in all", t }')"
 # a part that ended badly without a failed check (a script's own error)
 bad=$(grep -lv '^0$' "$logs"/*.rc | xargs -r -n1 basename | sed 's/\.rc$//' | tr '\n' ' ')
 [ -n "$bad" ] && echo "parts that exited non-zero: $bad"
