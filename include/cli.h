@@ -73,6 +73,7 @@ struct bpfprof_config {
 	 * default $BPFPROF_UNWIND_CACHE, else /var/cache/bpfprof/unwind
 	 */
 	const char *unwind_cache;
+	bool unwind_cache_set; /* named by the option or the environment */
 	uint64_t unwind_cache_bytes; /* --unwind-cache-size: its entries at most, bytes */
 	bool check_unwind; /* --check-unwind: libdwfl against the BPF walk */
 	uint32_t max_stack; /* --max-stack: user frames a stack keeps at most */

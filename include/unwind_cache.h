@@ -101,11 +101,13 @@ struct unwind_cache;
  * Open the cache at dir (created, 0700, with missing parents, where absent),
  * holding at most max_bytes of entries. dir "none" or NULL: no cache, NULL
  * returned quietly. A directory that is not ours (another owner, group or
- * other permissions, not a directory, a symlink) or cannot be created gives
- * one warning and NULL: the run goes on without a cache. Free with
- * unwind_cache__free.
+ * other permissions, not a directory, a symlink) gives one warning and
+ * NULL: the run goes on without a cache. One that cannot be created is
+ * warned the same where `given` (named by the user), and said only at -v
+ * otherwise (the default, where a user with CAP_BPF but not root cannot
+ * write). Free with unwind_cache__free.
  */
-struct unwind_cache *unwind_cache__open(const char *dir, uint64_t max_bytes);
+struct unwind_cache *unwind_cache__open(const char *dir, uint64_t max_bytes, bool given);
 void unwind_cache__free(struct unwind_cache *c);
 
 /*

@@ -501,6 +501,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 		if (!*arg)
 			argp_error(st, "invalid --unwind-cache: '' (a directory, or none)");
 		cfg->unwind_cache = arg;
+		cfg->unwind_cache_set = true;
 		break;
 	case OPT_UNWIND_CACHE_SIZE:
 		cfg->unwind_cache_bytes =
@@ -587,7 +588,8 @@ int cli__parse(int argc, char **argv, struct bpfprof_config *cfg)
 	cfg->call_graph = CALL_GRAPH_DWARF;
 	cfg->unwind_memory = CLI_DEFAULT_UNWIND_MEMORY;
 	cfg->unwind_cache = getenv("BPFPROF_UNWIND_CACHE");
-	if (!cfg->unwind_cache || !*cfg->unwind_cache)
+	cfg->unwind_cache_set = cfg->unwind_cache && *cfg->unwind_cache;
+	if (!cfg->unwind_cache_set)
 		cfg->unwind_cache = UNWIND_CACHE_DEFAULT_DIR;
 	cfg->unwind_cache_bytes = UNWIND_CACHE_DEFAULT_BYTES;
 	cfg->max_stack = BPFPROF_MAX_STACK;

@@ -363,7 +363,7 @@ static void scan(struct unwind_cache *c, uint64_t max)
 	c->st.bytes = total;
 }
 
-struct unwind_cache *unwind_cache__open(const char *dir, uint64_t max_bytes)
+struct unwind_cache *unwind_cache__open(const char *dir, uint64_t max_bytes, bool given)
 {
 	struct unwind_cache *c;
 	struct stat sb = { 0 };
@@ -373,8 +373,9 @@ struct unwind_cache *unwind_cache__open(const char *dir, uint64_t max_bytes)
 		return NULL;
 	err = make_dirs(dir);
 	if (err && err != -ENOMEM) {
-		pr_warn("unwind cache: cannot create '%s': %s: no cache this run (--unwind-cache DIR or none)\n",
-			dir, strerror(-err));
+		log__printf(given ? LOG_WARN : LOG_INFO,
+			    "bpfprof: unwind cache: cannot create '%s': %s: no cache this run (--unwind-cache DIR or none)\n",
+			    dir, strerror(-err));
 		return NULL;
 	}
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
