@@ -135,6 +135,7 @@ struct unwind_cache_stats {
 	uint64_t write_errors; /* entries not written */
 	uint64_t evicted; /* entries removed for room */
 	uint64_t bytes; /* entries on disk now, bytes (as this run knows it) */
+	uint64_t read_ns; /* wall time reading and checking the entries found, ns */
 	uint64_t max_bytes; /* the bound */
 };
 

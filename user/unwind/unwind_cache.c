@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <endian.h>
 #include <zlib.h>
@@ -428,6 +429,7 @@ int unwind_cache__get(struct unwind_cache *c, const struct unwind_cache_key *key
 		      struct unwind_cache_table *t)
 {
 	char ename[2 * UNWIND_CACHE_ID_MAX + 8], why[160];
+	struct timespec t0, t1;
 	uint8_t *buf = NULL;
 	struct stat sb;
 	size_t got = 0;
@@ -437,6 +439,7 @@ int unwind_cache__get(struct unwind_cache *c, const struct unwind_cache_key *key
 	if (!c || !key->id_len || key->id_len > UNWIND_CACHE_ID_MAX)
 		return -ENOENT;
 	entry_name(key, ename, sizeof(ename));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	fd = openat(c->dfd, ename, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
 		err = -errno;
@@ -481,7 +484,11 @@ int unwind_cache__get(struct unwind_cache *c, const struct unwind_cache_key *key
 	/* its use, for the least-recently-used order: mtime, as atime may not be kept */
 	futimens(fd, NULL);
 	close(fd);
-	count(c, &c->st.hits);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	pthread_mutex_lock(&c->lock);
+	c->st.hits++;
+	c->st.read_ns += (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000ULL + t1.tv_nsec - t0.tv_nsec;
+	pthread_mutex_unlock(&c->lock);
 	return 0;
 reject:
 	if (fd >= 0)
@@ -569,10 +576,10 @@ void unwind_cache__print(FILE *f, struct unwind_cache *c)
 		return;
 	unwind_cache__stats(c, &st);
 	fprintf(f,
-		"bpfprof: unwind cache '%s': %llu tables loaded from it, %llu not in it, %llu bad entries "
+		"bpfprof: unwind cache '%s': %llu tables loaded from it in %.1f ms, %llu not in it, %llu bad entries "
 		"rebuilt, %llu written (%llu failed), %llu removed for room; %.1f MiB on disk of %.0f MiB "
 		"(--unwind-cache-size)\n",
-		c->dir, (unsigned long long)st.hits, (unsigned long long)st.misses,
+		c->dir, (unsigned long long)st.hits, st.read_ns / 1e6, (unsigned long long)st.misses,
 		(unsigned long long)st.rejected, (unsigned long long)st.written,
 		(unsigned long long)st.write_errors, (unsigned long long)st.evicted,
 		st.bytes / (double)(1 << 20), st.max_bytes / (double)(1 << 20));

@@ -72,6 +72,7 @@ struct proc_entry {
 
 struct job {
 	uint32_t pid;
+	uint64_t queued_ns; /* CLOCK_MONOTONIC when queued */
 	struct profile_mapping *maps;
 	size_t nr_maps;
 };
@@ -917,10 +918,28 @@ static void *worker(void *arg)
 		u->nr_jobs--;
 		pthread_mutex_unlock(&u->lock);
 		if (kill((pid_t)j.pid, 0) == 0 || errno != ESRCH) {
-			int err = unwinder__load(u, j.pid, j.maps, j.nr_maps);
+			struct timespec c0, c1;
+			int err;
+
+			clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+			err = unwinder__load(u, j.pid, j.maps, j.nr_maps);
+			clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
 
 			if (err && err != -ENOENT)
 				pr_debug("unwind: pid %u: %s\n", j.pid, strerror(-err));
+			if (!err) {
+				/* how long the process waited for its tables (-v, bench/cache.sh) */
+				uint64_t wait = mono_ns() - j.queued_ns;
+
+				pthread_mutex_lock(&u->lock);
+				u->st.nr_queued++;
+				u->st.ready_sum_ns += wait;
+				u->st.ready_cpu_ns += (uint64_t)(c1.tv_sec - c0.tv_sec) * 1000000000ULL +
+						      c1.tv_nsec - c0.tv_nsec;
+				if (wait > u->st.ready_max_ns)
+					u->st.ready_max_ns = wait;
+				pthread_mutex_unlock(&u->lock);
+			}
 		}
 		for (size_t i = 0; i < j.nr_maps; i++)
 			free((char *)j.maps[i].path);
@@ -934,7 +953,7 @@ static void *worker(void *arg)
 int unwinder__queue(struct unwinder *u, uint32_t pid, const struct profile_mapping *maps,
 		    size_t nr_maps)
 {
-	struct job j = { .pid = pid };
+	struct job j = { .pid = pid, .queued_ns = mono_ns() };
 	size_t i;
 	int err = 0;
 

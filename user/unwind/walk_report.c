@@ -56,5 +56,12 @@ void unwinder__print_walks(FILE *f, const uint64_t st[BPFPROF_STAT_NR],
 			us->peak_bytes / (double)(1 << 20), us->budget / (double)(1 << 20),
 			(unsigned long long)us->nr_entries, us->build_ns / 1e6,
 			us->cfi_bytes / (double)(1 << 20), ru.ru_maxrss / 1024.0);
+		if (us->nr_queued)
+			fprintf(f,
+				"bpfprof: unwind readiness: %llu processes registered at their first sample, "
+				"%.1f ms on average from it to their tables, %.1f ms at most; %.1f ms of CPU "
+				"registering them\n",
+				(unsigned long long)us->nr_queued, us->ready_sum_ns / 1e6 / us->nr_queued,
+				us->ready_max_ns / 1e6, us->ready_cpu_ns / 1e6);
 	}
 }
