@@ -14,6 +14,11 @@
 # recursive fib), perl (a loop), xz -9, node (a loop) and clang-14 -O2
 # compiling a generated C file again and again (libLLVM-14, 4.9 MB of CFI:
 # a new clang process every second or so, as in a build).
+# Then a restart under -p, whose tables are in place before sampling starts,
+# on a clang-14 driver held stopped once its libraries are mapped (libLLVM-14
+# and libclang-cpp: 12.5 MB of CFI, 2.5 M rows): bpfprof's CPU time (user +
+# sys, /usr/bin/time: what the machine's load changes least) and its wall
+# time, cold against warm.
 # Environment: ROUNDS (default 3), DUR (seconds a run, default 3).
 set -euo pipefail
 . "$(dirname "$0")/lib.bash"
@@ -66,6 +71,28 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	one "warm$r"
 done
 
+# -p on one clang-14: the CPU and wall time of bpfprof runs of 0.2 s, cold then warm
+pcold=() pwarm=() pcoldw=() pwarmw=()
+clang-14 -O2 -c "$work/gen.c" -o /dev/null >/dev/null 2>&1 &
+pid=$!
+for ((i = 0; i < 500; i++)); do
+	grep -q libLLVM "/proc/$pid/maps" 2>/dev/null && break
+	sleep 0.01
+done
+kill -STOP "$pid"
+for ((r = 1; r <= ROUNDS; r++)); do
+	for kind in cold warm; do
+		[ $kind = cold ] && rm -rf "$cache"
+		/usr/bin/time -f '%U %S %e' -o "$work/p$kind$r.time" "$BPFPROF" -v -p "$pid" -F 99 -d 0.2 --no-debuginfod \
+			--unwind-cache "$cache" -o "$work/p.folded" >"$work/p$kind$r.log" 2>&1 || true
+		read -r u s e <"$work/p$kind$r.time"
+		if [ $kind = cold ]; then pcold+=("$(calc "$u + $s")") pcoldw+=("$e"); else pwarm+=("$(calc "$u + $s")") pwarmw+=("$e"); fi
+	done
+done
+kill -KILL "$pid"
+echo "-p clang-14: CPU s cold ${pcold[*]}, warm ${pwarm[*]}; wall s cold ${pcoldw[*]}, warm ${pwarmw[*]}"
+grep -h 'unwind tables:\|unwind cache' "$work/pcold1.log" "$work/pwarm1.log" | sed 's/^/  /'
+
 declare -A v
 for kind in cold warm; do
 	means=() maxes=() notready=() build=() hits=() cpu=() procs=() rows=() readms=()
@@ -110,6 +137,11 @@ result "restart with a warm cache: processes with their tables at the end of the
 result "restart: ms reading tables from the cache (warm) against building them (cold)" "${v[warm.readms]} + ${v[warm.build]} building" \
 	"cold ${v[cold.build]} building" "$(calc "(${v[warm.readms]} + ${v[warm.build]}) / (${v[cold.build]} + 0.001)")" "< cold" \
 	"$(verdict "$(calc "${v[warm.readms]} + ${v[warm.build]}")" "<=" "${v[cold.build]}")"
+result "-p restart on clang-14: bpfprof CPU s (user + sys) of a 0.2 s run, warm cache" "$(median "${pwarm[@]}")" \
+	"cold $(median "${pcold[@]}")" "$(calc "$(median "${pwarm[@]}") / $(median "${pcold[@]}")")" "< cold" \
+	"$(verdict "$(median "${pwarm[@]}")" "<=" "$(median "${pcold[@]}")")"
+result "-p restart on clang-14: bpfprof wall s of a 0.2 s run, warm cache" "$(median "${pwarmw[@]}")" \
+	"cold $(median "${pcoldw[@]}")" "$(calc "$(median "${pwarmw[@]}") / $(median "${pcoldw[@]}")")" "-" "info"
 result "unwind cache on disk ($tables tables)" "$(calc "$bytes / 1048576") MiB" "-" "-" "<= 256 MiB (--unwind-cache-size)" \
 	"$(verdict "$bytes" "<=" $((256 << 20)))"
 # KEEP=DIR: the runs' logs are copied there
