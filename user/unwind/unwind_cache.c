@@ -388,8 +388,11 @@ struct unwind_cache *unwind_cache__open(const char *dir, uint64_t max_bytes, boo
 		return NULL;
 	}
 	if (fstat(fd, &sb) || sb.st_uid != geteuid() || (sb.st_mode & 077)) {
-		pr_warn("unwind cache: '%s' refused: owned by uid %u with mode %04o, where it must be uid %u's with mode 0700 (no group or other access): no cache this run; fix it, or pick another --unwind-cache DIR or none\n",
-			dir, (unsigned)sb.st_uid, (unsigned)(sb.st_mode & 07777), (unsigned)geteuid());
+		/* the default directory, root's, met by a user with capabilities only: expected */
+		bool quiet = !given && geteuid() && !sb.st_uid && !(sb.st_mode & 077);
+
+		log__printf(quiet ? LOG_INFO : LOG_WARN, "bpfprof: unwind cache: '%s' refused: owned by uid %u with mode %04o, where it must be uid %u's with mode 0700 (no group or other access): no cache this run; fix it, or pick another --unwind-cache DIR or none\n",
+			    dir, (unsigned)sb.st_uid, (unsigned)(sb.st_mode & 07777), (unsigned)geteuid());
 		close(fd);
 		return NULL;
 	}
