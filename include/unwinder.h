@@ -115,7 +115,8 @@ struct unwinder_stats {
 	uint64_t nr_entries; /* LPM trie entries now */
 	/* processes registered by the background thread (unwinder__queue) */
 	uint64_t nr_queued;
-	uint64_t ready_sum_ns, ready_max_ns; /* from queued to registered, ns: summed, the longest */
+	uint64_t ready_sum_ns,
+		ready_max_ns; /* from queued to registered, ns: summed, the longest */
 	uint64_t ready_cpu_ns; /* CPU time the background thread spent registering them, ns */
 };
 

@@ -29,6 +29,7 @@
 #include "unwind_table.h"
 
 /* One page, two rows (pc 0x0 rule 0, pc 0x10 rule 1), two rules */
+/* clang-format off */
 static const uint8_t fixture[124] = {
 	/* magic "BPFPUNWC", version 1, header size 96, page shift 16, build-id length 20 */
 	0x42, 0x50, 0x46, 0x50, 0x55, 0x4e, 0x57, 0x43, 0x01, 0x00, 0x00, 0x00,
@@ -49,6 +50,7 @@ static const uint8_t fixture[124] = {
 	/* crc32 */
 	0x1c, 0xfb, 0x1f, 0xd7,
 };
+/* clang-format on */
 
 static uint32_t fixture_words[6] = { 2, 4, 0x0, 0x10 | 1u << 16, 0x11111111, 0x22222222 };
 
@@ -118,7 +120,8 @@ static void test_decode_fixture(void **state)
 	char why[160];
 
 	fixture_key(&k);
-	assert_int_equal(unwind_cache__decode(fixture, sizeof(fixture), &k, &t, why, sizeof(why)), 0);
+	assert_int_equal(unwind_cache__decode(fixture, sizeof(fixture), &k, &t, why, sizeof(why)),
+			 0);
 	assert_int_equal(t.base, 0x1000);
 	assert_int_equal(t.end, 0x1040);
 	assert_int_equal(t.cfi_bytes, 64);
@@ -207,7 +210,8 @@ static void test_checksum(void **state)
 
 			memcpy(b, fixture, sizeof(b));
 			b[i] ^= (uint8_t)(1u << bit);
-			assert_int_equal(unwind_cache__decode(b, sizeof(b), &k, &t, why, sizeof(why)),
+			assert_int_equal(unwind_cache__decode(b, sizeof(b), &k, &t, why,
+							      sizeof(why)),
 					 -EINVAL);
 			/* the fields read before the sum say their own reasons */
 			if ((i >= 20 && i < 92) || i >= 96)
@@ -427,7 +431,8 @@ static void test_dir_lru(void **state)
 	struct unwind_cache_key a, b, k3;
 	struct unwind_cache_table t, got;
 	struct unwind_cache_stats st;
-	struct timespec old[2] = { { 1000, 0 }, { 1000, 0 } }, older[2] = { { 2000, 0 }, { 2000, 0 } };
+	struct timespec old[2] = { { 1000, 0 }, { 1000, 0 } },
+			older[2] = { { 2000, 0 }, { 2000, 0 } };
 	char dir[128], name[256];
 	struct unwind_cache *c;
 

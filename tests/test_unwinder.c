@@ -595,8 +595,8 @@ static void test_cache(void **state)
 	struct unwinder_stats st;
 	struct unwind_cache *c;
 	char dir[] = "/tmp/test_unwinder_cache.XXXXXX", cmd[80];
-	uint64_t addrs[] = { (uint64_t)(uintptr_t)this_function_is_hot,
-			     (uint64_t)(uintptr_t)fopen, (uint64_t)(uintptr_t)qsort };
+	uint64_t addrs[] = { (uint64_t)(uintptr_t)this_function_is_hot, (uint64_t)(uintptr_t)fopen,
+			     (uint64_t)(uintptr_t)qsort };
 
 	assert_non_null(mkdtemp(dir));
 	c = unwind_cache__open(dir, 64 << 20, true);

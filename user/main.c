@@ -874,7 +874,7 @@ static int unwinder_start(struct run *r, struct session *s)
 		return -errno;
 	if (r->cfg.call_graph == CALL_GRAPH_DWARF && sink.budget) {
 		r->unwind_cache = unwind_cache__open(r->cfg.unwind_cache, r->cfg.unwind_cache_bytes,
-						      r->cfg.unwind_cache_set);
+						     r->cfg.unwind_cache_set);
 		unwinder__set_cache(r->unwinder, r->unwind_cache);
 	}
 	for (i = 0; i < r->cfg.nr_pids; i++) {

@@ -126,7 +126,8 @@ int unwind_cache__encode(const struct unwind_cache_key *key, const struct unwind
 	return 0;
 }
 
-static int bad(char *why, size_t why_len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int bad(char *why, size_t why_len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 static int bad(char *why, size_t why_len, const char *fmt, ...)
 {
 	va_list ap;
@@ -155,8 +156,7 @@ static int check_layout(const uint32_t *w, uint32_t nr_words, const struct bpfpr
 	if (!in->nr_pages || in->nr_pages > ((end - base) >> BPFPROF_UNWIND_PAGE_SHIFT) + 1)
 		return bad(why, why_len, "malformed table: %u pages for a range of %llu bytes",
 			   in->nr_pages, (unsigned long long)(end - base));
-	if (!in->nr_rules || in->nr_rules > MAX_RULES ||
-	    (uint64_t)in->nr_pages + 1 > in->rules ||
+	if (!in->nr_rules || in->nr_rules > MAX_RULES || (uint64_t)in->nr_pages + 1 > in->rules ||
 	    (uint64_t)in->rules + in->nr_rules != nr_words)
 		return bad(why, why_len,
 			   "malformed table: %u pages, rules at word %u, %u rules in %u words",
@@ -169,11 +169,12 @@ static int check_layout(const uint32_t *w, uint32_t nr_words, const struct bpfpr
 			return bad(why, why_len, "malformed table: page %u goes back", p);
 		for (i = w[p]; i < w[p + 1]; i++) {
 			if (BPFPROF_UNWIND_ROW_RULE(w[i]) >= in->nr_rules)
-				return bad(why, why_len, "malformed table: word %u: rule %u of %u", i,
-					   BPFPROF_UNWIND_ROW_RULE(w[i]), in->nr_rules);
-			if (i > w[p] && BPFPROF_UNWIND_ROW_PC(w[i]) <= BPFPROF_UNWIND_ROW_PC(w[i - 1]))
-				return bad(why, why_len, "malformed table: word %u: rows out of order",
-					   i);
+				return bad(why, why_len, "malformed table: word %u: rule %u of %u",
+					   i, BPFPROF_UNWIND_ROW_RULE(w[i]), in->nr_rules);
+			if (i > w[p] &&
+			    BPFPROF_UNWIND_ROW_PC(w[i]) <= BPFPROF_UNWIND_ROW_PC(w[i - 1]))
+				return bad(why, why_len,
+					   "malformed table: word %u: rows out of order", i);
 		}
 	}
 	return 0;
@@ -196,7 +197,8 @@ int unwind_cache__decode(const uint8_t *buf, size_t len, const struct unwind_cac
 	if ((v = get_le32(buf + OFF_HDR_SIZE)) != UNWIND_CACHE_HDR_SIZE)
 		return bad(why, why_len, "header size %u, expected %u", v, UNWIND_CACHE_HDR_SIZE);
 	if ((v = get_le32(buf + OFF_PAGE_SHIFT)) != BPFPROF_UNWIND_PAGE_SHIFT)
-		return bad(why, why_len, "page shift %u, expected %u", v, BPFPROF_UNWIND_PAGE_SHIFT);
+		return bad(why, why_len, "page shift %u, expected %u", v,
+			   BPFPROF_UNWIND_PAGE_SHIFT);
 	nr_words = get_le32(buf + OFF_NR_WORDS);
 	want = UNWIND_CACHE_HDR_SIZE + (uint64_t)nr_words * 4 + 4;
 	if (len < want)
@@ -208,15 +210,16 @@ int unwind_cache__decode(const uint8_t *buf, size_t len, const struct unwind_cac
 	stored = get_le32(buf + len - 4);
 	crc = (uint32_t)crc32(0, buf, (uInt)(len - 4));
 	if (stored != crc)
-		return bad(why, why_len, "checksum mismatch: stored 0x%08x, computed 0x%08x", stored,
-			   crc);
+		return bad(why, why_len, "checksum mismatch: stored 0x%08x, computed 0x%08x",
+			   stored, crc);
 	id_len = get_le32(buf + OFF_ID_LEN);
 	if (id_len != key->id_len || id_len > UNWIND_CACHE_ID_MAX ||
 	    memcmp(buf + OFF_ID, key->id, id_len))
 		return bad(why, why_len, "build-id mismatch: an entry for another file");
 	fsize = get_le64(buf + OFF_FILE_SIZE);
 	if (fsize != key->file_size)
-		return bad(why, why_len, "stale: built from a file of %llu bytes, this one has %llu",
+		return bad(why, why_len,
+			   "stale: built from a file of %llu bytes, this one has %llu",
 			   (unsigned long long)fsize, (unsigned long long)key->file_size);
 
 	t->nr_rows = get_le32(buf + OFF_NR_ROWS);
@@ -256,8 +259,8 @@ static bool is_entry_name(const char *n)
 {
 	size_t len = strlen(n), sl = strlen(ENTRY_SUFFIX);
 
-	return len > sl && len <= 2 * UNWIND_CACHE_ID_MAX + sl && !strcmp(n + len - sl, ENTRY_SUFFIX) &&
-	       strspn(n, "0123456789abcdef") == len - sl;
+	return len > sl && len <= 2 * UNWIND_CACHE_ID_MAX + sl &&
+	       !strcmp(n + len - sl, ENTRY_SUFFIX) && strspn(n, "0123456789abcdef") == len - sl;
 }
 
 /* mkdir -p, the missing directories 0700; existing ones as they are */
@@ -356,8 +359,9 @@ static void scan(struct unwind_cache *c, uint64_t max)
 				continue;
 			total -= ents[i].size;
 			c->st.evicted++;
-			pr_debug("unwind cache: removed '%s/%s' (%llu bytes, least recently used) for room\n",
-				 c->dir, ents[i].name, (unsigned long long)ents[i].size);
+			pr_debug(
+				"unwind cache: removed '%s/%s' (%llu bytes, least recently used) for room\n",
+				c->dir, ents[i].name, (unsigned long long)ents[i].size);
 		}
 	}
 	free(ents);
@@ -374,25 +378,30 @@ struct unwind_cache *unwind_cache__open(const char *dir, uint64_t max_bytes, boo
 		return NULL;
 	err = make_dirs(dir);
 	if (err && err != -ENOMEM) {
-		log__printf(given ? LOG_WARN : LOG_INFO,
-			    "bpfprof: unwind cache: cannot create '%s': %s: no cache this run (--unwind-cache DIR or none)\n",
-			    dir, strerror(-err));
+		log__printf(
+			given ? LOG_WARN : LOG_INFO,
+			"bpfprof: unwind cache: cannot create '%s': %s: no cache this run (--unwind-cache DIR or none)\n",
+			dir, strerror(-err));
 		return NULL;
 	}
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		err = -errno;
 		pr_warn("unwind cache: '%s' refused: %s: no cache this run (--unwind-cache DIR or none)\n",
-			dir, err == -ELOOP || err == -ENOTDIR ? "not a directory (or a symlink)" :
-								  strerror(-err));
+			dir,
+			err == -ELOOP || err == -ENOTDIR ? "not a directory (or a symlink)" :
+							   strerror(-err));
 		return NULL;
 	}
 	if (fstat(fd, &sb) || sb.st_uid != geteuid() || (sb.st_mode & 077)) {
 		/* the default directory, root's, met by a user with capabilities only: expected */
 		bool quiet = !given && geteuid() && !sb.st_uid && !(sb.st_mode & 077);
 
-		log__printf(quiet ? LOG_INFO : LOG_WARN, "bpfprof: unwind cache: '%s' refused: owned by uid %u with mode %04o, where it must be uid %u's with mode 0700 (no group or other access): no cache this run; fix it, or pick another --unwind-cache DIR or none\n",
-			    dir, (unsigned)sb.st_uid, (unsigned)(sb.st_mode & 07777), (unsigned)geteuid());
+		log__printf(
+			quiet ? LOG_INFO : LOG_WARN,
+			"bpfprof: unwind cache: '%s' refused: owned by uid %u with mode %04o, where it must be uid %u's with mode 0700 (no group or other access): no cache this run; fix it, or pick another --unwind-cache DIR or none\n",
+			dir, (unsigned)sb.st_uid, (unsigned)(sb.st_mode & 07777),
+			(unsigned)geteuid());
 		close(fd);
 		return NULL;
 	}
@@ -490,7 +499,8 @@ int unwind_cache__get(struct unwind_cache *c, const struct unwind_cache_key *key
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	pthread_mutex_lock(&c->lock);
 	c->st.hits++;
-	c->st.read_ns += (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000ULL + t1.tv_nsec - t0.tv_nsec;
+	c->st.read_ns +=
+		(uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000ULL + t1.tv_nsec - t0.tv_nsec;
 	pthread_mutex_unlock(&c->lock);
 	return 0;
 reject:
@@ -548,8 +558,9 @@ int unwind_cache__put(struct unwind_cache *c, const struct unwind_cache_key *key
 		if (err == -ENOSPC || err == -EDQUOT || err == -EROFS)
 			c->no_writes = true;
 		if (!c->warned_write)
-			pr_warn("unwind cache: cannot write '%s/%s': %s: tables not cached%s\n", c->dir,
-				ename, strerror(-err), c->no_writes ? " for the rest of this run" : "");
+			pr_warn("unwind cache: cannot write '%s/%s': %s: tables not cached%s\n",
+				c->dir, ename, strerror(-err),
+				c->no_writes ? " for the rest of this run" : "");
 		c->warned_write = true;
 	} else {
 		c->st.written++;
@@ -582,8 +593,9 @@ void unwind_cache__print(FILE *f, struct unwind_cache *c)
 		"bpfprof: unwind cache '%s': %llu tables loaded from it in %.1f ms, %llu not in it, %llu bad entries "
 		"rebuilt, %llu written (%llu failed), %llu removed for room; %.1f MiB on disk of %.0f MiB "
 		"(--unwind-cache-size)\n",
-		c->dir, (unsigned long long)st.hits, st.read_ns / 1e6, (unsigned long long)st.misses,
-		(unsigned long long)st.rejected, (unsigned long long)st.written,
-		(unsigned long long)st.write_errors, (unsigned long long)st.evicted,
-		st.bytes / (double)(1 << 20), st.max_bytes / (double)(1 << 20));
+		c->dir, (unsigned long long)st.hits, st.read_ns / 1e6,
+		(unsigned long long)st.misses, (unsigned long long)st.rejected,
+		(unsigned long long)st.written, (unsigned long long)st.write_errors,
+		(unsigned long long)st.evicted, st.bytes / (double)(1 << 20),
+		st.max_bytes / (double)(1 << 20));
 }

@@ -429,7 +429,8 @@ static int build_file(struct unwinder *u, int fd, const char *name, const char *
 			return err;
 		}
 		if (b->ct.words && key.id_len)
-			unwind_cache__put(u->cache, &key, &b->ct); /* a failure costs only the cache */
+			unwind_cache__put(u->cache, &key,
+					  &b->ct); /* a failure costs only the cache */
 	}
 	elf_end(elf);
 	return 0;
@@ -934,8 +935,9 @@ static void *worker(void *arg)
 				pthread_mutex_lock(&u->lock);
 				u->st.nr_queued++;
 				u->st.ready_sum_ns += wait;
-				u->st.ready_cpu_ns += (uint64_t)(c1.tv_sec - c0.tv_sec) * 1000000000ULL +
-						      c1.tv_nsec - c0.tv_nsec;
+				u->st.ready_cpu_ns +=
+					(uint64_t)(c1.tv_sec - c0.tv_sec) * 1000000000ULL +
+					c1.tv_nsec - c0.tv_nsec;
 				if (wait > u->st.ready_max_ns)
 					u->st.ready_max_ns = wait;
 				pthread_mutex_unlock(&u->lock);

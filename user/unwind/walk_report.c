@@ -48,10 +48,9 @@ void unwinder__print_walks(FILE *f, const uint64_t st[BPFPROF_STAT_NR],
 			"%llu LPM entries, %.1f ms building from %.1f MiB of CFI; peak RSS %.1f MiB\n",
 			(unsigned long long)us->nr_procs, (unsigned long long)us->nr_tables,
 			(unsigned long long)us->nr_built, (unsigned long long)us->nr_from_cache,
-			(unsigned long long)us->nr_shared,
-			(unsigned long long)us->nr_no_cfi, (unsigned long long)us->nr_full,
-			(unsigned long long)us->nr_evicted, (unsigned long long)us->nr_rows,
-			us->bytes / (double)(1 << 20),
+			(unsigned long long)us->nr_shared, (unsigned long long)us->nr_no_cfi,
+			(unsigned long long)us->nr_full, (unsigned long long)us->nr_evicted,
+			(unsigned long long)us->nr_rows, us->bytes / (double)(1 << 20),
 			us->loaded_rows ? (double)us->loaded_bytes / us->loaded_rows : 0.0,
 			us->peak_bytes / (double)(1 << 20), us->budget / (double)(1 << 20),
 			(unsigned long long)us->nr_entries, us->build_ns / 1e6,
@@ -61,7 +60,8 @@ void unwinder__print_walks(FILE *f, const uint64_t st[BPFPROF_STAT_NR],
 				"bpfprof: unwind readiness: %llu processes registered at their first sample, "
 				"%.1f ms on average from it to their tables, %.1f ms at most; %.1f ms of CPU "
 				"registering them\n",
-				(unsigned long long)us->nr_queued, us->ready_sum_ns / 1e6 / us->nr_queued,
-				us->ready_max_ns / 1e6, us->ready_cpu_ns / 1e6);
+				(unsigned long long)us->nr_queued,
+				us->ready_sum_ns / 1e6 / us->nr_queued, us->ready_max_ns / 1e6,
+				us->ready_cpu_ns / 1e6);
 	}
 }
