@@ -428,9 +428,9 @@ static int build_file(struct unwinder *u, int fd, const char *name, const char *
 			elf_end(elf);
 			return err;
 		}
+		/* a failure to write costs only the cache */
 		if (b->ct.words && key.id_len)
-			unwind_cache__put(u->cache, &key,
-					  &b->ct); /* a failure costs only the cache */
+			unwind_cache__put(u->cache, &key, &b->ct);
 	}
 	elf_end(elf);
 	return 0;
@@ -986,6 +986,7 @@ int unwinder__queue(struct unwinder *u, uint32_t pid, const struct profile_mappi
 		/* a newer snapshot of the same process replaces the pending one */
 		struct job old = u->jobs[i];
 
+		j.queued_ns = old.queued_ns; /* waiting since the first request */
 		u->jobs[i] = j;
 		j = old;
 		break;
