@@ -231,7 +231,7 @@ FUZZ_TIME ?= 60
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_SRCS))
 FUZZ_LIB_SRCS := read_xray.c profile.c log.c xray_instr_map.c sym_elf.c array.c procmaps.c kallsyms.c \
-	sym_jitdump.c sym_perfmap.c sym_minidebug.c unwind_table.c unwind_rows_fast.c unwind_compact.c jvm_attach.c proc_file.c lib_hashmap.c lib_io.c \
+	sym_jitdump.c sym_perfmap.c sym_minidebug.c unwind_table.c unwind_rows_fast.c unwind_compact.c unwind_cache.c jvm_attach.c proc_file.c lib_hashmap.c lib_io.c \
 	py_code.c
 
 # the library sources are compiled once for all harnesses (fuzzer-no-link
@@ -248,7 +248,7 @@ $(OUTPUT)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_OBJS)
 	$(call msg,FUZZ-LD,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_LIB_OBJS) \
-		$(shell $(PKG_CONFIG) --libs libelf libdw libbpf liblzma) -o $@
+		$(shell $(PKG_CONFIG) --libs libelf libdw libbpf liblzma zlib) -o $@
 
 fuzz: $(FUZZ_BINS)
 	$(Q)for f in $(FUZZ_BINS); do \

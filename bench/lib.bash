@@ -11,6 +11,9 @@ OUTPUT=${OUTPUT:-$top/.output}
 BPFPROF=${BPFPROF:-$top/bpfprof}
 BENCH_BIN=${BENCH_BIN:-$OUTPUT/bench}
 QUICK=${QUICK:-0}
+# Every benchmark starts cold (tables built, not read from the host's unwind
+# cache) unless it names a cache itself (bench/cache.sh)
+export BPFPROF_UNWIND_CACHE=none
 SPIN=$BENCH_BIN/spin
 RUNSTAT=$BENCH_BIN/runstat
 REPLAY=$BENCH_BIN/agg_replay

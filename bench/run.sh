@@ -10,7 +10,8 @@
 # symbols (the symbol tables alone; BEFORE=path/to/old/symload compares).
 # Not in the default list: bpf-cost.sh OLD/bpfprof NEW/bpfprof, the BPF
 # program's run time per sample of several builds, in turn; python (the
-# Python walk's BPF time a sample, 30 frames, and the naming cost).
+# Python walk's BPF time a sample, 30 frames, and the naming cost); cache (the
+# unwind table cache: a restart warm against cold, about 5 minutes).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 export OUTPUT=${OUTPUT:-$top/.output}

@@ -68,6 +68,13 @@ struct bpfprof_config {
 	enum call_graph call_graph; /* --call-graph */
 	bool call_graph_set; /* given on the command line */
 	uint64_t unwind_memory; /* --unwind-memory: kernel memory for unwind tables at most, bytes */
+	/*
+	 * --unwind-cache: the persistent cache's directory, "none" for none;
+	 * default $BPFPROF_UNWIND_CACHE, else /var/cache/bpfprof/unwind
+	 */
+	const char *unwind_cache;
+	bool unwind_cache_set; /* named by the option or the environment */
+	uint64_t unwind_cache_bytes; /* --unwind-cache-size: its entries at most, bytes */
 	bool check_unwind; /* --check-unwind: libdwfl against the BPF walk */
 	uint32_t max_stack; /* --max-stack: user frames a stack keeps at most */
 	int argc; /* bpfprof's own argv, for perf.data's CMDLINE */

@@ -59,6 +59,14 @@ struct unwinder;
  */
 struct unwinder *unwinder__new(const struct unwind_sink *sink, bool build_tables,
 			       const char *proc_dir);
+/*
+ * Read tables from, and write those built to, the persistent cache c
+ * (include/unwind_cache.h; borrowed, outliving u; NULL: none). Call before
+ * the first load.
+ */
+struct unwind_cache;
+void unwinder__set_cache(struct unwinder *u, struct unwind_cache *c);
+
 /* Stops the background thread (waiting for the table it is building) and frees everything. */
 void unwinder__free(struct unwinder *u);
 
@@ -96,6 +104,7 @@ struct unwinder_stats {
 	uint64_t peak_bytes; /* the most they took at once */
 	uint64_t budget; /* --unwind-memory */
 	uint64_t nr_built; /* tables built (cache misses) */
+	uint64_t nr_from_cache; /* tables read from the persistent cache (include/unwind_cache.h) */
 	uint64_t nr_shared; /* cache hits: a table another mapping already had */
 	uint64_t nr_no_cfi; /* files without usable CFI */
 	uint64_t nr_full; /* tables larger than the whole budget: not loaded */
@@ -104,6 +113,11 @@ struct unwinder_stats {
 	uint64_t build_ns; /* time spent building tables, ns */
 	uint64_t cfi_bytes; /* CFI section bytes read, bytes */
 	uint64_t nr_entries; /* LPM trie entries now */
+	/* processes registered by the background thread (unwinder__queue) */
+	uint64_t nr_queued;
+	uint64_t ready_sum_ns,
+		ready_max_ns; /* from queued to registered, ns: summed, the longest */
+	uint64_t ready_cpu_ns; /* CPU time the background thread spent registering them, ns */
 };
 
 void unwinder__stats(struct unwinder *u, struct unwinder_stats *st);

@@ -212,8 +212,38 @@ static void test_conflicts(void **state)
 }
 
 /* Bad values: each option's range and syntax. */
+/* --unwind-cache: the default, $BPFPROF_UNWIND_CACHE, the option over both, none; the size */
+static void test_parse_unwind_cache(void **state)
+{
+	static struct bpfprof_config cfg;
+	char *dflt[] = { "bpfprof", "-a", NULL };
+	char *set[] = { "bpfprof", "-a", "--unwind-cache", "/srv/c", "--unwind-cache-size",
+			"1G",	   NULL };
+	char *off[] = { "bpfprof", "-a", "--unwind-cache", "none", NULL };
+
+	unsetenv("BPFPROF_UNWIND_CACHE");
+	assert_int_equal(cli__parse(2, dflt, &cfg), 0);
+	assert_string_equal(cfg.unwind_cache, "/var/cache/bpfprof/unwind");
+	assert_false(cfg.unwind_cache_set);
+	assert_int_equal(cfg.unwind_cache_bytes, 256ULL << 20);
+	setenv("BPFPROF_UNWIND_CACHE", "/env/c", 1);
+	assert_int_equal(cli__parse(2, dflt, &cfg), 0);
+	assert_string_equal(cfg.unwind_cache, "/env/c");
+	assert_true(cfg.unwind_cache_set);
+	assert_int_equal(cli__parse(6, set, &cfg), 0);
+	assert_string_equal(cfg.unwind_cache, "/srv/c");
+	assert_int_equal(cfg.unwind_cache_bytes, 1ULL << 30);
+	assert_int_equal(cli__parse(4, off, &cfg), 0);
+	assert_string_equal(cfg.unwind_cache, "none");
+	unsetenv("BPFPROF_UNWIND_CACHE");
+}
+
 static void test_bad_values(void **state)
 {
+	refused((char *[]){ "bpfprof", "-a", "--unwind-cache", "", NULL },
+		"invalid --unwind-cache");
+	refused((char *[]){ "bpfprof", "-a", "--unwind-cache-size", "1K", NULL },
+		"invalid unwind cache size");
 	refused((char *[]){ "bpfprof", "-a", "-F", "0", NULL }, "invalid FREQUENCY");
 	refused((char *[]){ "bpfprof", "-a", "-F", "100001", NULL }, "invalid FREQUENCY");
 	refused((char *[]){ "bpfprof", "-a", "-F", "99x", NULL }, "invalid FREQUENCY");
@@ -348,6 +378,7 @@ int main(void)
 		cmocka_unit_test(test_parse_ringbuf),
 		cmocka_unit_test(test_parse_offcpu),
 		cmocka_unit_test(test_parse_debuginfod),
+		cmocka_unit_test(test_parse_unwind_cache),
 		cmocka_unit_test(test_conflicts),
 		cmocka_unit_test(test_bad_values),
 		cmocka_unit_test(test_cgroup_with_pid),

@@ -31,6 +31,7 @@
 #include "sym_elf.h"
 #include "unwind_compact.h"
 #include "unwind_table.h"
+#include "unwind_cache.h"
 #include "unwinder.h"
 
 static char tmp_dir[] = "/tmp/test_unwinder.XXXXXX";
@@ -581,11 +582,66 @@ static void test_debug_file(void **state)
 	assert_int_equal(load_exe_rows(pid, prog), want);
 }
 
+/*
+ * The persistent cache (include/unwind_cache.h) at the hook: a second
+ * unwinder reads every table the first one built and wrote (the vDSO, with
+ * no build-id, is built again), and the walk finds the same rules in them.
+ */
+static void test_cache(void **state)
+{
+	struct fake *f1 = calloc(1, sizeof(*f1)), *f2 = calloc(1, sizeof(*f2));
+	struct unwinder *u1 = new_unwinder(f1, 256 << 20), *u2;
+	struct unwind_cache_stats cs;
+	struct unwinder_stats st;
+	struct unwind_cache *c;
+	char dir[] = "/tmp/test_unwinder_cache.XXXXXX", cmd[80];
+	uint64_t addrs[] = { (uint64_t)(uintptr_t)this_function_is_hot, (uint64_t)(uintptr_t)fopen,
+			     (uint64_t)(uintptr_t)qsort };
+
+	assert_non_null(mkdtemp(dir));
+	c = unwind_cache__open(dir, 64 << 20, true);
+	assert_non_null(c);
+	unwinder__set_cache(u1, c);
+	assert_int_equal(unwinder__load_pid(u1, getpid()), 0);
+	unwinder__stats(u1, &st);
+	unwind_cache__stats(c, &cs);
+	assert_true(st.nr_built >= 3); /* this test, libc, the vDSO at least */
+	assert_int_equal(st.nr_from_cache, 0);
+	assert_int_equal(cs.written, st.nr_built - 1); /* all but the vDSO */
+
+	u2 = new_unwinder(f2, 256 << 20);
+	unwinder__set_cache(u2, c);
+	assert_int_equal(unwinder__load_pid(u2, getpid()), 0);
+	unwinder__stats(u2, &st);
+	assert_int_equal(st.nr_from_cache, cs.written);
+	assert_int_equal(st.nr_built, 1);
+	for (size_t i = 0; i < sizeof(addrs) / sizeof(addrs[0]); i++) {
+		const struct bpfprof_unwind_mapping *m1 = lpm_lookup(f1, getpid(), addrs[i]);
+		const struct bpfprof_unwind_mapping *m2 = lpm_lookup(f2, getpid(), addrs[i]);
+
+		assert_non_null(m1);
+		assert_non_null(m2);
+		assert_int_not_equal(m2->table, BPFPROF_UNWIND_NO_TABLE);
+		for (uint64_t a = addrs[i]; a < addrs[i] + 256; a++)
+			assert_int_equal(bpf_rule(f2, m2, a), bpf_rule(f1, m1, a));
+	}
+	unwinder__forget(u1, getpid());
+	unwinder__forget(u2, getpid());
+	unwinder__free(u1);
+	unwinder__free(u2);
+	unwind_cache__free(c);
+	free(f1);
+	free(f2);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lpm_keys),
 		cmocka_unit_test(test_load_self),
+		cmocka_unit_test(test_cache),
 		cmocka_unit_test(test_full),
 		cmocka_unit_test(test_evict),
 		cmocka_unit_test(test_queue),

@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "log.h"
 #include "sym_jitdump.h"
+#include "unwind_cache.h"
 
 #define BPFPROF_VERSION "0.1.0"
 
@@ -80,6 +81,8 @@ enum {
 	OPT_UNWIND_TABLE_SIZE,
 	OPT_CHECK_UNWIND,
 	OPT_MAX_STACK,
+	OPT_UNWIND_CACHE,
+	OPT_UNWIND_CACHE_SIZE,
 };
 
 static const struct argp_option options[] = {
@@ -107,6 +110,15 @@ static const struct argp_option options[] = {
 	  "Kernel memory unwind tables may take at most, about 4 bytes a row (K/M/G suffix; default "
 	  "256M); taken as files come, given back as they go; when full, the least recently used "
 	  "tables go first",
+	  2 },
+	{ "unwind-cache", OPT_UNWIND_CACHE, "DIR", 0,
+	  "Keep built unwind tables in DIR, one file per build-id, so that the next run reads them "
+	  "instead of the CFI (default $BPFPROF_UNWIND_CACHE, else " UNWIND_CACHE_DEFAULT_DIR
+	  "; root's alone, mode 0700, else refused); none: no cache",
+	  2 },
+	{ "unwind-cache-size", OPT_UNWIND_CACHE_SIZE, "BYTES", 0,
+	  "Disk space the unwind cache's files may take (K/M/G suffix; default 256M); the least "
+	  "recently used go first",
 	  2 },
 	{ "unwind-table-size", OPT_UNWIND_TABLE_SIZE, "BYTES", OPTION_HIDDEN,
 	  "The former name of --unwind-memory", 2 },
@@ -485,6 +497,16 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 		cfg->unwind_memory =
 			parse_bytes(st, "unwind memory", arg, 64 << 10, 64ULL << 30, false);
 		break;
+	case OPT_UNWIND_CACHE:
+		if (!*arg)
+			argp_error(st, "invalid --unwind-cache: '' (a directory, or none)");
+		cfg->unwind_cache = arg;
+		cfg->unwind_cache_set = true;
+		break;
+	case OPT_UNWIND_CACHE_SIZE:
+		cfg->unwind_cache_bytes =
+			parse_bytes(st, "unwind cache size", arg, 64 << 10, 1ULL << 40, false);
+		break;
 	case OPT_MAX_STACK:
 		cfg->max_stack = (uint32_t)parse_ll(st, "max stack", arg, 1, BPFPROF_MAX_USER_STACK);
 		break;
@@ -565,6 +587,11 @@ int cli__parse(int argc, char **argv, struct bpfprof_config *cfg)
 	cfg->jit_max_bytes = JIT_FILE_MAX_SIZE;
 	cfg->call_graph = CALL_GRAPH_DWARF;
 	cfg->unwind_memory = CLI_DEFAULT_UNWIND_MEMORY;
+	cfg->unwind_cache = getenv("BPFPROF_UNWIND_CACHE");
+	cfg->unwind_cache_set = cfg->unwind_cache && *cfg->unwind_cache;
+	if (!cfg->unwind_cache_set)
+		cfg->unwind_cache = UNWIND_CACHE_DEFAULT_DIR;
+	cfg->unwind_cache_bytes = UNWIND_CACHE_DEFAULT_BYTES;
 	cfg->max_stack = BPFPROF_MAX_STACK;
 	cfg->top_n = 10;
 	cfg->progress = true;

@@ -48,6 +48,7 @@
 #include "sym_debuginfod.h"
 #include "symbolize.h"
 #include "targets.h"
+#include "unwind_cache.h"
 #include "unwind_check.h"
 #include "write.h"
 #include "write_perfdata.h"
@@ -77,6 +78,8 @@ struct run {
 	char *jit_dir;
 	/* --call-graph: the BPF walker's view of the processes (NULL when it could not be set up) */
 	struct unwinder *unwinder;
+	/* --unwind-cache: built tables kept across runs (NULL: none, or refused) */
+	struct unwind_cache *unwind_cache;
 	/* --check-unwind: libdwfl's unwind of copied stacks against the BPF walk */
 	struct unwind_check *checker;
 	/* the JVMs asked for their perf map at the end of the interval (jvm_perfmap.h) */
@@ -746,6 +749,8 @@ static void report_walks(struct run *r, struct session *s)
 		unwinder__stats(r->unwinder, &us);
 	unwinder__print_walks(stderr, st, r->unwinder ? &us : NULL,
 			      r->cfg.call_graph == CALL_GRAPH_DWARF ? "dwarf" : "fp");
+	if (log_verbosity >= 1)
+		unwind_cache__print(stderr, r->unwind_cache);
 }
 
 /* Python frames: how many samples of Python processes had them, and why the others had none. */
@@ -867,6 +872,11 @@ static int unwinder_start(struct run *r, struct session *s)
 	r->unwinder = unwinder__new(&sink, r->cfg.call_graph == CALL_GRAPH_DWARF, "/proc");
 	if (!r->unwinder)
 		return -errno;
+	if (r->cfg.call_graph == CALL_GRAPH_DWARF && sink.budget) {
+		r->unwind_cache = unwind_cache__open(r->cfg.unwind_cache, r->cfg.unwind_cache_bytes,
+						     r->cfg.unwind_cache_set);
+		unwinder__set_cache(r->unwinder, r->unwind_cache);
+	}
 	for (i = 0; i < r->cfg.nr_pids; i++) {
 		err = unwinder__load_pid(r->unwinder, r->cfg.pids[i]);
 		if (err == -ENOMEM)
@@ -1355,6 +1365,7 @@ out:
 	interval_free(r, &iv);
 	python_procs__free(r->py);
 	unwinder__free(r->unwinder);
+	unwind_cache__free(r->unwind_cache);
 	unwind_check__free(r->checker);
 	session__close(s);
 	symbolizer__free(sy);

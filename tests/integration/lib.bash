@@ -6,6 +6,11 @@
 # --no-jvm-perfmap: at its end bpfprof -a asks every JVM it sampled for its
 # perf map (README, "JIT-compiled code"), and jitlive.sh, which may run at the
 # same time, checks that its JVM is left without one.
+#
+# No script writes the host's unwind cache (/var/cache/bpfprof/unwind, README
+# "Unwind table cache"): every run starts cold, as before the cache;
+# cache.sh, which tests the cache, names a directory in its $work.
+export BPFPROF_UNWIND_CACHE=none
 passed=0 failed=0 skipped=0
 ok() { echo "ok   - $1"; passed=$((passed + 1)); }
 # fail NAME [DETAIL...]: each detail printed indented below

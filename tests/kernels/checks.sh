@@ -17,6 +17,8 @@ B=$TREE/bpfprof
 W=$TREE/.output/workload
 T=90 # seconds a bpfprof run may take before it is killed and counted as failed
 export DEBUGINFOD_URLS=
+# every run cold, as on the host's tests (tests/integration/lib.bash)
+export BPFPROF_UNWIND_CACHE=none
 
 now() { cut -d' ' -f1 /proc/uptime; }
 

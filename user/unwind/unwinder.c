@@ -33,6 +33,7 @@
 #include "sym_debuginfod.h"
 #include "sym_elf.h"
 #include "unwind_table.h"
+#include "unwind_cache.h"
 #include "unwind_compact.h"
 #include "unwinder.h"
 
@@ -71,6 +72,7 @@ struct proc_entry {
 
 struct job {
 	uint32_t pid;
+	uint64_t queued_ns; /* CLOCK_MONOTONIC when queued */
 	struct profile_mapping *maps;
 	size_t nr_maps;
 };
@@ -86,6 +88,7 @@ struct unwinder {
 	size_t nr_procs, cap_procs;
 	uint8_t *slot_used; /* per table slot */
 	struct unwinder_stats st;
+	struct unwind_cache *cache; /* borrowed; NULL: none */
 	bool warned_full, warned_evict;
 	/* background thread */
 	pthread_t thread;
@@ -223,7 +226,37 @@ static struct file_entry *find_file(struct unwinder *u, const uint8_t *id, size_
 struct built {
 	struct file_entry f;
 	struct unwind_table *t;
+	struct unwind_cache_table ct; /* its compact words (ct.words NULL: no table) */
+	bool from_cache; /* ct read from the persistent cache, not built */
 };
+
+void unwinder__set_cache(struct unwinder *u, struct unwind_cache *c)
+{
+	u->cache = c;
+}
+
+/* Encode b->t (freed) into b->ct, outside the lock. -ENOMEM, else 0 (a table that cannot be encoded: warned, none). */
+static int encode_built(struct built *b, const char *name)
+{
+	struct unwind_table *t = b->t;
+	int err;
+
+	b->t = NULL;
+	if (!t || !t->nr_rows) {
+		unwind_table__free(t);
+		return 0;
+	}
+	err = unwind_compact__encode(t, &b->ct.words, &b->ct.nr_words, &b->ct.info);
+	if (err && err != -ENOMEM)
+		pr_warn("unwind: '%s': %u rows cannot be encoded: %s\n", name, t->nr_rows,
+			strerror(-err));
+	b->ct.base = t->base;
+	b->ct.end = t->end;
+	b->ct.nr_rows = t->nr_rows;
+	b->ct.cfi_bytes = t->cfi_bytes;
+	unwind_table__free(t);
+	return err == -ENOMEM ? err : 0;
+}
 
 static void read_segs(Elf *elf, struct file_entry *f)
 {
@@ -324,6 +357,7 @@ static int build_from_debug_file(struct unwinder *u, int fd, const char *root, c
 static int build_file(struct unwinder *u, int fd, const char *name, const char *root,
 		      struct built *b, bool *cached)
 {
+	struct unwind_cache_key key = { 0 };
 	char self[64];
 	struct stat sb;
 	Elf *elf;
@@ -366,7 +400,16 @@ static int build_file(struct unwinder *u, int fd, const char *name, const char *
 	if (!elf)
 		return 0; /* not ELF: no table */
 	read_segs(elf, &b->f);
-	if (u->build_tables && !fits(u, elf, name)) {
+	memcpy(key.id, b->f.id, sizeof(key.id));
+	key.id_len = b->f.id_len;
+	key.file_size = (uint64_t)sb.st_size;
+	err = u->build_tables ? unwind_cache__get(u->cache, &key, name, &b->ct) : -ENOENT;
+	if (!err) {
+		b->from_cache = true;
+	} else if (err == -ENOMEM) {
+		elf_end(elf);
+		return err;
+	} else if (u->build_tables && !fits(u, elf, name)) {
 		u->st.nr_full++;
 	} else if (u->build_tables) {
 		t0 = mono_ns();
@@ -380,6 +423,14 @@ static int build_file(struct unwinder *u, int fd, const char *name, const char *
 		}
 		if (err)
 			b->t = NULL; /* no CFI, or bad CFI (warned): frame pointers in this file */
+		err = encode_built(b, name);
+		if (err) {
+			elf_end(elf);
+			return err;
+		}
+		/* a failure to write costs only the cache */
+		if (b->ct.words && key.id_len)
+			unwind_cache__put(u->cache, &key, &b->ct);
 	}
 	elf_end(elf);
 	return 0;
@@ -424,7 +475,7 @@ static int build_vdso(struct unwinder *u, struct built *b, bool *cached)
 		elf_end(elf);
 	}
 	free(copy);
-	return 0;
+	return encode_built(b, "[vdso]");
 }
 
 /*
@@ -470,12 +521,11 @@ static bool make_room(struct unwinder *u, uint64_t need, const char *name)
 	return true;
 }
 
-/* Load a built table into a slot of its own; under the lock. 0, or -errno (warned). */
-static int load_table(struct unwinder *u, struct file_entry *f, const struct unwind_table *t,
+/* Load a built table's words into a slot of its own; under the lock. 0, or -errno (warned). */
+static int load_table(struct unwinder *u, struct file_entry *f, const struct unwind_cache_table *t,
 		      const char *name)
 {
-	struct bpfprof_unwind_table info;
-	uint32_t *words = NULL, nr_words, slot;
+	uint32_t slot;
 	uint64_t bytes = 0;
 	int err;
 
@@ -489,26 +539,17 @@ static int load_table(struct unwinder *u, struct file_entry *f, const struct unw
 		u->st.nr_full++;
 		return -ENOSPC;
 	}
-	err = unwind_compact__encode(t, &words, &nr_words, &info);
-	if (err) {
-		if (err != -ENOMEM)
-			pr_warn("unwind: '%s': %u rows cannot be encoded: %s\n", name, t->nr_rows,
-				strerror(-err));
-		return err;
-	}
-	if (!make_room(u, unwind_compact__kernel_bytes(nr_words), name)) {
+	if (!make_room(u, unwind_compact__kernel_bytes(t->nr_words), name)) {
 		if (!u->warned_full)
 			pr_warn("unwind: the table of '%s' (%u rows, %llu KiB) is larger than --unwind-memory (%llu KiB): walked by frame pointers\n",
 				name, t->nr_rows,
-				(unsigned long long)unwind_compact__kernel_bytes(nr_words) >> 10,
+				(unsigned long long)unwind_compact__kernel_bytes(t->nr_words) >> 10,
 				(unsigned long long)u->sink.budget >> 10);
 		u->warned_full = true;
 		u->st.nr_full++;
-		free(words);
 		return -ENOSPC;
 	}
-	err = u->sink.load_table(u->sink.ctx, slot, &info, words, nr_words, &bytes);
-	free(words);
+	err = u->sink.load_table(u->sink.ctx, slot, &t->info, t->words, t->nr_words, &bytes);
 	if (err) {
 		pr_warn("unwind: cannot load the table of '%s': %s\n", name, strerror(-err));
 		return err;
@@ -553,10 +594,14 @@ static int place_file(struct unwinder *u, struct built *b, const char *name, uin
 	*f = b->f;
 	f->used = true;
 	f->refs = 0;
-	if (b->t && b->t->nr_rows) {
-		u->st.nr_built++;
-		u->st.cfi_bytes += b->t->cfi_bytes;
-		if (load_table(u, f, b->t, name) == -ENOMEM)
+	if (b->ct.words) {
+		if (b->from_cache) {
+			u->st.nr_from_cache++;
+		} else {
+			u->st.nr_built++;
+			u->st.cfi_bytes += b->ct.cfi_bytes;
+		}
+		if (load_table(u, f, &b->ct, name) == -ENOMEM)
 			return -ENOMEM;
 	} else if (u->build_tables) {
 		u->st.nr_no_cfi++;
@@ -688,6 +733,7 @@ int unwinder__load(struct unwinder *u, uint32_t pid, const struct profile_mappin
 			u->files[idx[i]].refs++; /* held until the process entry takes it */
 		pthread_mutex_unlock(&u->lock);
 		unwind_table__free(b.t);
+		free(b.ct.words);
 		if (err)
 			goto out;
 	}
@@ -873,10 +919,29 @@ static void *worker(void *arg)
 		u->nr_jobs--;
 		pthread_mutex_unlock(&u->lock);
 		if (kill((pid_t)j.pid, 0) == 0 || errno != ESRCH) {
-			int err = unwinder__load(u, j.pid, j.maps, j.nr_maps);
+			struct timespec c0, c1;
+			int err;
+
+			clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+			err = unwinder__load(u, j.pid, j.maps, j.nr_maps);
+			clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
 
 			if (err && err != -ENOENT)
 				pr_debug("unwind: pid %u: %s\n", j.pid, strerror(-err));
+			if (!err) {
+				/* how long the process waited for its tables (-v, bench/cache.sh) */
+				uint64_t wait = mono_ns() - j.queued_ns;
+
+				pthread_mutex_lock(&u->lock);
+				u->st.nr_queued++;
+				u->st.ready_sum_ns += wait;
+				u->st.ready_cpu_ns +=
+					(uint64_t)(c1.tv_sec - c0.tv_sec) * 1000000000ULL +
+					c1.tv_nsec - c0.tv_nsec;
+				if (wait > u->st.ready_max_ns)
+					u->st.ready_max_ns = wait;
+				pthread_mutex_unlock(&u->lock);
+			}
 		}
 		for (size_t i = 0; i < j.nr_maps; i++)
 			free((char *)j.maps[i].path);
@@ -890,7 +955,7 @@ static void *worker(void *arg)
 int unwinder__queue(struct unwinder *u, uint32_t pid, const struct profile_mapping *maps,
 		    size_t nr_maps)
 {
-	struct job j = { .pid = pid };
+	struct job j = { .pid = pid, .queued_ns = mono_ns() };
 	size_t i;
 	int err = 0;
 
@@ -921,6 +986,7 @@ int unwinder__queue(struct unwinder *u, uint32_t pid, const struct profile_mappi
 		/* a newer snapshot of the same process replaces the pending one */
 		struct job old = u->jobs[i];
 
+		j.queued_ns = old.queued_ns; /* waiting since the first request */
 		u->jobs[i] = j;
 		j = old;
 		break;

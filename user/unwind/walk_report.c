@@ -42,18 +42,26 @@ void unwinder__print_walks(FILE *f, const uint64_t st[BPFPROF_STAT_NR],
 		if (getrusage(RUSAGE_SELF, &ru))
 			ru.ru_maxrss = 0;
 		fprintf(f,
-			"bpfprof: unwind tables: %llu processes, %llu tables (%llu built, %llu shared, %llu files "
+			"bpfprof: unwind tables: %llu processes, %llu tables (%llu built, %llu from the cache, %llu shared, %llu files "
 			"without CFI, %llu did not fit, %llu dropped for room), %llu rows in %.1f MiB of "
 			"kernel memory (%.2f bytes a row; at most %.1f MiB of the %.0f MiB --unwind-memory), "
 			"%llu LPM entries, %.1f ms building from %.1f MiB of CFI; peak RSS %.1f MiB\n",
 			(unsigned long long)us->nr_procs, (unsigned long long)us->nr_tables,
-			(unsigned long long)us->nr_built, (unsigned long long)us->nr_shared,
-			(unsigned long long)us->nr_no_cfi, (unsigned long long)us->nr_full,
-			(unsigned long long)us->nr_evicted, (unsigned long long)us->nr_rows,
-			us->bytes / (double)(1 << 20),
+			(unsigned long long)us->nr_built, (unsigned long long)us->nr_from_cache,
+			(unsigned long long)us->nr_shared, (unsigned long long)us->nr_no_cfi,
+			(unsigned long long)us->nr_full, (unsigned long long)us->nr_evicted,
+			(unsigned long long)us->nr_rows, us->bytes / (double)(1 << 20),
 			us->loaded_rows ? (double)us->loaded_bytes / us->loaded_rows : 0.0,
 			us->peak_bytes / (double)(1 << 20), us->budget / (double)(1 << 20),
 			(unsigned long long)us->nr_entries, us->build_ns / 1e6,
 			us->cfi_bytes / (double)(1 << 20), ru.ru_maxrss / 1024.0);
+		if (us->nr_queued)
+			fprintf(f,
+				"bpfprof: unwind readiness: %llu processes registered at their first sample, "
+				"%.1f ms on average from it to their tables, %.1f ms at most; %.1f ms of CPU "
+				"registering them\n",
+				(unsigned long long)us->nr_queued,
+				us->ready_sum_ns / 1e6 / us->nr_queued, us->ready_max_ns / 1e6,
+				us->ready_cpu_ns / 1e6);
 	}
 }
