@@ -49,6 +49,7 @@
 #include "symbolize.h"
 #include "targets.h"
 #include "unwind_check.h"
+#include "unwind_copies.h"
 #include "write.h"
 #include "write_perfdata.h"
 #include "xray.h"
@@ -79,6 +80,10 @@ struct run {
 	struct unwinder *unwinder;
 	/* --check-unwind: libdwfl's unwind of copied stacks against the BPF walk */
 	struct unwind_check *checker;
+	/* samples sent with a stack copy for want of tables, walked here (unwind_copies.h) */
+	struct unwind_copies *copies;
+	struct bpfprof_sample *copy_sample; /* the sample a copy makes */
+	struct bpfprof_ustack_copy *copy_check; /* --check-unwind: the copy and its walk, for libdwfl */
 	/* the JVMs asked for their perf map at the end of the interval (jvm_perfmap.h) */
 	struct jvm_perfmaps *jvm_maps;
 	/* the symbolizer, for the observer's callbacks */
@@ -534,6 +539,21 @@ static int on_record(void *ctx, void *data, size_t size)
 		check_stack(r, data, size);
 		return 0;
 	}
+	if (size >= 4 && *(const uint32_t *)data == BPFPROF_REC_SAMPLE_COPY) {
+		/* walked here with the tables the BPF walk lacked, then taken as the sample it makes */
+		if (!r->copies)
+			return 0;
+		err = unwind_copies__sample(r->copies, data, size, r->copy_sample, &size);
+		if (err)
+			return err == -ENOMEM ? err : 0;
+		if (r->checker) {
+			size_t n;
+
+			unwind_copies__check_record(r->copies, data, r->copy_check, &n);
+			check_stack(r, r->copy_check, n);
+		}
+		data = r->copy_sample;
+	}
 	if (iv->cut_ns && !agg__record_time(data, size, &t) && t >= iv->cut_ns)
 		return iv->last ? 0 : carry_record(r, data, size);
 	err = agg__record(iv->agg, data, size);
@@ -742,6 +762,13 @@ static void report_walks(struct run *r, struct session *s)
 	struct unwinder_stats us = { 0 };
 
 	session__walk_stats(s, st);
+	if (r->copies) {
+		uint64_t cst[BPFPROF_STAT_NR];
+
+		unwind_copies__stats(r->copies, cst, NULL);
+		for (int i = 0; i < BPFPROF_STAT_NR; i++)
+			st[i] += cst[i];
+	}
 	if (r->unwinder)
 		unwinder__stats(r->unwinder, &us);
 	unwinder__print_walks(stderr, st, r->unwinder ? &us : NULL,
@@ -867,6 +894,13 @@ static int unwinder_start(struct run *r, struct session *s)
 	r->unwinder = unwinder__new(&sink, r->cfg.call_graph == CALL_GRAPH_DWARF, "/proc");
 	if (!r->unwinder)
 		return -errno;
+	if (r->cfg.call_graph == CALL_GRAPH_DWARF) {
+		r->copies = unwind_copies__new(r->unwinder, r->cfg.max_stack);
+		r->copy_sample = malloc(sizeof(*r->copy_sample));
+		r->copy_check = malloc(sizeof(*r->copy_check));
+		if (!r->copies || !r->copy_sample || !r->copy_check)
+			return -ENOMEM;
+	}
 	for (i = 0; i < r->cfg.nr_pids; i++) {
 		err = unwinder__load_pid(r->unwinder, r->cfg.pids[i]);
 		if (err == -ENOMEM)
@@ -1202,6 +1236,7 @@ int main(int argc, char **argv)
 	sopts.offcpu_thresh_ns = r->cfg.offcpu_thresh_us * 1000;
 	sopts.unwind = true;
 	sopts.unwind_budget = r->cfg.call_graph == CALL_GRAPH_DWARF ? r->cfg.unwind_memory : 0;
+	sopts.copy_stacks = true;
 	sopts.check_unwind_every = r->cfg.check_unwind ? 4 : 0;
 	sopts.max_user_stack = r->cfg.max_stack;
 	sopts.cgroup_ids = r->cfg.cgroup_ids;
@@ -1354,6 +1389,9 @@ out:
 	targets__close(&tg);
 	interval_free(r, &iv);
 	python_procs__free(r->py);
+	unwind_copies__free(r->copies);
+	free(r->copy_sample);
+	free(r->copy_check);
 	unwinder__free(r->unwinder);
 	unwind_check__free(r->checker);
 	session__close(s);

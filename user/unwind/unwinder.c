@@ -61,10 +61,18 @@ struct file_entry {
 	bool used;
 };
 
+/* An executable mapping as the LPM trie has it, for the user-space walk (unwinder__rule) */
+struct proc_range {
+	uint64_t start, end;
+	struct bpfprof_unwind_mapping v;
+};
+
 struct proc_entry {
 	uint32_t pid;
 	struct bpfprof_unwind_key *keys;
 	size_t nr_keys, cap_keys;
+	struct proc_range *ranges;
+	size_t nr_ranges, cap_ranges;
 	uint32_t *files; /* indices into u->files, one per reference */
 	size_t nr_files, cap_files;
 };
@@ -148,6 +156,7 @@ struct unwinder *unwinder__new(const struct unwind_sink *sink, bool build_tables
 
 static void proc_entry_free(struct proc_entry *pe)
 {
+	free(pe->ranges);
 	free(pe->keys);
 	free(pe->files);
 }
@@ -624,6 +633,10 @@ static int add_entries(struct unwinder *u, struct proc_entry *pe, const struct p
 
 	if (n < 0)
 		return n;
+	if (array__grow((void **)&pe->ranges, &pe->cap_ranges, pe->nr_ranges + 1,
+			sizeof(*pe->ranges)))
+		return -ENOMEM;
+	pe->ranges[pe->nr_ranges++] = (struct proc_range){ .start = m->start, .end = m->end, .v = *v };
 	for (i = 0; i < n; i++) {
 		err = u->sink.set_mapping(u->sink.ctx, &keys[i], v);
 		if (err)
@@ -950,4 +963,43 @@ void unwinder__stats(struct unwinder *u, struct unwinder_stats *st)
 	*st = u->st;
 	st->build_ns = __atomic_load_n(&u->st.build_ns, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&u->lock);
+}
+
+bool unwinder__has_proc(struct unwinder *u, uint32_t pid)
+{
+	bool found;
+
+	pthread_mutex_lock(&u->lock);
+	found = find_proc(u, pid) != NULL;
+	pthread_mutex_unlock(&u->lock);
+	return found;
+}
+
+int unwinder__rule(struct unwinder *u, uint32_t pid, uint64_t addr, uint32_t *rule)
+{
+	const struct bpfprof_unwind_table *info;
+	const struct proc_entry *pe;
+	const uint32_t *words;
+	uint32_t nr_words;
+	int err = -ENOENT;
+
+	*rule = BPFPROF_UNWIND_NONE;
+	pthread_mutex_lock(&u->lock);
+	pe = find_proc(u, pid);
+	if (!pe)
+		err = -ESRCH;
+	for (size_t i = 0; pe && i < pe->nr_ranges; i++) {
+		const struct proc_range *r = &pe->ranges[i];
+
+		if (addr < r->start || addr >= r->end)
+			continue;
+		err = 0;
+		/* the words the BPF walk reads (a table dropped for room: none, NONE as there) */
+		if (r->v.table != BPFPROF_UNWIND_NO_TABLE && u->sink.table_words &&
+		    !u->sink.table_words(u->sink.ctx, r->v.table, &info, &words, &nr_words))
+			*rule = unwind_compact__lookup(words, nr_words, info, addr - r->v.bias);
+		break;
+	}
+	pthread_mutex_unlock(&u->lock);
+	return err;
 }

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Samples sent with a stack copy (struct bpfprof_sample_copy,
+ * include/bpfprof_abi.h) because the BPF walk had no tables for them yet:
+ * each is walked here with the same rules and rows (include/unwind_step.h,
+ * unwinder__rule) and turned back into the struct bpfprof_sample the BPF
+ * program would have sent, for the aggregator.
+ *
+ * A process that is not registered yet is registered now, on the caller's
+ * thread, from /proc/PID/maps (its tables built or shared: the BPF walk of
+ * its next samples takes them too); one whose walk meets a code address in
+ * none of its registered mappings (mapped since: the dynamic loader's
+ * libraries, dlopen) is registered again and walked once more, at most
+ * every RELOAD_NS per process. A process gone before it was registered has
+ * no tables: its copy is walked by frame pointers and counted as
+ * BPFPROF_STAT_WALK_NOT_READY.
+ */
+#ifndef BPFPROF_UNWIND_COPIES_H
+#define BPFPROF_UNWIND_COPIES_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "bpfprof_abi.h"
+#include "unwinder.h"
+
+struct unwind_copies;
+
+/* New walker of copies over u's registrations (borrowed); max_stack: --max-stack. NULL: ENOMEM */
+struct unwind_copies *unwind_copies__new(struct unwinder *u, uint32_t max_stack);
+void unwind_copies__free(struct unwind_copies *c);
+
+/*
+ * Walk copy record rec (size: the bytes received) into *out, a sample as
+ * the BPF program sends it (*out_size: its bytes to hand to agg__record).
+ * Returns 0, or -EINVAL for a malformed record (its size, nr_kernel or
+ * stack_size out of bounds; warned once), -ENOMEM.
+ */
+int unwind_copies__sample(struct unwind_copies *c, const void *rec, size_t size,
+			  struct bpfprof_sample *out, size_t *out_size);
+
+/*
+ * The last sample's copy as --check-unwind's record (its registers, the
+ * first BPFPROF_CHECK_STACK_SIZE bytes of its stack and the user-space
+ * walk's frames), for libdwfl to check the walk. *size: bytes used.
+ */
+void unwind_copies__check_record(const struct unwind_copies *c, const void *rec,
+				 struct bpfprof_ustack_copy *out, size_t *size);
+
+/*
+ * The walks' counts, enum bpfprof_stat (the WALK_* ends, FRAMES_*,
+ * WALK_NOT_READY), to add to the BPF program's; and the registrations made.
+ */
+void unwind_copies__stats(const struct unwind_copies *c, uint64_t st[BPFPROF_STAT_NR],
+			  uint64_t *loads);
+
+#endif /* BPFPROF_UNWIND_COPIES_H */
