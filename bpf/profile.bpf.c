@@ -1152,8 +1152,12 @@ struct sample_copy_buf {
 	struct pt_regs regs;
 };
 
+/*
+ * One a CPU, by CPU number (a per-CPU value may not pass 32 KiB): user space
+ * sets max_entries to the possible CPUs before load
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct sample_copy_buf);
@@ -1176,13 +1180,15 @@ static __always_inline void send_sample_copy(struct bpf_perf_event_data *ctx,
 	struct sample_copy_buf *b;
 	struct walk *w;
 	struct pt_regs *r, *ur;
-	__u32 zero = 0, slot = SLOT_SAMPLE;
+	__u32 cpu = bpf_get_smp_processor_id(), slot = SLOT_SAMPLE;
 	__u64 sp, off, first, copied = 0, size;
 
-	b = bpf_map_lookup_elem(&scopy, &zero);
+	b = bpf_map_lookup_elem(&scopy, &cpu);
 	w = bpf_map_lookup_elem(&walk_state, &slot);
-	if (!b || !w)
+	if (!b || !w) {
+		stat_inc(BPFPROF_STAT_DROPPED); /* no buffer for this CPU: the sample is lost, counted */
 		return;
+	}
 	r = &b->regs;
 	if (w->kregs) {
 		ur = task_user_regs(current_task());

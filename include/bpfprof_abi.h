@@ -364,11 +364,11 @@ _Static_assert(sizeof(struct bpfprof_ustack_copy) ==
  *   data   the hdr's nr_kernel kernel addresses, leaf first, then
  *          stack_size bytes of the user stack from regs[7] (rsp) upwards,
  *          copied a page at a time up to the first page not mapped, at most
- *          BPFPROF_COPY_STACK_SIZE (perf copies 8 KiB by default)
+ *          BPFPROF_COPY_STACK_SIZE (perf copies 8 KiB by default, ddprof 32)
  * regs[] are in DWARF x86-64 order as in struct bpfprof_ustack_copy; code[]
  * the 4 bytes at rip - 1 (the walk's leaf-prologue check) when code_ok.
  */
-#define BPFPROF_COPY_STACK_SIZE 16384
+#define BPFPROF_COPY_STACK_SIZE 32768
 struct bpfprof_sample_copy {
 	__u32 type; /* BPFPROF_REC_SAMPLE_COPY */
 	__u32 stack_size; /* bytes of user stack in data[], after the kernel addresses */

@@ -721,10 +721,15 @@ static void check_stack(struct run *r, const void *data, size_t size)
 
 	if (!r->checker || unwind_check__sample(r->checker, rec, size, &res))
 		return;
-	if (res.verdict != UNWIND_CHECK_DIFFERENT || log_verbosity < 2)
+	if ((res.verdict != UNWIND_CHECK_DIFFERENT && res.verdict != UNWIND_CHECK_BPF_SHORTER) ||
+	    log_verbosity < 2)
 		return;
-	pr_debug("check-unwind: pid %u tid %u: frame %u differs (BPF %u frames, libdwfl %u)\n",
-		 rec->tgid, rec->tid, res.first_diff, rec->nr_user, res.nr_dwfl);
+	if (res.verdict == UNWIND_CHECK_DIFFERENT)
+		pr_debug("check-unwind: pid %u tid %u: frame %u differs (BPF %u frames, libdwfl %u)\n",
+			 rec->tgid, rec->tid, res.first_diff, rec->nr_user, res.nr_dwfl);
+	else
+		pr_debug("check-unwind: pid %u tid %u: BPF stopped first (BPF %u frames, libdwfl %u)\n",
+			 rec->tgid, rec->tid, rec->nr_user, res.nr_dwfl);
 	for (uint32_t i = 0; i < rec->nr_user || i < res.nr_dwfl; i++) {
 		uint64_t b = i < rec->nr_user ? rec->ips[i] : 0,
 			 d = i < res.nr_dwfl ? res.dwfl_ips[i] : 0;

@@ -316,6 +316,14 @@ static int load_variant(struct session *s, const struct session_opts *o,
 	/* preallocated where the variant must (legacy): no room for what is not used */
 	if (!err && !o->unwind)
 		err = bpf_map__set_max_entries(s->skel->maps.unwind_procs, 1);
+	/* stack copies (struct bpfprof_sample_copy): one buffer a CPU */
+	if (!err)
+		err = bpf_map__set_max_entries(s->skel->maps.scopy,
+					       o->unwind && o->unwind_budget && o->copy_stacks ?
+						       (uint32_t)(libbpf_num_possible_cpus() > 0 ?
+									  libbpf_num_possible_cpus() :
+									  1) :
+						       1);
 	if (!err && !o->follow_forks)
 		err = bpf_program__set_autoload(s->skel->progs.on_fork, false);
 	if (!err && !o->offcpu)

@@ -124,6 +124,9 @@ int unwind_copies__sample(struct unwind_copies *c, const void *data, size_t size
 		load(c, rc.pid);
 		unwind_step__walk(&regs, &stack, rule_of, &rc, c->max_stack, c->ips, &res);
 	}
+	if (res.stop == BPFPROF_STAT_WALK_READ_FAULT)
+		pr_debug("unwind: pid %u: the walk of a copied stack (%u bytes from rsp %#llx) read past it after %u frames\n",
+			 rc.pid, rec->stack_size, (unsigned long long)regs.sp, res.nr);
 	if (res.stop) {
 		c->st[res.stop]++;
 		if (!ready)
