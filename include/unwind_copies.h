@@ -46,11 +46,18 @@ int unwind_copies__sample(struct unwind_copies *c, const void *rec, size_t size,
 void unwind_copies__check_record(const struct unwind_copies *c, const void *rec,
 				 struct bpfprof_ustack_copy *out, size_t *size);
 
+struct unwind_copies_stats {
+	uint64_t walks; /* copies walked */
+	uint64_t walk_ns; /* CPU time walking them (the rules' lookups included), ns */
+	uint64_t loads; /* registrations made for them (unwinder__load_pid) */
+	uint64_t load_ns; /* their time (tables built or shared), ns */
+};
+
 /*
  * The walks' counts, enum bpfprof_stat (the WALK_* ends, FRAMES_*,
- * WALK_NOT_READY), to add to the BPF program's; and the registrations made.
+ * WALK_NOT_READY), to add to the BPF program's; and *cs (may be NULL).
  */
 void unwind_copies__stats(const struct unwind_copies *c, uint64_t st[BPFPROF_STAT_NR],
-			  uint64_t *loads);
+			  struct unwind_copies_stats *cs);
 
 #endif /* BPFPROF_UNWIND_COPIES_H */

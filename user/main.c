@@ -765,12 +765,13 @@ static void report_walks(struct run *r, struct session *s)
 {
 	uint64_t st[BPFPROF_STAT_NR];
 	struct unwinder_stats us = { 0 };
+	struct unwind_copies_stats cs = { 0 };
 
 	session__walk_stats(s, st);
 	if (r->copies) {
 		uint64_t cst[BPFPROF_STAT_NR];
 
-		unwind_copies__stats(r->copies, cst, NULL);
+		unwind_copies__stats(r->copies, cst, &cs);
 		for (int i = 0; i < BPFPROF_STAT_NR; i++)
 			st[i] += cst[i];
 	}
@@ -778,6 +779,11 @@ static void report_walks(struct run *r, struct session *s)
 		unwinder__stats(r->unwinder, &us);
 	unwinder__print_walks(stderr, st, r->unwinder ? &us : NULL,
 			      r->cfg.call_graph == CALL_GRAPH_DWARF ? "dwarf" : "fp");
+	if (cs.walks)
+		pr_info("stack copies: %llu walked in user space, %.1f us a stack; %llu registrations "
+			"made for them, %.1f ms\n",
+			(unsigned long long)cs.walks, (double)cs.walk_ns / 1e3 / cs.walks,
+			(unsigned long long)cs.loads, (double)cs.load_ns / 1e6);
 }
 
 /* Python frames: how many samples of Python processes had them, and why the others had none. */

@@ -19,6 +19,7 @@ struct unwind_copies {
 	uint32_t max_stack;
 	uint64_t st[BPFPROF_STAT_NR];
 	uint64_t loads;
+	uint64_t walks, walk_ns, load_ns; /* copies walked; time walking them, registering for them */
 	bool warned;
 	struct {
 		uint32_t pid;
@@ -80,6 +81,7 @@ static void load(struct unwind_copies *c, uint32_t pid)
 	c->reloads[k].ns = now;
 	err = unwinder__load_pid(c->u, pid);
 	c->loads++;
+	c->load_ns += mono_ns() - now;
 	if (err)
 		pr_debug("unwind: pid %u: registration for its copied stacks: %s\n", pid,
 			 strerror(-err));
@@ -94,6 +96,7 @@ int unwind_copies__sample(struct unwind_copies *c, const void *data, size_t size
 	struct unwind_step_stack stack;
 	struct unwind_step_result res;
 	struct rule_ctx rc = { .u = c->u };
+	uint64_t t0, load_before = c->load_ns;
 	size_t nk;
 	bool ready;
 
@@ -106,6 +109,7 @@ int unwind_copies__sample(struct unwind_copies *c, const void *data, size_t size
 	    size < BPFPROF_SAMPLE_COPY_HDR_SIZE + nk * 8 + rec->stack_size)
 		goto bad;
 	rc.pid = hdr.tgid;
+	t0 = mono_ns();
 	ready = unwinder__has_proc(c->u, rc.pid);
 	if (!ready) {
 		load(c, rc.pid);
@@ -136,6 +140,8 @@ int unwind_copies__sample(struct unwind_copies *c, const void *data, size_t size
 	c->st[BPFPROF_STAT_FRAMES_FP] += res.frames_fp;
 	c->nr = res.nr;
 	c->stop = res.stop;
+	c->walks++;
+	c->walk_ns += mono_ns() - t0 - (c->load_ns - load_before);
 
 	memcpy(out, &hdr, BPFPROF_SAMPLE_HDR_SIZE);
 	out->type = BPFPROF_REC_SAMPLE;
@@ -179,9 +185,13 @@ void unwind_copies__check_record(const struct unwind_copies *c, const void *data
 }
 
 void unwind_copies__stats(const struct unwind_copies *c, uint64_t st[BPFPROF_STAT_NR],
-			  uint64_t *loads)
+			  struct unwind_copies_stats *cs)
 {
 	memcpy(st, c->st, sizeof(c->st));
-	if (loads)
-		*loads = c->loads;
+	if (cs) {
+		cs->walks = c->walks;
+		cs->walk_ns = c->walk_ns;
+		cs->loads = c->loads;
+		cs->load_ns = c->load_ns;
+	}
 }
