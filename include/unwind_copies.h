@@ -6,18 +6,20 @@
  * unwinder__rule) and turned back into the struct bpfprof_sample the BPF
  * program would have sent, for the aggregator.
  *
- * A process that is not registered yet is registered now, on the caller's
- * thread, from /proc/PID/maps (its tables built or shared: the BPF walk of
- * its next samples takes them too); one whose walk meets a code address in
- * none of its registered mappings (mapped since: the dynamic loader's
- * libraries, dlopen) is registered again and walked once more, at most
- * every RELOAD_NS per process. A process gone before it was registered has
- * no tables: its copy is walked by frame pointers and counted as
- * BPFPROF_STAT_WALK_NOT_READY.
+ * A record of a process that is not registered yet is kept while the
+ * unwinder's thread registers it from /proc/PID/maps (its tables built or
+ * shared: the BPF walk of its next samples takes them too), so that the
+ * ring buffer's reader never waits for a table's build; so is one whose
+ * walk meets a code address in none of its registered mappings (mapped
+ * since: the dynamic loader's libraries, dlopen), registered again at most
+ * every RELOAD_NS per process, then walked once more. A process gone
+ * before it was registered has no tables: its copy is walked by frame
+ * pointers and counted as BPFPROF_STAT_WALK_NOT_READY.
  */
 #ifndef BPFPROF_UNWIND_COPIES_H
 #define BPFPROF_UNWIND_COPIES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "bpfprof_abi.h"
@@ -32,11 +34,25 @@ void unwind_copies__free(struct unwind_copies *c);
 /*
  * Walk copy record rec (size: the bytes received) into *out, a sample as
  * the BPF program sends it (*out_size: its bytes to hand to agg__record).
- * Returns 0, or -EINVAL for a malformed record (its size, nr_kernel or
- * stack_size out of bounds; warned once), -ENOMEM.
+ * A record of a process not registered yet, or whose walk met a pc in none
+ * of its mappings, is kept instead (returns 1) while its registration is
+ * made on the unwinder's thread (asked for here), for
+ * unwind_copies__release. Returns 0, 1, or -EINVAL for a malformed record
+ * (its size, nr_kernel or stack_size out of bounds; warned once), -ENOMEM.
  */
 int unwind_copies__sample(struct unwind_copies *c, const void *rec, size_t size,
 			  struct bpfprof_sample *out, size_t *out_size);
+
+/* A released record's sample (borrowed for the call). 0 or -errno (-ENOMEM stops the release). */
+typedef int (*unwind_copies_emit_fn)(void *ctx, const struct bpfprof_sample *s, size_t size);
+
+/*
+ * Walk the kept records whose registration is done (all: every one, once
+ * the registrations they wait for are made, 3 s at most: the run's end)
+ * and hand each sample to emit, in their order. Returns 0 or -ENOMEM.
+ */
+int unwind_copies__release(struct unwind_copies *c, bool all, unwind_copies_emit_fn emit,
+			   void *ctx);
 
 /*
  * The last sample's copy as --check-unwind's record (its registers, the
@@ -50,7 +66,8 @@ struct unwind_copies_stats {
 	uint64_t walks; /* copies walked */
 	uint64_t walk_ns; /* CPU time walking them (the rules' lookups included), ns */
 	uint64_t loads; /* registrations made for them (unwinder__load_pid) */
-	uint64_t load_ns; /* their time (tables built or shared), ns */
+	uint64_t load_ns; /* time asking for them (reading /proc/PID/maps), ns */
+	uint64_t held; /* records kept until their process was registered */
 };
 
 /*

@@ -116,6 +116,12 @@ struct unwinder_stats {
 
 void unwinder__stats(struct unwinder *u, struct unwinder_stats *st);
 
+/* Whether a registration of pid is queued or being made on the background thread */
+bool unwinder__pending(struct unwinder *u, uint32_t pid);
+
+/* Read /proc/PID/maps now and queue its registration (unwinder__queue). -ENOENT: gone. */
+int unwinder__queue_pid(struct unwinder *u, uint32_t pid);
+
 /* Whether process pid is registered (its entries are complete: the BPF walk would take it). */
 bool unwinder__has_proc(struct unwinder *u, uint32_t pid);
 

@@ -545,7 +545,7 @@ static int on_record(void *ctx, void *data, size_t size)
 			return 0;
 		err = unwind_copies__sample(r->copies, data, size, r->copy_sample, &size);
 		if (err)
-			return err == -ENOMEM ? err : 0;
+			return err == -ENOMEM ? err : 0; /* 1: kept until its process is registered */
 		if (r->checker) {
 			size_t n;
 
@@ -559,6 +559,22 @@ static int on_record(void *ctx, void *data, size_t size)
 	err = agg__record(iv->agg, data, size);
 
 	return err == -ENOMEM ? err : 0;
+}
+
+/* A stack copy's sample, walked once its process was registered */
+static int on_released(void *ctx, const struct bpfprof_sample *s, size_t size)
+{
+	int err = on_record(ctx, (void *)s, size);
+
+	return err == -ECANCELED ? 0 : err; /* carried to the next interval */
+}
+
+/* The copies whose processes are registered now (all: every one, the run's end) */
+static int release_copies(struct interval *iv, bool all)
+{
+	struct run *r = iv->run;
+
+	return r->copies ? unwind_copies__release(r->copies, all, on_released, iv) : 0;
 }
 
 /*
@@ -780,10 +796,11 @@ static void report_walks(struct run *r, struct session *s)
 	unwinder__print_walks(stderr, st, r->unwinder ? &us : NULL,
 			      r->cfg.call_graph == CALL_GRAPH_DWARF ? "dwarf" : "fp");
 	if (cs.walks)
-		pr_info("stack copies: %llu walked in user space, %.1f us a stack; %llu registrations "
-			"made for them, %.1f ms\n",
+		pr_info("stack copies: %llu walked in user space, %.1f us a stack; %llu kept until "
+			"their process was registered, %llu registrations asked for (%.1f ms)\n",
 			(unsigned long long)cs.walks, (double)cs.walk_ns / 1e3 / cs.walks,
-			(unsigned long long)cs.loads, (double)cs.load_ns / 1e6);
+			(unsigned long long)cs.held, (unsigned long long)cs.loads,
+			(double)cs.load_ns / 1e6);
 }
 
 /* Python frames: how many samples of Python processes had them, and why the others had none. */
@@ -1304,7 +1321,9 @@ int main(int argc, char **argv)
 		}
 		if (err > 0 || err == -ECANCELED)
 			stream_round(r);
-		err = 0;
+		err = release_copies(&iv, false);
+		if (err)
+			goto out;
 		now = now_ns(CLOCK_MONOTONIC);
 		if (exiting)
 			stop = true;
@@ -1373,7 +1392,7 @@ int main(int argc, char **argv)
 	iv.cut_ns = stop_at ?: now_ns(CLOCK_MONOTONIC);
 	iv.last = true;
 	session__stop(s);
-	if (feed_carried(&iv)) {
+	if (release_copies(&iv, true) || feed_carried(&iv)) {
 		err = -ENOMEM;
 		goto out;
 	}

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include "array.h"
 #include "log.h"
 #include "unwind_copies.h"
 #include "unwind_step.h"
@@ -13,6 +15,8 @@
 /* A process's registration is read again for an unmapped pc at most this often */
 #define RELOAD_NS (5 * 1000 * 1000ULL)
 #define RELOADS 64
+/* The run's end waits this long at most for the registrations its held records need */
+#define RELEASE_WAIT_MS 3000
 
 struct unwind_copies {
 	struct unwinder *u;
@@ -25,10 +29,21 @@ struct unwind_copies {
 		uint32_t pid;
 		uint64_t ns;
 	} reloads[RELOADS]; /* the last registration made here, by pid % RELOADS */
+	/* records waiting for their process's registration, in their order */
+	struct held *held;
+	size_t nr_held, cap_held;
+	uint64_t held_total;
+	struct bpfprof_sample *out; /* a released record's sample */
 	/* the last sample's walk, for unwind_copies__check_record */
 	uint64_t ips[BPFPROF_MAX_USER_STACK];
 	uint32_t nr;
 	uint32_t stop;
+};
+
+struct held {
+	uint32_t pid;
+	size_t size;
+	uint8_t *rec;
 };
 
 struct rule_ctx {
@@ -50,6 +65,11 @@ struct unwind_copies *unwind_copies__new(struct unwinder *u, uint32_t max_stack)
 
 	if (!c)
 		return NULL;
+	c->out = malloc(sizeof(*c->out));
+	if (!c->out) {
+		free(c);
+		return NULL;
+	}
 	c->u = u;
 	c->max_stack = max_stack && max_stack <= BPFPROF_MAX_USER_STACK ? max_stack :
 									  BPFPROF_MAX_STACK;
@@ -58,6 +78,12 @@ struct unwind_copies *unwind_copies__new(struct unwinder *u, uint32_t max_stack)
 
 void unwind_copies__free(struct unwind_copies *c)
 {
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->nr_held; i++)
+		free(c->held[i].rec);
+	free(c->held);
+	free(c->out);
 	free(c);
 }
 
@@ -69,26 +95,54 @@ static int rule_of(void *ctx, uint64_t pc, uint32_t *rule)
 	return err == -ENOENT ? -ENOENT : 0; /* -ESRCH (forgotten meanwhile): no row */
 }
 
-/* Register pid now, unless that was done less than RELOAD_NS ago. */
-static void load(struct unwind_copies *c, uint32_t pid)
+/*
+ * Queue pid's registration on the unwinder's thread, unless one was asked
+ * for less than RELOAD_NS ago. Returns 1 when queued now, 0 when asked for
+ * already, or -errno (-ENOENT: the process is gone).
+ */
+static int request(struct unwind_copies *c, uint32_t pid)
 {
 	uint64_t now = mono_ns();
 	int err, k = pid % RELOADS;
 
 	if (c->reloads[k].pid == pid && now - c->reloads[k].ns < RELOAD_NS)
-		return;
+		return 0;
 	c->reloads[k].pid = pid;
 	c->reloads[k].ns = now;
-	err = unwinder__load_pid(c->u, pid);
+	err = unwinder__queue_pid(c->u, pid);
 	c->loads++;
 	c->load_ns += mono_ns() - now;
 	if (err)
 		pr_debug("unwind: pid %u: registration for its copied stacks: %s\n", pid,
 			 strerror(-err));
+	return err ? err : 1;
 }
 
-int unwind_copies__sample(struct unwind_copies *c, const void *data, size_t size,
-			  struct bpfprof_sample *out, size_t *out_size)
+/* Keep record rec for unwind_copies__release. 0 or -ENOMEM. */
+static int hold(struct unwind_copies *c, uint32_t pid, const void *rec, size_t size)
+{
+	struct held *h;
+
+	if (array__grow((void **)&c->held, &c->cap_held, c->nr_held + 1, sizeof(*c->held)))
+		return -ENOMEM;
+	h = &c->held[c->nr_held];
+	h->rec = malloc(size);
+	if (!h->rec)
+		return -ENOMEM;
+	memcpy(h->rec, rec, size);
+	h->size = size;
+	h->pid = pid;
+	c->nr_held++;
+	c->held_total++;
+	return 0;
+}
+
+/*
+ * Walk rec into *out; 1 instead when the walk is to wait for a
+ * registration (released: never), 0, or -errno.
+ */
+static int walk_record(struct unwind_copies *c, const void *data, size_t size, bool released,
+		       struct bpfprof_sample *out, size_t *out_size)
 {
 	const struct bpfprof_sample_copy *rec = data;
 	struct bpfprof_sample hdr;
@@ -96,7 +150,7 @@ int unwind_copies__sample(struct unwind_copies *c, const void *data, size_t size
 	struct unwind_step_stack stack;
 	struct unwind_step_result res;
 	struct rule_ctx rc = { .u = c->u };
-	uint64_t t0, load_before = c->load_ns;
+	uint64_t t0;
 	size_t nk;
 	bool ready;
 
@@ -109,12 +163,12 @@ int unwind_copies__sample(struct unwind_copies *c, const void *data, size_t size
 	    size < BPFPROF_SAMPLE_COPY_HDR_SIZE + nk * 8 + rec->stack_size)
 		goto bad;
 	rc.pid = hdr.tgid;
-	t0 = mono_ns();
 	ready = unwinder__has_proc(c->u, rc.pid);
-	if (!ready) {
-		load(c, rc.pid);
-		ready = unwinder__has_proc(c->u, rc.pid);
-	}
+	/* not registered: wait for the registration under way, or ask for one */
+	if (!ready && !released &&
+	    (unwinder__pending(c->u, rc.pid) || request(c, rc.pid) == 1))
+		return hold(c, rc.pid, data, size) ?: 1;
+	t0 = mono_ns();
 	regs.ip = rec->regs[16];
 	regs.sp = rec->regs[7];
 	regs.bp = rec->regs[6];
@@ -123,11 +177,10 @@ int unwind_copies__sample(struct unwind_copies *c, const void *data, size_t size
 	stack.addr = regs.sp;
 	stack.size = rec->stack_size;
 	unwind_step__walk(&regs, &stack, ready ? rule_of : NULL, &rc, c->max_stack, c->ips, &res);
-	if (ready && res.unmapped_pc) {
-		/* a pc in none of the registered mappings: mapped since the registration */
-		load(c, rc.pid);
-		unwind_step__walk(&regs, &stack, rule_of, &rc, c->max_stack, c->ips, &res);
-	}
+	/* a pc in none of the registered mappings: mapped since; registered again, then walked */
+	if (ready && res.unmapped_pc && !released &&
+	    (unwinder__pending(c->u, rc.pid) || request(c, rc.pid) == 1))
+		return hold(c, rc.pid, data, size) ?: 1;
 	if (res.stop == BPFPROF_STAT_WALK_READ_FAULT)
 		pr_debug("unwind: pid %u: the walk of a copied stack (%u bytes from rsp %#llx) read past it after %u frames\n",
 			 rc.pid, rec->stack_size, (unsigned long long)regs.sp, res.nr);
@@ -141,7 +194,7 @@ int unwind_copies__sample(struct unwind_copies *c, const void *data, size_t size
 	c->nr = res.nr;
 	c->stop = res.stop;
 	c->walks++;
-	c->walk_ns += mono_ns() - t0 - (c->load_ns - load_before);
+	c->walk_ns += mono_ns() - t0;
 
 	memcpy(out, &hdr, BPFPROF_SAMPLE_HDR_SIZE);
 	out->type = BPFPROF_REC_SAMPLE;
@@ -159,6 +212,47 @@ bad:
 			size >= BPFPROF_SAMPLE_COPY_HDR_SIZE ? rec->stack_size : 0);
 	c->warned = true;
 	return -EINVAL;
+}
+
+int unwind_copies__sample(struct unwind_copies *c, const void *data, size_t size,
+			  struct bpfprof_sample *out, size_t *out_size)
+{
+	return walk_record(c, data, size, false, out, out_size);
+}
+
+int unwind_copies__release(struct unwind_copies *c, bool all, unwind_copies_emit_fn emit,
+			   void *ctx)
+{
+	size_t i, kept = 0, out_size;
+	int err = 0, waited;
+
+	/* the end: the registrations under way first (a few seconds at most) */
+	for (waited = 0; all && waited < RELEASE_WAIT_MS; waited += 5) {
+		bool pending = false;
+
+		for (i = 0; i < c->nr_held && !pending; i++)
+			pending = unwinder__pending(c->u, c->held[i].pid);
+		if (!pending)
+			break;
+		usleep(5000);
+	}
+	for (i = 0; i < c->nr_held; i++) {
+		struct held *h = &c->held[i];
+		int r;
+
+		if (err || (!all && unwinder__pending(c->u, h->pid))) {
+			c->held[kept++] = *h;
+			continue;
+		}
+		r = walk_record(c, h->rec, h->size, true, c->out, &out_size);
+		if (!r)
+			r = emit(ctx, c->out, out_size);
+		free(h->rec);
+		if (r == -ENOMEM)
+			err = r;
+	}
+	c->nr_held = kept;
+	return err;
 }
 
 void unwind_copies__check_record(const struct unwind_copies *c, const void *data,
@@ -193,5 +287,6 @@ void unwind_copies__stats(const struct unwind_copies *c, uint64_t st[BPFPROF_STA
 		cs->walk_ns = c->walk_ns;
 		cs->loads = c->loads;
 		cs->load_ns = c->load_ns;
+		cs->held = c->held_total;
 	}
 }

@@ -101,6 +101,7 @@ struct unwinder {
 	pthread_cond_t cond;
 	struct job *jobs;
 	size_t nr_jobs, cap_jobs;
+	uint32_t busy_pid; /* the job the thread runs; 0: none */
 };
 
 static uint64_t mono_ns(void)
@@ -884,6 +885,7 @@ static void *worker(void *arg)
 		j = u->jobs[0];
 		memmove(&u->jobs[0], &u->jobs[1], (u->nr_jobs - 1) * sizeof(*u->jobs));
 		u->nr_jobs--;
+		u->busy_pid = j.pid;
 		pthread_mutex_unlock(&u->lock);
 		if (kill((pid_t)j.pid, 0) == 0 || errno != ESRCH) {
 			int err = unwinder__load(u, j.pid, j.maps, j.nr_maps);
@@ -895,6 +897,7 @@ static void *worker(void *arg)
 			free((char *)j.maps[i].path);
 		free(j.maps);
 		pthread_mutex_lock(&u->lock);
+		u->busy_pid = 0;
 	}
 	pthread_mutex_unlock(&u->lock);
 	return NULL;
@@ -1001,5 +1004,38 @@ int unwinder__rule(struct unwinder *u, uint32_t pid, uint64_t addr, uint32_t *ru
 		break;
 	}
 	pthread_mutex_unlock(&u->lock);
+	return err;
+}
+
+bool unwinder__pending(struct unwinder *u, uint32_t pid)
+{
+	bool found;
+
+	pthread_mutex_lock(&u->lock);
+	found = u->busy_pid == pid;
+	for (size_t i = 0; !found && i < u->nr_jobs; i++)
+		found = u->jobs[i].pid == pid;
+	pthread_mutex_unlock(&u->lock);
+	return found;
+}
+
+int unwinder__queue_pid(struct unwinder *u, uint32_t pid)
+{
+	struct maps_buf mb = { 0 };
+	char *text = NULL;
+	size_t len = 0;
+	int err;
+
+	err = procmaps__read(u->proc_dir, pid, &text, &len);
+	if (err)
+		return err;
+	err = procmaps__parse(text, len, "maps", collect_mapping, &mb, NULL);
+	if (!err)
+		err = unwinder__queue(u, pid, mb.maps, mb.nr);
+	for (size_t i = 0; i < mb.nr_paths; i++)
+		free(mb.paths[i]);
+	free(mb.paths);
+	free(mb.maps);
+	free(text);
 	return err;
 }
