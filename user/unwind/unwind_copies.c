@@ -15,6 +15,12 @@
 /* A process's registration is read again for an unmapped pc at most this often */
 #define RELOAD_NS (5 * 1000 * 1000ULL)
 #define RELOADS 64
+/*
+ * Records kept at once, bytes at most (a few thousand copies: a burst of new
+ * processes under -a while the unwinder's thread builds); past it a record
+ * is walked at once, with what is registered
+ */
+#define MAX_HELD_BYTES (64ULL << 20)
 /* The run's end waits this long at most for the registrations its held records need */
 #define RELEASE_WAIT_MS 3000
 
@@ -33,6 +39,7 @@ struct unwind_copies {
 	struct held *held;
 	size_t nr_held, cap_held;
 	uint64_t held_total;
+	uint64_t held_bytes; /* of the records kept now */
 	struct bpfprof_sample *out; /* a released record's sample */
 	/* the last sample's walk, for unwind_copies__check_record */
 	uint64_t ips[BPFPROF_MAX_USER_STACK];
@@ -133,6 +140,7 @@ static int hold(struct unwind_copies *c, uint32_t pid, const void *rec, size_t s
 	h->size = size;
 	h->pid = pid;
 	c->nr_held++;
+	c->held_bytes += size;
 	c->held_total++;
 	return 0;
 }
@@ -164,6 +172,8 @@ static int walk_record(struct unwind_copies *c, const void *data, size_t size, b
 		goto bad;
 	rc.pid = hdr.tgid;
 	ready = unwinder__has_proc(c->u, rc.pid);
+	if (c->held_bytes + size > MAX_HELD_BYTES)
+		released = true; /* no room to keep it: walked now */
 	/* not registered: wait for the registration under way, or ask for one */
 	if (!ready && !released &&
 	    (unwinder__pending(c->u, rc.pid) || request(c, rc.pid) == 1))
@@ -247,6 +257,7 @@ int unwind_copies__release(struct unwind_copies *c, bool all, unwind_copies_emit
 		r = walk_record(c, h->rec, h->size, true, c->out, &out_size);
 		if (!r)
 			r = emit(ctx, c->out, out_size);
+		c->held_bytes -= h->size;
 		free(h->rec);
 		if (r == -ENOMEM)
 			err = r;
