@@ -1353,7 +1353,10 @@ int main(int argc, char **argv)
 			 * one starts there, with the records carried past it.
 			 */
 			iv.p->end_ns = next_interval;
-			err = interval_end(r, &iv, s, sy);
+			/* the copies kept for a registration are this interval's: walked now */
+			err = release_copies(&iv, true);
+			if (!err)
+				err = interval_end(r, &iv, s, sy);
 			ended = iv.p->end_ns;
 			interval_free(r, &iv);
 			/* paths of cgroups no sample named for a whole interval go */
