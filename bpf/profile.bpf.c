@@ -1186,7 +1186,8 @@ static __always_inline void send_sample_copy(struct bpf_perf_event_data *ctx,
 	b = bpf_map_lookup_elem(&scopy, &cpu);
 	w = bpf_map_lookup_elem(&walk_state, &slot);
 	if (!b || !w) {
-		stat_inc(BPFPROF_STAT_DROPPED); /* no buffer for this CPU: the sample is lost, counted */
+		/* no buffer for this CPU: the sample is lost, and counted */
+		stat_inc(BPFPROF_STAT_DROPPED);
 		return;
 	}
 	r = &b->regs;

@@ -84,7 +84,8 @@ static void walk(struct fixture *f, uint64_t ip, uint64_t sp, uint64_t bp, const
 		 uint64_t stack_bytes, bool tables, uint32_t max, struct unwind_step_result *res)
 {
 	struct unwind_step_regs regs = { .ip = ip, .sp = sp, .bp = bp, .code = code };
-	struct unwind_step_stack st = { .data = (const uint8_t *)f->stack, .addr = S,
+	struct unwind_step_stack st = { .data = (const uint8_t *)f->stack,
+					.addr = S,
 					.size = stack_bytes };
 
 	unwind_step__walk(&regs, &st, tables ? rule_of : NULL, f, max, f->ips, res);
@@ -181,7 +182,8 @@ static void test_signal(void **state)
 	memset(f->stack, 0xa5, sizeof(f->stack));
 	f->stack[(40 + 80) / 8] = S + 0x1b0; /* the interrupted rbp */
 	f->stack[(40 + 120) / 8] = S + 0x1a0; /* the interrupted rsp */
-	f->stack[(40 + 128) / 8] = CODE + 0x020; /* the interrupted rip, in a: not a return address */
+	f->stack[(40 + 128) / 8] =
+		CODE + 0x020; /* the interrupted rip, in a: not a return address */
 	f->stack[0x1a8 / 8] = CODE + 0x00d; /* a: CFA = rsp + 16, return address at rsp + 8 */
 	walk(f, CODE + 0x400, S, 0, NULL, sizeof(f->stack), true, 127, &res);
 	assert_int_equal(res.stop, BPFPROF_STAT_WALK_END);

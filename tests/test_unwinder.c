@@ -653,8 +653,8 @@ static void test_copies(void **state)
 	struct bpfprof_sample *out = calloc(1, sizeof(*out));
 	struct bpfprof_ustack_copy *check = calloc(1, sizeof(*check));
 	struct unwind_copies *c;
-	uint64_t st[BPFPROF_STAT_NR], addrs[] = { (uint64_t)(uintptr_t)this_function_is_hot,
-						  (uint64_t)(uintptr_t)fopen };
+	uint64_t st[BPFPROF_STAT_NR],
+		addrs[] = { (uint64_t)(uintptr_t)this_function_is_hot, (uint64_t)(uintptr_t)fopen };
 	size_t size, out_size, check_size;
 	uint32_t rule, gone = 0x7ffffff0;
 	bool self = false;

@@ -83,7 +83,8 @@ struct run {
 	/* samples sent with a stack copy for want of tables, walked here (unwind_copies.h) */
 	struct unwind_copies *copies;
 	struct bpfprof_sample *copy_sample; /* the sample a copy makes */
-	struct bpfprof_ustack_copy *copy_check; /* --check-unwind: the copy and its walk, for libdwfl */
+	struct bpfprof_ustack_copy
+		*copy_check; /* --check-unwind: the copy and its walk, for libdwfl */
 	/* the JVMs asked for their perf map at the end of the interval (jvm_perfmap.h) */
 	struct jvm_perfmaps *jvm_maps;
 	/* the symbolizer, for the observer's callbacks */
@@ -545,7 +546,8 @@ static int on_record(void *ctx, void *data, size_t size)
 			return 0;
 		err = unwind_copies__sample(r->copies, data, size, r->copy_sample, &size);
 		if (err)
-			return err == -ENOMEM ? err : 0; /* 1: kept until its process is registered */
+			return err == -ENOMEM ? err :
+						0; /* 1: kept until its process is registered */
 		if (r->checker) {
 			size_t n;
 
@@ -741,11 +743,13 @@ static void check_stack(struct run *r, const void *data, size_t size)
 	    log_verbosity < 2)
 		return;
 	if (res.verdict == UNWIND_CHECK_DIFFERENT)
-		pr_debug("check-unwind: pid %u tid %u: frame %u differs (BPF %u frames, libdwfl %u)\n",
-			 rec->tgid, rec->tid, res.first_diff, rec->nr_user, res.nr_dwfl);
+		pr_debug(
+			"check-unwind: pid %u tid %u: frame %u differs (BPF %u frames, libdwfl %u)\n",
+			rec->tgid, rec->tid, res.first_diff, rec->nr_user, res.nr_dwfl);
 	else
-		pr_debug("check-unwind: pid %u tid %u: BPF stopped first (BPF %u frames, libdwfl %u)\n",
-			 rec->tgid, rec->tid, rec->nr_user, res.nr_dwfl);
+		pr_debug(
+			"check-unwind: pid %u tid %u: BPF stopped first (BPF %u frames, libdwfl %u)\n",
+			rec->tgid, rec->tid, rec->nr_user, res.nr_dwfl);
 	for (uint32_t i = 0; i < rec->nr_user || i < res.nr_dwfl; i++) {
 		uint64_t b = i < rec->nr_user ? rec->ips[i] : 0,
 			 d = i < res.nr_dwfl ? res.dwfl_ips[i] : 0;

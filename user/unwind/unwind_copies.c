@@ -29,7 +29,8 @@ struct unwind_copies {
 	uint32_t max_stack;
 	uint64_t st[BPFPROF_STAT_NR];
 	uint64_t loads;
-	uint64_t walks, walk_ns, load_ns; /* copies walked; time walking them, registering for them */
+	uint64_t walks, walk_ns,
+		load_ns; /* copies walked; time walking them, registering for them */
 	bool warned;
 	struct {
 		uint32_t pid;
@@ -175,8 +176,7 @@ static int walk_record(struct unwind_copies *c, const void *data, size_t size, b
 	if (c->held_bytes + size > MAX_HELD_BYTES)
 		released = true; /* no room to keep it: walked now */
 	/* not registered: wait for the registration under way, or ask for one */
-	if (!ready && !released &&
-	    (unwinder__pending(c->u, rc.pid) || request(c, rc.pid) == 1))
+	if (!ready && !released && (unwinder__pending(c->u, rc.pid) || request(c, rc.pid) == 1))
 		return hold(c, rc.pid, data, size) ?: 1;
 	t0 = mono_ns();
 	regs.ip = rec->regs[16];
@@ -192,8 +192,9 @@ static int walk_record(struct unwind_copies *c, const void *data, size_t size, b
 	    (unwinder__pending(c->u, rc.pid) || request(c, rc.pid) == 1))
 		return hold(c, rc.pid, data, size) ?: 1;
 	if (res.stop == BPFPROF_STAT_WALK_READ_FAULT)
-		pr_debug("unwind: pid %u: the walk of a copied stack (%u bytes from rsp %#llx) read past it after %u frames\n",
-			 rc.pid, rec->stack_size, (unsigned long long)regs.sp, res.nr);
+		pr_debug(
+			"unwind: pid %u: the walk of a copied stack (%u bytes from rsp %#llx) read past it after %u frames\n",
+			rc.pid, rec->stack_size, (unsigned long long)regs.sp, res.nr);
 	if (res.stop) {
 		c->st[res.stop]++;
 		if (!ready)
@@ -230,8 +231,7 @@ int unwind_copies__sample(struct unwind_copies *c, const void *data, size_t size
 	return walk_record(c, data, size, false, out, out_size);
 }
 
-int unwind_copies__release(struct unwind_copies *c, bool all, unwind_copies_emit_fn emit,
-			   void *ctx)
+int unwind_copies__release(struct unwind_copies *c, bool all, unwind_copies_emit_fn emit, void *ctx)
 {
 	size_t i, kept = 0, out_size;
 	int err = 0, waited;

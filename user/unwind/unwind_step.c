@@ -27,7 +27,8 @@ static bool stack_read(const struct walk *w, uint64_t addr, uint64_t *val)
 {
 	const struct unwind_step_stack *s = w->stack;
 
-	if (!s->data || addr < s->addr || addr - s->addr > s->size || s->size - (addr - s->addr) < 8)
+	if (!s->data || addr < s->addr || addr - s->addr > s->size ||
+	    s->size - (addr - s->addr) < 8)
 		return false;
 	memcpy(val, s->data + (addr - s->addr), 8);
 	return true;

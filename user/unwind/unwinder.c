@@ -637,7 +637,8 @@ static int add_entries(struct unwinder *u, struct proc_entry *pe, const struct p
 	if (array__grow((void **)&pe->ranges, &pe->cap_ranges, pe->nr_ranges + 1,
 			sizeof(*pe->ranges)))
 		return -ENOMEM;
-	pe->ranges[pe->nr_ranges++] = (struct proc_range){ .start = m->start, .end = m->end, .v = *v };
+	pe->ranges[pe->nr_ranges++] =
+		(struct proc_range){ .start = m->start, .end = m->end, .v = *v };
 	for (i = 0; i < n; i++) {
 		err = u->sink.set_mapping(u->sink.ctx, &keys[i], v);
 		if (err)

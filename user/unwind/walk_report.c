@@ -38,12 +38,14 @@ void unwinder__print_walks(FILE *f, const uint64_t st[BPFPROF_STAT_NR],
 		(unsigned long long)st[BPFPROF_STAT_WALK_LIMIT],
 		(unsigned long long)st[BPFPROF_STAT_WALK_BAD],
 		(unsigned long long)st[BPFPROF_STAT_WALK_NOT_READY],
-		(unsigned long long)(st[BPFPROF_STAT_COPY_NOT_READY] + st[BPFPROF_STAT_COPY_NO_MAPPING]),
+		(unsigned long long)(st[BPFPROF_STAT_COPY_NOT_READY] +
+				     st[BPFPROF_STAT_COPY_NO_MAPPING]),
 		(unsigned long long)st[BPFPROF_STAT_COPY_NOT_READY],
 		(unsigned long long)st[BPFPROF_STAT_COPY_NO_MAPPING],
 		st[BPFPROF_STAT_COPY_NOT_READY] + st[BPFPROF_STAT_COPY_NO_MAPPING] ?
 			st[BPFPROF_STAT_COPY_BYTES] / 1024.0 /
-				(st[BPFPROF_STAT_COPY_NOT_READY] + st[BPFPROF_STAT_COPY_NO_MAPPING]) :
+				(st[BPFPROF_STAT_COPY_NOT_READY] +
+				 st[BPFPROF_STAT_COPY_NO_MAPPING]) :
 			0.0);
 	if (us) {
 		struct rusage ru;
