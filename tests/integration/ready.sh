@@ -36,7 +36,8 @@
 # a sample taken in the page fault of a new stack page (rsp's page is not
 # there yet: no copy), V8 builtins' frames (no CFI, frame pointers); each
 # about 0.3-1 %.
-# About 5 s of wall time (two commands twice, perf script over each).
+# About 8 s of wall time on an idle machine, 14 s at load 15 (two commands
+# twice, perf script over each: node's perf.data dominates).
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
