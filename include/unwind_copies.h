@@ -13,8 +13,10 @@
  * walk meets a code address in none of its registered mappings (mapped
  * since: the dynamic loader's libraries, dlopen), registered again at most
  * every RELOAD_NS per process, then walked once more. A process gone
- * before it was registered has no tables: its copy is walked by frame
- * pointers and counted as BPFPROF_STAT_WALK_NOT_READY.
+ * before it was registered is registered from the maps remembered at its
+ * first sample (its files opened by path where they are the very files
+ * mapped); one whose maps were not remembered has no tables: its copy is
+ * walked by frame pointers and counted as BPFPROF_STAT_WALK_NOT_READY.
  */
 #ifndef BPFPROF_UNWIND_COPIES_H
 #define BPFPROF_UNWIND_COPIES_H
@@ -27,8 +29,18 @@
 
 struct unwind_copies;
 
-/* New walker of copies over u's registrations (borrowed); max_stack: --max-stack. NULL: ENOMEM */
-struct unwind_copies *unwind_copies__new(struct unwinder *u, uint32_t max_stack);
+/*
+ * The maps text remembered for process (pid, start) (maps_cache.h), for a
+ * process gone before it was registered; NULL when none. Borrowed.
+ */
+typedef const char *(*unwind_copies_maps_fn)(void *ctx, uint32_t pid, uint32_t start, size_t *len);
+
+/*
+ * New walker of copies over u's registrations (borrowed); max_stack:
+ * --max-stack; maps (may be NULL) and its ctx. NULL: ENOMEM
+ */
+struct unwind_copies *unwind_copies__new(struct unwinder *u, uint32_t max_stack,
+					 unwind_copies_maps_fn maps, void *maps_ctx);
 void unwind_copies__free(struct unwind_copies *c);
 
 /*
@@ -68,6 +80,7 @@ struct unwind_copies_stats {
 	uint64_t loads; /* registrations made for them (unwinder__load_pid) */
 	uint64_t load_ns; /* time asking for them (reading /proc/PID/maps), ns */
 	uint64_t held; /* records kept until their process was registered */
+	uint64_t gone_loads; /* processes gone registered from their remembered maps */
 };
 
 /*

@@ -83,6 +83,13 @@ int unwinder__load(struct unwinder *u, uint32_t pid, const struct profile_mappin
 int unwinder__load_pid(struct unwinder *u, uint32_t pid);
 
 /*
+ * The same from maps text (/proc/PID/maps' format) read earlier: a process
+ * gone since, whose files are then opened by path where they are the very
+ * files mapped (device and inode). Returns 0 or -errno.
+ */
+int unwinder__load_text(struct unwinder *u, uint32_t pid, const char *text, size_t len);
+
+/*
  * The same on the background thread: the mappings are copied, the call
  * returns at once; a later request for the same pid replaces a pending one.
  * Returns 0 or -ENOMEM.

@@ -596,6 +596,18 @@ static void test_debug_file(void **state)
 	assert_int_equal(load_exe_rows(pid, prog), want);
 }
 
+/* unwind_copies_maps_fn: this process's maps, for any pid */
+static const char *self_maps(void *ctx, uint32_t pid, uint32_t start, size_t *len)
+{
+	static char text[65536];
+	FILE *fp = fopen("/proc/self/maps", "r");
+
+	assert_non_null(fp);
+	*len = fread(text, 1, sizeof(text), fp);
+	fclose(fp);
+	return text;
+}
+
 /* The top of this thread's stack ([stack] in /proc/self/maps) */
 static uint64_t stack_end(void)
 {
@@ -671,7 +683,7 @@ static void test_copies(void **state)
 	assert_int_equal(unwinder__rule(u, getpid(), 16, &rule), -ENOENT);
 	assert_int_equal(unwinder__rule(u, gone, addrs[0], &rule), -ESRCH);
 
-	c = unwind_copies__new(u, 127);
+	c = unwind_copies__new(u, 127, NULL, NULL);
 	assert_non_null(c);
 	size = capture(rec, stack_end());
 	assert_int_equal(unwind_copies__sample(c, rec, size, out, &out_size), 0);
@@ -698,7 +710,20 @@ static void test_copies(void **state)
 	assert_int_equal(unwind_copies__sample(c, rec, size, out, &out_size), 0);
 	unwind_copies__stats(c, st, NULL);
 	assert_int_equal(st[BPFPROF_STAT_WALK_NOT_READY], 1);
+	unwind_copies__free(c);
 
+	/*
+	 * gone, with its maps remembered (this process's, as another pid's):
+	 * registered from them, its files opened by path (same inode), walked
+	 */
+	c = unwind_copies__new(u, 127, self_maps, NULL);
+	assert_non_null(c);
+	assert_int_equal(unwind_copies__sample(c, rec, size, out, &out_size), 0);
+	unwind_copies__stats(c, st, NULL);
+	assert_int_equal(st[BPFPROF_STAT_WALK_NOT_READY], 0);
+	assert_int_equal(st[BPFPROF_STAT_WALK_END], 1);
+	assert_true(unwinder__has_proc(u, gone));
+	unwinder__forget(u, gone);
 	unwind_copies__free(c);
 	unwinder__free(u);
 	fake_free(f);

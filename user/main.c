@@ -801,10 +801,11 @@ static void report_walks(struct run *r, struct session *s)
 			      r->cfg.call_graph == CALL_GRAPH_DWARF ? "dwarf" : "fp");
 	if (cs.walks)
 		pr_info("stack copies: %llu walked in user space, %.1f us a stack; %llu kept until "
-			"their process was registered, %llu registrations asked for (%.1f ms)\n",
+			"their process was registered, %llu registrations asked for, %llu processes "
+			"gone registered from their remembered maps (%.1f ms)\n",
 			(unsigned long long)cs.walks, (double)cs.walk_ns / 1e3 / cs.walks,
 			(unsigned long long)cs.held, (unsigned long long)cs.loads,
-			(double)cs.load_ns / 1e6);
+			(unsigned long long)cs.gone_loads, (double)cs.load_ns / 1e6);
 }
 
 /* Python frames: how many samples of Python processes had them, and why the others had none. */
@@ -916,6 +917,14 @@ static void report_bpf_cost(struct session *s)
 			(double)ns / runs, (unsigned long long)runs);
 }
 
+/* The maps remembered for a process (maps_cache.h), for the copies of one gone unregistered */
+static const char *remembered_maps(void *ctx, uint32_t pid, uint32_t start, size_t *len)
+{
+	struct run *r = ctx;
+
+	return maps_cache__get(r->maps, pid, start, len);
+}
+
 /* The unwinder, and the tables of the -p targets before their samples count. */
 static int unwinder_start(struct run *r, struct session *s)
 {
@@ -927,7 +936,7 @@ static int unwinder_start(struct run *r, struct session *s)
 	if (!r->unwinder)
 		return -errno;
 	if (r->cfg.call_graph == CALL_GRAPH_DWARF) {
-		r->copies = unwind_copies__new(r->unwinder, r->cfg.max_stack);
+		r->copies = unwind_copies__new(r->unwinder, r->cfg.max_stack, remembered_maps, r);
 		r->copy_sample = malloc(sizeof(*r->copy_sample));
 		r->copy_check = malloc(sizeof(*r->copy_check));
 		if (!r->copies || !r->copy_sample || !r->copy_check)

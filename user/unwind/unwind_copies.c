@@ -3,6 +3,7 @@
  * Copied stacks -> samples (include/unwind_copies.h).
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -41,6 +42,9 @@ struct unwind_copies {
 	size_t nr_held, cap_held;
 	uint64_t held_total;
 	uint64_t held_bytes; /* of the records kept now */
+	unwind_copies_maps_fn maps;
+	void *maps_ctx;
+	uint64_t gone_loads;
 	struct bpfprof_sample *out; /* a released record's sample */
 	/* the last sample's walk, for unwind_copies__check_record */
 	uint64_t ips[BPFPROF_MAX_USER_STACK];
@@ -67,7 +71,8 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-struct unwind_copies *unwind_copies__new(struct unwinder *u, uint32_t max_stack)
+struct unwind_copies *unwind_copies__new(struct unwinder *u, uint32_t max_stack,
+					 unwind_copies_maps_fn maps, void *maps_ctx)
 {
 	struct unwind_copies *c = calloc(1, sizeof(*c));
 
@@ -79,6 +84,8 @@ struct unwind_copies *unwind_copies__new(struct unwinder *u, uint32_t max_stack)
 		return NULL;
 	}
 	c->u = u;
+	c->maps = maps;
+	c->maps_ctx = maps_ctx;
 	c->max_stack = max_stack && max_stack <= BPFPROF_MAX_USER_STACK ? max_stack :
 									  BPFPROF_MAX_STACK;
 	return c;
@@ -178,6 +185,18 @@ static int walk_record(struct unwind_copies *c, const void *data, size_t size, b
 	/* not registered: wait for the registration under way, or ask for one */
 	if (!ready && !released && (unwinder__pending(c->u, rc.pid) || request(c, rc.pid) == 1))
 		return hold(c, rc.pid, data, size) ?: 1;
+	if (!ready && c->maps && kill((pid_t)rc.pid, 0) && errno == ESRCH) {
+		/* gone unregistered: from the maps remembered at its first sample, now */
+		size_t len;
+		const char *text = c->maps(c->maps_ctx, rc.pid, hdr.start, &len);
+		uint64_t t = mono_ns();
+
+		if (text && !unwinder__load_text(c->u, rc.pid, text, len)) {
+			c->gone_loads++;
+			ready = unwinder__has_proc(c->u, rc.pid);
+		}
+		c->load_ns += mono_ns() - t;
+	}
 	t0 = mono_ns();
 	regs.ip = rec->regs[16];
 	regs.sp = rec->regs[7];
@@ -299,5 +318,6 @@ void unwind_copies__stats(const struct unwind_copies *c, uint64_t st[BPFPROF_STA
 		cs->loads = c->loads;
 		cs->load_ns = c->load_ns;
 		cs->held = c->held_total;
+		cs->gone_loads = c->gone_loads;
 	}
 }

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 #include <endian.h>
@@ -209,7 +210,24 @@ static int open_mapped(struct unwinder *u, uint32_t pid, const struct profile_ma
 	if (fd >= 0)
 		return fd;
 	snprintf(path, sizeof(path), "%s/%u/root", u->proc_dir, pid);
-	return proc_file__open_in(path, m->path, NULL, UINT64_MAX);
+	fd = proc_file__open_in(path, m->path, NULL, UINT64_MAX);
+	if (fd >= 0 || !m->inode)
+		return fd;
+	/*
+	 * the process is gone (a registration from its remembered maps): the
+	 * same path in this mount namespace, if it is the very file mapped
+	 */
+	fd = proc_file__open_in("/", m->path, NULL, UINT64_MAX);
+	if (fd >= 0) {
+		struct stat st;
+
+		if (fstat(fd, &st) || st.st_ino != m->inode || major(st.st_dev) != m->dev_major ||
+		    minor(st.st_dev) != m->dev_minor) {
+			close(fd);
+			fd = -ENOENT;
+		}
+	}
+	return fd;
 }
 
 static struct file_entry *find_file(struct unwinder *u, const uint8_t *id, size_t id_len, dev_t dev,
@@ -813,16 +831,11 @@ static int collect_mapping(const struct procmaps_entry *e, void *ctx)
 	return 0;
 }
 
-int unwinder__load_pid(struct unwinder *u, uint32_t pid)
+int unwinder__load_text(struct unwinder *u, uint32_t pid, const char *text, size_t len)
 {
 	struct maps_buf mb = { 0 };
-	char *text = NULL;
-	size_t len = 0;
 	int err;
 
-	err = procmaps__read(u->proc_dir, pid, &text, &len);
-	if (err)
-		return err;
 	err = procmaps__parse(text, len, "maps", collect_mapping, &mb, NULL);
 	if (!err)
 		err = unwinder__load(u, pid, mb.maps, mb.nr);
@@ -830,6 +843,19 @@ int unwinder__load_pid(struct unwinder *u, uint32_t pid)
 		free(mb.paths[i]);
 	free(mb.paths);
 	free(mb.maps);
+	return err;
+}
+
+int unwinder__load_pid(struct unwinder *u, uint32_t pid)
+{
+	char *text = NULL;
+	size_t len = 0;
+	int err;
+
+	err = procmaps__read(u->proc_dir, pid, &text, &len);
+	if (err)
+		return err;
+	err = unwinder__load_text(u, pid, text, len);
 	free(text);
 	return err;
 }
