@@ -320,6 +320,13 @@ static __always_inline bool kernel_addr(__u64 ip)
  * tables"); map sizes are set by user space before load.
  */
 const volatile bool unwind_tables_on = false;
+/*
+ * A sample the tables cannot walk yet (the process's are being built, or a
+ * pc in no registered mapping) is sent with its registers and the top of
+ * its stack (struct bpfprof_sample_copy) for user space to walk with the
+ * same rows once they are built, instead of being walked by frame pointers.
+ */
+const volatile bool copy_stacks = false;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
@@ -389,6 +396,14 @@ struct walk {
 	__u8 fp_prev; /* pc came from a frame-pointer step: not checked yet */
 	__u8 jumped; /* a frame-pointer step went down or sideways once */
 	__u8 walking; /* a walk was begun (walk_begin) */
+	/*
+	 * The sample goes to user space as a stack copy (BPFPROF_STAT_COPY_*:
+	 * why), not as this walk's result: sample_send
+	 */
+	__u8 copy;
+	__u8 kregs; /* ip0, sp0, bp0 are the task's saved user registers, not the sample's */
+	__u8 pad[3];
+	__u64 ip0, sp0, bp0; /* the registers the walk began from */
 	__u32 now; /* the sample's time >> 30 (about seconds): tables' `used` */
 	__u32 steps; /* steps done: the legacy variant's walk goes on across tail calls */
 };
@@ -594,6 +609,13 @@ step_fn walk_step(__u32 i, void *data)
 			/* a frame-pointer step's return address outside the code: garbage, not a frame */
 			if (w->fp_prev && w->end > w->nk + 1)
 				w->end--;
+			/*
+			 * a pc from the registers or a CFI step is code: a mapping
+			 * registered since the process's maps were read (a library
+			 * the dynamic loader mapped, dlopen), for user space to walk
+			 */
+			else if (!w->fp_prev && copy_stacks && wslot == SLOT_SAMPLE)
+				w->copy = BPFPROF_STAT_COPY_NO_MAPPING;
 			return walk_stop(w, BPFPROF_STAT_WALK_NO_MAPPING);
 		}
 		if (m->table != BPFPROF_UNWIND_NO_TABLE)
@@ -727,10 +749,30 @@ static __always_inline bool walk_begin(struct bpfprof_sample *e, __u64 nk, __u32
 		w->leaf = 0;
 	w->now = e->time_ns >> 30;
 	e->ips[nk] = ip;
+	w->ip0 = ip;
+	w->sp0 = sp;
+	w->bp0 = bp;
+	w->kregs = at_entry;
 	w->tables = unwind_tables_on && bpf_map_lookup_elem(&unwind_procs, &tgid);
-	if (unwind_tables_on && !w->tables)
+	if (unwind_tables_on && !w->tables) {
+		/* a sample's stack is copied for user space; an off-CPU block's is walked by frame pointers */
+		if (copy_stacks && slot == SLOT_SAMPLE) {
+			w->copy = BPFPROF_STAT_COPY_NOT_READY;
+			return false;
+		}
 		stat_inc(BPFPROF_STAT_WALK_NOT_READY);
+	}
 	return true;
+}
+
+/* The sample's stack is to be copied for user space (walk_begin, walk_step) */
+static __always_inline __u32 walk_copy(void)
+{
+	struct walk *w;
+	__u32 slot = cur_slot();
+
+	w = bpf_map_lookup_elem(&walk_state, &slot);
+	return w && slot == SLOT_SAMPLE ? w->copy : 0;
 }
 
 /*
@@ -744,8 +786,8 @@ static __always_inline __u64 walk_end(__u32 *stop)
 
 	*stop = 0;
 	w = bpf_map_lookup_elem(&walk_state, &slot);
-	if (!w || !w->walking)
-		return 0;
+	if (!w || !w->walking || w->copy)
+		return 0; /* a copy's walk is user space's, and counted there */
 	*stop = w->stop ? w->stop : BPFPROF_STAT_WALK_LIMIT;
 	stat_inc(*stop);
 	return w->end > w->nk ? w->end - w->nk : 0;
@@ -874,8 +916,9 @@ static __always_inline bool user_stack_begin(struct bpf_perf_event_data *ctx,
 		ip = regs ? PT_REGS_IP_CORE(regs) : 0;
 		sp = regs ? PT_REGS_SP_CORE(regs) : 0;
 		bp = regs ? PT_REGS_FP_CORE(regs) : 0;
+		return walk_begin(e, nk, tgid, ip, sp, bp, true);
 	}
-	return walk_begin(e, nk, tgid, ip, sp, bp, at_entry);
+	return walk_begin(e, nk, tgid, ip, sp, bp, false);
 }
 
 #include "python.bpf.h"
@@ -1122,6 +1165,118 @@ static __always_inline void send_ustack_copy(struct bpf_perf_event_data *ctx, __
 		stat_inc(BPFPROF_STAT_CHECK_COPIES);
 }
 
+/* The sample's record with its stack copied (struct bpfprof_sample_copy), and its user registers */
+struct sample_copy_buf {
+	struct bpfprof_sample_copy c;
+	struct pt_regs regs;
+};
+
+/*
+ * One a CPU, by CPU number (a per-CPU value may not pass 32 KiB): user space
+ * sets max_entries to the possible CPUs before load
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sample_copy_buf);
+} scopy SEC(".maps");
+
+#define COPY_DATA_MAX (BPFPROF_MAX_STACK * 8 + BPFPROF_COPY_STACK_SIZE)
+
+/*
+ * Send sample e (nk kernel addresses) as a stack copy for user space to
+ * walk: its header and kernel addresses, the registers the walk began from
+ * (the sample's, or those the task saved at its kernel entry), and the user
+ * stack from rsp, a page at a time (bpf_probe_read_user is all or nothing:
+ * the copy ends at the first page not mapped), at most
+ * BPFPROF_COPY_STACK_SIZE. The stack has not changed since the sample: the
+ * program runs in its interrupt, before the task goes on.
+ */
+static __always_inline void send_sample_copy(struct bpf_perf_event_data *ctx,
+					     struct bpfprof_sample *e, __u64 nk)
+{
+	struct sample_copy_buf *b;
+	struct walk *w;
+	struct pt_regs *r, *ur;
+	__u32 cpu = bpf_get_smp_processor_id(), slot = SLOT_SAMPLE;
+	__u64 sp, off, first, copied = 0, size;
+
+	b = bpf_map_lookup_elem(&scopy, &cpu);
+	w = bpf_map_lookup_elem(&walk_state, &slot);
+	if (!b || !w) {
+		/* no buffer for this CPU: the sample is lost, and counted */
+		stat_inc(BPFPROF_STAT_DROPPED);
+		return;
+	}
+	r = &b->regs;
+	if (w->kregs) {
+		ur = task_user_regs(current_task());
+		if (!ur || bpf_probe_read_kernel(r, sizeof(*r), ur))
+			__builtin_memset(r, 0, sizeof(*r));
+	} else {
+		*r = ctx->regs;
+	}
+	b->c.type = BPFPROF_REC_SAMPLE_COPY;
+	b->c.why = w->copy;
+	b->c.after_syscall = !w->leaf; /* walk_begin's finding */
+	b->c.regs[0] = r->ax;
+	b->c.regs[1] = r->dx;
+	b->c.regs[2] = r->cx;
+	b->c.regs[3] = r->bx;
+	b->c.regs[4] = r->si;
+	b->c.regs[5] = r->di;
+	b->c.regs[6] = w->bp0;
+	b->c.regs[7] = w->sp0;
+	b->c.regs[8] = r->r8;
+	b->c.regs[9] = r->r9;
+	b->c.regs[10] = r->r10;
+	b->c.regs[11] = r->r11;
+	b->c.regs[12] = r->r12;
+	b->c.regs[13] = r->r13;
+	b->c.regs[14] = r->r14;
+	b->c.regs[15] = r->r15;
+	b->c.regs[16] = w->ip0;
+	b->c.code_ok = !bpf_probe_read_user(b->c.code, sizeof(b->c.code), (const void *)(w->ip0 - 1));
+	e->nr_user = 0;
+	e->nr_py = 0;
+	e->py_stop = 0;
+	__builtin_memcpy(b->c.hdr, e, BPFPROF_SAMPLE_HDR_SIZE);
+	nk &= 0xff;
+	if (nk > BPFPROF_MAX_STACK)
+		nk = BPFPROF_MAX_STACK;
+	off = nk * 8;
+	if (off && bpf_probe_read_kernel(b->c.data, off, e->ips))
+		return;
+	/* to the end of rsp's page, then whole pages while they are mapped */
+	sp = w->sp0;
+	first = USTACK_CHUNK - (sp & (USTACK_CHUNK - 1));
+	if (sp && off <= BPFPROF_MAX_STACK * 8 &&
+	    !bpf_probe_read_user(b->c.data + off, first, (const void *)sp)) {
+		copied = first;
+#pragma unroll
+		for (int k = 0; k < BPFPROF_COPY_STACK_SIZE / USTACK_CHUNK - 1; k++) {
+			if (copied > BPFPROF_COPY_STACK_SIZE - USTACK_CHUNK ||
+			    bpf_probe_read_user(b->c.data + off + copied, USTACK_CHUNK,
+						(const void *)(sp + copied)))
+				break;
+			copied += USTACK_CHUNK;
+		}
+	}
+	b->c.stack_size = copied;
+	size = BPFPROF_SAMPLE_COPY_HDR_SIZE + off + copied;
+	if (size > sizeof(b->c))
+		size = sizeof(b->c);
+	if (bpf_ringbuf_output(&samples, &b->c, size, ring_wakeup(e->tgid))) {
+		stat_inc(BPFPROF_STAT_DROPPED);
+		return;
+	}
+	stat_inc(BPFPROF_STAT_SAMPLES);
+	stat_inc(w->copy == BPFPROF_STAT_COPY_NO_MAPPING ? BPFPROF_STAT_COPY_NO_MAPPING :
+							      BPFPROF_STAT_COPY_NOT_READY);
+	stat_add(BPFPROF_STAT_COPY_BYTES, size);
+}
+
 /*
  * A sample's end, once its user walk is over: the checks, then the record
  * goes out. Everything comes from the per-CPU scratch record and walk
@@ -1139,6 +1294,10 @@ static __always_inline void sample_send(struct bpf_perf_event_data *ctx)
 	nk = e->nr_kernel;
 	if (nk > BPFPROF_MAX_STACK)
 		nk = BPFPROF_MAX_STACK;
+	if (walk_copy()) {
+		send_sample_copy(ctx, e, nk);
+		return;
+	}
 	nu = walk_end(&stop);
 	if (nu > BPFPROF_MAX_USER_STACK)
 		nu = BPFPROF_MAX_USER_STACK;
@@ -1224,7 +1383,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		/* no tail call (not set up): the leaf only, stopped at the frame limit */
 #else
 		for_each_step(max_user_stack - 1, walk_step, NULL);
-		if (py_begin(e, nk, walk_nu(), tgid))
+		if (!walk_copy() && py_begin(e, nk, walk_nu(), tgid))
 			for_each_step(PY_STEPS, py_step, NULL);
 		py_end();
 #endif
@@ -1255,7 +1414,7 @@ int walk_sample(struct bpf_perf_event_data *ctx)
 	if (!e)
 		return 0;
 	tgid = e->tgid;
-	if (bpf_map_lookup_elem(&py_procs, &tgid))
+	if (!walk_copy() && bpf_map_lookup_elem(&py_procs, &tgid))
 		bpf_tail_call(ctx, &py_jmp_sample, 0);
 	sample_end(ctx);
 #endif

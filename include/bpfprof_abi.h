@@ -27,6 +27,8 @@ enum bpfprof_rec_type {
 	BPFPROF_REC_USTACK_COPY = 2, /* --check-unwind: struct bpfprof_ustack_copy */
 	BPFPROF_REC_OFFCPU = 3, /* --off-cpu: struct bpfprof_offcpu */
 	BPFPROF_REC_NOTICE = 4, /* the `notices` ring: struct bpfprof_notice */
+	/* a sample whose user stack is for user space to unwind: struct bpfprof_sample_copy */
+	BPFPROF_REC_SAMPLE_COPY = 5,
 };
 
 /* Indices into the per-CPU `stats` array. */
@@ -58,8 +60,9 @@ enum bpfprof_stat {
 	BPFPROF_STAT_WALK_LIMIT = 16, /* --max-stack frames */
 	BPFPROF_STAT_WALK_BAD =
 		17, /* a frame that does not go up the stack, a loop, a 0 return address */
-	BPFPROF_STAT_WALK_NOT_READY =
-		18, /* the process's tables were not loaded yet: frame pointers only */
+	BPFPROF_STAT_WALK_NOT_READY = 18, /* walked by frame pointers for want of tables: the
+					     process's were not loaded yet and no copy was sent
+					     (off-CPU blocks; user space: a process gone unread) */
 	BPFPROF_STAT_FRAMES_CFI = 19, /* frames stepped with a CFI row */
 	BPFPROF_STAT_FRAMES_FP =
 		20, /* frames stepped with frame pointers (no row, no table, not ready) */
@@ -76,6 +79,15 @@ enum bpfprof_stat {
 	BPFPROF_STAT_PY_LIMIT = 27, /* BPFPROF_MAX_PY_FRAMES frames: the older ones left out */
 	BPFPROF_STAT_PY_NO_EVAL = 28, /* a Python process's sample outside the eval loop: no walk */
 	BPFPROF_STAT_PY_FRAMES = 29, /* Python frames recorded */
+	/*
+	 * Samples sent as struct bpfprof_sample_copy, their user stack for user
+	 * space to unwind with the same tables (user/unwind/unwind_step.c):
+	 * the process's tables were not loaded yet, or the walk met an address
+	 * outside its registered mappings (a library mapped since)
+	 */
+	BPFPROF_STAT_COPY_NOT_READY = 30,
+	BPFPROF_STAT_COPY_NO_MAPPING = 31,
+	BPFPROF_STAT_COPY_BYTES = 32, /* their bytes in the ring buffer */
 	BPFPROF_STAT_NR,
 };
 
@@ -337,6 +349,44 @@ struct bpfprof_ustack_copy {
 _Static_assert(sizeof(struct bpfprof_ustack_copy) ==
 		       BPFPROF_USTACK_COPY_HDR_SIZE + BPFPROF_CHECK_STACK_SIZE,
 	       "struct bpfprof_ustack_copy layout");
+
+/*
+ * A sample whose user stack the BPF program did not walk, for want of
+ * tables (the process's are still being built; or its walk met a pc in no
+ * registered mapping: a library mapped since), with what user space needs
+ * to walk it with the same rules once they are built: the user registers
+ * and a copy of the top of the user stack, as perf's PERF_SAMPLE_REGS_USER
+ * and PERF_SAMPLE_STACK_USER. Only the first
+ *   BPFPROF_SAMPLE_COPY_HDR_SIZE + nr_kernel * 8 + stack_size
+ * bytes are sent:
+ *   hdr    struct bpfprof_sample's first BPFPROF_SAMPLE_HDR_SIZE bytes
+ *          (nr_user 0, nr_py 0: no Python walk without the native one)
+ *   data   the hdr's nr_kernel kernel addresses, leaf first, then
+ *          stack_size bytes of the user stack from regs[7] (rsp) upwards,
+ *          copied a page at a time up to the first page not mapped, at most
+ *          BPFPROF_COPY_STACK_SIZE (perf copies 8 KiB by default, ddprof 32)
+ * regs[] are in DWARF x86-64 order as in struct bpfprof_ustack_copy; code[]
+ * the 4 bytes at rip - 1 (the walk's leaf-prologue check) when code_ok.
+ * after_syscall: rip follows a `syscall` instruction where the registers were
+ * saved at kernel entry: the leaf's row is looked up at rip - 1 (walk_begin).
+ */
+#define BPFPROF_COPY_STACK_SIZE 32768
+struct bpfprof_sample_copy {
+	__u32 type; /* BPFPROF_REC_SAMPLE_COPY */
+	__u32 stack_size; /* bytes of user stack in data[], after the kernel addresses */
+	__u16 why; /* BPFPROF_STAT_COPY_NOT_READY or BPFPROF_STAT_COPY_NO_MAPPING */
+	__u8 code_ok;
+	__u8 after_syscall;
+	__u8 code[4];
+	__u64 regs[BPFPROF_CHECK_NR_REGS];
+	__u8 hdr[BPFPROF_SAMPLE_HDR_SIZE];
+	__u8 data[BPFPROF_MAX_STACK * 8 + BPFPROF_COPY_STACK_SIZE];
+};
+
+#define BPFPROF_SAMPLE_COPY_HDR_SIZE (16 + 8 * BPFPROF_CHECK_NR_REGS + BPFPROF_SAMPLE_HDR_SIZE)
+_Static_assert(sizeof(struct bpfprof_sample_copy) ==
+		       BPFPROF_SAMPLE_COPY_HDR_SIZE + BPFPROF_MAX_STACK * 8 + BPFPROF_COPY_STACK_SIZE,
+	       "struct bpfprof_sample_copy layout");
 
 /*
  * --off-cpu: one block of a task in scope, at least the threshold long,

@@ -35,6 +35,12 @@ struct session_opts {
 	 */
 	bool unwind;
 	uint64_t unwind_budget;
+	/*
+	 * Samples of processes whose tables are not ready sent with a stack
+	 * copy (struct bpfprof_sample_copy) for user space to walk, instead of
+	 * walked by frame pointers (needs unwind and a budget)
+	 */
+	bool copy_stacks;
 	uint32_t max_user_stack; /* --max-stack: 1..BPFPROF_MAX_USER_STACK; 0: BPFPROF_MAX_STACK */
 	uint32_t check_unwind_every; /* --check-unwind: a stack copy every N user-mode samples; 0 none */
 	const uint64_t *cgroup_ids; /* cgroup v2 ids to keep; NULL: all */

@@ -44,6 +44,14 @@ struct unwind_sink {
 	void (*drop_table)(void *ctx, uint32_t id);
 	/* The walk's last use of table id (struct bpfprof_unwind_table.used); 0: never */
 	uint32_t (*table_used)(void *ctx, uint32_t id);
+	/*
+	 * The words of loaded table id as the BPF walk reads them, and its
+	 * description: 0, or -errno (not loaded, dropped). Borrowed until the
+	 * table is loaded again or dropped (both under the unwinder's lock,
+	 * as this call is). May be NULL: user-space walks then find no rows.
+	 */
+	int (*table_words)(void *ctx, uint32_t id, const struct bpfprof_unwind_table **info,
+			   const uint32_t **words, uint32_t *nr_words);
 	uint64_t budget; /* kernel memory tables may take, bytes; 0: no tables */
 	uint32_t max_tables;
 	void *ctx;
@@ -81,6 +89,13 @@ int unwinder__load(struct unwinder *u, uint32_t pid, const struct profile_mappin
 
 /* Read /proc/PID/maps and register the process as above. -ENOENT: gone. */
 int unwinder__load_pid(struct unwinder *u, uint32_t pid);
+
+/*
+ * The same from maps text (/proc/PID/maps' format) read earlier: a process
+ * gone since, whose files are then opened by path where they are the very
+ * files mapped (device and inode). Returns 0 or -errno.
+ */
+int unwinder__load_text(struct unwinder *u, uint32_t pid, const char *text, size_t len);
 
 /*
  * The same on the background thread: the mappings are copied, the call
@@ -121,6 +136,25 @@ struct unwinder_stats {
 };
 
 void unwinder__stats(struct unwinder *u, struct unwinder_stats *st);
+
+/* Whether a registration of pid is queued or being made on the background thread */
+bool unwinder__pending(struct unwinder *u, uint32_t pid);
+
+/* Read /proc/PID/maps now and queue its registration (unwinder__queue). -ENOENT: gone. */
+int unwinder__queue_pid(struct unwinder *u, uint32_t pid);
+
+/* Whether process pid is registered (its entries are complete: the BPF walk would take it). */
+bool unwinder__has_proc(struct unwinder *u, uint32_t pid);
+
+/*
+ * The rule the BPF walk finds for user address addr of process pid: the
+ * executable mapping of the registration that holds addr, then its table's
+ * row (unwind_compact__lookup over the words sink->table_words gives).
+ * Returns 0 with *rule (BPFPROF_UNWIND_NONE: no table, no row), -ENOENT
+ * when no executable mapping holds addr, -ESRCH when pid is not registered.
+ * For the user-space walk of copied stacks (include/unwind_step.h).
+ */
+int unwinder__rule(struct unwinder *u, uint32_t pid, uint64_t addr, uint32_t *rule);
 
 /*
  * Split [start, end) into aligned power-of-two blocks as LPM keys for

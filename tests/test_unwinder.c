@@ -38,6 +38,7 @@ static char tmp_dir[] = "/tmp/test_unwinder.XXXXXX";
 
 #define TEST_TMP_DIR tmp_dir
 #include "test_files.h"
+#include "unwind_copies.h"
 
 #define MAX_ENTRIES 4096
 #define MAX_TABLES 64
@@ -143,6 +144,19 @@ static int fake_set_proc(void *ctx, uint32_t tgid, bool ready)
 	return 0;
 }
 
+static int fake_table_words(void *ctx, uint32_t id, const struct bpfprof_unwind_table **info,
+			    const uint32_t **words, uint32_t *nr_words)
+{
+	struct fake *f = ctx;
+
+	if (id >= MAX_TABLES || !f->words[id])
+		return -ENOENT;
+	*info = &f->tables[id];
+	*words = f->words[id];
+	*nr_words = f->nr_words[id];
+	return 0;
+}
+
 static struct unwinder *new_unwinder(struct fake *f, uint64_t budget)
 {
 	struct unwind_sink sink = {
@@ -152,6 +166,7 @@ static struct unwinder *new_unwinder(struct fake *f, uint64_t budget)
 		.load_table = fake_load_table,
 		.drop_table = fake_drop_table,
 		.table_used = fake_table_used,
+		.table_words = fake_table_words,
 		.budget = budget,
 		.max_tables = MAX_TABLES,
 		.ctx = f,
@@ -636,6 +651,142 @@ static void test_cache(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* unwind_copies_maps_fn: this process's maps, for any pid */
+static const char *self_maps(void *ctx, uint32_t pid, uint32_t start, size_t *len)
+{
+	static char text[65536];
+	FILE *fp = fopen("/proc/self/maps", "r");
+
+	assert_non_null(fp);
+	*len = fread(text, 1, sizeof(text), fp);
+	fclose(fp);
+	return text;
+}
+
+/* The top of this thread's stack ([stack] in /proc/self/maps) */
+static uint64_t stack_end(void)
+{
+	char line[512];
+	unsigned long long lo, hi, end = 0;
+	FILE *fp = fopen("/proc/self/maps", "r");
+
+	assert_non_null(fp);
+	while (fgets(line, sizeof(line), fp))
+		if (strstr(line, "[stack]") && sscanf(line, "%llx-%llx", &lo, &hi) == 2)
+			end = hi;
+	fclose(fp);
+	assert_true(end != 0);
+	return end;
+}
+
+/*
+ * A stack copy of this very call, as the BPF program makes one
+ * (struct bpfprof_sample_copy): rsp, rbp and an ip of this function, and
+ * the stack from rsp up (not changed until this function returns)
+ */
+static __attribute__((noinline)) size_t capture(struct bpfprof_sample_copy *rec, uint64_t end)
+{
+	struct bpfprof_sample hdr = { .type = BPFPROF_REC_SAMPLE, .tgid = (uint32_t)getpid() };
+	uint64_t rsp, rbp, rip, size;
+
+	__asm__ volatile("mov %%rsp, %0\n\tmov %%rbp, %1\n\tlea (%%rip), %2"
+			 : "=r"(rsp), "=r"(rbp), "=r"(rip));
+	size = end - rsp < BPFPROF_COPY_STACK_SIZE ? end - rsp : BPFPROF_COPY_STACK_SIZE;
+	hdr.tid = hdr.tgid;
+	memset(rec, 0, BPFPROF_SAMPLE_COPY_HDR_SIZE);
+	rec->type = BPFPROF_REC_SAMPLE_COPY;
+	rec->why = BPFPROF_STAT_COPY_NOT_READY;
+	rec->regs[6] = rbp;
+	rec->regs[7] = rsp;
+	rec->regs[16] = rip;
+	rec->stack_size = (uint32_t)size;
+	memcpy(rec->hdr, &hdr, BPFPROF_SAMPLE_HDR_SIZE);
+	memcpy(rec->data, (const void *)(uintptr_t)rsp, size);
+	return BPFPROF_SAMPLE_COPY_HDR_SIZE + size;
+}
+
+/*
+ * The user-space walk of copied stacks (unwind_copies.h) over this test's
+ * own registration: unwinder__rule finds what the BPF lookup finds; a copy
+ * of this test's stack walks to _start (END) with this function among its
+ * frames; a malformed record is refused; a process that cannot be
+ * registered (gone) is walked by frame pointers and counted so.
+ */
+static void test_copies(void **state)
+{
+	struct fake *f = calloc(1, sizeof(*f));
+	struct unwinder *u = new_unwinder(f, 256 << 20);
+	struct bpfprof_sample_copy *rec = calloc(1, sizeof(*rec));
+	struct bpfprof_sample *out = calloc(1, sizeof(*out));
+	struct bpfprof_ustack_copy *check = calloc(1, sizeof(*check));
+	struct unwind_copies *c;
+	uint64_t st[BPFPROF_STAT_NR],
+		addrs[] = { (uint64_t)(uintptr_t)this_function_is_hot, (uint64_t)(uintptr_t)fopen };
+	size_t size, out_size, check_size;
+	uint32_t rule, gone = 0x7ffffff0;
+	bool self = false;
+
+	assert_non_null(u);
+	assert_non_null(rec);
+	assert_int_equal(unwinder__load_pid(u, getpid()), 0);
+	assert_true(unwinder__has_proc(u, getpid()));
+	for (size_t i = 0; i < 2; i++)
+		for (uint64_t a = addrs[i]; a < addrs[i] + 64; a++) {
+			assert_int_equal(unwinder__rule(u, getpid(), a, &rule), 0);
+			assert_int_equal(rule, bpf_rule(f, lpm_lookup(f, getpid(), a), a));
+		}
+	assert_int_equal(unwinder__rule(u, getpid(), 16, &rule), -ENOENT);
+	assert_int_equal(unwinder__rule(u, gone, addrs[0], &rule), -ESRCH);
+
+	c = unwind_copies__new(u, 127, NULL, NULL);
+	assert_non_null(c);
+	size = capture(rec, stack_end());
+	assert_int_equal(unwind_copies__sample(c, rec, size, out, &out_size), 0);
+	unwind_copies__stats(c, st, NULL);
+	assert_int_equal(st[BPFPROF_STAT_WALK_END], 1);
+	assert_int_equal(st[BPFPROF_STAT_WALK_NOT_READY], 0);
+	assert_true(out->nr_user >= 4); /* capture, test_copies, cmocka's runner..., main, _start */
+	assert_int_equal(out->type, BPFPROF_REC_SAMPLE);
+	assert_int_equal(out_size, BPFPROF_SAMPLE_HDR_SIZE + out->nr_user * 8);
+	assert_int_equal(out->ips[0], rec->regs[16]);
+	for (uint32_t i = 1; i < out->nr_user; i++)
+		self |= out->ips[i] > (uint64_t)(uintptr_t)test_copies &&
+			out->ips[i] < (uint64_t)(uintptr_t)test_copies + 4096;
+	assert_true(self);
+	unwind_copies__check_record(c, rec, check, &check_size);
+	assert_int_equal(check->nr_user, out->nr_user);
+	assert_int_equal(check->end_reached, 1);
+	assert_int_equal(check_size, BPFPROF_USTACK_COPY_HDR_SIZE + check->stack_size);
+
+	/* malformed: a stack size past the record's bytes */
+	assert_int_equal(unwind_copies__sample(c, rec, size - 1, out, &out_size), -EINVAL);
+	/* a process gone: no registration, frame pointers, counted */
+	memcpy(rec->hdr + offsetof(struct bpfprof_sample, tgid), &gone, sizeof(gone));
+	assert_int_equal(unwind_copies__sample(c, rec, size, out, &out_size), 0);
+	unwind_copies__stats(c, st, NULL);
+	assert_int_equal(st[BPFPROF_STAT_WALK_NOT_READY], 1);
+	unwind_copies__free(c);
+
+	/*
+	 * gone, with its maps remembered (this process's, as another pid's):
+	 * registered from them, its files opened by path (same inode), walked
+	 */
+	c = unwind_copies__new(u, 127, self_maps, NULL);
+	assert_non_null(c);
+	assert_int_equal(unwind_copies__sample(c, rec, size, out, &out_size), 0);
+	unwind_copies__stats(c, st, NULL);
+	assert_int_equal(st[BPFPROF_STAT_WALK_NOT_READY], 0);
+	assert_int_equal(st[BPFPROF_STAT_WALK_END], 1);
+	assert_true(unwinder__has_proc(u, gone));
+	unwinder__forget(u, gone);
+	unwind_copies__free(c);
+	unwinder__free(u);
+	fake_free(f);
+	free(rec);
+	free(out);
+	free(check);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -645,6 +796,7 @@ int main(void)
 		cmocka_unit_test(test_full),
 		cmocka_unit_test(test_evict),
 		cmocka_unit_test(test_queue),
+		cmocka_unit_test(test_copies),
 		cmocka_unit_test_teardown(test_debug_file, teardown_debug_file),
 	};
 

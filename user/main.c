@@ -50,6 +50,7 @@
 #include "targets.h"
 #include "unwind_cache.h"
 #include "unwind_check.h"
+#include "unwind_copies.h"
 #include "write.h"
 #include "write_perfdata.h"
 #include "xray.h"
@@ -82,6 +83,11 @@ struct run {
 	struct unwind_cache *unwind_cache;
 	/* --check-unwind: libdwfl's unwind of copied stacks against the BPF walk */
 	struct unwind_check *checker;
+	/* samples sent with a stack copy for want of tables, walked here (unwind_copies.h) */
+	struct unwind_copies *copies;
+	struct bpfprof_sample *copy_sample; /* the sample a copy makes */
+	struct bpfprof_ustack_copy
+		*copy_check; /* --check-unwind: the copy and its walk, for libdwfl */
 	/* the JVMs asked for their perf map at the end of the interval (jvm_perfmap.h) */
 	struct jvm_perfmaps *jvm_maps;
 	/* the symbolizer, for the observer's callbacks */
@@ -537,11 +543,43 @@ static int on_record(void *ctx, void *data, size_t size)
 		check_stack(r, data, size);
 		return 0;
 	}
+	if (size >= 4 && *(const uint32_t *)data == BPFPROF_REC_SAMPLE_COPY) {
+		/* walked here with the tables the BPF walk lacked, then taken as the sample it makes */
+		if (!r->copies)
+			return 0;
+		err = unwind_copies__sample(r->copies, data, size, r->copy_sample, &size);
+		if (err)
+			return err == -ENOMEM ? err :
+						0; /* 1: kept until its process is registered */
+		if (r->checker) {
+			size_t n;
+
+			unwind_copies__check_record(r->copies, data, r->copy_check, &n);
+			check_stack(r, r->copy_check, n);
+		}
+		data = r->copy_sample;
+	}
 	if (iv->cut_ns && !agg__record_time(data, size, &t) && t >= iv->cut_ns)
 		return iv->last ? 0 : carry_record(r, data, size);
 	err = agg__record(iv->agg, data, size);
 
 	return err == -ENOMEM ? err : 0;
+}
+
+/* A stack copy's sample, walked once its process was registered */
+static int on_released(void *ctx, const struct bpfprof_sample *s, size_t size)
+{
+	int err = on_record(ctx, (void *)s, size);
+
+	return err == -ECANCELED ? 0 : err; /* carried to the next interval */
+}
+
+/* The copies whose processes are registered now (all: every one, the run's end) */
+static int release_copies(struct interval *iv, bool all)
+{
+	struct run *r = iv->run;
+
+	return r->copies ? unwind_copies__release(r->copies, all, on_released, iv) : 0;
 }
 
 /*
@@ -704,10 +742,17 @@ static void check_stack(struct run *r, const void *data, size_t size)
 
 	if (!r->checker || unwind_check__sample(r->checker, rec, size, &res))
 		return;
-	if (res.verdict != UNWIND_CHECK_DIFFERENT || log_verbosity < 2)
+	if ((res.verdict != UNWIND_CHECK_DIFFERENT && res.verdict != UNWIND_CHECK_BPF_SHORTER) ||
+	    log_verbosity < 2)
 		return;
-	pr_debug("check-unwind: pid %u tid %u: frame %u differs (BPF %u frames, libdwfl %u)\n",
-		 rec->tgid, rec->tid, res.first_diff, rec->nr_user, res.nr_dwfl);
+	if (res.verdict == UNWIND_CHECK_DIFFERENT)
+		pr_debug(
+			"check-unwind: pid %u tid %u: frame %u differs (BPF %u frames, libdwfl %u)\n",
+			rec->tgid, rec->tid, res.first_diff, rec->nr_user, res.nr_dwfl);
+	else
+		pr_debug(
+			"check-unwind: pid %u tid %u: BPF stopped first (BPF %u frames, libdwfl %u)\n",
+			rec->tgid, rec->tid, rec->nr_user, res.nr_dwfl);
 	for (uint32_t i = 0; i < rec->nr_user || i < res.nr_dwfl; i++) {
 		uint64_t b = i < rec->nr_user ? rec->ips[i] : 0,
 			 d = i < res.nr_dwfl ? res.dwfl_ips[i] : 0;
@@ -743,14 +788,29 @@ static void report_walks(struct run *r, struct session *s)
 {
 	uint64_t st[BPFPROF_STAT_NR];
 	struct unwinder_stats us = { 0 };
+	struct unwind_copies_stats cs = { 0 };
 
 	session__walk_stats(s, st);
+	if (r->copies) {
+		uint64_t cst[BPFPROF_STAT_NR];
+
+		unwind_copies__stats(r->copies, cst, &cs);
+		for (int i = 0; i < BPFPROF_STAT_NR; i++)
+			st[i] += cst[i];
+	}
 	if (r->unwinder)
 		unwinder__stats(r->unwinder, &us);
 	unwinder__print_walks(stderr, st, r->unwinder ? &us : NULL,
 			      r->cfg.call_graph == CALL_GRAPH_DWARF ? "dwarf" : "fp");
 	if (log_verbosity >= 1)
 		unwind_cache__print(stderr, r->unwind_cache);
+	if (cs.walks)
+		pr_info("stack copies: %llu walked in user space, %.1f us a stack; %llu kept until "
+			"their process was registered, %llu registrations asked for, %llu processes "
+			"gone registered from their remembered maps (%.1f ms)\n",
+			(unsigned long long)cs.walks, (double)cs.walk_ns / 1e3 / cs.walks,
+			(unsigned long long)cs.held, (unsigned long long)cs.loads,
+			(unsigned long long)cs.gone_loads, (double)cs.load_ns / 1e6);
 }
 
 /* Python frames: how many samples of Python processes had them, and why the others had none. */
@@ -862,6 +922,14 @@ static void report_bpf_cost(struct session *s)
 			(double)ns / runs, (unsigned long long)runs);
 }
 
+/* The maps remembered for a process (maps_cache.h), for the copies of one gone unregistered */
+static const char *remembered_maps(void *ctx, uint32_t pid, uint32_t start, size_t *len)
+{
+	struct run *r = ctx;
+
+	return maps_cache__get(r->maps, pid, start, len);
+}
+
 /* The unwinder, and the tables of the -p targets before their samples count. */
 static int unwinder_start(struct run *r, struct session *s)
 {
@@ -876,6 +944,13 @@ static int unwinder_start(struct run *r, struct session *s)
 		r->unwind_cache = unwind_cache__open(r->cfg.unwind_cache, r->cfg.unwind_cache_bytes,
 						     r->cfg.unwind_cache_set);
 		unwinder__set_cache(r->unwinder, r->unwind_cache);
+	}
+	if (r->cfg.call_graph == CALL_GRAPH_DWARF) {
+		r->copies = unwind_copies__new(r->unwinder, r->cfg.max_stack, remembered_maps, r);
+		r->copy_sample = malloc(sizeof(*r->copy_sample));
+		r->copy_check = malloc(sizeof(*r->copy_check));
+		if (!r->copies || !r->copy_sample || !r->copy_check)
+			return -ENOMEM;
 	}
 	for (i = 0; i < r->cfg.nr_pids; i++) {
 		err = unwinder__load_pid(r->unwinder, r->cfg.pids[i]);
@@ -1212,6 +1287,7 @@ int main(int argc, char **argv)
 	sopts.offcpu_thresh_ns = r->cfg.offcpu_thresh_us * 1000;
 	sopts.unwind = true;
 	sopts.unwind_budget = r->cfg.call_graph == CALL_GRAPH_DWARF ? r->cfg.unwind_memory : 0;
+	sopts.copy_stacks = true;
 	sopts.check_unwind_every = r->cfg.check_unwind ? 4 : 0;
 	sopts.max_user_stack = r->cfg.max_stack;
 	sopts.cgroup_ids = r->cfg.cgroup_ids;
@@ -1268,7 +1344,9 @@ int main(int argc, char **argv)
 		}
 		if (err > 0 || err == -ECANCELED)
 			stream_round(r);
-		err = 0;
+		err = release_copies(&iv, false);
+		if (err)
+			goto out;
 		now = now_ns(CLOCK_MONOTONIC);
 		if (exiting)
 			stop = true;
@@ -1298,7 +1376,10 @@ int main(int argc, char **argv)
 			 * one starts there, with the records carried past it.
 			 */
 			iv.p->end_ns = next_interval;
-			err = interval_end(r, &iv, s, sy);
+			/* the copies kept for a registration are this interval's: walked now */
+			err = release_copies(&iv, true);
+			if (!err)
+				err = interval_end(r, &iv, s, sy);
 			ended = iv.p->end_ns;
 			interval_free(r, &iv);
 			/* paths of cgroups no sample named for a whole interval go */
@@ -1337,7 +1418,7 @@ int main(int argc, char **argv)
 	iv.cut_ns = stop_at ?: now_ns(CLOCK_MONOTONIC);
 	iv.last = true;
 	session__stop(s);
-	if (feed_carried(&iv)) {
+	if (release_copies(&iv, true) || feed_carried(&iv)) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -1364,6 +1445,9 @@ out:
 	targets__close(&tg);
 	interval_free(r, &iv);
 	python_procs__free(r->py);
+	unwind_copies__free(r->copies);
+	free(r->copy_sample);
+	free(r->copy_check);
 	unwinder__free(r->unwinder);
 	unwind_cache__free(r->unwind_cache);
 	unwind_check__free(r->checker);

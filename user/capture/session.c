@@ -54,6 +54,13 @@ struct session {
 	struct ring_buffer *notices;
 	session_record_fn on_notice;
 	uint32_t nr_since_notices;
+	/*
+	 * Tables the user-space walk of copied stacks reads (sink_table_words):
+	 * each table's words map mapped read-only, by slot, until the slot is
+	 * loaded again or dropped; NULL until the first such walk
+	 */
+	struct table_view *views;
+	uint32_t nr_views;
 };
 
 /* Samples read between two looks at the notices: a look is two loads when none wait. */
@@ -289,6 +296,7 @@ static int load_variant(struct session *s, const struct session_opts *o,
 	s->skel->rodata->offcpu_task_work = task_work;
 	s->skel->rodata->self_tgid = (uint32_t)getpid();
 	s->skel->rodata->unwind_tables_on = o->unwind;
+	s->skel->rodata->copy_stacks = o->unwind && o->unwind_budget && o->copy_stacks;
 	s->skel->rodata->check_unwind_every = o->check_unwind_every;
 	s->skel->rodata->max_user_stack = o->max_user_stack && o->max_user_stack <= BPFPROF_MAX_USER_STACK ?
 						  o->max_user_stack :
@@ -308,6 +316,14 @@ static int load_variant(struct session *s, const struct session_opts *o,
 	/* preallocated where the variant must (legacy): no room for what is not used */
 	if (!err && !o->unwind)
 		err = bpf_map__set_max_entries(s->skel->maps.unwind_procs, 1);
+	/* stack copies (struct bpfprof_sample_copy): one buffer a CPU */
+	if (!err)
+		err = bpf_map__set_max_entries(s->skel->maps.scopy,
+					       o->unwind && o->unwind_budget && o->copy_stacks ?
+						       (uint32_t)(libbpf_num_possible_cpus() > 0 ?
+									  libbpf_num_possible_cpus() :
+									  1) :
+						       1);
 	if (!err && !o->follow_forks)
 		err = bpf_program__set_autoload(s->skel->progs.on_fork, false);
 	if (!err && !o->offcpu)
@@ -756,12 +772,28 @@ static uint64_t map_memlock(int fd)
  * element-by-element update; the pages leave bpfprof's RSS with the
  * munmap), then put in unwind_rows; the slot's description goes last.
  */
+struct table_view {
+	void *mem; /* NULL: not mapped */
+	size_t len;
+	struct bpfprof_unwind_table info;
+};
+
+static void view_drop(struct session *s, uint32_t id)
+{
+	if (id < s->nr_views && s->views[id].mem) {
+		munmap(s->views[id].mem, s->views[id].len);
+		s->views[id].mem = NULL;
+	}
+}
+
 static int sink_load_table(void *ctx, uint32_t id, const struct bpfprof_unwind_table *info,
 			   const uint32_t *words, uint32_t nr_words, uint64_t *bytes)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
 	struct session *s = ctx;
 	uint32_t n = (nr_words + 1) / 2;
+
+	view_drop(s, id);
 	size_t len = ((size_t)n * 8 + 4095) & ~(size_t)4095;
 	void *mem;
 	int fd, err = 0;
@@ -799,6 +831,7 @@ static void sink_drop_table(void *ctx, uint32_t id)
 	struct session *s = ctx;
 	struct bpfprof_unwind_table none = { 0 };
 
+	view_drop(s, id);
 	bpf_map__update_elem(s->skel->maps.unwind_tables, &id, sizeof(id), &none, sizeof(none),
 			     BPF_ANY);
 	bpf_map__delete_elem(s->skel->maps.unwind_rows, &id, sizeof(id), 0);
@@ -814,6 +847,61 @@ static uint32_t sink_table_used(void *ctx, uint32_t id)
 	return t.used;
 }
 
+/*
+ * The words of table id as the walk reads them: its inner map (by the id
+ * unwind_rows gives user space) mapped read-only, kept until the slot is
+ * loaded again or dropped; the description from unwind_tables.
+ */
+static int sink_table_words(void *ctx, uint32_t id, const struct bpfprof_unwind_table **info,
+			    const uint32_t **words, uint32_t *nr_words)
+{
+	struct session *s = ctx;
+	struct table_view *v;
+	struct bpf_map_info mi;
+	uint32_t map_id, len = sizeof(mi);
+	int fd, err = 0;
+
+	if (!s->views) {
+		s->nr_views = bpf_map__max_entries(s->skel->maps.unwind_tables);
+		s->views = calloc(s->nr_views, sizeof(*s->views));
+		if (!s->views) {
+			s->nr_views = 0;
+			return -ENOMEM;
+		}
+	}
+	if (id >= s->nr_views)
+		return -ENOENT;
+	v = &s->views[id];
+	if (!v->mem) {
+		if (bpf_map__lookup_elem(s->skel->maps.unwind_tables, &id, sizeof(id), &v->info,
+					 sizeof(v->info), 0) ||
+		    !v->info.nr_pages ||
+		    bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.unwind_rows), &id, &map_id))
+			return -ENOENT;
+		fd = bpf_map_get_fd_by_id(map_id);
+		if (fd < 0)
+			return -errno;
+		memset(&mi, 0, sizeof(mi));
+		if (bpf_obj_get_info_by_fd(fd, &mi, &len)) {
+			err = -errno;
+		} else {
+			v->len = ((size_t)mi.max_entries * mi.value_size + 4095) & ~(size_t)4095;
+			v->mem = mmap(NULL, v->len, PROT_READ, MAP_SHARED, fd, 0);
+			if (v->mem == MAP_FAILED) {
+				err = -errno;
+				v->mem = NULL;
+			}
+		}
+		close(fd);
+		if (err)
+			return err;
+	}
+	*info = &v->info;
+	*words = v->mem;
+	*nr_words = (uint32_t)(v->len / sizeof(uint32_t));
+	return 0;
+}
+
 void session__unwind_sink(struct session *s, struct unwind_sink *sink)
 {
 	memset(sink, 0, sizeof(*sink));
@@ -823,6 +911,7 @@ void session__unwind_sink(struct session *s, struct unwind_sink *sink)
 	sink->load_table = sink_load_table;
 	sink->drop_table = sink_drop_table;
 	sink->table_used = sink_table_used;
+	sink->table_words = sink_table_words;
 	sink->budget = s->unwind_budget;
 	sink->max_tables = bpf_map__max_entries(s->skel->maps.unwind_tables);
 	sink->ctx = s;
@@ -879,6 +968,9 @@ void session__close(struct session *s)
 		close(s->epfd);
 	ring_buffer__free(s->rb);
 	ring_buffer__free(s->notices);
+	for (uint32_t i = 0; i < s->nr_views; i++)
+		view_drop(s, i);
+	free(s->views);
 	profile_bpf__destroy(s->skel);
 	free(s->links);
 	free(s->pfds);

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 #include <endian.h>
@@ -62,10 +63,18 @@ struct file_entry {
 	bool used;
 };
 
+/* An executable mapping as the LPM trie has it, for the user-space walk (unwinder__rule) */
+struct proc_range {
+	uint64_t start, end;
+	struct bpfprof_unwind_mapping v;
+};
+
 struct proc_entry {
 	uint32_t pid;
 	struct bpfprof_unwind_key *keys;
 	size_t nr_keys, cap_keys;
+	struct proc_range *ranges;
+	size_t nr_ranges, cap_ranges;
 	uint32_t *files; /* indices into u->files, one per reference */
 	size_t nr_files, cap_files;
 };
@@ -96,6 +105,7 @@ struct unwinder {
 	pthread_cond_t cond;
 	struct job *jobs;
 	size_t nr_jobs, cap_jobs;
+	uint32_t busy_pid; /* the job the thread runs; 0: none */
 };
 
 static uint64_t mono_ns(void)
@@ -151,6 +161,7 @@ struct unwinder *unwinder__new(const struct unwind_sink *sink, bool build_tables
 
 static void proc_entry_free(struct proc_entry *pe)
 {
+	free(pe->ranges);
 	free(pe->keys);
 	free(pe->files);
 }
@@ -202,7 +213,24 @@ static int open_mapped(struct unwinder *u, uint32_t pid, const struct profile_ma
 	if (fd >= 0)
 		return fd;
 	snprintf(path, sizeof(path), "%s/%u/root", u->proc_dir, pid);
-	return proc_file__open_in(path, m->path, NULL, UINT64_MAX);
+	fd = proc_file__open_in(path, m->path, NULL, UINT64_MAX);
+	if (fd >= 0 || !m->inode)
+		return fd;
+	/*
+	 * the process is gone (a registration from its remembered maps): the
+	 * same path in this mount namespace, if it is the very file mapped
+	 */
+	fd = proc_file__open_in("/", m->path, NULL, UINT64_MAX);
+	if (fd >= 0) {
+		struct stat st;
+
+		if (fstat(fd, &st) || st.st_ino != m->inode || major(st.st_dev) != m->dev_major ||
+		    minor(st.st_dev) != m->dev_minor) {
+			close(fd);
+			fd = -ENOENT;
+		}
+	}
+	return fd;
 }
 
 static struct file_entry *find_file(struct unwinder *u, const uint8_t *id, size_t id_len, dev_t dev,
@@ -669,6 +697,11 @@ static int add_entries(struct unwinder *u, struct proc_entry *pe, const struct p
 
 	if (n < 0)
 		return n;
+	if (array__grow((void **)&pe->ranges, &pe->cap_ranges, pe->nr_ranges + 1,
+			sizeof(*pe->ranges)))
+		return -ENOMEM;
+	pe->ranges[pe->nr_ranges++] =
+		(struct proc_range){ .start = m->start, .end = m->end, .v = *v };
 	for (i = 0; i < n; i++) {
 		err = u->sink.set_mapping(u->sink.ctx, &keys[i], v);
 		if (err)
@@ -844,16 +877,11 @@ static int collect_mapping(const struct procmaps_entry *e, void *ctx)
 	return 0;
 }
 
-int unwinder__load_pid(struct unwinder *u, uint32_t pid)
+int unwinder__load_text(struct unwinder *u, uint32_t pid, const char *text, size_t len)
 {
 	struct maps_buf mb = { 0 };
-	char *text = NULL;
-	size_t len = 0;
 	int err;
 
-	err = procmaps__read(u->proc_dir, pid, &text, &len);
-	if (err)
-		return err;
 	err = procmaps__parse(text, len, "maps", collect_mapping, &mb, NULL);
 	if (!err)
 		err = unwinder__load(u, pid, mb.maps, mb.nr);
@@ -861,6 +889,19 @@ int unwinder__load_pid(struct unwinder *u, uint32_t pid)
 		free(mb.paths[i]);
 	free(mb.paths);
 	free(mb.maps);
+	return err;
+}
+
+int unwinder__load_pid(struct unwinder *u, uint32_t pid)
+{
+	char *text = NULL;
+	size_t len = 0;
+	int err;
+
+	err = procmaps__read(u->proc_dir, pid, &text, &len);
+	if (err)
+		return err;
+	err = unwinder__load_text(u, pid, text, len);
 	free(text);
 	return err;
 }
@@ -917,6 +958,7 @@ static void *worker(void *arg)
 		j = u->jobs[0];
 		memmove(&u->jobs[0], &u->jobs[1], (u->nr_jobs - 1) * sizeof(*u->jobs));
 		u->nr_jobs--;
+		u->busy_pid = j.pid;
 		pthread_mutex_unlock(&u->lock);
 		if (kill((pid_t)j.pid, 0) == 0 || errno != ESRCH) {
 			struct timespec c0, c1;
@@ -947,6 +989,7 @@ static void *worker(void *arg)
 			free((char *)j.maps[i].path);
 		free(j.maps);
 		pthread_mutex_lock(&u->lock);
+		u->busy_pid = 0;
 	}
 	pthread_mutex_unlock(&u->lock);
 	return NULL;
@@ -1016,4 +1059,76 @@ void unwinder__stats(struct unwinder *u, struct unwinder_stats *st)
 	*st = u->st;
 	st->build_ns = __atomic_load_n(&u->st.build_ns, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&u->lock);
+}
+
+bool unwinder__has_proc(struct unwinder *u, uint32_t pid)
+{
+	bool found;
+
+	pthread_mutex_lock(&u->lock);
+	found = find_proc(u, pid) != NULL;
+	pthread_mutex_unlock(&u->lock);
+	return found;
+}
+
+int unwinder__rule(struct unwinder *u, uint32_t pid, uint64_t addr, uint32_t *rule)
+{
+	const struct bpfprof_unwind_table *info;
+	const struct proc_entry *pe;
+	const uint32_t *words;
+	uint32_t nr_words;
+	int err = -ENOENT;
+
+	*rule = BPFPROF_UNWIND_NONE;
+	pthread_mutex_lock(&u->lock);
+	pe = find_proc(u, pid);
+	if (!pe)
+		err = -ESRCH;
+	for (size_t i = 0; pe && i < pe->nr_ranges; i++) {
+		const struct proc_range *r = &pe->ranges[i];
+
+		if (addr < r->start || addr >= r->end)
+			continue;
+		err = 0;
+		/* the words the BPF walk reads (a table dropped for room: none, NONE as there) */
+		if (r->v.table != BPFPROF_UNWIND_NO_TABLE && u->sink.table_words &&
+		    !u->sink.table_words(u->sink.ctx, r->v.table, &info, &words, &nr_words))
+			*rule = unwind_compact__lookup(words, nr_words, info, addr - r->v.bias);
+		break;
+	}
+	pthread_mutex_unlock(&u->lock);
+	return err;
+}
+
+bool unwinder__pending(struct unwinder *u, uint32_t pid)
+{
+	bool found;
+
+	pthread_mutex_lock(&u->lock);
+	found = u->busy_pid == pid;
+	for (size_t i = 0; !found && i < u->nr_jobs; i++)
+		found = u->jobs[i].pid == pid;
+	pthread_mutex_unlock(&u->lock);
+	return found;
+}
+
+int unwinder__queue_pid(struct unwinder *u, uint32_t pid)
+{
+	struct maps_buf mb = { 0 };
+	char *text = NULL;
+	size_t len = 0;
+	int err;
+
+	err = procmaps__read(u->proc_dir, pid, &text, &len);
+	if (err)
+		return err;
+	err = procmaps__parse(text, len, "maps", collect_mapping, &mb, NULL);
+	if (!err)
+		err = unwinder__queue(u, pid, mb.maps, mb.nr);
+	for (size_t i = 0; i < mb.nr_paths; i++)
+		free(mb.paths[i]);
+	free(mb.paths);
+	free(mb.maps);
+	free(text);
+	return err;
 }

@@ -28,14 +28,25 @@ void unwinder__print_walks(FILE *f, const uint64_t st[BPFPROF_STAT_NR],
 		return;
 	fprintf(f,
 		"bpfprof: user stack ends: %llu end of stack, %llu frame-pointer chain end, %llu no mapping, "
-		"%llu read fault, %llu frame limit, %llu bad frame; %llu walked before their tables were ready\n",
+		"%llu read fault, %llu frame limit, %llu bad frame; %llu walked by frame pointers for want of "
+		"tables; %llu stacks copied for a user-space walk (%llu before their tables were ready, "
+		"%llu past the registered mappings; %.1f KiB a copy)\n",
 		(unsigned long long)st[BPFPROF_STAT_WALK_END],
 		(unsigned long long)st[BPFPROF_STAT_WALK_FP_END],
 		(unsigned long long)st[BPFPROF_STAT_WALK_NO_MAPPING],
 		(unsigned long long)st[BPFPROF_STAT_WALK_READ_FAULT],
 		(unsigned long long)st[BPFPROF_STAT_WALK_LIMIT],
 		(unsigned long long)st[BPFPROF_STAT_WALK_BAD],
-		(unsigned long long)st[BPFPROF_STAT_WALK_NOT_READY]);
+		(unsigned long long)st[BPFPROF_STAT_WALK_NOT_READY],
+		(unsigned long long)(st[BPFPROF_STAT_COPY_NOT_READY] +
+				     st[BPFPROF_STAT_COPY_NO_MAPPING]),
+		(unsigned long long)st[BPFPROF_STAT_COPY_NOT_READY],
+		(unsigned long long)st[BPFPROF_STAT_COPY_NO_MAPPING],
+		st[BPFPROF_STAT_COPY_NOT_READY] + st[BPFPROF_STAT_COPY_NO_MAPPING] ?
+			st[BPFPROF_STAT_COPY_BYTES] / 1024.0 /
+				(st[BPFPROF_STAT_COPY_NOT_READY] +
+				 st[BPFPROF_STAT_COPY_NO_MAPPING]) :
+			0.0);
 	if (us) {
 		struct rusage ru;
 

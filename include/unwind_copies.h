@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Samples sent with a stack copy (struct bpfprof_sample_copy,
+ * include/bpfprof_abi.h) because the BPF walk had no tables for them yet:
+ * each is walked here with the same rules and rows (include/unwind_step.h,
+ * unwinder__rule) and turned back into the struct bpfprof_sample the BPF
+ * program would have sent, for the aggregator.
+ *
+ * A record of a process that is not registered yet is kept while the
+ * unwinder's thread registers it from /proc/PID/maps (its tables built or
+ * shared: the BPF walk of its next samples takes them too), so that the
+ * ring buffer's reader never waits for a table's build; so is one whose
+ * walk meets a code address in none of its registered mappings (mapped
+ * since: the dynamic loader's libraries, dlopen), registered again at most
+ * every RELOAD_NS per process, then walked once more. A process gone
+ * before it was registered is registered from the maps remembered at its
+ * first sample (its files opened by path where they are the very files
+ * mapped); one whose maps were not remembered has no tables: its copy is
+ * walked by frame pointers and counted as BPFPROF_STAT_WALK_NOT_READY.
+ */
+#ifndef BPFPROF_UNWIND_COPIES_H
+#define BPFPROF_UNWIND_COPIES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "bpfprof_abi.h"
+#include "unwinder.h"
+
+struct unwind_copies;
+
+/*
+ * The maps text remembered for process (pid, start) (maps_cache.h), for a
+ * process gone before it was registered; NULL when none. Borrowed.
+ */
+typedef const char *(*unwind_copies_maps_fn)(void *ctx, uint32_t pid, uint32_t start, size_t *len);
+
+/*
+ * New walker of copies over u's registrations (borrowed); max_stack:
+ * --max-stack; maps (may be NULL) and its ctx. NULL: ENOMEM
+ */
+struct unwind_copies *unwind_copies__new(struct unwinder *u, uint32_t max_stack,
+					 unwind_copies_maps_fn maps, void *maps_ctx);
+void unwind_copies__free(struct unwind_copies *c);
+
+/*
+ * Walk copy record rec (size: the bytes received) into *out, a sample as
+ * the BPF program sends it (*out_size: its bytes to hand to agg__record).
+ * A record of a process not registered yet, or whose walk met a pc in none
+ * of its mappings, is kept instead (returns 1) while its registration is
+ * made on the unwinder's thread (asked for here), for
+ * unwind_copies__release. Returns 0, 1, or -EINVAL for a malformed record
+ * (its size, nr_kernel or stack_size out of bounds; warned once), -ENOMEM.
+ */
+int unwind_copies__sample(struct unwind_copies *c, const void *rec, size_t size,
+			  struct bpfprof_sample *out, size_t *out_size);
+
+/* A released record's sample (borrowed for the call). 0 or -errno (-ENOMEM stops the release). */
+typedef int (*unwind_copies_emit_fn)(void *ctx, const struct bpfprof_sample *s, size_t size);
+
+/*
+ * Walk the kept records whose registration is done (all: every one, once
+ * the registrations they wait for are made, 3 s at most: the run's end)
+ * and hand each sample to emit, in their order. Returns 0 or -ENOMEM.
+ */
+int unwind_copies__release(struct unwind_copies *c, bool all, unwind_copies_emit_fn emit,
+			   void *ctx);
+
+/*
+ * The last sample's copy as --check-unwind's record (its registers, the
+ * first BPFPROF_CHECK_STACK_SIZE bytes of its stack and the user-space
+ * walk's frames), for libdwfl to check the walk. *size: bytes used.
+ */
+void unwind_copies__check_record(const struct unwind_copies *c, const void *rec,
+				 struct bpfprof_ustack_copy *out, size_t *size);
+
+struct unwind_copies_stats {
+	uint64_t walks; /* copies walked */
+	uint64_t walk_ns; /* CPU time walking them (the rules' lookups included), ns */
+	uint64_t loads; /* registrations made for them (unwinder__load_pid) */
+	uint64_t load_ns; /* time asking for them (reading /proc/PID/maps), ns */
+	uint64_t held; /* records kept until their process was registered */
+	uint64_t gone_loads; /* processes gone registered from their remembered maps */
+};
+
+/*
+ * The walks' counts, enum bpfprof_stat (the WALK_* ends, FRAMES_*,
+ * WALK_NOT_READY), to add to the BPF program's; and *cs (may be NULL).
+ */
+void unwind_copies__stats(const struct unwind_copies *c, uint64_t st[BPFPROF_STAT_NR],
+			  struct unwind_copies_stats *cs);
+
+#endif /* BPFPROF_UNWIND_COPIES_H */
