@@ -326,7 +326,7 @@ const volatile bool unwind_tables_on = false;
  * its stack (struct bpfprof_sample_copy) for user space to walk with the
  * same rows once they are built, instead of being walked by frame pointers.
  */
-const volatile bool copy_stacks = false;
+const volatile bool copy_stacks = false; /* off with --check-user-stacks, which compares every walk */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
@@ -614,8 +614,8 @@ step_fn walk_step(__u32 i, void *data)
 			 * registered since the process's maps were read (a library
 			 * the dynamic loader mapped, dlopen), for user space to walk
 			 */
-			else if (!w->fp_prev && copy_stacks && wslot == SLOT_SAMPLE)
-				w->copy = BPFPROF_STAT_COPY_NO_MAPPING;
+			else if (!BPFPROF_LEGACY && copy_stacks && !w->fp_prev && wslot == SLOT_SAMPLE)
+				w->copy = BPFPROF_STAT_COPY_NO_MAPPING; /* legacy: see sample_send */
 			return walk_stop(w, BPFPROF_STAT_WALK_NO_MAPPING);
 		}
 		if (m->table != BPFPROF_UNWIND_NO_TABLE)
@@ -769,8 +769,11 @@ static __always_inline bool walk_begin(struct bpfprof_sample *e, __u64 nk, __u32
 static __always_inline __u32 walk_copy(void)
 {
 	struct walk *w;
-	__u32 slot = cur_slot();
+	__u32 slot;
 
+	if (!copy_stacks)
+		return 0; /* the verifier drops the copy's paths (read-only data) */
+	slot = cur_slot();
 	w = bpf_map_lookup_elem(&walk_state, &slot);
 	return w && slot == SLOT_SAMPLE ? w->copy : 0;
 }
@@ -786,8 +789,8 @@ static __always_inline __u64 walk_end(__u32 *stop)
 
 	*stop = 0;
 	w = bpf_map_lookup_elem(&walk_state, &slot);
-	if (!w || !w->walking || w->copy)
-		return 0; /* a copy's walk is user space's, and counted there */
+	if (!w || !w->walking)
+		return 0;
 	*stop = w->stop ? w->stop : BPFPROF_STAT_WALK_LIMIT;
 	stat_inc(*stop);
 	return w->end > w->nk ? w->end - w->nk : 0;
@@ -1282,7 +1285,15 @@ static __always_inline void send_sample_copy(struct bpf_perf_event_data *ctx,
  * goes out. Everything comes from the per-CPU scratch record and walk
  * state, so that the legacy variant's last tail call can run it.
  */
-static __always_inline void sample_send(struct bpf_perf_event_data *ctx)
+/*
+ * may_copy: the sample may go as a stack copy (send_sample_copy). A
+ * constant: the legacy variant's walk_sample and py_walk_sample, whose
+ * verification is near the 1 M instruction limit with --check-user-stacks'
+ * 127-step comparison, leave the copy's code out; there a sample whose
+ * tables were not ready is copied in on_sample, and a walk that meets a pc
+ * in no registered mapping stops there, as before.
+ */
+static __always_inline void sample_send(struct bpf_perf_event_data *ctx, bool may_copy)
 {
 	struct bpfprof_sample *e;
 	__u32 zero = 0, stop;
@@ -1294,7 +1305,7 @@ static __always_inline void sample_send(struct bpf_perf_event_data *ctx)
 	nk = e->nr_kernel;
 	if (nk > BPFPROF_MAX_STACK)
 		nk = BPFPROF_MAX_STACK;
-	if (walk_copy()) {
+	if (may_copy && walk_copy()) {
 		send_sample_copy(ctx, e, nk);
 		return;
 	}
@@ -1320,9 +1331,9 @@ static __always_inline void sample_send(struct bpf_perf_event_data *ctx)
 	stat_inc(BPFPROF_STAT_SAMPLES);
 }
 
-static __always_inline void sample_end(struct bpf_perf_event_data *ctx)
+static __always_inline void sample_end(struct bpf_perf_event_data *ctx, bool may_copy)
 {
-	sample_send(ctx);
+	sample_send(ctx, may_copy);
 	slot_sample_end(); /* the walk this sample interrupted, if any, goes on in its slot */
 }
 
@@ -1388,7 +1399,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		py_end();
 #endif
 	}
-	sample_end(ctx);
+	sample_end(ctx, true);
 	return 0;
 }
 
@@ -1416,7 +1427,7 @@ int walk_sample(struct bpf_perf_event_data *ctx)
 	tgid = e->tgid;
 	if (!walk_copy() && bpf_map_lookup_elem(&py_procs, &tgid))
 		bpf_tail_call(ctx, &py_jmp_sample, 0);
-	sample_end(ctx);
+	sample_end(ctx, false); /* legacy only: no copy here (sample_send) */
 #endif
 	return 0;
 }
@@ -1439,13 +1450,13 @@ int py_walk_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	if (!w->begun && !py_begin(e, e->nr_kernel & 0xff, walk_nu(), e->tgid)) {
 		py_end();
-		sample_end(ctx);
+		sample_end(ctx, false);
 		return 0;
 	}
 	if (!py_some())
 		bpf_tail_call(ctx, &py_jmp_sample, 0);
 	py_end();
-	sample_end(ctx);
+	sample_end(ctx, false);
 #endif
 	return 0;
 }

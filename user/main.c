@@ -1341,6 +1341,7 @@ int main(int argc, char **argv)
 	tty = r->cfg.progress && isatty(STDERR_FILENO);
 	while (!stop) {
 		uint64_t now;
+		int err2;
 
 		err = session__poll(s, poll_timeout_ms(r, now_ns(CLOCK_MONOTONIC), start,
 						       next_interval));
@@ -1349,11 +1350,20 @@ int main(int argc, char **argv)
 			pr_warn("ring buffer: %s\n", strerror(-err));
 			break;
 		}
-		if (err > 0 || err == -ECANCELED)
-			stream_round(r);
-		err = release_copies(&iv, false);
-		if (err)
+		err2 = release_copies(&iv, false);
+		if (err2) {
+			err = err2;
 			goto out;
+		}
+		/*
+		 * a round ends where no copy is kept back: a kept one is written
+		 * when released, older than what follows it, which perf sorts
+		 * only within a round (FINISHED_ROUND)
+		 */
+		if ((err > 0 || err == -ECANCELED) &&
+		    !(r->copies && unwind_copies__nr_held(r->copies)))
+			stream_round(r);
+		err = 0;
 		now = now_ns(CLOCK_MONOTONIC);
 		if (exiting)
 			stop = true;

@@ -296,7 +296,9 @@ static int load_variant(struct session *s, const struct session_opts *o,
 	s->skel->rodata->offcpu_task_work = task_work;
 	s->skel->rodata->self_tgid = (uint32_t)getpid();
 	s->skel->rodata->unwind_tables_on = o->unwind;
-	s->skel->rodata->copy_stacks = o->unwind && o->unwind_budget && o->copy_stacks;
+	/* --check-user-stacks compares every sample's walk with the kernel's: no copies */
+	s->skel->rodata->copy_stacks =
+		o->unwind && o->unwind_budget && o->copy_stacks && !o->check_user_stacks;
 	s->skel->rodata->check_unwind_every = o->check_unwind_every;
 	s->skel->rodata->max_user_stack = o->max_user_stack && o->max_user_stack <= BPFPROF_MAX_USER_STACK ?
 						  o->max_user_stack :
@@ -319,7 +321,8 @@ static int load_variant(struct session *s, const struct session_opts *o,
 	/* stack copies (struct bpfprof_sample_copy): one buffer a CPU */
 	if (!err)
 		err = bpf_map__set_max_entries(s->skel->maps.scopy,
-					       o->unwind && o->unwind_budget && o->copy_stacks ?
+					       o->unwind && o->unwind_budget && o->copy_stacks &&
+							       !o->check_user_stacks ?
 						       (uint32_t)(libbpf_num_possible_cpus() > 0 ?
 									  libbpf_num_possible_cpus() :
 									  1) :

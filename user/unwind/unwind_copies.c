@@ -327,3 +327,8 @@ void unwind_copies__stats(const struct unwind_copies *c, uint64_t st[BPFPROF_STA
 		cs->gone_loads = c->gone_loads;
 	}
 }
+
+size_t unwind_copies__nr_held(const struct unwind_copies *c)
+{
+	return c->nr_held;
+}
