@@ -66,9 +66,6 @@ typedef int (*unwind_copies_emit_fn)(void *ctx, const struct bpfprof_sample *s, 
 int unwind_copies__release(struct unwind_copies *c, bool all, unwind_copies_emit_fn emit,
 			   void *ctx);
 
-/* Records kept now, waiting for their process's registration */
-size_t unwind_copies__nr_held(const struct unwind_copies *c);
-
 /*
  * The last sample's copy as --check-unwind's record (its registers, the
  * first BPFPROF_CHECK_STACK_SIZE bytes of its stack and the user-space

@@ -1355,14 +1355,8 @@ int main(int argc, char **argv)
 			err = err2;
 			goto out;
 		}
-		/*
-		 * a round ends where no copy is kept back: a kept one is written
-		 * when released, older than what follows it, which perf sorts
-		 * only within a round (FINISHED_ROUND)
-		 */
-		if ((err > 0 || err == -ECANCELED) &&
-		    !(r->copies && unwind_copies__nr_held(r->copies)))
-			stream_round(r);
+		if (err > 0 || err == -ECANCELED)
+			stream_round(r); /* none while copies are kept back (see there) */
 		err = 0;
 		now = now_ns(CLOCK_MONOTONIC);
 		if (exiting)

@@ -328,7 +328,3 @@ void unwind_copies__stats(const struct unwind_copies *c, uint64_t st[BPFPROF_STA
 	}
 }
 
-size_t unwind_copies__nr_held(const struct unwind_copies *c)
-{
-	return c->nr_held;
-}
