@@ -675,6 +675,38 @@ static uint64_t stat_sum(struct session *s, uint32_t key, uint64_t *per_cpu)
 	return sum;
 }
 
+/* Entries of map, key by key; -1 when it was not created or cannot be walked. */
+static int64_t map_entries(const struct bpf_map *map)
+{
+	uint8_t key[64], next[64];
+	int fd = bpf_map__fd(map);
+	uint32_t ksize = bpf_map__key_size(map);
+	int64_t n = 0;
+	void *prev = NULL;
+
+	if (fd < 0 || ksize > sizeof(key))
+		return -1;
+	while (!bpf_map_get_next_key(fd, prev, next)) {
+		n++;
+		memcpy(key, next, ksize);
+		prev = key;
+	}
+	/* ENOENT ends the walk; anything else (a task storage map: ENOTSUPP) is no count */
+	return errno == ENOENT ? n : -1;
+}
+
+void session__map_entries(struct session *s, struct session_map_entries *e)
+{
+	e->unwind_procs = map_entries(s->skel->maps.unwind_procs);
+	e->unwind_mappings = map_entries(s->skel->maps.unwind_mappings);
+	e->py_procs = map_entries(s->skel->maps.py_procs);
+	e->targets = map_entries(s->skel->maps.targets);
+	e->seen = map_entries(s->skel->maps.seen);
+	e->noticed = map_entries(s->skel->maps.noticed);
+	e->offcpu_start = map_entries(s->skel->maps.offcpu_start);
+	e->offcpu_pending = map_entries(s->skel->maps.offcpu_pending);
+}
+
 void session__check_stats(struct session *s, uint64_t *same, uint64_t *shorter, uint64_t *differ)
 {
 	*same = stat_sum(s, BPFPROF_STAT_USTACK_SAME, NULL);
