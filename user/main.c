@@ -1317,6 +1317,7 @@ int main(int argc, char **argv)
 			last_reap = now;
 			unwinder__reap(
 				r->unwinder); /* tables of files no process maps any more go */
+			session__forget_gone(s); /* BPF's first-sample state of exited processes */
 			/* maps of exited processes this profile has taken (amortized) */
 			maps_cache__expire(r->maps, now, iv.cut_ns, false);
 		}

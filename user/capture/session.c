@@ -10,6 +10,7 @@
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
@@ -705,6 +706,37 @@ void session__map_entries(struct session *s, struct session_map_entries *e)
 	e->noticed = map_entries(s->skel->maps.noticed);
 	e->offcpu_start = map_entries(s->skel->maps.offcpu_start);
 	e->offcpu_pending = map_entries(s->skel->maps.offcpu_pending);
+}
+
+/* Delete map's (u32 tgid keys) entries of processes gone; how many. */
+static size_t forget_gone(const struct bpf_map *map)
+{
+	uint32_t key, next, *gone;
+	int fd = bpf_map__fd(map);
+	size_t n = 0, i, max = bpf_map__max_entries(map);
+	void *prev = NULL;
+
+	if (fd < 0 || bpf_map__key_size(map) != sizeof(key))
+		return 0;
+	/* collected first: a deleted key would restart the walk */
+	gone = malloc(max * sizeof(*gone));
+	if (!gone)
+		return 0;
+	while (n < max && !bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (key && kill((pid_t)key, 0) && errno == ESRCH)
+			gone[n++] = key;
+	}
+	for (i = 0; i < n; i++)
+		bpf_map_delete_elem(fd, &gone[i]);
+	free(gone);
+	return n;
+}
+
+size_t session__forget_gone(struct session *s)
+{
+	return forget_gone(s->skel->maps.seen) + forget_gone(s->skel->maps.noticed);
 }
 
 void session__check_stats(struct session *s, uint64_t *same, uint64_t *shorter, uint64_t *differ)
