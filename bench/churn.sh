@@ -12,6 +12,7 @@
 # the processes alive, not those ever seen. The processes run in a cgroup
 # of their own, the only one bpfprof samples (--cgroup), so that other work
 # on the machine is not counted in. Needs root and gcc. QUICK=1: 10 000.
+# NOTES=FILE: the notes also go to FILE as they come (for a run cut short).
 #   bench/churn.sh [NPROCS]
 set -euo pipefail
 . "$(dirname "$0")/lib.bash"
@@ -127,7 +128,11 @@ EOF
 gcc -O1 spawner.c -o spawner
 mkdir out
 "$BPFPROF" -v -a --cgroup "$cg" -F 999 --interval 10 --output-dir "$work/out" --keep 2 -o p.pb.gz \
-	-- ./spawner "$NPROCS" "$cg/cgroup.procs" >notes.txt 2>log.txt
+	-- ./spawner "$NPROCS" "$cg/cgroup.procs" >notes.txt 2>log.txt &
+bp=$!
+# the notes as they come, for a run cut short (NOTES=FILE)
+[ -z "${NOTES:-}" ] || tail -f notes.txt >"$NOTES" &
+wait $bp
 echo "$NPROCS processes, one at a time, under bpfprof -v -a --cgroup --interval 10 -F 999:"
 cat notes.txt
 grep -E '^bpfprof: [0-9.]+ s, ' log.txt | tail -1
