@@ -700,8 +700,8 @@ static void test_model_only(void **state)
  */
 static void test_same_path_two_files(void **state)
 {
-	static const uint8_t new_id[20] = { 0xdd, 1, 2, 3, 4, 5, 6, 7, 8, 9,
-					    10, 11, 12, 13, 14, 15, 16, 17, 18, 19 };
+	static const uint8_t new_id[20] = { 0xdd, 1,  2,  3,  4,  5,  6,  7,  8,  9,
+					    10,	  11, 12, 13, 14, 15, 16, 17, 18, 19 };
 	static const uint64_t u[] = { EXE_START + 0x1100 };
 	static const struct {
 		uint32_t pid;
@@ -758,7 +758,8 @@ static void test_same_path_two_files(void **state)
 		if (eh.type == PERF_RECORD_MMAP2) {
 			assert_true(nmaps < 6);
 			assert_int_equal(u32_at(f, off + 8), want_maps[nmaps].pid);
-			assert_string_equal((const char *)f->file + off + 72, want_maps[nmaps].name);
+			assert_string_equal((const char *)f->file + off + 72,
+					    want_maps[nmaps].name);
 			nmaps++;
 		}
 		off += eh.size;

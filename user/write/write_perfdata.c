@@ -250,8 +250,8 @@ static const char *file_name(struct perfdata_writer *w, const struct profile_map
 	f->inode = m->inode;
 	f->dev_major = m->dev_major;
 	f->dev_minor = m->dev_minor;
-	if (last && asprintf(&f->alias, "%s (inode %llu)", m->path,
-			     (unsigned long long)m->inode) < 0) {
+	if (last &&
+	    asprintf(&f->alias, "%s (inode %llu)", m->path, (unsigned long long)m->inode) < 0) {
 		f->alias = NULL;
 		w->err = -ENOMEM;
 		return NULL;
