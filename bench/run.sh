@@ -9,8 +9,8 @@
 # an empty BPF program), agg-throughput, finalize, memory, loss,
 # symbols (the symbol tables alone; BEFORE=path/to/old/symload compares),
 # churn (100 000 short processes under -a --interval: RSS, descriptors, BPF
-# map entries at each quarter; minutes on an idle machine, most of an hour
-# on a loaded 2-CPU VM where a process takes 30 ms to start).
+# map entries at each quarter; not in the default list: minutes on an idle
+# machine, hours on a loaded 2-CPU VM where a process takes 65 ms to start).
 # Not in the default list: bpf-cost.sh OLD/bpfprof NEW/bpfprof, the BPF
 # program's run time per sample of several builds, in turn; python (the
 # Python walk's BPF time a sample, 30 frames, and the naming cost).
@@ -20,7 +20,7 @@ export OUTPUT=${OUTPUT:-$top/.output}
 export BPFPROF=${BPFPROF:-$top/bpfprof}
 export QUICK=${QUICK:-0}
 names=("$@")
-[ ${#names[@]} -gt 0 ] || names=(overhead floor agg-throughput finalize memory loss symbols churn)
+[ ${#names[@]} -gt 0 ] || names=(overhead floor agg-throughput finalize memory loss symbols)
 logdir=$OUTPUT/bench-results
 mkdir -p "$logdir"
 log=$logdir/$(date -u +%Y%m%dT%H%M%SZ).log
