@@ -7,7 +7,10 @@
 #   BPFPROF=path/to/bpfprof OUTPUT=build/dir bench/run.sh [NAME...]
 # NAME: overhead (benchmarks 1 and 2), floor (what the sampling costs with
 # an empty BPF program), agg-throughput, finalize, memory, loss,
-# symbols (the symbol tables alone; BEFORE=path/to/old/symload compares).
+# symbols (the symbol tables alone; BEFORE=path/to/old/symload compares),
+# churn (100 000 short processes under -a --interval: RSS, descriptors, BPF
+# map entries at each quarter; not in the default list: minutes on an idle
+# machine, hours on a loaded 2-CPU VM where a process takes 65 ms to start).
 # Not in the default list: bpf-cost.sh OLD/bpfprof NEW/bpfprof, the BPF
 # program's run time per sample of several builds, in turn; python (the
 # Python walk's BPF time a sample, 30 frames, and the naming cost); cache (the

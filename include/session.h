@@ -133,6 +133,33 @@ void session__walk_stats(struct session *s, uint64_t stats[BPFPROF_STAT_NR]);
  * zeros. Returns 0 or -errno (BPF_OBJ_GET_INFO_BY_FD).
  */
 int session__bpf_run_time(struct session *s, uint64_t *run_ns, uint64_t *runs);
+
+/*
+ * The entries of the BPF maps that gain one per process, file mapping or
+ * thread (issue 24, bounded by design), counted key by key
+ * (BPF_MAP_GET_NEXT_KEY: one system call an entry, so for -v only). -1 for
+ * a map not created in this run (off-CPU maps without --off-cpu; the
+ * unwinder's without --call-graph dwarf) or not iterable (offcpu_start as
+ * task storage). `seen` and `noticed` are LRU maps: full at their size on a
+ * busy host, by design. Never fails: a map that cannot be read counts -1.
+ */
+struct session_map_entries {
+	int64_t unwind_procs; /* processes with unwind tables registered */
+	int64_t unwind_mappings; /* LPM entries: their mappings */
+	int64_t py_procs; /* Python processes walked */
+	int64_t targets; /* -p targets */
+	int64_t seen, noticed; /* LRU: processes sampled, noticed (16384 each at most) */
+	int64_t offcpu_start, offcpu_pending; /* --off-cpu: threads blocked, blocks pending */
+};
+void session__map_entries(struct session *s, struct session_map_entries *e);
+/*
+ * Drop the `seen` and `noticed` entries (BPF LRU maps keyed by tgid) of
+ * processes that no longer exist (kill(tgid, 0): ESRCH), so that they follow
+ * the processes alive rather than fill up with those gone. A pid taken again
+ * in between loses nothing but a notice more. Two system calls an entry; call
+ * it about once a second. Returns the entries dropped.
+ */
+size_t session__forget_gone(struct session *s);
 void session__close(struct session *s);
 
 /*

@@ -691,6 +691,103 @@ static void test_model_only(void **state)
 	assert_int_equal(off + 36 + 64, end);
 }
 
+/*
+ * A binary rebuilt and renamed over its path while its old process runs
+ * (a deploy): two files at one path. perf matches the BUILD_ID section to
+ * its DSOs by name alone, so the file seen second is named
+ * "PATH (inode N)" in its MMAP2 and its BUILD_ID entry; a third process
+ * mapping the first file again gets the plain path.
+ */
+static void test_same_path_two_files(void **state)
+{
+	static const uint8_t new_id[20] = { 0xdd, 1,  2,  3,  4,  5,  6,  7,  8,  9,
+					    10,	  11, 12, 13, 14, 15, 16, 17, 18, 19 };
+	static const uint64_t u[] = { EXE_START + 0x1100 };
+	static const struct {
+		uint32_t pid;
+		const char *name;
+	} want_maps[] = { { PID, "/opt/work" },
+			  { PID, "/lib/libc.so.6" },
+			  { PID, "[vdso]" },
+			  { PID, "/lib/unsampled.so" },
+			  { PID + 10, "/opt/work (inode 78)" },
+			  { PID + 20, "/opt/work" } };
+	struct fixture *f = *state;
+	struct perfdata_opts o = opts();
+	struct perfdata_writer *w;
+	struct profile_sample s;
+	uint64_t off, size, end;
+	uint32_t procs[3] = { f->proc };
+	struct hdr h;
+	bool created;
+	size_t nmaps = 0, i;
+	int fd = open(f->out, O_RDWR | O_CREAT | O_TRUNC, 0600);
+
+	assert_true(fd >= 0);
+	for (i = 1; i < 3; i++) {
+		int idx = profile__process(f->p, PID + 10 * (uint32_t)i, &created);
+
+		assert_true(idx >= 0);
+		procs[i] = (uint32_t)idx;
+		snprintf(f->p->procs[idx].comm, PROFILE_COMM_LEN, "work");
+		/* the new build (inode 78), then a process of the old file again (inode 77) */
+		add_map(f->p, procs[i], EXE_START + 0x1000, EXE_START + 0x2000, "r-xp", 0x1000,
+			i == 1 ? 78 : 77, "/opt/work", i == 1 ? new_id : exe_id);
+	}
+	w = perfdata__new(fd, &o, f->p);
+	assert_non_null(w);
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(perfdata__maps(w, f->p, procs[i], T0), 0);
+		s = sample(PID, T0 + i, "work", u, 0, 1);
+		s.pid = s.tid = f->p->procs[procs[i]].pid;
+		assert_int_equal(perfdata__sample(w, &s), 0);
+		assert_true(profile__add_stack(f->p, procs[i], u, 0, 1, 1, PERIOD, &created) >= 0);
+	}
+	assert_int_equal(perfdata__finish(w, f->p), 0);
+	perfdata__free(w);
+	close(fd);
+	read_back(f);
+	h = check_file_header(f);
+
+	/* MMAP2 records (name at offset 72): pid and name */
+	for (off = h.data_off; off < h.data_off + h.data_sz;) {
+		struct perf_event_header eh;
+
+		memcpy(&eh, f->file + off, sizeof(eh));
+		assert_true(eh.size >= sizeof(eh));
+		if (eh.type == PERF_RECORD_MMAP2) {
+			assert_true(nmaps < 6);
+			assert_int_equal(u32_at(f, off + 8), want_maps[nmaps].pid);
+			assert_string_equal((const char *)f->file + off + 72,
+					    want_maps[nmaps].name);
+			nmaps++;
+		}
+		off += eh.size;
+	}
+	assert_int_equal(nmaps, 6);
+
+	/* BUILD_ID: the kernel, then each file once under its own name */
+	feature(f, &h, F_BUILD_ID, &off, &size);
+	end = off + size;
+	{
+		static const struct {
+			const uint8_t *id;
+			const char *name;
+		} want[] = { { kernel_id, "[kernel.kallsyms]" },
+			     { exe_id, "/opt/work" },
+			     { new_id, "/opt/work (inode 78)" } };
+
+		for (i = 0; off < end; i++) {
+			assert_true(i < 3);
+			assert_memory_equal(f->file + off + 12, want[i].id, 20);
+			assert_string_equal((const char *)f->file + off + 36, want[i].name);
+			off += u16_at(f, off + 6);
+		}
+		assert_int_equal(i, 3);
+		assert_int_equal(off, end);
+	}
+}
+
 /* Memory does not grow with samples: records reach the file while sampling goes on. */
 static void test_streams(void **state)
 {
@@ -936,6 +1033,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_records, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_features, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_model_only, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_same_path_two_files, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_streams, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_disk_full, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_args, setup, teardown),

@@ -883,8 +883,9 @@ static void report_python(struct run *r, const struct python_stats *before)
  * processes, the unwinder's processes and BPF map entries. Over weeks of
  * --interval these follow the processes alive, not those ever seen.
  */
-static void report_held(struct run *r)
+static void report_held(struct run *r, struct session *s)
 {
+	struct session_map_entries me;
 	struct symbolizer_counts sc;
 	struct unwinder_stats us = { 0 };
 	long rss_kb = -1;
@@ -918,6 +919,14 @@ static void report_held(struct run *r)
 		rss_kb, fds, sc.nr_pins, sc.nr_files, sc.nr_jit_procs, sc.nr_jit_fds,
 		(unsigned long long)us.nr_procs, (unsigned long long)us.nr_entries, nr_maps,
 		maps_bytes);
+	session__map_entries(s, &me);
+	fprintf(stderr,
+		"bpfprof: held: BPF map entries: unwind_procs %lld, unwind_mappings %lld, "
+		"py_procs %lld, targets %lld, seen %lld, noticed %lld, offcpu_start %lld, "
+		"offcpu_pending %lld (-1: not counted)\n",
+		(long long)me.unwind_procs, (long long)me.unwind_mappings, (long long)me.py_procs,
+		(long long)me.targets, (long long)me.seen, (long long)me.noticed,
+		(long long)me.offcpu_start, (long long)me.offcpu_pending);
 }
 
 static void report_bpf_cost(struct session *s)
@@ -1146,7 +1155,7 @@ static int interval_end(struct run *r, struct interval *iv, struct session *s,
 				(unsigned long long)p->nr_offcpu_lost);
 	}
 	report_walks(r, s);
-	report_held(r);
+	report_held(r, s);
 	report_python(r, &iv->py_before);
 	report_bpf_cost(s);
 	report_check(r);
@@ -1410,6 +1419,7 @@ int main(int argc, char **argv)
 			last_reap = now;
 			unwinder__reap(
 				r->unwinder); /* tables of files no process maps any more go */
+			session__forget_gone(s); /* BPF's first-sample state of exited processes */
 			/* maps of exited processes this profile has taken (amortized) */
 			maps_cache__expire(r->maps, now, iv.cut_ns, false);
 		}

@@ -127,26 +127,37 @@ if ! gcc -g -O0 -fno-omit-frame-pointer churner.c -o churnlong 2>cc.err; then
 	finish
 fi
 cp churnlong churnshort
+if ! gcc -O1 "$top/tests/tools/held.c" -o held 2>cc.err; then
+	fail "build tests/tools/held.c" "$(cat cc.err)"
+	finish
+fi
 
 # The command bpfprof runs (its parent is bpfprof): the processes, with
 # bpfprof's RssAnon noted before the first, halfway, at three quarters and
-# after the last. It
-# moves itself into the test cgroup first (CG, when set).
+# after the last, and its descriptors and the entries of its BPF maps that
+# gain one per process (held.c) at those points and 2.5 s after the last
+# process ("after": bpfprof lets go of exited processes' unwind entries
+# every second). It moves itself into the test cgroup first (CG, when set).
 cat >spawn.sh <<'EOS'
 #!/bin/bash
 [ -n "${CG:-}" ] && echo $$ >"$CG/cgroup.procs"
 rss() { awk '/^RssAnon:/ { print $2 }' /proc/$PPID/status; }
+held() { echo "$1 $(./held $PPID unwind_procs unwind_mappings py_procs seen noticed offcpu_pending)" >>held.txt; }
 sleep 1
 echo "start $(rss)" >rss.txt
+held start
 for ((i = 0; i < NLONG; i++)); do
-	[ $i -eq $((NLONG / 2)) ] && echo "mid $(rss)" >>rss.txt
-	[ $i -eq $((NLONG * 3 / 4)) ] && echo "q3 $(rss)" >>rss.txt
+	[ $i -eq $((NLONG / 2)) ] && echo "mid $(rss)" >>rss.txt && held mid
+	[ $i -eq $((NLONG * 3 / 4)) ] && echo "q3 $(rss)" >>rss.txt && held q3
 	for ((j = 0; j < PER; j++)); do
 		./churnshort 0 $MAPS 0.0005
 	done
 	./churnlong 0.06 $MAPS $SPINS
 done
 echo "end $(rss)" >>rss.txt
+held end
+sleep 2.5
+held after
 EOS
 chmod +x spawn.sh
 
@@ -242,6 +253,37 @@ if [ -n "${rss1:-}" ] && [ -n "${rss3:-}" ] && [ -n "${rss2:-}" ] &&
 	ok "memory: RssAnon ${rss0:-?} kB at the start, $rss1 halfway, $rss3 at 3/4, $rss2 at the end: $per kB per process (the smaller quarter; want <= $MAX_KB_PER_PROC)"
 else
 	fail "memory: RssAnon '${rss0:-}' -> '${rss1:-}' -> '${rss3:-}' -> '${rss2:-}' kB, $per kB per process in the smaller quarter (want <= $MAX_KB_PER_PROC)"
+fi
+# Descriptors and BPF map entries (held.c, from the kernel's side: what
+# bpfprof holds, not its own account), "NAME N" pairs per point. 2.5 s
+# after the last process they must be back at their level before the first
+# one, with room for what a run learns once (a held descriptor per file
+# first seen: churnlong, churnshort, held: FD_TOL) and for what a live
+# process holds (spawn.sh's shell and its sleep, sampled in the cgroup:
+# PROC_TOL processes in unwind_procs, seen and noticed, MAP_TOL of their
+# LPM entries, about 40 each). Before bpfprof dropped the seen and noticed
+# entries of exited processes (session__forget_gone) those two LRU maps held
+# one per process sampled (1332 here), up to their 16384.
+FD_TOL=8 PROC_TOL=3 MAP_TOL=150
+hv() { awk -v p="$1" -v k="$2" '$1 == p { for (i = 2; i < NF; i += 2) if ($i == k) print $(i + 1) }' held.txt; }
+f0=$(hv start fds) f1=$(hv after fds) fm=$(hv mid fds) fq=$(hv q3 fds) fe=$(hv end fds)
+u0=$(hv start unwind_procs) u1=$(hv after unwind_procs) um=$(hv mid unwind_procs) uq=$(hv q3 unwind_procs)
+l0=$(hv start unwind_mappings) l1=$(hv after unwind_mappings) lm=$(hv mid unwind_mappings) lq=$(hv q3 unwind_mappings)
+p0=$(hv start py_procs) p1=$(hv after py_procs)
+s0=$(hv start seen) s1=$(hv after seen) n0=$(hv start noticed) n1=$(hv after noticed)
+if [ -n "$f0" ] && [ -n "$f1" ] && [ "$f1" -le $((f0 + FD_TOL)) ] && [ "$fm" -le $((f0 + FD_TOL)) ] &&
+	[ "$fq" -le $((f0 + FD_TOL)) ] && [ "$fe" -le $((f0 + FD_TOL)) ]; then
+	ok "descriptors: $f0 before the first process, $fm halfway, $fq at 3/4, $fe at the end, $f1 2.5 s after (want <= start + $FD_TOL)"
+else
+	fail "descriptors: '$f0' -> '$fm' -> '$fq' -> '$fe' -> '$f1' (want <= start + $FD_TOL)" "$(cat held.txt)"
+fi
+if [ -n "$u0" ] && [ -n "$u1" ] && [ -n "$l1" ] && [ "$u1" -le $((u0 + PROC_TOL)) ] &&
+	[ "$l1" -le $((l0 + MAP_TOL)) ] && [ "${p1:-1}" -le "${p0:-0}" ] &&
+	[ -n "$s1" ] && [ "$s1" -le $((s0 + PROC_TOL)) ] && [ -n "$n1" ] && [ "$n1" -le $((n0 + PROC_TOL)) ]; then
+	ok "BPF map entries 2.5 s after the last of $spawned processes: unwind_procs $u0 -> $u1, unwind_mappings $l0 -> $l1 (halfway $um/$lm, 3/4 $uq/$lq), py_procs $p0 -> $p1, seen $s0 -> $s1, noticed $n0 -> $n1"
+else
+	fail "BPF map entries back to their start 2.5 s after the last process (processes +$PROC_TOL, unwind_mappings +$MAP_TOL)" \
+		"$(cat held.txt)"
 fi
 if [ -n "$peak" ] && [ "$peak" -le $((MAX_PEAK_MB * 1024)) ]; then
 	ok "peak RSS of the run, writing included: $((peak / 1024)) MB (want <= $MAX_PEAK_MB)"

@@ -383,4 +383,120 @@ else
 	fi
 fi
 
+# A deploy (issue 24): the binary is rebuilt and renamed over its path while
+# its process runs, and a new process starts from the new file. The two
+# builds differ in build-id and layout: the new one starts with 8 KiB of
+# deploy_pad, where the old one has old_hot and main, so the old process's
+# addresses read in the new file would be named deploy_pad. Both run in the
+# script's cgroup under one -a --cgroup run; the old process is sampled
+# before the deploy (its file pinned then) and after it, the new one after.
+# The readers run after both files are gone: bpfprof's own names (the
+# .pb.gz, per pid label), perf script (HOME holding only the build-id cache
+# bpfprof filled: each process's file by its own build-id) and perf
+# buildid-list (both build-ids, the new file as 'svc (inode N)': perf 6.1
+# matches that section to its DSOs by name alone; before, the old process
+# was named deploy_pad from the new build and the new one [unknown]).
+d=$work/deploy
+mkdir -p "$d/home" "$d/app"
+cat >"$d/deploy.c" <<'EOF'
+static volatile unsigned long sink;
+#define SPIN(name) __attribute__((noinline)) void name(void) { unsigned long x = sink; \
+	for (unsigned long i = 0; i < 20000; i++) x = x * 6364136223846793005UL + 1442695040888963407UL; \
+	sink = x; }
+#ifdef NEW
+/* first in .text: the old build's old_hot and main lie where this lies in the new one */
+__attribute__((noinline)) void deploy_pad(void) { __asm__ volatile(".fill 8192, 1, 0x90"); }
+SPIN(new_hot)
+#define HOT new_hot
+#else
+SPIN(old_hot)
+#define HOT old_hot
+#endif
+int main(void)
+{
+	for (;;)
+		HOT();
+}
+EOF
+ido=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+idn=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+if [ -z "$cg" ]; then
+	skip "deploy: a binary replaced at its path while its process runs" "no cgroup of this script's own under '$cg2'"
+elif ! gcc -O1 -g -fno-omit-frame-pointer -fno-inline -Wl,--build-id=0x$ido -o "$d/old" "$d/deploy.c" ||
+	! gcc -O1 -g -DNEW -fno-omit-frame-pointer -fno-inline -Wl,--build-id=0x$idn -o "$d/new" "$d/deploy.c"; then
+	fail "deploy: build the two versions"
+elif [ "$(addr2line -f -e "$d/new" "0x$(nm "$d/old" | awk '$3 == "old_hot" { print $1 }')" | head -1)" != deploy_pad ]; then
+	fail "deploy: old_hot's address must lie in deploy_pad in the new build" "$(nm "$d/old" "$d/new" | grep ' T ')"
+else
+	cp "$d/old" "$d/app/svc"
+	"$d/app/svc" &
+	a=$!
+	pids+=($a)
+	kill -STOP $a
+	echo $a >"$cg/cgroup.procs"
+	HOME=$d/home "$BPFPROF" -a --cgroup "$cg" -F 999 -d 60 -o "$d/out.data" -o "$d/out.pb.gz" \
+		-o "$d/out.prof" >"$d/log" 2>&1 &
+	bp=$!
+	wait_sampling $bp perf_event && sleep 0.2
+	spin $a 150
+	# the deploy: the new build renamed over the path (the old process's maps say 'svc (deleted)')
+	cp "$d/new" "$d/app/.svc.new" && mv "$d/app/.svc.new" "$d/app/svc"
+	"$d/app/svc" &
+	b=$!
+	pids+=($b)
+	kill -STOP $b
+	echo $b >"$cg/cgroup.procs"
+	spin $b 300
+	spin $a 150
+	kill -INT $bp
+	wait $bp
+	rc=$?
+	kill -KILL $a $b
+	wait $a $b 2>/dev/null
+	pids=()
+	# .prof (read while the new build is at its path, which the .prof names; the old
+	# one is copied beside it): no pid, each build's function from its own file
+	go tool pprof -top "$d/out.prof" >"$d/top" 2>"$d/top.err"
+	read -r po pn pp <<<"$(awk '$6 == "old_hot" { o = $1 } $6 == "new_hot" { n = $1 } $6 == "deploy_pad" { p = $1 }
+		END { printf "%d %d %d\n", o, n, p }' "$d/top")"
+	# flat ms at 999 Hz: about one per sample
+	if [ "$po" -ge 100 ] && [ "$pn" -ge 100 ] && [ "$pp" -eq 0 ] && clean_err "$d/top.err"; then
+		ok "deploy (.prof, go tool pprof): old_hot $po ms, new_hot $pn ms, deploy_pad none"
+	else
+		fail "deploy (.prof, go tool pprof): old_hot $po ms, new_hot $pn ms, deploy_pad $pp ms" \
+			"$(head -10 "$d/top")" "$(head -3 "$d/top.err")"
+	fi
+	rm -rf "$d/app" "$d/old" "$d/new"
+	# "PID FUNCTION COUNT" for every function of each sample's stack
+	go tool pprof -sample_index=samples -traces "$d/out.pb.gz" 2>"$d/traces.err" |
+		awk '/^-----/ { p = ""; n = 0; next } $1 == "pid:" { p = $2; next }
+			p != "" && NF == 2 && $1 ~ /^[0-9]+$/ { n = $1; f[p " " $2] += n; next }
+			p != "" && NF == 1 { f[p " " $1] += n } END { for (k in f) print k, f[k] }' >"$d/pprof.txt"
+	# perf script: "PID FUNCTION" of each sample's user leaf, then counted
+	HOME=$d/home perf script -i "$d/out.data" -F pid,ip,sym,dso 2>"$d/script.err" |
+		awk 'NF == 0 { n = 0; next } { n++ } n == 1 { p = $1; leaf = ""; next }
+			leaf == "" && $0 !~ /kernel\.kallsyms/ { leaf = $2; print p, leaf }' |
+		sort | uniq -c | awk '{ print $2, $3, $1 }' >"$d/perf.txt"
+	HOME=$d/home perf buildid-list -i "$d/out.data" >"$d/ids" 2>&1
+	for r in pprof perf; do
+		read -r ao ab an bn bo bb <<<"$(awk -v a=$a -v b=$b '
+			{ k[$1 " " $2] = $3 } END { printf "%d %d %d %d %d %d\n", k[a " old_hot"], k[a " deploy_pad"],
+				k[a " new_hot"], k[b " new_hot"], k[b " old_hot"], k[b " deploy_pad"] }' "$d/$r.txt")"
+		# each spun 300 ms at 999 Hz: at least 100 samples each in its own build's function, none in the other's
+		if [ $rc -eq 0 ] && [ "$ao" -ge 100 ] && [ "$bn" -ge 100 ] && [ $((ab + an + bo + bb)) -eq 0 ]; then
+			ok "deploy ($r): the old process $ao samples in old_hot (its old build), the new one $bn in new_hot, none crossed"
+		else
+			fail "deploy ($r): rc=$rc; old process: old_hot $ao, deploy_pad $ab, new_hot $an; new process: new_hot $bn, old_hot $bo, deploy_pad $bb" \
+				"$(sort -k3nr "$d/$r.txt" | head -6)" "$(tail -3 "$d/log")" "$(head -3 "$d/script.err")"
+		fi
+	done
+	# the two files at one path under two names (perf matches the section's build-ids by name):
+	# the first seen keeps the path, the other is 'PATH (inode N)'
+	if grep -q "^$ido .*/app/svc\( (deleted)\)\?$" "$d/ids" && grep -q "^$idn .*/app/svc (inode [0-9]*)$" "$d/ids"; then
+		ok "deploy: perf buildid-list has both builds: $(grep -o '/app/svc.*' "$d/ids" | paste -sd,)"
+	else
+		fail "deploy: perf buildid-list has both builds ($ido, $idn)" "$(cat "$d/ids")"
+	fi
+fi
+
 finish

@@ -273,9 +273,19 @@ fi
 # reads the backlog. The notices of its first samples (a ring buffer of
 # their own, read before the backlog) have its maps read while it lives:
 # its libc and main frames are named (before: every frame [unknown]).
-# Fault 4 is not fixed yet: its JIT frames stay unnamed, and 1 run in 3
-# named none of its frames, so this case runs only when asked
-# (LIFE_BACKLOG=1), not in make test: about 15 CPU-seconds.
+# Fault 4 stays open in this form: at 49999 Hz the BPF walks of both CPUs'
+# samples take most of the machine, and the reader, continued, ran again
+# only 2.4 s after the SIGCONT (measured: 7.5 s between two records across
+# a 5 s stop), after the process (1.9 s of wall time for its 100 ms of CPU)
+# had exited and deleted its jitdump: nothing is left to read. Its notices
+# were read 1.3-1.5 s after they were sent, "No such process" (-vv). Running
+# bpfprof at nice -15 did not help (interrupt time, not scheduling: 0 of 4
+# named). At 9999 Hz with a 2-8 s stop it was named in 13 of 13 runs
+# (jit_hot 82-87 % of jitshort's samples), but also with the notices turned
+# off (3 of 3 at a 2 s stop, 2 of 2 at 8 s: the reader drains that backlog
+# within the process's life), so that form cannot fail and is no test of
+# the notices either. Hence this case runs only when asked (LIFE_BACKLOG=1),
+# not in make test: about 15 CPU-seconds, 0 to 2 of 3 runs name jit_hot.
 if [ "${LIFE_BACKLOG:-0}" != 1 ]; then
 	skip "a 100 ms JIT process behind a backlog" "fault 4 is open (docs/RELIABILITY.md): LIFE_BACKLOG=1 runs it"
 elif [ -x "$top/.output/workload/jitshort" ]; then

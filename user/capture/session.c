@@ -10,6 +10,7 @@
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
@@ -692,6 +693,69 @@ static uint64_t stat_sum(struct session *s, uint32_t key, uint64_t *per_cpu)
 			per_cpu[cpu] = vals[cpu];
 	}
 	return sum;
+}
+
+/* Entries of map, key by key; -1 when it was not created or cannot be walked. */
+static int64_t map_entries(const struct bpf_map *map)
+{
+	uint8_t key[64], next[64];
+	int fd = bpf_map__fd(map);
+	uint32_t ksize = bpf_map__key_size(map);
+	int64_t n = 0;
+	void *prev = NULL;
+
+	if (fd < 0 || ksize > sizeof(key))
+		return -1;
+	while (!bpf_map_get_next_key(fd, prev, next)) {
+		n++;
+		memcpy(key, next, ksize);
+		prev = key;
+	}
+	/* ENOENT ends the walk; anything else (a task storage map: ENOTSUPP) is no count */
+	return errno == ENOENT ? n : -1;
+}
+
+void session__map_entries(struct session *s, struct session_map_entries *e)
+{
+	e->unwind_procs = map_entries(s->skel->maps.unwind_procs);
+	e->unwind_mappings = map_entries(s->skel->maps.unwind_mappings);
+	e->py_procs = map_entries(s->skel->maps.py_procs);
+	e->targets = map_entries(s->skel->maps.targets);
+	e->seen = map_entries(s->skel->maps.seen);
+	e->noticed = map_entries(s->skel->maps.noticed);
+	e->offcpu_start = map_entries(s->skel->maps.offcpu_start);
+	e->offcpu_pending = map_entries(s->skel->maps.offcpu_pending);
+}
+
+/* Delete map's (u32 tgid keys) entries of processes gone; how many. */
+static size_t forget_gone(const struct bpf_map *map)
+{
+	uint32_t key, next, *gone;
+	int fd = bpf_map__fd(map);
+	size_t n = 0, i, max = bpf_map__max_entries(map);
+	void *prev = NULL;
+
+	if (fd < 0 || bpf_map__key_size(map) != sizeof(key))
+		return 0;
+	/* collected first: a deleted key would restart the walk */
+	gone = malloc(max * sizeof(*gone));
+	if (!gone)
+		return 0;
+	while (n < max && !bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (key && kill((pid_t)key, 0) && errno == ESRCH)
+			gone[n++] = key;
+	}
+	for (i = 0; i < n; i++)
+		bpf_map_delete_elem(fd, &gone[i]);
+	free(gone);
+	return n;
+}
+
+size_t session__forget_gone(struct session *s)
+{
+	return forget_gone(s->skel->maps.seen) + forget_gone(s->skel->maps.noticed);
 }
 
 void session__check_stats(struct session *s, uint64_t *same, uint64_t *shorter, uint64_t *differ)

@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
+#include "array.h"
 #include "buf.h"
 #include "lib_hashmap.h"
 #include "lib_io.h"
@@ -73,6 +74,21 @@ struct proc_state {
 	size_t nr_maps, cap_maps;
 };
 
+/*
+ * A file named in MMAP2 records and the BUILD_ID section. perf (6.1)
+ * matches the BUILD_ID section's entries to DSOs by name alone, so two
+ * files at one path (a binary rebuilt and renamed over its path while its
+ * old process runs; the same path in two containers) would share one
+ * build-id and be named from one file. The first file seen at a path keeps
+ * it; each other one is written as "PATH (inode N)".
+ */
+struct file_name {
+	uint64_t inode;
+	uint32_t dev_major, dev_minor;
+	char *alias; /* NULL: the path itself */
+	size_t next; /* the next file at the same path, index + 1; 0 ends */
+};
+
 struct perfdata_writer {
 	int fd;
 	int err; /* sticky first error (-errno) */
@@ -99,6 +115,11 @@ struct perfdata_writer {
 	size_t nr_procs, cap_procs;
 	struct u64map proc_index; /* pid + 1 -> index into procs */
 	struct u64map threads; /* (pid << 32 | tid) + 1 for threads given a COMM */
+
+	struct strset paths; /* every path of a file written, own copies */
+	struct u64map path_files; /* path index + 1 -> its first file, index + 1 */
+	struct file_name *files;
+	size_t nr_files, cap_files;
 };
 
 /* Write out the buffered records; the first failure sticks. */
@@ -192,13 +213,67 @@ static uint32_t prot_of(const char *perms)
 	       (perms[2] == 'x' ? PROT_EXEC : 0);
 }
 
+/*
+ * The name m's file is written under (see struct file_name): borrowed from m
+ * or the writer; NULL when out of memory (w->err set).
+ */
+static const char *file_name(struct perfdata_writer *w, const struct profile_mapping *m)
+{
+	uint64_t first = 0;
+	size_t i, last = 0;
+	int64_t path;
+	struct file_name *f;
+
+	if (!m->path || m->path[0] != '/')
+		return m->path;
+	path = strset__add(&w->paths, m->path);
+	if (path < 0) {
+		w->err = (int)path;
+		return NULL;
+	}
+	if (u64map__get(&w->path_files, (uint64_t)path + 1, &first)) {
+		for (i = first; i; i = w->files[i - 1].next) {
+			f = &w->files[i - 1];
+			/* an inode of 0 (not known) is taken for the path's first file */
+			if (!m->inode || (f->inode == m->inode && f->dev_major == m->dev_major &&
+					  f->dev_minor == m->dev_minor))
+				return f->alias ? f->alias : m->path;
+			last = i;
+		}
+	}
+	if (array__grow((void **)&w->files, &w->cap_files, w->nr_files + 1, sizeof(*w->files))) {
+		w->err = -ENOMEM;
+		return NULL;
+	}
+	f = &w->files[w->nr_files];
+	memset(f, 0, sizeof(*f));
+	f->inode = m->inode;
+	f->dev_major = m->dev_major;
+	f->dev_minor = m->dev_minor;
+	if (last &&
+	    asprintf(&f->alias, "%s (inode %llu)", m->path, (unsigned long long)m->inode) < 0) {
+		f->alias = NULL;
+		w->err = -ENOMEM;
+		return NULL;
+	}
+	w->nr_files++;
+	if (last)
+		w->files[last - 1].next = w->nr_files;
+	else if (u64map__put(&w->path_files, (uint64_t)path + 1, w->nr_files))
+		return w->err = -ENOMEM, NULL;
+	return f->alias ? f->alias : m->path;
+}
+
 static int put_mmap2(struct perfdata_writer *w, uint32_t pid, const struct profile_mapping *m,
 		     uint64_t time)
 {
 	/* perf's synthesized maps name anonymous executable memory "//anon" */
-	const char *name = m->path && m->path[0] ? m->path : "//anon";
-	size_t plen = strlen(name), len;
+	const char *name = m->path && m->path[0] ? file_name(w, m) : "//anon";
+	size_t plen, len;
 
+	if (!name)
+		return w->err;
+	plen = strlen(name);
 	if (plen >= PATH_MAX)
 		return 0;
 	len = ALIGN8(plen + 1);
@@ -313,6 +388,12 @@ struct perfdata_writer *perfdata__new(int fd, const struct perfdata_opts *o,
 	}
 	w = calloc(1, sizeof(*w));
 	if (!w || !(w->event = strdup(o->event))) {
+		free(w);
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (strset__init(&w->paths, true)) {
+		free(w->event);
 		free(w);
 		errno = ENOMEM;
 		return NULL;
@@ -562,7 +643,7 @@ uint64_t perfdata__nr_samples(const struct perfdata_writer *w)
 
 /* A DSO for the BUILD_ID feature. */
 struct dso_id {
-	const char *path; /* interned */
+	const char *path; /* interned; the name written (file_name) */
 	uint8_t id[PROFILE_BUILD_ID_MAX];
 	uint8_t len;
 };
@@ -612,6 +693,7 @@ static int build_id_section(struct perfdata_writer *w, const struct profile *p, 
 			uint64_t ip = st->ips[st->nr_kernel + i] - (i > 0);
 			int m = profile__find_mapping(p, st->proc, ip);
 			const struct profile_mapping *pm;
+			const char *name;
 			uint64_t idx;
 
 			if (m < 0 || m == last)
@@ -622,8 +704,13 @@ static int build_id_section(struct perfdata_writer *w, const struct profile *p, 
 			if (!pm->path || pm->path[0] != '/' ||
 			    (strstr(pm->path, " (deleted)") && !pm->build_id_len))
 				continue;
-			if (u64map__get(&seen, (uintptr_t)pm->path, &idx)) {
-				/* the same path with another build-id (another mount namespace) */
+			name = file_name(w, pm);
+			if (!name) {
+				err = w->err;
+				break;
+			}
+			if (u64map__get(&seen, (uintptr_t)name, &idx)) {
+				/* the same file, or one without a build-id of its own */
 				if (!pm->build_id_len ||
 				    (pm->build_id_len == dsos[idx].len &&
 				     !memcmp(pm->build_id, dsos[idx].id, pm->build_id_len)))
@@ -639,10 +726,10 @@ static int build_id_section(struct perfdata_writer *w, const struct profile *p, 
 				dsos = d;
 				cap = cap ? cap * 2 : 16;
 			}
-			dsos[nr] = (struct dso_id){ .path = pm->path };
+			dsos[nr] = (struct dso_id){ .path = name };
 			memcpy(dsos[nr].id, pm->build_id, pm->build_id_len);
 			dsos[nr].len = pm->build_id_len;
-			err = u64map__put(&seen, (uintptr_t)pm->path, (uint32_t)nr);
+			err = u64map__put(&seen, (uintptr_t)name, (uint32_t)nr);
 			nr++;
 		}
 	}
@@ -650,10 +737,19 @@ static int build_id_section(struct perfdata_writer *w, const struct profile *p, 
 	for (s = 0; s < p->nr_procs && !err; s++) {
 		const struct profile_process *pr = &p->procs[s];
 
-		for (i = 0; pr->nr_samples && i < pr->nr_jit_maps; i++)
-			if (pr->jit_maps[i].build_id_len)
-				put_build_id(b, PERF_RECORD_MISC_USER, pr->jit_maps[i].build_id,
-					     pr->jit_maps[i].build_id_len, pr->jit_maps[i].path);
+		for (i = 0; pr->nr_samples && i < pr->nr_jit_maps; i++) {
+			const char *name;
+
+			if (!pr->jit_maps[i].build_id_len)
+				continue;
+			name = file_name(w, &pr->jit_maps[i]);
+			if (!name) {
+				err = w->err;
+				break;
+			}
+			put_build_id(b, PERF_RECORD_MISC_USER, pr->jit_maps[i].build_id,
+				     pr->jit_maps[i].build_id_len, name);
+		}
 	}
 	for (i = 0; i < nr && !err; i++) {
 		struct dso_id *d = &dsos[i];
@@ -834,6 +930,11 @@ void perfdata__free(struct perfdata_writer *w)
 	free(w->procs);
 	u64map__free(&w->proc_index);
 	u64map__free(&w->threads);
+	for (i = 0; i < w->nr_files; i++)
+		free(w->files[i].alias);
+	free(w->files);
+	u64map__free(&w->path_files);
+	strset__free(&w->paths);
 	buf__free(&w->b);
 	free(w->event);
 	free(w);
