@@ -402,6 +402,7 @@ struct walk {
 	 */
 	__u8 copy;
 	__u8 kregs; /* ip0, sp0, bp0 are the task's saved user registers, not the sample's */
+	__u8 after_syscall; /* ip0 follows a syscall instruction: its row is ip0 - 1's (walk_begin) */
 	__u8 pad[3];
 	__u64 ip0, sp0, bp0; /* the registers the walk began from */
 	__u32 now; /* the sample's time >> 30 (about seconds): tables' `used` */
@@ -745,8 +746,10 @@ static __always_inline bool walk_begin(struct bpfprof_sample *e, __u64 nk, __u32
 	 * return address; the CFA there is the same, `syscall` moves no stack.
 	 */
 	if (at_entry && !bpf_probe_read_user(insn, sizeof(insn), (const void *)(ip - 2)) &&
-	    insn[0] == 0x0f && insn[1] == 0x05)
+	    insn[0] == 0x0f && insn[1] == 0x05) {
 		w->leaf = 0;
+		w->after_syscall = 1;
+	}
 	w->now = e->time_ns >> 30;
 	e->ips[nk] = ip;
 	w->ip0 = ip;
@@ -1222,7 +1225,8 @@ static __always_inline void send_sample_copy(struct bpf_perf_event_data *ctx,
 	}
 	b->c.type = BPFPROF_REC_SAMPLE_COPY;
 	b->c.why = w->copy;
-	b->c.after_syscall = !w->leaf; /* walk_begin's finding */
+	/* walk_begin's finding (w->leaf is the current frame's once the walk has stepped) */
+	b->c.after_syscall = w->after_syscall;
 	b->c.regs[0] = r->ax;
 	b->c.regs[1] = r->dx;
 	b->c.regs[2] = r->cx;
