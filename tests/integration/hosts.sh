@@ -35,7 +35,12 @@
 #     (-vv: "notice 1 of pid N: No such process 469.1 ms after it was
 #     sent"; notices p90 467 ms, max 1.3 s, median 20 ms). The reader thread
 #     that reads the notices also builds the tables of processes gone
-#     unregistered (-v "stack copies": 36-38 processes, 1.3-2.7 s of it);
+#     unregistered (-v "stack copies": 36-38 processes, 1.3-2.7 s of it):
+#     with those builds skipped (an experiment, not kept) the notices' p90
+#     fell from 130-150 ms to 30-50 ms and their max from 0.7-0.9 s to
+#     0.16 s, but 11-30 processes a run were still gone when their notice
+#     was read: a process that lives tens of ms needs its maps read as its
+#     mappings happen (issue 22: MMAP2 records or a BPF hook), not later;
 #  5. nothing left behind: no /tmp/perf-PID.map of the node or JVM processes.
 #
 # Sampled data: 999 Hz (the kernel's limit if lower) over each process's CPU
