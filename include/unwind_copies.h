@@ -74,6 +74,13 @@ int unwind_copies__release(struct unwind_copies *c, bool all, unwind_copies_emit
 void unwind_copies__check_record(const struct unwind_copies *c, const void *rec,
 				 struct bpfprof_ustack_copy *out, size_t *size);
 
+/*
+ * Records kept now, waiting for their registration: while there are some,
+ * perf.data's streams write no FINISHED_ROUND marker, since their samples,
+ * older than what came since, must reach perf before it sorts past them.
+ */
+size_t unwind_copies__nr_held(const struct unwind_copies *c);
+
 struct unwind_copies_stats {
 	uint64_t walks; /* copies walked */
 	uint64_t walk_ns; /* CPU time walking them (the rules' lookups included), ns */

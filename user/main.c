@@ -412,6 +412,13 @@ static void stream_round(struct run *r)
 {
 	int i, err;
 
+	/*
+	 * Not while stack copies wait for their process's tables: their
+	 * samples come later than newer ones, and perf report rejects a record
+	 * older than what a marker let it deliver ("out of order events")
+	 */
+	if (unwind_copies__nr_held(r->copies))
+		return;
 	for (i = 0; i < r->cfg.nr_outputs; i++)
 		if (r->streams[i] && (err = perfdata__round(r->streams[i])))
 			stream_failed(r, i, err);

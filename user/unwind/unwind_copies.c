@@ -251,6 +251,11 @@ int unwind_copies__sample(struct unwind_copies *c, const void *data, size_t size
 	return walk_record(c, data, size, false, out, out_size);
 }
 
+size_t unwind_copies__nr_held(const struct unwind_copies *c)
+{
+	return c ? c->nr_held : 0;
+}
+
 int unwind_copies__release(struct unwind_copies *c, bool all, unwind_copies_emit_fn emit, void *ctx)
 {
 	size_t i, kept = 0, out_size;
