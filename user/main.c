@@ -828,8 +828,8 @@ static void report_walks(struct run *r, struct session *s)
 		struct mmap_events_stats ms;
 
 		mmap_events__stats(r->mmaps, &ms);
-		pr_info("mmap events: %llu records (%llu bytes, %llu lost, %llu malformed); %llu "
-			"processes gone before their maps were read registered from them; %zu "
+		pr_info("mmap events: %llu records (%llu bytes, %llu lost, %llu malformed); maps "
+			"of %llu processes gone before they were read rendered from them; %zu "
 			"processes held (%zu bytes, %llu evicted)\n",
 			(unsigned long long)ms.records, (unsigned long long)ms.bytes,
 			(unsigned long long)ms.lost, (unsigned long long)ms.bad,

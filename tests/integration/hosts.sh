@@ -228,11 +228,12 @@ fi
 wl=$(grep '^bpfprof: user stack ends:' bp.log)
 notready=$(echo "$wl" | sed -n 's/.* \([0-9]*\) walked by frame pointers for want of tables.*/\1/p')
 copies=$(echo "$wl" | sed -n 's/.* \([0-9]*\) stacks copied for a user-space walk.*/\1/p')
+frommm=$(sed -n 's/^bpfprof: mmap events: .*; maps of \([0-9]*\) processes gone before they were read rendered.*/\1/p' bp.log)
 if [ "${notready:-x}" = 0 ]; then
-	ok "-v: 0 walked by frame pointers for want of tables ($copies stacks copied for a user-space walk)"
+	ok "-v: 0 walked by frame pointers for want of tables ($copies stacks copied for a user-space walk; ${frommm:-no} processes' maps from mmap events)"
 else
 	fail "-v: ${notready:-?} walked by frame pointers for want of tables" "${wl:-no walk line}" \
-		"$(grep -E '^bpfprof: (unwind readiness|stack copies|lost)' bp.log)"
+		"$(grep -E '^bpfprof: (unwind readiness|stack copies|mmap events|lost)' bp.log)"
 fi
 
 # 5. nothing left behind by node or the JVMs
