@@ -575,6 +575,7 @@ int mmap_events__start(struct mmap_events *m, size_t pages_per_cpu)
 		m->map_fd = -1;
 		return err;
 	}
+	pthread_setname_np(m->thread, "bpfprof-mmap"); /* bench/mmap_events.sh reads its CPU time */
 	m->started = true;
 	return 0;
 }
