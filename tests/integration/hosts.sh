@@ -27,20 +27,18 @@
 #  4. -v: 0 samples "walked by frame pointers for want of tables" (a process's
 #     first samples come with a copy of its stack, walked in user space once
 #     its tables are built, or from the maps remembered at its first sample
-#     when it is gone by then). Known to fail under load: a short-lived
-#     process (`as`, here) gone before bpfprof read the notice of
-#     its first sample has no maps remembered, and its copies are walked by
-#     frame pointers: 16-34 such walks a run here at load 4-8, every one in
-#     1-3 `as` processes whose notice was read 390-470 ms after it was sent
-#     (-vv: "notice 1 of pid N: No such process 469.1 ms after it was
-#     sent"; notices p90 467 ms, max 1.3 s, median 20 ms). The reader thread
-#     that reads the notices also builds the tables of processes gone
-#     unregistered (-v "stack copies": 36-38 processes, 1.3-2.7 s of it):
-#     with those builds skipped (an experiment, not kept) the notices' p90
-#     fell from 130-150 ms to 30-50 ms and their max from 0.7-0.9 s to
-#     0.16 s, but 11-30 processes a run were still gone when their notice
-#     was read: a process that lives tens of ms needs its maps read as its
-#     mappings happen (issue 22: MMAP2 records or a BPF hook), not later;
+#     when it is gone by then, or, gone even before its maps were read,
+#     from its mmap events: perf's dummy event's MMAP2, FORK and COMM exec
+#     records, user/capture/mmap_events.c). Without the mmap events this
+#     failed under load: a short-lived process (`as`, here) gone before
+#     bpfprof read the notice of its first sample had no maps remembered,
+#     and its copies were walked by frame pointers: 16-34 such walks a run
+#     here at load 4-8 (105 and 148 in two runs with the mmap events turned
+#     off), every one in 1-3 `as` processes whose notice was read 390-470
+#     ms after it was sent (-vv: "notice 1 of pid N: No such process 469.1
+#     ms after it was sent"; notices p90 467 ms, max 1.3 s, median 20 ms;
+#     reading them sooner was not enough, commit 705437f's header). With them: 0 in four runs, the maps of 1-3 gone processes a run
+#     rendered from the records (shown in the ok line);
 #  5. nothing left behind: no /tmp/perf-PID.map of the node or JVM processes.
 #
 # Sampled data: 999 Hz (the kernel's limit if lower) over each process's CPU

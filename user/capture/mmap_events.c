@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -550,6 +551,7 @@ int mmap_events__start(struct mmap_events *m, size_t pages_per_cpu)
 		.clockid = CLOCK_BOOTTIME,
 	};
 	int ncpu = libbpf_num_possible_cpus(), err;
+	sigset_t all, old;
 
 	if (ncpu < 0)
 		return ncpu;
@@ -567,7 +569,11 @@ int mmap_events__start(struct mmap_events *m, size_t pages_per_cpu)
 		m->map_fd = -1;
 		return err;
 	}
+	/* signals are the main thread's: its poll wakes on them (as push.c's thread) */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
 	err = -pthread_create(&m->thread, NULL, reader, m);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err) {
 		perf_buffer__free(m->pb);
 		m->pb = NULL;
