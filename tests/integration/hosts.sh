@@ -37,8 +37,9 @@
 #     off), every one in 1-3 `as` processes whose notice was read 390-470
 #     ms after it was sent (-vv: "notice 1 of pid N: No such process 469.1
 #     ms after it was sent"; notices p90 467 ms, max 1.3 s, median 20 ms;
-#     reading them sooner was not enough, commit 705437f's header). With them: 0 in four runs, the maps of 1-3 gone processes a run
-#     rendered from the records (shown in the ok line);
+#     reading them sooner was not enough, commit 705437f's header). With
+#     them: 0 in five runs, the maps of 1-3 gone processes a run rendered
+#     from the records (shown in the ok line);
 #  5. nothing left behind: no /tmp/perf-PID.map of the node or JVM processes.
 #
 # Sampled data: 999 Hz (the kernel's limit if lower) over each process's CPU
