@@ -21,7 +21,7 @@ export OUTPUT=${OUTPUT:-$top/.output}
 export BPFPROF=${BPFPROF:-$top/bpfprof}
 export QUICK=${QUICK:-0}
 names=("$@")
-[ ${#names[@]} -gt 0 ] || names=(overhead floor agg-throughput finalize memory loss symbols ready)
+[ ${#names[@]} -gt 0 ] || names=(overhead floor agg-throughput finalize memory loss symbols ready mmap_events)
 logdir=$OUTPUT/bench-results
 mkdir -p "$logdir"
 log=$logdir/$(date -u +%Y%m%dT%H%M%SZ).log

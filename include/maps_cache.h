@@ -39,7 +39,8 @@ int maps_cache__put(struct maps_cache *c, uint32_t pid, uint32_t start, const ch
 /*
  * The text kept for (pid, start) (start 0: the newest entry of pid), or NULL.
  * Borrowed until the next call on c; *len its bytes. The entry counts as
- * used by the current profile.
+ * used by the current profile. None kept: the fallback's text
+ * (maps_cache__set_fallback), kept from then on.
  */
 const char *maps_cache__get(struct maps_cache *c, uint32_t pid, uint32_t start, size_t *len);
 
@@ -68,6 +69,17 @@ void maps_cache__new_profile(struct maps_cache *c, uint64_t start_ns);
  * last pass (amortized).
  */
 void maps_cache__expire(struct maps_cache *c, uint64_t now_ns, uint64_t cut_ns, bool force);
+
+/*
+ * Where maps_cache__get looks when it holds nothing for a process: fn
+ * renders maps text of (pid, start) (0 and *text malloc'd, the callee's to
+ * give, or -errno) from another memory of the process's mappings
+ * (mmap_events.h: perf's MMAP2 records); the text is then kept as
+ * maps_cache__put keeps it. fn NULL: none (the default).
+ */
+typedef int (*maps_cache_fallback_fn)(void *ctx, uint32_t pid, uint32_t start, char **text,
+				      size_t *len);
+void maps_cache__set_fallback(struct maps_cache *c, maps_cache_fallback_fn fn, void *ctx);
 
 /* Entries and bytes of text held, for -v. */
 void maps_cache__counts(const struct maps_cache *c, size_t *nr, size_t *bytes);

@@ -37,6 +37,7 @@
 #include "kernel_image.h"
 #include "log.h"
 #include "maps_cache.h"
+#include "mmap_events.h"
 #include "outdir.h"
 #include "output.h"
 #include "preflight.h"
@@ -99,6 +100,8 @@ struct run {
 	struct cgroup_cache *cgroups;
 	/* each process's last maps, kept across intervals and after it exits (maps_cache.h) */
 	struct maps_cache *maps;
+	/* --call-graph dwarf: executable mappings as they happen, for processes gone unread (mmap_events.h) */
+	struct mmap_events *mmaps;
 	/*
 	 * Records read past an interval's cut, in ring-buffer order, for the
 	 * next interval: each a u64 size, then its bytes padded to 8.
@@ -107,6 +110,9 @@ struct run {
 };
 
 static void check_stack(struct run *r, const void *data, size_t size);
+
+/* Data pages of each CPU's ring of the mmap events (mmap_events.h): 64 KiB a CPU */
+#define MMAP_EVENTS_PAGES 16
 
 /* The outputs a second signal abandons (the run's cfg.outputs), for the handler */
 static struct output *volatile sig_outputs;
@@ -818,6 +824,18 @@ static void report_walks(struct run *r, struct session *s)
 			(unsigned long long)cs.walks, (double)cs.walk_ns / 1e3 / cs.walks,
 			(unsigned long long)cs.held, (unsigned long long)cs.loads,
 			(unsigned long long)cs.gone_loads, (double)cs.load_ns / 1e6);
+	if (r->mmaps) {
+		struct mmap_events_stats ms;
+
+		mmap_events__stats(r->mmaps, &ms);
+		pr_info("mmap events: %llu records (%llu bytes, %llu lost, %llu malformed); maps "
+			"of %llu processes gone before they were read rendered from them; %zu "
+			"processes held (%zu bytes, %llu evicted)\n",
+			(unsigned long long)ms.records, (unsigned long long)ms.bytes,
+			(unsigned long long)ms.lost, (unsigned long long)ms.bad,
+			(unsigned long long)ms.rendered, ms.nr_procs, ms.held_bytes,
+			(unsigned long long)ms.evicted);
+	}
 }
 
 /* Python frames: how many samples of Python processes had them, and why the others had none. */
@@ -944,6 +962,39 @@ static const char *remembered_maps(void *ctx, uint32_t pid, uint32_t start, size
 	struct run *r = ctx;
 
 	return maps_cache__get(r->maps, pid, start, len);
+}
+
+/* maps_cache's fallback: a gone process's maps rendered from its MMAP2 records */
+static int maps_from_events(void *ctx, uint32_t pid, uint32_t start, char **text, size_t *len)
+{
+	return mmap_events__maps(ctx, pid, start, text, len);
+}
+
+/*
+ * --call-graph dwarf: learn of executable mappings as they happen (perf's
+ * dummy event with MMAP2 records), so that a process gone before its maps
+ * were read still has them. Opened before sampling starts; where it cannot
+ * be, one -v line and the run goes on with /proc alone.
+ */
+static void mmap_events_start(struct run *r)
+{
+	long hz = sysconf(_SC_CLK_TCK);
+	int err;
+
+	if (r->cfg.call_graph != CALL_GRAPH_DWARF)
+		return;
+	/* 16 MiB of mappings at most; an exited process's kept 10 s (its copies are walked by then) */
+	r->mmaps = mmap_events__new(16 << 20, 10000000000ULL,
+				    1000000000ULL / (uint64_t)(hz > 0 ? hz : 100));
+	err = r->mmaps ? mmap_events__start(r->mmaps, MMAP_EVENTS_PAGES) : -ENOMEM;
+	if (err) {
+		pr_info("mmap events: not opened (%s): gone processes' maps only from /proc\n",
+			strerror(-err));
+		mmap_events__free(r->mmaps);
+		r->mmaps = NULL;
+		return;
+	}
+	maps_cache__set_fallback(r->maps, maps_from_events, r->mmaps);
 }
 
 /* The unwinder, and the tables of the -p targets before their samples count. */
@@ -1280,6 +1331,7 @@ int main(int argc, char **argv)
 	r->maps = maps_cache__new("/proc");
 	if (!r->cgroups || !r->maps)
 		return 1;
+	mmap_events_start(r);
 	/* outputs exist (as temporaries) before sampling starts: a bad path fails now */
 	err = interval_begin(r, &iv, NULL, sy, 0);
 	if (err)
@@ -1475,6 +1527,7 @@ out:
 	session__close(s);
 	symbolizer__free(sy);
 	cgroup_cache__free(r->cgroups);
+	mmap_events__free(r->mmaps);
 	maps_cache__free(r->maps);
 	buf__free(&r->carry);
 	push__free(r->pusher);

@@ -32,6 +32,8 @@ struct maps_cache {
 	uint64_t profile; /* profiles started so far */
 	uint64_t profile_start_ns; /* the current one's start */
 	size_t next_pass; /* a pass once nr exceeds this (or forced) */
+	maps_cache_fallback_fn fallback;
+	void *fallback_ctx;
 };
 
 struct maps_cache *maps_cache__new(const char *proc_dir)
@@ -131,10 +133,25 @@ int maps_cache__put(struct maps_cache *c, uint32_t pid, uint32_t start, const ch
 	return 0;
 }
 
+void maps_cache__set_fallback(struct maps_cache *c, maps_cache_fallback_fn fn, void *ctx)
+{
+	c->fallback = fn;
+	c->fallback_ctx = ctx;
+}
+
 const char *maps_cache__get(struct maps_cache *c, uint32_t pid, uint32_t start, size_t *len)
 {
 	struct maps_entry *e = find(c, pid, start);
 
+	if (!e && c->fallback) {
+		char *text = NULL;
+		size_t n = 0;
+
+		if (!c->fallback(c->fallback_ctx, pid, start, &text, &n) &&
+		    !maps_cache__put(c, pid, start, text, n))
+			e = find(c, pid, start);
+		free(text);
+	}
 	if (!e)
 		return NULL;
 	e->used = c->profile;

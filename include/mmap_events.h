@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Each process's executable mappings as they happen (issue 22 item 3), the
+ * way perf learns of them: a system-wide, per-CPU perf "dummy" software
+ * event (PERF_TYPE_SOFTWARE / PERF_COUNT_SW_DUMMY) with mmap2, comm,
+ * comm_exec and task set, read through libbpf's perf_buffer__new_raw on a
+ * thread of its own. It keeps, per process, the PROT_EXEC file mappings of
+ * its PERF_RECORD_MMAP2 records; a fork (PERF_RECORD_FORK with pid != ppid)
+ * copies the parent's to the child, an exec (PERF_RECORD_COMM with
+ * PERF_RECORD_MISC_COMM_EXEC) empties them, an exit (PERF_RECORD_EXIT of the
+ * thread group leader) starts a grace period after which they go.
+ *
+ * What for: a process that lives tens of ms (an `as` in a `make -j2`) may be
+ * gone before bpfprof reads its /proc/PID/maps; its maps are then rendered
+ * from this history as /proc/PID/maps text (mmap_events__maps), so that
+ * maps_cache.h's users (the registration of stack copies, the aggregator's
+ * mappings) take them unchanged.
+ *
+ * Record layouts: include/uapi/linux/perf_event.h (enum perf_event_type),
+ * with sample_id_all and sample_type PERF_SAMPLE_TID | PERF_SAMPLE_TIME: a
+ * struct sample_id { u32 pid, tid; u64 time; } ends every non-sample record.
+ * Times are CLOCK_BOOTTIME ns (use_clockid), so that a fork's time names
+ * the child's start in clock ticks as /proc/PID/stat's starttime does
+ * (kernel/fork.c sets start_boottime just before perf_event_fork()).
+ *
+ * Identity (issue 24): a process is (tgid, start ticks); a reused pid gets a
+ * new entry at its fork. Processes that existed before the event was opened
+ * have start 0 (unknown) and only the mappings made since (incomplete).
+ *
+ * Thread safety: mmap_events__record, __maps and __stats lock the object;
+ * __start and __free are the owner's, called from one thread.
+ */
+#ifndef BPFPROF_MMAP_EVENTS_H
+#define BPFPROF_MMAP_EVENTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct mmap_events;
+
+struct mmap_events_stats {
+	uint64_t records; /* records handled */
+	uint64_t bytes; /* their bytes */
+	uint64_t lost; /* records the kernel lost (PERF_RECORD_LOST) */
+	uint64_t bad; /* malformed records skipped */
+	uint64_t rendered; /* maps texts rendered for mmap_events__maps */
+	uint64_t evicted; /* processes dropped for the memory bound before their grace period */
+	size_t nr_procs; /* processes held now */
+	size_t held_bytes; /* their memory (mappings and names), bytes */
+};
+
+/*
+ * An empty history. max_bytes: bound on the memory held for mappings
+ * (bytes; the processes that exited first go, then the oldest); keep_ns: how
+ * long an exited process's mappings stay (ns of the records' clock);
+ * tick_ns: ns of a clock tick (1e9 / sysconf(_SC_CLK_TCK)), 0 when record
+ * times are not CLOCK_BOOTTIME (starts then unknown). NULL with errno ENOMEM.
+ */
+struct mmap_events *mmap_events__new(size_t max_bytes, uint64_t keep_ns, uint64_t tick_ns);
+
+/* Stops the reader thread (if started), closes the events, frees all. NULL: nothing. */
+void mmap_events__free(struct mmap_events *m);
+
+/*
+ * Handle one record: size bytes at rec, starting with its struct
+ * perf_event_header (header.size ≤ size). MMAP2, FORK, COMM, EXIT and LOST
+ * are used; other types are ignored. Returns 0, -EINVAL for a malformed
+ * record (shorter than its type's layout, a filename without NUL; counted,
+ * nothing kept from it) or -ENOMEM.
+ */
+int mmap_events__record(struct mmap_events *m, const void *rec, size_t size);
+
+/*
+ * The executable mappings of process (pid, start) as /proc/PID/maps lines
+ * ("start-end r-xp offset maj:min inode path\n", fs/proc/task_mmu.c's
+ * format; ascending addresses; an anonymous mapping has no path). start: in
+ * clock ticks after boot, 0 for the newest process of pid; a process whose
+ * fork was seen matches start or start+1 (its fork's record is stamped a
+ * few us after start_boottime). *text: malloc'd, NUL-terminated, the
+ * caller's; *len its bytes. Returns 0, -ENOENT when no such process or no
+ * mapping is known, or -ENOMEM.
+ */
+int mmap_events__maps(struct mmap_events *m, uint32_t pid, uint32_t start, char **text,
+		      size_t *len);
+
+/*
+ * Open the dummy event on every online CPU (pages_per_cpu: data pages of
+ * each ring, a power of 2) and start the thread that reads it. Returns 0;
+ * -errno from bpf_map_create or perf_event_open (-EACCES, -EPERM without
+ * CAP_PERFMON, -ENOENT/-EINVAL on kernels without the fields used), or
+ * from pthread_create. On error nothing is left open.
+ */
+int mmap_events__start(struct mmap_events *m, size_t pages_per_cpu);
+
+void mmap_events__stats(struct mmap_events *m, struct mmap_events_stats *st);
+
+#endif /* BPFPROF_MMAP_EVENTS_H */

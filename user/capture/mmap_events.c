@@ -1,0 +1,587 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Executable mappings as they happen, from perf's side-band records
+ * (include/mmap_events.h). Processes are a plain array, newest last,
+ * searched from the newest end; each holds its executable mappings, kept
+ * disjoint as the kernel's VMAs are (a new mapping replaces what it
+ * overlaps, as MAP_FIXED and mprotect do).
+ */
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "array.h"
+#include "mmap_events.h"
+
+/* struct sample_id with PERF_SAMPLE_TID | PERF_SAMPLE_TIME: u32 pid, tid; u64 time */
+#define SAMPLE_ID_SIZE 16
+/* an expiry pass at most this often (ns of the records' clock) */
+#define PASS_NS 1000000000ULL
+
+struct mapping {
+	uint64_t start, end, pgoff, ino;
+	uint32_t maj, min, prot, flags;
+	char *name; /* owned; "" for anonymous */
+};
+
+struct proc {
+	uint32_t pid, start; /* start: clock ticks after boot, 0 unknown */
+	uint64_t exit_ns; /* its leader's exit (records' clock), 0 while alive */
+	struct mapping *m;
+	size_t nr, cap;
+	size_t bytes;
+};
+
+/* A record read from a ring, waiting for its round to be sorted by time */
+struct queued {
+	uint64_t time, seq;
+	size_t off, size; /* in the batch buffer */
+};
+
+struct mmap_events {
+	pthread_mutex_t lock;
+	size_t max_bytes;
+	uint64_t keep_ns, tick_ns;
+	struct proc *p;
+	size_t nr, cap;
+	size_t bytes;
+	uint64_t last_pass;
+	struct mmap_events_stats st;
+
+	/* the reader (mmap_events__start) */
+	struct perf_buffer *pb;
+	int map_fd;
+	pthread_t thread;
+	bool started;
+	volatile int stop;
+	char *batch;
+	size_t batch_len, batch_cap;
+	struct queued *q;
+	size_t nr_q, cap_q;
+};
+
+struct mmap_events *mmap_events__new(size_t max_bytes, uint64_t keep_ns, uint64_t tick_ns)
+{
+	struct mmap_events *m = calloc(1, sizeof(*m));
+
+	if (!m) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pthread_mutex_init(&m->lock, NULL);
+	m->max_bytes = max_bytes;
+	m->keep_ns = keep_ns;
+	m->tick_ns = tick_ns;
+	m->map_fd = -1;
+	return m;
+}
+
+static void proc_clear(struct mmap_events *m, struct proc *p)
+{
+	for (size_t i = 0; i < p->nr; i++)
+		free(p->m[i].name);
+	p->nr = 0;
+	m->bytes -= p->bytes;
+	p->bytes = 0;
+}
+
+static void proc_drop(struct mmap_events *m, size_t i)
+{
+	proc_clear(m, &m->p[i]);
+	free(m->p[i].m);
+	memmove(&m->p[i], &m->p[i + 1], (m->nr - i - 1) * sizeof(*m->p));
+	m->nr--;
+}
+
+void mmap_events__free(struct mmap_events *m)
+{
+	if (!m)
+		return;
+	if (m->started) {
+		m->stop = 1;
+		pthread_join(m->thread, NULL);
+	}
+	perf_buffer__free(m->pb);
+	if (m->map_fd >= 0)
+		close(m->map_fd);
+	while (m->nr)
+		proc_drop(m, m->nr - 1);
+	free(m->p);
+	free(m->batch);
+	free(m->q);
+	pthread_mutex_destroy(&m->lock);
+	free(m);
+}
+
+/* The newest process of pid, or NULL */
+static struct proc *newest(struct mmap_events *m, uint32_t pid)
+{
+	for (size_t i = m->nr; i-- > 0;)
+		if (m->p[i].pid == pid)
+			return &m->p[i];
+	return NULL;
+}
+
+static struct proc *proc_add(struct mmap_events *m, uint32_t pid, uint32_t start)
+{
+	struct proc *p;
+
+	if (array__grow((void **)&m->p, &m->cap, m->nr + 1, sizeof(*m->p)))
+		return NULL;
+	p = &m->p[m->nr++];
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	p->start = start;
+	return p;
+}
+
+/* The memory bound: processes that exited first (oldest exit first), then the oldest. */
+static void evict(struct mmap_events *m)
+{
+	while (m->bytes > m->max_bytes && m->nr > 1) {
+		size_t victim = m->nr, i;
+
+		for (i = 0; i < m->nr; i++)
+			if (m->p[i].exit_ns &&
+			    (victim == m->nr || m->p[i].exit_ns < m->p[victim].exit_ns))
+				victim = i;
+		if (victim == m->nr)
+			victim = 0;
+		proc_drop(m, victim);
+		m->st.evicted++;
+	}
+}
+
+static int mapping_add(struct mmap_events *m, struct proc *p, const struct mapping *src)
+{
+	struct mapping *d;
+	char *name = strdup(src->name);
+
+	if (!name || array__grow((void **)&p->m, &p->cap, p->nr + 1, sizeof(*p->m))) {
+		free(name);
+		return -ENOMEM;
+	}
+	d = &p->m[p->nr++];
+	*d = *src;
+	d->name = name;
+	p->bytes += sizeof(*d) + strlen(name) + 1;
+	m->bytes += sizeof(*d) + strlen(name) + 1;
+	return 0;
+}
+
+static void mapping_del(struct mmap_events *m, struct proc *p, size_t i)
+{
+	size_t b = sizeof(p->m[i]) + strlen(p->m[i].name) + 1;
+
+	free(p->m[i].name);
+	p->m[i] = p->m[--p->nr];
+	p->bytes -= b;
+	m->bytes -= b;
+}
+
+/* [s, e) is mapped anew: what it overlaps goes, as the kernel splits and unmaps VMAs. */
+static int trim(struct mmap_events *m, struct proc *p, uint64_t s, uint64_t e)
+{
+	for (size_t i = 0; i < p->nr; i++) {
+		struct mapping *x = &p->m[i];
+
+		if (x->end <= s || x->start >= e)
+			continue;
+		if (x->start >= s && x->end <= e) {
+			mapping_del(m, p, i--);
+		} else if (x->start < s && x->end > e) {
+			struct mapping right = *x;
+
+			right.pgoff += e - x->start;
+			right.start = e;
+			x->end = s;
+			if (mapping_add(m, p, &right)) /* x may have moved */
+				return -ENOMEM;
+		} else if (x->start < s) {
+			x->end = s;
+		} else {
+			x->pgoff += e - x->start;
+			x->start = e;
+		}
+	}
+	return 0;
+}
+
+static uint64_t record_time(const struct perf_event_header *h)
+{
+	uint64_t t;
+
+	memcpy(&t, (const char *)h + h->size - 8, 8);
+	return t;
+}
+
+/* Exited processes past their grace period go (at most once per PASS_NS of record time). */
+static void expire(struct mmap_events *m, uint64_t now)
+{
+	if (now < m->last_pass + PASS_NS)
+		return;
+	m->last_pass = now;
+	for (size_t i = 0; i < m->nr; i++)
+		if (m->p[i].exit_ns && now > m->p[i].exit_ns + m->keep_ns)
+			proc_drop(m, i--);
+}
+
+static int on_mmap2(struct mmap_events *m, const struct perf_event_header *h)
+{
+	/* u32 pid, tid; u64 addr, len, pgoff; u32 maj, min; u64 ino, ino_generation; u32 prot, flags; char filename[] */
+	const char *b = (const char *)(h + 1);
+	size_t fixed = 8 + 24 + 24 + 8, name_max = h->size - sizeof(*h) - SAMPLE_ID_SIZE;
+	struct mapping x = { 0 };
+	uint32_t pid;
+	uint64_t addr, len, gen;
+	struct proc *p;
+	int err;
+
+	if (h->size < sizeof(*h) + fixed + 1 + SAMPLE_ID_SIZE ||
+	    !memchr(b + fixed, '\0', name_max - fixed))
+		return -EINVAL;
+	memcpy(&pid, b, 4);
+	memcpy(&addr, b + 8, 8);
+	memcpy(&len, b + 16, 8);
+	memcpy(&x.pgoff, b + 24, 8);
+	memcpy(&x.maj, b + 32, 4);
+	memcpy(&x.min, b + 36, 4);
+	memcpy(&x.ino, b + 40, 8);
+	memcpy(&gen, b + 48, 8);
+	memcpy(&x.prot, b + 56, 4);
+	memcpy(&x.flags, b + 60, 4);
+	x.name = (char *)b + fixed;
+	if (!len || addr + len < addr)
+		return -EINVAL;
+	/* PERF_RECORD_MISC_MMAP_BUILD_ID: a build-id instead of maj, min, ino (not asked for) */
+	if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID)
+		x.maj = x.min = 0, x.ino = 0;
+	/* perf's name of an anonymous mapping; /proc/PID/maps leaves it blank */
+	if (!strcmp(x.name, "//anon"))
+		x.name = "";
+	x.start = addr;
+	x.end = addr + len;
+	p = newest(m, pid);
+	if (!p && !(x.prot & PROT_EXEC))
+		return 0;
+	if (!p && !(p = proc_add(m, pid, 0)))
+		return -ENOMEM;
+	err = trim(m, p, x.start, x.end);
+	if (!err && (x.prot & PROT_EXEC))
+		err = mapping_add(m, p, &x);
+	return err;
+}
+
+static int on_fork_exit(struct mmap_events *m, const struct perf_event_header *h)
+{
+	/* u32 pid, ppid; u32 tid, ptid; u64 time */
+	const char *b = (const char *)(h + 1);
+	uint32_t pid, ppid, tid;
+	uint64_t time;
+	struct proc *p, *parent;
+	size_t pi;
+
+	if (h->size < sizeof(*h) + 24 + SAMPLE_ID_SIZE)
+		return -EINVAL;
+	memcpy(&pid, b, 4);
+	memcpy(&ppid, b + 4, 4);
+	memcpy(&tid, b + 8, 4);
+	memcpy(&time, b + 16, 8);
+	if (h->type == PERF_RECORD_EXIT) {
+		p = newest(m, pid);
+		if (p && pid == tid)
+			p->exit_ns = time ? time : 1;
+		return 0;
+	}
+	if (pid == ppid) /* a new thread */
+		return 0;
+	parent = newest(m, ppid);
+	pi = parent ? (size_t)(parent - m->p) : 0;
+	p = proc_add(m, pid, m->tick_ns ? (uint32_t)(time / m->tick_ns) : 0);
+	if (!p)
+		return -ENOMEM;
+	if (parent) {
+		parent = &m->p[pi]; /* the array may have moved */
+		for (size_t i = 0; i < parent->nr; i++)
+			if (mapping_add(m, p, &parent->m[i]))
+				return -ENOMEM;
+	}
+	return 0;
+}
+
+static int on_comm(struct mmap_events *m, const struct perf_event_header *h)
+{
+	/* u32 pid, tid; char comm[] */
+	const char *b = (const char *)(h + 1);
+	uint32_t pid;
+	struct proc *p;
+
+	if (!(h->misc & PERF_RECORD_MISC_COMM_EXEC))
+		return 0;
+	if (h->size < sizeof(*h) + 8 + 8 + SAMPLE_ID_SIZE)
+		return -EINVAL;
+	memcpy(&pid, b, 4);
+	p = newest(m, pid);
+	if (!p)
+		return proc_add(m, pid, 0) ? 0 : -ENOMEM;
+	proc_clear(m, p); /* a new address space */
+	return 0;
+}
+
+static int handle(struct mmap_events *m, const struct perf_event_header *h, size_t size)
+{
+	int err = 0;
+
+	if (size < sizeof(*h) || h->size < sizeof(*h) || h->size > size) {
+		m->st.bad++;
+		return -EINVAL;
+	}
+	m->st.records++;
+	m->st.bytes += h->size;
+	switch (h->type) {
+	case PERF_RECORD_MMAP2:
+		err = on_mmap2(m, h);
+		break;
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		err = on_fork_exit(m, h);
+		break;
+	case PERF_RECORD_COMM:
+		err = on_comm(m, h);
+		break;
+	case PERF_RECORD_LOST:
+		if (h->size >= sizeof(*h) + 16) {
+			uint64_t lost;
+
+			memcpy(&lost, (const char *)(h + 1) + 8, 8);
+			m->st.lost += lost;
+		}
+		break;
+	default:
+		break;
+	}
+	if (err == -EINVAL)
+		m->st.bad++;
+	if (!err && h->size >= sizeof(*h) + SAMPLE_ID_SIZE)
+		expire(m, record_time(h));
+	if (m->bytes > m->max_bytes)
+		evict(m);
+	return err;
+}
+
+int mmap_events__record(struct mmap_events *m, const void *rec, size_t size)
+{
+	int err;
+
+	pthread_mutex_lock(&m->lock);
+	err = handle(m, rec, size);
+	pthread_mutex_unlock(&m->lock);
+	return err;
+}
+
+static int by_start(const void *a, const void *b)
+{
+	const struct mapping *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static bool matches(const struct proc *p, uint32_t pid, uint32_t start)
+{
+	return p->pid == pid && (!start || !p->start || p->start == start || p->start == start + 1);
+}
+
+int mmap_events__maps(struct mmap_events *m, uint32_t pid, uint32_t start, char **text, size_t *len)
+{
+	struct mapping *sorted = NULL;
+	struct proc *p = NULL;
+	char *out = NULL;
+	size_t n = 0, cap = 0;
+	int err = 0;
+
+	pthread_mutex_lock(&m->lock);
+	for (size_t i = m->nr; i-- > 0 && !p;)
+		if (matches(&m->p[i], pid, start))
+			p = &m->p[i];
+	if (!p || !p->nr) {
+		err = -ENOENT;
+		goto out;
+	}
+	sorted = malloc(p->nr * sizeof(*sorted));
+	if (!sorted) {
+		err = -ENOMEM;
+		goto out;
+	}
+	memcpy(sorted, p->m, p->nr * sizeof(*sorted));
+	qsort(sorted, p->nr, sizeof(*sorted), by_start);
+	for (size_t i = 0; i < p->nr; i++) {
+		const struct mapping *x = &sorted[i];
+		size_t need = strlen(x->name) + 128;
+		int w;
+
+		if (n + need > cap) {
+			char *bigger;
+
+			cap = (n + need) * 2;
+			bigger = realloc(out, cap);
+			if (!bigger) {
+				err = -ENOMEM;
+				goto out;
+			}
+			out = bigger;
+		}
+		/* fs/proc/task_mmu.c show_vma_header_prefix(): "%08lx-%08lx %c%c%c%c %08llx %02x:%02x %lu " */
+		w = snprintf(out + n, cap - n, "%08llx-%08llx %c%c%c%c %08llx %02x:%02x %llu%s%s\n",
+			     (unsigned long long)x->start, (unsigned long long)x->end,
+			     x->prot & PROT_READ ? 'r' : '-', x->prot & PROT_WRITE ? 'w' : '-',
+			     x->prot & PROT_EXEC ? 'x' : '-', x->flags & MAP_SHARED ? 's' : 'p',
+			     (unsigned long long)x->pgoff, x->maj, x->min,
+			     (unsigned long long)x->ino, *x->name ? " " : "", x->name);
+		n += (size_t)w;
+	}
+	m->st.rendered++;
+	*text = out;
+	*len = n;
+	out = NULL;
+out:
+	pthread_mutex_unlock(&m->lock);
+	free(sorted);
+	free(out);
+	return err;
+}
+
+void mmap_events__stats(struct mmap_events *m, struct mmap_events_stats *st)
+{
+	pthread_mutex_lock(&m->lock);
+	*st = m->st;
+	st->nr_procs = m->nr;
+	st->held_bytes = m->bytes;
+	pthread_mutex_unlock(&m->lock);
+}
+
+/* A record from one CPU's ring (copied by libbpf when it wrapped): queued for its round. */
+static enum bpf_perf_event_ret on_event(void *ctx, int cpu, struct perf_event_header *h)
+{
+	struct mmap_events *m = ctx;
+	struct queued *q;
+
+	if (h->size < sizeof(*h))
+		return LIBBPF_PERF_EVENT_CONT;
+	if (m->batch_len + h->size > m->batch_cap) {
+		size_t cap = (m->batch_len + h->size) * 2;
+		char *b = realloc(m->batch, cap);
+
+		if (!b)
+			return LIBBPF_PERF_EVENT_CONT; /* counted as lost: nothing to do */
+		m->batch = b;
+		m->batch_cap = cap;
+	}
+	if (array__grow((void **)&m->q, &m->cap_q, m->nr_q + 1, sizeof(*m->q)))
+		return LIBBPF_PERF_EVENT_CONT;
+	q = &m->q[m->nr_q];
+	q->time = h->size >= sizeof(*h) + SAMPLE_ID_SIZE ? record_time(h) : 0;
+	q->seq = m->nr_q++;
+	q->off = m->batch_len;
+	q->size = h->size;
+	memcpy(m->batch + m->batch_len, h, h->size);
+	m->batch_len += h->size;
+	return LIBBPF_PERF_EVENT_CONT;
+}
+
+static int by_time(const void *a, const void *b)
+{
+	const struct queued *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/*
+ * The reader: each round drains every CPU's ring, then handles the round's
+ * records in time order (a fork is written on the parent's CPU, the
+ * child's exec and mappings maybe on another: in ring order a child's exec
+ * could come before its fork). Wakes at half a ring or every 50 ms.
+ */
+static void *reader(void *arg)
+{
+	struct mmap_events *m = arg;
+
+	while (!m->stop) {
+		perf_buffer__poll(m->pb, 50);
+		perf_buffer__consume(m->pb);
+		if (!m->nr_q)
+			continue;
+		qsort(m->q, m->nr_q, sizeof(*m->q), by_time);
+		pthread_mutex_lock(&m->lock);
+		for (size_t i = 0; i < m->nr_q; i++)
+			handle(m, (const void *)(m->batch + m->q[i].off), m->q[i].size);
+		pthread_mutex_unlock(&m->lock);
+		m->nr_q = 0;
+		m->batch_len = 0;
+	}
+	return NULL;
+}
+
+int mmap_events__start(struct mmap_events *m, size_t pages_per_cpu)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_DUMMY,
+		.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME,
+		.mmap = 1,
+		.mmap2 = 1,
+		.comm = 1,
+		.comm_exec = 1,
+		.task = 1,
+		.sample_id_all = 1,
+		.watermark = 1,
+		.wakeup_watermark = (uint32_t)(pages_per_cpu * (size_t)sysconf(_SC_PAGESIZE) / 2),
+		.use_clockid = m->tick_ns != 0,
+		.clockid = CLOCK_BOOTTIME,
+	};
+	int ncpu = libbpf_num_possible_cpus(), err;
+	sigset_t all, old;
+
+	if (ncpu < 0)
+		return ncpu;
+	m->map_fd = bpf_map_create(BPF_MAP_TYPE_PERF_EVENT_ARRAY, "mmap_events", sizeof(int),
+				   sizeof(int), (uint32_t)ncpu, NULL);
+	if (m->map_fd < 0) {
+		err = -errno;
+		m->map_fd = -1;
+		return err;
+	}
+	m->pb = perf_buffer__new_raw(m->map_fd, pages_per_cpu, &attr, on_event, m, NULL);
+	if (!m->pb) {
+		err = -errno;
+		close(m->map_fd);
+		m->map_fd = -1;
+		return err;
+	}
+	/* signals are the main thread's: its poll wakes on them (as push.c's thread) */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	err = -pthread_create(&m->thread, NULL, reader, m);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
+		perf_buffer__free(m->pb);
+		m->pb = NULL;
+		close(m->map_fd);
+		m->map_fd = -1;
+		return err;
+	}
+	pthread_setname_np(m->thread, "bpfprof-mmap"); /* bench/mmap_events.sh reads its CPU time */
+	m->started = true;
+	return 0;
+}
