@@ -973,7 +973,7 @@ static int maps_from_events(void *ctx, uint32_t pid, uint32_t start, char **text
 /*
  * --call-graph dwarf: learn of executable mappings as they happen (perf's
  * dummy event with MMAP2 records), so that a process gone before its maps
- * were read still has them. Opened before sampling starts; where it cannot
+ * were read still has them. Opened once sampling has begun; where it cannot
  * be, one -v line and the run goes on with /proc alone.
  */
 static void mmap_events_start(struct run *r)
@@ -1331,7 +1331,6 @@ int main(int argc, char **argv)
 	r->maps = maps_cache__new("/proc");
 	if (!r->cgroups || !r->maps)
 		return 1;
-	mmap_events_start(r);
 	/* outputs exist (as temporaries) before sampling starts: a bad path fails now */
 	err = interval_begin(r, &iv, NULL, sy, 0);
 	if (err)
@@ -1366,6 +1365,12 @@ int main(int argc, char **argv)
 	err = session__open(&sopts, &s);
 	if (err)
 		goto out;
+	/*
+	 * after the sampling events: a script (or a user) that waits for
+	 * bpfprof's perf events before starting its workload must not take
+	 * these for them (debuginfo.sh and run.sh sampled nothing so)
+	 */
+	mmap_events_start(r);
 	if (r->cfg.check_unwind && !(r->checker = unwind_check__new())) {
 		err = -ENOMEM;
 		goto out;
