@@ -491,8 +491,12 @@ else
 		fi
 	done
 	# the two files at one path under two names (perf matches the section's build-ids by name):
-	# the first seen keeps the path, the other is 'PATH (inode N)'
-	if grep -q "^$ido .*/app/svc\( (deleted)\)\?$" "$d/ids" && grep -q "^$idn .*/app/svc (inode [0-9]*)$" "$d/ids"; then
+	# the first seen keeps the path, the other is 'PATH (inode N)', or the old
+	# one 'PATH (deleted)' where its maps were read after the rename (either
+	# process may be seen first)
+	no=$(awk -v id="$ido" '$1 == id { $1 = ""; print substr($0, 2); exit }' "$d/ids")
+	nn=$(awk -v id="$idn" '$1 == id { $1 = ""; print substr($0, 2); exit }' "$d/ids")
+	if [[ $no == */app/svc* ]] && [[ $nn == */app/svc* ]] && [ "$no" != "$nn" ]; then
 		ok "deploy: perf buildid-list has both builds: $(grep -o '/app/svc.*' "$d/ids" | paste -sd,)"
 	else
 		fail "deploy: perf buildid-list has both builds ($ido, $idn)" "$(cat "$d/ids")"
