@@ -23,7 +23,7 @@
 # the last lines are the wall seconds per part and one
 # "N passed, N failed, N skipped" total for everything.
 #
-# usage: [TEST_JOBS=N] [FUZZ_TIME=S] tests/run-all.sh [OUTPUT [SAN_OUTPUT]]
+# usage: [TEST_JOBS=N] [FUZZ_TIME=S] [SAN_ONLY=1] tests/run-all.sh [OUTPUT [SAN_OUTPUT]]
 set -uo pipefail
 out=${1:-.output}
 san=${2:-}
@@ -73,18 +73,25 @@ part() {
 # scripts wait for the matrix: beside two scripts every guest would get less
 # of the CPU than its sampled checks were sized for, and the scripts less
 # than theirs (push.sh's stall check and gone.sh's splits failed so).
-part kernels "$here/kernels/run.sh" &
-kernels_pid=$!
-UNIT_JOBS=1 part unit "$here/run-unit.sh" "$out"
-[ -n "$san" ] && UNIT_JOBS=1 part san:unit "$here/run-unit.sh" "$san"
+# SAN_ONLY=1 (make test-san): the sanitizer build's unit tests and scripts alone.
+san_only=${SAN_ONLY:-0}
+if [ "$san_only" = 1 ]; then
+	[ -n "$san" ] || { echo "SAN_ONLY=1 needs the sanitizer build's OUTPUT" >&2; exit 2; }
+	part san:unit "$here/run-unit.sh" "$san"
+else
+	part kernels "$here/kernels/run.sh" &
+	kernels_pid=$!
+	UNIT_JOBS=1 part unit "$here/run-unit.sh" "$out"
+	[ -n "$san" ] && UNIT_JOBS=1 part san:unit "$here/run-unit.sh" "$san"
 
-# the fuzzers, one stream in the background, into the integration part if
-# they outlast the matrix
-if [ "${FUZZ_TIME:-10}" != 0 ]; then
-	FUZZ_JOBS=${FUZZ_JOBS:-1} part fuzz "$here/run-fuzz.sh" "$out" &
-	fuzz_pid=$!
+	# the fuzzers, one stream in the background, into the integration part if
+	# they outlast the matrix
+	if [ "${FUZZ_TIME:-10}" != 0 ]; then
+		FUZZ_JOBS=${FUZZ_JOBS:-1} part fuzz "$here/run-fuzz.sh" "$out" &
+		fuzz_pid=$!
+	fi
+	wait "$kernels_pid"
 fi
-wait "$kernels_pid"
 
 # the integration queue: "NAME|SCRIPT|BPFPROF" each, heaviest first
 queue=()
@@ -97,7 +104,7 @@ for t in "$here"/integration/*.sh; do
 done
 jobs_list=()
 for n in "${queue[@]}"; do
-	jobs_list+=("$n.sh|$here/integration/$n.sh|")
+	[ "$san_only" = 1 ] || jobs_list+=("$n.sh|$here/integration/$n.sh|")
 	if [ -n "$san" ] && [[ " ${san_scripts[*]} " == *" $n "* ]]; then
 		jobs_list+=("san:$n.sh|$here/integration/$n.sh|$(cd "$san" && pwd)/bpfprof")
 	fi
