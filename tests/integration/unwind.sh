@@ -31,8 +31,9 @@
 #  - --call-graph fp still gives the frame-pointer walk (1-2 frames on xz),
 #    on the same xz process while the pair runs.
 #
-# Sampled data: 999 Hz (perf's limit if lower) for 1 s per pair,
-# 0.5 s in the container: about 1,000 samples a thread on an idle CPU, 300-500
+# Sampled data: 999 Hz (perf's limit if lower) for 1 s per pair (0.5 s for
+# python and gold, to keep make test within 7 minutes: half the samples,
+# still ten times the 50 a profile needs), 0.5 s in the container: about 1,000 samples a thread on an idle CPU, 300-500
 # on a loaded one (the checks count what was collected: at least 50 a
 # profile, 5 a leaf). A workload is started just before its profile, polled until it runs
 # its own code (past the loader), and killed (SIGKILL) right after. The 99 %
@@ -169,7 +170,7 @@ PY=${PY:-/usr/bin/python3.11}
 pyp=$!
 pids+=("$pyp")
 ready "$pyp" test -e "$work/fib.ready" || fail "python3.11: did not start"
-pair python "$pyp" 1
+pair python "$pyp" 0.5
 stop "$pyp"
 compare python "$(readlink -f "$PY")"
 # Debian's binary is stripped: its names are .dynsym's, which bpfprof reads
@@ -231,7 +232,7 @@ else
 	gp=$!
 	pids+=("$gp")
 	ready "$gp" threads "$gp" || fail "nofp (clang-14, gold): did not start"
-	pair gold "$gp" 1
+	pair gold "$gp" 0.5
 	stop "$gp"
 	compare gold "$NOFP_GOLD"
 	read -r b bn <<<"$(ends "$work/gold.data" "$NOFP_GOLD")"
