@@ -849,6 +849,14 @@ struct maps_buf {
 	size_t nr_paths, cap_paths;
 };
 
+static void maps_buf_free(struct maps_buf *mb)
+{
+	for (size_t i = 0; i < mb->nr_paths; i++)
+		free(mb->paths[i]);
+	free(mb->paths);
+	free(mb->maps);
+}
+
 static int collect_mapping(const struct procmaps_entry *e, void *ctx)
 {
 	struct maps_buf *mb = ctx;
@@ -885,10 +893,7 @@ int unwinder__load_text(struct unwinder *u, uint32_t pid, const char *text, size
 	err = procmaps__parse(text, len, "maps", collect_mapping, &mb, NULL);
 	if (!err)
 		err = unwinder__load(u, pid, mb.maps, mb.nr);
-	for (size_t i = 0; i < mb.nr_paths; i++)
-		free(mb.paths[i]);
-	free(mb.paths);
-	free(mb.maps);
+	maps_buf_free(&mb);
 	return err;
 }
 
@@ -1125,10 +1130,7 @@ int unwinder__queue_pid(struct unwinder *u, uint32_t pid)
 	err = procmaps__parse(text, len, "maps", collect_mapping, &mb, NULL);
 	if (!err)
 		err = unwinder__queue(u, pid, mb.maps, mb.nr);
-	for (size_t i = 0; i < mb.nr_paths; i++)
-		free(mb.paths[i]);
-	free(mb.paths);
-	free(mb.maps);
+	maps_buf_free(&mb);
 	free(text);
 	return err;
 }
