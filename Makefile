@@ -198,7 +198,7 @@ san:
 # (FUZZ_CI_TIME seconds each on its corpus in tests/fuzz/corpus, fuzz-ci
 # below), then the integration scripts, two at a time on 2 CPUs; one total
 # at the end. The sanitizer build's pass is make test-san.
-FUZZ_CI_TIME ?= 2
+FUZZ_CI_TIME ?= 1
 NPROC := $(shell nproc)
 test: deps
 	$(Q)$(MAKE) --no-print-directory -j$(NPROC) all $(TEST_BINS) $(FUZZ_BINS)

@@ -181,11 +181,11 @@ else
 fi
 rm -f "$work/out/kept.prof"
 # many random single-byte corruptions: never a crash (nor a sanitizer report),
-# never a temporary left behind. CORRUPTIONS runs (default 200; make test's
-# sanitizer pass runs 50: each run of the ASan build costs 0.15 s of CPU,
-# and tests/fuzz/fuzz_read_xray fuzzes the same reader under ASan with
-# thousands of inputs a second)
-CORRUPTIONS=${CORRUPTIONS:-200}
+# never a temporary left behind. CORRUPTIONS runs (default 100; make
+# test-san's sanitizer pass runs 50: each run of the ASan build costs 0.15 s
+# of CPU, and tests/fuzz/fuzz_read_xray fuzzes the same reader under ASan
+# with thousands of inputs a second)
+CORRUPTIONS=${CORRUPTIONS:-100}
 crashes=0
 for i in $(seq 1 "$CORRUPTIONS"); do
 	cp "$fdr" "$work/f.xray"
