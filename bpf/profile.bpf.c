@@ -1206,7 +1206,8 @@ static __always_inline void send_sample_copy(struct bpf_perf_event_data *ctx,
 	struct walk *w;
 	struct pt_regs *r, *ur;
 	__u32 cpu = bpf_get_smp_processor_id(), slot = SLOT_SAMPLE;
-	__u64 sp, off, first, copied = 0, size;
+	__u64 sp, off, first, copied = 0, end, size;
+	__u32 holes;
 
 	b = bpf_map_lookup_elem(&scopy, &cpu);
 	w = bpf_map_lookup_elem(&walk_state, &slot);
@@ -1255,21 +1256,37 @@ static __always_inline void send_sample_copy(struct bpf_perf_event_data *ctx,
 	off = nk * 8;
 	if (off && bpf_probe_read_kernel(b->c.data, off, e->ips))
 		return;
-	/* to the end of rsp's page, then whole pages while they are mapped */
+	/*
+	 * To the end of rsp's page, then whole pages. A page not present is a
+	 * hole (bpf_probe_read_user zeroes what it could not read), not the
+	 * end: rsp's own page is missing in the fault that brings a new stack
+	 * page in, and a large frame's untouched middle may be, while the
+	 * return addresses above are there. The copy ends after the last page
+	 * read (past the stack's top every read fails).
+	 */
 	sp = w->sp0;
 	first = USTACK_CHUNK - (sp & (USTACK_CHUNK - 1));
-	if (sp && off <= BPFPROF_MAX_STACK * 8 &&
-	    !bpf_probe_read_user(b->c.data + off, first, (const void *)sp)) {
-		copied = first;
+	holes = 0;
+	if (sp && off <= BPFPROF_MAX_STACK * 8) {
+		if (bpf_probe_read_user(b->c.data + off, first, (const void *)sp))
+			holes = 1;
+		else
+			copied = first;
+		end = first;
 #pragma unroll
-		for (int k = 0; k < BPFPROF_COPY_STACK_SIZE / USTACK_CHUNK - 1; k++) {
-			if (copied > BPFPROF_COPY_STACK_SIZE - USTACK_CHUNK ||
-			    bpf_probe_read_user(b->c.data + off + copied, USTACK_CHUNK,
-						(const void *)(sp + copied)))
+		for (int k = 1; k < BPFPROF_COPY_STACK_SIZE / USTACK_CHUNK; k++) {
+			if (end > BPFPROF_COPY_STACK_SIZE - USTACK_CHUNK)
 				break;
-			copied += USTACK_CHUNK;
+			if (bpf_probe_read_user(b->c.data + off + end, USTACK_CHUNK,
+						(const void *)(sp + end)))
+				holes |= 1u << k;
+			else
+				copied = end + USTACK_CHUNK;
+			end += USTACK_CHUNK;
 		}
 	}
+	b->c.holes = holes & ((1u << ((copied + USTACK_CHUNK - 1 + (sp & (USTACK_CHUNK - 1))) /
+				       USTACK_CHUNK)) - 1);
 	b->c.stack_size = copied;
 	size = BPFPROF_SAMPLE_COPY_HDR_SIZE + off + copied;
 	if (size > sizeof(b->c))

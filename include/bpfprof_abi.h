@@ -363,8 +363,12 @@ _Static_assert(sizeof(struct bpfprof_ustack_copy) ==
  *          (nr_user 0, nr_py 0: no Python walk without the native one)
  *   data   the hdr's nr_kernel kernel addresses, leaf first, then
  *          stack_size bytes of the user stack from regs[7] (rsp) upwards,
- *          copied a page at a time up to the first page not mapped, at most
- *          BPFPROF_COPY_STACK_SIZE (perf copies 8 KiB by default, ddprof 32)
+ *          copied a page at a time, at most BPFPROF_COPY_STACK_SIZE (perf
+ *          copies 8 KiB by default, ddprof 32). A page not present (rsp's
+ *          own in the page fault that brings a new stack page in; the
+ *          untouched middle of a large frame) is a hole: bit k of holes,
+ *          k the page's index from rsp's page (0), its bytes zero; the copy
+ *          ends after the last page read
  * regs[] are in DWARF x86-64 order as in struct bpfprof_ustack_copy; code[]
  * the 4 bytes at rip - 1 (the walk's leaf-prologue check) when code_ok.
  * after_syscall: rip follows a `syscall` instruction where the registers were
@@ -374,7 +378,8 @@ _Static_assert(sizeof(struct bpfprof_ustack_copy) ==
 struct bpfprof_sample_copy {
 	__u32 type; /* BPFPROF_REC_SAMPLE_COPY */
 	__u32 stack_size; /* bytes of user stack in data[], after the kernel addresses */
-	__u16 why; /* BPFPROF_STAT_COPY_NOT_READY or BPFPROF_STAT_COPY_NO_MAPPING */
+	__u8 why; /* BPFPROF_STAT_COPY_NOT_READY or BPFPROF_STAT_COPY_NO_MAPPING */
+	__u8 holes; /* pages of the copy not present: bit k, the k-th from rsp's page */
 	__u8 code_ok;
 	__u8 after_syscall;
 	__u8 code[4];
@@ -384,6 +389,7 @@ struct bpfprof_sample_copy {
 };
 
 #define BPFPROF_SAMPLE_COPY_HDR_SIZE (16 + 8 * BPFPROF_CHECK_NR_REGS + BPFPROF_SAMPLE_HDR_SIZE)
+_Static_assert(BPFPROF_COPY_STACK_SIZE / 4096 <= 8, "holes: a bit a page");
 _Static_assert(sizeof(struct bpfprof_sample_copy) ==
 		       BPFPROF_SAMPLE_COPY_HDR_SIZE + BPFPROF_MAX_STACK * 8 + BPFPROF_COPY_STACK_SIZE,
 	       "struct bpfprof_sample_copy layout");

@@ -94,4 +94,24 @@ int mmap_events__start(struct mmap_events *m, size_t pages_per_cpu);
 
 void mmap_events__stats(struct mmap_events *m, struct mmap_events_stats *st);
 
+/* An executable mapping made (mmap, or mprotect adding PROT_EXEC): user addresses [start, end) */
+struct mmap_events_exec {
+	uint32_t pid; /* tgid */
+	uint64_t start, end;
+};
+
+#define MMAP_EVENTS_MAX_EXEC 64
+
+/*
+ * The executable mappings made since the last call, oldest first, at most
+ * max into out[]; those past MMAP_EVENTS_MAX_EXEC waiting were dropped
+ * (counted in *dropped, may be NULL). What for: a runtime's JIT code space
+ * made executable after its process was registered for the unwinder (V8's
+ * //anon rwx region), whose frames a frame-pointer step from a builtin
+ * otherwise takes for garbage until the next registration. Cheap when none
+ * waits (one atomic load, no lock). Returns how many were stored.
+ */
+size_t mmap_events__take_exec(struct mmap_events *m, struct mmap_events_exec *out, size_t max,
+			      uint64_t *dropped);
+
 #endif /* BPFPROF_MMAP_EVENTS_H */

@@ -51,7 +51,7 @@
 #include "bpfprof_abi.h"
 
 /* Bump on any change to the layout above, the rule word or the table builder's output. */
-#define UNWIND_CACHE_VERSION 1
+#define UNWIND_CACHE_VERSION 2 /* 2: no rbp slot below an rsp-based CFA's rsp */
 #define UNWIND_CACHE_MAGIC "BPFPUNWC"
 #define UNWIND_CACHE_HDR_SIZE 96
 #define UNWIND_CACHE_ID_MAX 20

@@ -12,7 +12,8 @@
  *
  * One difference is inherent: BPF reads the live stack, this reads the copy
  * (from the sample's rsp up, BPFPROF_COPY_STACK_SIZE at most). A read
- * outside it fails as a read of an unmapped page does in BPF.
+ * outside it, or in one of its holes, fails as a read of a page not
+ * present does in BPF.
  */
 #ifndef BPFPROF_UNWIND_STEP_H
 #define BPFPROF_UNWIND_STEP_H
@@ -29,10 +30,15 @@ struct unwind_step_regs {
 	bool after_syscall;
 };
 
-/* A copy of the user stack: user addresses [addr, addr + size) */
+/*
+ * A copy of the user stack: user addresses [addr, addr + size), but for
+ * the pages not present when it was made: bit k of holes, k counted in
+ * 4 KiB pages from addr's page (struct bpfprof_sample_copy's holes)
+ */
 struct unwind_step_stack {
 	const uint8_t *data;
 	uint64_t addr, size;
+	uint32_t holes;
 };
 
 /*

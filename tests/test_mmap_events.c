@@ -187,6 +187,50 @@ static void test_mmap2_render(void **state)
 	mmap_events__free(m);
 }
 
+/*
+ * The executable mappings made, for mmap_events__take_exec: PROT_EXEC ones
+ * only (a V8 //anon rwx code region among them), oldest first, taken once;
+ * past MMAP_EVENTS_MAX_EXEC waiting the newest are dropped and counted
+ */
+static void test_take_exec(void **state)
+{
+	struct mmap_events *m = mmap_events__new(1 << 20, KEEP_NS, TICK_NS);
+	struct mmap_events_exec x[MMAP_EVENTS_MAX_EXEC + 8];
+	uint64_t dropped = 0;
+	struct rec r;
+	size_t n;
+
+	(void)state;
+	assert_int_equal(mmap_events__take_exec(m, x, 8, &dropped), 0);
+	mmap2(&r, 100, 0x600000, 0x1000, 0, 3, "/usr/bin/as", S); /* rw-: not code */
+	feed(m, &r);
+	mmap2(&r, 100, 0x400000, 0x2000, 0x1000, 5, "/usr/bin/as", S);
+	feed(m, &r);
+	mmap2(&r, 100, 0x7f1098003000, 0x3c000, 0, 7, "//anon", S);
+	feed(m, &r);
+	n = mmap_events__take_exec(m, x, 8, &dropped);
+	assert_int_equal(n, 2);
+	assert_int_equal(x[0].pid, 100);
+	assert_int_equal(x[0].start, 0x400000);
+	assert_int_equal(x[0].end, 0x402000);
+	assert_int_equal(x[1].start, 0x7f1098003000);
+	assert_int_equal(x[1].end, 0x7f109803f000);
+	assert_int_equal(dropped, 0);
+	assert_int_equal(mmap_events__take_exec(m, x, 8, &dropped), 0);
+	for (int i = 0; i < MMAP_EVENTS_MAX_EXEC + 3; i++) {
+		mmap2(&r, 200, 0x400000 + 0x1000 * (uint64_t)i, 0x1000, 0, 5, "/usr/bin/cc1", S);
+		feed(m, &r);
+	}
+	/* two at a time: the rest wait */
+	assert_int_equal(mmap_events__take_exec(m, x, 2, &dropped), 2);
+	assert_int_equal(x[1].start, 0x401000);
+	n = mmap_events__take_exec(m, x, MMAP_EVENTS_MAX_EXEC + 8, &dropped);
+	assert_int_equal(n, MMAP_EVENTS_MAX_EXEC - 2);
+	assert_int_equal(x[0].start, 0x402000);
+	assert_int_equal(dropped, 3);
+	mmap_events__free(m);
+}
+
 /* fork copies the parent's, exec empties them, threads make no process, start ticks from the fork */
 static void test_fork_exec(void **state)
 {
@@ -394,6 +438,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_mmap2_render),
+		cmocka_unit_test(test_take_exec),
 		cmocka_unit_test(test_fork_exec),
 		cmocka_unit_test(test_overlap),
 		cmocka_unit_test(test_exit_and_reuse),

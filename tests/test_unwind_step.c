@@ -6,7 +6,7 @@
  * as the walk looks them up (unwind_compact__lookup), one test per rule kind
  * and per stop reason: CFI steps to an END row, a frame-pointer step where
  * there is no row, the leaf-prologue repair, PLT and signal-frame rows, a
- * read past the copy, a pc in no mapping (and which pc), no tables at all,
+ * read past the copy or in one of its holes, a pc in no mapping (and which pc), no tables at all,
  * CFI that does not go up the stack, the frame limit.
  */
 #include <errno.h>
@@ -28,7 +28,8 @@
 /*
  * The file's functions, by offset: _start (END), a (CFA rsp+16), b (a frame
  * pointer frame: CFA rbp+16, rbp saved at CFA-16), c (no CFI), a PLT entry,
- * __restore_rt (signal), d (CFA rsp+0: does not go up), then no CFI.
+ * __restore_rt (signal), d (CFA rsp+0: does not go up), no CFI, e (a
+ * frame of 4 KiB + 16: CFA rsp+0x1010), then no CFI.
  */
 static struct bpfprof_unwind_row rows[] = {
 	{ 0x000, BPFPROF_UNWIND_RULE(BPFPROF_UNWIND_END, 0, 0, 0) },
@@ -39,6 +40,8 @@ static struct bpfprof_unwind_row rows[] = {
 	{ 0x400, BPFPROF_UNWIND_RULE(BPFPROF_UNWIND_SIGNAL, 0, 0, 0) },
 	{ 0x500, CFA(0, 0, 0) },
 	{ 0x600, BPFPROF_UNWIND_NONE },
+	{ 0x700, CFA(0, 0x1010, 0) },
+	{ 0x800, BPFPROF_UNWIND_NONE },
 };
 
 struct fixture {
@@ -62,7 +65,7 @@ static int rule_of(void *ctx, uint64_t pc, uint32_t *rule)
 
 static int setup(void **state)
 {
-	struct unwind_table t = { .base = 0, .end = 0x10000, .rows = rows, .nr_rows = 8 };
+	struct unwind_table t = { .base = 0, .end = 0x10000, .rows = rows, .nr_rows = sizeof(rows) / sizeof(rows[0]) };
 	struct fixture *f = calloc(1, sizeof(*f));
 
 	assert_non_null(f);
@@ -237,6 +240,44 @@ static void test_read_fault(void **state)
 	assert_int_equal(res.stop, BPFPROF_STAT_WALK_READ_FAULT);
 }
 
+/*
+ * A copy with holes (pages not present when it was made, zeros in the
+ * copy): e's frame starts in page 0, a hole (the page fault of a new stack
+ * page), and its return address is in page 1: the walk goes on to _start.
+ * With page 1 a hole too the read fails, as BPF's read of a page not
+ * present does, although the copy's bytes are there.
+ */
+static void test_holes(void **state)
+{
+	struct fixture *f = *state;
+	static uint64_t pages[3 * 512];
+	struct unwind_step_result res;
+	struct unwind_step_regs regs = { .ip = CODE + 0x750, .sp = S + 0xff0 };
+	struct unwind_step_stack st = { .data = (const uint8_t *)pages, .addr = S + 0xff0 };
+
+	memset(pages, 0, sizeof(pages));
+	/* e: CFA = rsp + 0x1010 = S + 0x2000, its return address (into a) at S + 0x1ff8 */
+	pages[(0x1ff8 - 0xff0) / 8] = CODE + 0x050;
+	/* a: CFA = S + 0x2010, return address at S + 0x2008: into _start */
+	pages[(0x2008 - 0xff0) / 8] = CODE + 0x005;
+	st.size = 0x2010 - 0xff0;
+	st.holes = 1; /* rsp's page */
+	unwind_step__walk(&regs, &st, rule_of, f, 127, f->ips, &res);
+	assert_int_equal(res.stop, BPFPROF_STAT_WALK_END);
+	assert_int_equal(res.nr, 3);
+	assert_int_equal(f->ips[1], CODE + 0x050);
+	assert_int_equal(f->ips[2], CODE + 0x005);
+	st.holes = 1 | 2;
+	unwind_step__walk(&regs, &st, rule_of, f, 127, f->ips, &res);
+	assert_int_equal(res.stop, BPFPROF_STAT_WALK_READ_FAULT);
+	assert_int_equal(res.nr, 1);
+	/* page 2 a hole: a's return address at S + 0x2008 */
+	st.holes = 4;
+	unwind_step__walk(&regs, &st, rule_of, f, 127, f->ips, &res);
+	assert_int_equal(res.stop, BPFPROF_STAT_WALK_READ_FAULT);
+	assert_int_equal(res.nr, 2);
+}
+
 /* a pc in no mapping: the leaf's is reported (mapped since); a frame-pointer step's is garbage */
 static void test_no_mapping(void **state)
 {
@@ -315,6 +356,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_plt, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_signal, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_fault, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_holes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_mapping, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_tables, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_and_limit, setup, teardown),

@@ -545,12 +545,38 @@ static int carry_record(struct run *r, const void *data, size_t size)
 	return r->carry.err ?: -ECANCELED;
 }
 
+/*
+ * Executable mappings made since a process was registered for the unwinder
+ * (mmap_events__take_exec): where one is not in its registration, register
+ * it again from its maps now, rather than when a sample's walk or the
+ * aggregator next meets an address there. A frame-pointer step into code
+ * no registration holds is taken for garbage (the walk ends), so node's
+ * samples in C++ called from its JIT code ended at V8's CEntry builtin
+ * until a sample's leaf happened to be in the JIT code.
+ */
+static void register_new_exec(struct run *r)
+{
+	struct mmap_events_exec x[MMAP_EVENTS_MAX_EXEC];
+	size_t n, i;
+	uint32_t rule;
+
+	n = mmap_events__take_exec(r->mmaps, x, MMAP_EVENTS_MAX_EXEC, NULL);
+	for (i = 0; i < n; i++)
+		if (unwinder__has_proc(r->unwinder, x[i].pid) &&
+		    !unwinder__pending(r->unwinder, x[i].pid) &&
+		    unwinder__rule(r->unwinder, x[i].pid, x[i].start, &rule) == -ENOENT)
+			unwinder__queue_pid(r->unwinder, x[i].pid);
+}
+
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct interval *iv = ctx;
 	struct run *r = iv->run;
 	uint64_t t;
 	int err;
+
+	if (r->mmaps && r->unwinder)
+		register_new_exec(r);
 
 	if (size >= 4 && *(const uint32_t *)data == BPFPROF_REC_USTACK_COPY) {
 		check_stack(r, data, size);

@@ -56,6 +56,10 @@ struct mmap_events {
 	size_t bytes;
 	uint64_t last_pass;
 	struct mmap_events_stats st;
+	/* executable mappings made, for mmap_events__take_exec; nr_exec also read without the lock */
+	struct mmap_events_exec exec[MMAP_EVENTS_MAX_EXEC];
+	size_t nr_exec;
+	uint64_t exec_dropped;
 
 	/* the reader (mmap_events__start) */
 	struct perf_buffer *pb;
@@ -278,6 +282,14 @@ static int on_mmap2(struct mmap_events *m, const struct perf_event_header *h)
 	err = trim(m, p, x.start, x.end);
 	if (!err && (x.prot & PROT_EXEC))
 		err = mapping_add(m, p, &x);
+	if (!err && (x.prot & PROT_EXEC)) {
+		if (m->nr_exec < MMAP_EVENTS_MAX_EXEC)
+			m->exec[m->nr_exec] = (struct mmap_events_exec){ pid, x.start, x.end };
+		else
+			m->exec_dropped++;
+		__atomic_store_n(&m->nr_exec,
+				 m->nr_exec + (m->nr_exec < MMAP_EVENTS_MAX_EXEC), __ATOMIC_RELEASE);
+	}
 	return err;
 }
 
@@ -386,6 +398,24 @@ int mmap_events__record(struct mmap_events *m, const void *rec, size_t size)
 	err = handle(m, rec, size);
 	pthread_mutex_unlock(&m->lock);
 	return err;
+}
+
+size_t mmap_events__take_exec(struct mmap_events *m, struct mmap_events_exec *out, size_t max,
+			      uint64_t *dropped)
+{
+	size_t n;
+
+	if (!__atomic_load_n(&m->nr_exec, __ATOMIC_ACQUIRE))
+		return 0;
+	pthread_mutex_lock(&m->lock);
+	n = m->nr_exec < max ? m->nr_exec : max;
+	memcpy(out, m->exec, n * sizeof(*out));
+	memmove(m->exec, m->exec + n, (m->nr_exec - n) * sizeof(*out));
+	__atomic_store_n(&m->nr_exec, m->nr_exec - n, __ATOMIC_RELEASE);
+	if (dropped)
+		*dropped = m->exec_dropped;
+	pthread_mutex_unlock(&m->lock);
+	return n;
 }
 
 static int by_start(const void *a, const void *b)

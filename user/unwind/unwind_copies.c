@@ -206,6 +206,7 @@ static int walk_record(struct unwind_copies *c, const void *data, size_t size, b
 	stack.data = rec->data + nk * 8;
 	stack.addr = regs.sp;
 	stack.size = rec->stack_size;
+	stack.holes = rec->holes;
 	unwind_step__walk(&regs, &stack, ready ? rule_of : NULL, &rc, c->max_stack, c->ips, &res);
 	/* a pc in none of the registered mappings: mapped since; registered again, then walked */
 	if (ready && res.unmapped_pc && !released &&

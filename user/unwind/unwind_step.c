@@ -22,13 +22,21 @@ static bool kernel_addr(uint64_t a)
 	return a >> 63;
 }
 
-/* The 8 bytes at addr, from the copy; false outside it (BPF: a page not mapped) */
+/* Whether the page of user address addr was a hole of the copy */
+static bool in_hole(const struct unwind_step_stack *s, uint64_t addr)
+{
+	uint64_t page = (addr >> 12) - (s->addr >> 12);
+
+	return page < 32 && (s->holes >> page) & 1;
+}
+
+/* The 8 bytes at addr, from the copy; false outside it or in a hole (BPF: a page not present) */
 static bool stack_read(const struct walk *w, uint64_t addr, uint64_t *val)
 {
 	const struct unwind_step_stack *s = w->stack;
 
 	if (!s->data || addr < s->addr || addr - s->addr > s->size ||
-	    s->size - (addr - s->addr) < 8)
+	    s->size - (addr - s->addr) < 8 || in_hole(s, addr) || in_hole(s, addr + 7))
 		return false;
 	memcpy(val, s->data + (addr - s->addr), 8);
 	return true;

@@ -99,6 +99,8 @@ struct fde_info {
 	const char *bad; /* why its instructions are not handed to libdw */
 	const struct cie_info *cie;
 	const uint8_t *insns, *insns_end; /* its call frame instructions */
+	/* ours, not an FDE: .init or .fini in crti.o's shape (crt_prologue), no CFI */
+	uint8_t crt_prologue;
 };
 
 struct builder {
@@ -119,6 +121,7 @@ struct builder {
 	size_t cap_rows;
 	uint64_t work, max_work;
 	size_t nr_fast_gave_up; /* FDEs the fast generator left to libdw */
+	size_t nr_crt; /* entries of add_crt_entries among fdes */
 	/* per-file warnings, one line each at the end */
 	size_t skipped_enc, skipped_overlap, skipped_bad;
 	Dwarf_Off first_enc, first_overlap, first_bad;
@@ -483,6 +486,7 @@ static int collect_entries(struct builder *b)
 				if (!b->fdes)
 					return -ENOMEM;
 				f = &b->fdes[b->nr_fdes++];
+				memset(f, 0, sizeof(*f));
 				f->start = start;
 				f->end = start + range;
 				f->off = off;
@@ -560,6 +564,20 @@ static int plt_threshold(const Dwarf_Op *ops, size_t nops, unsigned int *off)
 	return ops[4].atom - DW_OP_lit0;
 }
 
+/*
+ * The rule word of a CFA row. A slot below an rsp-based CFA's rsp is an
+ * epilogue's: the function popped rbp, and CFI (GCC's after `pop %rbp`,
+ * node's OpenSSL) still says "saved at CFA - 16", below rsp. rbp holds that
+ * value already: unchanged, so that neither walk reads below rsp (the
+ * stack copy of a sample starts at rsp; a signal may overwrite it live).
+ */
+static uint32_t cfa_rule(bool cfa_rbp, int64_t off, int64_t slot)
+{
+	if (!cfa_rbp && off + slot * 8 < 0)
+		slot = 0;
+	return BPFPROF_UNWIND_RULE(BPFPROF_UNWIND_CFA, cfa_rbp, off, slot);
+}
+
 /* One libdw frame state -> rule word (see the "Unwind tables" block of bpfprof_abi.h) */
 static uint32_t frame_rule(Dwarf_Frame *f, bool signal)
 {
@@ -622,7 +640,7 @@ static uint32_t frame_rule(Dwarf_Frame *f, bool signal)
 			return BPFPROF_UNWIND_NONE;
 		return BPFPROF_UNWIND_RULE(BPFPROF_UNWIND_PLT, 0, cfa_off, threshold);
 	}
-	return BPFPROF_UNWIND_RULE(BPFPROF_UNWIND_CFA, cfa_reg == DWREG_RBP, off, slot);
+	return cfa_rule(cfa_reg == DWREG_RBP, off, slot);
 }
 
 /* Append a row, merged into the last one when the rule is the same */
@@ -679,7 +697,7 @@ static uint32_t fast_rule(const struct fast_state *s, bool signal)
 		return slot ? BPFPROF_UNWIND_NONE :
 			      BPFPROF_UNWIND_RULE(BPFPROF_UNWIND_PLT, 0, s->cfa_off,
 						  s->plt_threshold);
-	return BPFPROF_UNWIND_RULE(BPFPROF_UNWIND_CFA, s->cfa_reg == DWREG_RBP, s->cfa_off, slot);
+	return cfa_rule(s->cfa_reg == DWREG_RBP, s->cfa_off, slot);
 }
 
 struct fast_ctx {
@@ -795,6 +813,99 @@ static int fde_rows(struct builder *b, const struct fde_info *fde)
 	return 0;
 }
 
+/*
+ * The length of the prologue of glibc's crti.o _init/_fini (sysdeps/x86_64/
+ * crti.S, crtn.S): [endbr64] sub $8,%rsp ... add $8,%rsp; ret, the body the
+ * .init contributions of other objects (OpenSSL's OPENSSL_cpuid_setup call in
+ * node). crti.S has no CFI, so a sample under a constructor called from
+ * _init ended there. 0: not that shape.
+ */
+static unsigned int crt_prologue(const uint8_t *code, size_t size)
+{
+	static const uint8_t endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	static const uint8_t sub8[4] = { 0x48, 0x83, 0xec, 0x08 };
+	static const uint8_t add8_ret[5] = { 0x48, 0x83, 0xc4, 0x08, 0xc3 };
+	unsigned int p = 0;
+
+	if (size >= 4 && !memcmp(code, endbr64, 4))
+		p = 4;
+	if (size < p + 4 + 5 || memcmp(code + p, sub8, 4) ||
+	    memcmp(code + size - 5, add8_ret, 5))
+		return 0;
+	return p + 4;
+}
+
+/*
+ * Entries for .init and .fini where no FDE covers them and their code is
+ * crti.o's (crt_prologue). Returns 0 or -ENOMEM.
+ */
+static int add_crt_entries(struct builder *b, Elf *elf)
+{
+	static const char *const names[] = { ".init", ".fini" };
+	size_t shstrndx, i;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
+		Elf_Data *d;
+		unsigned int p;
+		uint64_t lo, hi;
+		bool named = false, covered = false;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_EXECINSTR) || sh.sh_size > 4096)
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		for (i = 0; name && i < sizeof(names) / sizeof(names[0]); i++)
+			named |= !strcmp(name, names[i]);
+		if (!named)
+			continue;
+		lo = sh.sh_addr;
+		hi = sh.sh_addr + sh.sh_size;
+		for (i = 0; i < b->nr_fdes && !covered; i++) {
+			covered = b->fdes[i].start < sh.sh_addr + sh.sh_size &&
+				  b->fdes[i].end > sh.sh_addr;
+			lo = b->fdes[i].start < lo ? b->fdes[i].start : lo;
+			hi = b->fdes[i].end > hi ? b->fdes[i].end : hi;
+		}
+		/* not where a table of this file can reach (hostile headers): left alone */
+		if (sh.sh_addr + sh.sh_size < sh.sh_addr || hi - lo > UINT32_MAX)
+			continue;
+		d = covered ? NULL : elf_getdata(scn, NULL);
+		if (!d || !d->d_buf || d->d_size != sh.sh_size ||
+		    !(p = crt_prologue(d->d_buf, d->d_size)))
+			continue;
+		b->fdes = grow(b->fdes, &b->cap_fdes, b->nr_fdes + 1, sizeof(*b->fdes));
+		if (!b->fdes)
+			return -ENOMEM;
+		memset(&b->fdes[b->nr_fdes], 0, sizeof(b->fdes[0]));
+		b->fdes[b->nr_fdes].start = sh.sh_addr;
+		b->fdes[b->nr_fdes].end = sh.sh_addr + sh.sh_size;
+		b->fdes[b->nr_fdes].off = (Dwarf_Off)-1;
+		b->fdes[b->nr_fdes].crt_prologue = (uint8_t)p;
+		b->nr_fdes++;
+		b->nr_crt++;
+	}
+	return 0;
+}
+
+/* The rows of a crti.o _init/_fini: CFA rsp+8, rsp+16 after the sub, rsp+8 at the ret */
+static int crt_rows(struct builder *b, const struct fde_info *fde)
+{
+	uint64_t base = b->t->base;
+	int err;
+
+	err = push_row(b, fde->start - base, cfa_rule(false, 8, 0));
+	if (!err)
+		err = push_row(b, fde->start + fde->crt_prologue - base, cfa_rule(false, 16, 0));
+	if (!err)
+		err = push_row(b, fde->end - 1 - base, cfa_rule(false, 8, 0));
+	return err;
+}
+
 static int build_rows(struct builder *b)
 {
 	struct unwind_table *t = b->t;
@@ -814,7 +925,7 @@ static int build_rows(struct builder *b)
 		b->fdes[n++] = b->fdes[i];
 	}
 	b->nr_fdes = n;
-	t->nr_fdes = n;
+	t->nr_fdes = n - b->nr_crt;
 	if (!n)
 		return 0;
 	t->base = b->fdes[0].start;
@@ -825,7 +936,7 @@ static int build_rows(struct builder *b)
 		return -ENOTSUP;
 	}
 	for (i = 0; i < n; i++) {
-		err = fde_rows(b, &b->fdes[i]);
+		err = b->fdes[i].crt_prologue ? crt_rows(b, &b->fdes[i]) : fde_rows(b, &b->fdes[i]);
 		if (err)
 			return err;
 		if (i + 1 == n || b->fdes[i + 1].start != b->fdes[i].end) {
@@ -1003,6 +1114,8 @@ int unwind_table__build(Elf *elf, const char *name, struct unwind_table **out)
 	if (b.max_work < UNWIND_FILE_MIN_WORK)
 		b.max_work = UNWIND_FILE_MIN_WORK;
 	err = collect_entries(&b);
+	if (!err && b.eh)
+		err = add_crt_entries(&b, elf);
 	if (!err)
 		err = build_rows(&b);
 	if (err == -E2BIG || err == -EOVERFLOW) {
