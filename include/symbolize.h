@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include "profile.h"
+#include "sym_jit.h"
 #include "sym_jitdump.h"
 
 struct symbolizer;
@@ -52,6 +53,42 @@ int symbolizer__kernel_text(struct symbolizer *sy, uint64_t *text, uint64_t *ete
  * Returns 0 or -ENOMEM.
  */
 int symbolizer__pin(struct symbolizer *sy, const struct profile *p, uint32_t proc);
+
+/*
+ * symbolizer__pin in two halves, for a process captured on another thread
+ * than the symbolizer's (main.c's notices' thread, which must not wait for
+ * the symbolizer nor touch it): symbolizer__capture opens what the pin
+ * would (map_files of each executable file mapping, the JIT files:
+ * sym_jit.h) into *c, reading no symbolizer state (thread-safe: only its
+ * arguments and its own memory); symbolizer__adopt, on the symbolizer's
+ * thread, holds what it opened as pins (or leaves it to c: held already,
+ * past the cap), with no I/O but close(2).
+ */
+struct sym_capture {
+	int *fds; /* per mapping of the process: its map_files descriptor (owned), or < 0 */
+	size_t nr_fds;
+	struct jit_capture jit;
+};
+
+/*
+ * Capture the files of process `proc` of p (its mappings as just read)
+ * under proc_dir (borrowed): at most max_files map_files opens, one per
+ * file, and the JIT files (at most jit_max_size bytes each). Returns 0
+ * (*c filled: release it with sym_capture__release) or -ENOMEM.
+ */
+int symbolizer__capture(const char *proc_dir, uint64_t jit_max_size, const struct profile *p,
+			uint32_t proc, size_t max_files, struct sym_capture *c);
+
+/*
+ * Hold what c captured of process `proc` of p (the same profile and process
+ * it was captured from): as symbolizer__pin, within the same cap. The
+ * descriptors taken leave c. Returns 0 or -ENOMEM.
+ */
+int symbolizer__adopt(struct symbolizer *sy, const struct profile *p, uint32_t proc,
+		      struct sym_capture *c);
+
+/* Close what c still holds and free it (c itself is the caller's). */
+void sym_capture__release(struct sym_capture *c);
 
 /*
  * A read-only descriptor of the ELF file behind mapping m of process proc,

@@ -21,6 +21,7 @@
 #define JIT_MAX_HELD 512
 
 enum jit_kind { JIT_DUMP, JIT_MAP, JIT_KINDS };
+_Static_assert(JIT_KINDS == JIT_CAPTURE_KINDS, "jit_capture's kinds are jit_kind's");
 
 struct jit_source {
 	int fd; /* -1 until found */
@@ -197,15 +198,45 @@ static bool find_jitdump_mapping(const struct profile_process *pr, uint32_t nspi
 	return false;
 }
 
-/* Open (or remember to open later) one source; warn once when refused. */
-static int try_source(struct jit_procs *jp, struct jit_proc *jpr, enum jit_kind k, const char *path)
+/*
+ * Open one source of process (pid, start) as id names it: the descriptor,
+ * or -ENOENT/-ESRCH (not (yet) written), -ENOSYS (no openat2), another
+ * -errno (refused: proc_file.h). *gone: the file was opened but the pid is
+ * another process's now. The I/O half of a pin (jit_capture__read runs it
+ * on the notices' thread); source_take does the bookkeeping.
+ */
+static int source_open(const char *proc_dir, uint32_t pid, uint32_t start,
+		       const struct proc_ident *id, const char *path, uint64_t max_size, bool *gone)
+{
+	int fd = proc_file__open(proc_dir, pid, path, id, max_size);
+
+	*gone = false;
+	if (fd >= 0 && !proc_ident__same(proc_dir, pid, start)) {
+		close(fd); /* the pid is another process's now */
+		*gone = true;
+		return -ESRCH;
+	}
+	return fd;
+}
+
+/*
+ * What source_open gave (fd: a descriptor, taken or closed here, or its
+ * error) into jpr's source k; warns once when refused. No I/O but close.
+ */
+static int source_take(struct jit_procs *jp, struct jit_proc *jpr, enum jit_kind k,
+		       const char *path, int fd, bool gone)
 {
 	struct jit_source *s = &jpr->src[k];
-	int fd;
 
-	if (s->fd >= 0 || s->refused)
+	if (s->fd >= 0 || s->refused) {
+		if (fd >= 0)
+			close(fd);
 		return 0;
-	fd = proc_file__open(jp->proc_dir, jpr->pid, path, &jpr->id, jp->max_size);
+	}
+	if (gone) {
+		jpr->gone = true;
+		return 0;
+	}
 	if (fd == -ENOENT || fd == -ESRCH)
 		return 0; /* not (yet) written */
 	if (fd == -ENOSYS) {
@@ -223,11 +254,6 @@ static int try_source(struct jit_procs *jp, struct jit_proc *jpr, enum jit_kind 
 			return -ENOMEM;
 		}
 	}
-	if (fd >= 0 && !proc_ident__same(jp->proc_dir, jpr->pid, jpr->start)) {
-		close(fd); /* the pid is another process's now */
-		jpr->gone = true;
-		return 0;
-	}
 	if (fd < 0) {
 		s->refused = true;
 		pr_warn("refusing JIT file '%s' of pid %u: %s\n", path, jpr->pid,
@@ -242,6 +268,18 @@ static int try_source(struct jit_procs *jp, struct jit_proc *jpr, enum jit_kind 
 	s->fd = fd;
 	jp->nr_held++;
 	return 0;
+}
+
+/* Open (or remember to open later) one source; warn once when refused. */
+static int try_source(struct jit_procs *jp, struct jit_proc *jpr, enum jit_kind k, const char *path)
+{
+	bool gone;
+	int fd;
+
+	if (jpr->src[k].fd >= 0 || jpr->src[k].refused)
+		return 0;
+	fd = source_open(jp->proc_dir, jpr->pid, jpr->start, &jpr->id, path, jp->max_size, &gone);
+	return source_take(jp, jpr, k, path, fd, gone);
 }
 
 static int pin_proc(struct jit_procs *jp, struct jit_proc *jpr, const struct profile_process *pr)
@@ -266,6 +304,75 @@ static int pin_proc(struct jit_procs *jp, struct jit_proc *jpr, const struct pro
 	}
 	snprintf(path, sizeof(path), "/tmp/perf-%u.map", jpr->id.nspid);
 	return try_source(jp, jpr, JIT_MAP, path);
+}
+
+int jit_capture__read(const char *proc_dir, uint64_t max_size, const struct profile_process *pr,
+		      struct jit_capture *jc)
+{
+	char path[PATH_MAX];
+	int k;
+
+	memset(jc, 0, sizeof(*jc));
+	for (k = 0; k < JIT_CAPTURE_KINDS; k++)
+		jc->fd[k] = -ENOENT;
+	if (proc_ident__read(proc_dir, pr->pid, &jc->id) ||
+	    !proc_ident__same(proc_dir, pr->pid, pr->start)) {
+		jc->gone = true;
+		return 0;
+	}
+	jc->ident_read = true;
+	if (find_jitdump_mapping(pr, jc->id.nspid, path, sizeof(path))) {
+		jc->path[JIT_DUMP] = strdup(path);
+		if (!jc->path[JIT_DUMP])
+			return -ENOMEM;
+		jc->fd[JIT_DUMP] = source_open(proc_dir, pr->pid, pr->start, &jc->id, path,
+					       max_size, &jc->src_gone[JIT_DUMP]);
+	}
+	snprintf(path, sizeof(path), "/tmp/perf-%u.map", jc->id.nspid);
+	jc->path[JIT_MAP] = strdup(path);
+	if (!jc->path[JIT_MAP])
+		return -ENOMEM;
+	jc->fd[JIT_MAP] = source_open(proc_dir, pr->pid, pr->start, &jc->id, path, max_size,
+				      &jc->src_gone[JIT_MAP]);
+	return 0;
+}
+
+void jit_capture__release(struct jit_capture *jc)
+{
+	for (int k = 0; k < JIT_CAPTURE_KINDS; k++) {
+		if (jc->fd[k] >= 0)
+			close(jc->fd[k]);
+		jc->fd[k] = -ENOENT;
+		free(jc->path[k]);
+		jc->path[k] = NULL;
+	}
+}
+
+int jit_procs__adopt(struct jit_procs *jp, uint32_t pid, uint32_t start, struct jit_capture *jc)
+{
+	struct jit_proc *jpr = get_proc(jp, pid, start);
+	int err = 0;
+
+	if (!jpr)
+		return -ENOMEM;
+	if (jc->gone && !jpr->ident_read) {
+		jpr->gone = true;
+		return 0;
+	}
+	if (jpr->gone || !jc->ident_read)
+		return 0;
+	if (!jpr->ident_read) {
+		jpr->id = jc->id;
+		jpr->ident_read = true;
+	}
+	for (int k = 0; k < JIT_CAPTURE_KINDS && !err; k++) {
+		if (!jc->path[k])
+			continue;
+		err = source_take(jp, jpr, (enum jit_kind)k, jc->path[k], jc->fd[k],
+				  jc->src_gone[k]);
+		jc->fd[k] = -ENOENT; /* taken or closed */
+	}
+	return err;
 }
 
 int jit_procs__pin(struct jit_procs *jp, const struct profile *p, uint32_t proc)

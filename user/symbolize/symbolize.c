@@ -226,6 +226,51 @@ const struct jit_table *symbolizer__jit_table(struct symbolizer *sy, const struc
 	return jit_procs__table(sy->jit, p, proc);
 }
 
+/* Whether mapping m is a file's executable mapping, the kind pinned */
+static bool pinnable(const struct profile_mapping *m)
+{
+	return m->path[0] == '/' && m->perms[2] == 'x';
+}
+
+/*
+ * map_files' descriptor of mapping m of process pid, which reaches the very
+ * file mapped (other mount namespaces, deleted files); -errno.
+ */
+static int open_map_file(const char *proc_dir, uint32_t pid, const struct profile_mapping *m)
+{
+	char file[128];
+	int fd;
+
+	snprintf(file, sizeof(file), "%s/%u/map_files/%llx-%llx", proc_dir, pid,
+		 (unsigned long long)m->start, (unsigned long long)m->end);
+	fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	return fd < 0 ? -errno : fd;
+}
+
+/* Hold fd (taken) as m's file. Returns 0 or -ENOMEM (fd closed). */
+static int add_pin(struct symbolizer *sy, const struct profile_mapping *m, int fd)
+{
+	struct pinned_file *pin;
+
+	if (array__grow((void **)&sy->pins, &sy->cap_pins, sy->nr_pins + 1, sizeof(*sy->pins))) {
+		close(fd);
+		return -ENOMEM;
+	}
+	pin = &sy->pins[sy->nr_pins];
+	pin->path = strdup(m->path);
+	if (!pin->path) {
+		close(fd);
+		return -ENOMEM;
+	}
+	pin->inode = m->inode;
+	pin->dev_major = m->dev_major;
+	pin->dev_minor = m->dev_minor;
+	pin->fd = fd;
+	pin->gen = sy->gen;
+	sy->nr_pins++;
+	return 0;
+}
+
 int symbolizer__pin(struct symbolizer *sy, const struct profile *p, uint32_t proc)
 {
 	const struct profile_process *pr = &p->procs[proc];
@@ -237,10 +282,9 @@ int symbolizer__pin(struct symbolizer *sy, const struct profile *p, uint32_t pro
 	for (i = 0; i < pr->nr_mappings; i++) {
 		const struct profile_mapping *m = &pr->mappings[i];
 		struct pinned_file *pin;
-		char file[128];
 		int fd;
 
-		if (m->path[0] != '/' || m->perms[2] != 'x')
+		if (!pinnable(m))
 			continue;
 		pin = find_pin(sy, m);
 		if (pin) {
@@ -249,13 +293,7 @@ int symbolizer__pin(struct symbolizer *sy, const struct profile *p, uint32_t pro
 		}
 		if (sy->nr_pins >= sy->max_pins)
 			return 0; /* out of descriptors to spend: symbolize by path at the end */
-		if (array__grow((void **)&sy->pins, &sy->cap_pins, sy->nr_pins + 1,
-				sizeof(*sy->pins)))
-			return -ENOMEM;
-		/* map_files reaches the very file mapped: other mount namespaces, deleted files */
-		snprintf(file, sizeof(file), "%s/%u/map_files/%llx-%llx", sy->proc_dir, pr->pid,
-			 (unsigned long long)m->start, (unsigned long long)m->end);
-		fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		fd = open_map_file(sy->proc_dir, pr->pid, m);
 		if (fd < 0)
 			continue;
 		/*
@@ -267,18 +305,91 @@ int symbolizer__pin(struct symbolizer *sy, const struct profile *p, uint32_t pro
 			close(fd);
 			continue;
 		}
-		pin = &sy->pins[sy->nr_pins];
-		pin->path = strdup(m->path);
-		if (!pin->path) {
-			close(fd);
+		if (add_pin(sy, m, fd))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+int symbolizer__capture(const char *proc_dir, uint64_t jit_max_size, const struct profile *p,
+			uint32_t proc, size_t max_files, struct sym_capture *c)
+{
+	const struct profile_process *pr = &p->procs[proc];
+	size_t i, opened = 0;
+
+	memset(c, 0, sizeof(*c));
+	for (int k = 0; k < JIT_CAPTURE_KINDS; k++)
+		c->jit.fd[k] = -ENOENT;
+	c->fds = malloc((pr->nr_mappings ?: 1) * sizeof(*c->fds));
+	if (!c->fds)
+		return -ENOMEM;
+	c->nr_fds = pr->nr_mappings;
+	for (i = 0; i < pr->nr_mappings; i++) {
+		const struct profile_mapping *m = &pr->mappings[i];
+
+		c->fds[i] = -1;
+		if (!pinnable(m) || opened >= max_files)
+			continue;
+		/* one descriptor a file: a file's later executable mappings share it */
+		for (size_t j = 0; j < i && c->fds[i] < 0; j++)
+			if (c->fds[j] >= 0 &&
+			    same_file(pr->mappings[j].path, pr->mappings[j].inode,
+				      pr->mappings[j].dev_major, pr->mappings[j].dev_minor, m))
+				c->fds[i] = -2; /* see j */
+		if (c->fds[i] == -2)
+			continue;
+		c->fds[i] = open_map_file(proc_dir, pr->pid, m);
+		if (c->fds[i] >= 0)
+			opened++;
+		else
+			c->fds[i] = -1;
+	}
+	/* the files of this process, not of another that took its pid since (as symbolizer__pin) */
+	if (opened && !proc_ident__same(proc_dir, pr->pid, pr->start)) {
+		sym_capture__release(c);
+		c->jit.gone = true;
+		return 0;
+	}
+	return jit_capture__read(proc_dir, jit_max_size, pr, &c->jit);
+}
+
+void sym_capture__release(struct sym_capture *c)
+{
+	for (size_t i = 0; i < c->nr_fds; i++)
+		if (c->fds[i] >= 0)
+			close(c->fds[i]);
+	free(c->fds);
+	c->fds = NULL;
+	c->nr_fds = 0;
+	jit_capture__release(&c->jit);
+}
+
+int symbolizer__adopt(struct symbolizer *sy, const struct profile *p, uint32_t proc,
+		      struct sym_capture *c)
+{
+	const struct profile_process *pr = &p->procs[proc];
+	size_t i;
+
+	if (jit_procs__adopt(sy->jit, pr->pid, pr->start, &c->jit))
+		return -ENOMEM;
+	for (i = 0; i < pr->nr_mappings && i < c->nr_fds; i++) {
+		const struct profile_mapping *m = &pr->mappings[i];
+		struct pinned_file *pin;
+
+		if (c->fds[i] < 0)
+			continue;
+		pin = find_pin(sy, m);
+		if (pin) {
+			pin->gen = sy->gen; /* held already: c's is closed with c */
+			continue;
+		}
+		if (sy->nr_pins >= sy->max_pins)
+			return 0;
+		if (add_pin(sy, m, c->fds[i])) {
+			c->fds[i] = -1;
 			return -ENOMEM;
 		}
-		pin->inode = m->inode;
-		pin->dev_major = m->dev_major;
-		pin->dev_minor = m->dev_minor;
-		pin->fd = fd;
-		pin->gen = sy->gen;
-		sy->nr_pins++;
+		c->fds[i] = -1; /* the symbolizer's now */
 	}
 	return 0;
 }
