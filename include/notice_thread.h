@@ -9,11 +9,13 @@
  * high frequency) read the notices over a second late, after a 100 ms
  * process had exited and deleted its jitdump.
  *
- * Threads: the notices' thread does the I/O (symbolizer__capture,
- * procmaps__read) into items of its own and queues them (a mutex, and an
- * atomic flag that lets notice_thread__take cost one load when none wait);
- * the reader takes them (notice_thread__take) and merges them into the
- * maps cache and the symbolizer, which stay the reader's alone.
+ * Threads: the notices' thread does the I/O (its maps read,
+ * symbolizer__capture) into items of its own and queues them (lock-free:
+ * notice_thread__take costs one load when none wait); the reader takes
+ * them and merges them into the maps cache and the symbolizer (a profile
+ * of the process built from the text, symbolizer__adopt), which stay the
+ * reader's alone. The thread takes no lock the reader holds, malloc's
+ * included (notice_thread.c).
  *
  * Rechecks: BPF notices a process at its first sample after exec and 10,
  * 30 and 70 ms later (wall time); a process that gets little CPU (a loaded
@@ -65,14 +67,19 @@
 #define NOTICE_RT_WINDOW_MS 100
 #define NOTICE_RT_BUDGET_MS 20
 
-/* One process's capture, for the reader. */
+#define NOTICE_MAPS_FIRST (256 * 1024) /* the thread's maps buffer, bytes: at the start */
+#define NOTICE_MAPS_MAX (16 * 1024 * 1024) /* at most (a longer maps text is cut) */
+
+/*
+ * One process's capture, for the reader: a block of its own (mmap'd by the
+ * thread, which must not take the malloc lock), text after the struct.
+ */
 struct notice_item {
-	struct notice_item *next; /* the queue's */
+	struct notice_item *next; /* the queue's, then the list notice_thread__take gives */
+	size_t bytes; /* of the block */
 	uint32_t pid, start; /* the process (struct bpfprof_notice) */
-	char *maps; /* its /proc/PID/maps text as read (owned); maps_len bytes */
+	char *maps; /* its /proc/PID/maps text as read (in the block); maps_len bytes */
 	size_t maps_len;
-	struct profile *p; /* the maps parsed: process proc of this profile of its own (owned) */
-	uint32_t proc;
 	struct sym_capture files; /* what symbolizer__adopt takes (owned until then) */
 };
 

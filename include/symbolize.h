@@ -64,30 +64,38 @@ int symbolizer__pin(struct symbolizer *sy, const struct profile *p, uint32_t pro
  * thread, holds what it opened as pins (or leaves it to c: held already,
  * past the cap), with no I/O but close(2).
  */
+#define SYM_CAPTURE_MAX_FILES 64
 struct sym_capture {
-	int *fds; /* per mapping of the process: its map_files descriptor (owned), or < 0 */
-	size_t nr_fds;
+	struct {
+		uint64_t start, end; /* the mapping (its address range) */
+		int fd; /* its file, through map_files (owned until adopted); -1: taken */
+	} files[SYM_CAPTURE_MAX_FILES];
+	size_t nr_files;
 	struct jit_capture jit;
 };
 
 /*
- * Capture the files of process `proc` of p (its mappings as just read)
- * under proc_dir (borrowed): at most max_files map_files opens, one per
- * file, and the JIT files (at most jit_max_size bytes each). Returns 0
- * (*c filled: release it with sym_capture__release) or -ENOMEM.
+ * Capture the files of process (pid, start) from its maps text (len bytes
+ * of /proc/PID/maps, just read) under proc_dir (borrowed): the map_files
+ * descriptor of each executable file mapping, one per file, at most
+ * max_files (and SYM_CAPTURE_MAX_FILES), and its JIT files (each at most
+ * jit_max_size bytes: sym_jit.h), into *c (release it with
+ * sym_capture__release). Allocates nothing (no malloc lock to wait for).
  */
-int symbolizer__capture(const char *proc_dir, uint64_t jit_max_size, const struct profile *p,
-			uint32_t proc, size_t max_files, struct sym_capture *c);
+void symbolizer__capture(const char *proc_dir, uint64_t jit_max_size, uint32_t pid,
+			 uint32_t start, const char *maps, size_t len, size_t max_files,
+			 struct sym_capture *c);
 
 /*
- * Hold what c captured of process `proc` of p (the same profile and process
- * it was captured from): as symbolizer__pin, within the same cap. The
+ * Hold what c captured of process `proc` of p (the process, its mappings
+ * merged from the same maps text): as symbolizer__pin, within the same
+ * cap; each descriptor goes to the mapping of its address range. The
  * descriptors taken leave c. Returns 0 or -ENOMEM.
  */
 int symbolizer__adopt(struct symbolizer *sy, const struct profile *p, uint32_t proc,
 		      struct sym_capture *c);
 
-/* Close what c still holds and free it (c itself is the caller's). */
+/* Close what c still holds (c itself is the caller's). */
 void sym_capture__release(struct sym_capture *c);
 
 /*

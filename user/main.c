@@ -564,11 +564,24 @@ static int merge_notices(struct run *r)
 		next = it->next;
 		if (!err)
 			err = maps_cache__put(r->maps, it->pid, it->start, it->maps, it->maps_len);
-		if (!err)
-			err = symbolizer__adopt(r->sy, it->p, it->proc, &it->files);
+		if (!err) {
+			/* the symbolizer pins what a profile's process maps: a profile of this one alone */
+			struct profile *scratch = profile__new();
+			bool created;
+			int proc = scratch ? profile__process_start(scratch, it->pid, it->start,
+								    &created) :
+					     -ENOMEM;
+
+			err = proc < 0 ? proc :
+					 procmaps__merge(scratch, (uint32_t)proc, it->maps, it->maps_len,
+							 "notice");
+			if (err >= 0)
+				err = symbolizer__adopt(r->sy, scratch, (uint32_t)proc, &it->files);
+			profile__free(scratch);
+		}
 		notice_item__free(it);
 	}
-	return err;
+	return err == -ENOMEM ? err : 0;
 }
 
 static int on_record(void *ctx, void *data, size_t size)

@@ -7,11 +7,21 @@
  * process had exited and deleted its jitdump. This thread waits on the
  * notices' ring alone (its own epoll: the ring's and a stop eventfd), at
  * SCHED_FIFO 1 where permitted, captures each noticed process with I/O of
- * its own (no state shared with the reader but the queue), and hands the
- * captures over through a mutex-protected list; the reader merges them
- * (maps_cache__put, symbolizer__adopt: no I/O but close) before the
- * records it reads next, so the maps cache and the symbolizer stay
- * single-threaded.
+ * its own, and hands the captures to the reader through a lock-free list;
+ * the reader merges them (maps_cache__put, symbolizer__adopt: no I/O but
+ * close) before the records it reads next, so the maps cache and the
+ * symbolizer stay single-threaded.
+ *
+ * It shares no lock with the reader: bpfprof runs one malloc arena
+ * (main.c), whose lock the reader holds often; a reader descheduled (or
+ * stopped) inside malloc held this thread back for as long (seen: notices
+ * read 0.42 s late with the reader ptrace-stopped). So nothing here calls
+ * malloc or stdio once started: the maps are read into a buffer of the
+ * thread's own (mmap), each capture is a block of its own (mmap, unmapped
+ * by notice_item__free), the queue is a list pushed with compare-and-swap
+ * and taken whole with an exchange, and the /proc readers it calls use
+ * read(2) into the stack (proc_file.h, procmaps.h's parser, sym_jit.h's
+ * capture). Only -vv's debug lines go through stdio.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -19,7 +29,10 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -28,7 +41,6 @@
 #include "log.h"
 #include "notice_thread.h"
 #include "proc_file.h"
-#include "procmaps.h"
 
 /* A noticed process, rechecked after its notices (notice_thread.h); pid 0: a free slot */
 struct watch {
@@ -45,11 +57,13 @@ struct notice_thread {
 	pthread_t thread;
 	bool started, stopped;
 
-	/* the queue: head/tail/nr under lock; pending written under it, read without */
-	pthread_mutex_t lock;
-	struct notice_item *head, *tail;
-	size_t nr;
-	int pending;
+	/* the queue: newest first, pushed by the thread (CAS), taken whole by the reader (exchange) */
+	struct notice_item *head;
+	uint64_t nr_queued; /* pushed and not yet taken (atomic) */
+
+	/* the thread's buffer for a maps text: mmap'd, grown by mremap up to NOTICE_MAPS_MAX */
+	char *buf;
+	size_t buf_size;
 
 	/* the thread's own */
 	struct watch watch[NOTICE_WATCH_MAX];
@@ -84,9 +98,53 @@ void notice_item__free(struct notice_item *it)
 	if (!it)
 		return;
 	sym_capture__release(&it->files);
-	profile__free(it->p);
-	free(it->maps);
-	free(it);
+	munmap(it, it->bytes);
+}
+
+/*
+ * /proc/PID/maps of pid into nt->buf (no malloc): 0 and *len, or -errno.
+ * A text past NOTICE_MAPS_MAX is cut there (whole lines: the parser skips
+ * a cut one).
+ */
+static int read_maps(struct notice_thread *nt, uint32_t pid, size_t *len)
+{
+	char path[64];
+	size_t n = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%u/maps", nt->o.proc_dir, pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		ssize_t r;
+
+		if (nt->buf_size - n < 4096) {
+			void *nb = nt->buf_size >= NOTICE_MAPS_MAX ?
+					   MAP_FAILED :
+					   mremap(nt->buf, nt->buf_size, nt->buf_size * 2, MREMAP_MAYMOVE);
+
+			if (nb == MAP_FAILED)
+				break;
+			nt->buf = nb;
+			nt->buf_size *= 2;
+		}
+		r = read(fd, nt->buf + n, nt->buf_size - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int err = -errno;
+
+			close(fd);
+			return err;
+		}
+		if (!r)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	*len = n;
+	return 0;
 }
 
 static void set_policy(bool rt)
@@ -138,79 +196,75 @@ static struct watch *watch_of(struct notice_thread *nt, uint32_t pid, uint32_t s
 
 enum { CAPTURED, UNCHANGED, GONE };
 
+/* Push it on the queue (lock-free); false when NOTICE_MAX_QUEUED wait */
+static bool push(struct notice_thread *nt, struct notice_item *it)
+{
+	if (__atomic_add_fetch(&nt->nr_queued, 1, __ATOMIC_RELAXED) > NOTICE_MAX_QUEUED) {
+		__atomic_sub_fetch(&nt->nr_queued, 1, __ATOMIC_RELAXED);
+		return false;
+	}
+	it->next = __atomic_load_n(&nt->head, __ATOMIC_RELAXED);
+	while (!__atomic_compare_exchange_n(&nt->head, &it->next, it, true, __ATOMIC_RELEASE,
+					    __ATOMIC_RELAXED))
+		;
+	return true;
+}
+
 /*
  * Capture process w (its maps; its files unless its maps are those of its
  * last capture, and then only when a notice asks: nr_seen, else a recheck
  * of an unchanged process does nothing more). Returns CAPTURED (queued, or
- * dropped: queue full), UNCHANGED, GONE, or -ENOMEM.
+ * dropped: queue full), UNCHANGED, GONE, or -ENOMEM. No malloc.
  */
 static int capture(struct notice_thread *nt, struct watch *w, uint32_t nr_seen, uint64_t sent_ns)
 {
-	struct notice_item *it = calloc(1, sizeof(*it));
-	bool created, same;
+	struct notice_item *it;
+	size_t len = 0, bytes;
 	uint64_t hash;
-	int err, proc;
+	bool same;
+	int err;
 
-	if (!it)
+	err = read_maps(nt, w->pid, &len);
+	hash = err ? 0 : hash_text(nt->buf, len);
+	same = !err && w->len == len && w->hash == hash;
+	/* another process's now; or a zombie's (no maps left) */
+	if (!err && !same && (!len || !proc_ident__same(nt->o.proc_dir, w->pid, w->start)))
+		err = -ESRCH;
+	if (err) {
+		pr_debug("%s %u of pid %u: %s\n", nr_seen ? "notice" : "recheck", nr_seen, w->pid,
+			 strerror(-err));
+		return GONE;
+	}
+	if (same && !nr_seen)
+		return UNCHANGED;
+	/* the item and a copy of the text in one block of its own */
+	bytes = sizeof(*it) + len + 1;
+	it = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (it == MAP_FAILED)
 		return -ENOMEM;
+	it->bytes = bytes;
 	it->pid = w->pid;
 	it->start = w->start;
-	err = procmaps__read(nt->o.proc_dir, w->pid, &it->maps, &it->maps_len);
-	hash = err ? 0 : hash_text(it->maps, it->maps_len);
-	same = !err && w->len == it->maps_len && w->hash == hash;
-	/* another process's now; or a zombie's (no maps left) */
-	if (!err && !same && (!it->maps_len || !proc_ident__same(nt->o.proc_dir, w->pid, w->start)))
-		err = -ESRCH;
-	if (err || (same && !nr_seen)) {
-		if (err)
-			pr_debug("%s %u of pid %u: %s\n", nr_seen ? "notice" : "recheck", nr_seen,
-				 w->pid, strerror(-err));
-		notice_item__free(it);
-		return err == -ENOMEM ? err : err ? GONE : UNCHANGED;
-	}
-	it->p = profile__new();
-	proc = it->p ? profile__process_start(it->p, w->pid, w->start, &created) : -ENOMEM;
-	err = proc < 0 ? proc : procmaps__merge(it->p, (uint32_t)proc, it->maps, it->maps_len,
-						"notice");
-	it->proc = (uint32_t)proc;
+	it->maps = (char *)(it + 1);
+	it->maps_len = len;
+	memcpy(it->maps, nt->buf, len);
 	/* the same maps as its last capture: those files are queued or held already */
-	if (err >= 0)
-		err = symbolizer__capture(nt->o.proc_dir, nt->o.jit_max_size, it->p, it->proc,
-					  same ? 0 : NOTICE_MAX_FILES, &it->files);
-	if (err < 0) {
-		notice_item__free(it);
-		return err;
-	}
-	if (log_verbosity >= LOG_DEBUG) {
-		size_t files = 0;
-
-		for (size_t i = 0; i < it->files.nr_fds; i++)
-			files += it->files.fds[i] >= 0;
-		pr_debug("%s %u of pid %u: read %.1f ms after %s: %zu mappings, %zu files held%s, "
+	symbolizer__capture(nt->o.proc_dir, nt->o.jit_max_size, w->pid, w->start, it->maps, len,
+			    same ? 0 : NOTICE_MAX_FILES, &it->files);
+	if (log_verbosity >= LOG_DEBUG)
+		pr_debug("%s %u of pid %u: read %.1f ms after %s: %zu bytes of maps, %zu files held%s, "
 			 "jitdump %s, perf map %s\n",
 			 nr_seen ? "notice" : "recheck", nr_seen, w->pid,
 			 (double)(clock_ns(CLOCK_MONOTONIC) - sent_ns) / 1e6,
-			 nr_seen ? "it was sent" : "it was due", it->p->procs[it->proc].nr_mappings,
-			 files, same ? " (maps unchanged)" : "",
-			 it->files.jit.fd[0] >= 0 ? "held" : "none",
+			 nr_seen ? "it was sent" : "it was due", len, it->files.nr_files,
+			 same ? " (maps unchanged)" : "", it->files.jit.fd[0] >= 0 ? "held" : "none",
 			 it->files.jit.fd[1] >= 0 ? "held" : "none");
-	}
-	pthread_mutex_lock(&nt->lock);
-	if (nt->nr >= NOTICE_MAX_QUEUED) {
-		pthread_mutex_unlock(&nt->lock);
+	if (!push(nt, it)) {
 		__atomic_add_fetch(&nt->dropped, 1, __ATOMIC_RELAXED);
 		notice_item__free(it);
 		return CAPTURED;
 	}
-	if (nt->tail)
-		nt->tail->next = it;
-	else
-		nt->head = it;
-	nt->tail = it;
-	nt->nr++;
-	__atomic_store_n(&nt->pending, 1, __ATOMIC_RELEASE);
-	pthread_mutex_unlock(&nt->lock);
-	w->len = it->maps_len;
+	w->len = len;
 	w->hash = hash;
 	__atomic_add_fetch(&nt->captured, 1, __ATOMIC_RELAXED);
 	return CAPTURED;
@@ -334,7 +388,14 @@ int notice_thread__start(const struct notice_thread_opts *o, struct notice_threa
 		return -ENOMEM;
 	nt->o = *o;
 	nt->epfd = nt->stopfd = -1;
-	pthread_mutex_init(&nt->lock, NULL);
+	nt->buf_size = NOTICE_MAPS_FIRST;
+	nt->buf = mmap(NULL, nt->buf_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		       -1, 0);
+	if (nt->buf == MAP_FAILED) {
+		nt->buf = NULL;
+		err = -ENOMEM;
+		goto out_free;
+	}
 	nt->rb = ring_buffer__new(o->map_fd, on_ring, nt, NULL);
 	if (!nt->rb) {
 		err = -errno;
@@ -374,17 +435,20 @@ out_free:
 
 struct notice_item *notice_thread__take(struct notice_thread *nt)
 {
-	struct notice_item *head;
+	struct notice_item *list, *prev = NULL, *next;
+	uint64_t n = 0;
 
-	if (!nt || !__atomic_load_n(&nt->pending, __ATOMIC_ACQUIRE))
+	if (!nt || !__atomic_load_n(&nt->head, __ATOMIC_RELAXED))
 		return NULL;
-	pthread_mutex_lock(&nt->lock);
-	head = nt->head;
-	nt->head = nt->tail = NULL;
-	nt->nr = 0;
-	__atomic_store_n(&nt->pending, 0, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&nt->lock);
-	return head;
+	list = __atomic_exchange_n(&nt->head, NULL, __ATOMIC_ACQUIRE);
+	/* newest first as pushed: oldest first for the caller */
+	for (; list; list = next, n++) {
+		next = list->next;
+		list->next = prev;
+		prev = list;
+	}
+	__atomic_sub_fetch(&nt->nr_queued, n, __ATOMIC_RELAXED);
+	return prev;
 }
 
 void notice_thread__stop(struct notice_thread *nt)
@@ -406,7 +470,7 @@ void notice_thread__free(struct notice_thread *nt)
 	if (!nt)
 		return;
 	notice_thread__stop(nt);
-	for (it = nt->head; it; it = next) {
+	for (it = notice_thread__take(nt); it; it = next) {
 		next = it->next;
 		notice_item__free(it);
 	}
@@ -415,7 +479,8 @@ void notice_thread__free(struct notice_thread *nt)
 		close(nt->epfd);
 	if (nt->stopfd >= 0)
 		close(nt->stopfd);
-	pthread_mutex_destroy(&nt->lock);
+	if (nt->buf)
+		munmap(nt->buf, nt->buf_size);
 	free(nt);
 }
 

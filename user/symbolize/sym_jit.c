@@ -13,6 +13,7 @@
 #include "array.h"
 #include "log.h"
 #include "proc_file.h"
+#include "procmaps.h"
 #include "jit_tail.h"
 #include "sym_jit.h"
 #include "sym_perfmap.h"
@@ -166,34 +167,44 @@ bool jit_procs__has(const struct jit_procs *jp, uint32_t pid, uint32_t start)
 }
 
 /*
- * The path of a mapped jit-<nspid>.dump, as perf's jit_detect() looks for it,
- * into out. A path the runtime's file no longer has (" (deleted)") is kept:
- * whatever took its place is checked like any other file, and refused when
- * it is not the runtime's own regular file.
+ * Whether path (len bytes) is a jit-<nspid>.dump, as perf's jit_detect()
+ * looks for it; its path, less a " (deleted)" suffix, into out. A path the
+ * runtime's file no longer has is kept: whatever took its place is checked
+ * like any other file, and refused when it is not the runtime's own
+ * regular file. No allocation (the notices' thread calls it).
  */
+static bool jitdump_path(const char *path, size_t len, uint32_t nspid, char *out, size_t size)
+{
+	static const char deleted[] = " (deleted)";
+	const char *base;
+	char want[48];
+	size_t wlen, blen;
+
+	if (!len || path[0] != '/')
+		return false;
+	base = memrchr(path, '/', len) + 1;
+	blen = len - (size_t)(base - path);
+	wlen = (size_t)snprintf(want, sizeof(want), "jit-%u.dump", nspid);
+	if (blen < wlen || memcmp(base, want, wlen) ||
+	    (blen != wlen && (blen - wlen != sizeof(deleted) - 1 ||
+			      memcmp(base + wlen, deleted, sizeof(deleted) - 1))))
+		return false;
+	if ((size_t)(base - path) + wlen >= size)
+		return false;
+	memcpy(out, path, (size_t)(base - path) + wlen);
+	out[(base - path) + wlen] = '\0';
+	return true;
+}
+
+/* The path of a mapped jit-<nspid>.dump of pr into out (jitdump_path). */
 static bool find_jitdump_mapping(const struct profile_process *pr, uint32_t nspid, char *out,
 				 size_t size)
 {
-	static const char deleted[] = " (deleted)";
-	char want[48];
-	size_t wlen;
-
-	wlen = (size_t)snprintf(want, sizeof(want), "jit-%u.dump", nspid);
 	for (size_t i = 0; i < pr->nr_mappings; i++) {
-		const char *path = pr->mappings[i].path, *base;
-		size_t blen;
+		const char *path = pr->mappings[i].path;
 
-		if (!path || path[0] != '/')
-			continue;
-		base = strrchr(path, '/') + 1;
-		blen = strlen(base);
-		if (strncmp(base, want, wlen) || (blen != wlen && strcmp(base + wlen, deleted)))
-			continue;
-		if ((size_t)(base - path) + wlen >= size)
-			return false;
-		memcpy(out, path, (size_t)(base - path) + wlen);
-		out[(base - path) + wlen] = '\0';
-		return true;
+		if (path && jitdump_path(path, strlen(path), nspid, out, size))
+			return true;
 	}
 	return false;
 }
@@ -306,35 +317,41 @@ static int pin_proc(struct jit_procs *jp, struct jit_proc *jpr, const struct pro
 	return try_source(jp, jpr, JIT_MAP, path);
 }
 
-int jit_capture__read(const char *proc_dir, uint64_t max_size, const struct profile_process *pr,
-		      struct jit_capture *jc)
+struct dump_find {
+	uint32_t nspid;
+	char *out;
+	size_t size;
+};
+
+static int find_dump_line(const struct procmaps_entry *e, void *ctx)
 {
-	char path[PATH_MAX];
-	int k;
+	struct dump_find *f = ctx;
+
+	return jitdump_path(e->path, e->path_len, f->nspid, f->out, f->size);
+}
+
+void jit_capture__read(const char *proc_dir, uint64_t max_size, uint32_t pid, uint32_t start,
+		       const char *maps, size_t len, struct jit_capture *jc)
+{
+	struct dump_find f = { .out = jc->path[JIT_DUMP], .size = sizeof(jc->path[JIT_DUMP]) };
 
 	memset(jc, 0, sizeof(*jc));
-	for (k = 0; k < JIT_CAPTURE_KINDS; k++)
+	for (int k = 0; k < JIT_CAPTURE_KINDS; k++)
 		jc->fd[k] = -ENOENT;
-	if (proc_ident__read(proc_dir, pr->pid, &jc->id) ||
-	    !proc_ident__same(proc_dir, pr->pid, pr->start)) {
+	if (proc_ident__read(proc_dir, pid, &jc->id) || !proc_ident__same(proc_dir, pid, start)) {
 		jc->gone = true;
-		return 0;
+		return;
 	}
 	jc->ident_read = true;
-	if (find_jitdump_mapping(pr, jc->id.nspid, path, sizeof(path))) {
-		jc->path[JIT_DUMP] = strdup(path);
-		if (!jc->path[JIT_DUMP])
-			return -ENOMEM;
-		jc->fd[JIT_DUMP] = source_open(proc_dir, pr->pid, pr->start, &jc->id, path,
+	f.nspid = jc->id.nspid;
+	if (procmaps__parse(maps, len, "jitdump search", find_dump_line, &f, NULL) > 0)
+		jc->fd[JIT_DUMP] = source_open(proc_dir, pid, start, &jc->id, jc->path[JIT_DUMP],
 					       max_size, &jc->src_gone[JIT_DUMP]);
-	}
-	snprintf(path, sizeof(path), "/tmp/perf-%u.map", jc->id.nspid);
-	jc->path[JIT_MAP] = strdup(path);
-	if (!jc->path[JIT_MAP])
-		return -ENOMEM;
-	jc->fd[JIT_MAP] = source_open(proc_dir, pr->pid, pr->start, &jc->id, path, max_size,
+	else
+		jc->path[JIT_DUMP][0] = '\0';
+	snprintf(jc->path[JIT_MAP], sizeof(jc->path[JIT_MAP]), "/tmp/perf-%u.map", jc->id.nspid);
+	jc->fd[JIT_MAP] = source_open(proc_dir, pid, start, &jc->id, jc->path[JIT_MAP], max_size,
 				      &jc->src_gone[JIT_MAP]);
-	return 0;
 }
 
 void jit_capture__release(struct jit_capture *jc)
@@ -343,8 +360,6 @@ void jit_capture__release(struct jit_capture *jc)
 		if (jc->fd[k] >= 0)
 			close(jc->fd[k]);
 		jc->fd[k] = -ENOENT;
-		free(jc->path[k]);
-		jc->path[k] = NULL;
 	}
 }
 
@@ -366,7 +381,7 @@ int jit_procs__adopt(struct jit_procs *jp, uint32_t pid, uint32_t start, struct 
 		jpr->ident_read = true;
 	}
 	for (int k = 0; k < JIT_CAPTURE_KINDS && !err; k++) {
-		if (!jc->path[k])
+		if (!jc->path[k][0])
 			continue;
 		err = source_take(jp, jpr, (enum jit_kind)k, jc->path[k], jc->fd[k],
 				  jc->src_gone[k]);

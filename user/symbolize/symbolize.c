@@ -19,6 +19,7 @@
 #include "kallsyms.h"
 #include "log.h"
 #include "proc_file.h"
+#include "procmaps.h"
 #include "sym_debuginfod.h"
 #include "sym_elf.h"
 #include "sym_jit.h"
@@ -311,56 +312,76 @@ int symbolizer__pin(struct symbolizer *sy, const struct profile *p, uint32_t pro
 	return 0;
 }
 
-int symbolizer__capture(const char *proc_dir, uint64_t jit_max_size, const struct profile *p,
-			uint32_t proc, size_t max_files, struct sym_capture *c)
+/* symbolizer__capture's walk of the maps text */
+struct capture_walk {
+	const char *proc_dir;
+	uint32_t pid;
+	size_t max_files;
+	struct sym_capture *c;
+	struct { /* each file's line, for one descriptor a file */
+		const char *path;
+		size_t len;
+		uint64_t inode;
+		uint32_t maj, min;
+	} seen[SYM_CAPTURE_MAX_FILES];
+};
+
+static int capture_line(const struct procmaps_entry *e, void *ctx)
 {
-	const struct profile_process *pr = &p->procs[proc];
-	size_t i, opened = 0;
+	struct capture_walk *w = ctx;
+	struct sym_capture *c = w->c;
+	struct profile_mapping m = { .start = e->start, .end = e->end };
+	size_t i;
+	int fd;
 
-	memset(c, 0, sizeof(*c));
-	for (int k = 0; k < JIT_CAPTURE_KINDS; k++)
-		c->jit.fd[k] = -ENOENT;
-	c->fds = malloc((pr->nr_mappings ?: 1) * sizeof(*c->fds));
-	if (!c->fds)
-		return -ENOMEM;
-	c->nr_fds = pr->nr_mappings;
-	for (i = 0; i < pr->nr_mappings; i++) {
-		const struct profile_mapping *m = &pr->mappings[i];
-
-		c->fds[i] = -1;
-		if (!pinnable(m) || opened >= max_files)
-			continue;
-		/* one descriptor a file: a file's later executable mappings share it */
-		for (size_t j = 0; j < i && c->fds[i] < 0; j++)
-			if (c->fds[j] >= 0 &&
-			    same_file(pr->mappings[j].path, pr->mappings[j].inode,
-				      pr->mappings[j].dev_major, pr->mappings[j].dev_minor, m))
-				c->fds[i] = -2; /* see j */
-		if (c->fds[i] == -2)
-			continue;
-		c->fds[i] = open_map_file(proc_dir, pr->pid, m);
-		if (c->fds[i] >= 0)
-			opened++;
-		else
-			c->fds[i] = -1;
-	}
-	/* the files of this process, not of another that took its pid since (as symbolizer__pin) */
-	if (opened && !proc_ident__same(proc_dir, pr->pid, pr->start)) {
-		sym_capture__release(c);
-		c->jit.gone = true;
+	if (!e->path_len || e->path[0] != '/' || e->perms[2] != 'x')
 		return 0;
+	if (c->nr_files >= w->max_files || c->nr_files >= SYM_CAPTURE_MAX_FILES)
+		return 1; /* enough: the rest at the reader's own pin */
+	/* one descriptor a file: a file's later executable mappings share it */
+	for (i = 0; i < c->nr_files; i++)
+		if (w->seen[i].len == e->path_len && !memcmp(w->seen[i].path, e->path, e->path_len) &&
+		    w->seen[i].inode == e->inode && w->seen[i].maj == e->dev_major &&
+		    w->seen[i].min == e->dev_minor)
+			return 0;
+	fd = open_map_file(w->proc_dir, w->pid, &m);
+	if (fd < 0)
+		return 0;
+	w->seen[c->nr_files].path = e->path;
+	w->seen[c->nr_files].len = e->path_len;
+	w->seen[c->nr_files].inode = e->inode;
+	w->seen[c->nr_files].maj = e->dev_major;
+	w->seen[c->nr_files].min = e->dev_minor;
+	c->files[c->nr_files].start = e->start;
+	c->files[c->nr_files].end = e->end;
+	c->files[c->nr_files++].fd = fd;
+	return 0;
+}
+
+void symbolizer__capture(const char *proc_dir, uint64_t jit_max_size, uint32_t pid,
+			 uint32_t start, const char *maps, size_t len, size_t max_files,
+			 struct sym_capture *c)
+{
+	struct capture_walk w = { .proc_dir = proc_dir, .pid = pid, .max_files = max_files, .c = c };
+
+	c->nr_files = 0;
+	if (max_files)
+		procmaps__parse(maps, len, "notice", capture_line, &w, NULL);
+	/* the files of this process, not of another that took its pid since (as symbolizer__pin) */
+	if (c->nr_files && !proc_ident__same(proc_dir, pid, start)) {
+		for (size_t i = 0; i < c->nr_files; i++)
+			close(c->files[i].fd);
+		c->nr_files = 0;
 	}
-	return jit_capture__read(proc_dir, jit_max_size, pr, &c->jit);
+	jit_capture__read(proc_dir, jit_max_size, pid, start, maps, len, &c->jit);
 }
 
 void sym_capture__release(struct sym_capture *c)
 {
-	for (size_t i = 0; i < c->nr_fds; i++)
-		if (c->fds[i] >= 0)
-			close(c->fds[i]);
-	free(c->fds);
-	c->fds = NULL;
-	c->nr_fds = 0;
+	for (size_t i = 0; i < c->nr_files; i++)
+		if (c->files[i].fd >= 0)
+			close(c->files[i].fd);
+	c->nr_files = 0;
 	jit_capture__release(&c->jit);
 }
 
@@ -368,15 +389,22 @@ int symbolizer__adopt(struct symbolizer *sy, const struct profile *p, uint32_t p
 		      struct sym_capture *c)
 {
 	const struct profile_process *pr = &p->procs[proc];
-	size_t i;
+	size_t i, j;
 
 	if (jit_procs__adopt(sy->jit, pr->pid, pr->start, &c->jit))
 		return -ENOMEM;
-	for (i = 0; i < pr->nr_mappings && i < c->nr_fds; i++) {
-		const struct profile_mapping *m = &pr->mappings[i];
+	for (i = 0; i < c->nr_files; i++) {
+		const struct profile_mapping *m = NULL;
 		struct pinned_file *pin;
 
-		if (c->fds[i] < 0)
+		if (c->files[i].fd < 0)
+			continue;
+		/* the mapping it was opened for, by its address range */
+		for (j = 0; j < pr->nr_mappings && !m; j++)
+			if (pr->mappings[j].start == c->files[i].start &&
+			    pr->mappings[j].end == c->files[i].end && pinnable(&pr->mappings[j]))
+				m = &pr->mappings[j];
+		if (!m)
 			continue;
 		pin = find_pin(sy, m);
 		if (pin) {
@@ -385,11 +413,11 @@ int symbolizer__adopt(struct symbolizer *sy, const struct profile *p, uint32_t p
 		}
 		if (sy->nr_pins >= sy->max_pins)
 			return 0;
-		if (add_pin(sy, m, c->fds[i])) {
-			c->fds[i] = -1;
+		if (add_pin(sy, m, c->files[i].fd)) {
+			c->files[i].fd = -1;
 			return -ENOMEM;
 		}
-		c->fds[i] = -1; /* the symbolizer's now */
+		c->files[i].fd = -1; /* the symbolizer's now */
 	}
 	return 0;
 }
