@@ -33,7 +33,7 @@
  * mapped its jitdump. So each noticed process is watched: its maps are
  * read again NOTICE_RECHECK_FIRST_MS after its last notice, then after
  * twice the last wait each time, up to a wait of NOTICE_RECHECK_LAST_MS
- * (about 5 s after its notices in all), and captured again when they
+ * (about 20 s after its notices in all), and captured again when they
  * changed. At most NOTICE_WATCH_MAX processes are watched (past that, the
  * one due last leaves); a gone process leaves at its next recheck.
  *
@@ -62,7 +62,7 @@
 #define NOTICE_MAX_FILES 64
 #define NOTICE_WATCH_MAX 256
 #define NOTICE_RECHECK_FIRST_MS 40
-#define NOTICE_RECHECK_LAST_MS 2560
+#define NOTICE_RECHECK_LAST_MS 10240
 #define NOTICE_MAX_QUEUED 1024
 #define NOTICE_RT_WINDOW_MS 100
 #define NOTICE_RT_BUDGET_MS 20

@@ -288,15 +288,17 @@ fi
 # CPU in jit_hot, the rest in its start (ld.so) and exit. About 1.5 s of
 # wall time, 1.5 CPU-seconds (the loads run only while jitshort does).
 #
-# The heavier form (LIFE_BACKLOG=1, about 25 s and 40 CPU-seconds, not in
+# The heavier form (LIFE_BACKLOG=1, 25-45 s and 25-40 CPU-seconds, not in
 # make test): at 49999 Hz the whole of bpfprof held stopped 5 s (SIGSTOP),
 # about 500 000 records queued, then jitshort. Before the thread: the
 # reader ran again 2.4 s after SIGCONT (BPF walks in interrupt context
 # took most of the machine), read the notices 1.3-1.5 s after they were
 # sent, and jit_hot was named in 0 of 4 runs at nice -15. With it: notices
-# read within 40 ms of the SIGCONT; the notices (first sample, +10, +30,
-# +70 ms of wall time) all fell in jitshort's ld.so under that load, and
-# the rechecks found its jitdump mapped.
+# read at most 23-58 ms after sent; the notices (first sample, +10, +30,
+# +70 ms of wall time) all fell in jitshort's ld.so under that load, and a
+# recheck found its jitdump mapped (-vv shows each): jit_hot 837 and 881
+# samples named in 2 runs; 0 in one run with the rechecks' first bound
+# (5 s after the notices, since 20 s: that run's jitshort lived longer).
 jitshort=$top/.output/workload/jitshort
 if [ ! -x "$jitshort" ]; then
 	skip "a 100 ms JIT process, the reader held" "no .output/workload/jitshort (make all)"
@@ -355,10 +357,13 @@ elif [ -x "$jitshort" ]; then
 	kill -KILL $load1 $load2 2>/dev/null
 	wait $load1 $load2 2>/dev/null
 	read -r n jit <<<"$(awk '$1 ~ /^jitshort;/ { n += $NF; if ($0 ~ /jit_hot/) j += $NF } END { print n + 0, j + 0 }' first.folded)"
-	if [ $rc -eq 0 ] && [ "$n" -ge 500 ] && [ $((jit * 100)) -ge $((n * 50)) ]; then
+	# at 49999 Hz most of jitshort's CPU time is its start, its clock reads
+	# and the interrupts: jit_hot was 23-33 % of its samples when named
+	# (its jitdump held), 0 when not; 10 % is the bar
+	if [ $rc -eq 0 ] && [ "$n" -ge 500 ] && [ $((jit * 100)) -ge $((n * 10)) ]; then
 		ok "a 100 ms JIT process behind a 5 s backlog at 49999 Hz, both CPUs busy: jit_hot $jit of its $n samples"
 	else
-		fail "a 100 ms JIT process behind a 5 s backlog: rc=$rc, jit_hot $jit of $n samples (want >= 50 %)" \
+		fail "a 100 ms JIT process behind a 5 s backlog: rc=$rc, jit_hot $jit of $n samples (want >= 10 %)" \
 			"$(grep -v '^libbpf' first.log | grep -i 'notice\|lost' | head -5)" "$(sort -t' ' -k2nr first.folded | grep '^jitshort' | head -3)"
 	fi
 fi
