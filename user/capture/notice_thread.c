@@ -24,16 +24,17 @@
  * capture). Only -vv's debug lines go through stdio.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
-#include <stdio.h>
 #include <sys/epoll.h>
-#include <sys/mman.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
@@ -108,11 +109,12 @@ void notice_item__free(struct notice_item *it)
  */
 static int read_maps(struct notice_thread *nt, uint32_t pid, size_t *len)
 {
-	char path[64];
+	char path[PATH_MAX];
 	size_t n = 0;
 	int fd;
 
-	snprintf(path, sizeof(path), "%s/%u/maps", nt->o.proc_dir, pid);
+	if (snprintf(path, sizeof(path), "%s/%u/maps", nt->o.proc_dir, pid) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -425,6 +427,7 @@ int notice_thread__start(const struct notice_thread_opts *o, struct notice_threa
 	if (err)
 		goto out_free;
 	nt->started = true;
+	pthread_setname_np(nt->thread, "bpfprof-notice"); /* its CPU time: /proc/PID/task/TID/stat */
 	*out = nt;
 	return 0;
 
