@@ -69,14 +69,21 @@
 
 #define NOTICE_MAPS_FIRST (256 * 1024) /* the thread's maps buffer, bytes: at the start */
 #define NOTICE_MAPS_MAX (16 * 1024 * 1024) /* at most (a longer maps text is cut) */
+/* A capture's block: one of a pool this size (a longer maps text: a block of its own) */
+#define NOTICE_BLOCK_BYTES (64 * 1024)
+#define NOTICE_POOL_MAX 64 /* blocks kept for reuse, at most */
 
 /*
- * One process's capture, for the reader: a block of its own (mmap'd by the
- * thread, which must not take the malloc lock), text after the struct.
+ * One process's capture, for the reader: a block mmap'd by the thread
+ * (which must not take the malloc lock), text after the struct; given back
+ * to the thread's pool by notice_item__free, which must come before
+ * notice_thread__free.
  */
+struct notice_thread;
 struct notice_item {
 	struct notice_item *next; /* the queue's, then the list notice_thread__take gives */
 	size_t bytes; /* of the block */
+	struct notice_thread *pool; /* whose pool it goes back to */
 	uint32_t pid, start; /* the process (struct bpfprof_notice) */
 	char *maps; /* its /proc/PID/maps text as read (in the block); maps_len bytes */
 	size_t maps_len;
@@ -90,7 +97,6 @@ struct notice_thread_opts {
 	bool realtime; /* ask for SCHED_FIFO 1 */
 };
 
-struct notice_thread;
 
 /*
  * Start the thread: it consumes the ring of o->map_fd from now on (no other
@@ -106,6 +112,7 @@ int notice_thread__start(const struct notice_thread_opts *o, struct notice_threa
  */
 struct notice_item *notice_thread__take(struct notice_thread *nt);
 
+/* Close what it holds and give its block back (or unmap it). NULL is fine. */
 void notice_item__free(struct notice_item *it);
 
 /*

@@ -62,6 +62,14 @@ struct notice_thread {
 	struct notice_item *head;
 	uint64_t nr_queued; /* pushed and not yet taken (atomic) */
 
+	/*
+	 * Blocks of NOTICE_BLOCK_BYTES the reader gave back (notice_item__free:
+	 * pushed with CAS, nr_free of them), and the thread's own list of them
+	 * (spare: taken whole with an exchange, so no ABA)
+	 */
+	struct notice_item *free, *spare;
+	uint64_t nr_free;
+
 	/* the thread's buffer for a maps text: mmap'd, grown by mremap up to NOTICE_MAPS_MAX */
 	char *buf;
 	size_t buf_size;
@@ -96,10 +104,53 @@ static uint64_t hash_text(const char *s, size_t n)
 
 void notice_item__free(struct notice_item *it)
 {
+	struct notice_thread *nt;
+
 	if (!it)
 		return;
 	sym_capture__release(&it->files);
+	nt = it->pool;
+	/* a pool block back to the thread (lock-free push; it takes the whole list) */
+	if (nt && it->bytes == NOTICE_BLOCK_BYTES &&
+	    __atomic_add_fetch(&nt->nr_free, 1, __ATOMIC_RELAXED) <= NOTICE_POOL_MAX) {
+		it->next = __atomic_load_n(&nt->free, __ATOMIC_RELAXED);
+		while (!__atomic_compare_exchange_n(&nt->free, &it->next, it, true, __ATOMIC_RELEASE,
+						    __ATOMIC_RELAXED))
+			;
+		return;
+	}
+	if (nt && it->bytes == NOTICE_BLOCK_BYTES)
+		__atomic_sub_fetch(&nt->nr_free, 1, __ATOMIC_RELAXED);
 	munmap(it, it->bytes);
+}
+
+/*
+ * A block for a capture of len bytes of maps: from the pool (blocks the
+ * reader gave back: their pages are there, no fault), or mmap'd. NULL when
+ * none can be had.
+ */
+static struct notice_item *get_block(struct notice_thread *nt, size_t len)
+{
+	size_t bytes = sizeof(struct notice_item) + len + 1;
+	struct notice_item *it;
+
+	if (bytes <= NOTICE_BLOCK_BYTES) {
+		if (!nt->spare && __atomic_load_n(&nt->free, __ATOMIC_RELAXED))
+			nt->spare = __atomic_exchange_n(&nt->free, NULL, __ATOMIC_ACQUIRE);
+		if (nt->spare) {
+			it = nt->spare;
+			nt->spare = it->next;
+			__atomic_sub_fetch(&nt->nr_free, 1, __ATOMIC_RELAXED);
+			return it;
+		}
+		bytes = NOTICE_BLOCK_BYTES;
+	}
+	it = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (it == MAP_FAILED)
+		return NULL;
+	it->bytes = bytes;
+	it->pool = nt;
+	return it;
 }
 
 /*
@@ -221,7 +272,7 @@ static bool push(struct notice_thread *nt, struct notice_item *it)
 static int capture(struct notice_thread *nt, struct watch *w, uint32_t nr_seen, uint64_t sent_ns)
 {
 	struct notice_item *it;
-	size_t len = 0, bytes;
+	size_t len = 0;
 	uint64_t hash;
 	bool same;
 	int err;
@@ -239,12 +290,11 @@ static int capture(struct notice_thread *nt, struct watch *w, uint32_t nr_seen, 
 	}
 	if (same && !nr_seen)
 		return UNCHANGED;
-	/* the item and a copy of the text in one block of its own */
-	bytes = sizeof(*it) + len + 1;
-	it = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (it == MAP_FAILED)
+	/* the item and a copy of the text in one block */
+	it = get_block(nt, len);
+	if (!it)
 		return -ENOMEM;
-	it->bytes = bytes;
+	it->next = NULL;
 	it->pid = w->pid;
 	it->start = w->start;
 	it->maps = (char *)(it + 1);
@@ -484,6 +534,14 @@ void notice_thread__free(struct notice_thread *nt)
 		close(nt->stopfd);
 	if (nt->buf)
 		munmap(nt->buf, nt->buf_size);
+	for (it = nt->spare; it; it = next) {
+		next = it->next;
+		munmap(it, it->bytes);
+	}
+	for (it = __atomic_exchange_n(&nt->free, NULL, __ATOMIC_ACQUIRE); it; it = next) {
+		next = it->next;
+		munmap(it, it->bytes);
+	}
 	free(nt);
 }
 
