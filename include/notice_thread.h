@@ -97,7 +97,6 @@ struct notice_thread_opts {
 	bool realtime; /* ask for SCHED_FIFO 1 */
 };
 
-
 /*
  * Start the thread: it consumes the ring of o->map_fd from now on (no other
  * consumer may read it). Signals are blocked on it. Returns 0 and *out, or

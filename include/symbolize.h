@@ -82,9 +82,8 @@ struct sym_capture {
  * jit_max_size bytes: sym_jit.h), into *c (release it with
  * sym_capture__release). Allocates nothing (no malloc lock to wait for).
  */
-void symbolizer__capture(const char *proc_dir, uint64_t jit_max_size, uint32_t pid,
-			 uint32_t start, const char *maps, size_t len, size_t max_files,
-			 struct sym_capture *c);
+void symbolizer__capture(const char *proc_dir, uint64_t jit_max_size, uint32_t pid, uint32_t start,
+			 const char *maps, size_t len, size_t max_files, struct sym_capture *c);
 
 /*
  * Hold what c captured of process `proc` of p (the process, its mappings

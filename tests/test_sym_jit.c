@@ -580,7 +580,8 @@ static void test_capture_adopt(void **state)
 	assert_int_equal(nr_held, 2);
 
 	/* a deleted dump's line: its path is looked at, the file is not there */
-	snprintf(text, sizeof(text), "30000000-30001000 r-xp 00000000 08:01 13 /work/jit-17.dump (deleted)\n");
+	snprintf(text, sizeof(text),
+		 "30000000-30001000 r-xp 00000000 08:01 13 /work/jit-17.dump (deleted)\n");
 	jit_capture__read(fx->proc, 1 << 20, 4242, 0, text, strlen(text), &jc);
 	assert_string_equal(jc.path[0], "/work/jit-17.dump");
 	assert_int_equal(jc.fd[0], -ENOENT);

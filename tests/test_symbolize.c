@@ -303,9 +303,9 @@ static void test_capture_adopt(void **state)
 		 "%llx-%llx r-xp 00000000 %02x:%02x %llu /opt/gone/liby.so (deleted)\n"
 		 "%llx-%llx r-xp 00000000 %02x:%02x %llu /opt/gone/liby.so (deleted)\n"
 		 "%llx-%llx rw-p 00000000 00:00 0 \n",
-		 BASE, BASE + LEN, major(sb.st_dev), minor(sb.st_dev), (unsigned long long)sb.st_ino,
-		 BASE + LEN, BASE + 2 * LEN, major(sb.st_dev), minor(sb.st_dev),
-		 (unsigned long long)sb.st_ino, BASE + 2 * LEN, BASE + 3 * LEN);
+		 BASE, BASE + LEN, major(sb.st_dev), minor(sb.st_dev),
+		 (unsigned long long)sb.st_ino, BASE + LEN, BASE + 2 * LEN, major(sb.st_dev),
+		 minor(sb.st_dev), (unsigned long long)sb.st_ino, BASE + 2 * LEN, BASE + 3 * LEN);
 
 	symbolizer__capture(proc_dir, 1 << 20, 500, 0, text, strlen(text), 0, &c);
 	assert_int_equal(c.nr_files, 0);

@@ -573,8 +573,8 @@ static int merge_notices(struct run *r)
 					     -ENOMEM;
 
 			err = proc < 0 ? proc :
-					 procmaps__merge(scratch, (uint32_t)proc, it->maps, it->maps_len,
-							 "notice");
+					 procmaps__merge(scratch, (uint32_t)proc, it->maps,
+							 it->maps_len, "notice");
 			if (err >= 0)
 				err = symbolizer__adopt(r->sy, scratch, (uint32_t)proc, &it->files);
 			profile__free(scratch);
@@ -997,8 +997,8 @@ static void report_held(struct run *r, struct session *s)
 			ns.realtime ? "SCHED_FIFO 1" : "normal priority",
 			(unsigned long long)ns.notices, (unsigned long long)ns.captured,
 			(unsigned long long)ns.gone, (unsigned long long)ns.rechanged,
-			(unsigned long long)ns.dropped,
-			(unsigned long long)ns.demoted, (double)ns.max_delay_ns / 1e6);
+			(unsigned long long)ns.dropped, (unsigned long long)ns.demoted,
+			(double)ns.max_delay_ns / 1e6);
 	}
 }
 
@@ -1439,7 +1439,8 @@ int main(int argc, char **argv)
 		/* started while this thread polls nothing: the ring has one reader at a time */
 		err = notice_thread__start(&nopts, &r->notices);
 		if (err)
-			pr_info("notices read between the samples: no thread (%s)\n", strerror(-err));
+			pr_info("notices read between the samples: no thread (%s)\n",
+				strerror(-err));
 		else
 			session__notices_elsewhere(s);
 		err = 0;

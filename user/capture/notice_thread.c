@@ -114,8 +114,8 @@ void notice_item__free(struct notice_item *it)
 	if (nt && it->bytes == NOTICE_BLOCK_BYTES &&
 	    __atomic_add_fetch(&nt->nr_free, 1, __ATOMIC_RELAXED) <= NOTICE_POOL_MAX) {
 		it->next = __atomic_load_n(&nt->free, __ATOMIC_RELAXED);
-		while (!__atomic_compare_exchange_n(&nt->free, &it->next, it, true, __ATOMIC_RELEASE,
-						    __ATOMIC_RELAXED))
+		while (!__atomic_compare_exchange_n(&nt->free, &it->next, it, true,
+						    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
 			;
 		return;
 	}
@@ -175,7 +175,8 @@ static int read_maps(struct notice_thread *nt, uint32_t pid, size_t *len)
 		if (nt->buf_size - n < 4096) {
 			void *nb = nt->buf_size >= NOTICE_MAPS_MAX ?
 					   MAP_FAILED :
-					   mremap(nt->buf, nt->buf_size, nt->buf_size * 2, MREMAP_MAYMOVE);
+					   mremap(nt->buf, nt->buf_size, nt->buf_size * 2,
+						  MREMAP_MAYMOVE);
 
 			if (nb == MAP_FAILED)
 				break;
@@ -304,13 +305,14 @@ static int capture(struct notice_thread *nt, struct watch *w, uint32_t nr_seen, 
 	symbolizer__capture(nt->o.proc_dir, nt->o.jit_max_size, w->pid, w->start, it->maps, len,
 			    same ? 0 : NOTICE_MAX_FILES, &it->files);
 	if (log_verbosity >= LOG_DEBUG)
-		pr_debug("%s %u of pid %u: read %.1f ms after %s: %zu bytes of maps, %zu files held%s, "
-			 "jitdump %s, perf map %s\n",
-			 nr_seen ? "notice" : "recheck", nr_seen, w->pid,
-			 (double)(clock_ns(CLOCK_MONOTONIC) - sent_ns) / 1e6,
-			 nr_seen ? "it was sent" : "it was due", len, it->files.nr_files,
-			 same ? " (maps unchanged)" : "", it->files.jit.fd[0] >= 0 ? "held" : "none",
-			 it->files.jit.fd[1] >= 0 ? "held" : "none");
+		pr_debug(
+			"%s %u of pid %u: read %.1f ms after %s: %zu bytes of maps, %zu files held%s, "
+			"jitdump %s, perf map %s\n",
+			nr_seen ? "notice" : "recheck", nr_seen, w->pid,
+			(double)(clock_ns(CLOCK_MONOTONIC) - sent_ns) / 1e6,
+			nr_seen ? "it was sent" : "it was due", len, it->files.nr_files,
+			same ? " (maps unchanged)" : "", it->files.jit.fd[0] >= 0 ? "held" : "none",
+			it->files.jit.fd[1] >= 0 ? "held" : "none");
 	if (!push(nt, it)) {
 		__atomic_add_fetch(&nt->dropped, 1, __ATOMIC_RELAXED);
 		notice_item__free(it);
@@ -382,7 +384,8 @@ static int rechecks(struct notice_thread *nt)
 			budget(nt);
 			ret = capture(nt, w, 0, w->next_ns);
 			if (ret != UNCHANGED)
-				__atomic_add_fetch(&nt->rechanged, ret == CAPTURED, __ATOMIC_RELAXED);
+				__atomic_add_fetch(&nt->rechanged, ret == CAPTURED,
+						   __ATOMIC_RELAXED);
 			now = clock_ns(CLOCK_MONOTONIC);
 			schedule(w, ret, false, now);
 		}
@@ -441,8 +444,8 @@ int notice_thread__start(const struct notice_thread_opts *o, struct notice_threa
 	nt->o = *o;
 	nt->epfd = nt->stopfd = -1;
 	nt->buf_size = NOTICE_MAPS_FIRST;
-	nt->buf = mmap(NULL, nt->buf_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-		       -1, 0);
+	nt->buf = mmap(NULL, nt->buf_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		       0);
 	if (nt->buf == MAP_FAILED) {
 		nt->buf = NULL;
 		err = -ENOMEM;
@@ -477,7 +480,8 @@ int notice_thread__start(const struct notice_thread_opts *o, struct notice_threa
 	if (err)
 		goto out_free;
 	nt->started = true;
-	pthread_setname_np(nt->thread, "bpfprof-notice"); /* its CPU time: /proc/PID/task/TID/stat */
+	pthread_setname_np(nt->thread,
+			   "bpfprof-notice"); /* its CPU time: /proc/PID/task/TID/stat */
 	*out = nt;
 	return 0;
 

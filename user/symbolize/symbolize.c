@@ -340,7 +340,8 @@ static int capture_line(const struct procmaps_entry *e, void *ctx)
 		return 1; /* enough: the rest at the reader's own pin */
 	/* one descriptor a file: a file's later executable mappings share it */
 	for (i = 0; i < c->nr_files; i++)
-		if (w->seen[i].len == e->path_len && !memcmp(w->seen[i].path, e->path, e->path_len) &&
+		if (w->seen[i].len == e->path_len &&
+		    !memcmp(w->seen[i].path, e->path, e->path_len) &&
 		    w->seen[i].inode == e->inode && w->seen[i].maj == e->dev_major &&
 		    w->seen[i].min == e->dev_minor)
 			return 0;
@@ -358,9 +359,8 @@ static int capture_line(const struct procmaps_entry *e, void *ctx)
 	return 0;
 }
 
-void symbolizer__capture(const char *proc_dir, uint64_t jit_max_size, uint32_t pid,
-			 uint32_t start, const char *maps, size_t len, size_t max_files,
-			 struct sym_capture *c)
+void symbolizer__capture(const char *proc_dir, uint64_t jit_max_size, uint32_t pid, uint32_t start,
+			 const char *maps, size_t len, size_t max_files, struct sym_capture *c)
 {
 	struct capture_walk w = { .proc_dir = proc_dir, .pid = pid, .max_files = max_files, .c = c };
 
