@@ -409,7 +409,8 @@ static void *run(void *arg)
 
 		if (e)
 			pr_info("notices' thread at normal priority: SCHED_FIFO refused (%s%s)\n",
-				strerror(e), e == EPERM ? ": needs CAP_SYS_NICE" : "");
+				strerror(e),
+				e == EPERM ? ": needs CAP_SYS_NICE or an RLIMIT_RTPRIO of 1" : "");
 		__atomic_store_n(&nt->rt, !e, __ATOMIC_RELAXED);
 		nt->win_start_ns = clock_ns(CLOCK_MONOTONIC);
 		nt->win_cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
