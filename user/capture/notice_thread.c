@@ -17,11 +17,12 @@
  * stopped) inside malloc held this thread back for as long (seen: notices
  * read 0.42 s late with the reader ptrace-stopped). So nothing here calls
  * malloc or stdio once started: the maps are read into a buffer of the
- * thread's own (mmap), each capture is a block of its own (mmap, unmapped
- * by notice_item__free), the queue is a list pushed with compare-and-swap
+ * thread's own (mmap), each capture is a block of a pool (mmap'd; given
+ * back by notice_item__free), the queue is a list pushed with compare-and-swap
  * and taken whole with an exchange, and the /proc readers it calls use
  * read(2) into the stack (proc_file.h, procmaps.h's parser, sym_jit.h's
- * capture). Only -vv's debug lines go through stdio.
+ * capture). Only its start's -v line, -vv's debug lines and a malformed
+ * maps line's warning go through stdio.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -285,8 +286,10 @@ static int capture(struct notice_thread *nt, struct watch *w, uint32_t nr_seen, 
 	if (!err && !same && (!len || !proc_ident__same(nt->o.proc_dir, w->pid, w->start)))
 		err = -ESRCH;
 	if (err) {
-		pr_debug("%s %u of pid %u: %s\n", nr_seen ? "notice" : "recheck", nr_seen, w->pid,
-			 strerror(-err));
+		/* strerror only at -vv: it may take the locale's lock and malloc */
+		if (log_verbosity >= LOG_DEBUG)
+			pr_debug("%s %u of pid %u: %s\n", nr_seen ? "notice" : "recheck", nr_seen,
+				 w->pid, strerror(-err));
 		return GONE;
 	}
 	if (same && !nr_seen)
@@ -361,7 +364,7 @@ static int on_ring(void *ctx, void *data, size_t size)
 	if (ret == GONE)
 		__atomic_add_fetch(&nt->gone, 1, __ATOMIC_RELAXED);
 	/* out of memory: this notice is lost, the next ones are read */
-	if (ret < 0)
+	if (ret < 0 && log_verbosity >= LOG_DEBUG)
 		pr_debug("notice of pid %u: %s\n", n->tgid, strerror(-ret));
 	schedule(w, ret, true, clock_ns(CLOCK_MONOTONIC));
 	budget(nt);
