@@ -83,6 +83,18 @@ int session__poll(struct session *s, int timeout_ms);
  */
 int session__watch_fd(struct session *s, int fd);
 void session__unwatch_fd(struct session *s, int fd);
+/*
+ * The `notices` ring buffer map's descriptor (owned by the session: open
+ * until session__close), for a reader of its own (notice_thread.h).
+ */
+int session__notices_fd(const struct session *s);
+/*
+ * From now on the notices are read elsewhere (notice_thread.h): the
+ * session no longer consumes them nor calls on_notice. Call before that
+ * other reader starts, or while this thread is not polling: a ring has one
+ * consumer at a time.
+ */
+void session__notices_elsewhere(struct session *s);
 /* Stop sampling: disable the perf events so no record arrives after this. */
 void session__stop(struct session *s);
 /* Consume everything still queued. Returns records consumed or -errno. */

@@ -12,8 +12,10 @@
 #ifndef BPFPROF_SYM_JIT_H
 #define BPFPROF_SYM_JIT_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include "proc_file.h"
 #include "profile.h"
 #include "sym_jitdump.h"
 
@@ -29,6 +31,46 @@ void jit_procs__free(struct jit_procs *jp);
  * refused file is warned about once. Returns 0 or -ENOMEM.
  */
 int jit_procs__pin(struct jit_procs *jp, const struct profile *p, uint32_t proc);
+
+/*
+ * jit_procs__pin in two halves, for a process's files captured on another
+ * thread than the one that owns the jit_procs (main.c's notices' thread):
+ * jit_capture__read does the I/O and touches no jit_procs (thread-safe:
+ * its own memory only); jit_procs__adopt, on the owner's thread, takes
+ * what it found into jp as the pin would have, with no I/O but close(2).
+ */
+#define JIT_CAPTURE_KINDS 2
+struct jit_capture {
+	bool gone; /* the process had exited, or its pid was another's */
+	bool ident_read; /* id read, and still the process's */
+	struct proc_ident id;
+	/* per kind (jitdump, perf map): the path looked at ("": none) */
+	char path[JIT_CAPTURE_KINDS][PATH_MAX];
+	/* its descriptor, owned until adopted; or -errno as proc_file__open gives */
+	int fd[JIT_CAPTURE_KINDS];
+	bool src_gone[JIT_CAPTURE_KINDS]; /* opened, but the pid was another process's */
+};
+
+/*
+ * Open the jitdump (its mapping found in maps, len bytes of
+ * /proc/PID/maps text) and /tmp/perf-NSPID.map of process (pid, start)
+ * under proc_dir (borrowed), each at most max_size bytes
+ * (proc_file__open): what was found, or not, into *jc (release it with
+ * jit_capture__release). Allocates nothing: safe on a thread that must
+ * not wait for the malloc lock (notice_thread.h).
+ */
+void jit_capture__read(const char *proc_dir, uint64_t max_size, uint32_t pid, uint32_t start,
+		       const char *maps, size_t len, struct jit_capture *jc);
+
+/* Close what *jc still holds. */
+void jit_capture__release(struct jit_capture *jc);
+
+/*
+ * Take *jc into process (pid, start) of jp as jit_procs__pin would: its
+ * descriptors are held by jp (or closed: already held, refused, past the
+ * cap), a refused file warned about once. Returns 0 or -ENOMEM.
+ */
+int jit_procs__adopt(struct jit_procs *jp, uint32_t pid, uint32_t start, struct jit_capture *jc);
 
 /*
  * Which JIT files were found (and not refused) for process (pid, start): its

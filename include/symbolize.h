@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include "profile.h"
+#include "sym_jit.h"
 #include "sym_jitdump.h"
 
 struct symbolizer;
@@ -52,6 +53,49 @@ int symbolizer__kernel_text(struct symbolizer *sy, uint64_t *text, uint64_t *ete
  * Returns 0 or -ENOMEM.
  */
 int symbolizer__pin(struct symbolizer *sy, const struct profile *p, uint32_t proc);
+
+/*
+ * symbolizer__pin in two halves, for a process captured on another thread
+ * than the symbolizer's (main.c's notices' thread, which must not wait for
+ * the symbolizer nor touch it): symbolizer__capture opens what the pin
+ * would (map_files of each executable file mapping, the JIT files:
+ * sym_jit.h) into *c, reading no symbolizer state (thread-safe: only its
+ * arguments and its own memory); symbolizer__adopt, on the symbolizer's
+ * thread, holds what it opened as pins (or leaves it to c: held already,
+ * past the cap), with no I/O but close(2).
+ */
+#define SYM_CAPTURE_MAX_FILES 64
+struct sym_capture {
+	struct {
+		uint64_t start, end; /* the mapping (its address range) */
+		int fd; /* its file, through map_files (owned until adopted); -1: taken */
+	} files[SYM_CAPTURE_MAX_FILES];
+	size_t nr_files;
+	struct jit_capture jit;
+};
+
+/*
+ * Capture the files of process (pid, start) from its maps text (len bytes
+ * of /proc/PID/maps, just read) under proc_dir (borrowed): the map_files
+ * descriptor of each executable file mapping, one per file, at most
+ * max_files (and SYM_CAPTURE_MAX_FILES), and its JIT files (each at most
+ * jit_max_size bytes: sym_jit.h), into *c (release it with
+ * sym_capture__release). Allocates nothing (no malloc lock to wait for).
+ */
+void symbolizer__capture(const char *proc_dir, uint64_t jit_max_size, uint32_t pid, uint32_t start,
+			 const char *maps, size_t len, size_t max_files, struct sym_capture *c);
+
+/*
+ * Hold what c captured of process `proc` of p (the process, its mappings
+ * merged from the same maps text): as symbolizer__pin, within the same
+ * cap; each descriptor goes to the mapping of its address range. The
+ * descriptors taken leave c. Returns 0 or -ENOMEM.
+ */
+int symbolizer__adopt(struct symbolizer *sy, const struct profile *p, uint32_t proc,
+		      struct sym_capture *c);
+
+/* Close what c still holds (c itself is the caller's). */
+void sym_capture__release(struct sym_capture *c);
 
 /*
  * A read-only descriptor of the ELF file behind mapping m of process proc,

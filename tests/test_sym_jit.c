@@ -519,6 +519,95 @@ static void test_table_without_pin(void **state)
 	assert_int_equal(jitdump__count(t), 1);
 }
 
+/*
+ * The notices' thread's halves (jit_capture__read, then jit_procs__adopt on
+ * the owner's side): the files are opened from the maps text, the process
+ * then exits and deletes them, and they are still read; a capture of an
+ * unchanged process adopted twice holds each file once; an almost-right
+ * name ("jit-170.dump" for nspid 17) or a " (deleted)" file is no source.
+ */
+static void test_capture_adopt(void **state)
+{
+	struct fx *fx = *state;
+	static const char map[] = "9000 10 pm_only\n";
+	char text[512], path[PATH_MAX];
+	const struct jit_table *t;
+	struct jit_capture jc;
+	size_t nr_held;
+	struct dump d;
+	uint32_t proc;
+
+	proc = make_proc(fx, 4242, 17, maps_17, 3);
+	dump_header(&d, 17);
+	dump_load(&d, 17, 1000, 0x5000, 0x100, 1, "js_hot");
+	root_file(fx, 4242, "/work/jit-17.dump", d.b, d.len);
+	root_file(fx, 4242, "/tmp/perf-17.map", map, strlen(map));
+	snprintf(text, sizeof(text),
+		 "10000000-10001000 r-xp 00000000 08:01 11 /usr/bin/node\n"
+		 "20000000-20001000 r-xp 00000000 08:01 12 /work/jit-170.dump\n"
+		 "30000000-30001000 r-xp 00000000 08:01 13 /work/jit-17.dump\n");
+	jit_capture__read(fx->proc, 1 << 20, 4242, 0, text, strlen(text), &jc);
+	assert_true(jc.ident_read);
+	assert_false(jc.gone);
+	assert_int_equal(jc.id.nspid, 17);
+	assert_string_equal(jc.path[0], "/work/jit-17.dump");
+	assert_string_equal(jc.path[1], "/tmp/perf-17.map");
+	assert_true(jc.fd[0] >= 0);
+	assert_true(jc.fd[1] >= 0);
+
+	/* the process exits and deletes its files before the owner adopts them */
+	root_path(fx, 4242, "/work/jit-17.dump", path, sizeof(path));
+	assert_int_equal(unlink(path), 0);
+	root_path(fx, 4242, "/tmp/perf-17.map", path, sizeof(path));
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(jit_procs__adopt(fx->jp, 4242, 0, &jc), 0);
+	assert_int_equal(jc.fd[0], -ENOENT); /* taken */
+	jit_capture__release(&jc);
+	assert_true(jit_procs__has(fx->jp, 4242, 0));
+	assert_int_equal(jit_procs__count(fx->jp, &nr_held), 1);
+	assert_int_equal(nr_held, 2);
+	t = jit_procs__table(fx->jp, fx->p, proc);
+	assert_non_null(t);
+	check_name(t, 0x5000, "js_hot");
+	check_name(t, 0x9000, "pm_only");
+
+	/* a second capture (the files gone now): nothing more held, nothing lost */
+	jit_capture__read(fx->proc, 1 << 20, 4242, 0, text, strlen(text), &jc);
+	assert_true(jc.fd[0] < 0);
+	assert_int_equal(jit_procs__adopt(fx->jp, 4242, 0, &jc), 0);
+	jit_capture__release(&jc);
+	jit_procs__count(fx->jp, &nr_held);
+	assert_int_equal(nr_held, 2);
+
+	/* a deleted dump's line: its path is looked at, the file is not there */
+	snprintf(text, sizeof(text),
+		 "30000000-30001000 r-xp 00000000 08:01 13 /work/jit-17.dump (deleted)\n");
+	jit_capture__read(fx->proc, 1 << 20, 4242, 0, text, strlen(text), &jc);
+	assert_string_equal(jc.path[0], "/work/jit-17.dump");
+	assert_int_equal(jc.fd[0], -ENOENT);
+	jit_capture__release(&jc);
+}
+
+/* A process gone before its capture: marked gone at the adopt, no file looked for after. */
+static void test_capture_gone(void **state)
+{
+	struct fx *fx = *state;
+	static const char text[] = "30000000-30001000 r-xp 00000000 08:01 13 /work/jit-99.dump\n";
+	struct jit_capture jc;
+	size_t nr_held;
+
+	need_openat2();
+	jit_capture__read(fx->proc, 1 << 20, 9999, 0, text, strlen(text), &jc);
+	assert_true(jc.gone);
+	assert_false(jc.ident_read);
+	assert_true(jc.fd[0] < 0 && jc.fd[1] < 0);
+	assert_int_equal(jit_procs__adopt(fx->jp, 9999, 0, &jc), 0);
+	jit_capture__release(&jc);
+	assert_false(jit_procs__has(fx->jp, 9999, 0));
+	jit_procs__count(fx->jp, &nr_held);
+	assert_int_equal(nr_held, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -530,6 +619,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_file_created_late, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_foreign_and_gone, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_table_without_pin, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_capture_adopt, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_capture_gone, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -28,6 +28,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "profile.h"
+#include "procmaps.h"
 #include "symbolize.h"
 
 #define BASE 0x7f0000000000ull
@@ -270,6 +271,83 @@ static void test_map_files_pin(void **state)
 	profile__free(p);
 }
 
+/*
+ * The notices' thread's halves (symbolizer__capture, symbolizer__adopt):
+ * process 500's maps text names its file twice (two executable mappings:
+ * one descriptor) and a data mapping (none); the capture opens the
+ * map_files entry, the process then goes (the entries removed), and the
+ * adopted descriptor names its frames. A second adopt of the same file
+ * holds nothing more; max_files 0 opens none.
+ */
+static void test_capture_adopt(void **state)
+{
+	char one[256], pinned[256], pinned2[256], text[1024];
+	struct profile *p = profile__new();
+	struct symbolizer *sy = symbolizer__new(NULL, proc_dir);
+	struct symbolizer_counts sc;
+	struct sym_capture c;
+	struct stat sb;
+	uint64_t off, ip;
+	bool created;
+	int proc;
+
+	assert_non_null(p);
+	assert_non_null(sy);
+	snprintf(one, sizeof(one), "%s/lib_one_fn.so", tmp);
+	assert_int_equal(stat(one, &sb), 0);
+	snprintf(pinned, sizeof(pinned), "%s/500/map_files/%llx-%llx", proc_dir, BASE, BASE + LEN);
+	snprintf(pinned2, sizeof(pinned2), "%s/500/map_files/%llx-%llx", proc_dir, BASE + LEN,
+		 BASE + 2 * LEN);
+	assert_int_equal(sh("cp %s %s && cp %s %s", one, pinned, one, pinned2), 0);
+	snprintf(text, sizeof(text),
+		 "%llx-%llx r-xp 00000000 %02x:%02x %llu /opt/gone/liby.so (deleted)\n"
+		 "%llx-%llx r-xp 00000000 %02x:%02x %llu /opt/gone/liby.so (deleted)\n"
+		 "%llx-%llx rw-p 00000000 00:00 0 \n",
+		 BASE, BASE + LEN, major(sb.st_dev), minor(sb.st_dev),
+		 (unsigned long long)sb.st_ino, BASE + LEN, BASE + 2 * LEN, major(sb.st_dev),
+		 minor(sb.st_dev), (unsigned long long)sb.st_ino, BASE + 2 * LEN, BASE + 3 * LEN);
+
+	symbolizer__capture(proc_dir, 1 << 20, 500, 0, text, strlen(text), 0, &c);
+	assert_int_equal(c.nr_files, 0);
+	sym_capture__release(&c);
+	symbolizer__capture(proc_dir, 1 << 20, 500, 0, text, strlen(text), 64, &c);
+	assert_int_equal(c.nr_files, 1); /* one file, however many mappings */
+	assert_true(c.files[0].fd >= 0);
+	assert_true(c.files[0].start == BASE);
+	/* the process goes: its map_files with it */
+	assert_int_equal(unlink(pinned), 0);
+	assert_int_equal(unlink(pinned2), 0);
+
+	/* the owner's side: the process's profile from the same text, then the adopt */
+	proc = profile__process(p, 500, &created);
+	assert_true(proc >= 0);
+	assert_int_equal(procmaps__merge(p, (uint32_t)proc, text, strlen(text), "test"), 3);
+	assert_int_equal(symbolizer__adopt(sy, p, (uint32_t)proc, &c), 0);
+	assert_int_equal(c.files[0].fd, -1); /* the symbolizer's now */
+	sym_capture__release(&c);
+	symbolizer__counts(sy, &sc);
+	assert_int_equal(sc.nr_pins, 1);
+
+	off = file_offset_of(one, "one_fn");
+	ip = BASE + off;
+	assert_true(profile__add_stack(p, (uint32_t)proc, &ip, 0, 1, 1, 1, &created) >= 0);
+	assert_int_equal(symbolizer__symbolize(sy, p), 0);
+	assert_func(p, (uint32_t)proc, BASE + off, "one_fn");
+
+	/* captured again (the entry back): held already, the new descriptor closed */
+	assert_int_equal(sh("cp %s %s", one, pinned), 0);
+	symbolizer__capture(proc_dir, 1 << 20, 500, 0, text, strlen(text), 64, &c);
+	assert_int_equal(c.nr_files, 1);
+	assert_int_equal(symbolizer__adopt(sy, p, (uint32_t)proc, &c), 0);
+	assert_true(c.files[0].fd >= 0); /* left to c */
+	sym_capture__release(&c);
+	symbolizer__counts(sy, &sc);
+	assert_int_equal(sc.nr_pins, 1);
+	assert_int_equal(unlink(pinned), 0);
+	symbolizer__free(sy);
+	profile__free(p);
+}
+
 /* [vdso] frames are named from our own vDSO, as every 64-bit process maps the same image. */
 static void test_vdso(void **state)
 {
@@ -310,6 +388,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_container_roots_and_cache_identity),
 		cmocka_unit_test(test_map_files_pin),
+		cmocka_unit_test(test_capture_adopt),
 		cmocka_unit_test(test_vdso),
 	};
 

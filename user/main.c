@@ -37,6 +37,7 @@
 #include "kernel_image.h"
 #include "log.h"
 #include "maps_cache.h"
+#include "notice_thread.h"
 #include "mmap_events.h"
 #include "outdir.h"
 #include "output.h"
@@ -100,6 +101,8 @@ struct run {
 	struct cgroup_cache *cgroups;
 	/* each process's last maps, kept across intervals and after it exits (maps_cache.h) */
 	struct maps_cache *maps;
+	/* the notices read on a thread of their own (notice_thread.h); NULL: read by on_notice */
+	struct notice_thread *notices;
 	/* --call-graph dwarf: executable mappings as they happen, for processes gone unread (mmap_events.h) */
 	struct mmap_events *mmaps;
 	/*
@@ -549,10 +552,9 @@ static int carry_record(struct run *r, const void *data, size_t size)
  * Executable mappings made since a process was registered for the unwinder
  * (mmap_events__take_exec): where one is not in its registration, register
  * it again from its maps now, rather than when a sample's walk or the
- * aggregator next meets an address there. A frame-pointer step into code
- * no registration holds is taken for garbage (the walk ends), so node's
- * samples in C++ called from its JIT code ended at V8's CEntry builtin
- * until a sample's leaf happened to be in the JIT code.
+ * aggregator next meets an address there: a frame-pointer step into code
+ * no registration holds is taken for garbage (the walk ends there), and the
+ * legacy variant sends no copy for a leaf there.
  */
 static void register_new_exec(struct run *r)
 {
@@ -568,6 +570,42 @@ static void register_new_exec(struct run *r)
 			unwinder__queue_pid(r->unwinder, x[i].pid);
 }
 
+/*
+ * What the notices' thread captured (notice_thread.h), into the maps cache
+ * and the symbolizer, which stay this (the reader's) thread's: no I/O here
+ * but close(2). Called before each record and before a profile is
+ * symbolized, so that a process's first records find what its notices
+ * captured. Costs one atomic load when nothing waits. Returns 0 or -ENOMEM.
+ */
+static int merge_notices(struct run *r)
+{
+	struct notice_item *it = notice_thread__take(r->notices), *next;
+	int err = 0;
+
+	for (; it; it = next) {
+		next = it->next;
+		if (!err)
+			err = maps_cache__put(r->maps, it->pid, it->start, it->maps, it->maps_len);
+		if (!err) {
+			/* the symbolizer pins what a profile's process maps: a profile of this one alone */
+			struct profile *scratch = profile__new();
+			bool created;
+			int proc = scratch ? profile__process_start(scratch, it->pid, it->start,
+								    &created) :
+					     -ENOMEM;
+
+			err = proc < 0 ? proc :
+					 procmaps__merge(scratch, (uint32_t)proc, it->maps,
+							 it->maps_len, "notice");
+			if (err >= 0)
+				err = symbolizer__adopt(r->sy, scratch, (uint32_t)proc, &it->files);
+			profile__free(scratch);
+		}
+		notice_item__free(it);
+	}
+	return err == -ENOMEM ? err : 0;
+}
+
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct interval *iv = ctx;
@@ -575,9 +613,10 @@ static int on_record(void *ctx, void *data, size_t size)
 	uint64_t t;
 	int err;
 
+	if (r->notices && (err = merge_notices(r)))
+		return err;
 	if (r->mmaps && r->unwinder)
 		register_new_exec(r);
-
 	if (size >= 4 && *(const uint32_t *)data == BPFPROF_REC_USTACK_COPY) {
 		check_stack(r, data, size);
 		return 0;
@@ -971,6 +1010,20 @@ static void report_held(struct run *r, struct session *s)
 		(long long)me.unwind_procs, (long long)me.unwind_mappings, (long long)me.py_procs,
 		(long long)me.targets, (long long)me.seen, (long long)me.noticed,
 		(long long)me.offcpu_start, (long long)me.offcpu_pending);
+	if (r->notices) {
+		struct notice_thread_stats ns;
+
+		notice_thread__stats(r->notices, &ns);
+		fprintf(stderr,
+			"bpfprof: notices' thread (%s): %llu notices, %llu captured, %llu of processes "
+			"gone, %llu of changed maps found by a recheck, %llu dropped (queue full), %llu times over its real-time budget; read "
+			"at most %.1f ms after sent\n",
+			ns.realtime ? "SCHED_FIFO 1" : "normal priority",
+			(unsigned long long)ns.notices, (unsigned long long)ns.captured,
+			(unsigned long long)ns.gone, (unsigned long long)ns.rechanged,
+			(unsigned long long)ns.dropped, (unsigned long long)ns.demoted,
+			(double)ns.max_delay_ns / 1e6);
+	}
 }
 
 static void report_bpf_cost(struct session *s)
@@ -1171,6 +1224,10 @@ static int interval_end(struct run *r, struct interval *iv, struct session *s,
 	}
 	if (err)
 		stream_round(r);
+	/* what the notices' thread captured since the last record */
+	err = merge_notices(r);
+	if (err)
+		return err;
 	session__stats(s, &samples, &dropped, NULL);
 	p->nr_lost = dropped - iv->lost_before;
 	if (r->cfg.offcpu) {
@@ -1392,6 +1449,27 @@ int main(int argc, char **argv)
 	if (err)
 		goto out;
 	/*
+	 * The notices on a thread of their own (notice_thread.h): a reader
+	 * behind a backlog read them too late. BPFPROF_NOTICES_INLINE=1 (for
+	 * tests: life.sh shows the difference) leaves them to this thread, as
+	 * does a thread that cannot start.
+	 */
+	if (!getenv("BPFPROF_NOTICES_INLINE") || strcmp(getenv("BPFPROF_NOTICES_INLINE"), "1")) {
+		struct notice_thread_opts nopts = { .map_fd = session__notices_fd(s),
+						    .proc_dir = "/proc",
+						    .jit_max_size = r->cfg.jit_max_bytes,
+						    .realtime = true };
+
+		/* started while this thread polls nothing: the ring has one reader at a time */
+		err = notice_thread__start(&nopts, &r->notices);
+		if (err)
+			pr_info("notices read between the samples: no thread (%s)\n",
+				strerror(-err));
+		else
+			session__notices_elsewhere(s);
+		err = 0;
+	}
+	/*
 	 * after the sampling events: a script (or a user) that waits for
 	 * bpfprof's perf events before starting its workload must not take
 	 * these for them (debuginfo.sh and run.sh sampled nothing so)
@@ -1522,6 +1600,8 @@ int main(int argc, char **argv)
 	iv.cut_ns = stop_at ?: now_ns(CLOCK_MONOTONIC);
 	iv.last = true;
 	session__stop(s);
+	/* no notice comes after the stop: those left are captured, then merged at the drain */
+	notice_thread__stop(r->notices);
 	if (release_copies(&iv, true) || feed_carried(&iv)) {
 		err = -ENOMEM;
 		goto out;
@@ -1555,6 +1635,9 @@ out:
 	unwinder__free(r->unwinder);
 	unwind_cache__free(r->unwind_cache);
 	unwind_check__free(r->checker);
+	/* before the session: it reads the session's ring; after the interval: merged or freed here */
+	notice_thread__free(r->notices);
+	r->notices = NULL;
 	session__close(s);
 	symbolizer__free(sy);
 	cgroup_cache__free(r->cgroups);

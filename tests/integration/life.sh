@@ -14,6 +14,9 @@
 #    profile. bpfprof is held stopped (SIGSTOP) from the middle of A's life
 #    until B has run for 100 ms, so that A's last records are read while B
 #    holds the pid. Each must keep its own name and its own functions.
+#  - exec after -p (both CPUs busy; also while the attach is in progress),
+#    the last samples (an interval read after its command exited) and the
+#    first samples (a 100 ms JIT process while the reader is held): see each.
 # Needs root (BPF, ns_last_pid) and gcc.
 set -uo pipefail
 
@@ -265,41 +268,88 @@ else
 		"$(head -5 last.log)" "$(ls last)"
 fi
 
-# ---- the first samples: a short JIT process behind a backlog ----------------
-# (issue 24, fault 4) Both CPUs busy (two shell loops in the cgroup) at
-# 49999 Hz, bpfprof is held stopped 5 s (a backlog of about 500 000 records
-# in a 256 MiB ring buffer); then jitshort runs 100 ms of CPU time in its JIT
-# code (named only by its jitdump, which it deletes at exit) while bpfprof
-# reads the backlog. The notices of its first samples (a ring buffer of
-# their own, read before the backlog) have its maps read while it lives:
-# its libc and main frames are named (before: every frame [unknown]).
-# Fault 4 stays open in this form: at 49999 Hz the BPF walks of both CPUs'
-# samples take most of the machine, and the reader, continued, ran again
-# only 2.4 s after the SIGCONT (measured: 7.5 s between two records across
-# a 5 s stop), after the process (1.9 s of wall time for its 100 ms of CPU)
-# had exited and deleted its jitdump: nothing is left to read. Its notices
-# were read 1.3-1.5 s after they were sent, "No such process" (-vv). Running
-# bpfprof at nice -15 did not help (interrupt time, not scheduling: 0 of 4
-# named). At 9999 Hz with a 2-8 s stop it was named in 13 of 13 runs
-# (jit_hot 82-87 % of jitshort's samples), but also with the notices turned
-# off (3 of 3 at a 2 s stop, 2 of 2 at 8 s: the reader drains that backlog
-# within the process's life), so that form cannot fail and is no test of
-# the notices either. Hence this case runs only when asked (LIFE_BACKLOG=1),
-# not in make test: about 15 CPU-seconds, 0 to 2 of 3 runs name jit_hot.
-if [ "${LIFE_BACKLOG:-0}" != 1 ]; then
-	skip "a 100 ms JIT process behind a backlog" "fault 4 is open (docs/RELIABILITY.md): LIFE_BACKLOG=1 runs it"
-elif [ -x "$top/.output/workload/jitshort" ]; then
+# ---- the first samples: a short JIT process while the reader is held ------
+# (issue 24, fault 4) A 100 ms JIT process that deletes its jitdump at
+# exit, under -a with both CPUs busy (two shell loops in the cgroup), while
+# bpfprof's samples' reader (its main thread) is held: a reader behind a
+# backlog reads a process's first records only after it exited. The hold
+# is a ptrace-stop of that thread alone (tests/tools/holdthread.c), from
+# before jitshort starts until after it exited: so the records wait
+# whatever the load, at 999 Hz (a 64 MiB ring: nothing lost). What names
+# jitshort's JIT code is its jitdump, which it deletes at exit: jit_hot is
+# named only if bpfprof opened the file while the process lived, which the
+# notices' thread does (notice_thread.h: its own epoll on the notices'
+# ring, SCHED_FIFO, rechecks of the maps after the notices, no lock shared
+# with the reader). Measured (2 CPUs shared with other test runs): jit_hot
+# 79-111 of jitshort's 91-121 samples in 20 of 20 runs (10 of them with two
+# more spinners beside), its notices read at most 0.2-16 ms after sent;
+# with BPFPROF_NOTICES_INLINE=1 (a hidden, test-only switch: the notices
+# read by the reader between its records, as before the thread) 0 of
+# 99-128 in 8 of 8 runs. Half of the samples is the bar: jitshort spends
+# ~95 % of its CPU in jit_hot, the rest in its start (ld.so) and exit.
+# 1.1-1.2 s of wall time, 1.5-1.8 CPU-seconds (the loads run only while
+# jitshort does).
+#
+# The heavier form (LIFE_BACKLOG=1, 23-45 s and 17-40 CPU-seconds, not in
+# make test): at 49999 Hz the whole of bpfprof held stopped 5 s (SIGSTOP),
+# about 500 000 records queued, then jitshort. Before the thread: the
+# reader ran again 2.4 s after SIGCONT (BPF walks in interrupt context
+# took most of the machine), read the notices 1.3-1.5 s after they were
+# sent, and jit_hot was named in 0 of 4 runs at nice -15. With it: notices
+# read at most 23-58 ms after sent; the notices (first sample, +10, +30,
+# +70 ms of wall time) all fell in jitshort's ld.so under that load, and a
+# recheck found its jitdump mapped (-vv shows each): jit_hot 837-1163
+# samples named (23-56 % of jitshort's) in 4 of 5 runs; 0 in the other,
+# with the rechecks' first bound (5 s after the notices, since 20 s: that
+# run's jitshort lived longer). 23-45 s of wall time a run.
+jitshort=$top/.output/workload/jitshort
+if [ ! -x "$jitshort" ]; then
+	skip "a 100 ms JIT process, the reader held" "no .output/workload/jitshort (make all)"
+elif ! gcc -O1 "$top/tests/tools/holdthread.c" -o holdthread 2>cc.err; then
+	fail "build tests/tools/holdthread.c" "$(cat cc.err)"
+else
+	"$BPFPROF" -v -a --cgroup "bpfprof-life.$$" -F 999 --ringbuf-size 64M -o held.folded \
+		>held.out 2>held.log &
+	bp=$!
+	wait_sampling $bp perf_event
 	(echo $BASHPID >"$cgdir/cgroup.procs"; exec bash -c 'while :; do :; done') &
 	load1=$!
 	(echo $BASHPID >"$cgdir/cgroup.procs"; exec bash -c 'while :; do :; done') &
 	load2=$!
-	"$BPFPROF" -a --cgroup "bpfprof-life.$$" -F 49999 --ringbuf-size 256M -d 60 -o first.folded \
+	# jitshort moves itself into the cgroup, then runs; its dump goes to $work
+	CG=$cgdir ./holdthread $bp sh -c 'echo $$ >"$CG/cgroup.procs"; exec "$0" 100 "$1"' \
+		"$jitshort" "$work" 2>hold.err
+	hrc=$?
+	kill -KILL $load1 $load2 2>/dev/null
+	wait $load1 $load2 2>/dev/null
+	kill -INT $bp
+	wait $bp
+	rc=$?
+	read -r n jit <<<"$(awk '$1 ~ /^jitshort;/ { n += $NF; if ($0 ~ /jit_hot/) j += $NF } END { print n + 0, j + 0 }' held.folded)"
+	if [ $rc -eq 0 ] && [ $hrc -eq 0 ] && [ ! -e "$work/jit-"*.dump ] && [ "$n" -ge 50 ] &&
+		[ $((jit * 100)) -ge $((n * 50)) ]; then
+		ok "a 100 ms JIT process that deleted its jitdump, both CPUs busy, the reader held for its life: jit_hot $jit of its $n samples ($(grep -o 'read at most [0-9.]* ms after sent' held.log | tail -1))"
+	else
+		fail "a 100 ms JIT process, the reader held: rc=$rc, hold rc=$hrc, jit_hot $jit of $n samples (want >= 50 %)" \
+			"$(cat hold.err)" "$(grep -v '^libbpf' held.log | grep -i 'notice\|lost\|warn' | head -5)" \
+			"$(sort -t' ' -k2nr held.folded | grep '^jitshort' | head -3)"
+	fi
+fi
+
+if [ "${LIFE_BACKLOG:-0}" != 1 ]; then
+	skip "a 100 ms JIT process behind a 5 s backlog" "the heavier form: LIFE_BACKLOG=1 runs it"
+elif [ -x "$jitshort" ]; then
+	(echo $BASHPID >"$cgdir/cgroup.procs"; exec bash -c 'while :; do :; done') &
+	load1=$!
+	(echo $BASHPID >"$cgdir/cgroup.procs"; exec bash -c 'while :; do :; done') &
+	load2=$!
+	"$BPFPROF" -v -a --cgroup "bpfprof-life.$$" -F 49999 --ringbuf-size 1024M -d 60 -o first.folded \
 		>first.out 2>first.log &
 	bp=$!
 	wait_sampling $bp perf_event && sleep 0.2
 	kill -STOP $bp
 	sleep 5
-	(echo $BASHPID >"$cgdir/cgroup.procs"; exec "$top/.output/workload/jitshort" 100 "$work") &
+	(echo $BASHPID >"$cgdir/cgroup.procs"; exec "$jitshort" 100 "$work") &
 	j=$!
 	kill -CONT $bp
 	wait $j
@@ -309,19 +359,16 @@ elif [ -x "$top/.output/workload/jitshort" ]; then
 	rc=$?
 	kill -KILL $load1 $load2 2>/dev/null
 	wait $load1 $load2 2>/dev/null
-	read -r n named jit <<<"$(awk '$1 ~ /^jitshort;/ { n += $NF; if ($0 ~ /__libc_start_call_main/) l += $NF; if ($0 ~ /jit_hot/) j += $NF }
-		END { print n + 0, l + 0, j + 0 }' first.folded)"
-	# half: notices still queue behind the other processes' notices and the
-	# stopped reader's page faults (2 478 and 2 503 of about 3 000 seen, one
-	# run lower); before the notices: 0
-	if [ $rc -eq 0 ] && [ "$n" -ge 500 ] && [ $((named * 100)) -ge $((n * 50)) ]; then
-		ok "a 100 ms JIT process behind a 5 s backlog, both CPUs busy: $named of $n samples under __libc_start_call_main (its maps read at its notices); jit_hot: $jit"
+	read -r n jit <<<"$(awk '$1 ~ /^jitshort;/ { n += $NF; if ($0 ~ /jit_hot/) j += $NF } END { print n + 0, j + 0 }' first.folded)"
+	# at 49999 Hz most of jitshort's CPU time is its start, its clock reads
+	# and the interrupts: jit_hot was 23-56 % of its samples when named
+	# (its jitdump held), 0 when not; 10 % is the bar
+	if [ $rc -eq 0 ] && [ "$n" -ge 500 ] && [ $((jit * 100)) -ge $((n * 10)) ]; then
+		ok "a 100 ms JIT process behind a 5 s backlog at 49999 Hz, both CPUs busy: jit_hot $jit of its $n samples"
 	else
-		fail "a 100 ms JIT process behind a 5 s backlog: rc=$rc, $named of $n samples under __libc_start_call_main, jit_hot $jit" \
-			"$(grep -v '^libbpf' first.log | head -5)" "$(sort -t' ' -k2nr first.folded | grep '^jitshort' | head -3)"
+		fail "a 100 ms JIT process behind a 5 s backlog: rc=$rc, jit_hot $jit of $n samples (want >= 10 %)" \
+			"$(grep -v '^libbpf' first.log | grep -i 'notice\|lost' | head -5)" "$(sort -t' ' -k2nr first.folded | grep '^jitshort' | head -3)"
 	fi
-else
-	skip "a 100 ms JIT process behind a backlog" "no .output/workload/jitshort (make all)"
 fi
 
 finish

@@ -651,6 +651,20 @@ int session__poll(struct session *s, int timeout_ms)
 	return m ? m : (n < 0 ? -EINTR : 0);
 }
 
+int session__notices_fd(const struct session *s)
+{
+	return bpf_map__fd(s->skel->maps.notices);
+}
+
+void session__notices_elsewhere(struct session *s)
+{
+	if (!s->notices)
+		return;
+	session__unwatch_fd(s, ring_buffer__epoll_fd(s->notices));
+	ring_buffer__free(s->notices);
+	s->notices = NULL;
+}
+
 void session__stop(struct session *s)
 {
 	int cpu;

@@ -21,18 +21,40 @@
 
 int proc_ident__read(const char *proc_dir, uint32_t pid, struct proc_ident *id)
 {
-	char path[PATH_MAX], line[256];
+	/* read(2) into a buffer of the stack, no stdio: no malloc (the notices' thread calls it) */
+	char path[PATH_MAX], buf[16384], *line, *nl;
 	bool have_uid = false;
-	FILE *f;
+	size_t n = 0;
+	int fd;
 
 	if (snprintf(path, sizeof(path), "%s/%u/status", proc_dir, pid) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
-	f = fopen(path, "re");
-	if (!f)
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return -errno;
+	while (n < sizeof(buf) - 1) {
+		ssize_t r = read(fd, buf + n, sizeof(buf) - 1 - n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int err = -errno;
+
+			close(fd);
+			return err;
+		}
+		if (!r)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	buf[n] = '\0';
 	memset(id, 0, sizeof(*id));
 	id->nspid = pid; /* kernels before 4.1 have no NSpid: no namespaces in use */
-	while (fgets(line, sizeof(line), f)) {
+	for (line = buf; line && *line; line = nl) {
+		nl = strchr(line, '\n');
+		if (nl)
+			*nl++ = '\0';
 		if (!strncmp(line, "Uid:", 4)) {
 			unsigned u[4];
 
@@ -45,12 +67,11 @@ int proc_ident__read(const char *proc_dir, uint32_t pid, struct proc_ident *id)
 			char *tok, *save = NULL;
 
 			/* one pid per nested namespace, outermost first */
-			for (tok = strtok_r(line + 6, " \t\n", &save); tok;
-			     tok = strtok_r(NULL, " \t\n", &save))
+			for (tok = strtok_r(line + 6, " \t", &save); tok;
+			     tok = strtok_r(NULL, " \t", &save))
 				id->nspid = (uint32_t)strtoul(tok, NULL, 10);
 		}
 	}
-	fclose(f);
 	return have_uid ? 0 : -EINVAL;
 }
 

@@ -13,6 +13,7 @@
 #include "array.h"
 #include "log.h"
 #include "proc_file.h"
+#include "procmaps.h"
 #include "jit_tail.h"
 #include "sym_jit.h"
 #include "sym_perfmap.h"
@@ -21,6 +22,7 @@
 #define JIT_MAX_HELD 512
 
 enum jit_kind { JIT_DUMP, JIT_MAP, JIT_KINDS };
+_Static_assert(JIT_KINDS == JIT_CAPTURE_KINDS, "jit_capture's kinds are jit_kind's");
 
 struct jit_source {
 	int fd; /* -1 until found */
@@ -165,47 +167,87 @@ bool jit_procs__has(const struct jit_procs *jp, uint32_t pid, uint32_t start)
 }
 
 /*
- * The path of a mapped jit-<nspid>.dump, as perf's jit_detect() looks for it,
- * into out. A path the runtime's file no longer has (" (deleted)") is kept:
- * whatever took its place is checked like any other file, and refused when
- * it is not the runtime's own regular file.
+ * Whether path (len bytes) is a jit-<nspid>.dump, as perf's jit_detect()
+ * looks for it; its path, less a " (deleted)" suffix, into out. A path the
+ * runtime's file no longer has is kept: whatever took its place is checked
+ * like any other file, and refused when it is not the runtime's own
+ * regular file. No allocation (the notices' thread calls it).
  */
+static bool jitdump_path(const char *path, size_t len, uint32_t nspid, char *out, size_t size)
+{
+	static const char deleted[] = " (deleted)";
+	const char *base;
+	char want[48];
+	size_t wlen, blen;
+
+	if (!len || path[0] != '/')
+		return false;
+	base = memrchr(path, '/', len) + 1;
+	blen = len - (size_t)(base - path);
+	wlen = (size_t)snprintf(want, sizeof(want), "jit-%u.dump", nspid);
+	if (blen < wlen || memcmp(base, want, wlen) ||
+	    (blen != wlen && (blen - wlen != sizeof(deleted) - 1 ||
+			      memcmp(base + wlen, deleted, sizeof(deleted) - 1))))
+		return false;
+	if ((size_t)(base - path) + wlen >= size)
+		return false;
+	memcpy(out, path, (size_t)(base - path) + wlen);
+	out[(base - path) + wlen] = '\0';
+	return true;
+}
+
+/* The path of a mapped jit-<nspid>.dump of pr into out (jitdump_path). */
 static bool find_jitdump_mapping(const struct profile_process *pr, uint32_t nspid, char *out,
 				 size_t size)
 {
-	static const char deleted[] = " (deleted)";
-	char want[48];
-	size_t wlen;
-
-	wlen = (size_t)snprintf(want, sizeof(want), "jit-%u.dump", nspid);
 	for (size_t i = 0; i < pr->nr_mappings; i++) {
-		const char *path = pr->mappings[i].path, *base;
-		size_t blen;
+		const char *path = pr->mappings[i].path;
 
-		if (!path || path[0] != '/')
-			continue;
-		base = strrchr(path, '/') + 1;
-		blen = strlen(base);
-		if (strncmp(base, want, wlen) || (blen != wlen && strcmp(base + wlen, deleted)))
-			continue;
-		if ((size_t)(base - path) + wlen >= size)
-			return false;
-		memcpy(out, path, (size_t)(base - path) + wlen);
-		out[(base - path) + wlen] = '\0';
-		return true;
+		if (path && jitdump_path(path, strlen(path), nspid, out, size))
+			return true;
 	}
 	return false;
 }
 
-/* Open (or remember to open later) one source; warn once when refused. */
-static int try_source(struct jit_procs *jp, struct jit_proc *jpr, enum jit_kind k, const char *path)
+/*
+ * Open one source of process (pid, start) as id names it: the descriptor,
+ * or -ENOENT/-ESRCH (not (yet) written), -ENOSYS (no openat2), another
+ * -errno (refused: proc_file.h). *gone: the file was opened but the pid is
+ * another process's now. The I/O half of a pin (jit_capture__read runs it
+ * on the notices' thread); source_take does the bookkeeping.
+ */
+static int source_open(const char *proc_dir, uint32_t pid, uint32_t start,
+		       const struct proc_ident *id, const char *path, uint64_t max_size, bool *gone)
+{
+	int fd = proc_file__open(proc_dir, pid, path, id, max_size);
+
+	*gone = false;
+	if (fd >= 0 && !proc_ident__same(proc_dir, pid, start)) {
+		close(fd); /* the pid is another process's now */
+		*gone = true;
+		return -ESRCH;
+	}
+	return fd;
+}
+
+/*
+ * What source_open gave (fd: a descriptor, taken or closed here, or its
+ * error) into jpr's source k; warns once when refused. No I/O but close.
+ */
+static int source_take(struct jit_procs *jp, struct jit_proc *jpr, enum jit_kind k,
+		       const char *path, int fd, bool gone)
 {
 	struct jit_source *s = &jpr->src[k];
-	int fd;
 
-	if (s->fd >= 0 || s->refused)
+	if (s->fd >= 0 || s->refused) {
+		if (fd >= 0)
+			close(fd);
 		return 0;
-	fd = proc_file__open(jp->proc_dir, jpr->pid, path, &jpr->id, jp->max_size);
+	}
+	if (gone) {
+		jpr->gone = true;
+		return 0;
+	}
 	if (fd == -ENOENT || fd == -ESRCH)
 		return 0; /* not (yet) written */
 	if (fd == -ENOSYS) {
@@ -223,11 +265,6 @@ static int try_source(struct jit_procs *jp, struct jit_proc *jpr, enum jit_kind 
 			return -ENOMEM;
 		}
 	}
-	if (fd >= 0 && !proc_ident__same(jp->proc_dir, jpr->pid, jpr->start)) {
-		close(fd); /* the pid is another process's now */
-		jpr->gone = true;
-		return 0;
-	}
 	if (fd < 0) {
 		s->refused = true;
 		pr_warn("refusing JIT file '%s' of pid %u: %s\n", path, jpr->pid,
@@ -242,6 +279,18 @@ static int try_source(struct jit_procs *jp, struct jit_proc *jpr, enum jit_kind 
 	s->fd = fd;
 	jp->nr_held++;
 	return 0;
+}
+
+/* Open (or remember to open later) one source; warn once when refused. */
+static int try_source(struct jit_procs *jp, struct jit_proc *jpr, enum jit_kind k, const char *path)
+{
+	bool gone;
+	int fd;
+
+	if (jpr->src[k].fd >= 0 || jpr->src[k].refused)
+		return 0;
+	fd = source_open(jp->proc_dir, jpr->pid, jpr->start, &jpr->id, path, jp->max_size, &gone);
+	return source_take(jp, jpr, k, path, fd, gone);
 }
 
 static int pin_proc(struct jit_procs *jp, struct jit_proc *jpr, const struct profile_process *pr)
@@ -266,6 +315,83 @@ static int pin_proc(struct jit_procs *jp, struct jit_proc *jpr, const struct pro
 	}
 	snprintf(path, sizeof(path), "/tmp/perf-%u.map", jpr->id.nspid);
 	return try_source(jp, jpr, JIT_MAP, path);
+}
+
+struct dump_find {
+	uint32_t nspid;
+	char *out;
+	size_t size;
+};
+
+static int find_dump_line(const struct procmaps_entry *e, void *ctx)
+{
+	struct dump_find *f = ctx;
+
+	return jitdump_path(e->path, e->path_len, f->nspid, f->out, f->size);
+}
+
+void jit_capture__read(const char *proc_dir, uint64_t max_size, uint32_t pid, uint32_t start,
+		       const char *maps, size_t len, struct jit_capture *jc)
+{
+	struct dump_find f = { .out = jc->path[JIT_DUMP], .size = sizeof(jc->path[JIT_DUMP]) };
+
+	/* field by field: the paths' 8 KiB are not touched (page faults on a fresh block) */
+	jc->gone = jc->ident_read = false;
+	for (int k = 0; k < JIT_CAPTURE_KINDS; k++) {
+		jc->path[k][0] = '\0';
+		jc->fd[k] = -ENOENT;
+		jc->src_gone[k] = false;
+	}
+	if (proc_ident__read(proc_dir, pid, &jc->id) || !proc_ident__same(proc_dir, pid, start)) {
+		jc->gone = true;
+		return;
+	}
+	jc->ident_read = true;
+	f.nspid = jc->id.nspid;
+	if (procmaps__parse(maps, len, "jitdump search", find_dump_line, &f, NULL) > 0)
+		jc->fd[JIT_DUMP] = source_open(proc_dir, pid, start, &jc->id, jc->path[JIT_DUMP],
+					       max_size, &jc->src_gone[JIT_DUMP]);
+	else
+		jc->path[JIT_DUMP][0] = '\0';
+	snprintf(jc->path[JIT_MAP], sizeof(jc->path[JIT_MAP]), "/tmp/perf-%u.map", jc->id.nspid);
+	jc->fd[JIT_MAP] = source_open(proc_dir, pid, start, &jc->id, jc->path[JIT_MAP], max_size,
+				      &jc->src_gone[JIT_MAP]);
+}
+
+void jit_capture__release(struct jit_capture *jc)
+{
+	for (int k = 0; k < JIT_CAPTURE_KINDS; k++) {
+		if (jc->fd[k] >= 0)
+			close(jc->fd[k]);
+		jc->fd[k] = -ENOENT;
+	}
+}
+
+int jit_procs__adopt(struct jit_procs *jp, uint32_t pid, uint32_t start, struct jit_capture *jc)
+{
+	struct jit_proc *jpr = get_proc(jp, pid, start);
+	int err = 0;
+
+	if (!jpr)
+		return -ENOMEM;
+	if (jc->gone && !jpr->ident_read) {
+		jpr->gone = true;
+		return 0;
+	}
+	if (jpr->gone || !jc->ident_read)
+		return 0;
+	if (!jpr->ident_read) {
+		jpr->id = jc->id;
+		jpr->ident_read = true;
+	}
+	for (int k = 0; k < JIT_CAPTURE_KINDS && !err; k++) {
+		if (!jc->path[k][0])
+			continue;
+		err = source_take(jp, jpr, (enum jit_kind)k, jc->path[k], jc->fd[k],
+				  jc->src_gone[k]);
+		jc->fd[k] = -ENOENT; /* taken or closed */
+	}
+	return err;
 }
 
 int jit_procs__pin(struct jit_procs *jp, const struct profile *p, uint32_t proc)

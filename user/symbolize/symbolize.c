@@ -19,6 +19,7 @@
 #include "kallsyms.h"
 #include "log.h"
 #include "proc_file.h"
+#include "procmaps.h"
 #include "sym_debuginfod.h"
 #include "sym_elf.h"
 #include "sym_jit.h"
@@ -226,6 +227,51 @@ const struct jit_table *symbolizer__jit_table(struct symbolizer *sy, const struc
 	return jit_procs__table(sy->jit, p, proc);
 }
 
+/* Whether mapping m is a file's executable mapping, the kind pinned */
+static bool pinnable(const struct profile_mapping *m)
+{
+	return m->path[0] == '/' && m->perms[2] == 'x';
+}
+
+/*
+ * map_files' descriptor of mapping m of process pid, which reaches the very
+ * file mapped (other mount namespaces, deleted files); -errno.
+ */
+static int open_map_file(const char *proc_dir, uint32_t pid, const struct profile_mapping *m)
+{
+	char file[128];
+	int fd;
+
+	snprintf(file, sizeof(file), "%s/%u/map_files/%llx-%llx", proc_dir, pid,
+		 (unsigned long long)m->start, (unsigned long long)m->end);
+	fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	return fd < 0 ? -errno : fd;
+}
+
+/* Hold fd (taken) as m's file. Returns 0 or -ENOMEM (fd closed). */
+static int add_pin(struct symbolizer *sy, const struct profile_mapping *m, int fd)
+{
+	struct pinned_file *pin;
+
+	if (array__grow((void **)&sy->pins, &sy->cap_pins, sy->nr_pins + 1, sizeof(*sy->pins))) {
+		close(fd);
+		return -ENOMEM;
+	}
+	pin = &sy->pins[sy->nr_pins];
+	pin->path = strdup(m->path);
+	if (!pin->path) {
+		close(fd);
+		return -ENOMEM;
+	}
+	pin->inode = m->inode;
+	pin->dev_major = m->dev_major;
+	pin->dev_minor = m->dev_minor;
+	pin->fd = fd;
+	pin->gen = sy->gen;
+	sy->nr_pins++;
+	return 0;
+}
+
 int symbolizer__pin(struct symbolizer *sy, const struct profile *p, uint32_t proc)
 {
 	const struct profile_process *pr = &p->procs[proc];
@@ -237,10 +283,9 @@ int symbolizer__pin(struct symbolizer *sy, const struct profile *p, uint32_t pro
 	for (i = 0; i < pr->nr_mappings; i++) {
 		const struct profile_mapping *m = &pr->mappings[i];
 		struct pinned_file *pin;
-		char file[128];
 		int fd;
 
-		if (m->path[0] != '/' || m->perms[2] != 'x')
+		if (!pinnable(m))
 			continue;
 		pin = find_pin(sy, m);
 		if (pin) {
@@ -249,13 +294,7 @@ int symbolizer__pin(struct symbolizer *sy, const struct profile *p, uint32_t pro
 		}
 		if (sy->nr_pins >= sy->max_pins)
 			return 0; /* out of descriptors to spend: symbolize by path at the end */
-		if (array__grow((void **)&sy->pins, &sy->cap_pins, sy->nr_pins + 1,
-				sizeof(*sy->pins)))
-			return -ENOMEM;
-		/* map_files reaches the very file mapped: other mount namespaces, deleted files */
-		snprintf(file, sizeof(file), "%s/%u/map_files/%llx-%llx", sy->proc_dir, pr->pid,
-			 (unsigned long long)m->start, (unsigned long long)m->end);
-		fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		fd = open_map_file(sy->proc_dir, pr->pid, m);
 		if (fd < 0)
 			continue;
 		/*
@@ -267,18 +306,118 @@ int symbolizer__pin(struct symbolizer *sy, const struct profile *p, uint32_t pro
 			close(fd);
 			continue;
 		}
-		pin = &sy->pins[sy->nr_pins];
-		pin->path = strdup(m->path);
-		if (!pin->path) {
-			close(fd);
+		if (add_pin(sy, m, fd))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* symbolizer__capture's walk of the maps text */
+struct capture_walk {
+	const char *proc_dir;
+	uint32_t pid;
+	size_t max_files;
+	struct sym_capture *c;
+	struct { /* each file's line, for one descriptor a file */
+		const char *path;
+		size_t len;
+		uint64_t inode;
+		uint32_t maj, min;
+	} seen[SYM_CAPTURE_MAX_FILES];
+};
+
+static int capture_line(const struct procmaps_entry *e, void *ctx)
+{
+	struct capture_walk *w = ctx;
+	struct sym_capture *c = w->c;
+	struct profile_mapping m = { .start = e->start, .end = e->end };
+	size_t i;
+	int fd;
+
+	if (!e->path_len || e->path[0] != '/' || e->perms[2] != 'x')
+		return 0;
+	if (c->nr_files >= w->max_files || c->nr_files >= SYM_CAPTURE_MAX_FILES)
+		return 1; /* enough: the rest at the reader's own pin */
+	/* one descriptor a file: a file's later executable mappings share it */
+	for (i = 0; i < c->nr_files; i++)
+		if (w->seen[i].len == e->path_len &&
+		    !memcmp(w->seen[i].path, e->path, e->path_len) &&
+		    w->seen[i].inode == e->inode && w->seen[i].maj == e->dev_major &&
+		    w->seen[i].min == e->dev_minor)
+			return 0;
+	fd = open_map_file(w->proc_dir, w->pid, &m);
+	if (fd < 0)
+		return 0;
+	w->seen[c->nr_files].path = e->path;
+	w->seen[c->nr_files].len = e->path_len;
+	w->seen[c->nr_files].inode = e->inode;
+	w->seen[c->nr_files].maj = e->dev_major;
+	w->seen[c->nr_files].min = e->dev_minor;
+	c->files[c->nr_files].start = e->start;
+	c->files[c->nr_files].end = e->end;
+	c->files[c->nr_files++].fd = fd;
+	return 0;
+}
+
+void symbolizer__capture(const char *proc_dir, uint64_t jit_max_size, uint32_t pid, uint32_t start,
+			 const char *maps, size_t len, size_t max_files, struct sym_capture *c)
+{
+	struct capture_walk w = { .proc_dir = proc_dir, .pid = pid, .max_files = max_files, .c = c };
+
+	c->nr_files = 0;
+	if (max_files)
+		procmaps__parse(maps, len, "notice", capture_line, &w, NULL);
+	/* the files of this process, not of another that took its pid since (as symbolizer__pin) */
+	if (c->nr_files && !proc_ident__same(proc_dir, pid, start)) {
+		for (size_t i = 0; i < c->nr_files; i++)
+			close(c->files[i].fd);
+		c->nr_files = 0;
+	}
+	jit_capture__read(proc_dir, jit_max_size, pid, start, maps, len, &c->jit);
+}
+
+void sym_capture__release(struct sym_capture *c)
+{
+	for (size_t i = 0; i < c->nr_files; i++)
+		if (c->files[i].fd >= 0)
+			close(c->files[i].fd);
+	c->nr_files = 0;
+	jit_capture__release(&c->jit);
+}
+
+int symbolizer__adopt(struct symbolizer *sy, const struct profile *p, uint32_t proc,
+		      struct sym_capture *c)
+{
+	const struct profile_process *pr = &p->procs[proc];
+	size_t i, j;
+
+	if (jit_procs__adopt(sy->jit, pr->pid, pr->start, &c->jit))
+		return -ENOMEM;
+	for (i = 0; i < c->nr_files; i++) {
+		const struct profile_mapping *m = NULL;
+		struct pinned_file *pin;
+
+		if (c->files[i].fd < 0)
+			continue;
+		/* the mapping it was opened for, by its address range */
+		for (j = 0; j < pr->nr_mappings && !m; j++)
+			if (pr->mappings[j].start == c->files[i].start &&
+			    pr->mappings[j].end == c->files[i].end && pinnable(&pr->mappings[j]))
+				m = &pr->mappings[j];
+		if (!m)
+			continue;
+		pin = find_pin(sy, m);
+		if (pin) {
+			pin->gen = sy->gen; /* held already: c's is closed with c */
+			continue;
+		}
+		if (sy->nr_pins >= sy->max_pins)
+			return 0;
+		if (add_pin(sy, m, c->files[i].fd)) {
+			c->files[i].fd = -1;
 			return -ENOMEM;
 		}
-		pin->inode = m->inode;
-		pin->dev_major = m->dev_major;
-		pin->dev_minor = m->dev_minor;
-		pin->fd = fd;
-		pin->gen = sy->gen;
-		sy->nr_pins++;
+		c->files[i].fd = -1; /* the symbolizer's now */
 	}
 	return 0;
 }

@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The notices' thread (issue 24, fault 4: the first samples): what a
+ * process's samples need to be named later (its /proc/PID/maps, its files
+ * held open: map_files, jitdump, perf map) is captured when BPF notices the
+ * process (struct bpfprof_notice, the `notices` ring buffer), on a thread of
+ * its own that waits on that ring buffer alone, not behind the samples'
+ * reader: a reader held back by a backlog of records (both CPUs busy at a
+ * high frequency) read the notices over a second late, after a 100 ms
+ * process had exited and deleted its jitdump.
+ *
+ * Threads: the notices' thread does the I/O (its maps read,
+ * symbolizer__capture) into items of its own and queues them (lock-free:
+ * notice_thread__take costs one load when none wait); the reader takes
+ * them and merges them into the maps cache and the symbolizer (a profile
+ * of the process built from the text, symbolizer__adopt), which stay the
+ * reader's alone. The thread takes no lock the reader holds, malloc's
+ * included (notice_thread.c).
+ *
+ * Rechecks: BPF notices a process at its first sample after exec and 10,
+ * 30 and 70 ms later (wall time); a process that gets little CPU (a loaded
+ * machine) is still in its dynamic loader then, before it has mapped its
+ * jitdump. So each noticed process is watched: its maps are read again
+ * NOTICE_RECHECK_FIRST_MS after its last notice, then after twice that
+ * wait each time, up to a wait of NOTICE_RECHECK_LAST_MS (about 5 s after
+ * its notices in all), and captured again when they changed. At most
+ * NOTICE_WATCH_MAX processes are watched (past that, the one due last
+ * leaves); a gone process leaves at its next recheck.
+ *
+ * Rechecks: BPF notices a process at its first sample after its exec and
+ * 10, 30 and 70 ms later (wall time); a process that gets little CPU (a
+ * loaded machine) is still in its dynamic loader then, before it has
+ * mapped its jitdump. So each noticed process is watched: its maps are
+ * read again NOTICE_RECHECK_FIRST_MS after its last notice, then after
+ * twice the last wait each time, up to a wait of NOTICE_RECHECK_LAST_MS
+ * (about 20 s after its notices in all), and captured again when they
+ * changed. At most NOTICE_WATCH_MAX processes are watched (past that, the
+ * one due last leaves); a gone process leaves at its next recheck.
+ *
+ * Priority and bounds: SCHED_FIFO priority 1 where permitted (CAP_SYS_NICE;
+ * refused: normal priority, said once at -v), so that a loaded machine's
+ * CFS tasks do not hold it back. Per notice or recheck it does one maps
+ * read, and only when the maps changed since the process's last capture
+ * at most NOTICE_MAX_FILES map_files opens, two JIT file opens and a few
+ * /proc reads (a notice of unchanged maps: the JIT files and /proc reads;
+ * a recheck of unchanged maps: nothing more). At real-time priority it
+ * uses at most NOTICE_RT_BUDGET_MS of CPU in each NOTICE_RT_WINDOW_MS
+ * (the thread's CPU clock), past which it runs at normal priority until
+ * the window ends: a fork storm shares the CPU like any task. At most
+ * NOTICE_MAX_QUEUED items wait for the reader, past which captures are
+ * dropped (counted). The kernel's ring (64 KiB) bounds the notices.
+ */
+#ifndef BPFPROF_NOTICE_THREAD_H
+#define BPFPROF_NOTICE_THREAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "profile.h"
+#include "symbolize.h"
+
+#define NOTICE_MAX_FILES 64
+#define NOTICE_WATCH_MAX 256
+#define NOTICE_RECHECK_FIRST_MS 40
+#define NOTICE_RECHECK_LAST_MS 10240
+#define NOTICE_MAX_QUEUED 1024
+#define NOTICE_RT_WINDOW_MS 100
+#define NOTICE_RT_BUDGET_MS 20
+
+#define NOTICE_MAPS_FIRST (256 * 1024) /* the thread's maps buffer, bytes: at the start */
+#define NOTICE_MAPS_MAX (16 * 1024 * 1024) /* at most (a longer maps text is cut) */
+/* A capture's block: one of a pool this size (a longer maps text: a block of its own) */
+#define NOTICE_BLOCK_BYTES (64 * 1024)
+#define NOTICE_POOL_MAX 64 /* blocks kept for reuse, at most */
+
+/*
+ * One process's capture, for the reader: a block mmap'd by the thread
+ * (which must not take the malloc lock), text after the struct; given back
+ * to the thread's pool by notice_item__free, which must come before
+ * notice_thread__free.
+ */
+struct notice_thread;
+struct notice_item {
+	struct notice_item *next; /* the queue's, then the list notice_thread__take gives */
+	size_t bytes; /* of the block */
+	struct notice_thread *pool; /* whose pool it goes back to */
+	uint32_t pid, start; /* the process (struct bpfprof_notice) */
+	char *maps; /* its /proc/PID/maps text as read (in the block); maps_len bytes */
+	size_t maps_len;
+	struct sym_capture files; /* what symbolizer__adopt takes (owned until then) */
+};
+
+struct notice_thread_opts {
+	int map_fd; /* the `notices` BPF ring buffer map (borrowed: open until notice_thread__free) */
+	const char *proc_dir; /* "/proc" except in tests (borrowed) */
+	uint64_t jit_max_size; /* cap per JIT file, bytes (--jit-max-size) */
+	bool realtime; /* ask for SCHED_FIFO 1 */
+};
+
+/*
+ * Start the thread: it consumes the ring of o->map_fd from now on (no other
+ * consumer may read it). Signals are blocked on it. Returns 0 and *out, or
+ * -errno (nothing started: the caller reads the notices itself).
+ */
+int notice_thread__start(const struct notice_thread_opts *o, struct notice_thread **out);
+
+/*
+ * The items captured since the last take, oldest first (a list through
+ * next; each the caller's, notice_item__free). NULL when none: then a
+ * single atomic load. Any thread, but meant for the reader's.
+ */
+struct notice_item *notice_thread__take(struct notice_thread *nt);
+
+/* Close what it holds and give its block back (or unmap it). NULL is fine. */
+void notice_item__free(struct notice_item *it);
+
+/*
+ * Consume the notices left in the ring, then end and join the thread.
+ * What it captured stays for notice_thread__take. Idempotent.
+ */
+void notice_thread__stop(struct notice_thread *nt);
+
+/* Stop, free what was never taken, free nt. NULL is fine. */
+void notice_thread__free(struct notice_thread *nt);
+
+struct notice_thread_stats {
+	uint64_t notices; /* read from the ring */
+	uint64_t captured; /* queued for the reader */
+	uint64_t rechanged; /* of those, by a recheck that found the maps changed */
+	uint64_t gone; /* the process had exited (or its pid was another's) when read */
+	uint64_t dropped; /* captured, but NOTICE_MAX_QUEUED waited: let go */
+	uint64_t demoted; /* windows in which the real-time budget ran out */
+	uint64_t max_delay_ns; /* the latest a notice was read after it was sent */
+	bool realtime; /* running at SCHED_FIFO */
+};
+
+/* Counters so far (relaxed reads: for -v). */
+void notice_thread__stats(struct notice_thread *nt, struct notice_thread_stats *st);
+
+#endif /* BPFPROF_NOTICE_THREAD_H */

@@ -1,0 +1,566 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The notices' thread (include/notice_thread.h). Why a thread: the samples'
+ * reader reads the notices between its records, and a reader held back by
+ * a backlog (both CPUs busy, BPF work in interrupt context taking most of
+ * the machine) read them 1.3-1.5 s after they were sent, when a short
+ * process had exited and deleted its jitdump. This thread waits on the
+ * notices' ring alone (its own epoll: the ring's and a stop eventfd), at
+ * SCHED_FIFO 1 where permitted, captures each noticed process with I/O of
+ * its own, and hands the captures to the reader through a lock-free list;
+ * the reader merges them (maps_cache__put, symbolizer__adopt: no I/O but
+ * close) before the records it reads next, so the maps cache and the
+ * symbolizer stay single-threaded.
+ *
+ * It shares no lock with the reader: bpfprof runs one malloc arena
+ * (main.c), whose lock the reader holds often; a reader descheduled (or
+ * stopped) inside malloc held this thread back for as long (seen: notices
+ * read 0.42 s late with the reader ptrace-stopped). So nothing here calls
+ * malloc or stdio once started: the maps are read into a buffer of the
+ * thread's own (mmap), each capture is a block of a pool (mmap'd; given
+ * back by notice_item__free), the queue is a list pushed with compare-and-swap
+ * and taken whole with an exchange, and the /proc readers it calls use
+ * read(2) into the stack (proc_file.h, procmaps.h's parser, sym_jit.h's
+ * capture). Only its start's -v line, -vv's debug lines and a malformed
+ * maps line's warning go through stdio.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+#include "bpfprof_abi.h"
+#include "log.h"
+#include "notice_thread.h"
+#include "proc_file.h"
+
+/* A noticed process, rechecked after its notices (notice_thread.h); pid 0: a free slot */
+struct watch {
+	uint32_t pid, start;
+	size_t len; /* its maps at the last capture: bytes and hash */
+	uint64_t hash;
+	uint64_t next_ns, step_ns; /* its next recheck (CLOCK_MONOTONIC), and the wait before it */
+};
+
+struct notice_thread {
+	struct notice_thread_opts o;
+	struct ring_buffer *rb;
+	int epfd, stopfd;
+	pthread_t thread;
+	bool started, stopped;
+
+	/* the queue: newest first, pushed by the thread (CAS), taken whole by the reader (exchange) */
+	struct notice_item *head;
+	uint64_t nr_queued; /* pushed and not yet taken (atomic) */
+
+	/*
+	 * Blocks of NOTICE_BLOCK_BYTES the reader gave back (notice_item__free:
+	 * pushed with CAS, nr_free of them), and the thread's own list of them
+	 * (spare: taken whole with an exchange, so no ABA)
+	 */
+	struct notice_item *free, *spare;
+	uint64_t nr_free;
+
+	/* the thread's buffer for a maps text: mmap'd, grown by mremap up to NOTICE_MAPS_MAX */
+	char *buf;
+	size_t buf_size;
+
+	/* the thread's own */
+	struct watch watch[NOTICE_WATCH_MAX];
+	int rt; /* at SCHED_FIFO (set by the thread; read atomically by stats) */
+	bool demoted;
+	uint64_t win_start_ns, win_cpu_ns;
+
+	/* counters: written by the thread, read relaxed (notice_thread__stats) */
+	uint64_t notices, captured, rechanged, gone, dropped, nr_demoted, max_delay_ns;
+};
+
+static uint64_t clock_ns(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* FNV-1a of the maps text */
+static uint64_t hash_text(const char *s, size_t n)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (uint8_t)s[i]) * 1099511628211ULL;
+	return h;
+}
+
+void notice_item__free(struct notice_item *it)
+{
+	struct notice_thread *nt;
+
+	if (!it)
+		return;
+	sym_capture__release(&it->files);
+	nt = it->pool;
+	/* a pool block back to the thread (lock-free push; it takes the whole list) */
+	if (nt && it->bytes == NOTICE_BLOCK_BYTES &&
+	    __atomic_add_fetch(&nt->nr_free, 1, __ATOMIC_RELAXED) <= NOTICE_POOL_MAX) {
+		it->next = __atomic_load_n(&nt->free, __ATOMIC_RELAXED);
+		while (!__atomic_compare_exchange_n(&nt->free, &it->next, it, true,
+						    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+			;
+		return;
+	}
+	if (nt && it->bytes == NOTICE_BLOCK_BYTES)
+		__atomic_sub_fetch(&nt->nr_free, 1, __ATOMIC_RELAXED);
+	munmap(it, it->bytes);
+}
+
+/*
+ * A block for a capture of len bytes of maps: from the pool (blocks the
+ * reader gave back: their pages are there, no fault), or mmap'd. NULL when
+ * none can be had.
+ */
+static struct notice_item *get_block(struct notice_thread *nt, size_t len)
+{
+	size_t bytes = sizeof(struct notice_item) + len + 1;
+	struct notice_item *it;
+
+	if (bytes <= NOTICE_BLOCK_BYTES) {
+		if (!nt->spare && __atomic_load_n(&nt->free, __ATOMIC_RELAXED))
+			nt->spare = __atomic_exchange_n(&nt->free, NULL, __ATOMIC_ACQUIRE);
+		if (nt->spare) {
+			it = nt->spare;
+			nt->spare = it->next;
+			__atomic_sub_fetch(&nt->nr_free, 1, __ATOMIC_RELAXED);
+			return it;
+		}
+		bytes = NOTICE_BLOCK_BYTES;
+	}
+	it = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (it == MAP_FAILED)
+		return NULL;
+	it->bytes = bytes;
+	it->pool = nt;
+	return it;
+}
+
+/*
+ * /proc/PID/maps of pid into nt->buf (no malloc): 0 and *len, or -errno.
+ * A text past NOTICE_MAPS_MAX is cut there (whole lines: the parser skips
+ * a cut one).
+ */
+static int read_maps(struct notice_thread *nt, uint32_t pid, size_t *len)
+{
+	char path[PATH_MAX];
+	size_t n = 0;
+	int fd;
+
+	if (snprintf(path, sizeof(path), "%s/%u/maps", nt->o.proc_dir, pid) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		ssize_t r;
+
+		if (nt->buf_size - n < 4096) {
+			void *nb = nt->buf_size >= NOTICE_MAPS_MAX ?
+					   MAP_FAILED :
+					   mremap(nt->buf, nt->buf_size, nt->buf_size * 2,
+						  MREMAP_MAYMOVE);
+
+			if (nb == MAP_FAILED)
+				break;
+			nt->buf = nb;
+			nt->buf_size *= 2;
+		}
+		r = read(fd, nt->buf + n, nt->buf_size - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int err = -errno;
+
+			close(fd);
+			return err;
+		}
+		if (!r)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	*len = n;
+	return 0;
+}
+
+static void set_policy(bool rt)
+{
+	struct sched_param sp = { .sched_priority = rt ? 1 : 0 };
+
+	pthread_setschedparam(pthread_self(), rt ? SCHED_FIFO : SCHED_OTHER, &sp);
+}
+
+/* The real-time budget: past NOTICE_RT_BUDGET_MS of CPU in a window, normal priority until it ends */
+static void budget(struct notice_thread *nt)
+{
+	uint64_t now, cpu;
+
+	if (!nt->rt)
+		return;
+	now = clock_ns(CLOCK_MONOTONIC);
+	cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	if (now - nt->win_start_ns >= NOTICE_RT_WINDOW_MS * 1000000ULL) {
+		nt->win_start_ns = now;
+		nt->win_cpu_ns = cpu;
+		if (nt->demoted) {
+			set_policy(true);
+			nt->demoted = false;
+		}
+	} else if (!nt->demoted && cpu - nt->win_cpu_ns > NOTICE_RT_BUDGET_MS * 1000000ULL) {
+		set_policy(false);
+		nt->demoted = true;
+		__atomic_add_fetch(&nt->nr_demoted, 1, __ATOMIC_RELAXED);
+	}
+}
+
+/* The watch of (pid, start): its slot, a free one, or the one due last (evicted). */
+static struct watch *watch_of(struct notice_thread *nt, uint32_t pid, uint32_t start)
+{
+	struct watch *w = NULL;
+
+	for (size_t i = 0; i < NOTICE_WATCH_MAX; i++) {
+		struct watch *x = &nt->watch[i];
+
+		if (x->pid == pid && x->start == start)
+			return x;
+		if (!w || (w->pid && (!x->pid || x->next_ns > w->next_ns)))
+			w = x;
+	}
+	*w = (struct watch){ .pid = pid, .start = start };
+	return w;
+}
+
+enum { CAPTURED, UNCHANGED, GONE };
+
+/* Push it on the queue (lock-free); false when NOTICE_MAX_QUEUED wait */
+static bool push(struct notice_thread *nt, struct notice_item *it)
+{
+	if (__atomic_add_fetch(&nt->nr_queued, 1, __ATOMIC_RELAXED) > NOTICE_MAX_QUEUED) {
+		__atomic_sub_fetch(&nt->nr_queued, 1, __ATOMIC_RELAXED);
+		return false;
+	}
+	it->next = __atomic_load_n(&nt->head, __ATOMIC_RELAXED);
+	while (!__atomic_compare_exchange_n(&nt->head, &it->next, it, true, __ATOMIC_RELEASE,
+					    __ATOMIC_RELAXED))
+		;
+	return true;
+}
+
+/*
+ * Capture process w (its maps; its files unless its maps are those of its
+ * last capture, and then only when a notice asks: nr_seen, else a recheck
+ * of an unchanged process does nothing more). Returns CAPTURED (queued, or
+ * dropped: queue full), UNCHANGED, GONE, or -ENOMEM. No malloc.
+ */
+static int capture(struct notice_thread *nt, struct watch *w, uint32_t nr_seen, uint64_t sent_ns)
+{
+	struct notice_item *it;
+	size_t len = 0;
+	uint64_t hash;
+	bool same;
+	int err;
+
+	err = read_maps(nt, w->pid, &len);
+	hash = err ? 0 : hash_text(nt->buf, len);
+	same = !err && w->len == len && w->hash == hash;
+	/* another process's now; or a zombie's (no maps left) */
+	if (!err && !same && (!len || !proc_ident__same(nt->o.proc_dir, w->pid, w->start)))
+		err = -ESRCH;
+	if (err) {
+		/* strerror only at -vv: it may take the locale's lock and malloc */
+		if (log_verbosity >= LOG_DEBUG)
+			pr_debug("%s %u of pid %u: %s\n", nr_seen ? "notice" : "recheck", nr_seen,
+				 w->pid, strerror(-err));
+		return GONE;
+	}
+	if (same && !nr_seen)
+		return UNCHANGED;
+	/* the item and a copy of the text in one block */
+	it = get_block(nt, len);
+	if (!it)
+		return -ENOMEM;
+	it->next = NULL;
+	it->pid = w->pid;
+	it->start = w->start;
+	it->maps = (char *)(it + 1);
+	it->maps_len = len;
+	memcpy(it->maps, nt->buf, len);
+	/* the same maps as its last capture: those files are queued or held already */
+	symbolizer__capture(nt->o.proc_dir, nt->o.jit_max_size, w->pid, w->start, it->maps, len,
+			    same ? 0 : NOTICE_MAX_FILES, &it->files);
+	if (log_verbosity >= LOG_DEBUG)
+		pr_debug(
+			"%s %u of pid %u: read %.1f ms after %s: %zu bytes of maps, %zu files held%s, "
+			"jitdump %s, perf map %s\n",
+			nr_seen ? "notice" : "recheck", nr_seen, w->pid,
+			(double)(clock_ns(CLOCK_MONOTONIC) - sent_ns) / 1e6,
+			nr_seen ? "it was sent" : "it was due", len, it->files.nr_files,
+			same ? " (maps unchanged)" : "", it->files.jit.fd[0] >= 0 ? "held" : "none",
+			it->files.jit.fd[1] >= 0 ? "held" : "none");
+	if (!push(nt, it)) {
+		__atomic_add_fetch(&nt->dropped, 1, __ATOMIC_RELAXED);
+		notice_item__free(it);
+		return CAPTURED;
+	}
+	w->len = len;
+	w->hash = hash;
+	__atomic_add_fetch(&nt->captured, 1, __ATOMIC_RELAXED);
+	return CAPTURED;
+}
+
+/* After a capture or recheck of w: its next recheck, or none (the slot freed) */
+static void schedule(struct watch *w, int ret, bool notice, uint64_t now)
+{
+	if (ret == GONE || ret < 0) {
+		w->pid = 0;
+		return;
+	}
+	if (notice)
+		w->step_ns = NOTICE_RECHECK_FIRST_MS * 1000000ULL;
+	else if ((w->step_ns *= 2) > NOTICE_RECHECK_LAST_MS * 1000000ULL) {
+		w->pid = 0; /* watched long enough: later changes are the reader's to find */
+		return;
+	}
+	w->next_ns = now + w->step_ns;
+}
+
+static int on_ring(void *ctx, void *data, size_t size)
+{
+	struct notice_thread *nt = ctx;
+	const struct bpfprof_notice *n = data;
+	uint64_t now = clock_ns(CLOCK_MONOTONIC), delay;
+	struct watch *w;
+	int ret;
+
+	if (size < sizeof(*n) || n->type != BPFPROF_REC_NOTICE || !n->tgid)
+		return 0;
+	__atomic_add_fetch(&nt->notices, 1, __ATOMIC_RELAXED);
+	/* bpf_ktime_get_ns is CLOCK_MONOTONIC */
+	delay = now > n->time_ns ? now - n->time_ns : 0;
+	if (delay > __atomic_load_n(&nt->max_delay_ns, __ATOMIC_RELAXED))
+		__atomic_store_n(&nt->max_delay_ns, delay, __ATOMIC_RELAXED);
+	budget(nt); /* a window ended while it waited: back to real time */
+	w = watch_of(nt, n->tgid, n->start);
+	ret = capture(nt, w, n->nr_seen ?: 1, n->time_ns);
+	if (ret == GONE)
+		__atomic_add_fetch(&nt->gone, 1, __ATOMIC_RELAXED);
+	/* out of memory: this notice is lost, the next ones are read */
+	if (ret < 0 && log_verbosity >= LOG_DEBUG)
+		pr_debug("notice of pid %u: %s\n", n->tgid, strerror(-ret));
+	schedule(w, ret, true, clock_ns(CLOCK_MONOTONIC));
+	budget(nt);
+	return 0;
+}
+
+/* The rechecks due; returns the wait until the next one, ms (-1: none) */
+static int rechecks(struct notice_thread *nt)
+{
+	uint64_t now = clock_ns(CLOCK_MONOTONIC), next = UINT64_MAX;
+
+	for (size_t i = 0; i < NOTICE_WATCH_MAX; i++) {
+		struct watch *w = &nt->watch[i];
+
+		if (!w->pid)
+			continue;
+		if (w->next_ns <= now) {
+			int ret;
+
+			budget(nt);
+			ret = capture(nt, w, 0, w->next_ns);
+			if (ret != UNCHANGED)
+				__atomic_add_fetch(&nt->rechanged, ret == CAPTURED,
+						   __ATOMIC_RELAXED);
+			now = clock_ns(CLOCK_MONOTONIC);
+			schedule(w, ret, false, now);
+		}
+		if (w->pid && w->next_ns < next)
+			next = w->next_ns;
+	}
+	budget(nt);
+	if (next == UINT64_MAX)
+		return -1;
+	return next <= now ? 0 : (int)((next - now + 999999) / 1000000);
+}
+
+static void *run(void *arg)
+{
+	struct notice_thread *nt = arg;
+
+	/* the thread's own policy, set by itself: nt->rt is its alone (stats read it atomically) */
+	if (nt->o.realtime) {
+		struct sched_param sp = { .sched_priority = 1 };
+		int e = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+
+		if (e)
+			pr_info("notices' thread at normal priority: SCHED_FIFO refused (%s%s)\n",
+				strerror(e),
+				e == EPERM ? ": needs CAP_SYS_NICE or an RLIMIT_RTPRIO of 1" : "");
+		__atomic_store_n(&nt->rt, !e, __ATOMIC_RELAXED);
+		nt->win_start_ns = clock_ns(CLOCK_MONOTONIC);
+		nt->win_cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	}
+	for (;;) {
+		struct epoll_event ev[2];
+		int n = epoll_wait(nt->epfd, ev, 2, rechecks(nt));
+		bool stop = false;
+
+		if (n < 0 && errno != EINTR)
+			break;
+		for (int i = 0; i < n; i++)
+			if (ev[i].data.fd == nt->stopfd)
+				stop = true;
+		/* what is queued, whatever woke us: also the last ones at the stop */
+		ring_buffer__consume(nt->rb);
+		if (stop)
+			break;
+	}
+	return NULL;
+}
+
+int notice_thread__start(const struct notice_thread_opts *o, struct notice_thread **out)
+{
+	struct notice_thread *nt = calloc(1, sizeof(*nt));
+	struct epoll_event ev = { .events = EPOLLIN };
+	sigset_t all, old;
+	int err;
+
+	if (!nt)
+		return -ENOMEM;
+	nt->o = *o;
+	nt->epfd = nt->stopfd = -1;
+	nt->buf_size = NOTICE_MAPS_FIRST;
+	nt->buf = mmap(NULL, nt->buf_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		       0);
+	if (nt->buf == MAP_FAILED) {
+		nt->buf = NULL;
+		err = -ENOMEM;
+		goto out_free;
+	}
+	nt->rb = ring_buffer__new(o->map_fd, on_ring, nt, NULL);
+	if (!nt->rb) {
+		err = -errno;
+		goto out_free;
+	}
+	nt->epfd = epoll_create1(EPOLL_CLOEXEC);
+	nt->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (nt->epfd < 0 || nt->stopfd < 0) {
+		err = -errno;
+		goto out_free;
+	}
+	ev.data.fd = ring_buffer__epoll_fd(nt->rb);
+	if (epoll_ctl(nt->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev)) {
+		err = -errno;
+		goto out_free;
+	}
+	ev.data.fd = nt->stopfd;
+	if (epoll_ctl(nt->epfd, EPOLL_CTL_ADD, nt->stopfd, &ev)) {
+		err = -errno;
+		goto out_free;
+	}
+	/* signals stay the main thread's: its poll is what they interrupt */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = -pthread_create(&nt->thread, NULL, run, nt);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err)
+		goto out_free;
+	nt->started = true;
+	pthread_setname_np(nt->thread,
+			   "bpfprof-notice"); /* its CPU time: /proc/PID/task/TID/stat */
+	*out = nt;
+	return 0;
+
+out_free:
+	notice_thread__free(nt);
+	return err;
+}
+
+struct notice_item *notice_thread__take(struct notice_thread *nt)
+{
+	struct notice_item *list, *prev = NULL, *next;
+	uint64_t n = 0;
+
+	if (!nt || !__atomic_load_n(&nt->head, __ATOMIC_RELAXED))
+		return NULL;
+	list = __atomic_exchange_n(&nt->head, NULL, __ATOMIC_ACQUIRE);
+	/* newest first as pushed: oldest first for the caller */
+	for (; list; list = next, n++) {
+		next = list->next;
+		list->next = prev;
+		prev = list;
+	}
+	__atomic_sub_fetch(&nt->nr_queued, n, __ATOMIC_RELAXED);
+	return prev;
+}
+
+void notice_thread__stop(struct notice_thread *nt)
+{
+	uint64_t one = 1;
+
+	if (!nt || !nt->started || nt->stopped)
+		return;
+	if (write(nt->stopfd, &one, sizeof(one)) != sizeof(one))
+		pr_warn("notices' thread: cannot stop it: %s\n", strerror(errno));
+	pthread_join(nt->thread, NULL);
+	nt->stopped = true;
+}
+
+void notice_thread__free(struct notice_thread *nt)
+{
+	struct notice_item *it, *next;
+
+	if (!nt)
+		return;
+	notice_thread__stop(nt);
+	for (it = notice_thread__take(nt); it; it = next) {
+		next = it->next;
+		notice_item__free(it);
+	}
+	ring_buffer__free(nt->rb);
+	if (nt->epfd >= 0)
+		close(nt->epfd);
+	if (nt->stopfd >= 0)
+		close(nt->stopfd);
+	if (nt->buf)
+		munmap(nt->buf, nt->buf_size);
+	for (it = nt->spare; it; it = next) {
+		next = it->next;
+		munmap(it, it->bytes);
+	}
+	for (it = __atomic_exchange_n(&nt->free, NULL, __ATOMIC_ACQUIRE); it; it = next) {
+		next = it->next;
+		munmap(it, it->bytes);
+	}
+	free(nt);
+}
+
+void notice_thread__stats(struct notice_thread *nt, struct notice_thread_stats *st)
+{
+	st->notices = __atomic_load_n(&nt->notices, __ATOMIC_RELAXED);
+	st->captured = __atomic_load_n(&nt->captured, __ATOMIC_RELAXED);
+	st->rechanged = __atomic_load_n(&nt->rechanged, __ATOMIC_RELAXED);
+	st->gone = __atomic_load_n(&nt->gone, __ATOMIC_RELAXED);
+	st->dropped = __atomic_load_n(&nt->dropped, __ATOMIC_RELAXED);
+	st->demoted = __atomic_load_n(&nt->nr_demoted, __ATOMIC_RELAXED);
+	st->max_delay_ns = __atomic_load_n(&nt->max_delay_ns, __ATOMIC_RELAXED);
+	st->realtime = __atomic_load_n(&nt->rt, __ATOMIC_RELAXED);
+}
