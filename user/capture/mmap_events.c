@@ -66,7 +66,7 @@ struct mmap_events {
 	int map_fd;
 	pthread_t thread;
 	bool started;
-	volatile int stop;
+	int stop; /* set by __free, read by the thread: atomics */
 	char *batch;
 	size_t batch_len, batch_cap;
 	struct queued *q;
@@ -111,7 +111,7 @@ void mmap_events__free(struct mmap_events *m)
 	if (!m)
 		return;
 	if (m->started) {
-		m->stop = 1;
+		__atomic_store_n(&m->stop, 1, __ATOMIC_RELEASE);
 		pthread_join(m->thread, NULL);
 	}
 	perf_buffer__free(m->pb);
@@ -546,7 +546,7 @@ static void *reader(void *arg)
 {
 	struct mmap_events *m = arg;
 
-	while (!m->stop) {
+	while (!__atomic_load_n(&m->stop, __ATOMIC_ACQUIRE)) {
 		perf_buffer__poll(m->pb, 50);
 		perf_buffer__consume(m->pb);
 		if (!m->nr_q)
