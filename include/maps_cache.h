@@ -39,8 +39,9 @@ int maps_cache__put(struct maps_cache *c, uint32_t pid, uint32_t start, const ch
 /*
  * The text kept for (pid, start) (start 0: the newest entry of pid), or NULL.
  * Borrowed until the next call on c; *len its bytes. The entry counts as
- * used by the current profile. None kept: the fallback's text
- * (maps_cache__set_fallback), kept from then on.
+ * used by the current profile. None kept, or fewer executable mappings kept
+ * than the fallback (maps_cache__set_fallback) knows: the fallback's text
+ * (with the kept jit-*.dump lines), kept from then on.
  */
 const char *maps_cache__get(struct maps_cache *c, uint32_t pid, uint32_t start, size_t *len);
 

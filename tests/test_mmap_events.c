@@ -410,7 +410,10 @@ static int fallback(void *ctx, uint32_t pid, uint32_t start, char **text, size_t
 /* maps_cache__get of a process it never read: rendered from the records, then kept. */
 static void test_maps_cache_fallback(void **state)
 {
+	static const char JIT_LINE[] =
+		"7f1000000000-7f1000001000 r--p 00000000 08:01 99 /tmp/jit-300.dump\n";
 	struct mmap_events *m = mmap_events__new(1 << 20, KEEP_NS, TICK_NS);
+	char early[256], want[512];
 	struct maps_cache *c = maps_cache__new("/nonexistent");
 	const char *text;
 	size_t len, nr, bytes;
@@ -430,6 +433,30 @@ static void test_maps_cache_fallback(void **state)
 	maps_cache__counts(c, &nr, &bytes);
 	assert_int_equal(nr, 1);
 	assert_int_equal(bytes, strlen(AS_LINE));
+
+	/*
+	 * kept: a read while the process was in its dynamic loader (its
+	 * executable and a jitdump marker); its libc mapped after, seen by the
+	 * events: their text, with the kept jit-*.dump line after it
+	 */
+	task(&r, 7, 300, 1, 300, 10 * S);
+	feed(m, &r);
+	mmap2(&r, 300, 0x400000, 0x2000, 0x1000, 5, "/usr/bin/as", 10 * S);
+	feed(m, &r);
+	mmap2(&r, 300, 0x7f0000000000, 0x10000, 0x28000, 5, "/usr/lib/x86_64-linux-gnu/libc.so.6",
+	      10 * S);
+	feed(m, &r);
+	snprintf(early, sizeof(early), "%s%s", AS_LINE, JIT_LINE);
+	assert_int_equal(maps_cache__put(c, 300, 1000, early, strlen(early)), 0);
+	text = maps_cache__get(c, 300, 1000, &len);
+	assert_non_null(text);
+	snprintf(want, sizeof(want), "%s%s%s", AS_LINE, LIBC_LINE, JIT_LINE);
+	assert_int_equal(len, strlen(want));
+	assert_memory_equal(text, want, len);
+	/* kept as many as the events know: the kept text stays */
+	assert_int_equal(maps_cache__put(c, 300, 1000, want, strlen(want)), 0);
+	text = maps_cache__get(c, 300, 1000, &len);
+	assert_memory_equal(text, want, len);
 	maps_cache__free(c);
 	mmap_events__free(m);
 }

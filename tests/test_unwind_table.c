@@ -498,14 +498,19 @@ static bool fde_starts_at(const struct expect *x, uint64_t addr)
 	return false;
 }
 
-/* Whether addr is in file's .init or .fini (crti.o's code: rows of their own, test_crt_init) */
-static bool in_crt_section(const char *file, uint64_t addr)
+/* file's .init and .fini (crti.o's code: rows of their own, test_crt_init): [a, a + size) */
+struct crt_sections {
+	uint64_t a[2], size[2];
+	int n;
+};
+
+static void read_crt_sections(const char *file, struct crt_sections *c)
 {
 	char cmd[1024], line[512], name[64];
 	unsigned long long a, size;
-	bool in = false;
 	FILE *p;
 
+	memset(c, 0, sizeof(*c));
 	snprintf(cmd, sizeof(cmd), "readelf -SW '%s' 2>/dev/null", file);
 	p = popen(cmd, "r");
 	assert_non_null(p);
@@ -513,11 +518,20 @@ static bool in_crt_section(const char *file, uint64_t addr)
 		const char *b = strchr(line, ']');
 
 		if (b && sscanf(b + 1, "%63s %*s %llx %*x %llx", name, &a, &size) == 3 &&
-		    (!strcmp(name, ".init") || !strcmp(name, ".fini")) && addr >= a && addr < a + size)
-			in = true;
+		    (!strcmp(name, ".init") || !strcmp(name, ".fini")) && c->n < 2) {
+			c->a[c->n] = a;
+			c->size[c->n++] = size;
+		}
 	}
 	pclose(p);
-	return in;
+}
+
+static bool in_crt_section(const struct crt_sections *c, uint64_t addr)
+{
+	for (int i = 0; i < c->n; i++)
+		if (addr >= c->a[i] && addr < c->a[i] + c->size[i])
+			return true;
+	return false;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -551,6 +565,7 @@ static void compare_with_readelf(const char *file, const char *section, size_t m
 {
 	struct unwind_table *t = NULL;
 	struct expect x;
+	struct crt_sections crt;
 	uint64_t *ends;
 	size_t i, k, nr_ends = 0;
 	int err, fd;
@@ -593,10 +608,11 @@ static void compare_with_readelf(const char *file, const char *section, size_t m
 		}
 		ends[nr_ends++] = f->end;
 	}
-	/* just past every FDE: no CFI unless another FDE starts there */
+	/* just past every FDE: no CFI unless another FDE starts there (or crti.o's code) */
+	read_crt_sections(file, &crt);
 	qsort(ends, nr_ends, sizeof(*ends), cmp_u64);
 	for (i = 0; i < nr_ends; i++)
-		if (!fde_starts_at(&x, ends[i]) && !in_crt_section(file, ends[i]))
+		if (!fde_starts_at(&x, ends[i]) && !in_crt_section(&crt, ends[i]))
 			check_addr(t, ends[i], BPFPROF_UNWIND_NONE, st);
 	/* before the first FDE, and outside the table */
 	check_addr(t, t->base - 1, BPFPROF_UNWIND_NONE, st);

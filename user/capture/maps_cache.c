@@ -23,6 +23,7 @@ struct maps_entry {
 	size_t len;
 	uint64_t used; /* the last profile (maps_cache.profile) that put or got it */
 	uint64_t gone_ns; /* when a pass first saw it exited, 0 while not */
+	bool fallback_seen; /* the fallback was compared with text since it was put */
 };
 
 struct maps_cache {
@@ -129,6 +130,7 @@ int maps_cache__put(struct maps_cache *c, uint32_t pid, uint32_t start, const ch
 	e->len = n;
 	e->used = c->profile;
 	e->gone_ns = 0; /* its maps were just read: alive */
+	e->fallback_seen = false;
 	c->bytes += n;
 	return 0;
 }
@@ -139,18 +141,76 @@ void maps_cache__set_fallback(struct maps_cache *c, maps_cache_fallback_fn fn, v
 	c->fallback_ctx = ctx;
 }
 
+/* Executable mapping lines in text (kept lines: the others are jit-*.dump markers) */
+static size_t exec_lines(const char *text, size_t len)
+{
+	size_t n = 0, off = 0;
+
+	while (off < len) {
+		const char *nl = memchr(text + off, '\n', len - off);
+		size_t line = nl ? (size_t)(nl - text - off) + 1 : len - off;
+		const char *sp = memchr(text + off, ' ', line);
+
+		n += sp && (size_t)(sp - text - off) + 4 <= line && sp[3] == 'x';
+		off += line;
+	}
+	return n;
+}
+
+/*
+ * The fallback's text where it has more executable mappings than e's (or
+ * e is NULL), with e's jit-*.dump lines after it: the kept text may be a
+ * read at a notice while the process was still in its dynamic loader (the
+ * notices' thread reads that early), its libraries mapped after it and the
+ * process gone before another read; the fallback (its MMAP2 records) saw
+ * them. Returns 1 with *text malloc'd, 0 (keep e), or -errno.
+ */
+static int better_fallback(struct maps_cache *c, const struct maps_entry *e, uint32_t pid,
+			   uint32_t start, char **text, size_t *len)
+{
+	char *t = NULL, *merged;
+	size_t n = 0, off = 0;
+	int err = c->fallback(c->fallback_ctx, pid, start, &t, &n);
+
+	if (err || (e && exec_lines(t, n) <= exec_lines(e->text, e->len))) {
+		free(t);
+		return err == -ENOMEM ? err : 0;
+	}
+	merged = realloc(t, n + (e ? e->len : 0) + 1);
+	if (!merged) {
+		free(t);
+		return -ENOMEM;
+	}
+	while (e && off < e->len) {
+		const char *nl = memchr(e->text + off, '\n', e->len - off);
+		size_t line = nl ? (size_t)(nl - e->text - off) + 1 : e->len - off;
+
+		if (exec_lines(e->text + off, line) == 0) {
+			memcpy(merged + n, e->text + off, line);
+			n += line;
+		}
+		off += line;
+	}
+	merged[n] = '\0';
+	*text = merged;
+	*len = n;
+	return 1;
+}
+
 const char *maps_cache__get(struct maps_cache *c, uint32_t pid, uint32_t start, size_t *len)
 {
 	struct maps_entry *e = find(c, pid, start);
 
-	if (!e && c->fallback) {
+	if (c->fallback && (!e || !e->fallback_seen)) {
 		char *text = NULL;
 		size_t n = 0;
 
-		if (!c->fallback(c->fallback_ctx, pid, start, &text, &n) &&
+		if (better_fallback(c, e, pid, start, &text, &n) == 1 &&
 		    !maps_cache__put(c, pid, start, text, n))
 			e = find(c, pid, start);
 		free(text);
+		if (e)
+			e->fallback_seen = true;
 	}
 	if (!e)
 		return NULL;
