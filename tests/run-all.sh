@@ -30,8 +30,7 @@ san=${2:-}
 jobs=${TEST_JOBS:-$(nproc)}
 here=$(cd "$(dirname "$0")" && pwd)
 logs=$(mktemp -d)
-fuzz_pid=
-trap '[ -n "$fuzz_pid" ] && kill "$fuzz_pid" 2>/dev/null; rm -rf "$logs"' EXIT
+trap 'rm -rf "$logs"' EXIT
 
 # The scripts that drive bpfprof's parsers and writers, run again on the
 # sanitizer build: perfdata (perf.data writer), outputs (every writer in one
@@ -47,6 +46,12 @@ san_scripts=(perfdata outputs xray jit push gone jitlive)
 # last to start are short and both CPUs stay busy to the end; scripts not
 # named here follow in name order.
 heavy=(python push churn faults run debuginfo jit gone unwind xray)
+
+# Scripts that neither sample nor time anything (XRay files against
+# llvm-xray's account of the same files, make install, option checks):
+# beside the end of the kernel matrix, one at a time.
+beside=(xray install privileges)
+done_beside=()
 
 # part NAME CMD...: run CMD with its output in $logs/NAME.log, then print that
 # output whole under a "== NAME" header with the part's wall seconds
@@ -69,7 +74,8 @@ part() {
 # The kernel matrix (tests/kernels/run.sh), the longest part, beside the unit
 # tests and then the fuzzers, one at a time: the guests keep about one CPU
 # of two busy (TCG runs the workload's vCPU, the other mostly waits), and
-# neither the unit tests nor the fuzzers time anything. The integration
+# neither the unit tests nor the fuzzers time anything; nor do the scripts in
+# `beside`, which follow while the matrix runs. The other integration
 # scripts wait for the matrix: beside two scripts every guest would get less
 # of the CPU than its sampled checks were sized for, and the scripts less
 # than theirs (push.sh's stall check and gone.sh's splits failed so).
@@ -84,12 +90,17 @@ else
 	UNIT_JOBS=1 part unit "$here/run-unit.sh" "$out"
 	[ -n "$san" ] && UNIT_JOBS=1 part san:unit "$here/run-unit.sh" "$san"
 
-	# the fuzzers, one stream in the background, into the integration part if
-	# they outlast the matrix
-	if [ "${FUZZ_TIME:-10}" != 0 ]; then
-		FUZZ_JOBS=${FUZZ_JOBS:-1} part fuzz "$here/run-fuzz.sh" "$out" &
-		fuzz_pid=$!
-	fi
+	# the fuzzers, one stream
+	[ "${FUZZ_TIME:-10}" = 0 ] || FUZZ_JOBS=${FUZZ_JOBS:-1} part fuzz "$here/run-fuzz.sh" "$out"
+	# then, while the matrix still runs, the scripts that time and sample
+	# nothing, one at a time (the matrix outlasted the unit tests and the
+	# fuzzers by 50-80 s, half a CPU idle)
+	for n in "${beside[@]}"; do
+		kill -0 "$kernels_pid" 2>/dev/null || break
+		[ -f "$here/integration/$n.sh" ] || continue
+		part "$n.sh" "$here/integration/$n.sh"
+		done_beside+=("$n")
+	done
 	wait "$kernels_pid"
 fi
 
@@ -104,7 +115,8 @@ for t in "$here"/integration/*.sh; do
 done
 jobs_list=()
 for n in "${queue[@]}"; do
-	[ "$san_only" = 1 ] || jobs_list+=("$n.sh|$here/integration/$n.sh|")
+	[ "$san_only" = 1 ] || [[ " ${done_beside[*]} " == *" $n "* ]] ||
+		jobs_list+=("$n.sh|$here/integration/$n.sh|")
 	if [ -n "$san" ] && [[ " ${san_scripts[*]} " == *" $n "* ]]; then
 		jobs_list+=("san:$n.sh|$here/integration/$n.sh|$(cd "$san" && pwd)/bpfprof")
 	fi
@@ -122,17 +134,16 @@ for j in "${jobs_list[@]}"; do
 	fi
 	running=$((running + 1))
 	if [ "$running" -ge "$jobs" ]; then
-		wait -n -p done_pid
-		[ "$done_pid" = "$fuzz_pid" ] || running=$((running - 1))
+		wait -n
+		running=$((running - 1))
 	fi
 done
-# every script, then the fuzzers
+# every script
 while [ "$running" -gt 0 ]; do
-	wait -n -p done_pid
-	[ "$done_pid" = "$fuzz_pid" ] || running=$((running - 1))
+	wait -n
+	running=$((running - 1))
 done
 wait
-fuzz_pid=
 
 total() { sed -n "s/^\(unit: \)\{0,1\}\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\2 \3 \4/p" "$logs"/*.log |
 	awk '{ p += $1; f += $2; s += $3 } END { printf "%d passed, %d failed, %d skipped\n", p, f, s }'; }
