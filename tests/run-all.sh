@@ -47,10 +47,11 @@ san_scripts=(perfdata outputs xray jit push gone jitlive)
 # named here follow in name order.
 heavy=(python push churn faults run debuginfo jit gone unwind xray)
 
-# Scripts that neither sample nor time anything (XRay files against
-# llvm-xray's account of the same files, make install, option checks):
-# beside the end of the kernel matrix, one at a time.
-beside=(xray install privileges)
+# Scripts that neither time anything nor bound a sampled share (XRay files
+# against llvm-xray's account of the same files, make install, privilege
+# checks, memcheck's report of a run): beside the end of the kernel matrix,
+# one at a time.
+beside=(xray install privileges valgrind)
 done_beside=()
 
 # part NAME CMD...: run CMD with its output in $logs/NAME.log, then print that
