@@ -19,9 +19,12 @@
 /*
  * Records kept at once, bytes at most (a few thousand copies: a burst of new
  * processes under -a while the unwinder's thread builds); past it a record
- * is walked at once, with what is registered
+ * is walked at once, with what is registered. 64 MiB was reached in one
+ * hosts.sh run beside another script (3,783 copies of 17 KiB kept while
+ * registrations took 0.8 s on average, 3.7 s at most): 172 stacks walked by
+ * frame pointers. The bound, not an allocation: the records held.
  */
-#define MAX_HELD_BYTES (64ULL << 20)
+#define MAX_HELD_BYTES (128ULL << 20)
 /* The run's end waits this long at most for the registrations its held records need */
 #define RELEASE_WAIT_MS 3000
 
