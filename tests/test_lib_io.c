@@ -74,11 +74,40 @@ static void test_pwrite_and_errors(void **state)
 	}
 }
 
+/*
+ * io__read_upto: a pipe written in two parts reads whole up to the buffer's
+ * size (more may follow), then to the end of file; a bad fd is -EBADF
+ */
+static void test_read_upto(void **state)
+{
+	char buf[16], big[64];
+	size_t n = 99;
+	int p[2];
+
+	(void)state;
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(io__write_all(p[1], "0123456789", 10), 0);
+	assert_int_equal(io__write_all(p[1], "abcdefghij", 10), 0);
+	close(p[1]);
+	assert_int_equal(io__read_upto(p[0], buf, sizeof(buf), &n), 0);
+	assert_int_equal(n, sizeof(buf));
+	assert_memory_equal(buf, "0123456789abcdef", 16);
+	assert_int_equal(io__read_upto(p[0], big, sizeof(big), &n), 0);
+	assert_int_equal(n, 4);
+	assert_memory_equal(big, "ghij", 4);
+	assert_int_equal(io__read_upto(p[0], big, sizeof(big), &n), 0);
+	assert_int_equal(n, 0);
+	close(p[0]);
+	assert_int_equal(io__read_upto(-1, big, sizeof(big), &n), -EBADF);
+	assert_int_equal(n, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_short_writes),
 		cmocka_unit_test(test_pwrite_and_errors),
+		cmocka_unit_test(test_read_upto),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -41,6 +41,7 @@
 #include <bpf/libbpf.h>
 #include "bpfprof_abi.h"
 #include "log.h"
+#include "lib_io.h"
 #include "notice_thread.h"
 #include "proc_file.h"
 
@@ -171,7 +172,8 @@ static int read_maps(struct notice_thread *nt, uint32_t pid, size_t *len)
 	if (fd < 0)
 		return -errno;
 	for (;;) {
-		ssize_t r;
+		size_t got;
+		int err;
 
 		if (nt->buf_size - n < 4096) {
 			void *nb = nt->buf_size >= NOTICE_MAPS_MAX ?
@@ -184,18 +186,14 @@ static int read_maps(struct notice_thread *nt, uint32_t pid, size_t *len)
 			nt->buf = nb;
 			nt->buf_size *= 2;
 		}
-		r = read(fd, nt->buf + n, nt->buf_size - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			int err = -errno;
-
+		err = io__read_upto(fd, nt->buf + n, nt->buf_size - n, &got);
+		n += got;
+		if (err) {
 			close(fd);
 			return err;
 		}
-		if (!r)
-			break;
-		n += (size_t)r;
+		if (n < nt->buf_size)
+			break; /* the end of the file */
 	}
 	close(fd);
 	*len = n;

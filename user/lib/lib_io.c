@@ -37,3 +37,20 @@ int io__pwrite_all(int fd, const void *p, size_t n, off_t off)
 {
 	return write_loop(fd, p, n, true, off);
 }
+
+int io__read_upto(int fd, void *buf, size_t size, size_t *n)
+{
+	*n = 0;
+	while (*n < size) {
+		ssize_t r = read(fd, (char *)buf + *n, size - *n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (!r)
+			break;
+		*n += (size_t)r;
+	}
+	return 0;
+}

@@ -18,6 +18,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "proc_file.h"
+#include "lib_io.h"
 
 int proc_ident__read(const char *proc_dir, uint32_t pid, struct proc_ident *id)
 {
@@ -25,29 +26,17 @@ int proc_ident__read(const char *proc_dir, uint32_t pid, struct proc_ident *id)
 	char path[PATH_MAX], buf[16384], *line, *nl;
 	bool have_uid = false;
 	size_t n = 0;
-	int fd;
+	int fd, err;
 
 	if (snprintf(path, sizeof(path), "%s/%u/status", proc_dir, pid) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	while (n < sizeof(buf) - 1) {
-		ssize_t r = read(fd, buf + n, sizeof(buf) - 1 - n);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			int err = -errno;
-
-			close(fd);
-			return err;
-		}
-		if (!r)
-			break;
-		n += (size_t)r;
-	}
+	err = io__read_upto(fd, buf, sizeof(buf) - 1, &n);
 	close(fd);
+	if (err)
+		return err;
 	buf[n] = '\0';
 	memset(id, 0, sizeof(*id));
 	id->nspid = pid; /* kernels before 4.1 have no NSpid: no namespaces in use */
