@@ -370,8 +370,20 @@ struct {
 	__uint(map_flags, BPF_F_NO_PREALLOC); /* memory as processes come, not 1.3 MiB up front */
 #endif
 	__type(key, __u32); /* tgid whose mappings are all in unwind_mappings */
-	__type(value, __u8);
+	__type(value, __u64); /* when they were (last) registered: bpf_ktime_get_ns(), CLOCK_MONOTONIC */
 } unwind_procs SEC(".maps");
+
+/*
+ * A frame-pointer step whose return address is in no registered mapping is
+ * taken for garbage (a register that was not a frame pointer), except this
+ * long after a process's registration: there it is as likely code mapped
+ * since (V8's code space appears 0.2 s into node, after its first
+ * registration), so the sample goes to user space as a copy, walked once
+ * the process is registered again. Bounded in time, so that a program
+ * whose rbp is not a frame pointer (a JVM's compiled code) costs copies
+ * for its first seconds only.
+ */
+#define YOUNG_NS (2ULL * 1000 * 1000 * 1000)
 
 /*
  * The walk's state between bpf_loop steps: scalars only (the maps are looked
@@ -403,7 +415,8 @@ struct walk {
 	__u8 copy;
 	__u8 kregs; /* ip0, sp0, bp0 are the task's saved user registers, not the sample's */
 	__u8 after_syscall; /* ip0 follows a syscall instruction: its row is ip0 - 1's (walk_begin) */
-	__u8 pad[3];
+	__u8 young; /* the process was registered less than YOUNG_NS before the sample */
+	__u8 pad[2];
 	__u64 ip0, sp0, bp0; /* the registers the walk began from */
 	__u32 now; /* the sample's time >> 30 (about seconds): tables' `used` */
 	__u32 steps; /* steps done: the legacy variant's walk goes on across tail calls */
@@ -608,8 +621,13 @@ step_fn walk_step(__u32 i, void *data)
 		m = bpf_map_lookup_elem(&unwind_mappings, &key);
 		if (!m) {
 			/* a frame-pointer step's return address outside the code: garbage, not a frame */
-			if (w->fp_prev && w->end > w->nk + 1)
+			if (w->fp_prev && w->end > w->nk + 1) {
 				w->end--;
+				/* or code mapped since: see YOUNG_NS */
+				if (!BPFPROF_LEGACY && copy_stacks && w->young &&
+				    wslot == SLOT_SAMPLE)
+					w->copy = BPFPROF_STAT_COPY_FP_UNMAPPED;
+			}
 			/*
 			 * a pc from the registers or a CFI step is code: a mapping
 			 * registered since the process's maps were read (a library
@@ -721,6 +739,7 @@ static __always_inline bool walk_begin(struct bpfprof_sample *e, __u64 nk, __u32
 {
 	struct walk *w;
 	__u32 slot = cur_slot();
+	__u64 *reg;
 	__u8 insn[2];
 
 	w = bpf_map_lookup_elem(&walk_state, &slot);
@@ -756,7 +775,9 @@ static __always_inline bool walk_begin(struct bpfprof_sample *e, __u64 nk, __u32
 	w->sp0 = sp;
 	w->bp0 = bp;
 	w->kregs = at_entry;
-	w->tables = unwind_tables_on && bpf_map_lookup_elem(&unwind_procs, &tgid);
+	reg = unwind_tables_on ? bpf_map_lookup_elem(&unwind_procs, &tgid) : NULL;
+	w->tables = !!reg;
+	w->young = reg && e->time_ns - *reg < YOUNG_NS;
 	if (unwind_tables_on && !w->tables) {
 		/* a sample's stack is copied for user space; an off-CPU block's is walked by frame pointers */
 		if (copy_stacks && slot == SLOT_SAMPLE) {
@@ -1296,7 +1317,8 @@ static __always_inline void send_sample_copy(struct bpf_perf_event_data *ctx,
 		return;
 	}
 	stat_inc(BPFPROF_STAT_SAMPLES);
-	stat_inc(w->copy == BPFPROF_STAT_COPY_NO_MAPPING ? BPFPROF_STAT_COPY_NO_MAPPING :
+	stat_inc(w->copy == BPFPROF_STAT_COPY_NO_MAPPING    ? BPFPROF_STAT_COPY_NO_MAPPING :
+		 w->copy == BPFPROF_STAT_COPY_FP_UNMAPPED ? BPFPROF_STAT_COPY_FP_UNMAPPED :
 							      BPFPROF_STAT_COPY_NOT_READY);
 	stat_add(BPFPROF_STAT_COPY_BYTES, size);
 }

@@ -88,6 +88,12 @@ enum bpfprof_stat {
 	BPFPROF_STAT_COPY_NOT_READY = 30,
 	BPFPROF_STAT_COPY_NO_MAPPING = 31,
 	BPFPROF_STAT_COPY_BYTES = 32, /* their bytes in the ring buffer */
+	/*
+	 * Samples sent as copies because a frame-pointer step of a process
+	 * registered moments before left its registered mappings (JIT code
+	 * mapped since; bpf/profile.bpf.c YOUNG_NS)
+	 */
+	BPFPROF_STAT_COPY_FP_UNMAPPED = 33,
 	BPFPROF_STAT_NR,
 };
 
@@ -378,7 +384,7 @@ _Static_assert(sizeof(struct bpfprof_ustack_copy) ==
 struct bpfprof_sample_copy {
 	__u32 type; /* BPFPROF_REC_SAMPLE_COPY */
 	__u32 stack_size; /* bytes of user stack in data[], after the kernel addresses */
-	__u8 why; /* BPFPROF_STAT_COPY_NOT_READY or BPFPROF_STAT_COPY_NO_MAPPING */
+	__u8 why; /* BPFPROF_STAT_COPY_NOT_READY, _NO_MAPPING or _FP_UNMAPPED */
 	__u8 holes; /* pages of the copy not present: bit k, the k-th from rsp's page */
 	__u8 code_ok;
 	__u8 after_syscall;

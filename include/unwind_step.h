@@ -58,6 +58,11 @@ struct unwind_step_result {
 	 * (mapped since); 0 otherwise
 	 */
 	uint64_t unmapped_pc;
+	/*
+	 * stop BPFPROF_STAT_WALK_NO_MAPPING after a frame-pointer step: the
+	 * return address it found (garbage, or code mapped since); 0 otherwise
+	 */
+	uint64_t unmapped_fp_pc;
 };
 
 /*

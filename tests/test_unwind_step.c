@@ -288,7 +288,12 @@ static void test_no_mapping(void **state)
 	assert_int_equal(res.stop, BPFPROF_STAT_WALK_NO_MAPPING);
 	assert_int_equal(res.nr, 1);
 	assert_int_equal(res.unmapped_pc, 0x500000);
-	/* c (no row) steps by frame pointers to 0x500000: dropped, no pc reported */
+	assert_int_equal(res.unmapped_fp_pc, 0);
+	/*
+	 * c (no row) steps by frame pointers to 0x500000: dropped, not reported
+	 * as code, but as the frame-pointer step's (JIT code mapped since, or
+	 * garbage: unwind_copies decides by the copy's why)
+	 */
 	memset(f->stack, 0xa5, sizeof(f->stack));
 	f->stack[2] = S + 0x30;
 	f->stack[3] = 0x500000;
@@ -296,6 +301,7 @@ static void test_no_mapping(void **state)
 	assert_int_equal(res.stop, BPFPROF_STAT_WALK_NO_MAPPING);
 	assert_int_equal(res.nr, 1);
 	assert_int_equal(res.unmapped_pc, 0);
+	assert_int_equal(res.unmapped_fp_pc, 0x4fffff);
 	/* a CFI step's return address in no mapping: kept, and reported (pc - 1 looked up) */
 	f->stack[5] = 0x500010;
 	walk(f, CODE + 0x050, S + 0x20, 0, NULL, sizeof(f->stack), true, 127, &res);

@@ -26,6 +26,7 @@
 #include <libelf.h>
 #include <link.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/auxv.h>
 #include <sys/wait.h>
 #include "sym_elf.h"
@@ -801,6 +802,85 @@ static void test_copies(void **state)
 	free(check);
 }
 
+/* unwind_copies__release's emit: the walked record, kept for the test */
+struct emitted {
+	int n;
+	uint32_t nr_user;
+	uint64_t ips[4];
+};
+
+static int keep_emitted(void *ctx, const struct bpfprof_sample *s, size_t size)
+{
+	struct emitted *e = ctx;
+
+	(void)size;
+	e->n++;
+	e->nr_user = s->nr_user;
+	memcpy(e->ips, s->ips + s->nr_kernel, sizeof(e->ips));
+	return 0;
+}
+
+/*
+ * A copy whose walk leaves the registered mappings at a frame-pointer step
+ * (an anonymous executable page, as JIT code, no table; its frame's return
+ * address 0x10 in no mapping): sent for that (BPFPROF_STAT_COPY_FP_UNMAPPED,
+ * a process registered moments before), the copy waits for a registration
+ * and is walked after it; sent for any other reason, the address is garbage
+ * and the copy is walked at once. Either way the garbage frame is dropped.
+ */
+static void test_copies_fp_unmapped(void **state)
+{
+	struct fake *f = calloc(1, sizeof(*f));
+	struct unwinder *u = new_unwinder(f, 256 << 20);
+	struct bpfprof_sample_copy *rec = calloc(1, sizeof(*rec));
+	struct bpfprof_sample *out = calloc(1, sizeof(*out));
+	struct bpfprof_sample hdr = { .type = BPFPROF_REC_SAMPLE, .tgid = (uint32_t)getpid() };
+	struct unwind_copies *c;
+	struct emitted em = { 0 };
+	uint64_t st[BPFPROF_STAT_NR], sp = 0x7ff000001000ULL, frame[2] = { 0, 0x10 };
+	size_t size = BPFPROF_SAMPLE_COPY_HDR_SIZE + sizeof(frame), out_size;
+	uint8_t *jit = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	(void)state;
+	assert_non_null(u);
+	assert_non_null(rec);
+	assert_true(jit != MAP_FAILED);
+	assert_int_equal(unwinder__load_pid(u, getpid()), 0);
+	hdr.tid = hdr.tgid;
+	rec->type = BPFPROF_REC_SAMPLE_COPY;
+	rec->why = BPFPROF_STAT_COPY_NOT_READY;
+	rec->regs[6] = sp; /* rbp: the frame below */
+	rec->regs[7] = sp;
+	rec->regs[16] = (uint64_t)(uintptr_t)jit + 0x10;
+	rec->stack_size = sizeof(frame);
+	memcpy(rec->hdr, &hdr, BPFPROF_SAMPLE_HDR_SIZE);
+	memcpy(rec->data, frame, sizeof(frame));
+
+	c = unwind_copies__new(u, 127, NULL, NULL);
+	assert_non_null(c);
+	assert_int_equal(unwind_copies__sample(c, rec, size, out, &out_size), 0);
+	assert_int_equal(out->nr_user, 1);
+	assert_int_equal(out->ips[0], rec->regs[16]);
+	assert_int_equal(unwind_copies__nr_held(c), 0);
+
+	rec->why = BPFPROF_STAT_COPY_FP_UNMAPPED;
+	assert_int_equal(unwind_copies__sample(c, rec, size, out, &out_size), 1);
+	assert_int_equal(unwind_copies__nr_held(c), 1);
+	assert_int_equal(unwind_copies__release(c, true, keep_emitted, &em), 0);
+	assert_int_equal(unwind_copies__nr_held(c), 0);
+	assert_int_equal(em.n, 1);
+	assert_int_equal(em.nr_user, 1); /* still in no mapping after it: garbage, dropped */
+	assert_int_equal(em.ips[0], rec->regs[16]);
+	unwind_copies__stats(c, st, NULL);
+	assert_int_equal(st[BPFPROF_STAT_WALK_NO_MAPPING], 2);
+	unwind_copies__free(c);
+	unwinder__free(u);
+	fake_free(f);
+	munmap(jit, 4096);
+	free(rec);
+	free(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -811,6 +891,7 @@ int main(void)
 		cmocka_unit_test(test_evict),
 		cmocka_unit_test(test_queue),
 		cmocka_unit_test(test_copies),
+		cmocka_unit_test(test_copies_fp_unmapped),
 		cmocka_unit_test_teardown(test_debug_file, teardown_debug_file),
 	};
 

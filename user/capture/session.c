@@ -16,6 +16,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -817,14 +818,17 @@ static int sink_del_mapping(void *ctx, const struct bpfprof_unwind_key *k)
 static int sink_set_proc(void *ctx, uint32_t tgid, bool ready)
 {
 	struct session *s = ctx;
-	uint8_t one = 1;
+	struct timespec ts;
+	uint64_t now; /* the registration's time, on bpf_ktime_get_ns()'s clock (YOUNG_NS) */
 
 	if (!ready)
 		return bpf_map__delete_elem(s->skel->maps.unwind_procs, &tgid, sizeof(tgid), 0) ?
 			       -errno :
 			       0;
-	return bpf_map__update_elem(s->skel->maps.unwind_procs, &tgid, sizeof(tgid), &one,
-				    sizeof(one), BPF_ANY) ?
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	return bpf_map__update_elem(s->skel->maps.unwind_procs, &tgid, sizeof(tgid), &now,
+				    sizeof(now), BPF_ANY) ?
 		       -errno :
 		       0;
 }

@@ -211,8 +211,13 @@ static int walk_record(struct unwind_copies *c, const void *data, size_t size, b
 	stack.size = rec->stack_size;
 	stack.holes = rec->holes;
 	unwind_step__walk(&regs, &stack, ready ? rule_of : NULL, &rc, c->max_stack, c->ips, &res);
-	/* a pc in none of the registered mappings: mapped since; registered again, then walked */
-	if (ready && res.unmapped_pc && !released &&
+	/*
+	 * a pc in none of the registered mappings: mapped since; registered
+	 * again, then walked. So is a frame-pointer step's out of them where
+	 * BPF sent the copy for it (JIT code mapped since, or garbage).
+	 */
+	if (ready && !released &&
+	    (res.unmapped_pc || (rec->why == BPFPROF_STAT_COPY_FP_UNMAPPED && res.unmapped_fp_pc)) &&
 	    (unwinder__pending(c->u, rc.pid) || request(c, rc.pid) == 1))
 		return hold(c, rc.pid, data, size) ?: 1;
 	if (res.stop == BPFPROF_STAT_WALK_READ_FAULT)

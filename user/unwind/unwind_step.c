@@ -74,9 +74,10 @@ static bool step(struct walk *w, uint32_t i, const struct unwind_step_regs *regs
 	look = w->leaf ? pc : pc - 1; /* a call may be the last instruction of a function */
 	if (w->tables && rule_fn(ctx, look, &rule) == -ENOENT) {
 		/* a frame-pointer step's return address outside the code: garbage, not a frame */
-		if (w->fp_prev && w->end > 1)
+		if (w->fp_prev && w->end > 1) {
 			w->end--;
-		else if (!w->fp_prev)
+			res->unmapped_fp_pc = look;
+		} else if (!w->fp_prev)
 			res->unmapped_pc = look;
 		return stop(w, BPFPROF_STAT_WALK_NO_MAPPING);
 	}

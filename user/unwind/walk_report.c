@@ -13,6 +13,8 @@ void unwinder__print_walks(FILE *f, const uint64_t st[BPFPROF_STAT_NR],
 			   const struct unwinder_stats *us, const char *mode)
 {
 	uint64_t walks = 0, frames = st[BPFPROF_STAT_FRAMES_CFI] + st[BPFPROF_STAT_FRAMES_FP];
+	uint64_t copies = st[BPFPROF_STAT_COPY_NOT_READY] + st[BPFPROF_STAT_COPY_NO_MAPPING] +
+			  st[BPFPROF_STAT_COPY_FP_UNMAPPED];
 	int i;
 
 	for (i = BPFPROF_STAT_WALK_END; i <= BPFPROF_STAT_WALK_BAD; i++)
@@ -30,7 +32,8 @@ void unwinder__print_walks(FILE *f, const uint64_t st[BPFPROF_STAT_NR],
 		"bpfprof: user stack ends: %llu end of stack, %llu frame-pointer chain end, %llu no mapping, "
 		"%llu read fault, %llu frame limit, %llu bad frame; %llu walked by frame pointers for want of "
 		"tables; %llu stacks copied for a user-space walk (%llu before their tables were ready, "
-		"%llu past the registered mappings; %.1f KiB a copy)\n",
+		"%llu past the registered mappings, %llu at a frame-pointer step out of them; %.1f KiB a "
+		"copy)\n",
 		(unsigned long long)st[BPFPROF_STAT_WALK_END],
 		(unsigned long long)st[BPFPROF_STAT_WALK_FP_END],
 		(unsigned long long)st[BPFPROF_STAT_WALK_NO_MAPPING],
@@ -38,15 +41,10 @@ void unwinder__print_walks(FILE *f, const uint64_t st[BPFPROF_STAT_NR],
 		(unsigned long long)st[BPFPROF_STAT_WALK_LIMIT],
 		(unsigned long long)st[BPFPROF_STAT_WALK_BAD],
 		(unsigned long long)st[BPFPROF_STAT_WALK_NOT_READY],
-		(unsigned long long)(st[BPFPROF_STAT_COPY_NOT_READY] +
-				     st[BPFPROF_STAT_COPY_NO_MAPPING]),
-		(unsigned long long)st[BPFPROF_STAT_COPY_NOT_READY],
+		(unsigned long long)copies, (unsigned long long)st[BPFPROF_STAT_COPY_NOT_READY],
 		(unsigned long long)st[BPFPROF_STAT_COPY_NO_MAPPING],
-		st[BPFPROF_STAT_COPY_NOT_READY] + st[BPFPROF_STAT_COPY_NO_MAPPING] ?
-			st[BPFPROF_STAT_COPY_BYTES] / 1024.0 /
-				(st[BPFPROF_STAT_COPY_NOT_READY] +
-				 st[BPFPROF_STAT_COPY_NO_MAPPING]) :
-			0.0);
+		(unsigned long long)st[BPFPROF_STAT_COPY_FP_UNMAPPED],
+		copies ? st[BPFPROF_STAT_COPY_BYTES] / 1024.0 / copies : 0.0);
 	if (us) {
 		struct rusage ru;
 
