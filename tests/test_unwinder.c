@@ -793,8 +793,28 @@ static void test_copies(void **state)
 	assert_int_equal(st[BPFPROF_STAT_WALK_NOT_READY], 0);
 	assert_int_equal(st[BPFPROF_STAT_WALK_END], 1);
 	assert_true(unwinder__has_proc(u, gone));
-	unwinder__forget(u, gone);
 	unwind_copies__free(c);
+
+	/*
+	 * gone, registered from maps that lack its code (its image before an
+	 * exec): the leaf in none of them, no /proc to read again; registered
+	 * once more from the maps remembered (this process's), and walked
+	 */
+	{
+		static const char before_exec[] = "7f0000000000-7f0000001000 r-xp 00000000 00:00 0\n";
+
+		assert_int_equal(unwinder__load_text(u, gone, before_exec, strlen(before_exec)), 0);
+		assert_int_equal(unwinder__rule(u, gone, rec->regs[16], &rule), -ENOENT);
+		c = unwind_copies__new(u, 127, self_maps, NULL);
+		assert_non_null(c);
+		assert_int_equal(unwind_copies__sample(c, rec, size, out, &out_size), 0);
+		unwind_copies__stats(c, st, NULL);
+		assert_int_equal(st[BPFPROF_STAT_WALK_END], 1);
+		assert_int_equal(st[BPFPROF_STAT_WALK_NO_MAPPING], 0);
+		assert_true(out->nr_user >= 4);
+		unwind_copies__free(c);
+	}
+	unwinder__forget(u, gone);
 	unwinder__free(u);
 	fake_free(f);
 	free(rec);

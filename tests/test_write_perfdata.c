@@ -1007,6 +1007,61 @@ static void test_offcpu_event(void **state)
 	assert_true(off + 8 <= desc_off + desc_sz);
 }
 
+/*
+ * The leader's new name after an exec is a COMM record with
+ * PERF_RECORD_MISC_COMM_EXEC, as perf record writes it; a sample older
+ * than the name last written (a stack copy walked after later samples),
+ * under the old name, writes none: its COMM, stamped no later than the
+ * flush bound, would rename every later sample in perf's time order.
+ */
+static void test_comm_exec_order(void **state)
+{
+	static const uint64_t u[] = { EXE_START + 0x1100 };
+	struct fixture *f = *state;
+	struct perfdata_opts o = opts();
+	struct perfdata_writer *w;
+	struct profile_sample s;
+	uint64_t data_off, end, off;
+	int fd = open(f->out, O_RDWR | O_CREAT | O_TRUNC, 0600), nr_exec = 0, nr_samples = 0;
+	const char *names[4];
+
+	assert_true(fd >= 0);
+	w = perfdata__new(fd, &o, f->p);
+	assert_non_null(w);
+	assert_int_equal(perfdata__maps(w, f->p, f->proc, T0), 0); /* "work" */
+	s = sample(PID, T0 + 2000, "app", u, 0, 1);
+	assert_int_equal(perfdata__sample(w, &s), 0);
+	s = sample(PID, T0 + 1000, "work", u, 0, 1); /* older than "app": no COMM */
+	assert_int_equal(perfdata__sample(w, &s), 0);
+	s = sample(PID, T0 + 3000, "app", u, 0, 1);
+	assert_int_equal(perfdata__sample(w, &s), 0);
+	s = sample(PID, T0 + 4000, "next", u, 0, 1); /* a later exec */
+	assert_int_equal(perfdata__sample(w, &s), 0);
+	assert_int_equal(perfdata__finish(w, f->p), 0);
+	perfdata__free(w);
+	close(fd);
+	read_back(f);
+
+	data_off = u64_at(f, 40);
+	end = data_off + u64_at(f, 48);
+	for (off = data_off; off < end;) {
+		struct perf_event_header eh;
+
+		memcpy(&eh, f->file + off, sizeof(eh));
+		assert_true(eh.size >= sizeof(eh) && off + eh.size <= end);
+		if (eh.type == PERF_RECORD_COMM && (eh.misc & PERF_RECORD_MISC_COMM_EXEC)) {
+			assert_true(nr_exec < 4);
+			names[nr_exec++] = (const char *)f->file + off + sizeof(eh) + 8;
+		}
+		nr_samples += eh.type == PERF_RECORD_SAMPLE;
+		off += eh.size;
+	}
+	assert_int_equal(nr_samples, 4);
+	assert_int_equal(nr_exec, 2);
+	assert_string_equal(names[0], "app");
+	assert_string_equal(names[1], "next");
+}
+
 /* An off-CPU sample without opts.offcpu has no event to go to. */
 static void test_offcpu_needs_option(void **state)
 {
@@ -1037,6 +1092,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_streams, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_disk_full, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_args, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_comm_exec_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_offcpu_event, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_offcpu_needs_option, setup, teardown),
 	};

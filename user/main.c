@@ -106,6 +106,14 @@ struct run {
 	/* --call-graph dwarf: executable mappings as they happen, for processes gone unread (mmap_events.h) */
 	struct mmap_events *mmaps;
 	/*
+	 * Executable mappings of processes whose registration was under way
+	 * when they came (register_new_exec), looked at again once it is done;
+	 * exec_wait_ns: when last looked at (CLOCK_MONOTONIC)
+	 */
+	struct mmap_events_exec exec_wait[MMAP_EVENTS_MAX_EXEC];
+	size_t nr_exec_wait;
+	uint64_t exec_wait_ns;
+	/*
 	 * Records read past an interval's cut, in ring-buffer order, for the
 	 * next interval: each a u64 size, then its bytes padded to 8.
 	 */
@@ -558,16 +566,44 @@ static int carry_record(struct run *r, const void *data, size_t size)
  */
 static void register_new_exec(struct run *r)
 {
-	struct mmap_events_exec x[MMAP_EVENTS_MAX_EXEC];
-	size_t n, i;
-	uint32_t rule;
+	struct mmap_events_exec x[2 * MMAP_EVENTS_MAX_EXEC];
+	size_t n = 0, i, kept = 0;
+	uint32_t rule, queued = 0;
+	uint64_t now;
 
-	n = mmap_events__take_exec(r->mmaps, x, MMAP_EVENTS_MAX_EXEC, NULL);
-	for (i = 0; i < n; i++)
-		if (unwinder__has_proc(r->unwinder, x[i].pid) &&
-		    !unwinder__pending(r->unwinder, x[i].pid) &&
-		    unwinder__rule(r->unwinder, x[i].pid, x[i].start, &rule) == -ENOENT)
-			unwinder__queue_pid(r->unwinder, x[i].pid);
+	/* those waiting: every 5 ms at most (a record can come every few us) */
+	if (r->nr_exec_wait) {
+		now = now_ns(CLOCK_MONOTONIC);
+		if (now - r->exec_wait_ns >= 5000000) {
+			r->exec_wait_ns = now;
+			n = r->nr_exec_wait;
+			memcpy(x, r->exec_wait, n * sizeof(*x));
+			r->nr_exec_wait = 0;
+		}
+	}
+	n += mmap_events__take_exec(r->mmaps, x + n, MMAP_EVENTS_MAX_EXEC, NULL);
+	for (i = 0; i < n; i++) {
+		uint32_t pid = x[i].pid;
+
+		if (!unwinder__has_proc(r->unwinder, pid))
+			continue;
+		/*
+		 * Under way: from maps read before this mapping maybe (a process
+		 * registered at a sample just before its exec: collect2's child
+		 * before it is ld, whose stacks all ended at their leaf), so
+		 * looked at again once it is done
+		 */
+		if (unwinder__pending(r->unwinder, pid)) {
+			if (r->nr_exec_wait + kept < MMAP_EVENTS_MAX_EXEC)
+				x[kept++] = x[i];
+			continue;
+		}
+		if (pid != queued && unwinder__rule(r->unwinder, pid, x[i].start, &rule) == -ENOENT &&
+		    !unwinder__queue_pid(r->unwinder, pid))
+			queued = pid;
+	}
+	memcpy(r->exec_wait + r->nr_exec_wait, x, kept * sizeof(*x));
+	r->nr_exec_wait += kept;
 }
 
 /*

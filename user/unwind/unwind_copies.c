@@ -40,6 +40,10 @@ struct unwind_copies {
 		uint32_t pid;
 		uint64_t ns;
 	} reloads[RELOADS]; /* the last registration made here, by pid % RELOADS */
+	/* the last gone process registered again from its remembered maps, by pid % RELOADS */
+	struct {
+		uint32_t pid, start;
+	} gone_reloads[RELOADS];
 	/* records waiting for their process's registration, in their order */
 	struct held *held;
 	size_t nr_held, cap_held;
@@ -200,6 +204,7 @@ static int walk_record(struct unwind_copies *c, const void *data, size_t size, b
 		}
 		c->load_ns += mono_ns() - t;
 	}
+walk:
 	t0 = mono_ns();
 	regs.ip = rec->regs[16];
 	regs.sp = rec->regs[7];
@@ -216,10 +221,36 @@ static int walk_record(struct unwind_copies *c, const void *data, size_t size, b
 	 * again, then walked. So is a frame-pointer step's out of them where
 	 * BPF sent the copy for it (JIT code mapped since, or garbage).
 	 */
-	if (ready && !released &&
-	    (res.unmapped_pc || (rec->why == BPFPROF_STAT_COPY_FP_UNMAPPED && res.unmapped_fp_pc)) &&
-	    (unwinder__pending(c->u, rc.pid) || request(c, rc.pid) == 1))
-		return hold(c, rc.pid, data, size) ?: 1;
+	if (ready && (res.unmapped_pc ||
+		      (rec->why == BPFPROF_STAT_COPY_FP_UNMAPPED && res.unmapped_fp_pc))) {
+		int k = rc.pid % RELOADS;
+
+		if (!released &&
+		    (unwinder__pending(c->u, rc.pid) || request(c, rc.pid) == 1))
+			return hold(c, rc.pid, data, size) ?: 1;
+		/*
+		 * gone before its maps could be read again: from those remembered,
+		 * once (its registration may be of its image before an exec, read
+		 * at a sample in the execve itself: collect2's child that becomes
+		 * ld, whose stacks then ended at their leaf)
+		 */
+		if (c->maps && (c->gone_reloads[k].pid != rc.pid ||
+				c->gone_reloads[k].start != hdr.start) &&
+		    kill((pid_t)rc.pid, 0) && errno == ESRCH) {
+			size_t len;
+			const char *text = c->maps(c->maps_ctx, rc.pid, hdr.start, &len);
+			uint64_t t = mono_ns();
+			int err = text ? unwinder__load_text(c->u, rc.pid, text, len) : -ENOENT;
+
+			c->gone_reloads[k].pid = rc.pid;
+			c->gone_reloads[k].start = hdr.start;
+			c->load_ns += mono_ns() - t;
+			if (!err) {
+				c->gone_loads++;
+				goto walk;
+			}
+		}
+	}
 	if (res.stop == BPFPROF_STAT_WALK_READ_FAULT)
 		pr_debug(
 			"unwind: pid %u: the walk of a copied stack (%u bytes from rsp %#llx) read past it after %u frames\n",

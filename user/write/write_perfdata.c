@@ -70,6 +70,7 @@ struct map_key {
 struct proc_state {
 	uint32_t pid;
 	char comm[PROFILE_COMM_LEN]; /* the leader's, as last written */
+	uint64_t comm_ns; /* the sample time at which it was written */
 	struct map_key *maps;
 	size_t nr_maps, cap_maps;
 };
@@ -552,9 +553,17 @@ static int put_sample(struct perfdata_writer *w, const struct profile_sample *s,
 	ps = proc_state(w, s->pid, comm, s->time_ns);
 	if (!ps)
 		return w->err;
-	/* first seen before its exec (a command forked by bpfprof): its new name, as perf record writes it */
-	if (s->tid == s->pid && strcmp(ps->comm, comm)) {
+	/*
+	 * first seen before its exec (a command forked by bpfprof): its new
+	 * name, as perf record writes it. Not for a sample older than the
+	 * name written last (a stack copy walked after later samples, taken
+	 * before the exec): its COMM, stamped no later than flush_bound, would
+	 * name every later sample perf sorts after it (clang-14's 1,270
+	 * samples named driver.sh, its shell's name before the exec)
+	 */
+	if (s->tid == s->pid && strcmp(ps->comm, comm) && s->time_ns >= ps->comm_ns) {
 		snprintf(ps->comm, sizeof(ps->comm), "%s", comm);
+		ps->comm_ns = s->time_ns;
 		if (put_comm(w, s->pid, s->tid, comm, meta_time(w, s->time_ns),
 			     PERF_RECORD_MISC_COMM_EXEC))
 			return w->err;
