@@ -171,7 +171,9 @@ cp "$HOTCOLD" "$work/$hca"
 "$BPFPROF" -a --no-jvm-perfmap -F 999 -o "$work/all.prof" -o "$work/all.pb.gz" -- "$work/$hca" 0.5 2>"$work/all.log"
 rc=$?
 a=$(pprof -top -tagfocus=comm="$hca" "$work/all.pb.gz" | awk '$NF == "hot_a" { print $2 }')
-if [ $rc -eq 0 ] && [ -n "$a" ] && pprof -symbolize=none -raw "$work/all.prof" | grep -qE "^ *[0-9]+: .* [^ ]*/$hca *\$"; then
+# (grep reads all of -raw's listing: grep -q would leave at its first match,
+# and pprof, still writing, die of SIGPIPE, a failure under pipefail)
+if [ $rc -eq 0 ] && [ -n "$a" ] && pprof -symbolize=none -raw "$work/all.prof" | grep -E "^ *[0-9]+: .* [^ ]*/$hca *\$" >/dev/null; then
 	ok "-a -- COMMAND: hot_a symbolized ($a) in the command's process, among $(sed -n 's/.* \([0-9]*\) processes.*/\1/p' "$work/all.log") processes; the .prof maps it"
 else
 	fail "-a -- COMMAND: rc=$rc, hot_a of $hca not found, or $hca not mapped in the .prof" "$(cat "$work/all.log")" "$(cat "$work/pprof.err")"
