@@ -47,11 +47,13 @@ san_scripts=(perfdata outputs xray jit push gone jitlive)
 # named here follow in name order.
 heavy=(python push churn faults run debuginfo jit gone unwind xray)
 
-# Scripts that neither time anything nor bound a sampled share (XRay files
+# Scripts that run beside the end of the kernel matrix, one at a time: first
+# those that neither time anything nor bound a sampled share (XRay files
 # against llvm-xray's account of the same files, make install, privilege
-# checks, memcheck's report of a run): beside the end of the kernel matrix,
-# one at a time.
-beside=(xray install privileges valgrind)
+# checks, memcheck's report of a run), then short ones whose sampled checks
+# hold with one CPU of their own, as two at a time give each (the guests'
+# single-threaded TCG keeps the other busy: tests/kernels/vm.sh).
+beside=(xray install privileges valgrind svg outputs perfdata cache jitlive)
 done_beside=()
 
 # part NAME CMD...: run CMD with its output in $logs/NAME.log, then print that
@@ -73,10 +75,10 @@ part() {
 }
 
 # The kernel matrix (tests/kernels/run.sh), the longest part, beside the unit
-# tests and then the fuzzers, one at a time: the guests keep about one CPU
-# of two busy (TCG runs the workload's vCPU, the other mostly waits), and
-# neither the unit tests nor the fuzzers time anything; nor do the scripts in
-# `beside`, which follow while the matrix runs. The other integration
+# tests and then the fuzzers, one at a time: the guests keep one CPU of two
+# busy (single-threaded TCG runs both vCPUs on one thread), and neither the
+# unit tests nor the fuzzers time anything; the scripts in `beside` follow
+# while the matrix runs. The other integration
 # scripts wait for the matrix: beside two scripts every guest would get less
 # of the CPU than its sampled checks were sized for, and the scripts less
 # than theirs (push.sh's stall check and gone.sh's splits failed so).
