@@ -720,6 +720,19 @@ static __attribute__((noinline)) size_t capture(struct bpfprof_sample_copy *rec,
 	return BPFPROF_SAMPLE_COPY_HDR_SIZE + size;
 }
 
+/* rec (size bytes) walked by a new unwind_copies whose remembered maps are this process's; its stats into st */
+static void walk_remembered(struct unwinder *u, const struct bpfprof_sample_copy *rec, size_t size,
+			    struct bpfprof_sample *out, uint64_t *st)
+{
+	struct unwind_copies *c = unwind_copies__new(u, 127, self_maps, NULL);
+	size_t out_size;
+
+	assert_non_null(c);
+	assert_int_equal(unwind_copies__sample(c, rec, size, out, &out_size), 0);
+	unwind_copies__stats(c, st, NULL);
+	unwind_copies__free(c);
+}
+
 /*
  * The user-space walk of copied stacks (unwind_copies.h) over this test's
  * own registration: unwinder__rule finds what the BPF lookup finds; a copy
@@ -786,14 +799,10 @@ static void test_copies(void **state)
 	 * gone, with its maps remembered (this process's, as another pid's):
 	 * registered from them, its files opened by path (same inode), walked
 	 */
-	c = unwind_copies__new(u, 127, self_maps, NULL);
-	assert_non_null(c);
-	assert_int_equal(unwind_copies__sample(c, rec, size, out, &out_size), 0);
-	unwind_copies__stats(c, st, NULL);
+	walk_remembered(u, rec, size, out, st);
 	assert_int_equal(st[BPFPROF_STAT_WALK_NOT_READY], 0);
 	assert_int_equal(st[BPFPROF_STAT_WALK_END], 1);
 	assert_true(unwinder__has_proc(u, gone));
-	unwind_copies__free(c);
 
 	/*
 	 * gone, registered from maps that lack its code (its image before an
@@ -805,14 +814,10 @@ static void test_copies(void **state)
 
 		assert_int_equal(unwinder__load_text(u, gone, before_exec, strlen(before_exec)), 0);
 		assert_int_equal(unwinder__rule(u, gone, rec->regs[16], &rule), -ENOENT);
-		c = unwind_copies__new(u, 127, self_maps, NULL);
-		assert_non_null(c);
-		assert_int_equal(unwind_copies__sample(c, rec, size, out, &out_size), 0);
-		unwind_copies__stats(c, st, NULL);
+		walk_remembered(u, rec, size, out, st);
 		assert_int_equal(st[BPFPROF_STAT_WALK_END], 1);
 		assert_int_equal(st[BPFPROF_STAT_WALK_NO_MAPPING], 0);
 		assert_true(out->nr_user >= 4);
-		unwind_copies__free(c);
 	}
 	unwinder__forget(u, gone);
 	unwinder__free(u);
