@@ -47,13 +47,15 @@ san_scripts=(perfdata outputs xray jit push gone jitlive)
 # named here follow in name order.
 heavy=(python push churn faults run debuginfo jit gone unwind xray)
 
-# Scripts that run beside the end of the kernel matrix, one at a time: first
-# those that neither time anything nor bound a sampled share (XRay files
-# against llvm-xray's account of the same files, make install, privilege
-# checks, memcheck's report of a run), then short ones whose sampled checks
-# hold with one CPU of their own, as two at a time give each (the guests'
-# single-threaded TCG keeps the other busy: tests/kernels/vm.sh).
-beside=(xray install privileges valgrind svg outputs perfdata cache jitlive)
+# Scripts that run beside the end of the kernel matrix, one at a time: those
+# that neither time anything nor bound a sampled share (XRay files against
+# llvm-xray's account of the same files, make install, privilege checks,
+# memcheck's report of a run, the unwind cache's entries). Not those that
+# bound a function's share of a process's samples: beside a guest the
+# kernel's interrupt path (pvm_irq_enable) took 19 % of hotcold's samples in
+# perfdata.sh's command run, hot_a 61 % where 75 ± 7 was due (1 CI-style
+# run of 3; outputs.sh's 69.4 % in another).
+beside=(xray install privileges valgrind cache)
 done_beside=()
 
 # part NAME CMD...: run CMD with its output in $logs/NAME.log, then print that
