@@ -521,19 +521,6 @@ static void test_exec_renames_and_rereads(void **state)
 	assert_int_equal(p->nr_procs, 2);
 	assert_int_equal(p->procs[1].nr_samples, 3);
 	assert_int_equal(profile__find_process(p, 7101), 1);
-	/*
-	 * a record older than the new image under the shell's name (a stack
-	 * copy walked after the later samples): no image flipped back to the
-	 * shell, it stays in the newest (which clang-14's 1,270 samples named
-	 * driver.sh in hosts.sh)
-	 */
-	assert_int_equal(send_leader_sample(f->a, 7101, t0 + MS / 2, "spawn.sh", in_app, 1), 0);
-	assert_int_equal(p->nr_procs, 2);
-	assert_int_equal(p->procs[1].nr_samples, 4);
-	assert_string_equal(p->procs[1].comm, "app");
-	assert_int_equal(send_leader_sample(f->a, 7101, t0 + 4 * MS, "app", in_app_lib, 1), 0);
-	assert_int_equal(p->nr_procs, 2);
-	assert_int_equal(p->procs[1].nr_samples, 5);
 }
 
 static void test_maps_reread_after_missing(void **state)

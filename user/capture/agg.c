@@ -64,7 +64,6 @@ struct proc_state {
 	uint32_t nr_rereads; /* maps reads after the first */
 	uint64_t start_time; /* starttime of /proc/PID/stat (clock ticks after boot), 0 unknown */
 	uint64_t gone_ns; /* CLOCK_MONOTONIC when seen exited, 0 while not */
-	uint64_t image_ns; /* stamp of the record that made this entry (a process, or its image after an exec) */
 	bool stale; /* an unknown address was seen too soon after the last read */
 	bool jitdump_mapped; /* the last read found a jit-PID.dump mapping */
 	uint8_t kind; /* enum proc_kind */
@@ -465,7 +464,6 @@ static int new_process(struct agg *a, uint32_t proc, const struct bpfprof_sample
 	pr->cgroup_id = s->cgroup_id;
 	read_comm(a, proc, s->comm);
 	a->state[proc].start_time = pr->start ?: start_time_of(a, proc);
-	a->state[proc].image_ns = s->time_ns;
 	err = read_cgroup(a, proc);
 	if (err)
 		return err;
@@ -724,7 +722,6 @@ static int new_image(struct agg *a, uint32_t old, const struct bpfprof_sample *s
 	pr->container_id = a->p->procs[old].container_id;
 	rename_process(pr, s->comm);
 	a->state[proc].start_time = a->state[old].start_time;
-	a->state[proc].image_ns = s->time_ns;
 	err = snapshot(a, (uint32_t)proc, s->time_ns, true);
 	return err ? err : proc;
 }
@@ -826,12 +823,8 @@ int agg__record(struct agg *a, const void *data, size_t size)
 	 * once, so that the samples before keep the old name and mappings
 	 * (PIE executables load at similar addresses: the new ones would
 	 * replace the old ones they overlap) and those after get the new.
-	 * Not for a record older than the entry (a stack copy walked after
-	 * later samples): it stays in the newest image, under that image's
-	 * name (below), where an image of its own would flip the name back.
 	 */
 	if (s->tid == s->tgid && !other && !created_proc &&
-	    s->time_ns >= a->state[proc].image_ns &&
 	    strncmp(a->p->procs[proc].comm, s->comm, PROFILE_COMM_LEN - 1)) {
 		proc = new_image(a, (uint32_t)proc, s);
 		if (proc < 0)
@@ -873,9 +866,8 @@ int agg__record(struct agg *a, const void *data, size_t size)
 		return err;
 	if (off ? !a->obs.offcpu : !a->obs.sample)
 		return 0;
-	/* the record's comm may fill its 16 bytes with no NUL; the leader's is its entry's (above) */
-	memcpy(comm, s->tid == s->tgid && !other ? a->p->procs[proc].comm : s->comm,
-	       sizeof(comm) - 1);
+	/* the record's comm may fill its 16 bytes with no NUL */
+	memcpy(comm, s->comm, sizeof(comm) - 1);
 	comm[sizeof(comm) - 1] = '\0';
 	ev = (struct profile_sample){ .pid = s->tgid,
 				      .tid = s->tid,
