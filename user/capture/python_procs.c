@@ -2,7 +2,9 @@
 /*
  * Python processes: interpreter discovery, the BPF walk's per-process
  * layout, and Python frames merged into sampled stacks (include/python_procs.h).
- * Layouts and line tables: py_code.h; the frame chain: ../shared/INTERPRETERS.md.
+ * Layouts and line tables: py_code.h; the frame chain (CPython's
+ * Include/internal/pycore_frame.h, Include/cpython/pystate.h): the
+ * project's docs/INTERPRETERS.md.
  */
 #include <errno.h>
 #include <fcntl.h>
