@@ -28,19 +28,17 @@
 #include "unwinder.h"
 
 struct unwind_copies;
-
-/*
- * The maps text remembered for process (pid, start) (maps_cache.h), for a
- * process gone before it was registered; NULL when none. Borrowed.
- */
-typedef const char *(*unwind_copies_maps_fn)(void *ctx, uint32_t pid, uint32_t start, size_t *len);
+struct proc_table;
 
 /*
  * New walker of copies over u's registrations (borrowed); max_stack:
- * --max-stack; maps (may be NULL) and its ctx. NULL: ENOMEM
+ * --max-stack. Registrations are asked of the process table t (borrowed;
+ * proc_table__register: u must serve t, unwinder__serve), and a process
+ * gone before it was registered is registered from the maps t remembered
+ * (proc_table__remembered). NULL: ENOMEM
  */
 struct unwind_copies *unwind_copies__new(struct unwinder *u, uint32_t max_stack,
-					 unwind_copies_maps_fn maps, void *maps_ctx);
+					 struct proc_table *t);
 void unwind_copies__free(struct unwind_copies *c);
 
 /*

@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include "array.h"
 #include "log.h"
+#include "proc_table.h"
 #include "unwind_copies.h"
 #include "unwind_step.h"
 
@@ -49,8 +50,7 @@ struct unwind_copies {
 	size_t nr_held, cap_held;
 	uint64_t held_total;
 	uint64_t held_bytes; /* of the records kept now */
-	unwind_copies_maps_fn maps;
-	void *maps_ctx;
+	struct proc_table *t; /* registrations, remembered maps */
 	uint64_t gone_loads;
 	struct bpfprof_sample *out; /* a released record's sample */
 	/* the last sample's walk, for unwind_copies__check_record */
@@ -79,7 +79,7 @@ static uint64_t mono_ns(void)
 }
 
 struct unwind_copies *unwind_copies__new(struct unwinder *u, uint32_t max_stack,
-					 unwind_copies_maps_fn maps, void *maps_ctx)
+					 struct proc_table *t)
 {
 	struct unwind_copies *c = calloc(1, sizeof(*c));
 
@@ -91,8 +91,7 @@ struct unwind_copies *unwind_copies__new(struct unwinder *u, uint32_t max_stack,
 		return NULL;
 	}
 	c->u = u;
-	c->maps = maps;
-	c->maps_ctx = maps_ctx;
+	c->t = t;
 	c->max_stack = max_stack && max_stack <= BPFPROF_MAX_USER_STACK ? max_stack :
 									  BPFPROF_MAX_STACK;
 	return c;
@@ -131,7 +130,7 @@ static int request(struct unwind_copies *c, uint32_t pid)
 		return 0;
 	c->reloads[k].pid = pid;
 	c->reloads[k].ns = now;
-	err = unwinder__queue_pid(c->u, pid);
+	err = proc_table__register(c->t, pid, false);
 	c->loads++;
 	c->load_ns += mono_ns() - now;
 	if (err)
@@ -192,10 +191,10 @@ static int walk_record(struct unwind_copies *c, const void *data, size_t size, b
 	/* not registered: wait for the registration under way, or ask for one */
 	if (!ready && !released && (unwinder__pending(c->u, rc.pid) || request(c, rc.pid) == 1))
 		return hold(c, rc.pid, data, size) ?: 1;
-	if (!ready && c->maps && kill((pid_t)rc.pid, 0) && errno == ESRCH) {
+	if (!ready && kill((pid_t)rc.pid, 0) && errno == ESRCH) {
 		/* gone unregistered: from the maps remembered at its first sample, now */
 		size_t len;
-		const char *text = c->maps(c->maps_ctx, rc.pid, hdr.start, &len);
+		const char *text = proc_table__remembered(c->t, rc.pid, hdr.start, &len);
 		uint64_t t = mono_ns();
 
 		if (text && !unwinder__load_text(c->u, rc.pid, text, len)) {
@@ -234,11 +233,11 @@ walk:
 		 * at a sample in the execve itself: collect2's child that becomes
 		 * ld, whose stacks then ended at their leaf)
 		 */
-		if (c->maps && (c->gone_reloads[k].pid != rc.pid ||
+		if ((c->gone_reloads[k].pid != rc.pid ||
 				c->gone_reloads[k].start != hdr.start) &&
 		    kill((pid_t)rc.pid, 0) && errno == ESRCH) {
 			size_t len;
-			const char *text = c->maps(c->maps_ctx, rc.pid, hdr.start, &len);
+			const char *text = proc_table__remembered(c->t, rc.pid, hdr.start, &len);
 			uint64_t t = mono_ns();
 			int err = text ? unwinder__load_text(c->u, rc.pid, text, len) : -ENOENT;
 

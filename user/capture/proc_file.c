@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include "proc_file.h"
 #include "lib_io.h"
+#include "proc_table.h"
 
 int proc_ident__read(const char *proc_dir, uint32_t pid, struct proc_ident *id)
 {
@@ -209,10 +210,17 @@ const void *proc_file__own_vdso(size_t *size)
 	unsigned long long start, end;
 	char line[512];
 	FILE *f;
+	int fd;
 
 	*size = 0;
-	if (!image || !(f = fopen("/proc/self/maps", "re")))
+	if (!image)
 		return NULL;
+	fd = proc_table__open_maps("/proc", 0);
+	if (fd < 0 || !(f = fdopen(fd, "r"))) {
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
 	while (fgets(line, sizeof(line), f))
 		if (strstr(line, "[vdso]") && sscanf(line, "%llx-%llx", &start, &end) == 2) {
 			*size = (size_t)(end - start);

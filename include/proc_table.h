@@ -1,0 +1,283 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The process table: the one owner of what happens to a process, and the
+ * only module that opens /proc/PID/maps (as perf's util/machine.c owns
+ * process state through machine__process_{mmap2,fork,comm}_event, and the
+ * OpenTelemetry eBPF profiler's process manager reads a process's mappings
+ * once and fans them out to its BPF maps and interpreter handlers).
+ *
+ * Events, and what each does (user/capture/proc_table.c):
+ *  - first sample, and a later one outside the known mappings: the
+ *    aggregator asks the table for the process's comm, start time, cgroup
+ *    and maps (proc_table__comm, __start_time, __cgroup, __maps); the maps
+ *    read is remembered for the run (maps_cache.h), and a process /proc no
+ *    longer has (exited, or its pid reused: another start time) is named
+ *    from what was remembered: a record that arrives after its process is
+ *    gone;
+ *  - exit and pid reuse: proc_table__gone and proc_table__same, from
+ *    /proc/PID/stat (reaped, a zombie, another start time);
+ *  - the notice of a process's first samples (BPFPROF_REC_NOTICE), read
+ *    here or captured on the notices' thread (notice_thread.h): its maps
+ *    are read and remembered, and its files pinned by the symbolizer while
+ *    it lives (proc_table__notice, proc_table__take_captured);
+ *  - exec and mmap: perf's MMAP2 records (mmap_events.h), opened by
+ *    proc_table__watch_mmaps, remember a process's executable mappings as
+ *    they happen (a process gone before a read is named from them), and an
+ *    executable mapping the unwinder's registration lacks (the new image
+ *    after an exec, a dlopen) has the process registered again at once
+ *    (proc_table__exec_mappings); a registration under way when it came
+ *    (a process registered at a sample in its execve) is looked at again
+ *    once it is done. The exec's new image in the profile (an entry of its
+ *    own with the new name, its maps read at once) is the aggregator's
+ *    (agg.h), and it reads those maps through this table;
+ *  - fork: a child is a new process to the table at its first sample or
+ *    notice (the BPF side follows forks, session.h);
+ *  - a stack copied for want of tables: its process registered with the
+ *    unwinder (proc_table__register), or, gone, from the maps remembered
+ *    (proc_table__remembered).
+ *
+ * Later stages (unwinder, symbolizer) take maps through the consumer
+ * callbacks they register here (struct proc_table_unwind,
+ * struct proc_table_sym), so this capture-stage module includes none of
+ * their headers.
+ *
+ * One thread: the ring buffer's reader, but for the stateless readers
+ * (proc_table__open_maps, proc_table__read_maps), which any thread may call.
+ */
+#ifndef BPFPROF_PROC_TABLE_H
+#define BPFPROF_PROC_TABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "cgroup.h"
+#include "profile.h"
+
+struct proc_table;
+struct maps_cache;
+struct mmap_events;
+struct notice_thread;
+struct sym_capture;
+
+/*
+ * Open <proc_dir>/<pid>/maps (pid 0: the profiler's own, /proc/self/maps)
+ * read-only, close-on-exec. Returns the fd (the caller closes it) or -errno
+ * (-ENOENT: gone). The one place the file is opened; any thread.
+ */
+int proc_table__open_maps(const char *proc_dir, uint32_t pid);
+
+/*
+ * Read <proc_dir>/<pid>/maps (proc(5); fs/proc/task_mmu.c show_map_vma())
+ * into a new NUL-terminated buffer owned by the caller (free()). Returns 0
+ * and *text, *len, or -errno (-ENOENT/-ESRCH when the process is gone). Any
+ * thread.
+ */
+int proc_table__read_maps(const char *proc_dir, uint32_t pid, char **text, size_t *len);
+
+/*
+ * proc_table__read_maps + procmaps__merge (procmaps.h) into process proc of
+ * p, for its pid. Returns the mappings added, or -errno.
+ */
+int proc_table__snapshot(struct profile *p, uint32_t proc, const char *proc_dir);
+
+/*
+ * New table reading under proc_dir ("/proc" except in tests; copied).
+ * remember: keep each process's last maps for the run (maps_cache.h), and
+ * name a process /proc no longer has from them; false for tests that want
+ * /proc alone. Returns NULL with errno ENOMEM.
+ */
+struct proc_table *proc_table__new(const char *proc_dir, bool remember);
+void proc_table__free(struct proc_table *t);
+
+/* Where the table reads: "/proc" except in tests (borrowed for t's life). */
+const char *proc_table__proc_dir(const struct proc_table *t);
+
+/*
+ * Name each new process's cgroup from its record's cgroup id through c
+ * (borrowed; must outlive t) rather than /proc/PID/cgroup, which a process
+ * gone before its first record is read no longer has. NULL: from /proc.
+ */
+void proc_table__set_cgroups(struct proc_table *t, struct cgroup_cache *c);
+
+/* What /proc/PID/stat tells of a process, proc(5) */
+struct proc_stat {
+	char state; /* field 3: R, S, D, Z (zombie), X (dead), ... */
+	uint64_t nr_threads; /* field 20 */
+	uint64_t start_time; /* field 22: clock ticks after boot */
+};
+
+/*
+ * Read <proc_dir>/<pid>/stat. The comm in parentheses may hold anything, ')'
+ * too: the fields start after the last ')'. Returns 0 or -errno (-ENOENT
+ * once the process is reaped, -EINVAL for a line that does not parse).
+ */
+int proc_table__stat(const struct proc_table *t, uint32_t pid, struct proc_stat *ps);
+
+/* The start time (clock ticks after boot) of the process now behind pid, 0 if unknown. */
+uint64_t proc_table__start_time(const struct proc_table *t, uint32_t pid);
+
+/*
+ * Whether the process now behind pid is the one of start time `start`
+ * (any, when 0). Checked after reading one of its /proc files: a process
+ * that had a sample before the read and still holds the pid after it held
+ * it during the read (a pid is not given to another while it lives); one
+ * reaped since counts as the same (its pid could not have been taken and
+ * freed again meanwhile).
+ */
+bool proc_table__same(const struct proc_table *t, uint32_t pid, uint64_t start);
+
+/*
+ * Whether the process of start time `start_time` (0: unknown, any) behind
+ * pid has exited: reaped, a zombie without threads (a zombie leader whose
+ * threads run on after pthread_exit is not), dead, or its pid reused.
+ */
+bool proc_table__gone(const struct proc_table *t, uint32_t pid, uint64_t start_time);
+
+/*
+ * The comm of process pid (its main thread) into comm (PROFILE_COMM_LEN,
+ * NUL-terminated). Returns 0, or -ESRCH when it cannot be read or the pid
+ * is another process's now (start: as proc_table__same).
+ */
+int proc_table__comm(const struct proc_table *t, uint32_t pid, uint64_t start,
+		     char comm[PROFILE_COMM_LEN]);
+
+/*
+ * The cgroup of process proc of p (pr->cgroup_id set: the record's): its
+ * cgroup v2 path and container id interned into p (cgroup_path,
+ * container_id). From the cgroup cache where one is set and the id known,
+ * else /proc/PID/cgroup; a process gone has none (0). Returns 0 or -ENOMEM.
+ */
+int proc_table__cgroup(struct proc_table *t, struct profile *p, uint32_t proc);
+
+/*
+ * The maps text of process (pid, start) (start: the record's, compared as
+ * proc_table__same does) into *text (malloc'd, the caller's) and *len: read
+ * from /proc and remembered, or, the pid gone, empty (a zombie) or
+ * another's, the last maps remembered for it (read while it lived, by an
+ * earlier profile, at its notice, or rendered from its MMAP2 records).
+ * *remembered says which. Returns 0, -ESRCH (gone, nothing remembered),
+ * -ENOMEM or another -errno.
+ */
+int proc_table__maps(struct proc_table *t, uint32_t pid, uint64_t start, char **text,
+		     size_t *len, bool *remembered);
+
+/*
+ * The maps text remembered for (pid, start) (maps_cache__get: start 0 the
+ * newest), borrowed until the next call on t; NULL when none, or the table
+ * remembers nothing.
+ */
+const char *proc_table__remembered(struct proc_table *t, uint32_t pid, uint32_t start,
+				   size_t *len);
+
+/*
+ * Remember text (len bytes) as the maps of (pid, start), as a read would
+ * (maps_cache__put). Returns 0, -ENOMEM, or -EINVAL when t remembers nothing.
+ */
+int proc_table__remember(struct proc_table *t, uint32_t pid, uint32_t start, const char *text,
+			 size_t len);
+
+/*
+ * A profile (interval) starts at start_ns (CLOCK_MONOTONIC): the maps of
+ * processes gone before it are let go (maps_cache__new_profile, __expire).
+ */
+void proc_table__new_profile(struct proc_table *t, uint64_t start_ns, uint64_t now_ns);
+
+/*
+ * Once a second while sampling: the maps of exited processes that the
+ * current profile (cut at cut_ns, 0 none) has taken go (amortized).
+ */
+void proc_table__expire(struct proc_table *t, uint64_t now_ns, uint64_t cut_ns);
+
+/* Processes and bytes of maps text remembered, for -v. */
+void proc_table__counts(const struct proc_table *t, size_t *nr, size_t *bytes);
+
+/*
+ * The unwinder, as a consumer (include/unwinder.h; registered by main.c so
+ * that this module includes no later stage's header). Each may be NULL.
+ */
+struct proc_table_unwind {
+	/* register pid from maps text now (load) or on the unwinder's thread (queue): 0 or -errno */
+	int (*load)(void *ctx, uint32_t pid, const char *text, size_t len);
+	int (*queue)(void *ctx, uint32_t pid, const char *text, size_t len);
+	/* whether pid is registered; whether a registration of it is queued or under way */
+	bool (*registered)(void *ctx, uint32_t pid);
+	bool (*pending)(void *ctx, uint32_t pid);
+	/* whether pid's registration holds user address addr in an executable mapping */
+	bool (*holds)(void *ctx, uint32_t pid, uint64_t addr);
+	void *ctx;
+};
+
+/* Hand registrations to u (copied); NULL: none. */
+void proc_table__set_unwinder(struct proc_table *t, const struct proc_table_unwind *u);
+
+/*
+ * The symbolizer, as a consumer (include/symbolize.h): pin the files a
+ * process maps while it lives (p: a profile of this one process, proc its
+ * entry), or adopt those the notices' thread captured. 0 or -errno.
+ */
+struct proc_table_sym {
+	int (*pin)(void *ctx, const struct profile *p, uint32_t proc);
+	int (*adopt)(void *ctx, const struct profile *p, uint32_t proc, struct sym_capture *files);
+	void *ctx;
+};
+
+/* Hand notices' maps to s (copied); NULL: none. */
+void proc_table__set_symbolizer(struct proc_table *t, const struct proc_table_sym *s);
+
+/*
+ * Register process pid with the unwinder from its maps read now: at once
+ * (now: the -p targets before sampling) or queued on the unwinder's thread
+ * (a copied stack waiting for its tables, an exec mapping). Returns 0,
+ * -ENOENT (gone), -ENOMEM or another -errno; 0 with no unwinder set.
+ */
+int proc_table__register(struct proc_table *t, uint32_t pid, bool now);
+
+/*
+ * The notice of process (pid, start)'s first samples, read on this thread:
+ * its maps read and remembered, its files pinned by the symbolizer while it
+ * lives, so that it is named however late its records are read. Returns 0
+ * (gone: nothing to do), or -ENOMEM.
+ */
+int proc_table__notice(struct proc_table *t, uint32_t pid, uint32_t start, uint64_t sent_ns,
+		       uint32_t nr_seen);
+
+/*
+ * Take what the notices' thread nt captured (notice_thread.h; NULL: none)
+ * into the maps remembered and the symbolizer, which are this (the
+ * reader's) thread's: no I/O but close(2). Called before each record and
+ * before a profile is symbolized, so that a process's first records find
+ * what its notices captured; one atomic load when nothing waits. Returns 0
+ * or -ENOMEM.
+ */
+int proc_table__take_captured(struct proc_table *t, struct notice_thread *nt);
+
+/*
+ * --call-graph dwarf: learn of executable mappings as they happen (perf's
+ * dummy event with MMAP2 records, mmap_events.h), so that a process gone
+ * before its maps were read still has them, and its exec mappings register
+ * it again. pages: data pages of each CPU's ring. Where the events cannot
+ * be opened, one -v line and the table goes on with /proc alone.
+ */
+void proc_table__watch_mmaps(struct proc_table *t, size_t pages);
+
+/* Whether the MMAP2 records are watched (proc_table__watch_mmaps succeeded). */
+bool proc_table__watching_mmaps(const struct proc_table *t);
+
+/* The MMAP2 records' memory (borrowed; NULL: not watched), for -v's counters. */
+struct mmap_events *proc_table__mmap_events(const struct proc_table *t);
+
+/*
+ * Executable mappings made since a process was registered with the
+ * unwinder (mmap_events__take_exec): where one is not in its registration,
+ * register it again from its maps now, rather than when a sample's walk or
+ * the aggregator next meets an address there: a frame-pointer step into
+ * code no registration holds is taken for garbage (the walk ends there),
+ * and the legacy variant sends no copy for a leaf there. A registration
+ * under way (from maps read before this mapping maybe: a process registered
+ * at a sample in its execve, collect2's child before it is ld) is looked at
+ * again once done, every 5 ms at most. Call before each record; nothing
+ * without watched mmaps and an unwinder.
+ */
+void proc_table__exec_mappings(struct proc_table *t);
+
+#endif /* BPFPROF_PROC_TABLE_H */
