@@ -202,6 +202,7 @@ FUZZ_CI_TIME ?= 1
 NPROC := $(shell nproc)
 test: deps
 	$(Q)$(MAKE) --no-print-directory -j$(NPROC) all $(TEST_BINS) $(FUZZ_BINS)
+	$(Q)tools/check-layering.sh
 	$(Q)FUZZ_TIME=$(FUZZ_CI_TIME) tests/run-all.sh $(OUTPUT)
 
 # The ASan + UBSan build's unit tests and the parser and writer scripts on it
@@ -274,7 +275,7 @@ fuzz-ci: $(FUZZ_BINS)
 # The quick tier (after FUZZ_BINS: prerequisites are expanded where read): every cmocka driver (in parallel) and every fuzz corpus file
 # replayed once through its harness; no root, no BPF, seconds.
 check: $(TEST_BINS) $(FUZZ_BINS)
-	$(Q)tests/run-unit.sh $(OUTPUT) && tests/run-fuzz.sh --replay $(OUTPUT)
+	$(Q)tools/check-layering.sh && tests/run-unit.sh $(OUTPUT) && tests/run-fuzz.sh --replay $(OUTPUT)
 
 # One whole run under valgrind memcheck (tests/integration/valgrind.sh, part of make test).
 valgrind: all
