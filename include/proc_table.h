@@ -36,10 +36,10 @@
  *    unwinder (proc_table__register), or, gone, from the maps remembered
  *    (proc_table__remembered).
  *
- * Later stages (unwinder, symbolizer) take maps through the consumer
- * callbacks they register here (struct proc_table_unwind,
- * struct proc_table_sym), so this capture-stage module includes none of
- * their headers.
+ * The consumers, below capture in the stages' order (README "Layout":
+ * symbolize, unwind, then capture), are called directly; the copies' walker
+ * (unwind_copies.h), which asks for registrations, reaches the table through
+ * the callbacks proc_table__copies_procs fills.
  *
  * One thread: the ring buffer's reader, but for the stateless readers
  * (proc_table__open_maps, proc_table__read_maps), which any thread may call.
@@ -57,7 +57,6 @@ struct proc_table;
 struct maps_cache;
 struct mmap_events;
 struct notice_thread;
-struct sym_capture;
 
 /*
  * Open <proc_dir>/<pid>/maps (pid 0: the profiler's own, /proc/self/maps)
@@ -192,37 +191,23 @@ void proc_table__expire(struct proc_table *t, uint64_t now_ns, uint64_t cut_ns);
 void proc_table__counts(const struct proc_table *t, size_t *nr, size_t *bytes);
 
 /*
- * The unwinder, as a consumer (include/unwinder.h; registered by main.c so
- * that this module includes no later stage's header). Each may be NULL.
+ * The consumers of the maps the table reads (both borrowed, outliving t;
+ * NULL: none): the unwinder (unwinder.h) registers processes from them, the
+ * symbolizer (symbolize.h) pins the files of a noticed process. The
+ * aggregator's reads reach the symbolizer, the unwinder and the
+ * interpreters through its observer and frames hook (agg.h).
  */
-struct proc_table_unwind {
-	/* register pid from maps text now (load) or on the unwinder's thread (queue): 0 or -errno */
-	int (*load)(void *ctx, uint32_t pid, const char *text, size_t len);
-	int (*queue)(void *ctx, uint32_t pid, const char *text, size_t len);
-	/* whether pid is registered; whether a registration of it is queued or under way */
-	bool (*registered)(void *ctx, uint32_t pid);
-	bool (*pending)(void *ctx, uint32_t pid);
-	/* whether pid's registration holds user address addr in an executable mapping */
-	bool (*holds)(void *ctx, uint32_t pid, uint64_t addr);
-	void *ctx;
-};
-
-/* Hand registrations to u (copied); NULL: none. */
-void proc_table__set_unwinder(struct proc_table *t, const struct proc_table_unwind *u);
+struct unwinder;
+struct symbolizer;
+void proc_table__set_unwinder(struct proc_table *t, struct unwinder *u);
+void proc_table__set_symbolizer(struct proc_table *t, struct symbolizer *sy);
 
 /*
- * The symbolizer, as a consumer (include/symbolize.h): pin the files a
- * process maps while it lives (p: a profile of this one process, proc its
- * entry), or adopt those the notices' thread captured. 0 or -errno.
+ * The copies' view of the table (unwind_copies.h): the maps remembered,
+ * and registrations asked for (proc_table__register, queued).
  */
-struct proc_table_sym {
-	int (*pin)(void *ctx, const struct profile *p, uint32_t proc);
-	int (*adopt)(void *ctx, const struct profile *p, uint32_t proc, struct sym_capture *files);
-	void *ctx;
-};
-
-/* Hand notices' maps to s (copied); NULL: none. */
-void proc_table__set_symbolizer(struct proc_table *t, const struct proc_table_sym *s);
+struct unwind_copies_procs;
+void proc_table__copies_procs(struct proc_table *t, struct unwind_copies_procs *out);
 
 /*
  * Register process pid with the unwinder from its maps read now: at once

@@ -28,17 +28,29 @@
 #include "unwinder.h"
 
 struct unwind_copies;
-struct proc_table;
+
+/*
+ * Where the copies' processes come from: the process table (proc_table.h,
+ * proc_table__copies_procs), which alone reads a process's maps.
+ */
+struct unwind_copies_procs {
+	/*
+	 * The maps text remembered for process (pid, start), for a process
+	 * gone before it was registered; NULL when none. Borrowed.
+	 */
+	const char *(*remembered)(void *ctx, uint32_t pid, uint32_t start, size_t *len);
+	/* Read pid's maps now and queue its registration with u: 0, or -errno (-ENOENT: gone) */
+	int (*request)(void *ctx, uint32_t pid);
+	void *ctx;
+};
 
 /*
  * New walker of copies over u's registrations (borrowed); max_stack:
- * --max-stack. Registrations are asked of the process table t (borrowed;
- * proc_table__register: u must serve t, unwinder__serve), and a process
- * gone before it was registered is registered from the maps t remembered
- * (proc_table__remembered). NULL: ENOMEM
+ * --max-stack; procs (copied; NULL: no registration is asked for, none
+ * remembered). NULL: ENOMEM
  */
 struct unwind_copies *unwind_copies__new(struct unwinder *u, uint32_t max_stack,
-					 struct proc_table *t);
+					 const struct unwind_copies_procs *procs);
 void unwind_copies__free(struct unwind_copies *c);
 
 /*

@@ -103,14 +103,6 @@ int unwinder__load_text(struct unwinder *u, uint32_t pid, const char *text, size
 int unwinder__queue(struct unwinder *u, uint32_t pid, const struct profile_mapping *maps,
 		    size_t nr_maps);
 
-/*
- * Take the process table t's registrations (proc_table.h: the maps it reads
- * for -p targets, exec mappings, copied stacks); u NULL: none. Both
- * borrowed; u must outlive t's use of it.
- */
-struct proc_table;
-void unwinder__serve(struct unwinder *u, struct proc_table *t);
-
 /* Remove the process: its entries, and its references to tables. */
 void unwinder__forget(struct unwinder *u, uint32_t pid);
 

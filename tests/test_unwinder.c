@@ -673,8 +673,17 @@ static struct proc_table *table_of(struct unwinder *u, bool remember)
 	struct proc_table *t = proc_table__new("/proc", remember);
 
 	assert_non_null(t);
-	unwinder__serve(u, t);
+	proc_table__set_unwinder(t, u);
 	return t;
+}
+
+/* New copies' walker over u asking t for registrations and remembered maps */
+static struct unwind_copies *copies_of(struct unwinder *u, struct proc_table *t)
+{
+	struct unwind_copies_procs procs;
+
+	proc_table__copies_procs(t, &procs);
+	return unwind_copies__new(u, 127, &procs);
 }
 
 /* This process's maps text, for any pid */
@@ -758,7 +767,7 @@ static void walk_remembered(struct unwinder *u, const struct bpfprof_sample_copy
 	memcpy(&hdr, rec->hdr, BPFPROF_SAMPLE_HDR_SIZE);
 	text = self_maps(NULL, 0, 0, &len);
 	assert_int_equal(proc_table__remember(t, hdr.tgid, hdr.start, text, len), 0);
-	c = unwind_copies__new(u, 127, t);
+	c = copies_of(u, t);
 	assert_non_null(c);
 	assert_int_equal(unwind_copies__sample(c, rec, size, out, &out_size), 0);
 	unwind_copies__stats(c, st, NULL);
@@ -800,7 +809,8 @@ static void test_copies(void **state)
 	assert_int_equal(unwinder__rule(u, getpid(), 16, &rule), -ENOENT);
 	assert_int_equal(unwinder__rule(u, gone, addrs[0], &rule), -ESRCH);
 
-	c = unwind_copies__new(u, 127, t = table_of(u, false));
+	t = table_of(u, false);
+	c = copies_of(u, t);
 	assert_non_null(c);
 	size = capture(rec, stack_end());
 	assert_int_equal(unwind_copies__sample(c, rec, size, out, &out_size), 0);
@@ -917,7 +927,8 @@ static void test_copies_fp_unmapped(void **state)
 	memcpy(rec->hdr, &hdr, BPFPROF_SAMPLE_HDR_SIZE);
 	memcpy(rec->data, frame, sizeof(frame));
 
-	c = unwind_copies__new(u, 127, t = table_of(u, false));
+	t = table_of(u, false);
+	c = copies_of(u, t);
 	assert_non_null(c);
 	assert_int_equal(unwind_copies__sample(c, rec, size, out, &out_size), 0);
 	assert_int_equal(out->nr_user, 1);

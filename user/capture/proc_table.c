@@ -35,6 +35,9 @@
 #include "notice_thread.h"
 #include "proc_table.h"
 #include "procmaps.h"
+#include "symbolize.h"
+#include "unwind_copies.h"
+#include "unwinder.h"
 
 /* Those waiting for a registration under way are looked at this often at most (a record can come every few us) */
 #define EXEC_WAIT_NS (5ULL * 1000 * 1000)
@@ -48,8 +51,8 @@ struct proc_table {
 	struct maps_cache *maps; /* NULL: nothing remembered */
 	struct cgroup_cache *cgroups; /* borrowed; NULL: cgroups from /proc */
 	struct mmap_events *mmaps; /* NULL: not watched */
-	struct proc_table_unwind unwind;
-	struct proc_table_sym sym;
+	struct unwinder *unwinder; /* borrowed; NULL: none */
+	struct symbolizer *sy; /* borrowed; NULL: none */
 	/*
 	 * Executable mappings of processes whose registration was under way
 	 * when they came, looked at again once it is done; exec_wait_ns: when
@@ -183,20 +186,14 @@ void proc_table__set_cgroups(struct proc_table *t, struct cgroup_cache *c)
 	t->cgroups = c;
 }
 
-void proc_table__set_unwinder(struct proc_table *t, const struct proc_table_unwind *u)
+void proc_table__set_unwinder(struct proc_table *t, struct unwinder *u)
 {
-	if (u)
-		t->unwind = *u;
-	else
-		memset(&t->unwind, 0, sizeof(t->unwind));
+	t->unwinder = u;
 }
 
-void proc_table__set_symbolizer(struct proc_table *t, const struct proc_table_sym *s)
+void proc_table__set_symbolizer(struct proc_table *t, struct symbolizer *sy)
 {
-	if (s)
-		t->sym = *s;
-	else
-		memset(&t->sym, 0, sizeof(t->sym));
+	t->sy = sy;
 }
 
 int proc_table__stat(const struct proc_table *t, uint32_t pid, struct proc_stat *ps)
@@ -348,7 +345,7 @@ int proc_table__maps(struct proc_table *t, uint32_t pid, uint64_t start, char **
 const char *proc_table__remembered(struct proc_table *t, uint32_t pid, uint32_t start,
 				   size_t *len)
 {
-	return t && t->maps ? maps_cache__get(t->maps, pid, start, len) : NULL;
+	return t->maps ? maps_cache__get(t->maps, pid, start, len) : NULL;
 }
 
 int proc_table__remember(struct proc_table *t, uint32_t pid, uint32_t start, const char *text,
@@ -380,18 +377,17 @@ void proc_table__counts(const struct proc_table *t, size_t *nr, size_t *bytes)
 
 int proc_table__register(struct proc_table *t, uint32_t pid, bool now)
 {
-	int (*reg)(void *, uint32_t, const char *, size_t) =
-		!t ? NULL : now ? t->unwind.load : t->unwind.queue;
 	char *text = NULL;
 	size_t len = 0;
 	int err;
 
-	if (!t || !reg)
+	if (!t->unwinder)
 		return 0;
 	err = proc_table__read_maps(t->proc_dir, pid, &text, &len);
 	if (err)
 		return err;
-	err = reg(t->unwind.ctx, pid, text, len);
+	err = now ? unwinder__load_text(t->unwinder, pid, text, len) :
+		    unwinder__queue_text(t->unwinder, pid, text, len);
 	free(text);
 	return err;
 }
@@ -410,11 +406,9 @@ static int hand_to_symbolizer(struct proc_table *t, uint32_t pid, uint32_t start
 
 	proc = scratch ? profile__process_start(scratch, pid, start, &created) : -ENOMEM;
 	err = proc < 0 ? proc : procmaps__merge(scratch, (uint32_t)proc, text, len, "notice");
-	if (err >= 0)
-		err = files ? (t->sym.adopt ? t->sym.adopt(t->sym.ctx, scratch, (uint32_t)proc,
-							     files) :
-					      0) :
-			      (t->sym.pin ? t->sym.pin(t->sym.ctx, scratch, (uint32_t)proc) : 0);
+	if (err >= 0 && t->sy)
+		err = files ? symbolizer__adopt(t->sy, scratch, (uint32_t)proc, files) :
+			      symbolizer__pin(t->sy, scratch, (uint32_t)proc);
 	profile__free(scratch);
 	return err < 0 ? err : 0;
 }
@@ -517,10 +511,10 @@ void proc_table__exec_mappings(struct proc_table *t)
 {
 	struct mmap_events_exec x[2 * MMAP_EVENTS_MAX_EXEC];
 	size_t n = 0, i, kept = 0;
-	uint32_t queued = 0;
+	uint32_t rule, queued = 0;
 	uint64_t now;
 
-	if (!t->mmaps || !t->unwind.registered)
+	if (!t->mmaps || !t->unwinder)
 		return;
 	/* those waiting: every EXEC_WAIT_NS at most */
 	if (t->nr_exec_wait) {
@@ -536,7 +530,7 @@ void proc_table__exec_mappings(struct proc_table *t)
 	for (i = 0; i < n; i++) {
 		uint32_t pid = x[i].pid;
 
-		if (!t->unwind.registered(t->unwind.ctx, pid))
+		if (!unwinder__has_proc(t->unwinder, pid))
 			continue;
 		/*
 		 * Under way: from maps read before this mapping maybe (a process
@@ -544,16 +538,32 @@ void proc_table__exec_mappings(struct proc_table *t)
 		 * before it is ld, whose stacks all ended at their leaf), so
 		 * looked at again once it is done
 		 */
-		if (t->unwind.pending && t->unwind.pending(t->unwind.ctx, pid)) {
+		if (unwinder__pending(t->unwinder, pid)) {
 			if (t->nr_exec_wait + kept < MMAP_EVENTS_MAX_EXEC)
 				x[kept++] = x[i];
 			continue;
 		}
-		if (pid != queued && t->unwind.holds &&
-		    !t->unwind.holds(t->unwind.ctx, pid, x[i].start) &&
+		if (pid != queued && unwinder__rule(t->unwinder, pid, x[i].start, &rule) == -ENOENT &&
 		    !proc_table__register(t, pid, false))
 			queued = pid;
 	}
 	memcpy(t->exec_wait + t->nr_exec_wait, x, kept * sizeof(*x));
 	t->nr_exec_wait += kept;
+}
+
+static const char *copies_remembered(void *ctx, uint32_t pid, uint32_t start, size_t *len)
+{
+	return proc_table__remembered(ctx, pid, start, len);
+}
+
+static int copies_request(void *ctx, uint32_t pid)
+{
+	return proc_table__register(ctx, pid, false);
+}
+
+void proc_table__copies_procs(struct proc_table *t, struct unwind_copies_procs *out)
+{
+	*out = (struct unwind_copies_procs){ .remembered = copies_remembered,
+					     .request = copies_request,
+					     .ctx = t };
 }

@@ -30,7 +30,6 @@
 #include "array.h"
 #include "log.h"
 #include "proc_file.h"
-#include "proc_table.h"
 #include "procmaps.h"
 #include "sym_debuginfod.h"
 #include "sym_elf.h"
@@ -1114,44 +1113,4 @@ int unwinder__queue_text(struct unwinder *u, uint32_t pid, const char *text, siz
 		err = unwinder__queue(u, pid, mb.maps, mb.nr);
 	maps_buf_free(&mb);
 	return err;
-}
-
-static int serve_load(void *ctx, uint32_t pid, const char *text, size_t len)
-{
-	return unwinder__load_text(ctx, pid, text, len);
-}
-
-static int serve_queue(void *ctx, uint32_t pid, const char *text, size_t len)
-{
-	return unwinder__queue_text(ctx, pid, text, len);
-}
-
-static bool serve_registered(void *ctx, uint32_t pid)
-{
-	return unwinder__has_proc(ctx, pid);
-}
-
-static bool serve_pending(void *ctx, uint32_t pid)
-{
-	return unwinder__pending(ctx, pid);
-}
-
-/* -ENOENT: no executable mapping of the registration holds addr (-ESRCH, none: as held) */
-static bool serve_holds(void *ctx, uint32_t pid, uint64_t addr)
-{
-	uint32_t rule;
-
-	return unwinder__rule(ctx, pid, addr, &rule) != -ENOENT;
-}
-
-void unwinder__serve(struct unwinder *u, struct proc_table *t)
-{
-	struct proc_table_unwind ops = { .load = serve_load,
-					 .queue = serve_queue,
-					 .registered = serve_registered,
-					 .pending = serve_pending,
-					 .holds = serve_holds,
-					 .ctx = u };
-
-	proc_table__set_unwinder(t, u ? &ops : NULL);
 }
