@@ -218,23 +218,41 @@ void proc_table__copies_procs(struct proc_table *t, struct unwind_copies_procs *
 int proc_table__register(struct proc_table *t, uint32_t pid, bool now);
 
 /*
- * The notice of process (pid, start)'s first samples, read on this thread:
- * its maps read and remembered, its files pinned by the symbolizer while it
- * lives, so that it is named however late its records are read. Returns 0
- * (gone: nothing to do), or -ENOMEM.
+ * The notice of a process's first samples (a BPFPROF_REC_NOTICE record of
+ * size bytes; anything else is ignored), read on this thread: its maps read
+ * and remembered, its files pinned by the symbolizer while it lives, so
+ * that it is named however late its records are read, also after it has
+ * exited and deleted its JIT files. Returns 0 (gone: nothing to do), or
+ * -ENOMEM.
  */
-int proc_table__notice(struct proc_table *t, uint32_t pid, uint32_t start, uint64_t sent_ns,
-		       uint32_t nr_seen);
+int proc_table__notice(struct proc_table *t, const void *data, size_t size);
 
 /*
- * Take what the notices' thread nt captured (notice_thread.h; NULL: none)
- * into the maps remembered and the symbolizer, which are this (the
- * reader's) thread's: no I/O but close(2). Called before each record and
- * before a profile is symbolized, so that a process's first records find
- * what its notices captured; one atomic load when nothing waits. Returns 0
- * or -ENOMEM.
+ * Read the notices on a thread of their own (notice_thread.h: a reader
+ * behind a backlog read them too late) from the ring map_fd (borrowed: the
+ * session's, open until proc_table__close_notices). Returns 0 (the session
+ * must then leave the ring to it: session__notices_elsewhere), or -errno:
+ * no thread, the notices stay this thread's (proc_table__notice).
  */
-int proc_table__take_captured(struct proc_table *t, struct notice_thread *nt);
+int proc_table__start_notices(struct proc_table *t, int map_fd, uint64_t jit_max_size);
+
+/* No notice comes after the session's stop: those left are captured, the thread ends. */
+void proc_table__stop_notices(struct proc_table *t);
+
+/* The thread freed, what it captured and nobody took too: before the session closes its ring. */
+void proc_table__close_notices(struct proc_table *t);
+
+/* The notices' thread (borrowed; NULL: none), for -v's counters. */
+struct notice_thread *proc_table__notice_thread(const struct proc_table *t);
+
+/*
+ * Take what the notices' thread captured into the maps remembered and the
+ * symbolizer, which are this (the reader's) thread's: no I/O but close(2).
+ * Called before each record and before a profile is symbolized, so that a
+ * process's first records find what its notices captured; one atomic load
+ * when nothing waits, nothing without the thread. Returns 0 or -ENOMEM.
+ */
+int proc_table__take_captured(struct proc_table *t);
 
 /*
  * --call-graph dwarf: learn of executable mappings as they happen (perf's

@@ -36,13 +36,12 @@
 #include "jvm_perfmap.h"
 #include "kernel_image.h"
 #include "log.h"
-#include "maps_cache.h"
 #include "notice_thread.h"
 #include "mmap_events.h"
 #include "outdir.h"
 #include "output.h"
 #include "preflight.h"
-#include "procmaps.h"
+#include "proc_table.h"
 #include "profile.h"
 #include "push.h"
 #include "report.h"
@@ -99,20 +98,11 @@ struct run {
 	uint64_t last_stamp_s; /* --output-dir: the last interval's name stamp, s */
 	/* samples' cgroup ids -> paths, kept across intervals and after a cgroup is removed */
 	struct cgroup_cache *cgroups;
-	/* each process's last maps, kept across intervals and after it exits (maps_cache.h) */
-	struct maps_cache *maps;
-	/* the notices read on a thread of their own (notice_thread.h); NULL: read by on_notice */
-	struct notice_thread *notices;
-	/* --call-graph dwarf: executable mappings as they happen, for processes gone unread (mmap_events.h) */
-	struct mmap_events *mmaps;
 	/*
-	 * Executable mappings of processes whose registration was under way
-	 * when they came (register_new_exec), looked at again once it is done;
-	 * exec_wait_ns: when last looked at (CLOCK_MONOTONIC)
+	 * The processes: their maps (remembered across intervals and after
+	 * they exit), notices, exec and mmap events (proc_table.h)
 	 */
-	struct mmap_events_exec exec_wait[MMAP_EVENTS_MAX_EXEC];
-	size_t nr_exec_wait;
-	uint64_t exec_wait_ns;
+	struct proc_table *procs;
 	/*
 	 * Records read past an interval's cut, in ring-buffer order, for the
 	 * next interval: each a u64 size, then its bytes padded to 8.
@@ -556,92 +546,6 @@ static int carry_record(struct run *r, const void *data, size_t size)
 	return r->carry.err ?: -ECANCELED;
 }
 
-/*
- * Executable mappings made since a process was registered for the unwinder
- * (mmap_events__take_exec): where one is not in its registration, register
- * it again from its maps now, rather than when a sample's walk or the
- * aggregator next meets an address there: a frame-pointer step into code
- * no registration holds is taken for garbage (the walk ends there), and the
- * legacy variant sends no copy for a leaf there.
- */
-static void register_new_exec(struct run *r)
-{
-	struct mmap_events_exec x[2 * MMAP_EVENTS_MAX_EXEC];
-	size_t n = 0, i, kept = 0;
-	uint32_t rule, queued = 0;
-	uint64_t now;
-
-	/* those waiting: every 5 ms at most (a record can come every few us) */
-	if (r->nr_exec_wait) {
-		now = now_ns(CLOCK_MONOTONIC);
-		if (now - r->exec_wait_ns >= 5000000) {
-			r->exec_wait_ns = now;
-			n = r->nr_exec_wait;
-			memcpy(x, r->exec_wait, n * sizeof(*x));
-			r->nr_exec_wait = 0;
-		}
-	}
-	n += mmap_events__take_exec(r->mmaps, x + n, MMAP_EVENTS_MAX_EXEC, NULL);
-	for (i = 0; i < n; i++) {
-		uint32_t pid = x[i].pid;
-
-		if (!unwinder__has_proc(r->unwinder, pid))
-			continue;
-		/*
-		 * Under way: from maps read before this mapping maybe (a process
-		 * registered at a sample just before its exec: collect2's child
-		 * before it is ld, whose stacks all ended at their leaf), so
-		 * looked at again once it is done
-		 */
-		if (unwinder__pending(r->unwinder, pid)) {
-			if (r->nr_exec_wait + kept < MMAP_EVENTS_MAX_EXEC)
-				x[kept++] = x[i];
-			continue;
-		}
-		if (pid != queued && unwinder__rule(r->unwinder, pid, x[i].start, &rule) == -ENOENT &&
-		    !unwinder__queue_pid(r->unwinder, pid))
-			queued = pid;
-	}
-	memcpy(r->exec_wait + r->nr_exec_wait, x, kept * sizeof(*x));
-	r->nr_exec_wait += kept;
-}
-
-/*
- * What the notices' thread captured (notice_thread.h), into the maps cache
- * and the symbolizer, which stay this (the reader's) thread's: no I/O here
- * but close(2). Called before each record and before a profile is
- * symbolized, so that a process's first records find what its notices
- * captured. Costs one atomic load when nothing waits. Returns 0 or -ENOMEM.
- */
-static int merge_notices(struct run *r)
-{
-	struct notice_item *it = notice_thread__take(r->notices), *next;
-	int err = 0;
-
-	for (; it; it = next) {
-		next = it->next;
-		if (!err)
-			err = maps_cache__put(r->maps, it->pid, it->start, it->maps, it->maps_len);
-		if (!err) {
-			/* the symbolizer pins what a profile's process maps: a profile of this one alone */
-			struct profile *scratch = profile__new();
-			bool created;
-			int proc = scratch ? profile__process_start(scratch, it->pid, it->start,
-								    &created) :
-					     -ENOMEM;
-
-			err = proc < 0 ? proc :
-					 procmaps__merge(scratch, (uint32_t)proc, it->maps,
-							 it->maps_len, "notice");
-			if (err >= 0)
-				err = symbolizer__adopt(r->sy, scratch, (uint32_t)proc, &it->files);
-			profile__free(scratch);
-		}
-		notice_item__free(it);
-	}
-	return err == -ENOMEM ? err : 0;
-}
-
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct interval *iv = ctx;
@@ -649,10 +553,10 @@ static int on_record(void *ctx, void *data, size_t size)
 	uint64_t t;
 	int err;
 
-	if (r->notices && (err = merge_notices(r)))
+	/* what the notices' thread captured, the exec mappings: before the record */
+	if ((err = proc_table__take_captured(r->procs)))
 		return err;
-	if (r->mmaps && r->unwinder)
-		register_new_exec(r);
+	proc_table__exec_mappings(r->procs);
 	if (size >= 4 && *(const uint32_t *)data == BPFPROF_REC_USTACK_COPY) {
 		check_stack(r, data, size);
 		return 0;
@@ -696,39 +600,10 @@ static int release_copies(struct interval *iv, bool all)
 	return r->copies ? unwind_copies__release(r->copies, all, on_released, iv) : 0;
 }
 
-/*
- * The notice of a process's first samples, read before the samples queued
- * ahead of them: its maps are read and remembered for the run, and its
- * files (executables through map_files, jitdump, perf map) held open by the
- * symbolizer now, while it lives, so that it is named however late its
- * records are read, also after it has exited and deleted its JIT files.
- */
+/* The notice of a process's first samples, read before the samples queued ahead of them (proc_table.h) */
 static int on_notice(void *ctx, void *data, size_t size)
 {
-	const struct bpfprof_notice *n = data;
-	struct run *r = ((struct interval *)ctx)->run;
-	struct profile *scratch;
-	const char *text;
-	bool created;
-	size_t len;
-	int err, proc;
-
-	if (size < sizeof(*n) || n->type != BPFPROF_REC_NOTICE)
-		return 0;
-	err = maps_cache__capture(r->maps, n->tgid, n->start, &text, &len);
-	pr_debug("notice %u of pid %u: %s %.1f ms after it was sent\n", n->nr_seen, n->tgid,
-		 err ? strerror(-err) : "maps read",
-		 (double)(now_ns(CLOCK_MONOTONIC) - n->time_ns) / 1e6);
-	if (err)
-		return err == -ENOMEM ? err : 0;
-	/* the symbolizer pins what a profile's process maps: a profile of this one alone */
-	scratch = profile__new();
-	proc = scratch ? profile__process_start(scratch, n->tgid, n->start, &created) : -ENOMEM;
-	err = proc < 0 ? proc : procmaps__merge(scratch, (uint32_t)proc, text, len, "notice");
-	if (err >= 0)
-		err = symbolizer__pin(r->sy, scratch, (uint32_t)proc);
-	profile__free(scratch);
-	return err == -ENOMEM ? err : 0;
+	return proc_table__notice(((struct interval *)ctx)->run->procs, data, size);
 }
 
 /*
@@ -925,10 +800,10 @@ static void report_walks(struct run *r, struct session *s)
 			(unsigned long long)cs.walks, (double)cs.walk_ns / 1e3 / cs.walks,
 			(unsigned long long)cs.held, (unsigned long long)cs.loads,
 			(unsigned long long)cs.gone_loads, (double)cs.load_ns / 1e6);
-	if (r->mmaps) {
+	if (proc_table__mmap_events(r->procs)) {
 		struct mmap_events_stats ms;
 
-		mmap_events__stats(r->mmaps, &ms);
+		mmap_events__stats(proc_table__mmap_events(r->procs), &ms);
 		pr_info("mmap events: %llu records (%llu bytes, %llu lost, %llu malformed); maps "
 			"of %llu processes gone before they were read rendered from them; %zu "
 			"processes held (%zu bytes, %llu evicted)\n",
@@ -1030,7 +905,7 @@ static void report_held(struct run *r, struct session *s)
 	symbolizer__counts(r->sy, &sc);
 	if (r->unwinder)
 		unwinder__stats(r->unwinder, &us);
-	maps_cache__counts(r->maps, &nr_maps, &maps_bytes);
+	proc_table__counts(r->procs, &nr_maps, &maps_bytes);
 	fprintf(stderr,
 		"bpfprof: held: RSS %ld kB, %zu descriptors; %zu files pinned, %zu symbol tables, "
 		"%zu JIT processes (%zu files); unwind: %llu processes, %llu map entries; "
@@ -1046,10 +921,10 @@ static void report_held(struct run *r, struct session *s)
 		(long long)me.unwind_procs, (long long)me.unwind_mappings, (long long)me.py_procs,
 		(long long)me.targets, (long long)me.seen, (long long)me.noticed,
 		(long long)me.offcpu_start, (long long)me.offcpu_pending);
-	if (r->notices) {
+	if (proc_table__notice_thread(r->procs)) {
 		struct notice_thread_stats ns;
 
-		notice_thread__stats(r->notices, &ns);
+		notice_thread__stats(proc_table__notice_thread(r->procs), &ns);
 		fprintf(stderr,
 			"bpfprof: notices' thread (%s): %llu notices, %llu captured, %llu of processes "
 			"gone, %llu of changed maps found by a recheck, %llu dropped (queue full), %llu times over its real-time budget; read "
@@ -1071,50 +946,10 @@ static void report_bpf_cost(struct session *s)
 			(double)ns / runs, (unsigned long long)runs);
 }
 
-/* The maps remembered for a process (maps_cache.h), for the copies of one gone unregistered */
-static const char *remembered_maps(void *ctx, uint32_t pid, uint32_t start, size_t *len)
-{
-	struct run *r = ctx;
-
-	return maps_cache__get(r->maps, pid, start, len);
-}
-
-/* maps_cache's fallback: a gone process's maps rendered from its MMAP2 records */
-static int maps_from_events(void *ctx, uint32_t pid, uint32_t start, char **text, size_t *len)
-{
-	return mmap_events__maps(ctx, pid, start, text, len);
-}
-
-/*
- * --call-graph dwarf: learn of executable mappings as they happen (perf's
- * dummy event with MMAP2 records), so that a process gone before its maps
- * were read still has them. Opened once sampling has begun; where it cannot
- * be, one -v line and the run goes on with /proc alone.
- */
-static void mmap_events_start(struct run *r)
-{
-	long hz = sysconf(_SC_CLK_TCK);
-	int err;
-
-	if (r->cfg.call_graph != CALL_GRAPH_DWARF)
-		return;
-	/* 16 MiB of mappings at most; an exited process's kept 10 s (its copies are walked by then) */
-	r->mmaps = mmap_events__new(16 << 20, 10000000000ULL,
-				    1000000000ULL / (uint64_t)(hz > 0 ? hz : 100));
-	err = r->mmaps ? mmap_events__start(r->mmaps, MMAP_EVENTS_PAGES) : -ENOMEM;
-	if (err) {
-		pr_info("mmap events: not opened (%s): gone processes' maps only from /proc\n",
-			strerror(-err));
-		mmap_events__free(r->mmaps);
-		r->mmaps = NULL;
-		return;
-	}
-	maps_cache__set_fallback(r->maps, maps_from_events, r->mmaps);
-}
-
 /* The unwinder, and the tables of the -p targets before their samples count. */
 static int unwinder_start(struct run *r, struct session *s)
 {
+	struct unwind_copies_procs procs;
 	struct unwind_sink sink;
 	int i, err;
 
@@ -1122,20 +957,22 @@ static int unwinder_start(struct run *r, struct session *s)
 	r->unwinder = unwinder__new(&sink, r->cfg.call_graph == CALL_GRAPH_DWARF, "/proc");
 	if (!r->unwinder)
 		return -errno;
+	proc_table__set_unwinder(r->procs, r->unwinder);
 	if (r->cfg.call_graph == CALL_GRAPH_DWARF && sink.budget) {
 		r->unwind_cache = unwind_cache__open(r->cfg.unwind_cache, r->cfg.unwind_cache_bytes,
 						     r->cfg.unwind_cache_set);
 		unwinder__set_cache(r->unwinder, r->unwind_cache);
 	}
 	if (r->cfg.call_graph == CALL_GRAPH_DWARF) {
-		r->copies = unwind_copies__new(r->unwinder, r->cfg.max_stack, remembered_maps, r);
+		proc_table__copies_procs(r->procs, &procs);
+		r->copies = unwind_copies__new(r->unwinder, r->cfg.max_stack, &procs);
 		r->copy_sample = malloc(sizeof(*r->copy_sample));
 		r->copy_check = malloc(sizeof(*r->copy_check));
 		if (!r->copies || !r->copy_sample || !r->copy_check)
 			return -ENOMEM;
 	}
 	for (i = 0; i < r->cfg.nr_pids; i++) {
-		err = unwinder__load_pid(r->unwinder, r->cfg.pids[i]);
+		err = proc_table__register(r->procs, r->cfg.pids[i], true);
 		if (err == -ENOMEM)
 			return err;
 		if (err)
@@ -1168,11 +1005,9 @@ static int interval_begin(struct run *r, struct interval *iv, struct session *s,
 	if (r->py)
 		python_procs__stats(r->py, &iv->py_before);
 	iv->p = profile__new();
-	iv->agg = iv->p ? agg__new(iv->p, "/proc", 1000000000ULL / r->cfg.freq_hz) : NULL;
+	iv->agg = iv->p ? agg__new(iv->p, r->procs, 1000000000ULL / r->cfg.freq_hz) : NULL;
 	if (!iv->agg)
 		return -ENOMEM;
-	agg__set_cgroups(iv->agg, r->cgroups);
-	agg__set_maps_cache(iv->agg, r->maps);
 	python_hook(r, iv->agg);
 	iv->p->event = profile__intern(iv->p, r->cfg.event);
 	iv->p->freq_hz = r->cfg.freq_hz;
@@ -1196,8 +1031,7 @@ static int interval_begin(struct run *r, struct interval *iv, struct session *s,
 	}
 	r->last_stamp_s = iv->p->start_realtime_ns / 1000000000ULL;
 	/* the maps of processes gone before this profile's start go */
-	maps_cache__new_profile(r->maps, iv->p->start_ns);
-	maps_cache__expire(r->maps, now_ns(CLOCK_MONOTONIC), 0, true);
+	proc_table__new_profile(r->procs, iv->p->start_ns, now_ns(CLOCK_MONOTONIC));
 	for (i = 0; i < r->cfg.nr_outputs; i++) {
 		r->stream_err[i] = 0;
 		if (r->cfg.output_dir) {
@@ -1261,7 +1095,7 @@ static int interval_end(struct run *r, struct interval *iv, struct session *s,
 	if (err)
 		stream_round(r);
 	/* what the notices' thread captured since the last record */
-	err = merge_notices(r);
+	err = proc_table__take_captured(r->procs);
 	if (err)
 		return err;
 	session__stats(s, &samples, &dropped, NULL);
@@ -1447,9 +1281,11 @@ int main(int argc, char **argv)
 	if (symbolizer__load_kernel_async(sy))
 		pr_debug("kernel symbols: no thread; read when first needed\n");
 	r->cgroups = cgroup_cache__new(NULL);
-	r->maps = maps_cache__new("/proc");
-	if (!r->cgroups || !r->maps)
+	r->procs = proc_table__new("/proc", true);
+	if (!r->cgroups || !r->procs)
 		return 1;
+	proc_table__set_cgroups(r->procs, r->cgroups);
+	proc_table__set_symbolizer(r->procs, sy);
 	/* outputs exist (as temporaries) before sampling starts: a bad path fails now */
 	err = interval_begin(r, &iv, NULL, sy, 0);
 	if (err)
@@ -1491,13 +1327,9 @@ int main(int argc, char **argv)
 	 * does a thread that cannot start.
 	 */
 	if (!getenv("BPFPROF_NOTICES_INLINE") || strcmp(getenv("BPFPROF_NOTICES_INLINE"), "1")) {
-		struct notice_thread_opts nopts = { .map_fd = session__notices_fd(s),
-						    .proc_dir = "/proc",
-						    .jit_max_size = r->cfg.jit_max_bytes,
-						    .realtime = true };
-
 		/* started while this thread polls nothing: the ring has one reader at a time */
-		err = notice_thread__start(&nopts, &r->notices);
+		err = proc_table__start_notices(r->procs, session__notices_fd(s),
+						r->cfg.jit_max_bytes);
 		if (err)
 			pr_info("notices read between the samples: no thread (%s)\n",
 				strerror(-err));
@@ -1510,7 +1342,8 @@ int main(int argc, char **argv)
 	 * bpfprof's perf events before starting its workload must not take
 	 * these for them (debuginfo.sh and run.sh sampled nothing so)
 	 */
-	mmap_events_start(r);
+	if (r->cfg.call_graph == CALL_GRAPH_DWARF)
+		proc_table__watch_mmaps(r->procs, MMAP_EVENTS_PAGES);
 	if (r->cfg.check_unwind && !(r->checker = unwind_check__new())) {
 		err = -ENOMEM;
 		goto out;
@@ -1618,7 +1451,7 @@ int main(int argc, char **argv)
 				r->unwinder); /* tables of files no process maps any more go */
 			session__forget_gone(s); /* BPF's first-sample state of exited processes */
 			/* maps of exited processes this profile has taken (amortized) */
-			maps_cache__expire(r->maps, now, iv.cut_ns, false);
+			proc_table__expire(r->procs, now, iv.cut_ns);
 		}
 		if (tty && now - last_progress >= 1000000000ULL) {
 			last_progress = now;
@@ -1637,7 +1470,7 @@ int main(int argc, char **argv)
 	iv.last = true;
 	session__stop(s);
 	/* no notice comes after the stop: those left are captured, then merged at the drain */
-	notice_thread__stop(r->notices);
+	proc_table__stop_notices(r->procs);
 	if (release_copies(&iv, true) || feed_carried(&iv)) {
 		err = -ENOMEM;
 		goto out;
@@ -1672,13 +1505,12 @@ out:
 	unwind_cache__free(r->unwind_cache);
 	unwind_check__free(r->checker);
 	/* before the session: it reads the session's ring; after the interval: merged or freed here */
-	notice_thread__free(r->notices);
-	r->notices = NULL;
+	if (r->procs)
+		proc_table__close_notices(r->procs);
 	session__close(s);
 	symbolizer__free(sy);
 	cgroup_cache__free(r->cgroups);
-	mmap_events__free(r->mmaps);
-	maps_cache__free(r->maps);
+	proc_table__free(r->procs);
 	buf__free(&r->carry);
 	push__free(r->pusher);
 	/* run is main's: the handler must not read its outputs once main returns */

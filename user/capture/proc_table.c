@@ -29,6 +29,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "bpfprof_abi.h"
 #include "log.h"
 #include "maps_cache.h"
 #include "mmap_events.h"
@@ -51,6 +52,7 @@ struct proc_table {
 	struct maps_cache *maps; /* NULL: nothing remembered */
 	struct cgroup_cache *cgroups; /* borrowed; NULL: cgroups from /proc */
 	struct mmap_events *mmaps; /* NULL: not watched */
+	struct notice_thread *notices; /* NULL: notices read by proc_table__notice */
 	struct unwinder *unwinder; /* borrowed; NULL: none */
 	struct symbolizer *sy; /* borrowed; NULL: none */
 	/*
@@ -171,6 +173,7 @@ void proc_table__free(struct proc_table *t)
 {
 	if (!t)
 		return;
+	notice_thread__free(t->notices);
 	mmap_events__free(t->mmaps);
 	maps_cache__free(t->maps);
 	free(t);
@@ -439,25 +442,53 @@ static int capture(struct proc_table *t, uint32_t pid, uint32_t start, const cha
 	return 0;
 }
 
-int proc_table__notice(struct proc_table *t, uint32_t pid, uint32_t start, uint64_t sent_ns,
-		       uint32_t nr_seen)
+int proc_table__notice(struct proc_table *t, const void *data, size_t size)
 {
-	const char *text;
-	size_t len;
+	const struct bpfprof_notice *n = data;
+	const char *text = NULL;
+	size_t len = 0;
 	int err;
 
-	err = capture(t, pid, start, &text, &len);
-	pr_debug("notice %u of pid %u: %s %.1f ms after it was sent\n", nr_seen, pid,
-		 err ? strerror(-err) : "maps read", (double)(mono_ns() - sent_ns) / 1e6);
+	if (size < sizeof(*n) || n->type != BPFPROF_REC_NOTICE)
+		return 0;
+	err = capture(t, n->tgid, n->start, &text, &len);
+	pr_debug("notice %u of pid %u: %s %.1f ms after it was sent\n", n->nr_seen, n->tgid,
+		 err ? strerror(-err) : "maps read", (double)(mono_ns() - n->time_ns) / 1e6);
 	if (err)
 		return err == -ENOMEM ? err : 0;
-	err = hand_to_symbolizer(t, pid, start, text, len, NULL);
+	err = hand_to_symbolizer(t, n->tgid, n->start, text, len, NULL);
 	return err == -ENOMEM ? err : 0;
 }
 
-int proc_table__take_captured(struct proc_table *t, struct notice_thread *nt)
+int proc_table__start_notices(struct proc_table *t, int map_fd, uint64_t jit_max_size)
 {
-	struct notice_item *it = nt ? notice_thread__take(nt) : NULL, *next;
+	struct notice_thread_opts nopts = { .map_fd = map_fd,
+					    .proc_dir = t->proc_dir,
+					    .jit_max_size = jit_max_size,
+					    .realtime = true };
+
+	return notice_thread__start(&nopts, &t->notices);
+}
+
+void proc_table__stop_notices(struct proc_table *t)
+{
+	notice_thread__stop(t->notices);
+}
+
+void proc_table__close_notices(struct proc_table *t)
+{
+	notice_thread__free(t->notices);
+	t->notices = NULL;
+}
+
+struct notice_thread *proc_table__notice_thread(const struct proc_table *t)
+{
+	return t->notices;
+}
+
+int proc_table__take_captured(struct proc_table *t)
+{
+	struct notice_item *it = t->notices ? notice_thread__take(t->notices) : NULL, *next;
 	int err = 0;
 
 	for (; it; it = next) {
