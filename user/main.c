@@ -30,6 +30,7 @@
 #include "cli.h"
 #include "dso_export.h"
 #include "jit_elf.h"
+#include "interp.h"
 #include "python_procs.h"
 #include "sym_python.h"
 #include "jvm_attach.h"
@@ -93,8 +94,8 @@ struct run {
 	struct jvm_perfmaps *jvm_maps;
 	/* the symbolizer, for the observer's callbacks */
 	struct symbolizer *sy;
-	/* Python processes and their frames (NULL with --no-python or before the session) */
-	struct python_procs *py;
+	/* the interpreters, Python's frames (interp.h; NULL before the session) */
+	struct interps *interps;
 	uint64_t last_stamp_s; /* --output-dir: the last interval's name stamp, s */
 	/* samples' cgroup ids -> paths, kept across intervals and after a cgroup is removed */
 	struct cgroup_cache *cgroups;
@@ -489,31 +490,6 @@ static int open_streams(struct run *r, struct profile *p, struct agg *agg, struc
 	return 0;
 }
 
-static int python_set(void *ctx, uint32_t tgid, const struct bpfprof_py_proc *cfg)
-{
-	return session__python_set(ctx, tgid, cfg);
-}
-
-static int python_maps(void *ctx, struct profile *p, uint32_t proc)
-{
-	return python_procs__scan(ctx, p, proc);
-}
-
-static int python_merge(void *ctx, struct profile *p, uint32_t proc, const struct bpfprof_sample *s,
-			uint64_t *ips, uint16_t *nr_user)
-{
-	return python_procs__merge(ctx, p, proc, s, ips, nr_user);
-}
-
-/* The aggregator hands Python's frames to r->py (python_procs.h), once there is one. */
-static void python_hook(struct run *r, struct agg *agg)
-{
-	struct agg_frames f = { .maps = python_maps, .merge = python_merge, .ctx = r->py };
-
-	if (r->py)
-		agg__set_frames(agg, &f);
-}
-
 /* One profile and its outputs: the whole run, or one --interval. */
 struct interval {
 	struct run *run;
@@ -821,9 +797,8 @@ static void report_python(struct run *r, const struct python_stats *before)
 	char vers[64] = "";
 	size_t n = 0;
 
-	if (!r->py)
+	if (interps__stats(r->interps, INTERP_PYTHON, &st, sizeof(st)))
 		return;
-	python_procs__stats(r->py, &st);
 	/* this interval's (the interpreters and versions: all found so far) */
 	st.samples -= before->samples;
 	st.with_frames -= before->with_frames;
@@ -1002,13 +977,12 @@ static int interval_begin(struct run *r, struct interval *iv, struct session *s,
 	iv->lost_before = dropped;
 	if (s && r->cfg.offcpu)
 		session__offcpu_stats(s, &iv->off_before);
-	if (r->py)
-		python_procs__stats(r->py, &iv->py_before);
+	interps__stats(r->interps, INTERP_PYTHON, &iv->py_before, sizeof(iv->py_before));
 	iv->p = profile__new();
 	iv->agg = iv->p ? agg__new(iv->p, r->procs, 1000000000ULL / r->cfg.freq_hz) : NULL;
 	if (!iv->agg)
 		return -ENOMEM;
-	python_hook(r, iv->agg);
+	interps__hook(r->interps, iv->agg);
 	iv->p->event = profile__intern(iv->p, r->cfg.event);
 	iv->p->freq_hz = r->cfg.freq_hz;
 	iv->p->offcpu = r->cfg.offcpu;
@@ -1348,13 +1322,17 @@ int main(int argc, char **argv)
 		err = -ENOMEM;
 		goto out;
 	}
-	if (!r->cfg.no_python) {
-		r->py = python_procs__new("/proc", python_set, s);
-		if (!r->py) {
-			err = -ENOMEM;
+	{
+		struct interp_env env = { .proc_dir = "/proc",
+					  .attach = session__interp_attach,
+					  .attach_ctx = s };
+
+		r->interps = interps__new(&env, r->cfg.no_python ? 0 : 1u << INTERP_PYTHON);
+		if (!r->interps) {
+			err = -errno;
 			goto out;
 		}
-		python_hook(r, iv.agg);
+		interps__hook(r->interps, iv.agg);
 	}
 	err = unwinder_start(r, s);
 	if (err) {
@@ -1497,7 +1475,7 @@ int main(int argc, char **argv)
 out:
 	targets__close(&tg);
 	interval_free(r, &iv);
-	python_procs__free(r->py);
+	interps__free(r->interps);
 	unwind_copies__free(r->copies);
 	free(r->copy_sample);
 	free(r->copy_check);

@@ -448,6 +448,14 @@ static void forget(struct python_procs *py, struct py_proc *pp)
 	pp->mem_fd = -1;
 }
 
+void python_procs__forget(struct python_procs *py, uint32_t pid)
+{
+	struct py_proc *pp = find_proc(py, pid);
+
+	if (pp)
+		forget(py, pp);
+}
+
 /*
  * Once nr_walked reaches sweep_at: the walked processes that have exited (or
  * whose pid another process has now) leave the BPF map, which has room for
