@@ -157,16 +157,15 @@ int proc_table__cgroup(struct proc_table *t, struct profile *p, uint32_t proc);
  * *remembered says which. Returns 0, -ESRCH (gone, nothing remembered),
  * -ENOMEM or another -errno.
  */
-int proc_table__maps(struct proc_table *t, uint32_t pid, uint64_t start, char **text,
-		     size_t *len, bool *remembered);
+int proc_table__maps(struct proc_table *t, uint32_t pid, uint64_t start, char **text, size_t *len,
+		     bool *remembered);
 
 /*
  * The maps text remembered for (pid, start) (maps_cache__get: start 0 the
  * newest), borrowed until the next call on t; NULL when none, or the table
  * remembers nothing.
  */
-const char *proc_table__remembered(struct proc_table *t, uint32_t pid, uint32_t start,
-				   size_t *len);
+const char *proc_table__remembered(struct proc_table *t, uint32_t pid, uint32_t start, size_t *len);
 
 /*
  * Remember text (len bytes) as the maps of (pid, start), as a read would

@@ -27,7 +27,7 @@ struct interps *interps__new(const struct interp_env *env, uint32_t enabled)
 	for (int k = 0; k < INTERP_NR; k++) {
 		if (!(enabled & (1u << k)) || !impls[k])
 			continue;
-		err = impls[k]->new(env, &r->state[k]);
+		err = impls[k]->new (env, &r->state[k]);
 		if (err) {
 			interps__free(r);
 			errno = -err;

@@ -156,7 +156,8 @@ struct proc_table *proc_table__new(const char *proc_dir, bool remember)
 
 	if (!t)
 		return NULL;
-	if (snprintf(t->proc_dir, sizeof(t->proc_dir), "%s", proc_dir) >= (int)sizeof(t->proc_dir)) {
+	if (snprintf(t->proc_dir, sizeof(t->proc_dir), "%s", proc_dir) >=
+	    (int)sizeof(t->proc_dir)) {
 		free(t);
 		errno = ENAMETOOLONG;
 		return NULL;
@@ -317,8 +318,8 @@ int proc_table__cgroup(struct proc_table *t, struct profile *p, uint32_t proc)
 	return 0;
 }
 
-int proc_table__maps(struct proc_table *t, uint32_t pid, uint64_t start, char **text,
-		     size_t *len, bool *remembered)
+int proc_table__maps(struct proc_table *t, uint32_t pid, uint64_t start, char **text, size_t *len,
+		     bool *remembered)
 {
 	const char *kept;
 	int err = proc_table__read_maps(t->proc_dir, pid, text, len);
@@ -345,8 +346,7 @@ int proc_table__maps(struct proc_table *t, uint32_t pid, uint64_t start, char **
 	return 0;
 }
 
-const char *proc_table__remembered(struct proc_table *t, uint32_t pid, uint32_t start,
-				   size_t *len)
+const char *proc_table__remembered(struct proc_table *t, uint32_t pid, uint32_t start, size_t *len)
 {
 	return t->maps ? maps_cache__get(t->maps, pid, start, len) : NULL;
 }
@@ -400,8 +400,8 @@ int proc_table__register(struct proc_table *t, uint32_t pid, bool now)
  * that process alone (what the symbolizer pins from), then handed to pin or
  * adopt. Returns 0 or -errno.
  */
-static int hand_to_symbolizer(struct proc_table *t, uint32_t pid, uint32_t start,
-			      const char *text, size_t len, struct sym_capture *files)
+static int hand_to_symbolizer(struct proc_table *t, uint32_t pid, uint32_t start, const char *text,
+			      size_t len, struct sym_capture *files)
 {
 	struct profile *scratch = profile__new();
 	bool created;
@@ -574,7 +574,8 @@ void proc_table__exec_mappings(struct proc_table *t)
 				x[kept++] = x[i];
 			continue;
 		}
-		if (pid != queued && unwinder__rule(t->unwinder, pid, x[i].start, &rule) == -ENOENT &&
+		if (pid != queued &&
+		    unwinder__rule(t->unwinder, pid, x[i].start, &rule) == -ENOENT &&
 		    !proc_table__register(t, pid, false))
 			queued = pid;
 	}

@@ -233,8 +233,8 @@ walk:
 		 * at a sample in the execve itself: collect2's child that becomes
 		 * ld, whose stacks then ended at their leaf)
 		 */
-		if (c->procs.remembered && (c->gone_reloads[k].pid != rc.pid ||
-				c->gone_reloads[k].start != hdr.start) &&
+		if (c->procs.remembered &&
+		    (c->gone_reloads[k].pid != rc.pid || c->gone_reloads[k].start != hdr.start) &&
 		    kill((pid_t)rc.pid, 0) && errno == ESRCH) {
 			size_t len;
 			const char *text =
