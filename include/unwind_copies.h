@@ -94,7 +94,7 @@ size_t unwind_copies__nr_held(const struct unwind_copies *c);
 struct unwind_copies_stats {
 	uint64_t walks; /* copies walked */
 	uint64_t walk_ns; /* CPU time walking them (the rules' lookups included), ns */
-	uint64_t loads; /* registrations made for them (unwinder__load_pid) */
+	uint64_t loads; /* registrations asked for them (unwind_copies_procs.request) */
 	uint64_t load_ns; /* time asking for them (reading /proc/PID/maps), ns */
 	uint64_t held; /* records kept until their process was registered */
 	uint64_t gone_loads; /* processes gone registered from their remembered maps */

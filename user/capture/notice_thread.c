@@ -8,9 +8,9 @@
  * notices' ring alone (its own epoll: the ring's and a stop eventfd), at
  * SCHED_FIFO 1 where permitted, captures each noticed process with I/O of
  * its own, and hands the captures to the reader through a lock-free list;
- * the reader merges them (maps_cache__put, symbolizer__adopt: no I/O but
- * close) before the records it reads next, so the maps cache and the
- * symbolizer stay single-threaded.
+ * the reader merges them (proc_table__take_captured: maps_cache__put,
+ * symbolizer__adopt: no I/O but close) before the records it reads next, so
+ * the maps cache and the symbolizer stay single-threaded.
  *
  * It shares no lock with the reader: bpfprof runs one malloc arena
  * (main.c), whose lock the reader holds often; a reader descheduled (or
