@@ -13,7 +13,10 @@
  *    read is remembered for the run (maps_cache.h), and a process /proc no
  *    longer has (exited, or its pid reused: another start time) is named
  *    from what was remembered: a record that arrives after its process is
- *    gone;
+ *    gone. Merged into the profile, new maps go to the consumers
+ *    (proc_table__maps_changed: the symbolizer pins the process's files,
+ *    the unwinder registers it), the interpreters (interp.h, through the
+ *    aggregator's frames hook) and the aggregator's observer (perf.data);
  *  - exit and pid reuse: proc_table__gone and proc_table__same, from
  *    /proc/PID/stat (reaped, a zombie, another start time);
  *  - the notice of a process's first samples (BPFPROF_REC_NOTICE), read
@@ -200,6 +203,14 @@ struct unwinder;
 struct symbolizer;
 void proc_table__set_unwinder(struct proc_table *t, struct unwinder *u);
 void proc_table__set_symbolizer(struct proc_table *t, struct symbolizer *sy);
+
+/*
+ * Process proc of p has new maps (its first read, a re-read that added
+ * mappings, a new image after an exec; merged by the aggregator): the
+ * symbolizer pins the files it maps while it lives, and the unwinder
+ * registers it on its thread (unwinder__queue). Returns 0 or -ENOMEM.
+ */
+int proc_table__maps_changed(struct proc_table *t, const struct profile *p, uint32_t proc);
 
 /*
  * The copies' view of the table (unwind_copies.h): the maps remembered,

@@ -410,6 +410,20 @@ static void test_unwinder_fed(void **state)
 	unwinder__forget(u, pid);
 	assert_int_equal(proc_table__register(t, gone, true), -ENOENT);
 
+	/* new maps merged by the aggregator: registered on the unwinder's thread */
+	{
+		struct profile *p = profile__new();
+		bool created;
+		int proc = p ? profile__process_start(p, pid, 0, &created) : -1;
+
+		assert_true(proc >= 0);
+		assert_true(proc_table__snapshot(p, (uint32_t)proc, "/proc") > 0);
+		assert_int_equal(proc_table__maps_changed(t, p, (uint32_t)proc), 0);
+		wait_registered(u, pid);
+		unwinder__forget(u, pid);
+		profile__free(p);
+	}
+
 	proc_table__copies_procs(t, &procs);
 	assert_int_equal(procs.request(procs.ctx, pid), 0);
 	wait_registered(u, pid);

@@ -365,18 +365,12 @@ static bool unnamed_jit_why(void *ctx, const struct profile *p, uint32_t proc, c
 	return true;
 }
 
-/* ctx: the run; its symbolizer holds the process's files open while it lives */
+/* ctx: the run (the process table has pinned its files, queued its tables: proc_table.h) */
 static int stream_maps(void *ctx, const struct profile *p, uint32_t proc, uint64_t time_ns)
 {
 	struct run *r = ctx;
 	int i, err;
 
-	if (symbolizer__pin(r->sy, p, proc))
-		return -ENOMEM;
-	/* tables for the mappings, built in the background: a new process, an exec, a dlopen */
-	if (r->unwinder && unwinder__queue(r->unwinder, p->procs[proc].pid, p->procs[proc].mappings,
-					   p->procs[proc].nr_mappings))
-		return -ENOMEM;
 	/*
 	 * perf.data names JIT code's image as its mappings appear; a JVM's
 	 * too, whose perf map it will be asked for at the end (jvm_perfmap.h)

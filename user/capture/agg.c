@@ -104,8 +104,13 @@ void agg__set_observer(struct agg *a, const struct agg_observer *obs)
 		memset(&a->obs, 0, sizeof(a->obs));
 }
 
+/* The process's maps changed: to the process table's consumers, then the observer */
 static int notify_maps(struct agg *a, uint32_t proc, uint64_t time_ns)
 {
+	int err = proc_table__maps_changed(a->t, a->p, proc);
+
+	if (err)
+		return err;
 	return a->obs.maps_changed ? a->obs.maps_changed(a->obs.ctx, a->p, proc, time_ns) : 0;
 }
 

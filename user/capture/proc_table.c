@@ -378,6 +378,18 @@ void proc_table__counts(const struct proc_table *t, size_t *nr, size_t *bytes)
 		maps_cache__counts(t->maps, nr, bytes);
 }
 
+int proc_table__maps_changed(struct proc_table *t, const struct profile *p, uint32_t proc)
+{
+	const struct profile_process *pr = &p->procs[proc];
+
+	if (t->sy && symbolizer__pin(t->sy, p, proc))
+		return -ENOMEM;
+	/* tables for the mappings, built in the background: a new process, an exec, a dlopen */
+	if (t->unwinder && unwinder__queue(t->unwinder, pr->pid, pr->mappings, pr->nr_mappings))
+		return -ENOMEM;
+	return 0;
+}
+
 int proc_table__register(struct proc_table *t, uint32_t pid, bool now)
 {
 	char *text = NULL;
