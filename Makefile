@@ -280,7 +280,7 @@ check: $(TEST_BINS) $(FUZZ_BINS)
 valgrind: all
 	$(Q)BPFPROF=$(abspath $(BIN)) HOTCOLD=$(abspath $(OUTPUT))/workload/hotcold tests/integration/valgrind.sh
 
-# Benchmarks (bench/, results in BENCHMARKS.md): bpfprof against perf record,
+# Benchmarks (bench/, results in docs/BENCHMARKS.md): bpfprof against perf record,
 # perf report and go tool pprof on this machine. Needs root; takes about 8
 # minutes, QUICK=1 about 1 for a sanity run. Not part of `make test`.
 BENCH_BINS := $(OUTPUT)/bench/agg_replay $(OUTPUT)/bench/symload $(OUTPUT)/bench/spin \
