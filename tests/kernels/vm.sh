@@ -70,7 +70,7 @@ build_initrd() {
 	for f in ${EXTRA:-}; do cp -L --parents "$f" "$root/"; done
 	# the libraries and the dynamic loader, at the host's paths
 	for b in "$TREE/bpfprof" "$TREE/.output/workload/"{hotcold,nofp,offcpu} ${EXTRA:-}; do
-		ldd "$b" | grep -o '/[^ )]*' || true
+		ldd "$b" 2>/dev/null | grep -o '/[^ )]*' || true
 	done | grep -v "^$TREE/" | sort -u | while read -r f; do
 		cp -L --parents "$f" "$root/"
 	done
