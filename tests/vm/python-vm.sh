@@ -29,7 +29,18 @@ fi
 stage=$(mktemp -d /tmp/bpfprof-python-vm.XXXXXX)
 trap 'rm -rf "$stage"' EXIT
 cp /usr/bin/python3.11 "$top/tests/vm/vmpy.py" "$top/tests/vm/python-check.sh" "$stage/"
-(cd /usr/lib/python3.11 && zip -qr "$stage/python311.zip" encodings codecs.py abc.py io.py -x '*__pycache__*')
+# the stdlib modules python3.11 needs to start, zipped by python3 (no zip
+# package needed), without their __pycache__
+python3 - "$stage/python311.zip" <<'PY'
+import os, sys, zipfile
+os.chdir("/usr/lib/python3.11")
+with zipfile.ZipFile(sys.argv[1], "w") as z:
+    for top in ("encodings", "codecs.py", "abc.py", "io.py"):
+        paths = [top] if os.path.isfile(top) else [
+            os.path.join(d, f) for d, ds, fs in os.walk(top) if "__pycache__" not in d for f in fs]
+        for p in sorted(paths):
+            z.write(p)
+PY
 printf 'W=%s\n. "$W/python-check.sh"\n' "$stage" >"$stage/guest.sh"
 set +e
 EXTRA="$stage/python3.11 $stage/python311.zip $stage/vmpy.py $stage/python-check.sh" \
