@@ -4,10 +4,12 @@
  * comes here, and this is the one file that opens /proc/PID/maps.
  *
  * What happens on exec, in order:
- *  1. The BPF exec handler (bpf/) re-arms the process's first-sample state,
- *     so its next samples send a notice again: proc_table__notice (or the
- *     notices' thread, proc_table__take_captured) reads and remembers the
- *     new image's maps and pins its files while it lives.
+ *  1. The BPF exec handler (bpf/, sched_process_exec) forgets the process's
+ *     first-sample state (its seen and noticed entries; in command mode the
+ *     held command becomes a target), so its next samples wake the reader
+ *     and send a notice again: proc_table__notice (or the notices' thread,
+ *     proc_table__take_captured) reads and remembers the new image's maps
+ *     and pins its files while it lives.
  *  2. The new image's executable mappings arrive as MMAP2 records
  *     (proc_table__watch_mmaps): proc_table__exec_mappings registers the
  *     process with the unwinder again from its maps now. Registered at a
@@ -17,9 +19,14 @@
  *     Gone before that, its copies' walks register it from the maps
  *     remembered (proc_table__remembered).
  *  3. The aggregator sees the leader's name change and starts a new image
- *     (agg.c new_image): an entry of its own, its maps read at once through
- *     proc_table__maps. A record older than the newest image (a stack copy
- *     walked late) stays in the image of its time.
+ *     (agg.c new_image): an entry of its own with the new name, its maps
+ *     read at once through proc_table__maps and handed to the symbolizer
+ *     and the unwinder (proc_table__maps_changed), so that the samples
+ *     before keep the old name and mappings. A late record under the name
+ *     before the exec (a stack copy walked late) gets an image of its own
+ *     again, its maps read at once (staying in the newest image named fewer
+ *     of churn.sh's 60 ms processes); perf.data's COMM records keep their
+ *     order (write_perfdata.c).
  */
 #include <errno.h>
 #include <fcntl.h>
