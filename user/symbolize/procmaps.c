@@ -1,17 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
- * /proc/PID/maps parsing and merging into the profile (include/procmaps.h).
+ * The maps text's parsing and merging into the profile (include/procmaps.h;
+ * the file is read by the process table alone, proc_table.h).
  * The kernel writes each line with seq_printf in fs/proc/task_mmu.c
  * show_map_vma(); the parser accepts exactly that shape and skips anything
  * else line by line, so a damaged line costs only its own mapping.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include "lib_cursor.h"
 #include "log.h"
 #include "procmaps.h"
