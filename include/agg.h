@@ -85,8 +85,9 @@ struct agg_observer {
 };
 
 /*
- * Frames the BPF program records beside the native ones (Python's,
- * python_procs.h), handled by another module: `maps` runs after each maps
+ * Frames the BPF program records beside the native ones (the
+ * interpreters', interp.h: interps__hook installs this), handled by another
+ * module: `maps` runs after each maps
  * read of a process (before the observer hears of it) and returns how many
  * mappings it added to the process (or -errno), `merge` on every
  * record of a process that is not "[other]", and returns 1 with the user
