@@ -18,7 +18,9 @@
  *    the unwinder registers it), the interpreters (interp.h, through the
  *    aggregator's frames hook) and the aggregator's observer (perf.data);
  *  - exit and pid reuse: proc_table__gone and proc_table__same, from
- *    /proc/PID/stat (reaped, a zombie, another start time);
+ *    /proc/PID/stat (reaped, a zombie, another start time); once a second
+ *    proc_table__reap lets exited processes' registrations and remembered
+ *    maps go;
  *  - the notice of a process's first samples (BPFPROF_REC_NOTICE), read
  *    here or captured on the notices' thread (notice_thread.h): its maps
  *    are read and remembered, and its files pinned by the symbolizer while
@@ -184,10 +186,12 @@ int proc_table__remember(struct proc_table *t, uint32_t pid, uint32_t start, con
 void proc_table__new_profile(struct proc_table *t, uint64_t start_ns, uint64_t now_ns);
 
 /*
- * Once a second while sampling: the maps of exited processes that the
- * current profile (cut at cut_ns, 0 none) has taken go (amortized).
+ * Exit, once a second while sampling: the unwinder forgets the exited
+ * processes (unwinder__reap: tables of files no process maps any more go),
+ * and the maps of exited processes that the current profile (cut at cut_ns,
+ * 0 none) has taken go (amortized). now_ns: CLOCK_MONOTONIC.
  */
-void proc_table__expire(struct proc_table *t, uint64_t now_ns, uint64_t cut_ns);
+void proc_table__reap(struct proc_table *t, uint64_t now_ns, uint64_t cut_ns);
 
 /* Processes and bytes of maps text remembered, for -v. */
 void proc_table__counts(const struct proc_table *t, size_t *nr, size_t *bytes);

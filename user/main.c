@@ -1419,11 +1419,9 @@ int main(int argc, char **argv)
 		}
 		if (now - last_reap >= 1000000000ULL) {
 			last_reap = now;
-			unwinder__reap(
-				r->unwinder); /* tables of files no process maps any more go */
+			/* exited processes: their registrations, the maps this profile has taken */
+			proc_table__reap(r->procs, now, iv.cut_ns);
 			session__forget_gone(s); /* BPF's first-sample state of exited processes */
-			/* maps of exited processes this profile has taken (amortized) */
-			proc_table__expire(r->procs, now, iv.cut_ns);
 		}
 		if (tty && now - last_progress >= 1000000000ULL) {
 			last_progress = now;

@@ -372,8 +372,10 @@ void proc_table__new_profile(struct proc_table *t, uint64_t start_ns, uint64_t n
 	maps_cache__expire(t->maps, now_ns, 0, true);
 }
 
-void proc_table__expire(struct proc_table *t, uint64_t now_ns, uint64_t cut_ns)
+void proc_table__reap(struct proc_table *t, uint64_t now_ns, uint64_t cut_ns)
 {
+	if (t->unwinder)
+		unwinder__reap(t->unwinder);
 	if (t->maps)
 		maps_cache__expire(t->maps, now_ns, cut_ns, false);
 }
