@@ -5,8 +5,7 @@
  * named by its start under --output-dir, one a second later when two
  * profiles start within the same second, --keep's pruning, a bad path
  * failing before sampling, and a perf.data output that fails mid-stream
- * (a full disk) dropped while the other outputs are written. Also
- * jit_images.c's reasons for JIT code left unnamed.
+ * (a full disk) dropped while the other outputs are written.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,7 +20,6 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "cli.h"
-#include "jit_images.h"
 #include "outdir.h"
 #include "profile.h"
 #include "run_outputs.h"
@@ -245,50 +243,12 @@ static void test_stream_dropped(void **state)
 	close(full);
 }
 
-/* Why JIT code stayed unnamed: no JIT file, or a JVM not asked for its perf map and why. */
-static void test_why_unnamed(void **state)
-{
-	struct profile *p = profile_at(T_REAL);
-	struct symbolizer *sy = symbolizer__new(NULL, TEST_TMP_DIR);
-	struct jit_images_why why = { .sy = sy };
-	struct profile_mapping jvm = {
-		.start = 0x7f0000000000ULL, .end = 0x7f0000100000ULL, .perms = "r-xp", .inode = 5
-	};
-	char buf[512];
-	bool created;
-	int node, java;
-
-	(void)state;
-	assert_non_null(sy);
-	node = profile__process(p, 7, &created);
-	java = profile__process(p, 8, &created);
-	assert_true(node >= 0 && java >= 0);
-	jvm.path = profile__intern(p, "/usr/lib/jvm/java-17/lib/server/libjvm.so");
-	assert_int_equal(profile__add_mapping(p, (uint32_t)java, &jvm), 1);
-
-	assert_true(jit_images__why_unnamed(&why, p, (uint32_t)node, buf, sizeof(buf)));
-	assert_non_null(strstr(buf, "no jitdump or /tmp/perf-PID.map was found; run node with "));
-	assert_true(jit_images__why_unnamed(&why, p, (uint32_t)java, buf, sizeof(buf)));
-	/* not asked (jvm NULL): taken for a JVM gone before the end */
-	assert_non_null(strstr(buf, "the JVM wrote no perf map (it had exited); run 'jcmd 8 "
-				    "Compiler.perfmap' before the profile ends"));
-	why.no_jvm_perfmap = true;
-	assert_true(jit_images__why_unnamed(&why, p, (uint32_t)java, buf, sizeof(buf)));
-	assert_non_null(strstr(buf, "the JVM wrote no perf map (--no-jvm-perfmap); "));
-	/* no directory: nothing planned */
-	assert_int_equal(jit_images__plan(p, (uint32_t)java, sy, NULL, true), 0);
-	assert_int_equal(p->procs[java].nr_jit_maps, 0);
-	symbolizer__free(sy);
-	profile__free(p);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_output_dir_names),
 		cmocka_unit_test(test_bad_path),
 		cmocka_unit_test(test_stream_dropped),
-		cmocka_unit_test(test_why_unnamed),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
