@@ -26,7 +26,6 @@ int run_outputs__init(struct run_outputs *o, struct bpfprof_config *cfg)
 {
 	struct push_env env = {
 		.spool_dir = cfg->output_dir,
-		.spool_mode = cfg->outputs[0].mode ? cfg->outputs[0].mode : OUTPUT_DEFAULT_MODE,
 		.split_services = cfg->all_cpus,
 		.command = cfg->command ? cfg->command[0] : NULL,
 		.pid = cfg->nr_pids == 1 ? cfg->pids[0] : 0,
@@ -40,6 +39,7 @@ int run_outputs__init(struct run_outputs *o, struct bpfprof_config *cfg)
 	for (int i = 0; i < cfg->nr_outputs; i++)
 		o->names[i] = cfg->outputs[i].path;
 	o->names[cfg->nr_outputs] = PUSH_SPOOL_NAME;
+	env.spool_mode = file_mode(o);
 	return cfg->push.url ? push__new(&cfg->push, &env, &o->pusher) : 0;
 }
 
