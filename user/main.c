@@ -602,13 +602,16 @@ static void interval_free(struct run *r, struct interval *iv)
 	iv->run = r;
 }
 
-/* The summary's counter lines, after its profile's (report.h); d: the profile's counters */
-static void report_counters(struct run *r, struct session *s, const struct report_counters *d)
+/* The summary's lines after p's lost samples (report.h); d: p's counters */
+static void report_counters(struct run *r, struct session *s, const struct profile *p,
+			    const struct report_counters *d)
 {
 	uint64_t same, shorter, differ, run_ns, runs, st[BPFPROF_STAT_NR];
 
-	if (r->cfg.offcpu)
+	if (r->cfg.offcpu) {
+		report__offcpu_summary(stderr, p, r->cfg.output_dir ? 0 : r->cfg.top_n);
 		report__offcpu_counts(stderr, &d->off, r->cfg.offcpu_thresh_us);
+	}
 	session__walk_stats(s, st);
 	report__walks(stderr, st, r->unwinder, r->copies, r->unwind_cache, r->mmaps,
 		      r->cfg.call_graph == CALL_GRAPH_DWARF ? "dwarf" : "fp");
@@ -685,9 +688,7 @@ static int interval_end(struct run *r, struct interval *iv, struct session *s,
 	counters_now(r, s, &now, per_cpu);
 	report__counters_diff(&now, &iv->before, &now);
 	report__lost(stderr, now.dropped, per_cpu, nr_cpus, r->cfg.ringbuf_bytes);
-	if (r->cfg.offcpu)
-		report__offcpu_summary(stderr, p, r->cfg.output_dir ? 0 : r->cfg.top_n);
-	report_counters(r, s, &d);
+	report_counters(r, s, p, &d);
 	if (!p->nr_samples)
 		pr_warn("no samples collected\n");
 	run_outputs__prune(&r->out);
