@@ -193,6 +193,9 @@ void proc_table__new_profile(struct proc_table *t, uint64_t start_ns, uint64_t n
  */
 void proc_table__reap(struct proc_table *t, uint64_t now_ns, uint64_t cut_ns);
 
+/* The maps remembered (borrowed; NULL: nothing remembered), for -v's counters (report.h). */
+const struct maps_cache *proc_table__maps_cache(const struct proc_table *t);
+
 /* Processes and bytes of maps text remembered, for -v. */
 void proc_table__counts(const struct proc_table *t, size_t *nr, size_t *bytes);
 

@@ -8,44 +8,28 @@
  * In continuous mode (--interval) each interval gets a fresh profile and its
  * own set of outputs, so memory stays flat however long it runs.
  */
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <libgen.h>
 #include <malloc.h>
-#include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include "agg.h"
 #include "buf.h"
-#include "build_ids.h"
 #include "cli.h"
-#include "dso_export.h"
-#include "jit_elf.h"
-#include "interp.h"
-#include "python_procs.h"
-#include "sym_python.h"
+#include "jit_images.h"
 #include "jvm_attach.h"
 #include "jvm_perfmap.h"
-#include "kernel_image.h"
+#include "interp.h"
 #include "log.h"
-#include "notice_thread.h"
-#include "mmap_events.h"
-#include "outdir.h"
-#include "output.h"
 #include "preflight.h"
 #include "proc_table.h"
 #include "profile.h"
-#include "push.h"
 #include "report.h"
+#include "run_outputs.h"
 #include "session.h"
 #include "sym_debuginfod.h"
 #include "symbolize.h"
@@ -53,8 +37,6 @@
 #include "unwind_cache.h"
 #include "unwind_check.h"
 #include "unwind_copies.h"
-#include "write.h"
-#include "write_perfdata.h"
 #include "xray.h"
 
 /*
@@ -63,22 +45,8 @@
  */
 struct run {
 	struct bpfprof_config cfg;
-	/* perf.data writers, parallel to cfg.outputs; NULL for other formats or after a failure */
-	struct perfdata_writer *streams[CLI_MAX_OUTPUTS];
-	int stream_err[CLI_MAX_OUTPUTS];
-	/* -o names as given; in --output-dir mode each interval's paths derive from them; then push's spool name */
-	const char *out_names[CLI_MAX_OUTPUTS + 1];
-	/* --push: each interval's profile also goes to a Pyroscope server (user/write/push.c) */
-	struct pusher *pusher;
-	char *interval_paths[CLI_MAX_OUTPUTS];
-	/*
-	 * The interval's profile, for the observer (which sees it const), and where
-	 * its JIT images go (jit_elf.h): "<first .prof or perf.data output>.jit",
-	 * absolute, as .prof maps text and perf.data MMAP2 records name them. NULL
-	 * when no such output is written to a file.
-	 */
-	struct profile *stream_profile;
-	char *jit_dir;
+	/* each profile's files, perf.data streams, JIT images, --push (run_outputs.h) */
+	struct run_outputs out;
 	/* --call-graph: the BPF walker's view of the processes (NULL when it could not be set up) */
 	struct unwinder *unwinder;
 	/* --unwind-cache: built tables kept across runs (NULL: none, or refused) */
@@ -96,7 +64,6 @@ struct run {
 	struct symbolizer *sy;
 	/* the interpreters, Python's frames (interp.h; NULL before the session) */
 	struct interps *interps;
-	uint64_t last_stamp_s; /* --output-dir: the last interval's name stamp, s */
 	/* samples' cgroup ids -> paths, kept across intervals and after a cgroup is removed */
 	struct cgroup_cache *cgroups;
 	/*
@@ -110,8 +77,6 @@ struct run {
 	 */
 	struct buf carry;
 };
-
-static void check_stack(struct run *r, const void *data, size_t size);
 
 /* Data pages of each CPU's ring of the mmap events (mmap_events.h): 64 KiB a CPU */
 #define MMAP_EVENTS_PAGES 16
@@ -182,306 +147,54 @@ static int poll_timeout_ms(struct run *r, uint64_t now, uint64_t start, uint64_t
 	return (int)((wait + 999999) / 1000000);
 }
 
-/* A perf.data output that fails while streaming (disk full) is dropped; the others go on. */
-static void stream_failed(struct run *r, int i, int err)
-{
-	pr_warn("cannot write '%s': %s; no file written\n", r->cfg.outputs[i].path, strerror(-err));
-	r->stream_err[i] = err;
-	perfdata__free(r->streams[i]);
-	r->streams[i] = NULL;
-	output__abort(&r->cfg.outputs[i]);
-}
-
-static int plan_jit_image(struct run *r, struct profile *p, uint32_t proc)
-{
-	return jit_elf__plan(p, proc, r->jit_dir);
-}
-
 /*
- * "<first output of these formats, absolute>.<suffix>", beside it: where its
- * JIT images (.jit) or .prof's file copies (.bin) go. NULL when none is
- * written to a file.
+ * A process's maps, new or grown (agg_observer; ctx: the run), after the
+ * process table has had its files pinned and its tables queued
+ * (proc_table__maps_changed): its outputs' records (run_outputs.h).
  */
-static char *dir_beside_outputs(struct run *r, bool gperf, bool perfdata, const char *suffix)
+static int maps_changed(void *ctx, const struct profile *p, uint32_t proc, uint64_t time_ns)
 {
-	for (int i = 0; i < r->cfg.nr_outputs; i++) {
-		const struct output *o = &r->cfg.outputs[i];
-		char *dir, *base, *abs, *path;
-
-		if (!((gperf && o->format == OUTPUT_GPERF) ||
-		      (perfdata && o->format == OUTPUT_PERFDATA)) ||
-		    !strcmp(o->path, "-"))
-			continue;
-		dir = strdup(o->path);
-		base = strdup(o->path);
-		abs = dir && base ? realpath(dirname(dir), NULL) : NULL;
-		path = NULL;
-		if (abs && asprintf(&path, "%s/%s.%s", abs, basename(base), suffix) < 0)
-			path = NULL;
-		free(dir);
-		free(base);
-		free(abs);
-		return path;
-	}
-	return NULL;
+	return run_outputs__maps(&((struct run *)ctx)->out, p, proc, time_ns);
 }
 
-/* The JIT image directory for this interval's outputs, or NULL. */
-static char *jit_dir_for_outputs(struct run *r)
+static int sampled(void *ctx, const struct profile *p, uint32_t proc,
+		   const struct profile_sample *s)
 {
-	return dir_beside_outputs(r, true, true, "jit");
-}
-
-/*
- * Keep the files behind the profile for the readers that open them: perf's
- * build-id cache for perf.data (as perf record fills it), copies beside the
- * first .prof for the files its maps text could not name otherwise
- * (dso_export.h). A failure costs names in those readers only.
- */
-static void export_files(struct run *r, struct profile *p, struct symbolizer *sy)
-{
-	struct dso_export_stats st = { 0 };
-	bool perfdata = false;
-	char *dir;
-	int i;
-
-	for (i = 0; i < r->cfg.nr_outputs; i++)
-		perfdata |= r->cfg.outputs[i].format == OUTPUT_PERFDATA && !r->stream_err[i];
-	if (perfdata && !r->cfg.no_buildid_cache) {
-		dir = dso_export__buildid_dir("/etc/perfconfig", getenv("HOME"));
-		if (!dir && errno == ECANCELED)
-			pr_info("perf's config says record.build-id no-cache or skip: build-id cache not filled\n");
-		else if (!dir)
-			pr_warn("no build-id cache directory (HOME unset, no buildid.dir in perfconfig): "
-				"perf report may not name code of files gone after the run\n");
-		if (dir && !dso_export__buildid_cache(p, sy, dir, &st))
-			pr_info("build-id cache '%s': %u files added (%llu bytes), %u there already, %u failed\n",
-				dir, st.files, (unsigned long long)st.bytes, st.present, st.failed);
-		free(dir);
-	}
-	dir = dir_beside_outputs(r, true, false, "bin");
-	if (dir) {
-		memset(&st, 0, sizeof(st));
-		unsigned int mode = r->cfg.outputs[0].mode ? r->cfg.outputs[0].mode :
-							     OUTPUT_DEFAULT_MODE;
-
-		if (!dso_export__prof_files(p, sy, dir, mode, &st) && st.files + st.present)
-			pr_info("'%s': %u files copied for .prof readers (%llu bytes), %u failed\n",
-				dir, st.files + st.present, (unsigned long long)st.bytes,
-				st.failed);
-		free(dir);
-	}
-}
-
-/*
- * Write the JIT image of every sampled process with JIT files, so that .prof
- * and perf.data readers name its JIT frames. A failure costs those names only.
- */
-static void write_jit_images(struct run *r, struct profile *p, struct symbolizer *sy)
-{
-	bool made_dir = false;
-
-	for (uint32_t i = 0; r->jit_dir && i < p->nr_procs; i++) {
-		struct profile_process *pr = &p->procs[i];
-		const struct jit_table *t;
-		struct jit_table *merged = NULL;
-		int werr;
-
-		if (!pr->nr_samples || (!symbolizer__has_jit(sy, pr) && !pr->nr_pyfuncs))
-			continue;
-		if (plan_jit_image(r, p, i) < 0)
-			return;
-		t = symbolizer__has_jit(sy, pr) ? symbolizer__jit_table(sy, p, i) : NULL;
-		if (pr->nr_pyfuncs) {
-			/* Python functions name the process's Python region (sym_python.h) */
-			merged = sym_python__jit_table(p, i, t);
-			if (!merged && errno == ENOMEM)
-				return;
-			t = merged;
-		}
-		if (!pr->nr_jit_maps || !t) {
-			jitdump__free(merged);
-			continue;
-		}
-		if (!made_dir && mkdir(r->jit_dir, 0755) && errno != EEXIST) {
-			pr_warn("cannot create '%s': %s; JIT frames stay unnamed in .prof and perf.data\n",
-				r->jit_dir, strerror(errno));
-			return;
-		}
-		made_dir = true;
-		/* as private as the profile that names them (--output-mode) */
-		werr = jit_elf__write(p, i, t,
-				      r->cfg.outputs[0].mode ? r->cfg.outputs[0].mode :
-							       OUTPUT_DEFAULT_MODE);
-		jitdump__free(merged);
-		if (!werr)
-			pr_info("wrote %zu JIT images of pid %u to '%s'\n", pr->nr_jit_maps,
-				pr->pid, r->jit_dir);
-	}
-}
-
-/* report__unnamed_jit's reason and remedy for process proc (ctx: the run). */
-static bool unnamed_jit_why(void *ctx, const struct profile *p, uint32_t proc, char *buf,
-			    size_t size)
-{
-	const struct profile_process *pr = &p->procs[proc];
-	struct run *r = ctx;
-	bool dump, map;
-
-	symbolizer__jit_sources(r->sy, pr, &dump, &map);
-	if (jvm_perfmap__is_jvm(pr) && !map) {
-		int err = jvm_perfmaps__err(r->jvm_maps, pr->pid);
-
-		snprintf(
-			buf, size,
-			"the JVM wrote no perf map (%s); run 'jcmd %u Compiler.perfmap' before the "
-			"profile ends, or start it with -XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit",
-			r->cfg.no_jvm_perfmap ? "--no-jvm-perfmap" :
-			err == -EPERM	      ? "it does not catch SIGQUIT (-Xrs): not asked" :
-			err == -EACCES ?
-					"no right to signal it: bpfprof needs CAP_KILL or its uid" :
-			err == -ESRCH || err == -ENOENT ? "it had exited" :
-							  strerror(-err),
-			pr->pid);
-	} else if (dump) {
-		snprintf(
-			buf, size,
-			"not in its jitdump yet (V8 writes it through a stdio buffer, flushed in 4 KiB "
-			"blocks, and the rest of the code compiled last was not there); run node with "
-			"--perf-basic-prof too (its perf map is written line by line), or let it exit before the "
-			"profile ends");
-	} else if (map) {
-		snprintf(
-			buf, size,
-			"not in its perf map /tmp/perf-PID.map (code made after the map was written, "
-			"or never listed)");
-	} else {
-		snprintf(
-			buf, size,
-			"no jitdump or /tmp/perf-PID.map was found; run node with --perf-prof or "
-			"--perf-basic-prof, Python 3.12+ with -X perf, a JVM with a perf-map agent (HotSpot 17+: "
-			"asked at the end unless --no-jvm-perfmap)");
-	}
-	return true;
-}
-
-/* ctx: the run (the process table has pinned its files, queued its tables: proc_table.h) */
-static int stream_maps(void *ctx, const struct profile *p, uint32_t proc, uint64_t time_ns)
-{
-	struct run *r = ctx;
-	int i, err;
-
-	/*
-	 * perf.data names JIT code's image as its mappings appear; a JVM's
-	 * too, whose perf map it will be asked for at the end (jvm_perfmap.h)
-	 */
-	if (r->jit_dir &&
-	    (symbolizer__has_jit(r->sy, &p->procs[proc]) || p->procs[proc].py_start ||
-	     (!r->cfg.no_jvm_perfmap && jvm_perfmap__is_jvm(&p->procs[proc]))) &&
-	    plan_jit_image(r, r->stream_profile, proc) < 0)
-		return -ENOMEM;
-	for (i = 0; i < r->cfg.nr_outputs; i++)
-		if (r->streams[i] && (err = perfdata__maps(r->streams[i], p, proc, time_ns)))
-			stream_failed(r, i, err);
+	run_outputs__sample(&((struct run *)ctx)->out, s, false);
 	return 0;
 }
 
-/* A CPU sample or an off-CPU block to every perf.data stream. */
-static int stream_event(struct run *r, const struct profile_sample *s, bool offcpu)
+static int blocked(void *ctx, const struct profile *p, uint32_t proc,
+		   const struct profile_sample *s)
 {
-	int i, err;
-
-	for (i = 0; i < r->cfg.nr_outputs; i++)
-		if (r->streams[i] && (err = offcpu ? perfdata__offcpu(r->streams[i], s) :
-						     perfdata__sample(r->streams[i], s)))
-			stream_failed(r, i, err);
+	run_outputs__sample(&((struct run *)ctx)->out, s, true);
 	return 0;
-}
-
-static int stream_sample(void *ctx, const struct profile *p, uint32_t proc,
-			 const struct profile_sample *s)
-{
-	return stream_event(ctx, s, false);
-}
-
-static int stream_offcpu(void *ctx, const struct profile *p, uint32_t proc,
-			 const struct profile_sample *s)
-{
-	return stream_event(ctx, s, true);
-}
-
-static void stream_round(struct run *r)
-{
-	int i, err;
-
-	/*
-	 * Not while stack copies wait for their process's tables: their
-	 * samples come later than newer ones, and perf report rejects a record
-	 * older than what a marker let it deliver ("out of order events")
-	 */
-	if (unwind_copies__nr_held(r->copies))
-		return;
-	for (i = 0; i < r->cfg.nr_outputs; i++)
-		if (r->streams[i] && (err = perfdata__round(r->streams[i])))
-			stream_failed(r, i, err);
-}
-
-/* Whether a perf.data output is still being written. */
-static bool has_stream(const struct run *r)
-{
-	int i;
-
-	for (i = 0; i < r->cfg.nr_outputs; i++)
-		if (r->streams[i])
-			return true;
-	return false;
 }
 
 /*
- * A perf.data writer per perf.data output, streamed to as samples come; the
- * kernel they describe (text, modules, build-id) goes into p first
- * (kernel_image.h), the text from the symbolizer's kallsyms: one read of it
- * per run, not two per interval.
+ * A ring-buffer batch was read: perf.data's round marker, not while stack
+ * copies wait for their process's tables: their samples come later than
+ * newer ones, and perf report rejects a record older than what a marker let
+ * it deliver ("out of order events")
  */
-static int open_streams(struct run *r, struct profile *p, struct agg *agg, struct symbolizer *sy)
+static void batch_read(struct run *r)
 {
-	struct perfdata_opts po = {
-		.event = r->cfg.event,
-		.offcpu = r->cfg.offcpu,
-		.freq_hz = r->cfg.freq_hz,
-		.period_ns = 1000000000ULL / r->cfg.freq_hz,
-		.argc = r->cfg.argc,
-		.argv = r->cfg.argv,
-	};
-	struct agg_observer obs = { .maps_changed = stream_maps,
-				    .sample = stream_sample,
-				    .offcpu = stream_offcpu,
-				    .ctx = r };
-	bool have_kernel = false;
-	int i, err;
+	if (!unwind_copies__nr_held(r->copies))
+		run_outputs__round(&r->out);
+}
 
-	for (i = 0; i < r->cfg.nr_outputs; i++) {
-		if (r->cfg.outputs[i].format != OUTPUT_PERFDATA)
-			continue;
-		if (!have_kernel) {
-			uint64_t text, etext;
+/* The counters a profile's summary gives the difference of (report.h); per_cpu: each CPU's drops, or NULL */
+static void counters_now(struct run *r, struct session *s, struct report_counters *c,
+			 uint64_t *per_cpu)
+{
+	uint64_t samples;
 
-			if (symbolizer__kernel_text(sy, &text, &etext))
-				text = etext = 0;
-			err = kernel_image__read(p, text, etext, NULL);
-			if (err)
-				return err;
-			have_kernel = true;
-		}
-		r->streams[i] = perfdata__new(r->cfg.outputs[i].fd, &po, p);
-		if (!r->streams[i]) {
-			err = -errno;
-			pr_warn("cannot write '%s': %s\n", r->cfg.outputs[i].path, strerror(-err));
-			return err;
-		}
-	}
-	agg__set_observer(agg, &obs);
-	return 0;
+	memset(c, 0, sizeof(*c));
+	if (s)
+		session__stats(s, &samples, &c->dropped, per_cpu);
+	if (s && r->cfg.offcpu)
+		session__offcpu_stats(s, &c->off);
+	interps__stats(r->interps, INTERP_PYTHON, &c->py, sizeof(c->py));
 }
 
 /* One profile and its outputs: the whole run, or one --interval. */
@@ -498,9 +211,7 @@ struct interval {
 	 */
 	uint64_t cut_ns;
 	bool last; /* the run's last profile: records past the cut are dropped, not carried */
-	uint64_t lost_before; /* session drops counted before this interval */
-	struct session_offcpu_stats off_before; /* --off-cpu counters before it */
-	struct python_stats py_before; /* Python counters before it */
+	struct report_counters before; /* the run's counters when it began (report.h) */
 };
 
 /*
@@ -528,7 +239,7 @@ static int on_record(void *ctx, void *data, size_t size)
 		return err;
 	proc_table__exec_mappings(r->procs);
 	if (size >= 4 && *(const uint32_t *)data == BPFPROF_REC_USTACK_COPY) {
-		check_stack(r, data, size);
+		report__check_stack(r->checker, data, size);
 		return 0;
 	}
 	if (size >= 4 && *(const uint32_t *)data == BPFPROF_REC_SAMPLE_COPY) {
@@ -543,7 +254,7 @@ static int on_record(void *ctx, void *data, size_t size)
 			size_t n;
 
 			unwind_copies__check_record(r->copies, data, r->copy_check, &n);
-			check_stack(r, r->copy_check, n);
+			report__check_stack(r->checker, r->copy_check, n);
 		}
 		data = r->copy_sample;
 	}
@@ -600,321 +311,6 @@ static int feed_carried(struct interval *iv)
 	return err;
 }
 
-static void print_progress(double elapsed, uint64_t samples, uint64_t lost)
-{
-	fprintf(stderr, "\r\033[Kbpfprof: %.1f s, %llu samples, %llu lost", elapsed,
-		(unsigned long long)samples, (unsigned long long)lost);
-}
-
-static int write_outputs(struct run *r, const struct profile *all)
-{
-	struct profile offcpu_view = *all;
-	int i, err = 0;
-
-	offcpu_view.view = PROFILE_VIEW_OFFCPU;
-	for (i = 0; i < r->cfg.nr_outputs; i++) {
-		/* an off-CPU output (cli.h): the same profile, weighed by time blocked */
-		const struct profile *p = r->cfg.offcpu_output[i] ? &offcpu_view : all;
-		struct output *o = &r->cfg.outputs[i];
-		const struct writer *wr = writer__of(o->format);
-		struct write_opts wo = { .title = r->cfg.offcpu_output[i] ?
-							  "bpfprof off-CPU flame graph" :
-							  "bpfprof CPU flame graph" };
-		struct write_result wres = { 0 };
-		struct buf b = { 0 };
-		uint64_t samples = 0, offcpu_samples = 0;
-		int ret = -EINVAL;
-
-		if (o->format == OUTPUT_PERFDATA) {
-			/* streamed while sampling: only its end is written here */
-			ret = r->stream_err[i];
-			if (!ret && r->streams[i]) {
-				samples = perfdata__nr_samples(r->streams[i]);
-				offcpu_samples = perfdata__nr_offcpu(r->streams[i]);
-				ret = perfdata__finish(r->streams[i], p);
-			}
-		} else if (wr && wr->write) {
-			ret = wr->write(p, &b, &wo, &wres);
-			if (ret == -E2BIG && o->format == OUTPUT_GPERF)
-				pr_warn("'%s': too many processes for one address space\n",
-					o->path);
-		}
-		if (ret) {
-			if (!r->stream_err[i])
-				pr_warn("cannot write '%s': %s\n", o->path, strerror(-ret));
-			output__abort(o);
-		} else {
-			ret = output__commit(o, o->format == OUTPUT_PERFDATA ? NULL : &b);
-		}
-		if (!ret && o->format == OUTPUT_PERFDATA && r->cfg.offcpu)
-			fprintf(stderr,
-				"bpfprof: wrote '%s': %llu samples, %llu offcpu-time samples\n",
-				o->path, (unsigned long long)samples,
-				(unsigned long long)offcpu_samples);
-		else if (!ret && o->format == OUTPUT_PERFDATA)
-			fprintf(stderr, "bpfprof: wrote '%s': %llu samples\n", o->path,
-				(unsigned long long)samples);
-		else if (!ret && o->format != OUTPUT_GPERF)
-			fprintf(stderr, "bpfprof: wrote '%s': %zu bytes\n", o->path, b.len);
-		if (!ret && o->format == OUTPUT_GPERF) {
-			/* as perf record's "Captured and wrote" line; readers' totals match it */
-			fprintf(stderr,
-				r->cfg.offcpu_output[i] ?
-					"bpfprof: wrote '%s': %llu us off-CPU, %zu bytes" :
-					"bpfprof: wrote '%s': %llu samples, %zu bytes",
-				o->path, (unsigned long long)wres.samples, b.len);
-			if (wres.skipped)
-				fprintf(stderr, " (%llu samples without user frames left out)",
-					(unsigned long long)wres.skipped);
-			fputc('\n', stderr);
-		}
-		buf__free(&b);
-		if (ret && !err)
-			err = ret;
-	}
-	return err;
-}
-
-static void report_lost(struct run *r, struct session *s, uint64_t before)
-{
-	int n = session__nr_cpus(s), cpu;
-	uint64_t samples, dropped, per_cpu[n];
-
-	session__stats(s, &samples, &dropped, per_cpu);
-	if (dropped <= before)
-		return;
-	fprintf(stderr, "bpfprof: lost %llu samples: ring buffer full (",
-		(unsigned long long)(dropped - before));
-	for (cpu = 0; cpu < n; cpu++)
-		if (per_cpu[cpu])
-			fprintf(stderr, " cpu%d: %llu", cpu, (unsigned long long)per_cpu[cpu]);
-	fprintf(stderr, " ); consider --ringbuf-size %lluM\n",
-		(unsigned long long)(r->cfg.ringbuf_bytes >> 20 ? (r->cfg.ringbuf_bytes >> 20) * 4 :
-								  4));
-}
-
-/* --check-unwind: one copied stack unwound by libdwfl; -vv shows the walks that differ */
-static void check_stack(struct run *r, const void *data, size_t size)
-{
-	const struct bpfprof_ustack_copy *rec = data;
-	struct unwind_check_result res;
-
-	if (!r->checker || unwind_check__sample(r->checker, rec, size, &res))
-		return;
-	if ((res.verdict != UNWIND_CHECK_DIFFERENT && res.verdict != UNWIND_CHECK_BPF_SHORTER) ||
-	    log_verbosity < 2)
-		return;
-	if (res.verdict == UNWIND_CHECK_DIFFERENT)
-		pr_debug(
-			"check-unwind: pid %u tid %u: frame %u differs (BPF %u frames, libdwfl %u)\n",
-			rec->tgid, rec->tid, res.first_diff, rec->nr_user, res.nr_dwfl);
-	else
-		pr_debug(
-			"check-unwind: pid %u tid %u: BPF stopped first (BPF %u frames, libdwfl %u)\n",
-			rec->tgid, rec->tid, rec->nr_user, res.nr_dwfl);
-	for (uint32_t i = 0; i < rec->nr_user || i < res.nr_dwfl; i++) {
-		uint64_t b = i < rec->nr_user ? rec->ips[i] : 0,
-			 d = i < res.nr_dwfl ? res.dwfl_ips[i] : 0;
-		const char *name = unwind_check__symbol(r->checker, rec->tgid, b ? b : d);
-
-		pr_debug("  #%-3u BPF %#18llx  libdwfl %#18llx  %s\n", i, (unsigned long long)b,
-			 (unsigned long long)d, name ? name : "?");
-	}
-}
-
-static void report_check(struct run *r)
-{
-	const struct unwind_check_stats *st;
-	uint64_t n = 0;
-
-	if (!r->checker)
-		return;
-	st = unwind_check__stats(r->checker);
-	for (int i = 0; i < UNWIND_CHECK_NR_VERDICTS; i++)
-		n += st->verdicts[i];
-	fprintf(stderr,
-		"bpfprof: BPF unwinds against libdwfl's (%llu stacks checked): %llu identical, %llu shorter "
-		"(BPF stopped first), %llu libdwfl stopped first (8 KB copy), %llu different, %llu not checked\n",
-		(unsigned long long)n, (unsigned long long)st->verdicts[UNWIND_CHECK_IDENTICAL],
-		(unsigned long long)st->verdicts[UNWIND_CHECK_BPF_SHORTER],
-		(unsigned long long)st->verdicts[UNWIND_CHECK_DWFL_SHORTER],
-		(unsigned long long)st->verdicts[UNWIND_CHECK_DIFFERENT],
-		(unsigned long long)st->verdicts[UNWIND_CHECK_FAILED]);
-}
-
-/* How the user-stack walks ended, since the start (BPF counters) and, with -v, the tables. */
-static void report_walks(struct run *r, struct session *s)
-{
-	uint64_t st[BPFPROF_STAT_NR];
-	struct unwinder_stats us = { 0 };
-	struct unwind_copies_stats cs = { 0 };
-
-	session__walk_stats(s, st);
-	if (r->copies) {
-		uint64_t cst[BPFPROF_STAT_NR];
-
-		unwind_copies__stats(r->copies, cst, &cs);
-		for (int i = 0; i < BPFPROF_STAT_NR; i++)
-			st[i] += cst[i];
-	}
-	if (r->unwinder)
-		unwinder__stats(r->unwinder, &us);
-	unwinder__print_walks(stderr, st, r->unwinder ? &us : NULL,
-			      r->cfg.call_graph == CALL_GRAPH_DWARF ? "dwarf" : "fp");
-	if (log_verbosity >= 1)
-		unwind_cache__print(stderr, r->unwind_cache);
-	if (cs.walks)
-		pr_info("stack copies: %llu walked in user space, %.1f us a stack; %llu kept until "
-			"their process was registered, %llu registrations asked for, %llu processes "
-			"gone registered from their remembered maps (%.1f ms)\n",
-			(unsigned long long)cs.walks, (double)cs.walk_ns / 1e3 / cs.walks,
-			(unsigned long long)cs.held, (unsigned long long)cs.loads,
-			(unsigned long long)cs.gone_loads, (double)cs.load_ns / 1e6);
-	if (proc_table__mmap_events(r->procs)) {
-		struct mmap_events_stats ms;
-
-		mmap_events__stats(proc_table__mmap_events(r->procs), &ms);
-		pr_info("mmap events: %llu records (%llu bytes, %llu lost, %llu malformed); maps "
-			"of %llu processes gone before they were read rendered from them; %zu "
-			"processes held (%zu bytes, %llu evicted)\n",
-			(unsigned long long)ms.records, (unsigned long long)ms.bytes,
-			(unsigned long long)ms.lost, (unsigned long long)ms.bad,
-			(unsigned long long)ms.rendered, ms.nr_procs, ms.held_bytes,
-			(unsigned long long)ms.evicted);
-	}
-}
-
-/* Python frames: how many samples of Python processes had them, and why the others had none. */
-static void report_python(struct run *r, const struct python_stats *before)
-{
-	struct python_stats st;
-	char vers[64] = "";
-	size_t n = 0;
-
-	if (interps__stats(r->interps, INTERP_PYTHON, &st, sizeof(st)))
-		return;
-	/* this interval's (the interpreters and versions: all found so far) */
-	st.samples -= before->samples;
-	st.with_frames -= before->with_frames;
-	st.no_eval -= before->no_eval;
-	st.no_tstate -= before->no_tstate;
-	st.walk_failed -= before->walk_failed;
-	st.not_walked -= before->not_walked;
-	st.unsupported_samples -= before->unsupported_samples;
-	st.frames -= before->frames;
-	st.truncated -= before->truncated;
-	st.code_reads -= before->code_reads;
-	st.code_read_failed -= before->code_read_failed;
-	st.code_read_ns -= before->code_read_ns;
-	st.frame_hits -= before->frame_hits;
-	st.frame_misses -= before->frame_misses;
-	if (!st.nr_procs && !st.nr_unsupported)
-		return;
-	for (int i = 0; i < 8 && st.versions[i]; i++)
-		n += (size_t)snprintf(vers + n, sizeof(vers) - n, "%s%u.%u", i ? ", " : "",
-				      st.versions[i] >> 8, st.versions[i] & 0xff);
-	fprintf(stderr,
-		"bpfprof: Python: %llu samples of %llu interpreters (CPython %s): %llu with Python frames "
-		"(%llu frames, %llu cut at %d); without: %llu with no eval loop in the native stack (C code, or a walk cut short), %llu with no "
-		"Python thread state, %llu chain not readable, %llu before the interpreter was found\n",
-		(unsigned long long)st.samples, (unsigned long long)st.nr_procs,
-		vers[0] ? vers : "-", (unsigned long long)st.with_frames,
-		(unsigned long long)st.frames, (unsigned long long)st.truncated,
-		BPFPROF_MAX_PY_FRAMES, (unsigned long long)st.no_eval,
-		(unsigned long long)st.no_tstate, (unsigned long long)st.walk_failed,
-		(unsigned long long)st.not_walked);
-	if (st.nr_unsupported)
-		fprintf(stderr,
-			"bpfprof: Python: %llu processes of unsupported versions or layouts profiled natively "
-			"(%llu samples)\n",
-			(unsigned long long)st.nr_unsupported,
-			(unsigned long long)st.unsupported_samples);
-	pr_info("Python code objects: %llu read (%llu not readable), %.1f us each; frame lookups %llu, "
-		"%.1f %% cached\n",
-		(unsigned long long)st.code_reads, (unsigned long long)st.code_read_failed,
-		st.code_reads ? (double)st.code_read_ns / st.code_reads / 1000 : 0.0,
-		(unsigned long long)(st.frame_hits + st.frame_misses),
-		st.frame_hits + st.frame_misses ?
-			100.0 * st.frame_hits / (st.frame_hits + st.frame_misses) :
-			0.0);
-}
-
-/* -v: the BPF cost per sample, where the kernel counts it (kernel.bpf_stats_enabled) */
-/*
- * -v: what the run holds after each profile (issue 24, bounded by design):
- * RSS, open descriptors, the symbolizer's held files, symbol tables and JIT
- * processes, the unwinder's processes and BPF map entries. Over weeks of
- * --interval these follow the processes alive, not those ever seen.
- */
-static void report_held(struct run *r, struct session *s)
-{
-	struct session_map_entries me;
-	struct symbolizer_counts sc;
-	struct unwinder_stats us = { 0 };
-	long rss_kb = -1;
-	char line[128];
-	size_t fds = 0, nr_maps, maps_bytes;
-	struct dirent *de;
-	FILE *f;
-	DIR *d;
-
-	if (!log_verbosity)
-		return;
-	f = fopen("/proc/self/status", "re");
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmRSS: %ld", &rss_kb) == 1)
-			break;
-	if (f)
-		fclose(f);
-	d = opendir("/proc/self/fd");
-	while (d && (de = readdir(d)))
-		fds += de->d_name[0] != '.';
-	if (d)
-		closedir(d);
-	symbolizer__counts(r->sy, &sc);
-	if (r->unwinder)
-		unwinder__stats(r->unwinder, &us);
-	proc_table__counts(r->procs, &nr_maps, &maps_bytes);
-	fprintf(stderr,
-		"bpfprof: held: RSS %ld kB, %zu descriptors; %zu files pinned, %zu symbol tables, "
-		"%zu JIT processes (%zu files); unwind: %llu processes, %llu map entries; "
-		"remembered maps: %zu processes (%zu bytes)\n",
-		rss_kb, fds, sc.nr_pins, sc.nr_files, sc.nr_jit_procs, sc.nr_jit_fds,
-		(unsigned long long)us.nr_procs, (unsigned long long)us.nr_entries, nr_maps,
-		maps_bytes);
-	session__map_entries(s, &me);
-	fprintf(stderr,
-		"bpfprof: held: BPF map entries: unwind_procs %lld, unwind_mappings %lld, "
-		"py_procs %lld, targets %lld, seen %lld, noticed %lld, offcpu_start %lld, "
-		"offcpu_pending %lld (-1: not counted)\n",
-		(long long)me.unwind_procs, (long long)me.unwind_mappings, (long long)me.py_procs,
-		(long long)me.targets, (long long)me.seen, (long long)me.noticed,
-		(long long)me.offcpu_start, (long long)me.offcpu_pending);
-	if (proc_table__notice_thread(r->procs)) {
-		struct notice_thread_stats ns;
-
-		notice_thread__stats(proc_table__notice_thread(r->procs), &ns);
-		fprintf(stderr,
-			"bpfprof: notices' thread (%s): %llu notices, %llu captured, %llu of processes "
-			"gone, %llu of changed maps found by a recheck, %llu dropped (queue full), %llu times over its real-time budget; read "
-			"at most %.1f ms after sent\n",
-			ns.realtime ? "SCHED_FIFO 1" : "normal priority",
-			(unsigned long long)ns.notices, (unsigned long long)ns.captured,
-			(unsigned long long)ns.gone, (unsigned long long)ns.rechanged,
-			(unsigned long long)ns.dropped, (unsigned long long)ns.demoted,
-			(double)ns.max_delay_ns / 1e6);
-	}
-}
-
-static void report_bpf_cost(struct session *s)
-{
-	uint64_t ns, runs;
-
-	if (!session__bpf_run_time(s, &ns, &runs) && runs)
-		pr_info("BPF run time: %.0f ns a sample (on_sample, %llu runs; kernel.bpf_stats_enabled)\n",
-			(double)ns / runs, (unsigned long long)runs);
-}
-
 /* The unwinder, and the tables of the -p targets before their samples count. */
 static int unwinder_start(struct run *r, struct session *s)
 {
@@ -961,17 +357,14 @@ static int unwinder_start(struct run *r, struct session *s)
 static int interval_begin(struct run *r, struct interval *iv, struct session *s,
 			  struct symbolizer *sy, uint64_t boundary)
 {
-	uint64_t samples, dropped = 0;
-	int i, err;
+	struct agg_observer obs = {
+		.maps_changed = maps_changed, .sample = sampled, .offcpu = blocked, .ctx = r
+	};
+	int err;
 
 	memset(iv, 0, sizeof(*iv));
 	iv->run = r; /* on_record reaches the run through the interval */
-	if (s)
-		session__stats(s, &samples, &dropped, NULL);
-	iv->lost_before = dropped;
-	if (s && r->cfg.offcpu)
-		session__offcpu_stats(s, &iv->off_before);
-	interps__stats(r->interps, INTERP_PYTHON, &iv->py_before, sizeof(iv->py_before));
+	counters_now(r, s, &iv->before, NULL);
 	iv->p = profile__new();
 	iv->agg = iv->p ? agg__new(iv->p, r->procs, 1000000000ULL / r->cfg.freq_hz) : NULL;
 	if (!iv->agg)
@@ -988,59 +381,56 @@ static int interval_begin(struct run *r, struct interval *iv, struct session *s,
 		iv->p->start_realtime_ns -= iv->p->start_ns - boundary;
 		iv->p->start_ns = boundary;
 	}
-	/*
-	 * Files are named by the second: after an interval cut short (the one
-	 * before it took longer than an interval to write) the name moves to
-	 * the next second rather than replace the last interval's files.
-	 */
-	if (boundary && iv->p->start_realtime_ns / 1000000000ULL <= r->last_stamp_s) {
-		pr_info("interval starts within the second of the last one: named a second later\n");
-		iv->p->start_realtime_ns = (r->last_stamp_s + 1) * 1000000000ULL;
-	}
-	r->last_stamp_s = iv->p->start_realtime_ns / 1000000000ULL;
 	/* the maps of processes gone before this profile's start go */
 	proc_table__new_profile(r->procs, iv->p->start_ns, now_ns(CLOCK_MONOTONIC));
-	for (i = 0; i < r->cfg.nr_outputs; i++) {
-		r->stream_err[i] = 0;
-		if (r->cfg.output_dir) {
-			char stamp[OUTDIR_STAMP_LEN + 1];
-
-			outdir__stamp(iv->p->start_realtime_ns, stamp);
-			if (asprintf(&r->interval_paths[i], "%s/%s-%s", r->cfg.output_dir, stamp,
-				     r->out_names[i]) < 0) {
-				r->interval_paths[i] = NULL;
-				return -ENOMEM;
-			}
-			r->cfg.outputs[i].path = r->interval_paths[i];
-		}
-		err = output__open(&r->cfg.outputs[i]);
-		if (err)
-			return err;
-	}
-	r->stream_profile = iv->p;
-	r->jit_dir = jit_dir_for_outputs(r);
-	return open_streams(r, iv->p, iv->agg, sy);
+	err = run_outputs__begin(&r->out, iv->p, sy, boundary);
+	if (err)
+		return err;
+	agg__set_observer(iv->agg, &obs);
+	return 0;
 }
 
 /* Drop what interval_begin made: streams, temporaries (if not committed), profile. */
 static void interval_free(struct run *r, struct interval *iv)
 {
-	int i;
-
-	for (i = 0; i < r->cfg.nr_outputs; i++) {
-		perfdata__free(r->streams[i]);
-		r->streams[i] = NULL;
-		output__abort(&r->cfg.outputs[i]);
-		free(r->interval_paths[i]);
-		r->interval_paths[i] = NULL;
-	}
+	run_outputs__end(&r->out);
 	agg__free(iv->agg);
 	profile__free(iv->p);
 	memset(iv, 0, sizeof(*iv));
 	iv->run = r;
-	r->stream_profile = NULL;
-	free(r->jit_dir);
-	r->jit_dir = NULL;
+}
+
+/* The summary's lines after p's lost samples (report.h); d: p's counters */
+static void report_counters(struct run *r, struct session *s, const struct profile *p,
+			    const struct report_counters *d)
+{
+	uint64_t same, shorter, differ, run_ns, runs, st[BPFPROF_STAT_NR];
+
+	if (r->cfg.offcpu) {
+		report__offcpu_summary(stderr, p, r->cfg.output_dir ? 0 : r->cfg.top_n);
+		report__offcpu_counts(stderr, &d->off, r->cfg.offcpu_thresh_us);
+	}
+	session__walk_stats(s, st);
+	report__walks(stderr, st, r->unwinder, r->copies, r->unwind_cache,
+		      proc_table__mmap_events(r->procs),
+		      r->cfg.call_graph == CALL_GRAPH_DWARF ? "dwarf" : "fp");
+	if (log_verbosity) {
+		struct session_map_entries me;
+
+		session__map_entries(s, &me);
+		report__held(stderr, r->sy, r->unwinder, proc_table__maps_cache(r->procs), &me,
+			     proc_table__notice_thread(r->procs));
+	}
+	if (interps__has(r->interps, INTERP_PYTHON))
+		report__python(stderr, &d->py);
+	if (!session__bpf_run_time(s, &run_ns, &runs))
+		report__bpf_cost(run_ns, runs);
+	if (r->checker)
+		report__unwind_check(stderr, unwind_check__stats(r->checker));
+	if (r->cfg.check_user_stacks) {
+		session__check_stats(s, &same, &shorter, &differ);
+		report__user_stacks(stderr, same, shorter, differ);
+	}
 }
 
 /* Everything queued belongs to the ending interval; then symbolize and write. */
@@ -1048,9 +438,9 @@ static int interval_end(struct run *r, struct interval *iv, struct session *s,
 			struct symbolizer *sy)
 {
 	struct profile *p = iv->p;
-	struct session_offcpu_stats off = { 0 };
-	uint64_t samples, dropped;
-	int err;
+	struct report_counters now, d;
+	int err, nr_cpus = session__nr_cpus(s);
+	uint64_t per_cpu[nr_cpus];
 
 	/* the cut, where the caller knows it: not when symbolizing begins */
 	if (!p->end_ns)
@@ -1061,17 +451,16 @@ static int interval_end(struct run *r, struct interval *iv, struct session *s,
 		return err;
 	}
 	if (err)
-		stream_round(r);
+		batch_read(r);
 	/* what the notices' thread captured since the last record */
 	err = proc_table__take_captured(r->procs);
 	if (err)
 		return err;
-	session__stats(s, &samples, &dropped, NULL);
-	p->nr_lost = dropped - iv->lost_before;
-	if (r->cfg.offcpu) {
-		session__offcpu_stats(s, &off);
-		p->nr_offcpu_lost = off.dropped - iv->off_before.dropped;
-	}
+	counters_now(r, s, &now, NULL);
+	report__counters_diff(&now, &iv->before, &d);
+	p->nr_lost = d.dropped;
+	if (r->cfg.offcpu)
+		p->nr_offcpu_lost = d.off.dropped;
 	if (agg__nr_bad(iv->agg))
 		pr_warn("%llu malformed ring buffer records skipped\n",
 			(unsigned long long)agg__nr_bad(iv->agg));
@@ -1085,99 +474,25 @@ static int interval_end(struct run *r, struct interval *iv, struct session *s,
 		pr_warn("symbolization failed: %s\n", strerror(-err));
 		return err;
 	}
-	write_jit_images(r, p, sy);
-	export_files(r, p, sy);
-	jvm_perfmaps__release(r->jvm_maps); /* read: the maps bpfprof made go */
-	/* perf.data's BUILD_ID: the build-ids the symbolizer could not record, from the files */
-	if (has_stream(r) && (err = build_ids__fill(p, "/proc"))) {
-		pr_warn("build-ids: %s\n", strerror(-err));
+	err = run_outputs__prepare(&r->out, p, r->jvm_maps);
+	if (err)
 		return err;
-	}
-	err = write_outputs(r, p);
-	if (r->pusher) {
-		push__submit(r->pusher, p); /* queued: the network is the push thread's */
-		if (log_verbosity)
-			push__report(r->pusher, stderr);
-	}
+	err = run_outputs__write(&r->out, p);
 	report__summary(stderr, p, (double)(p->end_ns - p->start_ns) / 1e9,
 			r->cfg.output_dir ? 0 : r->cfg.top_n);
-	report__unnamed_jit(stderr, p, unnamed_jit_why, r);
+	report__unnamed_jit(stderr, p, jit_images__why_unnamed,
+			    &(struct jit_images_why){ r->sy, r->jvm_maps, r->cfg.no_jvm_perfmap });
 	jvm_perfmaps__free(r->jvm_maps);
 	r->jvm_maps = NULL;
-	report_lost(r, s, iv->lost_before);
-	if (r->cfg.offcpu) {
-		report__offcpu_summary(stderr, p, r->cfg.output_dir ? 0 : r->cfg.top_n);
-		fprintf(stderr,
-			"bpfprof: off-CPU: %llu blocks under %llu us left out (%.3f s in all)\n",
-			(unsigned long long)(off.short_blocks - iv->off_before.short_blocks),
-			(unsigned long long)r->cfg.offcpu_thresh_us,
-			(double)(off.short_ns - iv->off_before.short_ns) / 1e9);
-		if (off.kernel_only > iv->off_before.kernel_only)
-			fprintf(stderr,
-				"bpfprof: off-CPU: %llu blocks with kernel frames only (not blocked in a system "
-				"call, or a sample's walk overlapped theirs)\n",
-				(unsigned long long)(off.kernel_only - iv->off_before.kernel_only));
-		if (off.full > iv->off_before.full)
-			pr_warn("off-CPU: %llu blocks not followed: no memory for a task's slot, or more than %d long "
-				"blocks waiting for their system call exit at once\n",
-				(unsigned long long)(off.full - iv->off_before.full),
-				BPFPROF_MAX_OFFCPU_PENDING);
-		if (p->nr_offcpu_lost)
-			pr_warn("off-CPU: lost %llu blocks: ring buffer full; consider --ringbuf-size\n",
-				(unsigned long long)p->nr_offcpu_lost);
-	}
-	report_walks(r, s);
-	report_held(r, s);
-	report_python(r, &iv->py_before);
-	report_bpf_cost(s);
-	report_check(r);
-	if (r->cfg.check_user_stacks) {
-		uint64_t same, shorter, differ;
-
-		session__check_stats(s, &same, &shorter, &differ);
-		fprintf(stderr,
-			"bpfprof: user stacks against the kernel's walk: %llu the same, %llu its first part, "
-			"%llu different\n",
-			(unsigned long long)same, (unsigned long long)shorter,
-			(unsigned long long)differ);
-	}
+	/* the drops go on while it is written: counted up to now (each CPU's: since the start) */
+	counters_now(r, s, &now, per_cpu);
+	report__counters_diff(&now, &iv->before, &now);
+	report__lost(stderr, now.dropped, per_cpu, nr_cpus, r->cfg.ringbuf_bytes);
+	report_counters(r, s, p, &d);
 	if (!p->nr_samples)
 		pr_warn("no samples collected\n");
-	if (r->cfg.output_dir && r->cfg.keep)
-		outdir__prune(r->cfg.output_dir, r->out_names,
-			      r->cfg.nr_outputs + (r->pusher != NULL), r->cfg.keep);
+	run_outputs__prune(&r->out);
 	return err;
-}
-
-/* --push: the checks (auth file) before sampling, and the push thread. Returns 0 or -errno. */
-static int start_push(struct run *r)
-{
-	struct push_env env = {
-		.spool_dir = r->cfg.output_dir,
-		.spool_mode = r->cfg.outputs[0].mode ? r->cfg.outputs[0].mode : OUTPUT_DEFAULT_MODE,
-		.split_services = r->cfg.all_cpus,
-		.command = r->cfg.command ? r->cfg.command[0] : NULL,
-		.pid = r->cfg.nr_pids == 1 ? r->cfg.pids[0] : 0,
-		.first_pid = r->cfg.nr_pids ? r->cfg.pids[0] : 0,
-		.proc_root = "/proc",
-		.freq_hz = r->cfg.freq_hz,
-	};
-
-	r->out_names[r->cfg.nr_outputs] = PUSH_SPOOL_NAME;
-	return r->cfg.push.url ? push__new(&r->cfg.push, &env, &r->pusher) : 0;
-}
-
-/* Push what is queued (at most --push-timeout), print the counters; -EIO when an interval was lost. */
-static int finish_push(struct run *r)
-{
-	struct push_counters c;
-
-	if (!r->pusher)
-		return 0;
-	push__finish(r->pusher);
-	push__report(r->pusher, stderr);
-	push__counters(r->pusher, &c);
-	return c.dropped ? -EIO : 0;
 }
 
 int main(int argc, char **argv)
@@ -1187,8 +502,7 @@ int main(int argc, char **argv)
 	struct symbolizer *sy = NULL;
 	struct interval iv = { .run = r };
 	struct session *s = NULL;
-	uint64_t start, next_interval = 0, last_progress = 0, last_reap = 0, dropped = 0,
-			bpf_samples, ended, stop_at = 0;
+	uint64_t start, next_interval = 0, last_progress = 0, last_reap = 0, ended, stop_at = 0;
 	bool tty, stop = false;
 	struct targets tg;
 	int err, i;
@@ -1212,8 +526,6 @@ int main(int argc, char **argv)
 	targets__init(&tg, r->cfg.pids, r->cfg.nr_pids);
 	sig_outputs = r->cfg.outputs;
 	sig_nr_outputs = r->cfg.nr_outputs;
-	for (i = 0; i < r->cfg.nr_outputs; i++)
-		r->out_names[i] = r->cfg.outputs[i].path;
 
 	err = preflight__check_system();
 	if (err)
@@ -1230,7 +542,8 @@ int main(int argc, char **argv)
 				r->cfg.pids[i], tgid);
 		r->cfg.pids[i] = tgid;
 	}
-	if (start_push(r))
+	/* --push: its checks (auth file) before sampling, and its thread */
+	if (run_outputs__init(&r->out, &r->cfg))
 		return 1;
 
 	sigemptyset(&sa.sa_mask);
@@ -1367,7 +680,7 @@ int main(int argc, char **argv)
 			goto out;
 		}
 		if (err > 0 || err == -ECANCELED)
-			stream_round(r); /* none while copies are kept back (see there) */
+			batch_read(r);
 		err = 0;
 		now = now_ns(CLOCK_MONOTONIC);
 		if (exiting)
@@ -1424,10 +737,13 @@ int main(int argc, char **argv)
 			session__forget_gone(s); /* BPF's first-sample state of exited processes */
 		}
 		if (tty && now - last_progress >= 1000000000ULL) {
+			struct report_counters c;
+
 			last_progress = now;
-			session__stats(s, &bpf_samples, &dropped, NULL);
-			print_progress((double)(now - start) / 1e9, iv.p->nr_samples,
-				       dropped - iv.lost_before);
+			counters_now(r, s, &c, NULL);
+			report__counters_diff(&c, &iv.before, &c);
+			report__progress(stderr, (double)(now - start) / 1e9, iv.p->nr_samples,
+					 c.dropped);
 		}
 	}
 	finishing = 1; /* from here a second signal abandons the outputs */
@@ -1461,7 +777,7 @@ int main(int argc, char **argv)
 		symbolizer__use_debuginfod(sy, &dopts);
 	}
 	err = interval_end(r, &iv, s, sy);
-	i = finish_push(r);
+	i = run_outputs__finish(&r->out);
 	err = err ?: i;
 
 out:
@@ -1482,7 +798,7 @@ out:
 	cgroup_cache__free(r->cgroups);
 	proc_table__free(r->procs);
 	buf__free(&r->carry);
-	push__free(r->pusher);
+	run_outputs__free(&r->out);
 	/* run is main's: the handler must not read its outputs once main returns */
 	sig_nr_outputs = 0;
 	return err != 0;

@@ -380,6 +380,11 @@ void proc_table__reap(struct proc_table *t, uint64_t now_ns, uint64_t cut_ns)
 		maps_cache__expire(t->maps, now_ns, cut_ns, false);
 }
 
+const struct maps_cache *proc_table__maps_cache(const struct proc_table *t)
+{
+	return t->maps;
+}
+
 void proc_table__counts(const struct proc_table *t, size_t *nr, size_t *bytes)
 {
 	*nr = *bytes = 0;
