@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The process table: the one owner of what happens to a process, and the
- * only module that opens /proc/PID/maps (as perf's util/machine.c owns
+ * only module that opens /proc/PID/maps, as perf's util/machine.c owns
  * process state through machine__process_{mmap2,fork,comm}_event, and the
  * OpenTelemetry eBPF profiler's process manager reads a process's mappings
- * once and fans them out to its BPF maps and interpreter handlers).
+ * once and fans them out to its BPF maps and interpreter handlers. (libdw
+ * reads the file too, inside --check-unwind's debug check, unwind_check.c:
+ * dwfl_linux_proc_report reports the process's vDSO from its auxv, which
+ * the maps text alone does not give libdwfl.)
  *
  * Events, and what each does (user/capture/proc_table.c):
  *  - first sample, and a later one outside the known mappings: the
