@@ -43,6 +43,7 @@ static const char doc[] =
 	"  .svg   interactive flame graph: any browser\n"
 	"  .pb.gz pprof protobuf (also .pprof): go tool pprof, Pyroscope, Parca, speedscope\n"
 	"  .folded folded stacks: flamegraph.pl, inferno, speedscope\n"
+	"  .otlp  OpenTelemetry profiles (ExportProfilesServiceRequest): protoc --decode, Collector\n"
 	"  -      stdout (needs --format; not for perf.data, which is seekable)\n";
 
 static const char args_doc[] = "[-- COMMAND [ARG...]]";
@@ -159,7 +160,7 @@ static const struct argp_option options[] = {
 	{ NULL, 0, NULL, 0, "Output:", 3 },
 	{ "output", 'o', "FILE", 0, "Write a profile to FILE ('-' for stdout); repeatable", 3 },
 	{ "format", OPT_FORMAT, "FORMAT", 0,
-	  "Output format for every -o, overriding the extension: prof, perf, pprof, folded, svg",
+	  "Output format for every -o, overriding the extension: prof, perf, pprof, folded, svg, otlp",
 	  3 },
 	{ "output-mode", OPT_OUTPUT_MODE, "MODE", 0,
 	  "Permission bits of the written files, octal, owner-readable (default 0600; umask not applied)",
@@ -294,7 +295,7 @@ void cli__add_output(struct argp_state *st, struct output *outputs, int *nr_outp
 void cli__set_format(struct argp_state *st, const char **format, const char *name)
 {
 	if (output__format_from_name(name) == OUTPUT_NONE)
-		argp_error(st, "invalid FORMAT: '%s' (prof, perf, pprof, folded, svg)", name);
+		argp_error(st, "invalid FORMAT: '%s' (prof, perf, pprof, folded, svg, otlp)", name);
 	*format = name;
 }
 
@@ -633,7 +634,7 @@ int cli__parse(int argc, char **argv, struct bpfprof_config *cfg)
 					  output__format_from_path(o->path);
 		if (o->format == OUTPUT_NONE) {
 			fprintf(stderr,
-				"bpfprof: cannot tell the format of '%s'; use a known extension (.prof, .data, .pb.gz, .pprof, .folded, .svg) or --format\n"
+				"bpfprof: cannot tell the format of '%s'; use a known extension (.prof, .data, .pb.gz, .pprof, .folded, .svg, .otlp) or --format\n"
 				"Try 'bpfprof --help' for more information.\n",
 				o->path);
 			return 2;
