@@ -178,12 +178,15 @@ static const struct argp_option options[] = {
 	  "One set of outputs every SECONDS (needs --output-dir)", 4 },
 	{ "keep", OPT_KEEP, "N", 0, "Keep only the newest N sets of outputs in DIR (default: all)",
 	  4 },
-	{ NULL, 0, NULL, 0, "Pushing to Pyroscope:", 5 },
+	{ NULL, 0, NULL, 0, "Pushing to Pyroscope or an OpenTelemetry Collector:", 5 },
 	{ "push", OPT_PUSH, "URL", 0,
 	  "Send each interval's profile (or the run's) to a Pyroscope server: URL/push.v1.PusherService/Push, "
-	  "or the legacy endpoint when the URL ends in /ingest",
+	  "or the legacy endpoint when the URL ends in /ingest; with --push-api otlp to an OTLP/HTTP "
+	  "receiver: URL/v1development/profiles unless the URL has a path",
 	  5 },
-	{ "push-api", OPT_PUSH_API, "API", 0, "connect or ingest, whatever the URL's path", 5 },
+	{ "push-api", OPT_PUSH_API, "API", 0,
+	  "connect, ingest (whatever the URL's path) or otlp (OpenTelemetry profiles, gzip protobuf)",
+	  5 },
 	{ "push-auth-file", OPT_PUSH_AUTH_FILE, "FILE", 0,
 	  "Credentials: first line 'user:password' (basic) or 'Bearer TOKEN' or TOKEN; not readable by others",
 	  5 },
@@ -421,8 +424,10 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 			cfg->push.api = PUSH_API_CONNECT;
 		else if (!strcmp(arg, "ingest"))
 			cfg->push.api = PUSH_API_INGEST;
+		else if (!strcmp(arg, "otlp"))
+			cfg->push.api = PUSH_API_OTLP;
 		else
-			argp_error(st, "invalid --push-api: '%s' (connect or ingest)", arg);
+			argp_error(st, "invalid --push-api: '%s' (connect, ingest or otlp)", arg);
 		break;
 	case OPT_PUSH_AUTH_FILE:
 		cfg->push.auth_file = arg;
