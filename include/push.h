@@ -234,6 +234,17 @@ char *push__ingest_query(const struct push_series *s, uint64_t from_ns, uint64_t
 			 uint32_t freq_hz);
 
 /*
+ * The body of an OTLP request for interval profile p (symbolized): the gzip
+ * ExportProfilesServiceRequest (write_otlp.h) with host.name
+ * env->hostname, service.name o->service_name or env->default_service and
+ * the --label pairs on its resource, appended to out. Refused with -E2BIG
+ * and a message naming the size when the request is over max_bytes
+ * (OTLP_MAX_REQUEST_BYTES for --push). Returns 0 or -errno.
+ */
+int push__otlp_body(const struct push_opts *o, const struct push_env *env, const struct profile *p,
+		    size_t max_bytes, struct buf *out);
+
+/*
  * Read an OTLP receiver's answer body (ExportProfilesServiceResponse,
  * binary): *rejected and *msg (malloc'd, NULL when empty; caller frees)
  * from its partial_success. An empty body is full success. Returns 0, or

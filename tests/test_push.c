@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <zlib.h>
 #include "profile_fixture.h"
 #include "push.h"
 #include "push/v1/push.pb-c.h"
@@ -95,6 +96,61 @@ static void test_api_and_endpoint(void **state)
 	e = push__endpoint("http://h/custom/", PUSH_API_OTLP);
 	assert_string_equal(e, "http://h/custom");
 	free(e);
+}
+
+/*
+ * The OTLP body: gzip, the request with service.name and the --label pairs
+ * on its resource; over the size limit refused (-E2BIG) and nothing added.
+ */
+static void test_otlp_body(void **state)
+{
+	Opentelemetry__Proto__Collector__Profiles__V1development__ExportProfilesServiceRequest *r;
+	const Opentelemetry__Proto__Resource__V1__Resource *res;
+	struct push_opts o = {
+		.url = "http://h:4318", .api = PUSH_API_OTLP, .labels = { "env=ci" }, .nr_labels = 1
+	};
+	struct push_env env = { .hostname = "host-1", .default_service = "svc" };
+	struct profile *p = profile__new();
+	const uint64_t ips[] = { 0x401010, 0x402020 };
+	struct buf b = { 0 };
+	uint8_t raw[4096];
+	z_stream zs = { 0 };
+	bool created;
+	int proc;
+
+	assert_non_null(p);
+	p->period_ns = 1000000;
+	proc = profile__process(p, 42, &created);
+	add_stack(p, (uint32_t)proc, ips, 0, 2, 7);
+	assert_int_equal(profile__resolve_locs(p), 0);
+
+	assert_int_equal(push__otlp_body(&o, &env, p, 100, &b), -E2BIG);
+	assert_int_equal(b.len, 0);
+	assert_int_equal(push__otlp_body(&o, &env, p, 64u << 20, &b), 0);
+	assert_true(b.len > 18 && b.data[0] == 0x1f && b.data[1] == 0x8b);
+	assert_int_equal(inflateInit2(&zs, 16 + MAX_WBITS), Z_OK);
+	zs.next_in = b.data;
+	zs.avail_in = (uInt)b.len;
+	zs.next_out = raw;
+	zs.avail_out = sizeof(raw);
+	assert_int_equal(inflate(&zs, Z_FINISH), Z_STREAM_END);
+	inflateEnd(&zs);
+	r = opentelemetry__proto__collector__profiles__v1development__export_profiles_service_request__unpack(
+		NULL, sizeof(raw) - zs.avail_out, raw);
+	assert_non_null(r);
+	res = r->resource_profiles[0]->resource;
+	assert_int_equal(res->n_attributes, 4);
+	assert_string_equal(res->attributes[0]->value->string_value, "host-1");
+	assert_string_equal(res->attributes[2]->key, "service.name");
+	assert_string_equal(res->attributes[2]->value->string_value, "svc");
+	assert_string_equal(res->attributes[3]->key, "env");
+	assert_string_equal(res->attributes[3]->value->string_value, "ci");
+	assert_int_equal(
+		r->resource_profiles[0]->scope_profiles[0]->profiles[0]->samples[0]->values[0], 7);
+	opentelemetry__proto__collector__profiles__v1development__export_profiles_service_request__free_unpacked(
+		r, NULL);
+	buf__free(&b);
+	profile__free(p);
 }
 
 /* An OTLP receiver's answer: empty (full success), partial success, garbage. */
@@ -488,6 +544,7 @@ int main(void)
 		cmocka_unit_test(test_encode_request),
 		cmocka_unit_test(test_ingest_query),
 		cmocka_unit_test(test_otlp_partial_success),
+		cmocka_unit_test(test_otlp_body),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -1087,8 +1087,10 @@ static void *push_thread(void *arg)
 				pr_warn("push: '%s' takes profiles again; interval %s pushed (attempt %u)\n",
 					ps->endpoint, it->stamp, it->attempts);
 			else
-				pr_info("push: interval %s pushed (%zu series, %.0f ms)\n",
-					it->stamp, it->nr_series, (double)(now - t0) / 1e6);
+				pr_info("push: interval %s pushed (%zu %s, %.0f ms)\n", it->stamp,
+					it->nr_series ? it->nr_series : it->otlp.len,
+					it->nr_series ? "series" : "bytes",
+					(double)(now - t0) / 1e6);
 			ps->failing = false;
 			/* at the end too, within --push-timeout */
 			replay = !ps->head && (!ps->stopping || now < ps->deadline_ns);
@@ -1290,9 +1292,9 @@ int push__new(const struct push_opts *o, const struct push_env *env, struct push
 		ps->api == PUSH_API_INGEST ? "ingest" :
 		ps->api == PUSH_API_OTLP   ? "OTLP" :
 					     "Connect",
-		o->service_name	    ? o->service_name :
-		env->split_services ? "per container/cgroup" :
-				      ps->env.default_service,
+		o->service_name					? o->service_name :
+		env->split_services && ps->api != PUSH_API_OTLP ? "per container/cgroup" :
+								  ps->env.default_service,
 		ps->o.queue_max, env->spool_dir ? env->spool_dir : "none (drop past the queue)");
 	*out = ps;
 	return 0;
@@ -1327,34 +1329,33 @@ static int gzip_append(struct buf *out, const uint8_t *src, size_t len)
 	return zerr == Z_STREAM_END ? 0 : -EINVAL;
 }
 
-/*
- * OTLP: the interval's whole profile as one gzip ExportProfilesServiceRequest
- * in it->otlp (service.name and --label pairs on the resource; processes,
- * containers and cgroups told apart by their samples' attributes). Returns
- * 1, 0 when nothing was sampled, -E2BIG over OTLP_MAX_REQUEST_BYTES, or
- * -errno.
- */
-static int prepare_otlp(struct pusher *ps, const struct profile *p, struct push_item *it)
+int push__otlp_body(const struct push_opts *o, const struct push_env *env, const struct profile *p,
+		    size_t max_bytes, struct buf *out)
 {
-	struct otlp_opts oo = { .hostname = ps->env.hostname,
-				.service_name = ps->o.service_name ? ps->o.service_name :
-								     ps->env.default_service,
-				.attrs = ps->o.labels,
-				.nr_attrs = (size_t)ps->o.nr_labels };
+	struct otlp_opts oo = { .hostname = env->hostname,
+				.service_name = o->service_name ? o->service_name :
+								  env->default_service,
+				.attrs = o->labels,
+				.nr_attrs = (size_t)o->nr_labels };
 	struct buf raw = { 0 };
-	int err;
+	int err = write_otlp(p, &oo, &raw);
 
-	if (!p->nr_samples && !p->nr_offcpu_blocks)
-		return 0;
-	err = write_otlp(p, &oo, &raw);
-	if (!err && raw.len > OTLP_MAX_REQUEST_BYTES) {
-		pr_warn("push: interval %s: its OTLP request is %.1f MiB, over the %u MiB an OTLP receiver takes (opentelemetry-proto's recommended limit); not sent (a shorter --interval makes smaller ones)\n",
-			it->stamp, (double)raw.len / (1 << 20), OTLP_MAX_REQUEST_BYTES >> 20);
+	if (!err && raw.len > max_bytes) {
+		pr_warn("push: the interval's OTLP request is %zu bytes (%.1f MiB), over the %zu an OTLP receiver takes (opentelemetry-proto's recommended limit, 64 MiB): not sent; a shorter --interval makes smaller ones\n",
+			raw.len, (double)raw.len / (1 << 20), max_bytes);
 		err = -E2BIG;
 	}
-	err = err ?: gzip_append(&it->otlp, raw.data, raw.len);
+	err = err ?: gzip_append(out, raw.data, raw.len);
 	buf__free(&raw);
-	return err ?: 1;
+	return err;
+}
+
+/* OTLP: the interval's request in it->otlp. Returns 1, 0 when nothing was sampled, or -errno. */
+static int prepare_otlp(struct pusher *ps, const struct profile *p, struct push_item *it)
+{
+	if (!p->nr_samples && !p->nr_offcpu_blocks)
+		return 0;
+	return push__otlp_body(&ps->o, &ps->env, p, OTLP_MAX_REQUEST_BYTES, &it->otlp) ?: 1;
 }
 
 /* Pyroscope: one gzip pprof per service (push__group). Returns the number of series, or -errno. */
