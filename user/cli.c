@@ -181,8 +181,8 @@ static const struct argp_option options[] = {
 	{ NULL, 0, NULL, 0, "Pushing to Pyroscope or an OpenTelemetry Collector:", 5 },
 	{ "push", OPT_PUSH, "URL", 0,
 	  "Send each interval's profile (or the run's) to a Pyroscope server: URL/push.v1.PusherService/Push, "
-	  "or the legacy endpoint when the URL ends in /ingest; with --push-api otlp to an OTLP/HTTP "
-	  "receiver: URL/v1development/profiles unless the URL has a path",
+	  "or the legacy endpoint when the URL ends in /ingest; API otlp: an OpenTelemetry OTLP/HTTP "
+	  "receiver's URL/v1development/profiles (unless the URL has a path)",
 	  5 },
 	{ "push-api", OPT_PUSH_API, "API", 0,
 	  "connect, ingest (whatever the URL's path) or otlp (OpenTelemetry profiles, gzip protobuf)",

@@ -7,9 +7,10 @@
 # `protoc-c --decode` with the vendored official .proto files and by hand;
 # it is not a Collector). Workloads spin only while they are profiled.
 #
-#  1. -o out.otlp with --off-cpu of the off-CPU workload: protoc-c decodes
-#     it; two profiles, samples/count (period 1e9/F ns) and off_cpu/nanoseconds
-#     holding blocked time.
+#  1. -o out.otlp -o out.pb.gz with --off-cpu of the off-CPU workload:
+#     protoc-c decodes the .otlp; two profiles, samples/count (period 1e9/F
+#     ns) and off_cpu/nanoseconds holding blocked time, with the pprof's
+#     sample count and off-CPU nanoseconds.
 #  2. -a --cgroup (the test's own) --interval 1 --push-api otlp, --push-queue 1,
 #     hotcold at --duty 50: up, then down until an interval is spooled, then
 #     up (the queue pushed, the spool replayed), then a partial success
@@ -55,17 +56,26 @@ decode() {
 }
 
 # ---- 1. the file, with off-CPU time ----
-"$BPFPROF" -F 499 --off-cpu -o "$work/out.otlp" -- "$OFFCPU" 0.5 4000 >/dev/null 2>"$work/file.log"
+"$BPFPROF" -F 499 --off-cpu -o "$work/out.otlp" -o "$work/out.pb.gz" -- "$OFFCPU" 0.5 4000 >/dev/null 2>"$work/file.log"
 rc=$?
 if [ $rc -eq 0 ] && decode "$work/out.otlp" >"$work/out.txt" 2>"$work/decode.err"; then
 	"$PY" "$RECEIVER" --summary "$work/out.otlp" >"$work/out.json"
 	if "$PY" -c '
-import json, sys
+import gzip, json, sys
+sys.path.insert(0, sys.argv[2])
+from pyroscope_receiver import fields, packed_ints
 p = json.load(open(sys.argv[1]))
+# the pprof of the same capture: value 0 (samples) and 2 (off_cpu ns) summed
+tot = [0, 0, 0, 0]
+for n, _, v in fields(gzip.decompress(open(sys.argv[3], "rb").read())):
+    if n == 2:
+        vals = [x for n2, w2, v2 in fields(v) if n2 == 2 for x in packed_ints(w2, v2)]
+        tot = [a + b for a, b in zip(tot, vals)]
 sys.exit(not (len(p) == 2 and p[0]["type"] == "samples/count" and p[0]["period"] == 10**9 // 499
-              and p[0]["samples"] > 0 and p[1]["type"] == "off_cpu/nanoseconds" and p[1]["samples"] > 10**8))
-' "$work/out.json"; then
-		ok "file: protoc-c decodes out.otlp; samples/count (period 1e9/F) and off_cpu/nanoseconds ($(sed -n 's/.*"off_cpu\/nanoseconds", "time": [0-9]*, "period": 0, "samples": \([0-9]*\).*/\1/p' "$work/out.json") ns blocked)"
+              and p[0]["samples"] > 0 and p[1]["type"] == "off_cpu/nanoseconds" and p[1]["samples"] > 10**8
+              and p[0]["samples"] == tot[0] and p[1]["samples"] == tot[2]))
+' "$work/out.json" "$top/tests/integration" "$work/out.pb.gz"; then
+		ok "file: protoc-c decodes out.otlp; samples/count (period 1e9/F) and off_cpu/nanoseconds, the pprof's totals ($(sed -n 's/.*"off_cpu\/nanoseconds", "time": [0-9]*, "period": 0, "samples": \([0-9]*\).*/\1/p' "$work/out.json") ns blocked)"
 	else
 		fail "file: profiles" "$(cat "$work/out.json")"
 	fi
