@@ -10,7 +10,9 @@
  * attributes), one ScopeProfiles ("bpfprof"), one Profile per sample type:
  * CPU samples (samples/count, period_type cpu/nanoseconds, period
  * 1e9/frequency, as the OpenTelemetry eBPF profiler fills it), then with
- * --off-cpu the blocked time (off_cpu/nanoseconds). The profiles share one
+ * --off-cpu the blocked time (off_cpu/nanoseconds); a traced profile
+ * (bpfprof xray, p->view PROFILE_VIEW_VALUE_US) has cpu/nanoseconds of self
+ * time instead of samples, and no period. The profiles share one
  * ProfilesDictionary whose tables all start with the zero value at index 0.
  * Samples carry their process's attributes (process.pid,
  * process.executable.name, process.linux.cgroup, container.id), mappings

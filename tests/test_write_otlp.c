@@ -616,6 +616,32 @@ static void test_offcpu_profile(void **state)
 	assert_int_equal(cpu->samples[0]->stack_index, off->samples[0]->stack_index);
 }
 
+/* bpfprof xray's view: self time in ns (exact, not rounded to µs), no period */
+static void test_traced_view(void **state)
+{
+	struct fixture *f = *state;
+	struct profile *p = f->p;
+	uint32_t a = add_proc(p, 7, "a", NULL, NULL);
+	const uint64_t s0[] = { 0x10010 }, s1[] = { 0x10020 };
+	const pb_profile *pp;
+	bool created;
+
+	assert_true(profile__add_stack(p, a, s0, 0, 1, 3, 1234567, &created) >= 0);
+	assert_true(profile__add_stack(p, a, s1, 0, 1, 9, 0, &created) >= 0);
+	assert_int_equal(profile__resolve_locs(p), 0);
+	p->view = PROFILE_VIEW_VALUE_US;
+	assert_int_equal(write_otlp(p, NULL, &f->out), 0);
+	decode(f);
+	check_dictionary(f->req);
+	pp = profile_of(f->req, 0);
+	assert_string_equal(str(f->req->dictionary, pp->sample_type->type_strindex), "cpu");
+	assert_string_equal(str(f->req->dictionary, pp->sample_type->unit_strindex), "nanoseconds");
+	assert_null(pp->period_type);
+	assert_int_equal(pp->n_samples, 1);
+	assert_int_equal(pp->samples[0]->values[0], 1234567);
+	assert_int_equal(pp->samples[0]->stack_index, 1);
+}
+
 static void test_empty_profile(void **state)
 {
 	struct fixture *f = *state;
@@ -683,6 +709,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_two_processes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_same_as_pprof, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_offcpu_profile, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_traced_view, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_empty_profile, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unresolved_is_einval, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_resource_attributes, setup, teardown),

@@ -540,8 +540,9 @@ static int build_attr_table(struct otlp_state *s)
 
 /*
  * The samples of one profile kind: kind 0 CPU (stacks with samples, value
- * count), kind 1 off-CPU (stacks with blocks, value off_ns). Each sample
- * carries its stack and its process's attributes.
+ * count; a traced profile's view PROFILE_VIEW_VALUE_US: stacks with self
+ * time, value ns), kind 1 off-CPU (stacks with blocks, value off_ns). Each
+ * sample carries its stack and its process's attributes.
  */
 static size_t build_samples(struct otlp_state *s, int kind)
 {
@@ -549,17 +550,19 @@ static size_t build_samples(struct otlp_state *s, int kind)
 	pb_sample *base = &s->samples[(size_t)kind * p->nr_stacks];
 	pb_sample **ptrs = &s->sample_ptrs[(size_t)kind * p->nr_stacks];
 	int64_t *values = &s->values[(size_t)kind * p->nr_stacks];
+	bool traced = p->view == PROFILE_VIEW_VALUE_US;
 	size_t i, nr = 0;
 
 	for (i = 0; i < p->nr_stacks; i++) {
 		const struct profile_stack *st = &p->stacks[i];
 		pb_sample *ps = &base[i];
+		uint64_t v = kind ? st->off_ns : traced ? st->value : st->count;
 
-		if (kind ? !st->off_count && !st->off_ns : !st->count)
+		if (kind ? !st->off_count && !st->off_ns : !v)
 			continue;
 		opentelemetry__proto__profiles__v1development__sample__init(ps);
 		ps->stack_index = (int32_t)i + 1;
-		values[i] = (int64_t)(kind ? st->off_ns : st->count);
+		values[i] = (int64_t)v;
 		ps->values = &values[i];
 		ps->n_values = 1;
 		if (st->proc < p->nr_procs) {
@@ -701,7 +704,10 @@ int write_otlp(const struct profile *p, const struct otlp_opts *o, struct buf *o
 		pp->samples = &s.sample_ptrs[i * p->nr_stacks];
 		pp->time_unix_nano = p->start_realtime_ns;
 		pp->duration_nano = p->end_ns > p->start_ns ? p->end_ns - p->start_ns : 0;
-		if (i == 0) {
+		if (i == 0 && p->view == PROFILE_VIEW_VALUE_US) {
+			/* bpfprof xray: self time measured, not sampled: no period */
+			pp->sample_type = &types[1];
+		} else if (i == 0) {
 			/* as the OpenTelemetry profiler: samples/count, a cpu/nanoseconds period */
 			pp->sample_type = &types[0];
 			pp->period_type = &types[1];
