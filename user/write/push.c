@@ -123,7 +123,7 @@ char *push__endpoint(const char *url, enum push_api api)
 	while (n && url[n - 1] == '/')
 		n--;
 	if (api == PUSH_API_OTLP) {
-		const char *host = strstr(url, "://") + 3;
+		const char *host = strstr(url, "://") ? strstr(url, "://") + 3 : url;
 
 		/* a path of its own is used as it is, as the SDKs' per-signal endpoints */
 		if (host + strcspn(host, "/") < url + n)
@@ -858,8 +858,12 @@ static void otlp_answer(struct pusher *ps, const char *stamp)
 		return;
 	}
 	if (rejected || msg) {
-		pr_warn("push: '%s' took interval %s partly: %lld profiles rejected%s%s\n",
-			ps->endpoint, stamp, (long long)rejected, msg ? ": " : "", msg ? msg : "");
+		for (char *c = msg; c && *c; c++)
+			if ((unsigned char)*c < ' ' || *c == 0x7f)
+				*c = ' ';
+		pr_warn("push: '%s' took interval %s partly: %lld profiles rejected%s%.*s\n",
+			ps->endpoint, stamp, (long long)rejected, msg ? ": " : "", ERR_BODY_MAX,
+			msg ? msg : "");
 		pthread_mutex_lock(&ps->lock);
 		ps->c.otlp_rejected += rejected > 0 ? (uint64_t)rejected : 0;
 		pthread_mutex_unlock(&ps->lock);
