@@ -669,7 +669,7 @@ int write_otlp(const struct profile *p, const struct otlp_opts *o, struct buf *o
 	i_count = str_idx(&s, "count");
 	i_cpu = str_idx(&s, "cpu");
 	i_ns = str_idx(&s, "nanoseconds");
-	i_off = str_idx(&s, "off_cpu");
+	i_off = p->offcpu ? str_idx(&s, "off_cpu") : 0; /* no orphan string without it */
 	if (i_samples < 0 || i_count < 0 || i_cpu < 0 || i_ns < 0 || i_off < 0)
 		goto out_free;
 	for (i = 0; i < 3; i++)
