@@ -52,6 +52,9 @@ LIB_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(notdir $(LIB_SRCS)))
 LIB_OBJS += $(OUTPUT)/profile.pb-c.o
 # Pyroscope's push API (proto/pyroscope, vendored), for --push
 LIB_OBJS += $(OUTPUT)/push.pb-c.o $(OUTPUT)/types.pb-c.o
+# OpenTelemetry's OTLP profiles (proto/opentelemetry, vendored v1.11.0), for .otlp and --push-api otlp
+OTLP_PB_OBJS := $(patsubst %,$(OUTPUT)/%.pb-c.o,common resource profiles profiles_service)
+LIB_OBJS += $(OTLP_PB_OBJS)
 APP_OBJS := $(OUTPUT)/main.o $(OUTPUT)/session.o
 TEST_SRCS := $(wildcard tests/test_*.c)
 TEST_BINS := $(patsubst tests/%.c,$(OUTPUT)/tests/%,$(TEST_SRCS))
@@ -141,6 +144,22 @@ $(OUTPUT)/types.pb-c.o: $(OUTPUT)/proto/types/v1/types.pb-c.c | $(OUTPUT)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(OUTPUT)/push.o $(OUTPUT)/tests/test_push: $(OUTPUT)/proto/push/v1/push.pb-c.h $(OUTPUT)/proto/types/v1/types.pb-c.h
+
+OTLP_PROTOS := common/v1/common.proto resource/v1/resource.proto \
+	profiles/v1development/profiles.proto collector/profiles/v1development/profiles_service.proto
+OTLP_PB_DIR := $(OUTPUT)/proto/opentelemetry/proto
+OTLP_PB_SRCS := $(patsubst %.proto,$(OTLP_PB_DIR)/%.pb-c.c,$(OTLP_PROTOS))
+OTLP_PB_HDRS := $(OTLP_PB_SRCS:.c=.h)
+$(OTLP_PB_SRCS) $(OTLP_PB_HDRS) &: $(addprefix proto/opentelemetry/opentelemetry/proto/,$(OTLP_PROTOS))
+	$(call msg,PROTOC,$(OTLP_PB_DIR))
+	$(Q)mkdir -p $(OUTPUT)/proto && protoc-c --proto_path=proto/opentelemetry --c_out=$(OUTPUT)/proto \
+		$(addprefix opentelemetry/proto/,$(OTLP_PROTOS))
+
+$(OTLP_PB_OBJS): $(OUTPUT)/%.pb-c.o: $(OTLP_PB_HDRS) | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) -c $(filter %/$*.pb-c.c,$(OTLP_PB_SRCS)) -o $@
+
+$(OUTPUT)/write_otlp.o $(OUTPUT)/push.o $(OUTPUT)/tests/test_write_otlp $(OUTPUT)/tests/test_push: $(OTLP_PB_HDRS)
 
 $(OUTPUT)/libbpfprof.a: $(LIB_OBJS)
 	$(call msg,AR,$@)
