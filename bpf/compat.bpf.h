@@ -62,13 +62,16 @@
  * program stays small.
  */
 #if BPFPROF_LEGACY
-#define for_each_step(n, fn, ctx)                                                              \
-	do {                                                                                   \
-		__u32 __step;                                                                  \
-		_Pragma("clang loop unroll(disable)") for (__step = 0; __step < (n); __step++) \
-			if (fn(__step, ctx))                                                   \
-				break;                                                         \
+/* clang-format off */
+#define for_each_step(n, fn, ctx)                                               \
+	do {                                                                    \
+		__u32 __step;                                                   \
+		_Pragma("clang loop unroll(disable)")                           \
+		for (__step = 0; __step < (n); __step++)                        \
+			if (fn(__step, ctx))                                    \
+				break;                                          \
 	} while (0)
+/* clang-format on */
 #define step_fn static __always_inline long
 #else
 #define for_each_step(n, fn, ctx) bpf_loop(n, fn, ctx, 0)
@@ -133,14 +136,15 @@ static __always_inline __u64 ancestor_cgroup_id(int level)
 	if (!cgrp || level > BPF_CORE_READ(cgrp, level))
 		return 0;
 	if (bpf_core_field_exists(((struct cgroup___pre61 *)cgrp)->ancestor_ids)) {
-		bpf_probe_read_kernel(&id, sizeof(id),
-				      (void *)cgrp +
-					      bpf_core_field_offset(struct cgroup___pre61, ancestor_ids) +
-					      level * 8);
+		bpf_probe_read_kernel(
+			&id, sizeof(id),
+			(void *)cgrp + bpf_core_field_offset(struct cgroup___pre61, ancestor_ids) +
+				level * 8);
 		return id;
 	}
 	bpf_probe_read_kernel(&anc, sizeof(anc),
-			      (void *)cgrp + bpf_core_field_offset(struct cgroup, ancestors) + level * 8);
+			      (void *)cgrp + bpf_core_field_offset(struct cgroup, ancestors) +
+				      level * 8);
 	return anc ? BPF_CORE_READ(anc, kn, id) : 0;
 }
 #else
@@ -169,16 +173,16 @@ static __always_inline long task_state(struct task_struct *task)
  * that exit go rather than fill it (max: its size).
  */
 #if BPFPROF_LEGACY
-#define COMPAT_TASK_VALUE_MAP(max)                \
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);      \
-	__uint(max_entries, max);                 \
-	__type(key, __u32); /* tid */             \
+#define COMPAT_TASK_VALUE_MAP(max)           \
+	__uint(type, BPF_MAP_TYPE_LRU_HASH); \
+	__uint(max_entries, max);            \
+	__type(key, __u32); /* tid */        \
 	__type(value, __u64)
 #else
-#define COMPAT_TASK_VALUE_MAP(max)                  \
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);    \
-	__uint(map_flags, BPF_F_NO_PREALLOC);       \
-	__type(key, int);                           \
+#define COMPAT_TASK_VALUE_MAP(max)               \
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE); \
+	__uint(map_flags, BPF_F_NO_PREALLOC);    \
+	__type(key, int);                        \
 	__type(value, __u64)
 #endif
 
@@ -232,7 +236,7 @@ typedef int (*compat_task_work_fn)(struct bpf_map *map, void *key, void *value);
 extern int bpf_task_work_schedule_resume_impl(struct task_struct *task, struct bpf_task_work *tw,
 					      void *map__map, compat_task_work_fn callback,
 					      void *aux__prog) __ksym;
-#define compat_task_work_add(task, tw, map, cb)                                  \
+#define compat_task_work_add(task, tw, map, cb) \
 	bpf_task_work_schedule_resume_impl(task, tw, map, cb, NULL)
 #elif BPFPROF_TASK_WORK == 2
 /* 7.x: the plain name, the program's aux an implicit argument (the _impl name has no address) */

@@ -240,8 +240,8 @@ static __always_inline void offcpu_finish_end(__u32 tid)
  * kernel part, the same walk as for samples), then the record goes out.
  * ctx: the sys_exit program's, for the walk's tail calls (legacy).
  */
-static __always_inline void offcpu_finish(void *ctx, struct offcpu_pending *pd, __u32 tid,
-					  __u64 ip, __u64 sp, __u64 bp)
+static __always_inline void offcpu_finish(void *ctx, struct offcpu_pending *pd, __u32 tid, __u64 ip,
+					  __u64 sp, __u64 bp)
 {
 	struct bpfprof_sample *e;
 	__u32 slot = SLOT_OFFCPU, tgid;

@@ -182,14 +182,14 @@ static __always_inline int py_walk_prog(void *ctx, enum walk_hook hook)
 	return 0;
 }
 
-#define WALK_PROGS(sec, ctx_type, walk_name, py_name, hook)                 \
-	SEC(sec) int walk_name(ctx_type *ctx)                               \
-	{                                                                   \
-		return walk_prog(ctx, hook);                                \
-	}                                                                   \
-	SEC(sec) int py_name(ctx_type *ctx)                                 \
-	{                                                                   \
-		return py_walk_prog(ctx, hook);                             \
+#define WALK_PROGS(sec, ctx_type, walk_name, py_name, hook) \
+	SEC(sec) int walk_name(ctx_type *ctx)               \
+	{                                                   \
+		return walk_prog(ctx, hook);                \
+	}                                                   \
+	SEC(sec) int py_name(ctx_type *ctx)                 \
+	{                                                   \
+		return py_walk_prog(ctx, hook);             \
 	}
 
 WALK_PROGS("perf_event", struct bpf_perf_event_data, walk_sample, py_walk_sample, HOOK_SAMPLE)

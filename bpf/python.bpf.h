@@ -75,15 +75,15 @@ struct {
 } py_walk_state SEC(".maps");
 
 /* The walk state and record of the walk that runs on this CPU (state.bpf.h, walk_slot) */
-#define py_state()                                                                  \
-	({                                                                          \
-		__u32 __slot = cur_slot();                                          \
-		(struct py_walk *)bpf_map_lookup_elem(&py_walk_state, &__slot);     \
+#define py_state()                                                              \
+	({                                                                      \
+		__u32 __slot = cur_slot();                                      \
+		(struct py_walk *)bpf_map_lookup_elem(&py_walk_state, &__slot); \
 	})
-#define py_record()                                                                 \
-	({                                                                          \
-		__u32 __slot = cur_slot();                                          \
-		(struct bpfprof_sample *)bpf_map_lookup_elem(&scratch, &__slot);    \
+#define py_record()                                                              \
+	({                                                                       \
+		__u32 __slot = cur_slot();                                       \
+		(struct bpfprof_sample *)bpf_map_lookup_elem(&scratch, &__slot); \
 	})
 
 /* The little-endian fields at byte off of a buffer read from the process; 0 past its end */

@@ -47,7 +47,7 @@ static __always_inline void send_sample_copy(struct bpf_perf_event_data *ctx,
 	struct walk *w;
 	struct pt_regs *r, *ur;
 	__u32 cpu = bpf_get_smp_processor_id(), slot = SLOT_SAMPLE;
-	__u64 sp, off, first, copied = 0, end, size;
+	__u64 sp, off, first, copied = 0, end, size, pages;
 	__u32 holes;
 
 	b = bpf_map_lookup_elem(&scopy, &cpu);
@@ -74,7 +74,8 @@ static __always_inline void send_sample_copy(struct bpf_perf_event_data *ctx,
 	b->c.regs[ARCH_DWREG_FP] = w->bp0;
 	b->c.regs[ARCH_DWREG_SP] = w->sp0;
 	b->c.regs[ARCH_DWREG_RA] = w->ip0;
-	b->c.code_ok = !bpf_probe_read_user(b->c.code, sizeof(b->c.code), (const void *)(w->ip0 - 1));
+	b->c.code_ok =
+		!bpf_probe_read_user(b->c.code, sizeof(b->c.code), (const void *)(w->ip0 - 1));
 	e->nr_user = 0;
 	e->nr_py = 0;
 	e->py_stop = 0;
@@ -114,8 +115,9 @@ static __always_inline void send_sample_copy(struct bpf_perf_event_data *ctx,
 			end += USTACK_CHUNK;
 		}
 	}
-	b->c.holes = holes & ((1u << ((copied + USTACK_CHUNK - 1 + (sp & (USTACK_CHUNK - 1))) /
-				       USTACK_CHUNK)) - 1);
+	/* the holes among the pages read, up to the last one */
+	pages = (copied + USTACK_CHUNK - 1 + (sp & (USTACK_CHUNK - 1))) / USTACK_CHUNK;
+	b->c.holes = holes & ((1u << pages) - 1);
 	b->c.stack_size = copied;
 	size = BPFPROF_SAMPLE_COPY_HDR_SIZE + off + copied;
 	if (size > sizeof(b->c))
@@ -125,9 +127,9 @@ static __always_inline void send_sample_copy(struct bpf_perf_event_data *ctx,
 		return;
 	}
 	stat_inc(BPFPROF_STAT_SAMPLES);
-	stat_inc(w->copy == BPFPROF_STAT_COPY_NO_MAPPING    ? BPFPROF_STAT_COPY_NO_MAPPING :
+	stat_inc(w->copy == BPFPROF_STAT_COPY_NO_MAPPING  ? BPFPROF_STAT_COPY_NO_MAPPING :
 		 w->copy == BPFPROF_STAT_COPY_FP_UNMAPPED ? BPFPROF_STAT_COPY_FP_UNMAPPED :
-							      BPFPROF_STAT_COPY_NOT_READY);
+							    BPFPROF_STAT_COPY_NOT_READY);
 	stat_add(BPFPROF_STAT_COPY_BYTES, size);
 }
 

@@ -49,7 +49,8 @@ const volatile bool unwind_tables_on = false;
  * to walk with the same rows once they are built, instead of being walked
  * by frame pointers.
  */
-const volatile bool copy_stacks = false; /* off with --check-user-stacks, which compares every walk */
+/* off with --check-user-stacks, which compares every walk */
+const volatile bool copy_stacks = false;
 
 /* A copy of part of the user stack (at most a page), which the walk reads frames from. */
 #define USTACK_CHUNK 4096
@@ -105,7 +106,8 @@ struct {
 	/* memory as processes come, not 1.3 MiB up front, where the kernel lets it */
 	__uint(map_flags, COMPAT_PERF_HASH_FLAGS);
 	__type(key, __u32); /* tgid whose mappings are all in unwind_mappings */
-	__type(value, __u64); /* when they were (last) registered: bpf_ktime_get_ns(), CLOCK_MONOTONIC */
+	/* when they were (last) registered: bpf_ktime_get_ns(), CLOCK_MONOTONIC */
+	__type(value, __u64);
 } unwind_procs SEC(".maps");
 
 /*
@@ -318,8 +320,8 @@ static __always_inline int unwind_walk_rule(struct unwind_walk_frame *f, struct 
  * process is young: YOUNG_NS). Not in the legacy variant (compat.bpf.h),
  * nor for an off-CPU block's walk.
  */
-static __always_inline void unwind_walk_unmapped(struct unwind_walk_frame *f,
-						 struct walk_env *env, __u64 look, bool fp_dropped)
+static __always_inline void unwind_walk_unmapped(struct unwind_walk_frame *f, struct walk_env *env,
+						 __u64 look, bool fp_dropped)
 {
 	if (!COMPAT_COPY_IN_WALK || !copy_stacks || env->slot != SLOT_SAMPLE)
 		return;

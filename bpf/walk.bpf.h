@@ -62,7 +62,8 @@ struct {
 	__type(value, __u32);
 } walk_jmp_sys_exit SEC(".maps");
 
-#define walk_jmp(hook) ((hook) == HOOK_SAMPLE ? (void *)&walk_jmp_sample : (void *)&walk_jmp_sys_exit)
+#define walk_jmp(hook) \
+	((hook) == HOOK_SAMPLE ? (void *)&walk_jmp_sample : (void *)&walk_jmp_sys_exit)
 #define interp_jmp(hook) ((hook) == HOOK_SAMPLE ? (void *)&py_jmp_sample : (void *)&py_jmp_sys_exit)
 
 /*

@@ -81,7 +81,8 @@ static __always_inline bool unwind_walk_code(struct unwind_walk_frame *w, UNWIND
 					     __u64 pc, __u8 *code);
 static __always_inline int unwind_walk_read(struct unwind_walk_frame *w, UNWIND_WALK_ENV *env,
 					    __u64 addr, __u64 *val);
-static __always_inline void unwind_walk_new_stack(struct unwind_walk_frame *w, UNWIND_WALK_ENV *env);
+static __always_inline void unwind_walk_new_stack(struct unwind_walk_frame *w,
+						  UNWIND_WALK_ENV *env);
 static __always_inline void unwind_walk_counted(struct unwind_walk_frame *w, UNWIND_WALK_ENV *env,
 						bool fp_step);
 static __always_inline bool unwind_walk_store(struct unwind_walk_frame *w, UNWIND_WALK_ENV *env,
@@ -192,9 +193,11 @@ static __always_inline long unwind_walk_step(struct unwind_walk_frame *w, UNWIND
 	unwind_walk_counted(w, env, fp_step);
 
 	if (!ra || arch_kernel_addr(ra))
-		return unwind_walk_stop(w, fp_step ? BPFPROF_STAT_WALK_FP_END : BPFPROF_STAT_WALK_BAD);
+		return unwind_walk_stop(w,
+					fp_step ? BPFPROF_STAT_WALK_FP_END : BPFPROF_STAT_WALK_BAD);
 	if (!fp_step && !leaf && next_sp <= sp)
-		return unwind_walk_stop(w, BPFPROF_STAT_WALK_BAD); /* CFI that does not go up the stack */
+		/* CFI that does not go up the stack */
+		return unwind_walk_stop(w, BPFPROF_STAT_WALK_BAD);
 	idx = w->nk + 1 + i;
 	if (!unwind_walk_store(w, env, idx, ra))
 		return unwind_walk_stop(w, BPFPROF_STAT_WALK_LIMIT);
