@@ -41,6 +41,12 @@ static __always_inline struct pt_regs *arch_stack_user_regs(struct task_struct *
 	return regs;
 }
 
+/* The registers a sample interrupted (a perf_event program's context holds a struct pt_regs) */
+static __always_inline struct pt_regs *arch_sample_regs(struct bpf_perf_event_data *ctx)
+{
+	return (struct pt_regs *)&ctx->regs;
+}
+
 /* r's registers in DWARF order (include/arch_x86.h) into out[0..ARCH_NR_DWREGS) */
 static __always_inline void arch_dwarf_regs(__u64 *out, const struct pt_regs *r)
 {

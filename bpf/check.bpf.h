@@ -118,7 +118,7 @@ struct {
 static __always_inline void send_ustack_copy(struct bpf_perf_event_data *ctx, __u32 tgid, __u32 tid,
 					     __u64 nk, __u64 nu, __u32 stop)
 {
-	struct pt_regs *r = (struct pt_regs *)&ctx->regs;
+	struct pt_regs *r = arch_sample_regs(ctx);
 	struct bpfprof_ustack_copy *u;
 	struct user_ips ci = { .nk = nk, .nu = nu, .copy = true };
 	__u32 zero = 0, *tick;

@@ -63,7 +63,7 @@ static __always_inline void send_sample_copy(struct bpf_perf_event_data *ctx,
 		if (!ur || bpf_probe_read_kernel(r, sizeof(*r), ur))
 			__builtin_memset(r, 0, sizeof(*r));
 	} else {
-		*r = ctx->regs;
+		*r = *arch_sample_regs(ctx);
 	}
 	b->c.type = BPFPROF_REC_SAMPLE_COPY;
 	b->c.why = w->copy;
@@ -80,6 +80,13 @@ static __always_inline void send_sample_copy(struct bpf_perf_event_data *ctx,
 	e->nr_py = 0;
 	e->py_stop = 0;
 	__builtin_memcpy(b->c.hdr, e, BPFPROF_SAMPLE_HDR_SIZE);
+	/*
+	 * Bounded again here, however the caller bounded it: the compiler
+	 * would drop this bound for the caller's and keep nk on the stack,
+	 * where 5.10's verifier forgets a scalar's range (bounds of spilled
+	 * scalars are 5.16)
+	 */
+	barrier_var(nk);
 	nk &= 0xff;
 	if (nk > BPFPROF_MAX_STACK)
 		nk = BPFPROF_MAX_STACK;
