@@ -25,6 +25,7 @@
 
 enum interp_kind {
 	INTERP_PYTHON, /* CPython 3.8-3.13 (python_procs.h) */
+	INTERP_HOTSPOT, /* HotSpot JVMs: found and described (interp_hotspot.h), no frames yet */
 	INTERP_NR,
 };
 
@@ -79,12 +80,14 @@ struct interp_ops {
 
 /* CPython's implementation (user/capture/interp_python.c) */
 extern const struct interp_ops interp_python;
+/* HotSpot's (user/capture/interp_hotspot.c; its counters: struct hotspot_stats) */
+extern const struct interp_ops interp_hotspot;
 
 struct interps;
 
 /*
  * The registry, with the implementations enabled (bit (1 << kind) of
- * enabled: --no-python clears INTERP_PYTHON's) started with env (copied).
+ * enabled: --no-python clears INTERP_PYTHON's, --no-java INTERP_HOTSPOT's) started with env (copied).
  * Returns NULL with errno (ENOMEM, or an implementation's start error).
  */
 struct interps *interps__new(const struct interp_env *env, uint32_t enabled);

@@ -143,6 +143,15 @@ void report__held(FILE *f, const struct symbolizer *sy, struct unwinder *u,
  */
 void report__python(FILE *f, const struct python_stats *st);
 
+/*
+ * The HotSpot JVMs found so far (interp_hotspot.h), for the summary: with
+ * -v one line per JVM (its version and the offsets read, or why its tables
+ * could not be used), the first HOTSPOT_STATS_JVMS of them; nothing when
+ * no process mapped libjvm.so.
+ */
+struct hotspot_stats;
+void report__hotspot(FILE *f, const struct hotspot_stats *st);
+
 /* -v: the BPF program's cost a sample (run_ns over runs, kernel.bpf_stats_enabled), when it ran. */
 void report__bpf_cost(uint64_t run_ns, uint64_t runs);
 

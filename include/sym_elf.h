@@ -106,4 +106,16 @@ int elf__read_build_id(const char *path, uint8_t id[ELF_BUILD_ID_MAX]);
 int elf__open_debug_file(const char *path, const char *section, const struct elf_load_opts *o,
 			 char **found);
 
+/*
+ * The values (ELF virtual addresses) of the defined .dynsym symbols named
+ * names[0..n) of the ELF file open at fd (borrowed; path for messages) into
+ * values[] (0: not there), any type (data symbols too: HotSpot's
+ * gHotSpotVM* tables), and p_vaddr - p_offset of the PT_LOAD that holds
+ * file offset off into *load_delta (a mapping of offset off at start has
+ * its symbols at start - off + value - *load_delta). Returns 0, -ENOENT (no
+ * .dynsym, or no PT_LOAD holds off), -EINVAL (no ELF file), -errno.
+ */
+int elf__dynsym_values(int fd, const char *path, const char *const *names, size_t n,
+		       uint64_t *values, uint64_t off, int64_t *load_delta);
+
 #endif /* BPFPROF_SYM_ELF_H */

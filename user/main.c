@@ -24,6 +24,7 @@
 #include "jvm_attach.h"
 #include "jvm_perfmap.h"
 #include "interp.h"
+#include "interp_hotspot.h"
 #include "log.h"
 #include "preflight.h"
 #include "proc_table.h"
@@ -423,6 +424,12 @@ static void report_counters(struct run *r, struct session *s, const struct profi
 	}
 	if (interps__has(r->interps, INTERP_PYTHON))
 		report__python(stderr, &d->py);
+	if (interps__has(r->interps, INTERP_HOTSPOT)) {
+		struct hotspot_stats hs;
+
+		if (!interps__stats(r->interps, INTERP_HOTSPOT, &hs, sizeof(hs)))
+			report__hotspot(stderr, &hs);
+	}
 	if (!session__bpf_run_time(s, &run_ns, &runs))
 		report__bpf_cost(run_ns, runs);
 	if (r->checker)
@@ -634,7 +641,8 @@ int main(int argc, char **argv)
 					  .attach = session__interp_attach,
 					  .attach_ctx = s };
 
-		r->interps = interps__new(&env, r->cfg.no_python ? 0 : 1u << INTERP_PYTHON);
+		r->interps = interps__new(&env, (r->cfg.no_python ? 0 : 1u << INTERP_PYTHON) |
+							(r->cfg.no_java ? 0 : 1u << INTERP_HOTSPOT));
 		if (!r->interps) {
 			err = -errno;
 			goto out;

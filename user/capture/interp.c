@@ -11,6 +11,7 @@
 
 static const struct interp_ops *const impls[INTERP_NR] = {
 	[INTERP_PYTHON] = &interp_python,
+	[INTERP_HOTSPOT] = &interp_hotspot,
 };
 
 struct interps {
@@ -119,7 +120,7 @@ void interps__hook(struct interps *r, struct agg *agg)
 
 	for (int k = 0; r && k < INTERP_NR; k++)
 		any |= r->state[k] != NULL;
-	/* none enabled (--no-python): no hook, the records' own stacks stand */
+	/* none enabled (--no-python --no-java): no hook, the records' own stacks stand */
 	if (any)
 		agg__set_frames(agg, &f);
 }

@@ -157,7 +157,22 @@ static void elf_file__close(struct elf_file *f)
  * that the program and section header tables lie inside the file.
  * Returns 0, -errno from open/fstat, or -EINVAL.
  */
+static int elf_file__open_fd(struct elf_file *f, int fd, const char *path);
+
 static int elf_file__open(struct elf_file *f, const char *path)
+{
+	int fd;
+
+	memset(f, 0, sizeof(*f));
+	f->fd = -1;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	return elf_file__open_fd(f, fd, path);
+}
+
+/* As elf_file__open, of fd (taken: closed with f, or on failure); path for messages */
+static int elf_file__open_fd(struct elf_file *f, int fd, const char *path)
 {
 	uint64_t tbl_end;
 	struct stat sb;
@@ -165,13 +180,10 @@ static int elf_file__open(struct elf_file *f, const char *path)
 	int err;
 
 	memset(f, 0, sizeof(*f));
-	f->fd = -1;
+	f->fd = fd;
 	err = libelf_init();
 	if (err)
-		return err;
-	f->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (f->fd < 0)
-		return -errno;
+		goto out_close;
 	if (fstat(f->fd, &sb)) {
 		err = -errno;
 		goto out_close;
@@ -1306,4 +1318,66 @@ int elf__open_debug_file(const char *path, const char *section, const struct elf
 	elf_file__close(&dbg);
 	elf_file__close(&f);
 	return fd;
+}
+
+int elf__dynsym_values(int fd, const char *path, const char *const *names, size_t n,
+		       uint64_t *values, uint64_t off, int64_t *load_delta)
+{
+	struct elf_file f;
+	Elf_Scn *scn;
+	GElf_Shdr sh;
+	Elf_Data *d;
+	size_t nsyms, phnum, found = 0;
+	int dup_fd, err;
+
+	memset(values, 0, n * sizeof(*values));
+	dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (dup_fd < 0)
+		return -errno;
+	err = elf_file__open_fd(&f, dup_fd, path);
+	if (err)
+		return err;
+	err = -ENOENT;
+	if (elf_getphdrnum(f.elf, &phnum))
+		goto out;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(f.elf, (int)i, &ph) && ph.p_type == PT_LOAD && off >= ph.p_offset &&
+		    off - ph.p_offset < ph.p_filesz) {
+			*load_delta = (int64_t)(ph.p_vaddr - ph.p_offset);
+			err = 0;
+			break;
+		}
+	}
+	if (err)
+		goto out;
+	scn = find_scn_by_type(&f, SHT_DYNSYM);
+	d = scn ? scn_data(&f, scn, &sh) : NULL;
+	if (!d || !sh.sh_entsize) {
+		err = -ENOENT;
+		goto out;
+	}
+	nsyms = sh.sh_size / sh.sh_entsize;
+	for (size_t i = 0; i < nsyms && found < n; i++) {
+		GElf_Sym sym;
+		const char *name;
+
+		if (!gelf_getsym(d, (int)i, &sym) || !sym.st_value || sym.st_shndx == SHN_UNDEF)
+			continue;
+		/* elf_strptr checks the index and the terminating NUL */
+		name = elf_strptr(f.elf, sh.sh_link, sym.st_name);
+		if (!name)
+			continue;
+		for (size_t k = 0; k < n; k++) {
+			if (!values[k] && !strcmp(name, names[k])) {
+				values[k] = sym.st_value;
+				found++;
+				break;
+			}
+		}
+	}
+out:
+	elf_file__close(&f);
+	return err;
 }

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "interp_hotspot.h"
 #include "log.h"
 #include "maps_cache.h"
 #include "mmap_events.h"
@@ -413,6 +414,31 @@ void report__python(FILE *f, const struct python_stats *st)
 		st->frame_hits + st->frame_misses ?
 			100.0 * st->frame_hits / (st->frame_hits + st->frame_misses) :
 			0.0);
+}
+
+void report__hotspot(FILE *f, const struct hotspot_stats *st)
+{
+	(void)f;
+	if (!st->nr_jvms && !st->nr_unsupported)
+		return;
+	pr_info("HotSpot: %llu JVMs read, %llu left native; %llu table reads, %.1f ms each\n",
+		(unsigned long long)st->nr_jvms, (unsigned long long)st->nr_unsupported,
+		(unsigned long long)st->table_reads,
+		st->table_reads ? (double)st->read_ns / st->table_reads / 1e6 : 0.0);
+	for (uint32_t i = 0; i < st->nr_listed; i++) {
+		const struct hotspot_jvm_stat *j = &st->jvm[i];
+
+		if (j->err)
+			pr_info("HotSpot: pid %u (%s): tables not usable: %s\n", j->pid, j->comm,
+				j->why ? j->why : strerror(-j->err));
+		else
+			pr_info("HotSpot: pid %u (%s): found HotSpot %s, offsets read (%u structs "
+				"fields, %u used; %u types, %u sizes used; %u int and %u long "
+				"constants, %u used), code cache %llx-%llx\n",
+				j->pid, j->comm, j->release, j->nr_structs, j->nr_fields,
+				j->nr_types, j->nr_sizes, j->nr_ints, j->nr_longs, j->nr_consts,
+				(unsigned long long)j->code_low, (unsigned long long)j->code_high);
+	}
 }
 
 void report__bpf_cost(uint64_t run_ns, uint64_t runs)

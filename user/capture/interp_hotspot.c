@@ -1,0 +1,306 @@
+// SPDX-License-Identifier: MIT
+/*
+ * HotSpot behind the interpreter interface (include/interp.h,
+ * include/interp_hotspot.h): a process's libjvm.so found among the
+ * mappings the process table read, its gHotSpotVM* symbols looked up in
+ * the file opened inside the process's root (proc_file.h, sym_elf.h), and
+ * its vmStructs tables read from /proc/PID/mem (hotspot_vmstructs.h), once
+ * per libjvm load address and process. As the OpenTelemetry eBPF profiler's
+ * hotspot Loader does, a JVM caught before libjvm's initialisers ran (zero
+ * strides, no table) is tried again at later reads of its maps.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "array.h"
+#include "interp.h"
+#include "interp_hotspot.h"
+#include "lib_hashmap.h"
+#include "log.h"
+#include "proc_file.h"
+#include "sym_elf.h"
+
+#define LIBJVM_MAX_SIZE (512ull << 20)
+#define READ_TRIES 20 /* reads of a starting JVM's tables before it is given up */
+#define RETRY_NS (50ull * 1000 * 1000)
+
+struct jvm {
+	uint32_t pid;
+	uint32_t start; /* proc_ident__start's: a reused pid is another process */
+	uint64_t base; /* libjvm.so's mapping of offset 0: its load address, 0 none */
+	bool done; /* read, or given up (warned) */
+	uint32_t tries;
+	uint64_t retry_ns;
+	struct hotspot_vm vm;
+};
+
+struct interp_hs {
+	struct interp_env env;
+	struct u64map by_pid; /* pid + 1 -> index + 1 into jvms */
+	struct jvm *jvms;
+	size_t nr_jvms, cap_jvms;
+	struct hotspot_stats st;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int hs_new(const struct interp_env *env, void **state)
+{
+	struct interp_hs *hs = calloc(1, sizeof(*hs));
+
+	if (!hs)
+		return -ENOMEM;
+	hs->env = *env;
+	*state = hs;
+	return 0;
+}
+
+static void hs_free(void *state)
+{
+	struct interp_hs *hs = state;
+
+	if (!hs)
+		return;
+	u64map__free(&hs->by_pid);
+	free(hs->jvms);
+	free(hs);
+}
+
+static struct jvm *find_jvm(struct interp_hs *hs, uint32_t pid)
+{
+	uint64_t idx;
+
+	return u64map__get(&hs->by_pid, (uint64_t)pid + 1, &idx) ? &hs->jvms[idx - 1] : NULL;
+}
+
+static struct jvm *get_jvm(struct interp_hs *hs, uint32_t pid)
+{
+	struct jvm *j = find_jvm(hs, pid);
+
+	if (j)
+		return j;
+	if (array__grow((void **)&hs->jvms, &hs->cap_jvms, hs->nr_jvms + 1, sizeof(*hs->jvms)) ||
+	    u64map__put(&hs->by_pid, (uint64_t)pid + 1, hs->nr_jvms + 1))
+		return NULL;
+	j = &hs->jvms[hs->nr_jvms++];
+	memset(j, 0, sizeof(*j));
+	j->pid = pid;
+	return j;
+}
+
+/* basename "libjvm.so" */
+static bool is_libjvm(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	return base && !strcmp(base + 1, "libjvm.so");
+}
+
+struct mem {
+	int fd;
+};
+
+static int mem_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	const struct mem *m = ctx;
+	ssize_t n;
+
+	if (addr > INT64_MAX - len)
+		return -EFAULT;
+	n = pread(m->fd, buf, len, (off_t)addr);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EFAULT;
+}
+
+/* The JVM's summary entry: filled at its first outcome, the first HOTSPOT_STATS_JVMS JVMs */
+static void note(struct interp_hs *hs, const struct jvm *j, const struct profile_process *pr,
+		 int err, const char *why)
+{
+	struct hotspot_jvm_stat *js;
+
+	if (err)
+		hs->st.nr_unsupported++;
+	else
+		hs->st.nr_jvms++;
+	if (hs->st.nr_listed == HOTSPOT_STATS_JVMS)
+		return;
+	js = &hs->st.jvm[hs->st.nr_listed++];
+	memset(js, 0, sizeof(*js));
+	js->pid = j->pid;
+	snprintf(js->comm, sizeof(js->comm), "%s", pr->comm);
+	js->err = err;
+	js->why = why;
+	memcpy(js->release, j->vm.release, sizeof(js->release));
+	js->nr_structs = j->vm.nr_structs;
+	js->nr_fields = j->vm.nr_fields;
+	js->nr_types = j->vm.nr_types;
+	js->nr_sizes = j->vm.nr_sizes;
+	js->nr_ints = j->vm.nr_ints;
+	js->nr_longs = j->vm.nr_longs;
+	js->nr_consts = j->vm.nr_consts;
+	js->code_low = j->vm.code_low;
+	js->code_high = j->vm.code_high;
+}
+
+/*
+ * Read the tables of j's libjvm (path, mapped at j->base). Returns 0,
+ * -EAGAIN (not initialised yet: try again), or another -errno with *why.
+ */
+static int read_tables(struct interp_hs *hs, struct jvm *j, const char *path, const char **why)
+{
+	uint64_t vals[HS_SYM_NR], sym[HS_SYM_NR];
+	char root[PATH_MAX], mem_path[PATH_MAX];
+	struct mem m;
+	int64_t delta = 0;
+	int fd, err;
+
+	snprintf(root, sizeof(root), "%s/%u/root", hs->env.proc_dir, j->pid);
+	fd = proc_file__open_in(root, path, NULL, LIBJVM_MAX_SIZE);
+	if (fd < 0) {
+		*why = "libjvm.so cannot be opened in its root";
+		return fd;
+	}
+	err = elf__dynsym_values(fd, path, hotspot_sym_names, HS_SYM_NR, vals, 0, &delta);
+	close(fd);
+	if (err) {
+		*why = "libjvm.so is no ELF file with a .dynsym";
+		return err;
+	}
+	for (unsigned i = 0; i < HS_SYM_NR; i++) {
+		if (!vals[i]) {
+			*why = "libjvm.so exports no gHotSpotVM* tables";
+			return -ENOTSUP;
+		}
+		sym[i] = j->base + vals[i] - (uint64_t)delta;
+	}
+	snprintf(mem_path, sizeof(mem_path), "%s/%u/mem", hs->env.proc_dir, j->pid);
+	m.fd = open(mem_path, O_RDONLY | O_CLOEXEC);
+	if (m.fd < 0) {
+		*why = "its memory cannot be opened";
+		return -errno;
+	}
+	err = hotspot_vmstructs__read(sym, mem_read, &m, &j->vm, why);
+	close(m.fd);
+	return err;
+}
+
+static int hs_find(void *state, struct profile *p, uint32_t proc)
+{
+	struct interp_hs *hs = state;
+	const struct profile_process *pr = &p->procs[proc];
+	const struct profile_mapping *lib = NULL;
+	const char *why = NULL;
+	struct jvm *j;
+	uint32_t start = 0;
+	uint64_t t0;
+	char msg[160];
+	int err;
+
+	for (size_t i = 0; i < pr->nr_mappings && !lib; i++)
+		if (!pr->mappings[i].offset && pr->mappings[i].path[0] == '/' &&
+		    is_libjvm(pr->mappings[i].path))
+			lib = &pr->mappings[i];
+	j = find_jvm(hs, pr->pid);
+	if (!lib) {
+		if (j) /* an exec into something else */
+			j->base = 0, j->done = false;
+		return 0;
+	}
+	proc_ident__start(hs->env.proc_dir, pr->pid, &start);
+	if (!j && !(j = get_jvm(hs, pr->pid)))
+		return -ENOMEM;
+	if (j->base != lib->start || j->start != start) {
+		/* a new JVM behind this pid: first sight, exec, reused pid */
+		memset(&j->vm, 0, sizeof(j->vm));
+		j->base = lib->start;
+		j->start = start;
+		j->done = false;
+		j->tries = 0;
+		j->retry_ns = 0;
+	}
+	t0 = now_ns();
+	if (j->done || t0 < j->retry_ns)
+		return 0;
+	j->tries++;
+	hs->st.table_reads++;
+	err = read_tables(hs, j, lib->path, &why);
+	hs->st.read_ns += now_ns() - t0;
+	if (err == -ENOMEM)
+		return err;
+	if ((err == -EAGAIN || err == -EFAULT) && j->tries < READ_TRIES) {
+		/* a JVM starting (libjvm's initialisers not run yet), or a read racing an unmap */
+		j->retry_ns = t0 + RETRY_NS;
+		pr_debug("java: pid %u (%s): %s: tried again later\n", pr->pid, pr->comm, why);
+		return 0;
+	}
+	j->done = true;
+	if (err) {
+		if (err == -ENOTSUP && j->vm.missing)
+			snprintf(msg, sizeof(msg), "%s (%s%s%s)", why, j->vm.missing,
+				 j->vm.missing_name ? "::" : "",
+				 j->vm.missing_name ? j->vm.missing_name : "");
+		else
+			snprintf(msg, sizeof(msg), "%s", why ? why : strerror(-err));
+		pr_warn("java: pid %u (%s): HotSpot's tables in '%s' not usable: %s: profiled "
+			"without Java frames\n",
+			pr->pid, pr->comm, lib->path, msg);
+		note(hs, j, pr, err, why);
+		return 0;
+	}
+	pr_info("java: pid %u (%s): found HotSpot %s (%u.%u.%u+%u) in '%s': offsets read "
+		"(%u structs fields, %u of them used; %u types, %u ints, %u longs), code cache "
+		"%llx-%llx\n",
+		pr->pid, pr->comm, j->vm.release, j->vm.major, j->vm.minor, j->vm.security,
+		j->vm.build, lib->path, j->vm.nr_structs, j->vm.nr_fields, j->vm.nr_types,
+		j->vm.nr_ints, j->vm.nr_longs, (unsigned long long)j->vm.code_low,
+		(unsigned long long)j->vm.code_high);
+	note(hs, j, pr, 0, NULL);
+	return 0;
+}
+
+/* No Java frame is recorded yet (the BPF walk is the next step): the record's stack stands */
+static int hs_merge(void *state, struct profile *p, uint32_t proc, const struct bpfprof_sample *s,
+		    uint64_t *ips, uint16_t *nr_user)
+{
+	(void)state, (void)p, (void)proc, (void)s, (void)ips, (void)nr_user;
+	return 0;
+}
+
+static void hs_forget(void *state, uint32_t pid)
+{
+	struct jvm *j = find_jvm(state, pid);
+
+	if (j) {
+		memset(&j->vm, 0, sizeof(j->vm));
+		j->base = 0;
+		j->done = false;
+	}
+}
+
+static void hs_stats(const void *state, void *out)
+{
+	*(struct hotspot_stats *)out = ((const struct interp_hs *)state)->st;
+}
+
+const struct interp_ops interp_hotspot = {
+	.name = "HotSpot",
+	.new = hs_new,
+	.free = hs_free,
+	.find = hs_find,
+	.merge = hs_merge,
+	.forget = hs_forget,
+	.stats = hs_stats,
+	.stats_size = sizeof(struct hotspot_stats),
+};
