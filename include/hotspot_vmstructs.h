@@ -89,8 +89,9 @@ enum hotspot_field {
 	HS_F_CODEBLOB_NAME,
 	HS_F_CODEBLOB_FRAME_COMPLETE,
 	HS_F_CODEBLOB_FRAME_SIZE,
+	/* which one matched (field_alt) says pointer or offset from the blob */
 	HS_F_CODEBLOB_CODE_BEGIN, /* _code_begin (pointer, <= 22) | _code_offset (int, 23+) */
-	HS_F_CODEBLOB_CODE_END, /* _code_end | _data_offset */
+	HS_F_CODEBLOB_CODE_END, /* _code_end (pointer) | _data_offset (int) */
 	HS_F_CODEBLOB_SIZE,
 	HS_F_CODEBLOB_KIND, /* JDK 25 */
 	HS_F_CODEBLOB_RELOCATION_SIZE,
@@ -163,6 +164,7 @@ struct hotspot_vm {
 	/* address (statics) or offset; valid where bit i of have_field */
 	uint64_t field[HS_FIELD_NR];
 	uint64_t have_field;
+	uint8_t field_alt[HS_FIELD_NR]; /* which names matched: type alternative << 4 | field's */
 	uint32_t size[HS_TYPE_NR]; /* 0: not in the tables */
 	int64_t constant[HS_CONST_NR];
 	uint32_t have_const; /* bit i: constant[i] read */
@@ -191,7 +193,15 @@ static inline bool hotspot_vm__has(const struct hotspot_vm *vm, enum hotspot_fie
 int hotspot_vmstructs__read(const uint64_t sym[HS_SYM_NR], hotspot_read_fn rd, void *ctx,
 			    struct hotspot_vm *vm, const char **why);
 
-/* "Abstract_VM_Version::_s_vm_release", ... the first name of field f (for messages, tests) */
-const char *hotspot_field__name(enum hotspot_field f, char *buf, size_t size);
+/*
+ * "Abstract_VM_Version::_s_vm_release", "CompiledMethod::_method": the names
+ * of field f as vm's tables gave them (vm NULL, or f not read: its first
+ * names), into buf (size bytes); returns buf.
+ */
+const char *hotspot_field__name(const struct hotspot_vm *vm, enum hotspot_field f, char *buf,
+				size_t size);
+
+/* "ConstMethod", ...: the name of type t in gHotSpotVMTypes */
+const char *hotspot_type__name(enum hotspot_type t);
 
 #endif /* BPFPROF_HOTSPOT_VMSTRUCTS_H */

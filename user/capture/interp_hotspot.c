@@ -266,6 +266,23 @@ static int hs_find(void *state, struct profile *p, uint32_t proc)
 		j->vm.build, lib->path, j->vm.nr_structs, j->vm.nr_fields, j->vm.nr_types,
 		j->vm.nr_ints, j->vm.nr_longs, (unsigned long long)j->vm.code_low,
 		(unsigned long long)j->vm.code_high);
+	for (unsigned f = 0; f < HS_FIELD_NR && log_verbosity >= LOG_DEBUG; f++) {
+		char name[2 * HS_MAX_NAME];
+
+		if (!hotspot_vm__has(&j->vm, f))
+			continue;
+		hotspot_field__name(&j->vm, f, name, sizeof(name));
+		if (f < HS_F_CODEBLOB_NAME) /* the statics: an address */
+			pr_debug("java: pid %u: field %s at 0x%llx\n", pr->pid, name,
+				 (unsigned long long)j->vm.field[f]);
+		else
+			pr_debug("java: pid %u: field %s offset %llu\n", pr->pid, name,
+				 (unsigned long long)j->vm.field[f]);
+	}
+	for (unsigned t = 0; t < HS_TYPE_NR && log_verbosity >= LOG_DEBUG; t++)
+		if (j->vm.size[t])
+			pr_debug("java: pid %u: type %s size %u\n", pr->pid, hotspot_type__name(t),
+				 j->vm.size[t]);
 	note(hs, j, pr, 0, NULL);
 	return 0;
 }

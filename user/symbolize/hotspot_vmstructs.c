@@ -62,8 +62,8 @@ static const struct wanted fields[HS_FIELD_NR] = {
 	[HS_F_CODEBLOB_NAME] = { "CodeBlob", "_name", false, true },
 	[HS_F_CODEBLOB_FRAME_COMPLETE] = { "CodeBlob", "_frame_complete_offset", false, true },
 	[HS_F_CODEBLOB_FRAME_SIZE] = { "CodeBlob", "_frame_size", false, true },
-	[HS_F_CODEBLOB_CODE_BEGIN] = { "CodeBlob", "_code_offset|_code_begin", false, true },
-	[HS_F_CODEBLOB_CODE_END] = { "CodeBlob", "_data_offset|_code_end", false, true },
+	[HS_F_CODEBLOB_CODE_BEGIN] = { "CodeBlob", "_code_begin|_code_offset", false, true },
+	[HS_F_CODEBLOB_CODE_END] = { "CodeBlob", "_code_end|_data_offset", false, true },
 	[HS_F_CODEBLOB_SIZE] = { "CodeBlob", "_size", false, false },
 	[HS_F_CODEBLOB_KIND] = { "CodeBlob", "_kind", false, false },
 	[HS_F_CODEBLOB_RELOCATION_SIZE] = { "CodeBlob", "_relocation_size", false, false },
@@ -146,15 +146,34 @@ static int alt_index(const char *alts, const char *s)
 	return -1;
 }
 
-const char *hotspot_field__name(enum hotspot_field f, char *buf, size_t size)
+const char *hotspot_type__name(enum hotspot_type t)
 {
-	const struct wanted *w;
+	return (unsigned)t < HS_TYPE_NR ? types[t].names : "?";
+}
 
-	if ((unsigned)f >= HS_FIELD_NR)
-		return "?";
-	w = &fields[f];
-	snprintf(buf, size, "%.*s::%.*s", (int)strcspn(w->types, "|"), w->types,
-		 (int)strcspn(w->names, "|"), w->names);
+/* The alternative number k of alts ("a|b|c"), its length into *len */
+static const char *alt_nth(const char *alts, unsigned k, int *len)
+{
+	while (k-- && strchr(alts, '|'))
+		alts = strchr(alts, '|') + 1;
+	*len = (int)strcspn(alts, "|");
+	return alts;
+}
+
+const char *hotspot_field__name(const struct hotspot_vm *vm, enum hotspot_field f, char *buf,
+				size_t size)
+{
+	unsigned alt = vm && hotspot_vm__has(vm, f) ? vm->field_alt[f] : 0;
+	const char *t, *n;
+	int tl, nl;
+
+	if ((unsigned)f >= HS_FIELD_NR) {
+		snprintf(buf, size, "?");
+		return buf;
+	}
+	t = alt_nth(fields[f].types, alt >> 4, &tl);
+	n = alt_nth(fields[f].names, alt & 15, &nl);
+	snprintf(buf, size, "%.*s::%.*s", tl, t, nl, n);
 	return buf;
 }
 
@@ -250,7 +269,18 @@ static int read_layout(const uint64_t sym[HS_SYM_NR], hotspot_read_fn rd, void *
 	return 0;
 }
 
-/* Record value v of wanted entry i (alternative code alt) once; a second, other value is a forgery */
+/* Field alternative (low 4 bits) first, then type alternative: the lower, the preferred */
+static unsigned rank(uint8_t alt)
+{
+	return (unsigned)(alt & 15) << 4 | alt >> 4;
+}
+
+/*
+ * Record value v of wanted entry i under alternative code alt (type
+ * alternative << 4 | name's): the most preferred names present win (JDK 17
+ * has both CodeBlob::_code_end, the pointer wanted, and _data_offset, JDK
+ * 25's only one). The same names twice with another value are a forgery.
+ */
 static int record(uint64_t *vals, uint64_t *have, uint8_t *alts, unsigned i, uint8_t alt,
 		  uint64_t v, uint32_t *nr, const char **why)
 {
@@ -258,6 +288,10 @@ static int record(uint64_t *vals, uint64_t *have, uint8_t *alts, unsigned i, uin
 		if (alts[i] == alt && vals[i] != v) {
 			*why = "a field is given twice with two values";
 			return -EBADMSG;
+		}
+		if (rank(alt) < rank(alts[i])) {
+			alts[i] = alt;
+			vals[i] = v;
 		}
 		return 0;
 	}
@@ -275,7 +309,7 @@ static int walk_structs(const uint64_t sym[HS_SYM_NR], hotspot_read_fn rd, void 
 						 HS_SYM_STRUCT_IS_STATIC, HS_SYM_STRUCT_OFFSET,
 						 HS_SYM_STRUCT_ADDRESS };
 	static const uint8_t widths[] = { 8, 8, 4, 8, 8 };
-	uint8_t e[HS_MAX_STRIDE], alts[HS_FIELD_NR] = { 0 };
+	uint8_t e[HS_MAX_STRIDE];
 	char type[HS_MAX_NAME], name[HS_MAX_NAME];
 	struct table t;
 	int err;
@@ -340,8 +374,8 @@ static int walk_structs(const uint64_t sym[HS_SYM_NR], hotspot_read_fn rd, void 
 				*why = "a field of gHotSpotVMStructs has an absurd offset or address";
 				return -EBADMSG;
 			}
-			err = record(vm->field, &vm->have_field, alts, f, (uint8_t)(ta << 4 | fa), v,
-				     &vm->nr_fields, why);
+			err = record(vm->field, &vm->have_field, vm->field_alt, f,
+				     (uint8_t)(ta << 4 | fa), v, &vm->nr_fields, why);
 			if (err)
 				return err;
 		}
