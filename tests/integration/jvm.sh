@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# HotSpot JVMs found with no agent (issue 30, its first part: the JVM's
+# self-description read from its memory, interp_hotspot.c and
+# hotspot_vmstructs.c). For OpenJDK 17 and Temurin 25 (each skipped, saying
+# so, where /usr/lib/jvm lacks it), tests/workload/JvmSpin.java (compiled
+# by 17's javac) attached with -p under -vv:
+# - the JVM found, its release string equal to the build `java -version`
+#   prints, its tables walked (hundreds of structs entries), one summary
+#   line for it;
+# - every field offset and type size bpfprof logs (-vv) equal to what the
+#   Serviceability Agent reads from the same JVM by itself (`jhsdb clhsdb`
+#   `vmstructsdump`: HotSpot's own reader of the same tables, in Java), at
+#   least 30 of them; and, for the two builds checked by hand, a handful of
+#   well-known offsets as measured there (CodeBlob::_frame_size, nmethod's
+#   Method*, ConstMethod's size, CodeHeap::_segmap);
+# - --no-java: no JVM looked for, no such line;
+# - a process mapping a "libjvm.so" that is no JVM (a copy of libz): one
+#   warning naming the process and the reason, and it is profiled as before.
+# Cost: each JVM spins one thread about 3 s, jhsdb starts a JVM of its own
+# (about 1 CPU-s): some 10 CPU-s in all.
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+BPFPROF=${BPFPROF:-$top/bpfprof}
+work=$(mktemp -d /tmp/bpfprof-jvm.XXXXXX)
+jpid= fpid=
+cleanup() {
+	for p in $jpid $fpid; do
+		kill "$p" 2>/dev/null && wait "$p" 2>/dev/null
+		rm -f "/tmp/.java_pid$p"
+	done
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+. "$(dirname "$0")/lib.bash"
+require_bpf "HotSpot JVMs"
+
+JDK17=/usr/lib/jvm/java-17-openjdk-amd64
+JDK25=$(ls -d /usr/lib/jvm/temurin-25* /usr/lib/jvm/*-25-* 2>/dev/null | head -1)
+
+# check_jvm NAME JDK [RELEASE FRAME_SIZE NM_METHOD CONSTMETHOD_SIZE SEGMAP]:
+# the checks above on JDK's java; the hand-checked values for build RELEASE
+start_jvm() {
+	local jdk=$1
+	(cd "$work/java" && exec "$jdk/bin/java" -XX:-UsePerfData -XX:+UseSerialGC JvmSpin 20 \
+		>"$work/java.out" 2>&1) &
+	jpid=$!
+	for _ in $(seq 100); do
+		grep -q ready "$work/java.out" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+check_jvm() {
+	local name=$1 jdk=$2 rel_known=${3:-} d=$work/$1 want log n same differ
+	mkdir -p "$d"
+	if [ -z "$jdk" ] || [ ! -x "$jdk/bin/java" ]; then
+		skip "$name" "no such JDK in /usr/lib/jvm"
+		return
+	fi
+	# the VM's build string, as java -version gives it: "(build 17.0.15+6-Debian-1deb12u1, mixed mode, sharing)"
+	want=$("$jdk/bin/java" -XX:-UsePerfData -version 2>&1 | sed -n 's/.*VM.*(build \([^,]*\),.*/\1/p')
+	if ! start_jvm "$jdk"; then
+		fail "$name: JvmSpin started" "$(cat "$work/java.out")"
+		return
+	fi
+	"$BPFPROF" -p "$jpid" -d 1 -vv -o "$d/out.folded" >"$d/log" 2>&1
+	log=$d/log
+	if grep -q "java: pid $jpid (java): found HotSpot $want (" "$log" &&
+		grep -q "HotSpot: pid $jpid (java): found HotSpot $want, offsets read" "$log"; then
+		ok "$name: found HotSpot $want (java -version's), one summary line"
+	else
+		fail "$name: found HotSpot $want" "$(grep -i 'java\|hotspot' "$log" | head -5)"
+	fi
+	n=$(sed -n "s/.*java: pid $jpid (java): found HotSpot .* offsets read (\([0-9]*\) structs fields.*/\1/p" "$log")
+	if [ "${n:-0}" -ge 300 ] && [ -s "$d/out.folded" ]; then
+		ok "$name: $n structs entries walked, the profile written"
+	else
+		fail "$name: structs entries walked" "${n:-none}" "$(ls -la "$d")"
+	fi
+	# the Serviceability Agent's own reading of the same JVM's tables
+	if [ -x "$jdk/bin/jhsdb" ]; then
+		printf 'vmstructsdump\nquit\n' | timeout 60 "$jdk/bin/jhsdb" clhsdb --pid "$jpid" >"$d/sa" 2>&1
+		read -r same differ < <(awk '
+			FNR == NR { sub(/^hsdb> /, "")
+				if ($1 == "field" && NF >= 7) off[$2 "::" $3] = $(NF - 1)
+				if ($1 == "type" && NF == 7) size[$2] = $7
+				next }
+			/: field .* offset / { k = $(NF - 2); v = $NF
+				if (k in off && off[k] == v) same++; else { differ++; print k, v, off[k] > "/dev/stderr" } }
+			/: type .* size / { k = $(NF - 2); v = $NF
+				if (k in size && size[k] == v) same++; else { differ++; print k, v, size[k] > "/dev/stderr" } }
+			END { print same + 0, differ + 0 }' "$d/sa" "$log" 2>"$d/differ")
+		if [ "$same" -ge 30 ] && [ "$differ" -eq 0 ]; then
+			ok "$name: $same field offsets and type sizes equal to jhsdb's vmstructsdump"
+		else
+			fail "$name: offsets against jhsdb" "$same equal, $differ differ: $(head -5 "$d/differ")" \
+				"$(head -3 "$d/sa")"
+		fi
+	else
+		skip "$name: offsets against jhsdb" "no jhsdb in $jdk"
+	fi
+	# the values measured by hand on the builds installed here (vmStructs of the live JVM)
+	if [ -n "$rel_known" ] && [ "$want" = "$rel_known" ]; then
+		shift 3
+		if grep -q "field CodeBlob::_frame_size offset $1\$" "$log" &&
+			grep -qE "field (nmethod|CompiledMethod)::_method offset $2\$" "$log" &&
+			grep -q "type ConstMethod size $3\$" "$log" &&
+			grep -q "field CodeHeap::_segmap offset $4\$" "$log"; then
+			ok "$name: CodeBlob::_frame_size $1, _method $2, sizeof ConstMethod $3, CodeHeap::_segmap $4"
+		else
+			fail "$name: well-known offsets" "$(grep -E '_frame_size|::_method|ConstMethod size|_segmap' "$log")"
+		fi
+	fi
+	"$BPFPROF" -p "$jpid" -d 0.5 -v --no-java -o "$d/nojava.folded" >"$d/nojava.log" 2>&1
+	if [ -s "$d/nojava.folded" ] && ! grep -qi 'hotspot\|java: pid' "$d/nojava.log"; then
+		ok "$name: --no-java: no JVM looked for, the profile written"
+	else
+		fail "$name: --no-java" "$(grep -i 'hotspot\|java: pid' "$d/nojava.log" | head -3)"
+	fi
+	kill "$jpid" 2>/dev/null && wait "$jpid" 2>/dev/null
+	rm -f "/tmp/.java_pid$jpid"
+	jpid=
+}
+
+if [ ! -x "$JDK17/bin/javac" ]; then
+	skip "HotSpot JVMs" "no OpenJDK 17 javac in $JDK17 (openjdk-17-jdk-headless)"
+else
+	mkdir -p "$work/java"
+	# javac's own JVM: C1 only, serial GC, no hsperfdata file
+	if ! "$JDK17/bin/javac" -J-XX:TieredStopAtLevel=1 -J-XX:+UseSerialGC -J-XX:-UsePerfData \
+		-d "$work/java" "$top/tests/workload/JvmSpin.java" 2>"$work/javac.err"; then
+		fail "javac JvmSpin.java" "$(head -5 "$work/javac.err")"
+	else
+		check_jvm openjdk17 "$JDK17" 17.0.15+6-Debian-1deb12u1 28 112 48 120
+		check_jvm temurin25 "$JDK25" 25.0.3+9-LTS 44 80 56 112
+	fi
+fi
+
+# A "libjvm.so" that is no JVM: libz under that name, loaded by a process of ours
+libz=$(ls /usr/lib/x86_64-linux-gnu/libz.so.1 /lib/x86_64-linux-gnu/libz.so.1 2>/dev/null | head -1)
+if [ -z "$libz" ] || ! command -v python3 >/dev/null; then
+	skip "a libjvm.so that is no JVM" "no libz.so.1 or python3"
+else
+	mkdir -p "$work/fake"
+	cp "$libz" "$work/fake/libjvm.so"
+	python3 -c "import ctypes, time; ctypes.CDLL('$work/fake/libjvm.so'); print('ready', flush=True)
+end = time.time() + 20
+while time.time() < end: pass" >"$work/fake.out" 2>&1 &
+	fpid=$!
+	for _ in $(seq 50); do grep -q ready "$work/fake.out" && break; sleep 0.1; done
+	"$BPFPROF" -p "$fpid" -d 0.5 --no-python -o "$work/fake.folded" >"$work/fake.log" 2>&1
+	n=$(grep -c "java: pid $fpid (python3): HotSpot's tables in '$work/fake/libjvm.so' not usable: libjvm.so exports no gHotSpotVM\* tables: profiled without Java frames" "$work/fake.log")
+	if [ "$n" -eq 1 ] && [ -s "$work/fake.folded" ]; then
+		ok "a libjvm.so that is no JVM: one warning with its reason, profiled natively"
+	else
+		fail "a libjvm.so that is no JVM" "$n warnings" "$(head -5 "$work/fake.log")"
+	fi
+	kill "$fpid" 2>/dev/null && wait "$fpid" 2>/dev/null
+	fpid=
+fi
+
+finish
