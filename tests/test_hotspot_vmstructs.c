@@ -584,16 +584,11 @@ static void test_real_jdk25(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_good),
-		cmocka_unit_test(test_truncated),
-		cmocka_unit_test(test_layout_bounds),
-		cmocka_unit_test(test_absurd_count),
-		cmocka_unit_test(test_absurd_values),
-		cmocka_unit_test(test_conflicts),
-		cmocka_unit_test(test_bad_strings),
-		cmocka_unit_test(test_looping_pointers),
-		cmocka_unit_test(test_real_jdk17),
-		cmocka_unit_test(test_real_jdk25),
+		cmocka_unit_test(test_good),	      cmocka_unit_test(test_truncated),
+		cmocka_unit_test(test_layout_bounds), cmocka_unit_test(test_absurd_count),
+		cmocka_unit_test(test_absurd_values), cmocka_unit_test(test_conflicts),
+		cmocka_unit_test(test_bad_strings),   cmocka_unit_test(test_looping_pointers),
+		cmocka_unit_test(test_real_jdk17),    cmocka_unit_test(test_real_jdk25),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -38,7 +38,8 @@ static int rd(void *ctx, uint64_t addr, void *buf, size_t len)
 	for (size_t i = 0; i < im->nr; i++) {
 		const struct seg *s = &im->segs[i];
 
-		if (addr >= s->addr && addr - s->addr <= s->len && len <= s->len - (addr - s->addr)) {
+		if (addr >= s->addr && addr - s->addr <= s->len &&
+		    len <= s->len - (addr - s->addr)) {
 			memcpy(buf, s->b + (addr - s->addr), len);
 			return 0;
 		}

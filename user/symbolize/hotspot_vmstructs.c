@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "hotspot_vmstructs.h"
 
@@ -276,6 +277,39 @@ static unsigned rank(uint8_t alt)
 }
 
 /*
+ * Entries are read HS_BATCH at a time (one read for 16 entries, not 16),
+ * one at a time where a batch is not readable whole (the table's end near
+ * the end of its mapping).
+ */
+#define HS_BATCH 16
+
+struct cursor {
+	const struct table *t;
+	uint32_t first, n; /* entries first .. first + n - 1 in buf */
+	uint8_t buf[HS_BATCH * HS_MAX_STRIDE];
+};
+
+/* Entry i of c's table (stride bytes, borrowed until the next call), or NULL: not readable */
+static const uint8_t *entry(struct cursor *c, hotspot_read_fn rd, void *ctx, uint32_t i)
+{
+	uint64_t stride = c->t->stride, addr = c->t->at + (uint64_t)i * stride;
+
+	if (c->n && i >= c->first && i - c->first < c->n)
+		return c->buf + (i - c->first) * stride;
+	if (addr < c->t->at || addr > UINT64_MAX - HS_BATCH * stride)
+		return NULL; /* wrapped */
+	c->n = 0;
+	if (!rd(ctx, addr, c->buf, HS_BATCH * stride))
+		c->n = HS_BATCH;
+	else if (!rd(ctx, addr, c->buf, stride))
+		c->n = 1;
+	else
+		return NULL;
+	c->first = i;
+	return c->buf;
+}
+
+/*
  * Record value v of wanted entry i under alternative code alt (type
  * alternative << 4 | name's): the most preferred names present win (JDK 17
  * has both CodeBlob::_code_end, the pointer wanted, and _data_offset, JDK
@@ -309,23 +343,27 @@ static int walk_structs(const uint64_t sym[HS_SYM_NR], hotspot_read_fn rd, void 
 						 HS_SYM_STRUCT_IS_STATIC, HS_SYM_STRUCT_OFFSET,
 						 HS_SYM_STRUCT_ADDRESS };
 	static const uint8_t widths[] = { 8, 8, 4, 8, 8 };
-	uint8_t e[HS_MAX_STRIDE];
 	char type[HS_MAX_NAME], name[HS_MAX_NAME];
+	uint64_t last_type_at = 0;
+	struct cursor c = { 0 };
 	struct table t;
 	int err;
 
 	err = read_layout(sym, rd, ctx, HS_SYM_STRUCTS, offs, widths, 5, &t, why);
 	if (err)
 		return err;
+	c.t = &t;
 	for (uint32_t i = 0;; i++) {
-		uint64_t type_at, name_at, addr = t.at + (uint64_t)i * t.stride;
+		uint64_t type_at, name_at;
 		bool is_static, have_name;
+		const uint8_t *e;
 
 		if (i == HS_MAX_ENTRIES) {
 			*why = "gHotSpotVMStructs has no end within its bound";
 			return -EBADMSG;
 		}
-		if (addr < t.at || rd(ctx, addr, e, t.stride)) {
+		e = entry(&c, rd, ctx, i);
+		if (!e) {
 			*why = "gHotSpotVMStructs is not readable";
 			return -EFAULT;
 		}
@@ -333,7 +371,9 @@ static int walk_structs(const uint64_t sym[HS_SYM_NR], hotspot_read_fn rd, void 
 		if (!type_at)
 			break;
 		vm->nr_structs++;
-		err = read_name(rd, ctx, type_at, type);
+		/* a type's fields follow one another, their names one string: read it once */
+		err = type_at == last_type_at ? 0 : read_name(rd, ctx, type_at, type);
+		last_type_at = err ? 0 : type_at;
 		if (err) {
 			*why = err == -EFAULT ? "a type name of gHotSpotVMStructs is not readable" :
 						"a type name of gHotSpotVMStructs is malformed";
@@ -396,22 +436,26 @@ static int walk_named(const uint64_t sym[HS_SYM_NR], hotspot_read_fn rd, void *c
 {
 	const enum hotspot_sym offs[] = { name_sym, value_sym };
 	const uint8_t widths[] = { 8, value_width };
-	uint8_t e[HS_MAX_STRIDE], alts[64] = { 0 };
+	uint8_t alts[64] = { 0 };
 	char name[HS_MAX_NAME];
+	struct cursor c = { 0 };
 	struct table t;
 	int err;
 
 	err = read_layout(sym, rd, ctx, base, offs, widths, 2, &t, why);
 	if (err)
 		return err;
+	c.t = &t;
 	for (uint32_t i = 0;; i++) {
-		uint64_t name_at, addr = t.at + (uint64_t)i * t.stride;
+		const uint8_t *e;
+		uint64_t name_at;
 
 		if (i == HS_MAX_ENTRIES) {
 			*why = "a types or constants table has no end within its bound";
 			return -EBADMSG;
 		}
-		if (addr < t.at || rd(ctx, addr, e, t.stride)) {
+		e = entry(&c, rd, ctx, i);
+		if (!e) {
 			*why = "a types or constants table is not readable";
 			return -EFAULT;
 		}
@@ -421,8 +465,9 @@ static int walk_named(const uint64_t sym[HS_SYM_NR], hotspot_read_fn rd, void *c
 		(*nr_entries)++;
 		err = read_name(rd, ctx, name_at, name);
 		if (err) {
-			*why = err == -EFAULT ? "a name in a types or constants table is not readable" :
-						"a name in a types or constants table is malformed";
+			*why = err == -EFAULT ?
+				       "a name in a types or constants table is not readable" :
+				       "a name in a types or constants table is malformed";
 			return err;
 		}
 		for (unsigned k = 0; k < n; k++) {
@@ -482,8 +527,67 @@ static int read_statics(hotspot_read_fn rd, void *ctx, struct hotspot_vm *vm, co
 	return 0;
 }
 
+/*
+ * The pages read, for the reads within one page: names lie side by side
+ * in libjvm's .rodata, entries side by side in its .data, so 1,700 reads
+ * of a JDK 17's tables become some 100. A page not readable whole is not
+ * kept: the read goes to the process as asked.
+ */
+#define PC_SLOTS 32
+
+struct pcache {
+	hotspot_read_fn rd;
+	void *ctx;
+	struct {
+		uint64_t page; /* its address + 1; 0 empty */
+		uint8_t b[PAGE];
+	} slot[PC_SLOTS];
+};
+
+static int pcache_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	struct pcache *pc = ctx;
+	uint64_t page = addr & ~(uint64_t)(PAGE - 1);
+	unsigned i = (unsigned)(page / PAGE) % PC_SLOTS;
+
+	if (len > PAGE - (addr - page))
+		return pc->rd(pc->ctx, addr, buf, len);
+	if (pc->slot[i].page != page + 1) {
+		if (pc->rd(pc->ctx, page, pc->slot[i].b, PAGE)) {
+			pc->slot[i].page = 0;
+			return pc->rd(pc->ctx, addr, buf, len);
+		}
+		pc->slot[i].page = page + 1;
+	}
+	memcpy(buf, pc->slot[i].b + (addr - page), len);
+	return 0;
+}
+
+static int read_all(const uint64_t sym[HS_SYM_NR], hotspot_read_fn rd, void *ctx,
+		    struct hotspot_vm *vm, const char **why);
+
 int hotspot_vmstructs__read(const uint64_t sym[HS_SYM_NR], hotspot_read_fn rd, void *ctx,
 			    struct hotspot_vm *vm, const char **why)
+{
+	struct pcache *pc = malloc(sizeof(*pc));
+	int err;
+
+	memset(vm, 0, sizeof(*vm));
+	if (!pc) {
+		*why = "out of memory";
+		return -ENOMEM;
+	}
+	pc->rd = rd;
+	pc->ctx = ctx;
+	for (unsigned i = 0; i < PC_SLOTS; i++)
+		pc->slot[i].page = 0;
+	err = read_all(sym, pcache_read, pc, vm, why);
+	free(pc);
+	return err;
+}
+
+static int read_all(const uint64_t sym[HS_SYM_NR], hotspot_read_fn rd, void *ctx,
+		    struct hotspot_vm *vm, const char **why)
 {
 	uint64_t vals[16], have = 0; /* HS_TYPE_NR, HS_CONST_NR at most */
 	uint32_t nr_found = 0;
@@ -522,8 +626,8 @@ int hotspot_vmstructs__read(const uint64_t sym[HS_SYM_NR], hotspot_read_fn rd, v
 	/* the longs: walked for their bound and count; none is needed yet */
 	have = 0;
 	nr_found = 0;
-	err = walk_named(sym, rd, ctx, HS_SYM_LONGS, HS_SYM_LONG_NAME, HS_SYM_LONG_VALUE, 8, NULL, 0,
-			 false, vals, &have, &vm->nr_longs, &nr_found, why);
+	err = walk_named(sym, rd, ctx, HS_SYM_LONGS, HS_SYM_LONG_NAME, HS_SYM_LONG_VALUE, 8, NULL,
+			 0, false, vals, &have, &vm->nr_longs, &nr_found, why);
 	if (err)
 		return err;
 	for (unsigned f = 0; f < HS_FIELD_NR; f++) {
