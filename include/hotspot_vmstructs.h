@@ -201,6 +201,26 @@ int hotspot_vmstructs__read(const uint64_t sym[HS_SYM_NR], hotspot_read_fn rd, v
 const char *hotspot_field__name(const struct hotspot_vm *vm, enum hotspot_field f, char *buf,
 				size_t size);
 
+#define HS_MAX_HEAPS 8 /* CodeHeaps: 3 with the segmented code cache, 1 without */
+
+/* One CodeHeap of the code cache: where JIT code, stubs and the interpreter lie */
+struct hotspot_heap {
+	uint64_t low, high; /* its reservation: _memory's _low_boundary, _high_boundary */
+	uint64_t segmap; /* _segmap's _low_boundary: one byte a segment (heap.cpp find_start) */
+	uint32_t log2_segment; /* _log2_segment_size: 7 (128-byte segments) */
+};
+
+/*
+ * The code cache's heaps, read now from CodeCache::_heaps (a
+ * GrowableArray<CodeHeap*>: _len, _data) with the offsets vm holds, into
+ * heaps[0..max). Each must lie within CodeCache's bounds (re-read now),
+ * have a segment map and a segment size of 16 bytes to 64 KiB. Returns
+ * the number of heaps (0: the JVM has not set up its code cache yet), or
+ * -errno with *why: -EFAULT (unreadable), -EBADMSG (forged or absurd).
+ */
+int hotspot_vmstructs__heaps(const struct hotspot_vm *vm, hotspot_read_fn rd, void *ctx,
+			     struct hotspot_heap *heaps, size_t max, const char **why);
+
 /* "ConstMethod", ...: the name of type t in gHotSpotVMTypes */
 const char *hotspot_type__name(enum hotspot_type t);
 

@@ -18,6 +18,7 @@
 #include "hotspot_vmstructs.h"
 
 #define HOTSPOT_STATS_JVMS 8 /* JVMs described one by one in the summary */
+#define HOTSPOT_STATS_HEAPS 4 /* code heaps of each */
 
 /* One JVM found, for the summary */
 struct hotspot_jvm_stat {
@@ -28,6 +29,8 @@ struct hotspot_jvm_stat {
 	char release[HS_RELEASE_MAX]; /* Abstract_VM_Version::_s_vm_release */
 	uint32_t nr_structs, nr_fields, nr_types, nr_sizes, nr_ints, nr_longs, nr_consts;
 	uint64_t code_low, code_high; /* the code cache's reservation, 0 before it was set up */
+	uint32_t nr_heaps; /* its CodeHeaps read (0: not set up yet) */
+	uint64_t heap_low[HOTSPOT_STATS_HEAPS], heap_high[HOTSPOT_STATS_HEAPS];
 };
 
 /* Counters through interps__stats(INTERP_HOTSPOT) */

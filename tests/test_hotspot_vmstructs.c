@@ -455,6 +455,79 @@ static void test_looping_pointers(void **state)
 	free(im);
 }
 
+/* CodeCache::_heaps: a GrowableArray at HEAPS of 3 CodeHeap pointers, as JDK 17 lays them out */
+#define HEAPS 0xf000
+
+static void add_heaps(struct img *im, int32_t len)
+{
+	static const uint64_t bounds[3][2] = {
+		{ 0x7f0007000000ull, 0x7f000f000000ull },
+		{ 0x7f0000000000ull, 0x7f0006800000ull },
+		{ 0x7f0006800000ull, 0x7f0007000000ull },
+	};
+
+	put64(im, STATICS + 40, BASE + HEAPS);
+	put32(im, HEAPS, (uint32_t)len); /* GrowableArrayBase::_len @0 */
+	put64(im, HEAPS + 8, BASE + HEAPS + 0x100); /* GrowableArray<int>::_data @8 */
+	for (int i = 0; i < 3; i++) {
+		size_t heap = HEAPS + 0x200 + 0x400 * (size_t)i;
+
+		put64(im, HEAPS + 0x100 + 8 * (size_t)i, BASE + heap);
+		put64(im, heap + 8 + 0,
+		      bounds[i][0]); /* _memory @8: VirtualSpace low @0, high @8 */
+		put64(im, heap + 8 + 8, bounds[i][1]);
+		put64(im, heap + 120, 0x5000000 + 0x100000 * (uint64_t)i); /* _segmap's low */
+		put32(im, heap + 256, 7); /* _log2_segment_size */
+	}
+}
+
+static void test_heaps(void **state)
+{
+	struct hotspot_heap heaps[HS_MAX_HEAPS];
+	struct hotspot_vm vm;
+	const char *why;
+	struct img *im;
+
+	(void)state;
+	/* not set up yet: _heaps NULL */
+	im = build();
+	put64(im, STATICS + 40, 0);
+	assert_int_equal(read_img(im, &vm, &why), 0);
+	assert_int_equal(hotspot_vmstructs__heaps(&vm, rd, im, heaps, HS_MAX_HEAPS, &why), 0);
+	/* set up since the tables were read: read now */
+	add_heaps(im, 3);
+	assert_int_equal(hotspot_vmstructs__heaps(&vm, rd, im, heaps, HS_MAX_HEAPS, &why), 3);
+	assert_int_equal(heaps[0].low, 0x7f0007000000ull);
+	assert_int_equal(heaps[0].high, 0x7f000f000000ull);
+	assert_int_equal(heaps[1].low, 0x7f0000000000ull);
+	assert_int_equal(heaps[2].high, 0x7f0007000000ull);
+	assert_int_equal(heaps[2].segmap, 0x5200000);
+	assert_int_equal(heaps[1].log2_segment, 7);
+	/* room for 2 only, an absurd length */
+	assert_int_equal(hotspot_vmstructs__heaps(&vm, rd, im, heaps, 2, &why), -EBADMSG);
+	put32(im, HEAPS, 1000);
+	assert_int_equal(hotspot_vmstructs__heaps(&vm, rd, im, heaps, HS_MAX_HEAPS, &why),
+			 -EBADMSG);
+	put32(im, HEAPS, (uint32_t)-1);
+	assert_int_equal(hotspot_vmstructs__heaps(&vm, rd, im, heaps, HS_MAX_HEAPS, &why),
+			 -EBADMSG);
+	put32(im, HEAPS, 3);
+	/* a heap outside the code cache */
+	put64(im, HEAPS + 0x200 + 8 + 8, 0x7f00ffffffffull);
+	assert_int_equal(hotspot_vmstructs__heaps(&vm, rd, im, heaps, HS_MAX_HEAPS, &why),
+			 -EBADMSG);
+	assert_non_null(strstr(why, "outside"));
+	put64(im, HEAPS + 0x200 + 8 + 8, 0x7f000f000000ull);
+	/* an absurd segment size; a heap pointer to nowhere */
+	put32(im, HEAPS + 0x600 + 256, 40);
+	assert_int_equal(hotspot_vmstructs__heaps(&vm, rd, im, heaps, HS_MAX_HEAPS, &why),
+			 -EBADMSG);
+	put32(im, HEAPS + 0x600 + 256, 7);
+	put64(im, HEAPS + 0x100 + 16, 0xdead0000);
+	assert_int_equal(hotspot_vmstructs__heaps(&vm, rd, im, heaps, HS_MAX_HEAPS, &why), -EFAULT);
+	free(im);
+}
+
 /* tools/hotspot-dump.c's image (the fuzz harness's input format) into an img-like reader */
 struct dump {
 	uint8_t *b;
@@ -584,11 +657,17 @@ static void test_real_jdk25(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_good),	      cmocka_unit_test(test_truncated),
-		cmocka_unit_test(test_layout_bounds), cmocka_unit_test(test_absurd_count),
-		cmocka_unit_test(test_absurd_values), cmocka_unit_test(test_conflicts),
-		cmocka_unit_test(test_bad_strings),   cmocka_unit_test(test_looping_pointers),
-		cmocka_unit_test(test_real_jdk17),    cmocka_unit_test(test_real_jdk25),
+		cmocka_unit_test(test_good),
+		cmocka_unit_test(test_heaps),
+		cmocka_unit_test(test_truncated),
+		cmocka_unit_test(test_layout_bounds),
+		cmocka_unit_test(test_absurd_count),
+		cmocka_unit_test(test_absurd_values),
+		cmocka_unit_test(test_conflicts),
+		cmocka_unit_test(test_bad_strings),
+		cmocka_unit_test(test_looping_pointers),
+		cmocka_unit_test(test_real_jdk17),
+		cmocka_unit_test(test_real_jdk25),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -8,6 +8,8 @@
 # - the JVM found, its release string equal to the build `java -version`
 #   prints, its tables walked (hundreds of structs entries), one summary
 #   line for it;
+# - the code cache's heaps read (CodeCache::_heaps) equal to the bounds the
+#   JVM itself reports (jcmd Compiler.codecache);
 # - every field offset and type size bpfprof logs (-vv) equal to what the
 #   Serviceability Agent reads from the same JVM by itself (`jhsdb clhsdb`
 #   `vmstructsdump`: HotSpot's own reader of the same tables, in Java), at
@@ -80,6 +82,24 @@ check_jvm() {
 		ok "$name: $n structs entries walked, the profile written"
 	else
 		fail "$name: structs entries walked" "${n:-none}" "$(ls -la "$d")"
+	fi
+	# the code heaps read against the JVM's own account (jcmd Compiler.codecache:
+	# "bounds [low_boundary, high, high_boundary]" of each CodeHeap's reservation)
+	if [ -x "$jdk/bin/jcmd" ]; then
+		local ours theirs
+		ours=$(sed -n "s/.*java: pid $jpid (java): found HotSpot .* code heaps: \(.*\)/\1/p" "$log" |
+			tr ',' '\n' | tr -d ' ' | sort | paste -sd' ')
+		theirs=$("$jdk/bin/jcmd" "$jpid" Compiler.codecache 2>&1 |
+			sed -n 's/.*bounds \[0x0*\([0-9a-f]*\), 0x[0-9a-f]*, 0x0*\([0-9a-f]*\)\].*/\1-\2/p' |
+			sort | paste -sd' ')
+		rm -f "/tmp/.java_pid$jpid"
+		if [ -n "$ours" ] && [ "$ours" = "$theirs" ]; then
+			ok "$name: code heaps $ours, as jcmd Compiler.codecache gives them"
+		else
+			fail "$name: code heaps" "ours: ${ours:-none}" "jcmd's: ${theirs:-none}"
+		fi
+	else
+		skip "$name: code heaps against jcmd" "no jcmd in $jdk"
 	fi
 	# the Serviceability Agent's own reading of the same JVM's tables
 	if [ -x "$jdk/bin/jhsdb" ]; then

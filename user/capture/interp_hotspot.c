@@ -34,9 +34,14 @@ struct jvm {
 	uint32_t start; /* proc_ident__start's: a reused pid is another process */
 	uint64_t base; /* libjvm.so's mapping of offset 0: its load address, 0 none */
 	bool done; /* read, or given up (warned) */
-	uint32_t tries;
+	bool failed; /* given up */
+	uint32_t tries, heap_tries;
 	uint64_t retry_ns;
 	struct hotspot_vm vm;
+	/* the code cache's heaps: none until the VM has set them up (read again at later finds) */
+	struct hotspot_heap heaps[HS_MAX_HEAPS];
+	int nr_heaps;
+	uint32_t stat; /* its entry in the summary's list + 1, 0 none */
 };
 
 struct interp_hs {
@@ -125,8 +130,23 @@ static int mem_read(void *ctx, uint64_t addr, void *buf, size_t len)
 }
 
 /* The JVM's summary entry: filled at its first outcome, the first HOTSPOT_STATS_JVMS JVMs */
-static void note(struct interp_hs *hs, const struct jvm *j, const struct profile_process *pr,
-		 int err, const char *why)
+/* j's heaps into its summary entry */
+static void note_heaps(struct interp_hs *hs, const struct jvm *j)
+{
+	struct hotspot_jvm_stat *js;
+
+	if (!j->stat)
+		return;
+	js = &hs->st.jvm[j->stat - 1];
+	js->nr_heaps = (uint32_t)j->nr_heaps;
+	for (int i = 0; i < j->nr_heaps && i < HOTSPOT_STATS_HEAPS; i++) {
+		js->heap_low[i] = j->heaps[i].low;
+		js->heap_high[i] = j->heaps[i].high;
+	}
+}
+
+static void note(struct interp_hs *hs, struct jvm *j, const struct profile_process *pr, int err,
+		 const char *why)
 {
 	struct hotspot_jvm_stat *js;
 
@@ -137,6 +157,7 @@ static void note(struct interp_hs *hs, const struct jvm *j, const struct profile
 	if (hs->st.nr_listed == HOTSPOT_STATS_JVMS)
 		return;
 	js = &hs->st.jvm[hs->st.nr_listed++];
+	j->stat = hs->st.nr_listed;
 	memset(js, 0, sizeof(*js));
 	js->pid = j->pid;
 	snprintf(js->comm, sizeof(js->comm), "%s", pr->comm);
@@ -152,6 +173,22 @@ static void note(struct interp_hs *hs, const struct jvm *j, const struct profile
 	js->nr_consts = j->vm.nr_consts;
 	js->code_low = j->vm.code_low;
 	js->code_high = j->vm.code_high;
+	note_heaps(hs, j);
+}
+
+/* <proc_dir>/<pid>/mem read-only, or -errno with *why */
+static int open_mem(const struct interp_hs *hs, uint32_t pid, const char **why)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%u/mem", hs->env.proc_dir, pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		*why = "its memory cannot be opened";
+		return -errno;
+	}
+	return fd;
 }
 
 /*
@@ -161,7 +198,7 @@ static void note(struct interp_hs *hs, const struct jvm *j, const struct profile
 static int read_tables(struct interp_hs *hs, struct jvm *j, const char *path, const char **why)
 {
 	uint64_t vals[HS_SYM_NR], sym[HS_SYM_NR];
-	char root[PATH_MAX], mem_path[PATH_MAX];
+	char root[PATH_MAX];
 	struct mem m;
 	int64_t delta = 0;
 	int fd, err;
@@ -185,15 +222,43 @@ static int read_tables(struct interp_hs *hs, struct jvm *j, const char *path, co
 		}
 		sym[i] = j->base + vals[i] - (uint64_t)delta;
 	}
-	snprintf(mem_path, sizeof(mem_path), "%s/%u/mem", hs->env.proc_dir, j->pid);
-	m.fd = open(mem_path, O_RDONLY | O_CLOEXEC);
-	if (m.fd < 0) {
-		*why = "its memory cannot be opened";
-		return -errno;
-	}
+	m.fd = open_mem(hs, j->pid, why);
+	if (m.fd < 0)
+		return m.fd;
 	err = hotspot_vmstructs__read(sym, mem_read, &m, &j->vm, why);
 	close(m.fd);
 	return err;
+}
+
+/*
+ * The code cache's heaps of j (its tables read), into j->heaps. Returns
+ * their number (0: not set up yet), or -errno with *why.
+ */
+static int read_heaps(struct interp_hs *hs, struct jvm *j, const char **why)
+{
+	struct mem m;
+	int n;
+
+	m.fd = open_mem(hs, j->pid, why);
+	if (m.fd < 0)
+		return m.fd;
+	n = hotspot_vmstructs__heaps(&j->vm, mem_read, &m, j->heaps, HS_MAX_HEAPS, why);
+	close(m.fd);
+	j->nr_heaps = n > 0 ? n : 0;
+	return n;
+}
+
+/* j's heaps for -v: " (low-high, 2^7-byte segments), ..." into buf */
+static const char *heaps_str(const struct jvm *j, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < j->nr_heaps && n < size; i++)
+		n += (size_t)snprintf(buf + n, size - n, "%s%llx-%llx", i ? ", " : "",
+				      (unsigned long long)j->heaps[i].low,
+				      (unsigned long long)j->heaps[i].high);
+	return buf;
 }
 
 static int hs_find(void *state, struct profile *p, uint32_t proc)
@@ -205,7 +270,7 @@ static int hs_find(void *state, struct profile *p, uint32_t proc)
 	struct jvm *j;
 	uint32_t start = 0;
 	uint64_t t0;
-	char msg[160];
+	char msg[160], heaps[HS_MAX_HEAPS * 40];
 	int err;
 
 	for (size_t i = 0; i < pr->nr_mappings && !lib; i++)
@@ -226,16 +291,36 @@ static int hs_find(void *state, struct profile *p, uint32_t proc)
 		memset(&j->vm, 0, sizeof(j->vm));
 		j->base = lib->start;
 		j->start = start;
-		j->done = false;
-		j->tries = 0;
+		j->done = j->failed = false;
+		j->tries = j->heap_tries = 0;
 		j->retry_ns = 0;
+		j->nr_heaps = 0;
+		j->stat = 0;
 	}
 	t0 = now_ns();
-	if (j->done || t0 < j->retry_ns)
+	if (t0 < j->retry_ns)
 		return 0;
+	if (j->done) {
+		/* read, its heaps not set up at the time: once more */
+		if (j->failed || j->nr_heaps || j->heap_tries >= READ_TRIES)
+			return 0;
+		j->heap_tries++;
+		if (read_heaps(hs, j, &why) > 0) {
+			pr_info("java: pid %u (%s): %d code heaps: %s\n", pr->pid, pr->comm,
+				j->nr_heaps, heaps_str(j, heaps, sizeof(heaps)));
+			note_heaps(hs, j);
+		} else {
+			j->retry_ns = t0 + RETRY_NS;
+		}
+		return 0;
+	}
 	j->tries++;
 	hs->st.table_reads++;
 	err = read_tables(hs, j, lib->path, &why);
+	if (!err && read_heaps(hs, j, &why) < 0)
+		err = -EBADMSG; /* forged heaps: no unwinding through them */
+	else if (!err && !j->nr_heaps)
+		j->retry_ns = t0 + RETRY_NS; /* a JVM starting: its heaps at a later find */
 	hs->st.read_ns += now_ns() - t0;
 	if (err == -ENOMEM)
 		return err;
@@ -246,6 +331,7 @@ static int hs_find(void *state, struct profile *p, uint32_t proc)
 		return 0;
 	}
 	j->done = true;
+	j->failed = err != 0;
 	if (err) {
 		if (err == -ENOTSUP && j->vm.missing)
 			snprintf(msg, sizeof(msg), "%s (%s%s%s)", why, j->vm.missing,
@@ -261,11 +347,12 @@ static int hs_find(void *state, struct profile *p, uint32_t proc)
 	}
 	pr_info("java: pid %u (%s): found HotSpot %s (%u.%u.%u+%u) in '%s': offsets read "
 		"(%u structs fields, %u of them used; %u types, %u ints, %u longs), code cache "
-		"%llx-%llx\n",
+		"%llx-%llx, %d code heaps%s%s\n",
 		pr->pid, pr->comm, j->vm.release, j->vm.major, j->vm.minor, j->vm.security,
 		j->vm.build, lib->path, j->vm.nr_structs, j->vm.nr_fields, j->vm.nr_types,
 		j->vm.nr_ints, j->vm.nr_longs, (unsigned long long)j->vm.code_low,
-		(unsigned long long)j->vm.code_high);
+		(unsigned long long)j->vm.code_high, j->nr_heaps, j->nr_heaps ? ": " : "",
+		heaps_str(j, heaps, sizeof(heaps)));
 	for (unsigned f = 0; f < HS_FIELD_NR && log_verbosity >= LOG_DEBUG; f++) {
 		char name[2 * HS_MAX_NAME];
 
@@ -279,6 +366,12 @@ static int hs_find(void *state, struct profile *p, uint32_t proc)
 			pr_debug("java: pid %u: field %s offset %llu\n", pr->pid, name,
 				 (unsigned long long)j->vm.field[f]);
 	}
+	for (int h = 0; h < j->nr_heaps; h++)
+		pr_debug(
+			"java: pid %u: code heap %llx-%llx, segment map at %llx, %u-byte segments\n",
+			pr->pid, (unsigned long long)j->heaps[h].low,
+			(unsigned long long)j->heaps[h].high,
+			(unsigned long long)j->heaps[h].segmap, 1u << j->heaps[h].log2_segment);
 	for (unsigned t = 0; t < HS_TYPE_NR && log_verbosity >= LOG_DEBUG; t++)
 		if (j->vm.size[t])
 			pr_debug("java: pid %u: type %s size %u\n", pr->pid, hotspot_type__name(t),
@@ -302,7 +395,8 @@ static void hs_forget(void *state, uint32_t pid)
 	if (j) {
 		memset(&j->vm, 0, sizeof(j->vm));
 		j->base = 0;
-		j->done = false;
+		j->done = j->failed = false;
+		j->nr_heaps = 0;
 	}
 }
 

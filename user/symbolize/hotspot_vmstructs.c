@@ -647,3 +647,73 @@ static int read_all(const uint64_t sym[HS_SYM_NR], hotspot_read_fn rd, void *ctx
 	}
 	return read_statics(rd, ctx, vm, why);
 }
+
+static int read_u64(hotspot_read_fn rd, void *ctx, uint64_t addr, uint64_t *v)
+{
+	return addr > UINT64_MAX - 8 ? -EFAULT : rd(ctx, addr, v, sizeof(*v));
+}
+
+int hotspot_vmstructs__heaps(const struct hotspot_vm *vm, hotspot_read_fn rd, void *ctx,
+			     struct hotspot_heap *heaps, size_t max, const char **why)
+{
+	uint64_t arr, data, low, high, mem, vlow, vhigh, segmap;
+	int32_t len;
+
+	*why = NULL;
+	if (!hotspot_vm__has(vm, HS_S_CODECACHE_HEAPS) || !hotspot_vm__has(vm, HS_F_GROWABLE_LEN)) {
+		*why = "no CodeCache::_heaps in the tables";
+		return -ENOTSUP;
+	}
+	if (read_u64(rd, ctx, vm->field[HS_S_CODECACHE_HEAPS], &arr) ||
+	    read_u64(rd, ctx, vm->field[HS_S_CODECACHE_LOW], &low) ||
+	    read_u64(rd, ctx, vm->field[HS_S_CODECACHE_HIGH], &high)) {
+		*why = "CodeCache's statics are not readable";
+		return -EFAULT;
+	}
+	if (!arr || !high)
+		return 0; /* not set up yet */
+	if (low >= high) {
+		*why = "CodeCache's bounds are reversed";
+		return -EBADMSG;
+	}
+	if (arr > UINT64_MAX - HS_MAX_OFFSET ||
+	    rd(ctx, arr + vm->field[HS_F_GROWABLE_LEN], &len, sizeof(len)) ||
+	    read_u64(rd, ctx, arr + vm->field[HS_F_GROWABLE_DATA], &data)) {
+		*why = "CodeCache::_heaps is not readable";
+		return -EFAULT;
+	}
+	if (len < 0 || len > HS_MAX_HEAPS || (size_t)len > max) {
+		*why = "CodeCache::_heaps has an absurd length";
+		return -EBADMSG;
+	}
+	mem = vm->field[HS_F_CODEHEAP_MEMORY];
+	vlow = vm->field[HS_F_VSPACE_LOW];
+	vhigh = vm->field[HS_F_VSPACE_HIGH];
+	segmap = vm->field[HS_F_CODEHEAP_SEGMAP];
+	for (int i = 0; i < len; i++) {
+		struct hotspot_heap *hp = &heaps[i];
+		uint64_t heap;
+		int32_t log2;
+
+		if (data > UINT64_MAX - 8 * HS_MAX_HEAPS ||
+		    read_u64(rd, ctx, data + 8 * (uint64_t)i, &heap) || !heap ||
+		    heap > UINT64_MAX - 2 * HS_MAX_OFFSET ||
+		    read_u64(rd, ctx, heap + mem + vlow, &hp->low) ||
+		    read_u64(rd, ctx, heap + mem + vhigh, &hp->high) ||
+		    read_u64(rd, ctx, heap + segmap + vlow, &hp->segmap) ||
+		    rd(ctx, heap + vm->field[HS_F_CODEHEAP_LOG2_SEGMENT], &log2, sizeof(log2))) {
+			*why = "a CodeHeap is not readable";
+			return -EFAULT;
+		}
+		if (hp->low >= hp->high || hp->low < low || hp->high > high) {
+			*why = "a CodeHeap lies outside the code cache";
+			return -EBADMSG;
+		}
+		if (!hp->segmap || log2 < 4 || log2 > 16) {
+			*why = "a CodeHeap has no segment map or an absurd segment size";
+			return -EBADMSG;
+		}
+		hp->log2_segment = (uint32_t)log2;
+	}
+	return len;
+}

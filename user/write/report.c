@@ -416,6 +416,24 @@ void report__python(FILE *f, const struct python_stats *st)
 			0.0);
 }
 
+/* One JVM found: its version, the offsets read and its code heaps */
+static void hotspot_jvm(const struct hotspot_jvm_stat *j)
+{
+	char heaps[HOTSPOT_STATS_HEAPS * 40] = "";
+	size_t n = 0;
+
+	for (uint32_t h = 0; h < j->nr_heaps && h < HOTSPOT_STATS_HEAPS; h++)
+		n += (size_t)snprintf(heaps + n, sizeof(heaps) - n, "%s%llx-%llx", h ? ", " : ": ",
+				      (unsigned long long)j->heap_low[h],
+				      (unsigned long long)j->heap_high[h]);
+	pr_info("HotSpot: pid %u (%s): found HotSpot %s, offsets read (%u structs fields, %u used; "
+		"%u types, %u sizes used; %u int and %u long constants, %u used), code cache "
+		"%llx-%llx, %u code heaps%s\n",
+		j->pid, j->comm, j->release, j->nr_structs, j->nr_fields, j->nr_types, j->nr_sizes,
+		j->nr_ints, j->nr_longs, j->nr_consts, (unsigned long long)j->code_low,
+		(unsigned long long)j->code_high, j->nr_heaps, heaps);
+}
+
 void report__hotspot(FILE *f, const struct hotspot_stats *st)
 {
 	(void)f;
@@ -432,12 +450,7 @@ void report__hotspot(FILE *f, const struct hotspot_stats *st)
 			pr_info("HotSpot: pid %u (%s): tables not usable: %s\n", j->pid, j->comm,
 				j->why ? j->why : strerror(-j->err));
 		else
-			pr_info("HotSpot: pid %u (%s): found HotSpot %s, offsets read (%u structs "
-				"fields, %u used; %u types, %u sizes used; %u int and %u long "
-				"constants, %u used), code cache %llx-%llx\n",
-				j->pid, j->comm, j->release, j->nr_structs, j->nr_fields,
-				j->nr_types, j->nr_sizes, j->nr_ints, j->nr_longs, j->nr_consts,
-				(unsigned long long)j->code_low, (unsigned long long)j->code_high);
+			hotspot_jvm(j);
 	}
 }
 
