@@ -6,7 +6,7 @@
  * length, bytes} (a read is served by the first segment that holds it
  * whole). Whatever the image, the reader must end (bounded walks), never
  * read outside what it is given, and on success give printable names and
- * offsets within their bounds. Built and run by `make fuzz`; seeds in
+ * offsets within their bounds, and code heaps inside the code cache. Built and run by `make fuzz`; seeds in
  * tests/fuzz/corpus/hotspot_vmstructs, one of them OpenJDK 17's real tables
  * as tools/hotspot-dump.c records them from a running JVM.
  */
@@ -89,5 +89,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			__builtin_trap();
 	if (vm.nr_structs > HS_MAX_ENTRIES || vm.code_low > vm.code_high)
 		__builtin_trap();
+	/* the code heaps the tables lead to: each inside the code cache */
+	{
+		struct hotspot_heap heaps[HS_MAX_HEAPS];
+		int n = hotspot_vmstructs__heaps(&vm, rd, &im, heaps, HS_MAX_HEAPS, &why);
+
+		if (n > HS_MAX_HEAPS || (n < 0 && !why))
+			__builtin_trap();
+		for (int i = 0; i < n; i++)
+			if (heaps[i].low >= heaps[i].high || heaps[i].log2_segment > 16)
+				__builtin_trap();
+	}
 	return 0;
 }
