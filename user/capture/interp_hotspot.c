@@ -261,6 +261,44 @@ static const char *heaps_str(const struct jvm *j, char *buf, size_t size)
 	return buf;
 }
 
+/* -v: the JVM found, what its tables gave; -vv: every field, heap and size */
+static void log_found(const struct jvm *j, const struct profile_process *pr, const char *path)
+{
+	char heaps[HS_MAX_HEAPS * 40];
+
+	pr_info("java: pid %u (%s): found HotSpot %s (%u.%u.%u+%u) in '%s': offsets read "
+		"(%u structs fields, %u of them used; %u types, %u ints, %u longs), code cache "
+		"%llx-%llx, %d code heaps%s%s\n",
+		pr->pid, pr->comm, j->vm.release, j->vm.major, j->vm.minor, j->vm.security,
+		j->vm.build, path, j->vm.nr_structs, j->vm.nr_fields, j->vm.nr_types, j->vm.nr_ints,
+		j->vm.nr_longs, (unsigned long long)j->vm.code_low,
+		(unsigned long long)j->vm.code_high, j->nr_heaps, j->nr_heaps ? ": " : "",
+		heaps_str(j, heaps, sizeof(heaps)));
+	for (unsigned f = 0; f < HS_FIELD_NR && log_verbosity >= LOG_DEBUG; f++) {
+		char name[2 * HS_MAX_NAME];
+
+		if (!hotspot_vm__has(&j->vm, f))
+			continue;
+		hotspot_field__name(&j->vm, f, name, sizeof(name));
+		if (f < HS_F_CODEBLOB_NAME) /* the statics: an address */
+			pr_debug("java: pid %u: field %s at 0x%llx\n", pr->pid, name,
+				 (unsigned long long)j->vm.field[f]);
+		else
+			pr_debug("java: pid %u: field %s offset %llu\n", pr->pid, name,
+				 (unsigned long long)j->vm.field[f]);
+	}
+	for (int h = 0; h < j->nr_heaps; h++)
+		pr_debug(
+			"java: pid %u: code heap %llx-%llx, segment map at %llx, %u-byte segments\n",
+			pr->pid, (unsigned long long)j->heaps[h].low,
+			(unsigned long long)j->heaps[h].high,
+			(unsigned long long)j->heaps[h].segmap, 1u << j->heaps[h].log2_segment);
+	for (unsigned t = 0; t < HS_TYPE_NR && log_verbosity >= LOG_DEBUG; t++)
+		if (j->vm.size[t])
+			pr_debug("java: pid %u: type %s size %u\n", pr->pid, hotspot_type__name(t),
+				 j->vm.size[t]);
+}
+
 static int hs_find(void *state, struct profile *p, uint32_t proc)
 {
 	struct interp_hs *hs = state;
@@ -271,7 +309,7 @@ static int hs_find(void *state, struct profile *p, uint32_t proc)
 	uint32_t start = 0;
 	uint64_t t0;
 	char msg[160], heaps[HS_MAX_HEAPS * 40];
-	int err;
+	int err, n;
 
 	for (size_t i = 0; i < pr->nr_mappings && !lib; i++)
 		if (!pr->mappings[i].offset && pr->mappings[i].path[0] == '/' &&
@@ -317,10 +355,12 @@ static int hs_find(void *state, struct profile *p, uint32_t proc)
 	j->tries++;
 	hs->st.table_reads++;
 	err = read_tables(hs, j, lib->path, &why);
-	if (!err && read_heaps(hs, j, &why) < 0)
-		err = -EBADMSG; /* forged heaps: no unwinding through them */
-	else if (!err && !j->nr_heaps)
-		j->retry_ns = t0 + RETRY_NS; /* a JVM starting: its heaps at a later find */
+	if (!err && (n = read_heaps(hs, j, &why)) <= 0) {
+		if (n < 0)
+			err = n; /* forged heaps: no unwinding through them (-EFAULT: tried again) */
+		else
+			j->retry_ns = t0 + RETRY_NS; /* a JVM starting: its heaps at a later find */
+	}
 	hs->st.read_ns += now_ns() - t0;
 	if (err == -ENOMEM)
 		return err;
@@ -345,37 +385,7 @@ static int hs_find(void *state, struct profile *p, uint32_t proc)
 		note(hs, j, pr, err, why);
 		return 0;
 	}
-	pr_info("java: pid %u (%s): found HotSpot %s (%u.%u.%u+%u) in '%s': offsets read "
-		"(%u structs fields, %u of them used; %u types, %u ints, %u longs), code cache "
-		"%llx-%llx, %d code heaps%s%s\n",
-		pr->pid, pr->comm, j->vm.release, j->vm.major, j->vm.minor, j->vm.security,
-		j->vm.build, lib->path, j->vm.nr_structs, j->vm.nr_fields, j->vm.nr_types,
-		j->vm.nr_ints, j->vm.nr_longs, (unsigned long long)j->vm.code_low,
-		(unsigned long long)j->vm.code_high, j->nr_heaps, j->nr_heaps ? ": " : "",
-		heaps_str(j, heaps, sizeof(heaps)));
-	for (unsigned f = 0; f < HS_FIELD_NR && log_verbosity >= LOG_DEBUG; f++) {
-		char name[2 * HS_MAX_NAME];
-
-		if (!hotspot_vm__has(&j->vm, f))
-			continue;
-		hotspot_field__name(&j->vm, f, name, sizeof(name));
-		if (f < HS_F_CODEBLOB_NAME) /* the statics: an address */
-			pr_debug("java: pid %u: field %s at 0x%llx\n", pr->pid, name,
-				 (unsigned long long)j->vm.field[f]);
-		else
-			pr_debug("java: pid %u: field %s offset %llu\n", pr->pid, name,
-				 (unsigned long long)j->vm.field[f]);
-	}
-	for (int h = 0; h < j->nr_heaps; h++)
-		pr_debug(
-			"java: pid %u: code heap %llx-%llx, segment map at %llx, %u-byte segments\n",
-			pr->pid, (unsigned long long)j->heaps[h].low,
-			(unsigned long long)j->heaps[h].high,
-			(unsigned long long)j->heaps[h].segmap, 1u << j->heaps[h].log2_segment);
-	for (unsigned t = 0; t < HS_TYPE_NR && log_verbosity >= LOG_DEBUG; t++)
-		if (j->vm.size[t])
-			pr_debug("java: pid %u: type %s size %u\n", pr->pid, hotspot_type__name(t),
-				 j->vm.size[t]);
+	log_found(j, pr, lib->path);
 	note(hs, j, pr, 0, NULL);
 	return 0;
 }
