@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Interpreters in user space: each runtime whose frames the BPF side walks
- * beside the native ones (CPython today; HotSpot and V8 to come) is one
+ * beside the native ones (CPython today; HotSpot found and described, its
+ * frames to come; V8 to come) is one
  * implementation of struct interp_ops, as the OpenTelemetry eBPF profiler's
  * interpreter Loader (find an interpreter in a process's mappings) and
  * Instance (attach, symbolize, detach) do. A new interpreter plugs in as a
@@ -73,7 +74,10 @@ struct interp_ops {
 		     uint64_t *ips, uint16_t *nr_user);
 	/* forget: process pid has exited: its interpreter leaves BPF and the caches. */
 	void (*forget)(void *state, uint32_t pid);
-	/* Its counters (its own struct, stats_size bytes: struct python_stats) into out. */
+	/*
+	 * Its counters (its own struct, stats_size bytes: struct python_stats,
+	 * struct hotspot_stats) into out.
+	 */
 	void (*stats)(const void *state, void *out);
 	size_t stats_size;
 };
