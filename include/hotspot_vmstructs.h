@@ -171,6 +171,14 @@ struct hotspot_vm {
 	/* the code cache's reservation (CodeCache::_low_bound, _high_bound), 0 before it is set up */
 	uint64_t code_low, code_high;
 	uint64_t heaps; /* CodeCache::_heaps' value: its GrowableArray, 0 not yet */
+	/*
+	 * Derived for the unwinder and the namer: CodeBlob's code bounds are
+	 * int offsets from the blob (_code_offset, JDK 23+), not pointers; the
+	 * UNSIGNED5 excluded bytes of the debug and line tables (1 from JDK 20,
+	 * jdk-20+15: OTel unsigned5.go; 0 before).
+	 */
+	bool code_offsets;
+	uint8_t unsigned5_x;
 	/* -ENOTSUP: the type ("nmethod|CompiledMethod") and field wanted and missing; static */
 	const char *missing, *missing_name;
 };

@@ -608,6 +608,8 @@ static void test_real_jdk17(void **state)
 	assert_int_equal(vm.constant[HS_C_FRAME_LAST_SP], -2);
 	assert_int_equal(vm.constant[HS_C_HAS_LINENUMBERS], 1);
 	assert_true(hotspot_vm__has(&vm, HS_S_JDK_CURRENT));
+	assert_false(vm.code_offsets);
+	assert_int_equal(vm.unsigned5_x, 0);
 	assert_true(vm.code_low && vm.code_high - vm.code_low == 240ull << 20);
 	free(d.b);
 }
@@ -651,6 +653,8 @@ static void test_real_jdk25(void **state)
 	assert_int_equal(vm.constant[HS_C_BLOBKIND_NMETHOD], 1);
 	assert_int_equal(vm.constant[HS_C_HAS_LINENUMBERS], 1);
 	assert_false(hotspot_vm__has(&vm, HS_S_JDK_CURRENT));
+	assert_true(vm.code_offsets);
+	assert_int_equal(vm.unsigned5_x, 1);
 	free(d.b);
 }
 

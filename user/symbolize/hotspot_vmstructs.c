@@ -524,6 +524,8 @@ static int read_statics(hotspot_read_fn rd, void *ctx, struct hotspot_vm *vm, co
 		*why = "CodeCache's bounds are reversed";
 		return -EBADMSG;
 	}
+	vm->code_offsets = (vm->field_alt[HS_F_CODEBLOB_CODE_BEGIN] & 15) == 1; /* _code_offset */
+	vm->unsigned5_x = vm->major >= 20;
 	return 0;
 }
 
