@@ -1443,6 +1443,7 @@ int main(int argc, char **argv)
 	r->sy = sy = symbolizer__new("/proc/kallsyms", "/proc");
 	if (!sy || symbolizer__set_jit_max_size(sy, r->cfg.jit_max_bytes))
 		return 1;
+	symbolizer__set_demangle(sy, !r->cfg.no_demangle);
 	/* the kernel symbols are read while sampling, not after it */
 	if (symbolizer__load_kernel_async(sy))
 		pr_debug("kernel symbols: no thread; read when first needed\n");

@@ -16,6 +16,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "array.h"
+#include "demangle.h"
 #include "kallsyms.h"
 #include "log.h"
 #include "proc_file.h"
@@ -74,6 +75,7 @@ struct symbolizer {
 	 */
 	uint64_t gen;
 	bool debuginfod; /* symbolizer__use_debuginfod called: fetch what is missing */
+	bool no_demangle; /* symbolizer__set_demangle(false): names stay as the files spell them */
 	struct debuginfod_opts debuginfod_opts;
 };
 
@@ -925,6 +927,34 @@ out:
 	return err;
 }
 
+void symbolizer__set_demangle(struct symbolizer *sy, bool on)
+{
+	sy->no_demangle = !on;
+}
+
+/*
+ * Every named location's func as people read it, its symbol kept in
+ * sys_func: the one place names are demangled, so that the writers agree.
+ * Python frames are named by the interpreter, already readable. 0 or -ENOMEM.
+ */
+static int demangle_names(struct profile *p)
+{
+	char buf[DEMANGLE_MAX];
+	size_t i;
+
+	for (i = 0; i < p->nr_locs; i++) {
+		struct profile_location *l = &p->locs[i];
+
+		if (!l->func || l->sys_func || l->src_func || !demangle(l->func, buf, sizeof(buf)))
+			continue;
+		l->sys_func = l->func;
+		l->func = profile__intern(p, buf);
+		if (!l->func)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 int symbolizer__symbolize(struct symbolizer *sy, struct profile *p)
 {
 	size_t i;
@@ -951,5 +981,5 @@ int symbolizer__symbolize(struct symbolizer *sy, struct profile *p)
 		if (err)
 			return err;
 	}
-	return 0;
+	return sy->no_demangle ? 0 : demangle_names(p);
 }

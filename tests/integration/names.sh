@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Names as people read them (README "Names"), on workloads of ours profiled
+# by the real BPF program (-p, each stopped until bpfprof samples, then given
+# 300 ms of CPU: about 300 samples at 999 Hz at any load; lib.bash spin):
+#
+#  - demangling: tests/workload/cxxnames.cpp (a class template's member in a
+#    namespace, two overloads, an operator, a lambda) and rustnames.rs built
+#    with rustc's default mangling (legacy) and with v0: the demangled names
+#    in the summary, the folded stacks, the SVG's tooltips (its box labels
+#    hold no mangled name) and pprof's Function.name, the mangled symbol in
+#    its system_name (go tool pprof -raw prints it in brackets);
+#    --no-demangle: the mangled names everywhere.
+# Without rustc (or go) their workloads are not built and their checks are
+# skipped, saying so.
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+BPFPROF=${BPFPROF:-$top/bpfprof}
+WL=${WL:-$top/.output/workload}
+F=${F:-999}
+work=$(mktemp -d /tmp/bpfprof-names.XXXXXX)
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+[ -n "${KEEP:-}" ] && trap - EXIT
+mkdir -p "$work/home" "$work/pprof"
+export HOME=$work/home PPROF_TMPDIR=$work/pprof
+
+. "$(dirname "$0")/lib.bash"
+require_bpf "names"
+
+# start NAME EXE [ARGS...]: run EXE stopped once exec'd; its pid in $started
+start() {
+	local comm=${2##*/}
+	shift
+	"$@" >/dev/null 2>&1 &
+	started=$!
+	pids+=("$started")
+	wait_exec "$started" "${comm:0:15}" || return 1
+	kill -STOP "$started"
+}
+# profile OUT MS "PID..." [OPTIONS...]: bpfprof -p the PIDs into OUT.{folded,svg,pb.gz}
+# (its stderr in OUT.log), each PID given MS ms of CPU while sampled; $rc its exit status
+profile() {
+	local out=$1 ms=$2 targets=$3 p bp
+	shift 3
+	"$BPFPROF" -F "$F" --top 64 -p "${targets// /,}" "$@" -o "$out.folded" -o "$out.svg" -o "$out.pb.gz" \
+		>"$out.log" 2>&1 &
+	bp=$!
+	if wait_sampling "$bp"; then
+		for p in $targets; do spin "$p" "$ms"; done
+	fi
+	kill -INT "$bp" 2>/dev/null
+	wait "$bp"
+	rc=$?
+}
+# svg_titles SVG: each frame's tooltip name, XML-unescaped
+svg_titles() {
+	sed -n 's/^<g><title>\(.*\) ([0-9]* samples\?, [0-9.]*%)<\/title>.*/\1/p' "$1" |
+		sed -e 's/&lt;/</g' -e 's/&gt;/>/g' -e 's/&quot;/"/g' -e "s/&apos;/'/g" -e 's/&amp;/\&/g'
+}
+# svg_labels SVG: the text of each frame's box
+svg_labels() { sed -n 's/^<g><title>.*<text [^>]*>\(.*\)<\/text>.*/\1/p' "$1"; }
+# raw_funcs PB: "name<TAB>system name" of each location's function (go tool pprof -raw)
+raw_funcs() {
+	go tool pprof -raw -symbolize=none "$1" 2>"$work/pprof.err" |
+		sed -n '/^Locations/,/^Mappings/s/^ *[0-9]*: 0x[0-9a-f]* M=[0-9]* \(.*\) [^ ]*:[0-9]* s=[0-9]*\(.*\)$/\1\t\2/p' |
+		sed 's/\t(\(.*\))$/\t\1/' | sort -u
+}
+# (no grep -q after a pipe: its early exit fails the writer with SIGPIPE under pipefail)
+# has_everywhere OUT NAME SYM: NAME in the summary, the folded stacks, an SVG
+# tooltip and a pprof function of OUT, whose system name is SYM; else why not in $why
+has_everywhere() {
+	local out=$1 name=$2 sym=$3
+	why=
+	grep -qF " $name [" "$out.log" || why+=" summary"
+	awk '{ $NF = ""; n = split($0, f, ";"); for (i = 1; i <= n; i++) print f[i] }' "$out.folded" |
+		sed 's/ $//' | grep -xF "$name" >/dev/null || why+=" folded"
+	svg_titles "$out.svg" | grep -xF "$name" >/dev/null || why+=" svg"
+	if [ -n "$have_go" ]; then
+		raw_funcs "$out.pb.gz" >"$out.raw"
+		if [ "$name" = "$sym" ]; then
+			grep -qxF "$name	" "$out.raw" || why+=" pprof"
+		else
+			grep -qxF "$name	$sym" "$out.raw" || why+=" pprof(name/system_name)"
+		fi
+	fi
+	[ -z "$why" ]
+}
+
+have_go=1
+command -v go >/dev/null || { have_go=; skip "pprof name/system_name checks" "go (go tool pprof) not installed"; }
+
+# ---- 1. demangling: C++ and Rust (legacy, v0) ----
+targets=() # "exe|demangled|mangled" of each leaf checked
+targets_cxx=(
+	"names::Acc<long>::spin(long)|_ZN5names3AccIlE4spinEl"
+	"names::work(int)|_ZN5names4workEi"
+	"names::work(double)|_ZN5names4workEd"
+	"names::operator+(names::Vec const&, names::Vec const&)|_ZN5namesplERKNS_3VecES2_"
+	"main::{lambda(int)#1}::operator()(int) const|_ZZ4mainENKUliE_clEi"
+)
+exes=("$WL/cxxnames")
+for t in "${targets_cxx[@]}"; do targets+=("cxxnames|$t"); done
+# the Rust symbols as this rustc spelt them (legacy hashes differ by build)
+rust_sym() { nm "$WL/$1" | awk -v re="$2" '$3 ~ re { print $3; exit }'; }
+if [ -x "$WL/rustnames" ] && [ -x "$WL/rustnames-v0" ]; then
+	exes+=("$WL/rustnames" "$WL/rustnames-v0")
+	sym=$(rust_sym rustnames 'Square4spin')
+	if [[ $sym == _ZN* ]]; then
+		targets+=("rustnames|rustnames::shapes::Square::spin|$sym")
+		targets+=("rustnames|rustnames::shapes::churn|$(rust_sym rustnames '6shapes5churn')")
+	else
+		skip "Rust legacy mangling" "this rustc's default mangling is not legacy ($sym)"
+	fi
+	targets+=("rustnames-v0|<rustnames::shapes::Square>::spin|$(rust_sym rustnames-v0 '^_R.*6Square4spin$')")
+	targets+=("rustnames-v0|rustnames::shapes::churn::<u64>|$(rust_sym rustnames-v0 '^_R.*5churn')")
+else
+	skip "Rust demangling" "rustc not installed: tests/workload/rustnames.rs not built (tools/install-deps.sh installs it)"
+fi
+
+for mode in demangled mangled; do
+	tp=()
+	for e in "${exes[@]}"; do
+		start "${e##*/}" "$e" 60 || { fail "start ${e##*/}"; continue; }
+		tp+=("$started")
+	done
+	opt=()
+	[ $mode = mangled ] && opt=(--no-demangle)
+	profile "$work/$mode" 300 "${tp[*]}" "${opt[@]}"
+	for p in "${tp[@]}"; do kill -KILL "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
+	if [ "$rc" != 0 ]; then
+		fail "$mode run: bpfprof exited $rc" "$(tail -5 "$work/$mode.log")"
+		continue
+	fi
+	bad=()
+	for t in "${targets[@]}"; do
+		IFS='|' read -r exe name sym <<<"$t"
+		[ $mode = mangled ] && name=$sym
+		has_everywhere "$work/$mode" "$name" "$sym" || bad+=("$exe: '$name' missing from:$why")
+	done
+	# no box label shows a mangled name when demangling (cut labels end in "..")
+	if [ $mode = demangled ] && svg_labels "$work/$mode.svg" | grep -E '^_(Z|R)[A-Z0-9]' >/dev/null; then
+		bad+=("SVG box labels: $(svg_labels "$work/$mode.svg" | grep -E '^_(Z|R)[A-Z0-9]' | head -3 | tr '\n' ' ')")
+	fi
+	if [ ${#bad[@]} -eq 0 ]; then
+		ok "$mode: ${#targets[@]} C++ and Rust functions in the summary, folded, SVG and pprof$([ $mode = demangled ] && echo ' (mangled in system_name)')"
+	else
+		fail "$mode: names" "${bad[@]}" "$(grep -A12 'self%' "$work/$mode.log")"
+	fi
+done
+
+finish
