@@ -165,7 +165,10 @@ struct profile_location {
 	 * instruction for return addresses (addr - 1).
 	 */
 	const char *addr_name;
-	/* Python frames: the function, its file and first line, the frame's line; NULL/0 otherwise */
+	/*
+	 * Python frames: the function, its file and first line, the frame's
+	 * line. Go frames (.gopclntab): src_file and line only. NULL/0 otherwise
+	 */
 	const char *src_func;
 	const char *src_file;
 	uint32_t start_line, line;

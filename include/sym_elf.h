@@ -78,6 +78,15 @@ void elf_symtab__free(struct elf_symtab *st);
  */
 const char *elf_symtab__lookup_offset(const struct elf_symtab *st, uint64_t off, uint64_t *sym_off);
 
+/*
+ * The source file and line of the instruction at file offset off, where the
+ * file says them without DWARF: a Go binary's .gopclntab (sym_gopclntab.h),
+ * whose names elf_symtab__lookup_offset also prefers to .symtab's. Returns
+ * 0 with *file borrowed until elf_symtab__free, or -ENOENT.
+ */
+int elf_symtab__lookup_line(const struct elf_symtab *st, uint64_t off, const char **file,
+			    uint32_t *line);
+
 /* Translate a file offset to an ELF virtual address via PT_LOAD. Returns 0 or -ENOENT. */
 int elf_symtab__offset_to_vaddr(const struct elf_symtab *st, uint64_t off, uint64_t *vaddr);
 

@@ -11,6 +11,11 @@
 #    hold no mangled name) and pprof's Function.name, the mangled symbol in
 #    its system_name (go tool pprof -raw prints it in brackets);
 #    --no-demangle: the mangled names everywhere.
+#  - Go: tests/workload/gonames/main.go built as is, with -ldflags="-s -w"
+#    (no .symtab) and that stripped (strip --strip-all): each build's
+#    goroutines' functions named alike (from .gopclntab) in every output, no
+#    frame of their stacks left unnamed (DSO+0xADDR), and pprof's file:line
+#    in the function's lines of the source.
 # Without rustc (or go) their workloads are not built and their checks are
 # skipped, saying so.
 set -uo pipefail
@@ -154,5 +159,65 @@ for mode in demangled mangled; do
 		fail "$mode: names" "${bad[@]}" "$(grep -A12 'self%' "$work/$mode.log")"
 	fi
 done
+
+# ---- 2. Go: names and lines from .gopclntab, with and without .symtab ----
+# pprof_lines PB: "exe<TAB>name<TAB>file<TAB>line" of each location (go tool pprof -raw)
+pprof_lines() {
+	go tool pprof -raw -symbolize=none "$1" 2>"$work/pprof.err" | awk '
+		/^Locations/ { sec = "l"; next } /^Mappings/ { sec = "m"; next }
+		sec == "l" && match($0, / M=[0-9]+ /) {
+			m = substr($0, RSTART + 3, RLENGTH - 4); rest = substr($0, RSTART + RLENGTH)
+			sub(/ s=[0-9]+.*$/, "", rest); n = split(rest, w, " "); fl = w[n]
+			name = substr(rest, 1, length(rest) - length(fl) - 1)
+			i = match(fl, /:[0-9]+$/); loc[++nl] = m "\t" name "\t" substr(fl, 1, i - 1) "\t" substr(fl, i + 1)
+		}
+		sec == "m" && /^[0-9]+: / { id = $1; sub(/:$/, "", id); f = $3; sub(/.*\//, "", f); exe[id] = f }
+		END { for (i = 1; i <= nl; i++) { split(loc[i], p, "\t"); print exe[p[1]] "\t" p[2] "\t" p[3] "\t" p[4] } }'
+}
+gosrc=$top/tests/workload/gonames/main.go
+# first and last line of the Go function whose declaration matches $1
+go_lines() { awk -v re="$1" '$0 ~ re { s = NR } s && /^}/ { print s, NR; exit }' "$gosrc"; }
+go_funcs=("main.(*spinner).spinA|^func \\(s \\*spinner\\) spinA" "main.spinB|^func spinB")
+if [ ! -x "$WL/gonames-strip" ]; then
+	skip "Go names" "go not installed: tests/workload/gonames not built"
+else
+	tp=()
+	for b in gonames gonames-sw gonames-strip; do
+		start "$b" "$WL/$b" 60 || { fail "start $b"; continue; }
+		tp+=("$started")
+	done
+	profile "$work/go" 300 "${tp[*]}"
+	for p in "${tp[@]}"; do kill -KILL "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
+	[ -n "$have_go" ] && pprof_lines "$work/go.pb.gz" >"$work/go.lines"
+	for b in gonames gonames-sw gonames-strip; do
+		bad=() named=()
+		for fl in "${go_funcs[@]}"; do
+			IFS='|' read -r name decl <<<"$fl"
+			read -r first last <<<"$(go_lines "$decl")"
+			grep -F "$name [$b]" "$work/go.log" >/dev/null || bad+=("$name not in the summary as $b's")
+			grep "^$b;" "$work/go.folded" | awk '{ $NF = ""; n = split($0, f, ";"); for (i = 1; i <= n; i++) print f[i] }' |
+				sed 's/ $//' | grep -xF "$name" >/dev/null || bad+=("$name not in $b's folded stacks")
+			svg_titles "$work/go.svg" | grep -xF "$name" >/dev/null || bad+=("$name not in the SVG")
+			if [ -n "$have_go" ]; then
+				lines=$(awk -F'\t' -v b="$b" -v n="$name" '$1 == b && $2 == n { print $3 ":" $4 }' "$work/go.lines" | sort -u)
+				wrong=$(awk -F: -v src="$gosrc" -v a="$first" -v z="$last" '$1 != src || $2 < a || $2 > z' <<<"$lines")
+				if [ -z "$lines" ] || [ -n "$wrong" ]; then
+					bad+=("pprof $name of $b: lines $(echo $lines) (want $gosrc:$first-$last)")
+				else
+					named+=("$name at $(sed 's/.*://' <<<"$lines" | paste -sd, -)")
+				fi
+			fi
+		done
+		# (only there: a rare walk across runtime.morestack's switch of stacks can go astray)
+		unnamed=$(grep -E "^$b;.*;main\.(\(\*spinner\)\.spinA|spinB)( |;)" "$work/go.folded" |
+			grep -oE ";$b\+0x[0-9a-f]+" | sort -u | head -3 | tr '\n' ' ')
+		[ -n "$unnamed" ] && bad+=("unnamed frames in $b's goroutines: $unnamed")
+		if [ ${#bad[@]} -eq 0 ]; then
+			ok "Go $b: goroutines' functions named in the summary, folded, SVG and pprof; pprof lines ${named[*]:-(no go tool pprof)}"
+		else
+			fail "Go $b" "${bad[@]}" "$(grep -A6 'self%' "$work/go.log")"
+		fi
+	done
+fi
 
 finish

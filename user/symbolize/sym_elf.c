@@ -38,6 +38,7 @@
 #include "lib_hashmap.h"
 #include "log.h"
 #include "sym_elf.h"
+#include "sym_gopclntab.h"
 #include "sym_minidebug.h"
 
 /* Zero-size symbol without a following symbol or section end: cover this much. */
@@ -116,6 +117,7 @@ struct elf_symtab {
 	size_t build_id_len;
 	char *debug_path; /* the separate debug file read, NULL when none */
 	enum elf_names_src names_src;
+	struct go_pclntab *go; /* a Go binary's own table (.gopclntab), NULL when none or refused */
 };
 
 /* An open ELF file: the fd must outlive the Elf handle (ELF_C_READ_MMAP). */
@@ -259,6 +261,46 @@ static Elf_Scn *find_scn_by_type(const struct elf_file *f, Elf64_Word type)
 			return scn;
 	}
 	return NULL;
+}
+
+static Elf_Scn *find_scn_by_name(const struct elf_file *f, const char *name);
+
+/*
+ * A Go binary's function table: .gopclntab, .data.rel.ro.gopclntab in a PIE
+ * (-buildmode=pie), both kept by -ldflags="-s -w" and strip. A bad one is
+ * refused with one warning (the file is loaded once), and the file is named
+ * from its symbols alone. 0, or -ENOMEM.
+ */
+static int load_gopclntab(struct elf_symtab *st, const struct elf_file *f, const char *path)
+{
+	Elf_Scn *scn = find_scn_by_name(f, ".gopclntab"), *text;
+	GElf_Shdr sh, text_sh;
+	Elf_Data *d;
+
+	if (!scn)
+		scn = find_scn_by_name(f, ".data.rel.ro.gopclntab");
+	if (!scn)
+		return 0;
+	d = scn_data(f, scn, &sh);
+	text = find_scn_by_name(f, ".text");
+	/* Go 1.26 leaves the header's textStart 0: the runtime's text is .text's start */
+	if (!text || !gelf_getshdr(text, &text_sh))
+		text_sh.sh_addr = 0;
+	st->go = d && d->d_buf ? go_pclntab__parse(d->d_buf, d->d_size, text_sh.sh_addr) : NULL;
+	if (!st->go) {
+		const char *why = !d || !d->d_buf ? "unreadable" :
+				  errno == EFBIG  ? "too large" :
+						    "malformed or of a Go release before 1.16";
+
+		if (errno == ENOMEM)
+			return -ENOMEM;
+		pr_warn("elf: '%s': Go function table refused (%s): its Go functions are named from its symbols only\n",
+			path, why);
+		return 0;
+	}
+	pr_debug("elf: '%s': Go %u function table, %zu functions\n", path,
+		 go_pclntab__version(st->go), go_pclntab__count(st->go));
+	return 0;
 }
 
 static Elf_Scn *find_scn_by_name(const struct elf_file *f, const char *name)
@@ -1020,6 +1062,9 @@ struct elf_symtab *elf_symtab__load_opts(const char *path, const struct elf_load
 	if (err)
 		goto out_free;
 	st->build_id_len = read_build_id(&f, st->build_id);
+	err = load_gopclntab(st, &f, path);
+	if (err)
+		goto out_free;
 
 	scn = find_scn_by_type(&f, SHT_SYMTAB);
 	st->names_src = ELF_NAMES_DYNSYM;
@@ -1088,6 +1133,7 @@ void elf_symtab__free(struct elf_symtab *st)
 	free(st->raw);
 	free(st->loads);
 	free(st->debug_path);
+	go_pclntab__free(st->go);
 	free(st);
 }
 
@@ -1210,6 +1256,16 @@ const char *elf_symtab__lookup_offset(const struct elf_symtab *st, uint64_t off,
 
 	if (elf_symtab__offset_to_vaddr(st, off, &vaddr))
 		return NULL;
+	/* Go's own table first: what its tracebacks say, also where .symtab is gone */
+	if (st->go) {
+		struct go_func_info fi;
+
+		if (!go_pclntab__lookup(st->go, vaddr, &fi)) {
+			if (sym_off)
+				*sym_off = vaddr - fi.entry;
+			return fi.name;
+		}
+	}
 	/* First symbol above vaddr; the candidate is the one before it. */
 	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;
@@ -1239,6 +1295,20 @@ const char *elf_symtab__lookup_offset(const struct elf_symtab *st, uint64_t off,
 	if (sym_off)
 		*sym_off = vaddr - s->addr;
 	return name;
+}
+
+int elf_symtab__lookup_line(const struct elf_symtab *st, uint64_t off, const char **file,
+			    uint32_t *line)
+{
+	struct go_func_info fi;
+	uint64_t vaddr;
+
+	if (!st->go || elf_symtab__offset_to_vaddr(st, off, &vaddr) ||
+	    go_pclntab__lookup(st->go, vaddr, &fi) || !fi.file || !fi.line)
+		return -ENOENT;
+	*file = fi.file;
+	*line = fi.line;
+	return 0;
 }
 
 size_t elf_symtab__build_id(const struct elf_symtab *st, uint8_t id[ELF_BUILD_ID_MAX])

@@ -758,8 +758,9 @@ static int name_user(struct symbolizer *sy, struct profile *p, struct profile_lo
 	struct profile_process *pr = &p->procs[l->proc];
 	struct profile_mapping *m;
 	struct dso_entry *d;
-	const char *name;
+	const char *name, *src_file;
 	uint64_t off, file_off, vaddr;
+	uint32_t line;
 	int err;
 
 	err = sym_python__name(p, l);
@@ -807,6 +808,13 @@ static int name_user(struct symbolizer *sy, struct profile *p, struct profile_lo
 		if (elf_symtab__offset_to_vaddr(d->st, file_off, &vaddr))
 			vaddr = file_off;
 		return name_addr(p, l, vaddr);
+	}
+	/* a Go binary's file:line, for pprof (sym_gopclntab.h) */
+	if (!elf_symtab__lookup_line(d->st, file_off, &src_file, &line)) {
+		l->src_file = profile__intern(p, src_file);
+		l->line = line;
+		if (!l->src_file)
+			return -ENOMEM;
 	}
 named:
 	if (!name)
