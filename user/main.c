@@ -97,6 +97,7 @@ struct run {
 	/* Python processes and their frames (NULL with --no-python or before the session) */
 	struct python_procs *py;
 	uint64_t last_stamp_s; /* --output-dir: the last interval's name stamp, s */
+	uint64_t root_walks; /* unwinder__root_walks of every profile so far, as the BPF counters */
 	/* samples' cgroup ids -> paths, kept across intervals and after a cgroup is removed */
 	struct cgroup_cache *cgroups;
 	/* each process's last maps, kept across intervals and after it exits (maps_cache.h) */
@@ -897,8 +898,12 @@ static void report_check(struct run *r)
 		(unsigned long long)st->verdicts[UNWIND_CHECK_FAILED]);
 }
 
-/* How the user-stack walks ended, since the start (BPF counters) and, with -v, the tables. */
-static void report_walks(struct run *r, struct session *s)
+/*
+ * How the user-stack walks ended, since the start (BPF counters, and the
+ * stacks of profiles so far that end at a root they do not count) and, with
+ * -v, the tables.
+ */
+static void report_walks(struct run *r, struct session *s, const struct profile *p)
 {
 	uint64_t st[BPFPROF_STAT_NR];
 	struct unwinder_stats us = { 0 };
@@ -914,8 +919,9 @@ static void report_walks(struct run *r, struct session *s)
 	}
 	if (r->unwinder)
 		unwinder__stats(r->unwinder, &us);
+	r->root_walks += unwinder__root_walks(p, r->cfg.call_graph == CALL_GRAPH_FP);
 	unwinder__print_walks(stderr, st, r->unwinder ? &us : NULL,
-			      r->cfg.call_graph == CALL_GRAPH_DWARF ? "dwarf" : "fp");
+			      r->cfg.call_graph == CALL_GRAPH_DWARF ? "dwarf" : "fp", r->root_walks);
 	if (log_verbosity >= 1)
 		unwind_cache__print(stderr, r->unwind_cache);
 	if (cs.walks)
@@ -1324,7 +1330,7 @@ static int interval_end(struct run *r, struct interval *iv, struct session *s,
 			pr_warn("off-CPU: lost %llu blocks: ring buffer full; consider --ringbuf-size\n",
 				(unsigned long long)p->nr_offcpu_lost);
 	}
-	report_walks(r, s);
+	report_walks(r, s, p);
 	report_held(r, s);
 	report_python(r, &iv->py_before);
 	report_bpf_cost(s);

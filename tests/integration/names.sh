@@ -16,6 +16,9 @@
 #    goroutines' functions named alike (from .gopclntab) in every output, no
 #    frame of their stacks left unnamed (DSO+0xADDR), and pprof's file:line
 #    in the function's lines of the source.
+#  - roots: >= 99 % of the goroutine stacks start at runtime.goexit and the
+#    summary says >= 99 % reached the end of the stack; with --call-graph fp
+#    hotcold (frame pointers, glibc without) >= 99 % too.
 # Without rustc (or go) their workloads are not built and their checks are
 # skipped, saying so.
 set -uo pipefail
@@ -218,6 +221,32 @@ else
 			fail "Go $b" "${bad[@]}" "$(grep -A6 'self%' "$work/go.log")"
 		fi
 	done
+	# ---- 3. Go's roots: goroutine stacks end at runtime.goexit, and the summary knows it ----
+	ends=$(sed -n 's/.*: \([0-9.]*\)% reached the end of the stack.*/\1/p' "$work/go.log" | head -1)
+	read -r gr gn <<<"$(grep -E ';main\.(\(\*spinner\)\.spinA|spinB)( |;)' "$work/go.folded" |
+		awk '{ n = $NF; t += n; split($1, f, ";"); if (f[2] == "runtime.goexit") r += n }
+			END { if (t) printf "%.1f %d\n", 100 * r / t, t }')"
+	if awk -v e="$ends" -v g="$gr" 'BEGIN { exit !(e != "" && e >= 99 && g != "" && g >= 99) }'; then
+		ok "Go roots: $gr % of $gn goroutine stacks start at runtime.goexit; the summary: $ends % reached the end"
+	else
+		fail "Go roots: ${gr:-?} % of ${gn:-0} goroutine stacks from runtime.goexit, summary ${ends:-?} % (want >= 99 both)" \
+			"$(grep 'user stack' "$work/go.log")"
+	fi
+fi
+
+# ---- 3. a frame-pointer walk's roots: glibc's frames its chain ends in ----
+if start hotcold "$WL/hotcold" 60; then
+	hc=$started
+	profile "$work/fp" 300 "$hc" --call-graph fp
+	kill -KILL "$hc" 2>/dev/null && wait "$hc" 2>/dev/null
+	ends=$(sed -n 's/.*(--call-graph fp): \([0-9.]*\)% reached the end of the stack.*/\1/p' "$work/fp.log")
+	if [ "$rc" = 0 ] && awk -v e="$ends" 'BEGIN { exit !(e != "" && e >= 99) }'; then
+		ok "--call-graph fp: $ends % of hotcold's stacks reached the end (__libc_start_call_main)"
+	else
+		fail "--call-graph fp: rc=$rc, ${ends:-?} % reached the end (want >= 99)" "$(grep 'user stack' "$work/fp.log")"
+	fi
+else
+	fail "start hotcold"
 fi
 
 finish
