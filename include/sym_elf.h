@@ -74,7 +74,9 @@ void elf_symtab__free(struct elf_symtab *st);
  * Symbol containing the byte at file offset `off` (mapping offset + distance
  * into the mapping). Returns the name, borrowed until elf_symtab__free, and
  * sets *sym_off to off's distance from the symbol start; NULL when no symbol
- * covers it. A symbol of size 0 covers up to the next symbol.
+ * covers it. A symbol of size 0 covers up to the next symbol. The entry
+ * function (ELF header's e_entry), when no symbol covers it, is "_start" up
+ * to the next symbol, 64 bytes at most: stripped executables, Debian's ld.so.
  */
 const char *elf_symtab__lookup_offset(const struct elf_symtab *st, uint64_t off, uint64_t *sym_off);
 

@@ -19,6 +19,10 @@
 #  - roots: >= 99 % of the goroutine stacks start at runtime.goexit and the
 #    summary says >= 99 % reached the end of the stack; with --call-graph fp
 #    hotcold (frame pointers, glibc without) >= 99 % too.
+#  - entry points: stacks sampled while ld.so loads a program (20 runs of
+#    cxxnames with LD_BIND_NOW) start at _start (e_entry), none at an
+#    unnamed ld.so address; test_sym_elf checks the same on a stripped
+#    executable and on ld.so without its build-id (no debug file).
 # Without rustc (or go) their workloads are not built and their checks are
 # skipped, saying so.
 set -uo pipefail
@@ -42,7 +46,8 @@ export HOME=$work/home PPROF_TMPDIR=$work/pprof
 . "$(dirname "$0")/lib.bash"
 require_bpf "names"
 
-# start NAME EXE [ARGS...]: run EXE stopped once exec'd; its pid in $started
+# start NAME EXE [ARGS...]: run EXE stopped once exec'd (and $delay seconds
+# more when set: past the loader); its pid in $started
 start() {
 	local comm=${2##*/}
 	shift
@@ -50,6 +55,7 @@ start() {
 	started=$!
 	pids+=("$started")
 	wait_exec "$started" "${comm:0:15}" || return 1
+	[ -n "${delay:-}" ] && sleep "$delay"
 	kill -STOP "$started"
 }
 # profile OUT MS "PID..." [OPTIONS...]: bpfprof -p the PIDs into OUT.{folded,svg,pb.gz}
@@ -235,7 +241,8 @@ else
 fi
 
 # ---- 3. a frame-pointer walk's roots: glibc's frames its chain ends in ----
-if start hotcold "$WL/hotcold" 60; then
+# (past ld.so, whose code keeps no frame pointers, before sampling: 50 ms)
+if delay=0.05 start hotcold "$WL/hotcold" 60; then
 	hc=$started
 	profile "$work/fp" 300 "$hc" --call-graph fp
 	kill -KILL "$hc" 2>/dev/null && wait "$hc" 2>/dev/null
@@ -247,6 +254,23 @@ if start hotcold "$WL/hotcold" 60; then
 	fi
 else
 	fail "start hotcold"
+fi
+
+# ---- 4. entry points: stacks sampled while ld.so loads a program end in _start ----
+# (cxxnames with libstdc++, every symbol bound at load: LD_BIND_NOW; 20 runs, about 0.1 s of CPU)
+"$BPFPROF" -F 4999 --no-python -o "$work/ld.folded" -- sh -c \
+	"for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do LD_BIND_NOW=1 '$WL/cxxnames' 0; done" \
+	>"$work/ld.log" 2>&1
+rc=$?
+# roots of cxxnames' stacks in ld.so (_dl_start named by a debug file, else ld-linux-…+0x…),
+# and stacks whose root is an unnamed ld.so address
+read -r lds unnamed <<<"$(awk '{ split($1, f, ";") } f[1] == "cxxnames" && f[2] == "_start" && (f[3] == "_dl_start" || f[3] ~ /^ld-linux/) { n += $NF }
+	f[2] ~ /^ld-linux.*\+0x/ { u += $NF } END { print n + 0, u + 0 }' "$work/ld.folded" 2>/dev/null)"
+if [ "$rc" = 0 ] && [ "${lds:-0}" -ge 1 ] && [ "${unnamed:-1}" = 0 ]; then
+	ok "ld.so: $lds samples while it loaded cxxnames, every one from _start (e_entry); no unnamed ld.so root"
+else
+	fail "ld.so: rc=$rc, ${lds:-0} samples from _start in ld.so, ${unnamed:-?} from an unnamed ld.so address" \
+		"$(grep -E '^[^;]*;ld-linux' "$work/ld.folded" | head -3)"
 fi
 
 finish
