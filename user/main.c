@@ -1395,7 +1395,7 @@ int main(int argc, char **argv)
 			bpf_samples, ended, stop_at = 0;
 	bool tty, stop = false;
 	struct targets tg;
-	int err, i;
+	int err, i, exec_status = 0;
 	struct sigaction sa = { .sa_handler = on_signal }, pipe_sa = { .sa_handler = on_sigpipe },
 			 old;
 
@@ -1655,7 +1655,10 @@ int main(int argc, char **argv)
 
 	/* the run ended first (duration, signal): stop the command as perf does */
 	targets__stop_child(&tg);
-	if (tg.child_done && WIFEXITED(tg.child_status) && WEXITSTATUS(tg.child_status))
+	/* a command that could not be started is bpfprof's exit status, as a shell's (127, 126) */
+	exec_status = targets__exec_status(&tg);
+	if (!exec_status && tg.child_done && WIFEXITED(tg.child_status) &&
+	    WEXITSTATUS(tg.child_status))
 		pr_warn("command exited with status %d\n", WEXITSTATUS(tg.child_status));
 	/* debug files from debuginfod: only now that sampling has stopped */
 	if (!r->cfg.no_debuginfod && !debuginfod__setup(r->cfg.debuginfod_urls)) {
@@ -1690,5 +1693,5 @@ out:
 	push__free(r->pusher);
 	/* run is main's: the handler must not read its outputs once main returns */
 	sig_nr_outputs = 0;
-	return err != 0;
+	return err != 0 ? 1 : exec_status;
 }

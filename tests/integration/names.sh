@@ -23,6 +23,9 @@
 #    cxxnames with LD_BIND_NOW) start at _start (e_entry), none at an
 #    unnamed ld.so address; test_sym_elf checks the same on a stripped
 #    executable and on ld.so without its build-id (no debug file).
+#  - a command that cannot be started: bpfprof exits 127 (not found) or
+#    126 (not executable), as shells do; one that ran and exited 127 still
+#    gives 0 and "command exited with status 127".
 # Without rustc (or go) their workloads are not built and their checks are
 # skipped, saying so.
 set -uo pipefail
@@ -271,6 +274,25 @@ if [ "$rc" = 0 ] && [ "${lds:-0}" -ge 1 ] && [ "${unnamed:-1}" = 0 ]; then
 else
 	fail "ld.so: rc=$rc, ${lds:-0} samples from _start in ld.so, ${unnamed:-?} from an unnamed ld.so address" \
 		"$(grep -E '^[^;]*;ld-linux' "$work/ld.folded" | head -3)"
+fi
+
+# ---- 5. a command that cannot be started: 127 (not found), 126 (not executable), as shells ----
+printf '#!/bin/sh\nexit 0\n' >"$work/noexec.sh"
+chmod 0644 "$work/noexec.sh"
+bad=()
+for c in "/no/such/command|127|No such file or directory" "$work/noexec.sh|126|Permission denied" \
+	"sh -c 'exit 127'|0|command exited with status 127"; do
+	IFS='|' read -r cmd want msg <<<"$c"
+	eval "\"\$BPFPROF\" -F 99 -o \"\$work/cmd.prof\" -- $cmd" >/dev/null 2>"$work/cmd.log"
+	rc=$?
+	{ [ "$rc" = "$want" ] && grep -qF "$msg" "$work/cmd.log" && [ -s "$work/cmd.prof" ]; } ||
+		bad+=("$cmd: exit $rc (want $want), '$msg' $(grep -qF "$msg" "$work/cmd.log" || echo not) said: $(tr '\n' ' ' <"$work/cmd.log")")
+	rm -f "$work/cmd.prof"
+done
+if [ ${#bad[@]} -eq 0 ]; then
+	ok "commands: not found exits 127, not executable 126, a command's own 127 exits 0 (profile written each time)"
+else
+	fail "command exit statuses" "${bad[@]}"
 fi
 
 finish
