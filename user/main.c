@@ -921,7 +921,8 @@ static void report_walks(struct run *r, struct session *s, const struct profile 
 		unwinder__stats(r->unwinder, &us);
 	r->root_walks += unwinder__root_walks(p, r->cfg.call_graph == CALL_GRAPH_FP);
 	unwinder__print_walks(stderr, st, r->unwinder ? &us : NULL,
-			      r->cfg.call_graph == CALL_GRAPH_DWARF ? "dwarf" : "fp", r->root_walks);
+			      r->cfg.call_graph == CALL_GRAPH_DWARF ? "dwarf" : "fp",
+			      r->root_walks);
 	if (log_verbosity >= 1)
 		unwind_cache__print(stderr, r->unwind_cache);
 	if (cs.walks)
