@@ -8,7 +8,16 @@
 //!   rustnames::shapes::churn           (v0: rustnames::shapes::churn::<u64>)
 //! usage: rustnames [SECONDS]   (wall time, default 30)
 
+/// x through memory the optimizer cannot see into: no loop folded away
+/// (std::hint::black_box came with Rust 1.66; Debian 12's rustc is 1.63)
+#[inline(always)]
+fn opaque(x: u64) -> u64 {
+    unsafe { std::ptr::read_volatile(&x) }
+}
+
 mod shapes {
+    use super::opaque;
+
     pub struct Square {
         pub side: u64,
     }
@@ -18,7 +27,7 @@ mod shapes {
         pub fn spin(&self, n: u64) -> u64 {
             let mut x = self.side;
             for i in 0..n {
-                x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(i));
+                x = opaque(x.wrapping_mul(6364136223846793005).wrapping_add(i));
             }
             x
         }
@@ -28,7 +37,7 @@ mod shapes {
     pub fn churn<T: Into<u64> + Copy>(seed: T, n: u64) -> u64 {
         let mut x: u64 = seed.into();
         for i in 0..n {
-            x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(i | 1));
+            x = opaque(x.wrapping_mul(6364136223846793005).wrapping_add(i | 1));
         }
         x
     }
@@ -42,6 +51,6 @@ fn main() {
     while std::time::Instant::now() < end {
         sink ^= sq.spin(200000);
         sink ^= shapes::churn(sink, 200000);
-        std::hint::black_box(sink);
+        opaque(sink);
     }
 }

@@ -940,12 +940,7 @@ void symbolizer__set_demangle(struct symbolizer *sy, bool on)
 	sy->no_demangle = !on;
 }
 
-/*
- * Every named location's func as people read it, its symbol kept in
- * sys_func: the one place names are demangled, so that the writers agree.
- * Python frames are named by the interpreter, already readable. 0 or -ENOMEM.
- */
-static int demangle_names(struct profile *p)
+int symbolizer__demangle_names(struct profile *p)
 {
 	char buf[DEMANGLE_MAX];
 	size_t i;
@@ -989,5 +984,5 @@ int symbolizer__symbolize(struct symbolizer *sy, struct profile *p)
 		if (err)
 			return err;
 	}
-	return sy->no_demangle ? 0 : demangle_names(p);
+	return sy->no_demangle ? 0 : symbolizer__demangle_names(p);
 }
