@@ -52,4 +52,25 @@ struct go_func_info {
  */
 int go_pclntab__lookup(const struct go_pclntab *t, uint64_t pc, struct go_func_info *out);
 
+/* Function i of the table, for readers that take every function (unwind_table.c) */
+struct go_func_span {
+	uint64_t entry, end; /* [entry, end): link-time addresses */
+	const char *name; /* borrowed; NULL when its name is out of the table */
+};
+
+/* Function i (< go_pclntab__count). Returns 0, or -ENOENT when its entry is malformed. */
+int go_pclntab__func(const struct go_pclntab *t, size_t i, struct go_func_span *out);
+
+/*
+ * The SP delta table (pcsp) of function i: fn(ctx, start, end, delta) for
+ * each run of addresses [start, end) inside the function, in order, delta
+ * being the bytes the function has pushed on the stack since its entry (0
+ * at the entry: the return address sits at SP + delta). Returns 0, fn's
+ * first non-zero return, or -ENOENT when the function or its table is
+ * malformed (runs already given stand).
+ */
+int go_pclntab__sp_runs(const struct go_pclntab *t, size_t i,
+			int (*fn)(void *ctx, uint64_t start, uint64_t end, int32_t delta),
+			void *ctx);
+
 #endif /* BPFPROF_SYM_GOPCLNTAB_H */

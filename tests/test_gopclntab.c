@@ -57,9 +57,10 @@ static void build(struct table *t, unsigned int version, uint64_t header_text)
 	static const char names[] = "main.a\0main.b";
 	static const char files[] = "/src/a.go";
 	/* pctab: offset 0 means no table; line a, file a, line b, file b */
-	static const uint8_t pctab[] = { 0,  22,   16,	 4, 48, 0,    2,    64, 0,
-					 42, 0xc0, 0x01, 0, 2,	0xc0, 0x01, 0 };
-	const uint32_t pcln_a = 1, pcfile_a = 6, pcln_b = 9, pcfile_b = 13;
+	/* ... and main.b's SP deltas: 0 to +4, 0x18 to +0xb0, 0 to its end */
+	static const uint8_t pctab[] = { 0, 22,	  16,	4, 48, 0, 2,  64,   0,	  42, 0xc0, 0x01, 0,
+					 2, 0xc0, 0x01, 0, 2,  4, 48, 0xac, 0x01, 47, 16,   0 };
+	const uint32_t pcln_a = 1, pcfile_a = 6, pcln_b = 9, pcfile_b = 13, pcsp_b = 17;
 	uint32_t cutab[1] = { 0 };
 	unsigned int nw = version >= 118 ? 8 : 7, k = 0, i;
 	size_t hdr = 8 + nw * 8, funcname, cu, filetab, pct, fsize, es;
@@ -104,6 +105,7 @@ static void build(struct table *t, unsigned int version, uint64_t header_text)
 			put(t, f, TEXT + entry, 8);
 		}
 		put(t, fields, i ? 7 : 0, 4); /* nameoff */
+		put(t, fields + 12, i ? pcsp_b : 0, 4);
 		put(t, fields + 16, i ? pcfile_b : pcfile_a, 4);
 		put(t, fields + 20, i ? pcln_b : pcln_a, 4);
 		put(t, fields + 28, 0, 4); /* cuOffset */
@@ -159,6 +161,65 @@ static void test_layouts(void **state)
 	check_layout(120, TEXT, 0x999000); /* the header's textStart wins */
 	/* Go 1.26: textStart 0 in the header, the caller's .text address used */
 	check_layout(120, 0, TEXT);
+}
+
+struct runs {
+	uint64_t start[8], end[8];
+	int32_t delta[8];
+	int n;
+};
+
+static int collect(void *ctx, uint64_t start, uint64_t end, int32_t delta)
+{
+	struct runs *r = ctx;
+
+	if (r->n == 8)
+		return -1;
+	r->start[r->n] = start;
+	r->end[r->n] = end;
+	r->delta[r->n++] = delta;
+	return 0;
+}
+
+/* Each function's span and name, and the SP delta runs unwind_table.c turns into rows */
+static void test_funcs_and_sp(void **state)
+{
+	for (unsigned int v = 116; v <= 120; v += 2) {
+		struct go_func_span f;
+		struct runs r = { .n = 0 };
+		struct go_pclntab *g;
+		struct table t;
+
+		build(&t, v, TEXT);
+		g = go_pclntab__parse(t.b, t.len, TEXT);
+		assert_non_null(g);
+		assert_int_equal(go_pclntab__func(g, 0, &f), 0);
+		assert_int_equal(f.entry, TEXT);
+		assert_int_equal(f.end, TEXT + 0x40);
+		assert_string_equal(f.name, "main.a");
+		assert_int_equal(go_pclntab__func(g, 1, &f), 0);
+		assert_int_equal(f.entry, TEXT + 0x40);
+		assert_int_equal(f.end, TEXT + 0x100);
+		assert_string_equal(f.name, "main.b");
+		assert_int_equal(go_pclntab__func(g, 2, &f), -ENOENT);
+		/* main.a has no table */
+		assert_int_equal(go_pclntab__sp_runs(g, 0, collect, &r), -ENOENT);
+		assert_int_equal(go_pclntab__sp_runs(g, 1, collect, &r), 0);
+		assert_int_equal(r.n, 3);
+		assert_int_equal(r.start[0], TEXT + 0x40);
+		assert_int_equal(r.end[0], TEXT + 0x44);
+		assert_int_equal(r.delta[0], 0);
+		assert_int_equal(r.start[1], TEXT + 0x44);
+		assert_int_equal(r.end[1], TEXT + 0xf0);
+		assert_int_equal(r.delta[1], 0x18);
+		assert_int_equal(r.start[2], TEXT + 0xf0);
+		assert_int_equal(r.end[2], TEXT + 0x100);
+		assert_int_equal(r.delta[2], 0);
+		/* the callback's error stops the walk */
+		r.n = 8;
+		assert_int_equal(go_pclntab__sp_runs(g, 1, collect, &r), -1);
+		go_pclntab__free(g);
+	}
 }
 
 static void expect_refused(const struct table *t, size_t len)
@@ -279,6 +340,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_layouts),
 		cmocka_unit_test(test_hostile_header),
 		cmocka_unit_test(test_hostile_funcs),
+		cmocka_unit_test(test_funcs_and_sp),
 	};
 
 	if (argc == 3 && !strcmp(argv[1], "--write-seeds"))

@@ -14,8 +14,9 @@
 #  - Go: tests/workload/gonames/main.go built as is, with -ldflags="-s -w"
 #    (no .symtab) and that stripped (strip --strip-all): each build's
 #    goroutines' functions named alike (from .gopclntab) in every output, no
-#    frame of their stacks left unnamed (DSO+0xADDR), and pprof's file:line
-#    in the function's lines of the source.
+#    frame of their stacks left unnamed (DSO+0xADDR), pprof's file:line in
+#    the function's lines of the source, and the same goroutine stacks in the
+#    three (the stripped builds, which have no CFI, unwound from the table).
 #  - roots: >= 99 % of the goroutine stacks start at runtime.goexit and the
 #    summary says >= 99 % reached the end of the stack; with --call-graph fp
 #    hotcold (frame pointers, glibc without) >= 99 % too.
@@ -230,6 +231,21 @@ else
 			fail "Go $b" "${bad[@]}" "$(grep -A6 'self%' "$work/go.log")"
 		fi
 	done
+	# the same goroutine stacks (user frames, root to the spinning leaf: not
+	# those in runtime.asyncPreempt, Go's preemption signal) in each build: the
+	# stripped ones are unwound from .gopclntab's SP deltas (no CFI is left)
+	for b in gonames gonames-sw gonames-strip; do
+		grep -E "^$b;.*;main\.(\(\*spinner\)\.spinA|spinB)( |;)" "$work/go.folded" |
+			awk '{ n = split($1, f, ";"); s = ""; for (i = 2; i <= n; i++) if (f[i] !~ /_\[k\]$/) s = s ";" f[i]
+				if (s ~ /\.spin[AB]$/) print substr(s, 2) }' |
+			sort -u >"$work/$b.paths"
+	done
+	if [ -s "$work/gonames.paths" ] && cmp -s "$work/gonames.paths" "$work/gonames-sw.paths" &&
+		cmp -s "$work/gonames.paths" "$work/gonames-strip.paths"; then
+		ok "Go: the same goroutine stacks in the three builds: $(paste -sd' ' "$work/gonames.paths")"
+	else
+		fail "Go: goroutine stacks differ between builds" "$(head -5 "$work"/gonames*.paths)"
+	fi
 	# ---- 3. Go's roots: goroutine stacks end at runtime.goexit, and the summary knows it ----
 	ends=$(sed -n 's/.*: \([0-9.]*\)% reached the end of the stack.*/\1/p' "$work/go.log" | head -1)
 	read -r gr gn <<<"$(grep -E ';main\.(\(\*spinner\)\.spinA|spinB)( |;)' "$work/go.folded" |

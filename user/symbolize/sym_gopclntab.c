@@ -263,3 +263,63 @@ int go_pclntab__lookup(const struct go_pclntab *t, uint64_t pc, struct go_func_i
 		out->file = (const char *)t->data + t->filetab + fileoff;
 	return 0;
 }
+
+int go_pclntab__func(const struct go_pclntab *t, size_t i, struct go_func_span *out)
+{
+	uint64_t funcoff, next_off;
+	uint32_t nameoff;
+
+	if (i >= t->nfunc || !functab(t, i, &out->entry, &funcoff) ||
+	    !functab(t, i + 1, &out->end, &next_off) ||
+	    !rd_u32(t, (t->version >= 118 ? t->pcln + funcoff + 4 : t->pcln + funcoff + t->ps),
+		    &nameoff))
+		return -ENOENT;
+	out->name = t->funcname + nameoff < t->size && t->data[t->funcname + nameoff] ?
+			    (const char *)t->data + t->funcname + nameoff :
+			    NULL;
+	return 0;
+}
+
+int go_pclntab__sp_runs(const struct go_pclntab *t, size_t i,
+			int (*fn)(void *ctx, uint64_t start, uint64_t end, int32_t delta),
+			void *ctx)
+{
+	struct go_func_span f;
+	uint64_t funcoff, next_off, off, cur;
+	uint32_t pcsp, uv, pcd;
+	int64_t val = -1;
+	int err;
+
+	if (go_pclntab__func(t, i, &f) || !functab(t, i, &f.entry, &funcoff) ||
+	    !functab(t, i + 1, &f.end, &next_off))
+		return -ENOENT;
+	/* pcsp: 12 bytes past nameoff in every layout */
+	if (!rd_u32(t, (t->version >= 118 ? t->pcln + funcoff + 4 : t->pcln + funcoff + t->ps) + 12,
+		    &pcsp) ||
+	    !pcsp)
+		return -ENOENT;
+	off = t->pctab + pcsp;
+	cur = f.entry;
+	/* as pcvalue(): each step reads two bytes at least, so the table's end bounds the loop */
+	while (cur < f.end) {
+		uint64_t next;
+
+		if (!uvarint(t, &off, &uv))
+			return -ENOENT;
+		if (!uv && cur != f.entry)
+			return 0; /* the table's end */
+		val += (int32_t)(-(uv & 1) ^ (uv >> 1));
+		if (!uvarint(t, &off, &pcd))
+			return -ENOENT;
+		next = cur + (uint64_t)pcd * t->quantum;
+		if (next > f.end)
+			next = f.end;
+		if (next > cur && val >= 0 && val <= INT32_MAX) {
+			err = fn(ctx, cur, next, (int32_t)val);
+			if (err)
+				return err;
+		}
+		cur = next;
+	}
+	return 0;
+}
