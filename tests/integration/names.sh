@@ -16,7 +16,9 @@
 #    goroutines' functions named alike (from .gopclntab) in every output, no
 #    frame of their stacks left unnamed (DSO+0xADDR), pprof's file:line in
 #    the function's lines of the source, and the same goroutine stacks in the
-#    three (the stripped builds, which have no CFI, unwound from the table).
+#    three (the stripped builds, which have no CFI, unwound from the table);
+#    a copy whose table claims more functions than it holds: refused with
+#    one warning, frames left DSO+0xADDR, exit 0.
 #  - roots: >= 99 % of the goroutine stacks start at runtime.goexit and the
 #    summary says >= 99 % reached the end of the stack; with --call-graph fp
 #    hotcold (frame pointers, glibc without) >= 99 % too.
@@ -245,6 +247,18 @@ else
 		ok "Go: the same goroutine stacks in the three builds: $(paste -sd' ' "$work/gonames.paths")"
 	else
 		fail "Go: goroutine stacks differ between builds" "$(head -5 "$work"/gonames*.paths)"
+	fi
+	# a hostile table (nfunc beyond its bytes): refused with one warning, the run goes on unnamed
+	cp "$WL/gonames-strip" "$work/gobad"
+	off=$(readelf -SW "$work/gobad" | awk '{ for (i = 1; i < NF; i++) if ($i == ".gopclntab") print $(i + 3) }')
+	printf '\377\377\377\377\377\377\377\177' | dd of="$work/gobad" bs=1 seek=$((0x${off:-0} + 8)) conv=notrunc 2>/dev/null
+	"$BPFPROF" -F 999 -o "$work/gobad.folded" -- "$work/gobad" 0.2 >"$work/gobad.log" 2>&1
+	rc=$?
+	warned=$(grep -c "Go function table refused (malformed" "$work/gobad.log")
+	if [ -n "$off" ] && [ "$rc" = 0 ] && [ "$warned" = 1 ] && grep -q '^gobad;.*gobad+0x' "$work/gobad.folded"; then
+		ok "Go: a malformed .gopclntab refused with one warning, its frames gobad+0xADDR, exit 0"
+	else
+		fail "Go: malformed .gopclntab: rc=$rc, $warned warnings" "$(head -5 "$work/gobad.log")"
 	fi
 	# ---- 3. Go's roots: goroutine stacks end at runtime.goexit, and the summary knows it ----
 	ends=$(sed -n 's/.*: \([0-9.]*\)% reached the end of the stack.*/\1/p' "$work/go.log" | head -1)
