@@ -4,7 +4,8 @@
  * (hash dropped) and v0 names demangled as c++filt shows them; names the
  * demangler does not know (C, Go, broken manglings, too long) left to the
  * caller; a long result cut at the buffer's size with the mark; hostile
- * nesting neither crashes nor overflows.
+ * nesting neither crashes nor overflows; the symbolizer's pass over a
+ * profile (user/symbolize/symbolize.c: symbolizer__demangle_names).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +16,8 @@
 #include <string.h>
 #include <cmocka.h>
 #include "demangle.h"
+#include "profile_fixture.h"
+#include "symbolize.h"
 
 static void expect(const char *sym, const char *want)
 {
@@ -125,12 +128,65 @@ static void test_hostile(void **state)
 	free(sym);
 }
 
+/*
+ * The profile pass (symbolizer__demangle_names): func demangled, the symbol
+ * in sys_func; plain names, Python frames and a second pass left alone
+ */
+static void test_profile_pass(void **state)
+{
+	static const char *const names[] = { "_ZN2ns5Shape4areaEv", "main", "_ZN2ns5Shape4areaEv",
+					     "_RNvNtCs1234_7mycrate3foo3bar",
+					     "_ZN2ns5Shape4areaEv" };
+	struct profile *p = profile__new();
+	const uint64_t ips[] = { 0x1000, 0x2000, 0x3000, 0x4000, 0x5000 };
+	bool created;
+	int proc;
+	size_t i;
+
+	assert_non_null(p);
+	proc = profile__process(p, 1, &created);
+	assert_true(proc >= 0);
+	add_stack(p, (uint32_t)proc, ips, 0, 5, 1);
+	assert_int_equal(profile__resolve_locs(p), 0);
+	for (i = 0; i < 5; i++)
+		name_loc(p, (uint32_t)proc, ips[i], names[i], "app", false);
+	/* a Python frame whose name happens to look mangled */
+	for (i = 0; i < p->nr_locs; i++)
+		if (p->locs[i].addr == 0x5000)
+			p->locs[i].src_func = p->locs[i].func;
+	assert_int_equal(symbolizer__demangle_names(p), 0);
+	assert_int_equal(symbolizer__demangle_names(p), 0); /* idempotent */
+	for (i = 0; i < p->nr_locs; i++) {
+		const struct profile_location *l = &p->locs[i];
+
+		switch (l->addr) {
+		case 0x1000:
+		case 0x3000:
+			assert_string_equal(l->func, "ns::Shape::area()");
+			assert_string_equal(l->sys_func, "_ZN2ns5Shape4areaEv");
+			break;
+		case 0x2000:
+			assert_string_equal(l->func, "main");
+			assert_null(l->sys_func);
+			break;
+		case 0x4000:
+			assert_string_equal(l->func, "mycrate::foo::bar");
+			assert_string_equal(l->sys_func, "_RNvNtCs1234_7mycrate3foo3bar");
+			break;
+		default:
+			assert_string_equal(l->func, "_ZN2ns5Shape4areaEv");
+			assert_null(l->sys_func);
+		}
+	}
+	profile__free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cxx),	    cmocka_unit_test(test_rust),
 		cmocka_unit_test(test_not_mangled), cmocka_unit_test(test_cut),
-		cmocka_unit_test(test_hostile),
+		cmocka_unit_test(test_hostile),	    cmocka_unit_test(test_profile_pass),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -18,6 +18,7 @@
 #include "array.h"
 #include "demangle.h"
 #include "kallsyms.h"
+#include "lib_hashmap.h"
 #include "log.h"
 #include "proc_file.h"
 #include "procmaps.h"
@@ -942,20 +943,36 @@ void symbolizer__set_demangle(struct symbolizer *sy, bool on)
 
 int symbolizer__demangle_names(struct profile *p)
 {
+	/* interned symbol -> its interned demangled name, 0 when it has none: once a symbol */
+	struct u64map done = { 0 };
 	char buf[DEMANGLE_MAX];
+	uint64_t named;
 	size_t i;
+	int err = 0;
 
-	for (i = 0; i < p->nr_locs; i++) {
+	for (i = 0; i < p->nr_locs && !err; i++) {
 		struct profile_location *l = &p->locs[i];
 
-		if (!l->func || l->sys_func || l->src_func || !demangle(l->func, buf, sizeof(buf)))
+		if (!l->func || l->sys_func || l->src_func)
 			continue;
-		l->sys_func = l->func;
-		l->func = profile__intern(p, buf);
-		if (!l->func)
-			return -ENOMEM;
+		if (!u64map__get(&done, (uintptr_t)l->func, &named)) {
+			named = 0;
+			if (demangle(l->func, buf, sizeof(buf))) {
+				named = (uintptr_t)profile__intern(p, buf);
+				if (!named) {
+					err = -ENOMEM;
+					break;
+				}
+			}
+			err = u64map__put(&done, (uintptr_t)l->func, named);
+		}
+		if (named) {
+			l->sys_func = l->func;
+			l->func = (const char *)(uintptr_t)named;
+		}
 	}
-	return 0;
+	u64map__free(&done);
+	return err;
 }
 
 int symbolizer__symbolize(struct symbolizer *sy, struct profile *p)
