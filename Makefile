@@ -40,7 +40,7 @@ endif
 
 # Everything but main.c and session.c: plain C that tests link without BPF.
 # user/ holds main.c, cli.c and the model (profile.c); the stages' sources are
-# in its folders, in the order data flows (README "Layout"). Objects are named
+# in its folders, in the order data flows (docs/ARCHITECTURE.md, "Layout"). Objects are named
 # by file alone ($(OUTPUT)/agg.o): vpath finds each source in its folder.
 USER_DIRS := user/capture user/unwind user/symbolize user/write user/xray user/lib
 vpath %.c user $(USER_DIRS)
@@ -245,6 +245,7 @@ FUZZ_CI_TIME ?= 1
 NPROC := $(shell nproc)
 test: deps
 	$(Q)$(MAKE) --no-print-directory -j$(NPROC) all $(TEST_BINS) $(FUZZ_BINS)
+	$(Q)tools/check-layering.sh
 	$(Q)FUZZ_TIME=$(FUZZ_CI_TIME) tests/run-all.sh $(OUTPUT)
 
 # The ASan + UBSan build's unit tests and the parser and writer scripts on it
@@ -262,7 +263,7 @@ integration: all
 	$(Q)for t in tests/integration/*.sh; do $$t || exit 1; done
 
 # The kernel matrix alone (part of make test): Debian's stock kernels under
-# QEMU, each running the checks of tests/kernels/checks.sh (README, "Kernels");
+# QEMU, each running the checks of tests/kernels/checks.sh (docs/TESTING.md);
 # KERNELS="5.10 6.1" picks some.
 kernels: deps all
 	$(Q)tests/kernels/run.sh
@@ -317,13 +318,13 @@ fuzz-ci: $(FUZZ_BINS)
 # The quick tier (after FUZZ_BINS: prerequisites are expanded where read): every cmocka driver (in parallel) and every fuzz corpus file
 # replayed once through its harness; no root, no BPF, seconds.
 check: $(TEST_BINS) $(FUZZ_BINS)
-	$(Q)tests/run-unit.sh $(OUTPUT) && tests/run-fuzz.sh --replay $(OUTPUT)
+	$(Q)tools/check-layering.sh && tests/run-unit.sh $(OUTPUT) && tests/run-fuzz.sh --replay $(OUTPUT)
 
 # One whole run under valgrind memcheck (tests/integration/valgrind.sh, part of make test).
 valgrind: all
 	$(Q)BPFPROF=$(abspath $(BIN)) HOTCOLD=$(abspath $(OUTPUT))/workload/hotcold tests/integration/valgrind.sh
 
-# Benchmarks (bench/, results in BENCHMARKS.md): bpfprof against perf record,
+# Benchmarks (bench/, results in docs/BENCHMARKS.md): bpfprof against perf record,
 # perf report and go tool pprof on this machine. Needs root; takes about 8
 # minutes, QUICK=1 about 1 for a sanity run. Not part of `make test`.
 BENCH_BINS := $(OUTPUT)/bench/agg_replay $(OUTPUT)/bench/symload $(OUTPUT)/bench/spin \
@@ -362,7 +363,7 @@ bench: deps
 	$(Q)$(MAKE) --no-print-directory $(BIN) $(BENCH_BINS) bench-floor-bin bench-offcpu-agg-bin
 	$(Q)OUTPUT=$(abspath $(OUTPUT)) BPFPROF=$(abspath $(BIN)) QUICK=$(QUICK) bench/run.sh
 
-# make install / uninstall: the files README.md "Run it on a host" lists (and
+# make install / uninstall: the files docs/HOST.md lists (and
 # tests/integration/install.sh checks), under DESTDIR + PREFIX. The unit gets
 # the real paths; an existing /etc/default/bpfprof is kept.
 PREFIX ?= /usr/local

@@ -40,6 +40,7 @@
 #include "bpfprof_abi.h"
 #include "kernel_image.h"
 #include "log.h"
+#include "proc_table.h"
 #include "profile.h"
 #include "write_perfdata.h"
 
@@ -131,6 +132,7 @@ int main(int argc, char **argv)
 	uint32_t *order;
 	struct profile *p;
 	struct agg *a;
+	struct proc_table *t;
 	double t0, t1, c0, c1;
 
 	while ((opt = getopt(argc, argv, "n:s:d:p:c:w:W:")) != -1) {
@@ -207,7 +209,8 @@ int main(int argc, char **argv)
 		order[i] = (uint32_t)(rng() % nr_stacks);
 
 	p = profile__new();
-	a = p ? agg__new(p, tmpdir, PERIOD_NS) : NULL;
+	t = proc_table__new(tmpdir, false);
+	a = p && t ? agg__new(p, t, PERIOD_NS) : NULL;
 	if (!a)
 		return 1;
 	if (perf_path) {
@@ -280,6 +283,7 @@ int main(int argc, char **argv)
 	       nr_samples, p->nr_stacks, depth, t1 - t0, c1 - c0, nr_samples / (c1 - c0),
 	       (c1 - c0) * 1e9 / nr_samples, nr_samples / (t1 - t0));
 	agg__free(a);
+	proc_table__free(t);
 	profile__free(p);
 	free(recs);
 	free(order);

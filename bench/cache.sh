@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The unwind table cache (--unwind-cache, README "Unwind table cache"): a
+# The unwind table cache (--unwind-cache, docs/UNWINDING.md, "The unwind table cache"): a
 # continuous -a run restarted with a warm cache against one started cold,
 # on the same workloads, rounds interleaved (cold, warm, cold, warm, ...):
 #   - time from a process's first sample to its tables being in place

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # What learning of mappings as they happen costs (issue 22 item 3;
-# user/capture/mmap_events.c, BENCHMARKS.md): bpfprof -a --call-graph dwarf
+# user/capture/mmap_events.c, docs/BENCHMARKS.md): bpfprof -a --call-graph dwarf
 # opens perf's side-band dummy event on every CPU (MMAP2, COMM exec, FORK,
 # EXIT records) and reads it on a thread of its own ("bpfprof-mmap"). While
 # `make -j2` of a generated 12-file C project runs over and over, one run of

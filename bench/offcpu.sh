@@ -50,7 +50,7 @@ cpu_op() { calc "($(field "$work/$1.$2.cpu" user_s) + $(field "$work/$1.$2.cpu" 
 load=(taskset -c 0 "$PERF" bench sched pipe -l "$LOOPS")
 # the same under runstat: the CPU time of both tasks (BPF programs run in their
 # context, so they are in it), which a busy shared machine disturbs far less
-# than the throughput (see BENCHMARKS.md)
+# than the throughput (see docs/BENCHMARKS.md)
 timed() { "$RUNSTAT" -o "$1" -- "${load[@]}"; }
 
 run() { # VARIANT ROUND

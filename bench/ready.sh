@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # What samples taken before their process's tables were ready cost (issue
-# 22, item 3; BENCHMARKS.md): such a sample goes to user space with its
+# 22, item 3; docs/BENCHMARKS.md): such a sample goes to user space with its
 # registers and up to 32 KiB of stack (struct bpfprof_sample_copy) and is
 # walked there (user/unwind/unwind_step.c). Side by side in one run:
 #  1. a 0.5 s `node -e` script as `bpfprof -v -- node`: samples, copies,

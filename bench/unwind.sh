@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The unwinder (--call-graph dwarf) on code without frame pointers, side by
-# side in one run (issue 13's figures, BENCHMARKS.md):
+# side in one run (issue 13's figures, docs/BENCHMARKS.md):
 #  1. BPF program time per sample (run_time_ns / run_cnt, kernel.bpf_stats_enabled)
 #     on Debian's xz and python3.11, -p at 999 Hz, dwarf against fp, with the
 #     frames a stack from bpfprof's summary;

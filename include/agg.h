@@ -2,7 +2,9 @@
 /*
  * Aggregator: turns ring-buffer sample records (include/bpfprof_abi.h) into
  * the profile's distinct (process, callchain) counts. The first sample of a
- * process snapshots its /proc/PID/maps; a new callchain with a user address
+ * process snapshots its maps (through the process table, proc_table.h,
+ * which also gives its comm, start time and cgroup: no file is opened
+ * here); a new callchain with a user address
  * outside every known mapping triggers a re-read (rate-limited per process),
  * so code mapped later, and processes that exit later, are still attributed.
  * No BPF here: tests feed it synthetic records.
@@ -22,10 +24,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "bpfprof_abi.h"
-#include "cgroup.h"
 #include "profile.h"
 
 struct agg;
+struct proc_table;
 
 /* Defaults of agg__set_limits */
 #define AGG_MAX_TRACKED 256
@@ -34,11 +36,12 @@ struct agg;
 #define AGG_OTHER_PID 0
 
 /*
- * New aggregator filling `p` (borrowed; must outlive the aggregator).
- * proc_dir is "/proc" except in tests. period_ns is the weight of one
- * sample, ns. Returns NULL with errno ENOMEM.
+ * New aggregator filling `p` (borrowed; must outlive the aggregator),
+ * learning of processes from t (borrowed; must outlive it: its maps
+ * remembered, cgroup cache and proc_dir are the run's). period_ns is the
+ * weight of one sample, ns. Returns NULL with errno ENOMEM.
  */
-struct agg *agg__new(struct profile *p, const char *proc_dir, uint64_t period_ns);
+struct agg *agg__new(struct profile *p, struct proc_table *t, uint64_t period_ns);
 void agg__free(struct agg *a);
 
 /*
@@ -82,8 +85,9 @@ struct agg_observer {
 };
 
 /*
- * Frames the BPF program records beside the native ones (Python's,
- * python_procs.h), handled by another module: `maps` runs after each maps
+ * Frames the BPF program records beside the native ones (the
+ * interpreters', interp.h: interps__hook installs this), handled by another
+ * module: `maps` runs after each maps
  * read of a process (before the observer hears of it) and returns how many
  * mappings it added to the process (or -errno), `merge` on every
  * record of a process that is not "[other]", and returns 1 with the user
@@ -103,22 +107,6 @@ void agg__set_frames(struct agg *a, const struct agg_frames *f);
 /* Install an observer (copied); NULL removes it. */
 void agg__set_observer(struct agg *a, const struct agg_observer *obs);
 
-/*
- * Name each new process's cgroup from its first record's cgroup id through c
- * (borrowed; must outlive the aggregator) instead of /proc/PID/cgroup, which
- * a process gone before its first record is read no longer has.
- */
-void agg__set_cgroups(struct agg *a, struct cgroup_cache *c);
-
-/*
- * Remember each process's maps for the run in c (borrowed; must outlive the
- * aggregator), and name a process that /proc no longer has (exited before
- * its records were read: its last interval written after it, a backlog)
- * from the maps remembered there (include/maps_cache.h).
- */
-struct maps_cache;
-void agg__set_maps_cache(struct agg *a, struct maps_cache *c);
-
 /* Records rejected as malformed so far. */
 uint64_t agg__nr_bad(const struct agg *a);
 
@@ -135,8 +123,8 @@ struct agg_stats {
 	uint64_t nr_passes; /* eviction passes run */
 	uint64_t nr_other_procs; /* new processes past max_procs */
 	uint64_t nr_other_samples; /* their samples, in "[other]" */
-	uint64_t nr_maps_reads; /* /proc/PID/maps reads, first ones included */
-	uint64_t nr_maps_remembered; /* of them, processes gone: named from maps_cache */
+	uint64_t nr_maps_reads; /* maps reads, first ones included */
+	uint64_t nr_maps_remembered; /* of them, processes gone: named from the maps remembered */
 };
 
 void agg__stats(const struct agg *a, struct agg_stats *st);

@@ -13,7 +13,7 @@
 #define CLI_MAX_CGROUPS 64
 /*
  * --off-cpu-thresh default, µs: the number perf's option had when its unit
- * was µs (OFFCPU_THRESH 500000 ns); see README "Off-CPU profiles".
+ * was µs (OFFCPU_THRESH 500000 ns); see docs/OFFCPU.md.
  */
 #define CLI_DEFAULT_OFFCPU_THRESH_US 500
 /*

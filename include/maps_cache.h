@@ -6,7 +6,8 @@
  * mappings, a runtime's jit-PID.dump marker). Profiles come and go with
  * --interval; this outlives them, so a process whose records are read only
  * after it exited (its last interval written after it, a reader behind a
- * backlog) is still named from its last maps. Filled from the aggregator's
+ * backlog) is still named from its last maps. Owned by the process table
+ * (proc_table.h), which fills it from the aggregator's
  * reads and from the notices of a process's first samples (captured before
  * the ring buffer's backlog is read); looked up when /proc no longer has
  * the process.
@@ -44,15 +45,6 @@ int maps_cache__put(struct maps_cache *c, uint32_t pid, uint32_t start, const ch
  * (with the kept jit-*.dump lines), kept from then on.
  */
 const char *maps_cache__get(struct maps_cache *c, uint32_t pid, uint32_t start, size_t *len);
-
-/*
- * Read /proc/PID/maps of (pid, start) now and remember it (a notice of the
- * process's first samples). Returns 0 and the kept text as
- * maps_cache__get does, -ESRCH when the pid is gone, empty (a zombie) or
- * another process's, -ENOMEM, or another -errno.
- */
-int maps_cache__capture(struct maps_cache *c, uint32_t pid, uint32_t start, const char **text,
-			size_t *len);
 
 /*
  * A new profile (interval) starts at start_ns (CLOCK_MONOTONIC): from now on

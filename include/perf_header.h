@@ -2,8 +2,9 @@
 /*
  * perf.data (PERFILE2) file header and feature sections, as perf's
  * tools/perf/util/header.[ch] write and read them (checked against perf 6.1
- * and ../shared/specs/perf-data-file-format.txt, which is older and wrong
- * about NRCPUS). The data records themselves come from <linux/perf_event.h>.
+ * and "perf.data format", tools/perf/Documentation/perf.data-file-format.txt
+ * in the Linux kernel tree, which is older and wrong about NRCPUS). The
+ * data records themselves come from <linux/perf_event.h>.
  *
  *   0      struct perf_file_header (104 bytes)
  *   104    attrs: { struct perf_event_attr; struct perf_file_section ids; }[]

@@ -63,10 +63,12 @@ int proc_file__open_in(const char *root, const char *path, const struct proc_ide
 
 /*
  * Our own vDSO: its image (getauxval(AT_SYSINFO_EHDR)) and the size of its
- * mapping in /proc/self/maps. The kernel maps one image into every 64-bit
- * process, so ours names and unwinds theirs, as perf does by dumping it.
- * Returns the image, borrowed for the process's life, or NULL (size 0) when
- * there is none or the maps do not show it.
+ * mapping (the [vdso] line of our maps): the image's own extent, its
+ * section headers or last PT_LOAD bytes, rounded up to a page, as the
+ * kernel maps the whole image padded to a page. The kernel maps one image
+ * into every 64-bit process, so ours names and unwinds theirs, as perf does
+ * by dumping it. Returns the image, borrowed for the process's life, or
+ * NULL (size 0) when there is none or its ELF header is not one.
  */
 const void *proc_file__own_vdso(size_t *size);
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * /proc/PID/maps reader. Line format (fs/proc/task_mmu.c show_map_vma()):
+ * The maps text's parser (opened and read by the process table alone,
+ * proc_table.h). Line format (fs/proc/task_mmu.c show_map_vma()):
  *   START-END PERMS OFFSET MAJOR:MINOR INODE [PATH]
  * in hex but INODE (decimal); PATH runs to the end of the line and may hold
  * spaces, a " (deleted)" suffix, or a pseudo name such as [vdso] or [heap].
@@ -33,21 +34,11 @@ int procmaps__parse(const char *text, size_t len, const char *origin, procmaps_c
 		    size_t *nr_bad);
 
 /*
- * Read <proc_dir>/<pid>/maps (proc_dir is "/proc" except in tests) into a new
- * NUL-terminated buffer owned by the caller (free()). Returns 0 and sets
- * *text and *len, or -errno (-ENOENT/-ESRCH when the process is gone).
- */
-int procmaps__read(const char *proc_dir, uint32_t pid, char **text, size_t *len);
-
-/*
  * Merge a maps text into process `proc` of the profile: new mappings are
  * added and replace the ones they overlap (profile__add_mapping). Returns the
  * number of mappings added, or -ENOMEM.
  */
 int procmaps__merge(struct profile *p, uint32_t proc, const char *text, size_t len,
 		    const char *origin);
-
-/* procmaps__read + procmaps__merge for the process's pid. Returns as procmaps__merge, or -errno from the read. */
-int procmaps__snapshot(struct profile *p, uint32_t proc, const char *proc_dir);
 
 #endif /* BPFPROF_PROCMAPS_H */

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * CPython's objects as bpfprof reads them from another process's memory:
- * the struct layouts of 3.8 to 3.13 on x86-64 (../shared/INTERPRETERS.md,
- * checked on this machine against Debian's 3.11 and pyenv's builds), a code
+ * the struct layouts of 3.8 to 3.13 on x86-64 (from CPython's
+ * Include/internal/pycore_frame.h, Include/cpython/code.h and
+ * Include/cpython/pystate.h of each version, checked against Debian's 3.11
+ * and pyenv's builds; details in docs/INTERPRETERS.md), a code
  * object's names, first line and line table, and the line of an instruction
  * (CPython's Objects/locations.md for 3.11+, Objects/lnotab_notes.txt for
  * 3.10's co_linetable and the co_lnotab before it).

@@ -56,6 +56,13 @@ int python_procs__scan(struct python_procs *py, struct profile *p, uint32_t proc
 int python_procs__merge(struct python_procs *py, struct profile *p, uint32_t proc,
 			const struct bpfprof_sample *s, uint64_t *out, uint16_t *nr_user);
 
+/*
+ * Process pid has exited: its interpreter leaves the BPF walk, its caches
+ * and memory descriptor go (the sweep of exited processes does the same
+ * once enough are walked). Unknown pids are ignored.
+ */
+void python_procs__forget(struct python_procs *py, uint32_t pid);
+
 struct python_stats {
 	uint64_t nr_procs; /* interpreters found, of supported versions */
 	uint64_t nr_unsupported; /* processes left native: unknown version or layout */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * LLVM XRay trace reader: FDR mode version 1 as
- * ../shared/specs/xray-fdr-trace-format.txt describes it, FDR versions 2–5
+ * LLVM XRay trace reader: FDR mode version 1 as "XRay Flight Data Recorder
+ * Trace Format" (llvm/docs/XRayFDRFormat.rst in llvm-project) describes
+ * it, FDR versions 2–5
  * as LLVM's runtimes write them (BufferExtents-delimited thread blocks, PID
  * records, delta-encoded custom and typed events), and basic ("naive") mode
  * versions 1–3 (32-byte records with absolute TSCs). Either byte order.

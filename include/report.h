@@ -3,13 +3,31 @@
  * End-of-run summary on stderr: duration, samples, lost samples, processes
  * and the top functions by self samples (the leaf frame of each callchain,
  * kernel leaf when the sample was taken in the kernel), as perf report's
- * "Self" column counts them.
+ * "Self" column counts them; then the counters of each stage (lost samples,
+ * off-CPU blocks, the walks, Python, what the run holds), one line each.
+ * Printed after each profile (the run, or one --interval), in this order:
+ * report__summary, report__unnamed_jit, report__lost, report__offcpu_summary,
+ * report__offcpu_counts, report__walks, report__held, report__python,
+ * report__bpf_cost, report__unwind_check, report__user_stacks.
  */
 #ifndef BPFPROF_REPORT_H
 #define BPFPROF_REPORT_H
 
 #include <stdio.h>
 #include "profile.h"
+#include "python_procs.h"
+#include "session.h"
+
+/* the modules whose counters the summary prints (their headers) */
+struct maps_cache;
+struct mmap_events;
+struct notice_thread;
+struct symbolizer;
+struct unwind_cache;
+struct unwind_check;
+struct unwind_check_stats;
+struct unwind_copies;
+struct unwinder;
 
 struct report_top {
 	const char *
@@ -51,5 +69,96 @@ typedef bool (*report_jit_why_fn)(void *ctx, const struct profile *p, uint32_t p
  * the number of such samples.
  */
 uint64_t report__unnamed_jit(FILE *f, const struct profile *p, report_jit_why_fn why, void *ctx);
+
+/*
+ * The counters a summary gives per profile (the run, or one --interval).
+ * Each only grows while the run lasts, so a profile's figures are a
+ * snapshot taken when it ends less one taken when it began
+ * (report__counters_diff), never fields subtracted one by one.
+ */
+struct report_counters {
+	uint64_t dropped; /* samples lost: the ring buffer was full (session__stats) */
+	struct session_offcpu_stats off; /* --off-cpu's blocks (session__offcpu_stats) */
+	/*
+	 * Python's (python_procs__stats): zeros without it. nr_procs,
+	 * nr_unsupported and versions are what was found so far, not counters.
+	 */
+	struct python_stats py;
+};
+
+/*
+ * d = now - before, counter by counter; the Python fields that are not
+ * counters are now's. A counter below its earlier value (none should be)
+ * gives 0. d may be now.
+ */
+void report__counters_diff(const struct report_counters *now, const struct report_counters *before,
+			   struct report_counters *d);
+
+/*
+ * The progress line on a terminal, "\r" first so that the next one replaces
+ * it: elapsed_s seconds sampled, the profile's samples, the samples lost.
+ */
+void report__progress(FILE *f, double elapsed_s, uint64_t samples, uint64_t lost);
+
+/*
+ * When lost: "lost N samples: ring buffer full (cpuC: N ...)" with the
+ * drops of each of nr_cpus CPUs since the start (per_cpu), and a
+ * --ringbuf-size four times ringbuf_bytes (bytes) to try.
+ */
+void report__lost(FILE *f, uint64_t lost, const uint64_t *per_cpu, int nr_cpus,
+		  uint64_t ringbuf_bytes);
+
+/*
+ * --off-cpu: the profile's blocks left out (off: its counters' difference;
+ * under thresh_us µs, with kernel frames only), those not followed (past
+ * BPFPROF_MAX_OFFCPU_PENDING) and those lost (warnings).
+ */
+void report__offcpu_counts(FILE *f, const struct session_offcpu_stats *off, uint64_t thresh_us);
+
+/*
+ * How the user-stack walks ended since the start: bpf (session__walk_stats)
+ * plus the walks of stack copies (c), through unwinder__print_walks with
+ * u's tables (mode "dwarf" or "fp") and roots (unwinder__root_walks since
+ * the start); at -v the unwind cache (uc), the copies' and the mmap events'
+ * (m) counters. u, c, uc and m may be NULL.
+ */
+void report__walks(FILE *f, const uint64_t bpf[BPFPROF_STAT_NR], uint64_t roots,
+		   struct unwinder *u, const struct unwind_copies *c, struct unwind_cache *uc,
+		   struct mmap_events *m, const char *mode);
+
+/*
+ * At -v only, what the run holds after each profile (bounded by design):
+ * RSS and descriptors (/proc/self), sy's files and tables, u's processes
+ * and entries, mc's remembered maps, the BPF maps' entries (me), the
+ * notices' thread's counters (nt). u and nt may be NULL.
+ */
+void report__held(FILE *f, const struct symbolizer *sy, struct unwinder *u,
+		  const struct maps_cache *mc, const struct session_map_entries *me,
+		  struct notice_thread *nt);
+
+/*
+ * Python frames: the profile's samples of Python processes (st: the
+ * counters' difference, report_counters.py), how many had Python frames
+ * and why the others had none; nothing when no interpreter was found. A
+ * plain struct, whichever module counts it.
+ */
+void report__python(FILE *f, const struct python_stats *st);
+
+/* -v: the BPF program's cost a sample (run_ns over runs, kernel.bpf_stats_enabled), when it ran. */
+void report__bpf_cost(uint64_t run_ns, uint64_t runs);
+
+/*
+ * --check-unwind: check one copied stack (rec, size bytes) against libdwfl
+ * (unwind_check__sample); at -vv print both walks of one that differs.
+ * c NULL: nothing.
+ */
+void report__check_stack(struct unwind_check *c, const struct bpfprof_ustack_copy *rec,
+			 size_t size);
+
+/* --check-unwind: the verdicts of every stack checked so far. */
+void report__unwind_check(FILE *f, const struct unwind_check_stats *st);
+
+/* --check-user-stacks: user walks against the kernel's (session__check_stats) since the start. */
+void report__user_stacks(FILE *f, uint64_t same, uint64_t shorter, uint64_t differ);
 
 #endif /* BPFPROF_REPORT_H */

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "bpfprof_abi.h"
+#include "interp.h"
 #include "unwinder.h"
 
 struct session;
@@ -136,6 +137,14 @@ void session__unwind_sink(struct session *s, struct unwind_sink *sink);
  * BPFPROF_MAX_PY_PROCS processes already).
  */
 int session__python_set(struct session *s, uint32_t tgid, const struct bpfprof_py_proc *cfg);
+
+/*
+ * The interpreters' attach (interp.h, interp_attach_fn; ctx: the session):
+ * kind's layout for tgid into its BPF map (INTERP_PYTHON: as
+ * session__python_set), or out of it (layout NULL). 0 or -errno
+ * (-EOPNOTSUPP: a kind the BPF side does not walk).
+ */
+int session__interp_attach(void *ctx, enum interp_kind kind, uint32_t tgid, const void *layout);
 /* Every `stats` counter (enum bpfprof_stat), summed over CPUs. */
 void session__walk_stats(struct session *s, uint64_t stats[BPFPROF_STAT_NR]);
 /*

@@ -2,7 +2,8 @@
 /*
  * JIT symbols of observed processes: for each process, the jitdump perf
  * would find (a mapping of a file named jit-<pid>.dump, which runtimes map
- * as a marker: ../shared/specs/jitdump-specification.txt, "Marker") and
+ * as a marker: "JITDUMP specification version 2", "Marker", in the Linux
+ * kernel tree's tools/perf/Documentation/jitdump-specification.txt) and
  * /tmp/perf-<pid>.map (perf's Documentation/jit-interface.txt), <pid> being
  * the pid in the process's own namespace and paths resolving under its root.
  * Files are opened through proc_file.h when the process is first seen (and

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * jitdump reader (../shared/specs/jitdump-specification.txt, the format perf
- * inject --jit reads; Node's --perf-prof writes it as jit-PID.dump). A 40-byte
- * file header (magic "JiTD" 0x4A695444, or 0x4454694A when written in the
- * other byte order) is followed by records, each a 16-byte header (id,
- * total_size including the header, timestamp) and a payload: LOAD (0), MOVE
- * (1), DEBUG_INFO (2, comes before its LOAD), CLOSE (3), UNWINDING_INFO (4).
+ * jitdump reader ("JITDUMP specification version 2",
+ * tools/perf/Documentation/jitdump-specification.txt in the Linux kernel
+ * tree: the format perf inject --jit reads; Node's --perf-prof writes it as
+ * jit-PID.dump). A 40-byte file header (magic "JiTD" 0x4A695444, or
+ * 0x4454694A when written in the other byte order) is followed by records,
+ * each a 16-byte header (id, total_size including the header, timestamp)
+ * and a payload: LOAD (0), MOVE (1), DEBUG_INFO (2, comes before its
+ * LOAD), CLOSE (3), UNWINDING_INFO (4).
  * The result is a table of JIT code ranges, also used by the perf-PID.map
  * reader (sym_perfmap.h), looked up by address: where ranges overlap (code
  * reuse, MOVE), the newest entry wins from its timestamp on.

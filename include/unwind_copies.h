@@ -30,17 +30,27 @@
 struct unwind_copies;
 
 /*
- * The maps text remembered for process (pid, start) (maps_cache.h), for a
- * process gone before it was registered; NULL when none. Borrowed.
+ * Where the copies' processes come from: the process table (proc_table.h,
+ * proc_table__copies_procs), which alone reads a process's maps.
  */
-typedef const char *(*unwind_copies_maps_fn)(void *ctx, uint32_t pid, uint32_t start, size_t *len);
+struct unwind_copies_procs {
+	/*
+	 * The maps text remembered for process (pid, start), for a process
+	 * gone before it was registered; NULL when none. Borrowed.
+	 */
+	const char *(*remembered)(void *ctx, uint32_t pid, uint32_t start, size_t *len);
+	/* Read pid's maps now and queue its registration with u: 0, or -errno (-ENOENT: gone) */
+	int (*request)(void *ctx, uint32_t pid);
+	void *ctx;
+};
 
 /*
  * New walker of copies over u's registrations (borrowed); max_stack:
- * --max-stack; maps (may be NULL) and its ctx. NULL: ENOMEM
+ * --max-stack; procs (copied; NULL: no registration is asked for, none
+ * remembered). NULL: ENOMEM
  */
 struct unwind_copies *unwind_copies__new(struct unwinder *u, uint32_t max_stack,
-					 unwind_copies_maps_fn maps, void *maps_ctx);
+					 const struct unwind_copies_procs *procs);
 void unwind_copies__free(struct unwind_copies *c);
 
 /*
@@ -84,7 +94,7 @@ size_t unwind_copies__nr_held(const struct unwind_copies *c);
 struct unwind_copies_stats {
 	uint64_t walks; /* copies walked */
 	uint64_t walk_ns; /* CPU time walking them (the rules' lookups included), ns */
-	uint64_t loads; /* registrations made for them (unwinder__load_pid) */
+	uint64_t loads; /* registrations asked for them (unwind_copies_procs.request) */
 	uint64_t load_ns; /* time asking for them (reading /proc/PID/maps), ns */
 	uint64_t held; /* records kept until their process was registered */
 	uint64_t gone_loads; /* processes gone registered from their remembered maps */

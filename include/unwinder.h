@@ -87,13 +87,11 @@ void unwinder__free(struct unwinder *u);
 int unwinder__load(struct unwinder *u, uint32_t pid, const struct profile_mapping *maps,
 		   size_t nr_maps);
 
-/* Read /proc/PID/maps and register the process as above. -ENOENT: gone. */
-int unwinder__load_pid(struct unwinder *u, uint32_t pid);
-
 /*
- * The same from maps text (/proc/PID/maps' format) read earlier: a process
- * gone since, whose files are then opened by path where they are the very
- * files mapped (device and inode). Returns 0 or -errno.
+ * The same from maps text (/proc/PID/maps' format, read by the process
+ * table: proc_table.h), read now or earlier: a process gone since has its
+ * files opened by path where they are the very files mapped (device and
+ * inode). Returns 0 or -errno.
  */
 int unwinder__load_text(struct unwinder *u, uint32_t pid, const char *text, size_t len);
 
@@ -140,8 +138,8 @@ void unwinder__stats(struct unwinder *u, struct unwinder_stats *st);
 /* Whether a registration of pid is queued or being made on the background thread */
 bool unwinder__pending(struct unwinder *u, uint32_t pid);
 
-/* Read /proc/PID/maps now and queue its registration (unwinder__queue). -ENOENT: gone. */
-int unwinder__queue_pid(struct unwinder *u, uint32_t pid);
+/* Queue the registration of pid from maps text (as unwinder__load_text, then unwinder__queue). 0 or -errno. */
+int unwinder__queue_text(struct unwinder *u, uint32_t pid, const char *text, size_t len);
 
 /* Whether process pid is registered (its entries are complete: the BPF walk would take it). */
 bool unwinder__has_proc(struct unwinder *u, uint32_t pid);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * gperftools CPU profile writer (.prof), per
- * ../shared/specs/gperftools-cpu-profile-format.html: native-endian words of
+ * gperftools CPU profile writer (.prof), per "Google CPU Profiler Binary
+ * Data File Format" (docs/cpuprofile-fileformat.html in gperftools):
+ * native-endian words of
  * pointer size; header {0, 3, 0, period_us, 0}; per stack {count, depth,
  * pc[0..depth)} leaf first with raw PCs (readers subtract 1 from return
  * addresses themselves); trailer {0, 1, 0}; then the text of /proc/PID/maps.

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * perf.data writer (PERFILE2), per ../shared/specs/perf-data-file-format.txt,
+ * perf.data writer (PERFILE2), per "perf.data format" (Linux kernel tree,
+ * tools/perf/Documentation/perf.data-file-format.txt),
  * include/uapi/linux/perf_event.h and tools/perf/util/header.[ch]. Records are
  * streamed to the file as samples arrive, so memory does not grow with the
  * number of samples:

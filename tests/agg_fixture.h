@@ -53,6 +53,7 @@ static int teardown_tmpdir(void **state)
 
 struct fixture {
 	struct profile *p;
+	struct proc_table *t; /* the fake /proc under tmpdir, nothing remembered */
 	struct agg *a;
 };
 
@@ -63,8 +64,10 @@ static int setup(void **state)
 	if (!f)
 		return -1;
 	f->p = profile__new();
-	f->a = f->p ? agg__new(f->p, tmpdir, PERIOD_NS) : NULL;
+	f->t = proc_table__new(tmpdir, false);
+	f->a = f->p && f->t ? agg__new(f->p, f->t, PERIOD_NS) : NULL;
 	if (!f->a) {
+		proc_table__free(f->t);
 		profile__free(f->p);
 		free(f);
 		return -1;
@@ -78,6 +81,7 @@ static int teardown(void **state)
 	struct fixture *f = *state;
 
 	agg__free(f->a);
+	proc_table__free(f->t);
 	profile__free(f->p);
 	free(f);
 	return 0;

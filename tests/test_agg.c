@@ -27,6 +27,7 @@
 #include "agg.h"
 #include "bpfprof_abi.h"
 #include "log.h"
+#include "proc_table.h"
 #include "profile.h"
 
 #define AGG_TMPDIR_TEMPLATE "/tmp/test_agg.XXXXXX"
@@ -946,7 +947,7 @@ static void test_cgroup_from_record(void **state)
 	assert_int_equal(stat(dir, &st), 0);
 	c = cgroup_cache__new(root);
 	assert_non_null(c);
-	agg__set_cgroups(f->a, c);
+	proc_table__set_cgroups(f->t, c);
 
 	/* 2100 has exited: nothing in the fake /proc */
 	sample_cgroup_id = st.st_ino;
@@ -972,7 +973,7 @@ static void test_cgroup_from_record(void **state)
 	}
 	assert_null(f->p->procs[3].cgroup_path);
 	assert_null(f->p->procs[3].container_id);
-	agg__set_cgroups(f->a, NULL);
+	proc_table__set_cgroups(f->t, NULL);
 	cgroup_cache__free(c);
 	rmdir(root);
 }

@@ -31,6 +31,7 @@
 #include "agg.h"
 #include "bpfprof_abi.h"
 #include "log.h"
+#include "proc_table.h"
 #include "profile.h"
 
 #define AGG_TMPDIR_TEMPLATE "/tmp/test_agg_churn.XXXXXX"
@@ -350,7 +351,8 @@ static void test_churn_bounded(void **state)
 static void test_real_proc(void **state)
 {
 	struct profile *p = profile__new();
-	struct agg *a = p ? agg__new(p, "/proc", PERIOD_NS) : NULL;
+	struct proc_table *pt = proc_table__new("/proc", false);
+	struct agg *a = p && pt ? agg__new(p, pt, PERIOD_NS) : NULL;
 	struct agg_stats st;
 	pid_t child;
 	uint64_t t = now_ns();
@@ -373,6 +375,7 @@ static void test_real_proc(void **state)
 	assert_int_equal(st.nr_tracked, 2);
 	assert_true(p->procs[profile__find_process(p, (uint32_t)getpid())].nr_mappings > 3);
 	agg__free(a);
+	proc_table__free(pt);
 	profile__free(p);
 }
 

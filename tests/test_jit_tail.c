@@ -24,6 +24,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "jit_tail.h"
+#include "proc_table.h"
 #include "procmaps.h"
 
 #define WRITTEN 10000 /* bytes the child writes: 2 blocks of 4096 flushed, 1808 buffered */
@@ -86,7 +87,7 @@ static struct profile *profile_of(pid_t pid)
 
 	assert_non_null(p);
 	assert_int_equal(profile__process(p, (uint32_t)pid, &created), 0);
-	assert_true(procmaps__snapshot(p, 0, "/proc") >= 0);
+	assert_true(proc_table__snapshot(p, 0, "/proc") >= 0);
 	return p;
 }
 

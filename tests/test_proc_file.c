@@ -472,6 +472,27 @@ static void test_strerror(void **state)
 	assert_string_equal(proc_file__strerror(-ENOENT), strerror(ENOENT));
 }
 
+/* Our vDSO's size from its image is its [vdso] mapping's in /proc/self/maps */
+static void test_own_vdso(void **state)
+{
+	unsigned long long start = 0, end, want = 0;
+	char line[512];
+	size_t size;
+	const void *image = proc_file__own_vdso(&size);
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "[vdso]") && sscanf(line, "%llx-%llx", &start, &end) == 2)
+			want = end - start;
+	fclose(f);
+	if (!want)
+		skip(); /* no vDSO (vdso=0) */
+	assert_non_null(image);
+	assert_int_equal(size, want);
+	assert_int_equal((uintptr_t)image, start);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -488,6 +509,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_open_size_cap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_missing, setup, teardown),
 		cmocka_unit_test(test_strerror),
+		cmocka_unit_test(test_own_vdso),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -25,6 +25,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "log.h"
+#include "proc_table.h"
 #include "procmaps.h"
 #include "profile.h"
 
@@ -444,7 +445,7 @@ static void test_read(void **state)
 	size_t len = 0;
 
 	write_file(tmpdir, 1234, "maps", fixture, sizeof(fixture) - 1);
-	assert_int_equal(procmaps__read(tmpdir, 1234, &text, &len), 0);
+	assert_int_equal(proc_table__read_maps(tmpdir, 1234, &text, &len), 0);
 	assert_non_null(text);
 	assert_int_equal(len, sizeof(fixture) - 1);
 	assert_memory_equal(text, fixture, len);
@@ -467,13 +468,13 @@ static void test_read_large(void **state)
 					0x10000 + i * 0x2000, 0x11000 + i * 0x2000, i * 0x1000, i,
 					i);
 	write_file(tmpdir, 4321, "maps", big, len);
-	assert_int_equal(procmaps__read(tmpdir, 4321, &text, &got_len), 0);
+	assert_int_equal(proc_table__read_maps(tmpdir, 4321, &text, &got_len), 0);
 	assert_int_equal(got_len, len);
 	assert_memory_equal(text, big, len);
 	free(text);
 
 	p = new_proc(4321, &proc);
-	assert_int_equal(procmaps__snapshot(p, proc, tmpdir), (int)n);
+	assert_int_equal(proc_table__snapshot(p, proc, tmpdir), (int)n);
 	assert_int_equal(p->procs[proc].nr_mappings, n);
 	assert_int_equal(p->procs[proc].mappings[n - 1].start, 0x10000 + (n - 1) * 0x2000);
 	assert_string_equal(p->procs[proc].mappings[n - 1].path, "/lib/2999.so");
@@ -489,7 +490,7 @@ static void test_read_empty_file(void **state)
 	size_t len = 99;
 
 	write_file(tmpdir, 77, "maps", "", 0);
-	assert_int_equal(procmaps__read(tmpdir, 77, &text, &len), 0);
+	assert_int_equal(proc_table__read_maps(tmpdir, 77, &text, &len), 0);
 	assert_int_equal(len, 0);
 	assert_non_null(text);
 	assert_int_equal(text[0], '\0');
@@ -503,11 +504,11 @@ static void test_read_missing(void **state)
 	uint32_t proc;
 	struct profile *p;
 
-	assert_int_equal(procmaps__read(tmpdir, 999999, &text, &len), -ENOENT);
+	assert_int_equal(proc_table__read_maps(tmpdir, 999999, &text, &len), -ENOENT);
 	assert_null(text);
 
 	p = new_proc(999999, &proc);
-	assert_int_equal(procmaps__snapshot(p, proc, tmpdir), -ENOENT);
+	assert_int_equal(proc_table__snapshot(p, proc, tmpdir), -ENOENT);
 	assert_int_equal(p->procs[proc].nr_mappings, 0);
 	profile__free(p);
 }
@@ -519,7 +520,7 @@ static void test_snapshot(void **state)
 	size_t i;
 
 	write_file(tmpdir, 1234, "maps", fixture, sizeof(fixture) - 1);
-	assert_int_equal(procmaps__snapshot(p, proc, tmpdir), (int)ARRAY_SIZE(fixture_want));
+	assert_int_equal(proc_table__snapshot(p, proc, tmpdir), (int)ARRAY_SIZE(fixture_want));
 	assert_int_equal(p->procs[proc].nr_mappings, ARRAY_SIZE(fixture_want));
 	for (i = 0; i < ARRAY_SIZE(fixture_want); i++) {
 		const struct profile_mapping *m = &p->procs[proc].mappings[i];
@@ -529,7 +530,7 @@ static void test_snapshot(void **state)
 		assert_string_equal(m->path, fixture_want[i].path);
 	}
 	/* a second snapshot of the unchanged file adds nothing */
-	assert_int_equal(procmaps__snapshot(p, proc, tmpdir), 0);
+	assert_int_equal(proc_table__snapshot(p, proc, tmpdir), 0);
 	profile__free(p);
 }
 
@@ -544,13 +545,13 @@ static void test_read_long_proc_dir(void **state)
 	assert_int_equal(mkdir(dir, 0755), 0);
 	write_file(dir, 1234, "maps", fixture, sizeof(fixture) - 1);
 	/*
-	 * Regression: user/symbolize/procmaps.c procmaps__read() formats "<proc_dir>/<pid>/maps"
+	 * Regression: user/symbolize/procmaps.c proc_table__read_maps() formats "<proc_dir>/<pid>/maps"
 	 * into char path[64] with an unchecked snprintf, so a longer proc_dir is
 	 * silently truncated and the read fails with -ENOENT (or opens another
-	 * file); procmaps__snapshot()'s origin[64] and agg.c read_comm()'s
+	 * file); proc_table__snapshot()'s origin[64] and agg.c read_comm()'s
 	 * path[64] have the same limit.
 	 */
-	assert_int_equal(procmaps__read(dir, 1234, &text, &len), 0);
+	assert_int_equal(proc_table__read_maps(dir, 1234, &text, &len), 0);
 	assert_int_equal(len, sizeof(fixture) - 1);
 	free(text);
 }

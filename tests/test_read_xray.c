@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * cmocka tests for user/xray/read_xray.c (include/read_xray.h). Traces are built
- * here byte by byte from ../shared/specs/xray-fdr-trace-format.txt (version
- * 1, through tests/xray/fdr_v1_writer.h) and from the layouts LLVM writes
+ * here byte by byte from "XRay Flight Data Recorder Trace Format"
+ * (llvm/docs/XRayFDRFormat.rst in llvm-project; version 1, through
+ * tests/xray/fdr_v1_writer.h) and from the layouts LLVM writes
  * (version 5 blocks, basic mode), never with the reader's own code. Covers
  * the known totals of the reference v1 trace and its call paths, v5 blocks of
  * two threads with damage in one, basic mode, every truncation of a trace,

@@ -4,6 +4,8 @@
  * self samples. Unnamed addresses of one stripped file are rows of their own
  * ("DSO+0xADDR", profile_location.addr_name), as perf report keeps them
  * apart; only frames with neither a name nor a file fold into "[unknown]".
+ * Then an interval's counters (one snapshot less another) and the counter
+ * lines they feed.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +18,7 @@
 #include "profile_fixture.h"
 #include "profile.h"
 #include "report.h"
+#include "unwind_check.h"
 
 static uint32_t add_proc(struct profile *p, uint32_t pid)
 {
@@ -153,11 +156,220 @@ static void test_unnamed_jit(void **state)
 	profile__free(p);
 }
 
+/* Run call with FILE *f writing into the char array text (NUL-terminated: fmemopen's "w") */
+#define PRINTED(text, call)                                      \
+	do {                                                     \
+		FILE *f = fmemopen(text, sizeof(text) - 1, "w"); \
+		assert_non_null(f);                              \
+		call;                                            \
+		fclose(f);                                       \
+	} while (0)
+
+/* Every counter is now's less before's; what Python found so far is now's, not a difference. */
+static void test_counters_diff(void **state)
+{
+	struct report_counters before = {
+		.dropped = 10,
+		.off = { .sent = 100,
+			 .dropped = 1,
+			 .full = 2,
+			 .short_blocks = 30,
+			 .short_ns = 4000,
+			 .kernel_only = 5 },
+		.py = { .nr_procs = 1,
+			.nr_unsupported = 0,
+			.versions = { 0x030b },
+			.samples = 50,
+			.with_frames = 40,
+			.no_eval = 3,
+			.no_tstate = 2,
+			.walk_failed = 1,
+			.not_walked = 4,
+			.unsupported_samples = 0,
+			.frames = 400,
+			.truncated = 1,
+			.code_reads = 20,
+			.code_read_failed = 2,
+			.code_read_ns = 20000,
+			.frame_hits = 300,
+			.frame_misses = 100 },
+	};
+	struct report_counters now = {
+		.dropped = 25,
+		.off = { .sent = 180,
+			 .dropped = 1,
+			 .full = 7,
+			 .short_blocks = 31,
+			 .short_ns = 9000,
+			 .kernel_only = 5 },
+		.py = { .nr_procs = 2,
+			.nr_unsupported = 1,
+			.versions = { 0x030b, 0x030c },
+			.samples = 90,
+			.with_frames = 70,
+			.no_eval = 5,
+			.no_tstate = 2,
+			.walk_failed = 2,
+			.not_walked = 6,
+			.unsupported_samples = 8,
+			.frames = 700,
+			.truncated = 3,
+			.code_reads = 26,
+			.code_read_failed = 2,
+			.code_read_ns = 26000,
+			.frame_hits = 500,
+			.frame_misses = 120 },
+	};
+	struct report_counters d;
+
+	(void)state;
+	report__counters_diff(&now, &before, &d);
+	assert_int_equal(d.dropped, 15);
+	assert_int_equal(d.off.sent, 80);
+	assert_int_equal(d.off.dropped, 0);
+	assert_int_equal(d.off.full, 5);
+	assert_int_equal(d.off.short_blocks, 1);
+	assert_int_equal(d.off.short_ns, 5000);
+	assert_int_equal(d.off.kernel_only, 0);
+	assert_int_equal(d.py.samples, 40);
+	assert_int_equal(d.py.with_frames, 30);
+	assert_int_equal(d.py.no_eval, 2);
+	assert_int_equal(d.py.no_tstate, 0);
+	assert_int_equal(d.py.walk_failed, 1);
+	assert_int_equal(d.py.not_walked, 2);
+	assert_int_equal(d.py.unsupported_samples, 8);
+	assert_int_equal(d.py.frames, 300);
+	assert_int_equal(d.py.truncated, 2);
+	assert_int_equal(d.py.code_reads, 6);
+	assert_int_equal(d.py.code_read_failed, 0);
+	assert_int_equal(d.py.code_read_ns, 6000);
+	assert_int_equal(d.py.frame_hits, 200);
+	assert_int_equal(d.py.frame_misses, 20);
+	/* found so far, not since the interval began */
+	assert_int_equal(d.py.nr_procs, 2);
+	assert_int_equal(d.py.nr_unsupported, 1);
+	assert_int_equal(d.py.versions[0], 0x030b);
+	assert_int_equal(d.py.versions[1], 0x030c);
+
+	/* a snapshot less itself is nothing; the result may overwrite now */
+	report__counters_diff(&now, &now, &now);
+	assert_int_equal(now.dropped, 0);
+	assert_int_equal(now.off.short_ns, 0);
+	assert_int_equal(now.py.frames, 0);
+	assert_int_equal(now.py.nr_procs, 2);
+	/* a counter below its earlier value (a reset) counts nothing, not 2^64 - n */
+	report__counters_diff(&before, &d, &d);
+	assert_int_equal(d.dropped, 0);
+	assert_int_equal(d.off.sent, 20);
+	assert_int_equal(d.py.samples, 10);
+}
+
+static void test_lost_line(void **state)
+{
+	const uint64_t per_cpu[] = { 0, 3, 0, 9 };
+	char text[512] = "";
+
+	(void)state;
+	PRINTED(text, report__lost(f, 0, per_cpu, 4, 8 << 20));
+	assert_string_equal(text, "");
+	PRINTED(text, report__lost(f, 7, per_cpu, 4, 8 << 20));
+	/* the interval's total; each CPU's since the start; four times the ring buffer to try */
+	assert_string_equal(text, "bpfprof: lost 7 samples: ring buffer full ( cpu1: 3 cpu3: 9 ); "
+				  "consider --ringbuf-size 32M\n");
+	PRINTED(text, report__lost(f, 1, per_cpu, 2, 4096));
+	assert_string_equal(text, "bpfprof: lost 1 samples: ring buffer full ( cpu1: 3 ); "
+				  "consider --ringbuf-size 4M\n");
+}
+
+static void test_progress_line(void **state)
+{
+	char text[256] = "";
+
+	(void)state;
+	PRINTED(text, report__progress(f, 2.04, 180, 3));
+	assert_string_equal(text, "\r\033[Kbpfprof: 2.0 s, 180 samples, 3 lost");
+}
+
+static void test_offcpu_counts(void **state)
+{
+	struct session_offcpu_stats off = { .short_blocks = 12, .short_ns = 2500000 };
+	char text[512] = "";
+
+	(void)state;
+	PRINTED(text, report__offcpu_counts(f, &off, 500));
+	assert_string_equal(text,
+			    "bpfprof: off-CPU: 12 blocks under 500 us left out (0.003 s in all)\n");
+	off.kernel_only = 4;
+	PRINTED(text, report__offcpu_counts(f, &off, 500));
+	assert_non_null(strstr(text, "\nbpfprof: off-CPU: 4 blocks with kernel frames only ("));
+}
+
+static void test_python_line(void **state)
+{
+	struct python_stats st = { 0 };
+	char text[1024] = "";
+
+	(void)state;
+	/* no interpreter found: no line */
+	PRINTED(text, report__python(f, &st));
+	assert_string_equal(text, "");
+	st = (struct python_stats){ .nr_procs = 2,
+				    .versions = { 0x030b, 0x030c },
+				    .samples = 90,
+				    .with_frames = 70,
+				    .frames = 700,
+				    .truncated = 3,
+				    .no_eval = 5,
+				    .no_tstate = 2,
+				    .walk_failed = 1,
+				    .not_walked = 12 };
+	PRINTED(text, report__python(f, &st));
+	assert_non_null(strstr(text, "bpfprof: Python: 90 samples of 2 interpreters (CPython 3.11, "
+				     "3.12): 70 with Python frames (700 frames, 3 cut at "));
+	assert_non_null(strstr(text,
+			       "without: 5 with no eval loop in the native stack (C code, or a "
+			       "walk cut short), 2 with no Python thread state, 1 chain not "
+			       "readable, 12 before the interpreter was found\n"));
+	assert_null(strstr(text, "unsupported"));
+	st.nr_unsupported = 1;
+	st.unsupported_samples = 8;
+	PRINTED(text, report__python(f, &st));
+	assert_non_null(strstr(text, "\nbpfprof: Python: 1 processes of unsupported versions or "
+				     "layouts profiled natively (8 samples)\n"));
+}
+
+static void test_unwind_check_line(void **state)
+{
+	struct unwind_check_stats st = { .verdicts = { [UNWIND_CHECK_IDENTICAL] = 20,
+						       [UNWIND_CHECK_BPF_SHORTER] = 3,
+						       [UNWIND_CHECK_DWFL_SHORTER] = 2,
+						       [UNWIND_CHECK_DIFFERENT] = 1,
+						       [UNWIND_CHECK_FAILED] = 4 } };
+	char text[512] = "";
+
+	(void)state;
+	PRINTED(text, report__unwind_check(f, &st));
+	assert_string_equal(
+		text, "bpfprof: BPF unwinds against libdwfl's (30 stacks checked): 20 identical, "
+		      "3 shorter (BPF stopped first), 2 libdwfl stopped first (8 KB copy), 1 "
+		      "different, 4 not checked\n");
+	PRINTED(text, report__user_stacks(f, 7, 2, 1));
+	assert_string_equal(text,
+			    "bpfprof: user stacks against the kernel's walk: 7 the same, 2 its "
+			    "first part, 1 different\n");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_unnamed_rows_distinct),
 		cmocka_unit_test(test_unnamed_jit),
+		cmocka_unit_test(test_counters_diff),
+		cmocka_unit_test(test_lost_line),
+		cmocka_unit_test(test_progress_line),
+		cmocka_unit_test(test_offcpu_counts),
+		cmocka_unit_test(test_python_line),
+		cmocka_unit_test(test_unwind_check_line),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -4,7 +4,8 @@
  * jitdump (a mapped jit-<nspid>.dump) and perf map (/tmp/perf-<nspid>.map)
  * under its root, in a fake proc directory built here (<tmp>/proc/<pid>/status
  * and <tmp>/proc/<pid>/root). The jitdump files are assembled byte by byte
- * from ../shared/specs/jitdump-specification.txt (file header, section III;
+ * from "JITDUMP specification version 2" (Linux kernel tree,
+ * tools/perf/Documentation/jitdump-specification.txt; file header, section III;
  * JIT_CODE_LOAD record, section IV). Covers: names from both files, the
  * jitdump winning over the perf map where both cover an address, held
  * descriptors (a file replaced after pin is not read; what the runtime

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * cmocka tests for user/symbolize/sym_jitdump.c (include/sym_jitdump.h): byte-level
- * jitdump fixtures built here (../shared/specs/jitdump-specification.txt) in
+ * jitdump fixtures built here ("JITDUMP specification version 2",
+ * tools/perf/Documentation/jitdump-specification.txt in the Linux kernel tree) in
  * both byte orders with every record type, truncation at every byte, corrupt
  * sizes and counts, unknown record types, MOVE and code reuse resolved by
  * timestamp, and reading files safely (symlinks, FIFOs, size cap).

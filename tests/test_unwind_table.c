@@ -1293,7 +1293,7 @@ static double now_s(void)
  * The fast row generator against libdw, the oracle: the same rows, row for
  * row, on the host's large files (those installed of: Debian's LLVM, node,
  * cc1, libjvm, libz3, libstdc++, perl, libc, python3.11), and how many rows
- * a second each builds (BENCHMARKS.md).
+ * a second each builds (docs/BENCHMARKS.md).
  */
 static void test_fast_vs_libdw(void **state)
 {

@@ -34,12 +34,27 @@
 #include "unwind_table.h"
 #include "unwind_cache.h"
 #include "unwinder.h"
+#include "proc_table.h"
 
 static char tmp_dir[] = "/tmp/test_unwinder.XXXXXX";
 
 #define TEST_TMP_DIR tmp_dir
 #include "test_files.h"
 #include "unwind_copies.h"
+
+/* Register pid from its maps read now (proc_table.h reads them) */
+static int load_pid(struct unwinder *u, uint32_t pid)
+{
+	char *text;
+	size_t len;
+	int err = proc_table__read_maps("/proc", pid, &text, &len);
+
+	if (err)
+		return err;
+	err = unwinder__load_text(u, pid, text, len);
+	free(text);
+	return err;
+}
 
 #define MAX_ENTRIES 4096
 #define MAX_TABLES 64
@@ -252,7 +267,7 @@ static void test_load_self(void **state)
 	int checked = 0;
 
 	assert_non_null(u);
-	assert_int_equal(unwinder__load_pid(u, getpid()), 0);
+	assert_int_equal(load_pid(u, getpid()), 0);
 	assert_int_equal(f->procs_ready, 1);
 	unwinder__stats(u, &st);
 	assert_true(st.nr_built >= 2); /* this test and libc at least */
@@ -300,7 +315,7 @@ static void test_load_self(void **state)
 		uint64_t built = st.nr_built;
 		int nr = f->nr;
 
-		assert_int_equal(unwinder__load_pid(u, getpid()), 0);
+		assert_int_equal(load_pid(u, getpid()), 0);
 		unwinder__stats(u, &st);
 		assert_int_equal(st.nr_built, built);
 		assert_int_equal(f->nr, nr);
@@ -326,7 +341,7 @@ static void test_full(void **state)
 	struct unwinder *u = new_unwinder(f, 4 << 10);
 	struct unwinder_stats st;
 
-	assert_int_equal(unwinder__load_pid(u, getpid()), 0);
+	assert_int_equal(load_pid(u, getpid()), 0);
 	unwinder__stats(u, &st);
 	assert_true(st.nr_full >= 1);
 	assert_int_equal(st.bytes, 0);
@@ -355,7 +370,7 @@ static void test_evict(void **state)
 	uint32_t libc_table;
 
 	/* every table, to learn what they take */
-	assert_int_equal(unwinder__load_pid(u, getpid()), 0);
+	assert_int_equal(load_pid(u, getpid()), 0);
 	unwinder__stats(u, &st);
 	all = st.bytes;
 	assert_true(st.nr_tables >= 3);
@@ -373,7 +388,7 @@ static void test_evict(void **state)
 	for (int i = 0; i < MAX_TABLES; i++)
 		f->used[i] = 100; /* recently used ... */
 	f->used[libc_table] = 200; /* ... libc more recently (it comes after the executable) */
-	assert_int_equal(unwinder__load_pid(u, getpid()), 0);
+	assert_int_equal(load_pid(u, getpid()), 0);
 	unwinder__stats(u, &st);
 	assert_true(st.nr_evicted >= 1);
 	assert_true(st.bytes <= all - 4096);
@@ -528,7 +543,7 @@ static uint32_t load_exe_rows(pid_t pid, const char *path)
 	uint32_t rows;
 
 	assert_non_null(u);
-	assert_int_equal(unwinder__load_pid(u, pid), 0);
+	assert_int_equal(load_pid(u, pid), 0);
 	rows = exe_rows(f, pid, path);
 	unwinder__free(u);
 	fake_free(f);
@@ -618,7 +633,7 @@ static void test_cache(void **state)
 	c = unwind_cache__open(dir, 64 << 20, true);
 	assert_non_null(c);
 	unwinder__set_cache(u1, c);
-	assert_int_equal(unwinder__load_pid(u1, getpid()), 0);
+	assert_int_equal(load_pid(u1, getpid()), 0);
 	unwinder__stats(u1, &st);
 	unwind_cache__stats(c, &cs);
 	assert_true(st.nr_built >= 3); /* this test, libc, the vDSO at least */
@@ -627,7 +642,7 @@ static void test_cache(void **state)
 
 	u2 = new_unwinder(f2, 256 << 20);
 	unwinder__set_cache(u2, c);
-	assert_int_equal(unwinder__load_pid(u2, getpid()), 0);
+	assert_int_equal(load_pid(u2, getpid()), 0);
 	unwinder__stats(u2, &st);
 	assert_int_equal(st.nr_from_cache, cs.written);
 	assert_int_equal(st.nr_built, 1);
@@ -652,7 +667,26 @@ static void test_cache(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
-/* unwind_copies_maps_fn: this process's maps, for any pid */
+/* A process table (over /proc) whose registrations u takes; remember: it keeps maps */
+static struct proc_table *table_of(struct unwinder *u, bool remember)
+{
+	struct proc_table *t = proc_table__new("/proc", remember);
+
+	assert_non_null(t);
+	proc_table__set_unwinder(t, u);
+	return t;
+}
+
+/* New copies' walker over u asking t for registrations and remembered maps */
+static struct unwind_copies *copies_of(struct unwinder *u, struct proc_table *t)
+{
+	struct unwind_copies_procs procs;
+
+	proc_table__copies_procs(t, &procs);
+	return unwind_copies__new(u, 127, &procs);
+}
+
+/* This process's maps text, for any pid */
 static const char *self_maps(void *ctx, uint32_t pid, uint32_t start, size_t *len)
 {
 	static char text[65536];
@@ -724,13 +758,21 @@ static __attribute__((noinline)) size_t capture(struct bpfprof_sample_copy *rec,
 static void walk_remembered(struct unwinder *u, const struct bpfprof_sample_copy *rec, size_t size,
 			    struct bpfprof_sample *out, uint64_t *st)
 {
-	struct unwind_copies *c = unwind_copies__new(u, 127, self_maps, NULL);
-	size_t out_size;
+	struct proc_table *t = table_of(u, true);
+	struct bpfprof_sample hdr;
+	struct unwind_copies *c;
+	const char *text;
+	size_t out_size, len;
 
+	memcpy(&hdr, rec->hdr, BPFPROF_SAMPLE_HDR_SIZE);
+	text = self_maps(NULL, 0, 0, &len);
+	assert_int_equal(proc_table__remember(t, hdr.tgid, hdr.start, text, len), 0);
+	c = copies_of(u, t);
 	assert_non_null(c);
 	assert_int_equal(unwind_copies__sample(c, rec, size, out, &out_size), 0);
 	unwind_copies__stats(c, st, NULL);
 	unwind_copies__free(c);
+	proc_table__free(t);
 }
 
 /*
@@ -748,6 +790,7 @@ static void test_copies(void **state)
 	struct bpfprof_sample *out = calloc(1, sizeof(*out));
 	struct bpfprof_ustack_copy *check = calloc(1, sizeof(*check));
 	struct unwind_copies *c;
+	struct proc_table *t;
 	uint64_t st[BPFPROF_STAT_NR],
 		addrs[] = { (uint64_t)(uintptr_t)this_function_is_hot, (uint64_t)(uintptr_t)fopen };
 	size_t size, out_size, check_size;
@@ -756,7 +799,7 @@ static void test_copies(void **state)
 
 	assert_non_null(u);
 	assert_non_null(rec);
-	assert_int_equal(unwinder__load_pid(u, getpid()), 0);
+	assert_int_equal(load_pid(u, getpid()), 0);
 	assert_true(unwinder__has_proc(u, getpid()));
 	for (size_t i = 0; i < 2; i++)
 		for (uint64_t a = addrs[i]; a < addrs[i] + 64; a++) {
@@ -766,7 +809,8 @@ static void test_copies(void **state)
 	assert_int_equal(unwinder__rule(u, getpid(), 16, &rule), -ENOENT);
 	assert_int_equal(unwinder__rule(u, gone, addrs[0], &rule), -ESRCH);
 
-	c = unwind_copies__new(u, 127, NULL, NULL);
+	t = table_of(u, false);
+	c = copies_of(u, t);
 	assert_non_null(c);
 	size = capture(rec, stack_end());
 	assert_int_equal(unwind_copies__sample(c, rec, size, out, &out_size), 0);
@@ -794,6 +838,7 @@ static void test_copies(void **state)
 	unwind_copies__stats(c, st, NULL);
 	assert_int_equal(st[BPFPROF_STAT_WALK_NOT_READY], 1);
 	unwind_copies__free(c);
+	proc_table__free(t);
 
 	/*
 	 * gone, with its maps remembered (this process's, as another pid's):
@@ -861,6 +906,7 @@ static void test_copies_fp_unmapped(void **state)
 	struct bpfprof_sample *out = calloc(1, sizeof(*out));
 	struct bpfprof_sample hdr = { .type = BPFPROF_REC_SAMPLE, .tgid = (uint32_t)getpid() };
 	struct unwind_copies *c;
+	struct proc_table *t;
 	struct emitted em = { 0 };
 	uint64_t st[BPFPROF_STAT_NR], sp = 0x7ff000001000ULL, frame[2] = { 0, 0x10 };
 	size_t size = BPFPROF_SAMPLE_COPY_HDR_SIZE + sizeof(frame), out_size;
@@ -870,7 +916,7 @@ static void test_copies_fp_unmapped(void **state)
 	assert_non_null(u);
 	assert_non_null(rec);
 	assert_true(jit != MAP_FAILED);
-	assert_int_equal(unwinder__load_pid(u, getpid()), 0);
+	assert_int_equal(load_pid(u, getpid()), 0);
 	hdr.tid = hdr.tgid;
 	rec->type = BPFPROF_REC_SAMPLE_COPY;
 	rec->why = BPFPROF_STAT_COPY_NOT_READY;
@@ -881,7 +927,8 @@ static void test_copies_fp_unmapped(void **state)
 	memcpy(rec->hdr, &hdr, BPFPROF_SAMPLE_HDR_SIZE);
 	memcpy(rec->data, frame, sizeof(frame));
 
-	c = unwind_copies__new(u, 127, NULL, NULL);
+	t = table_of(u, false);
+	c = copies_of(u, t);
 	assert_non_null(c);
 	assert_int_equal(unwind_copies__sample(c, rec, size, out, &out_size), 0);
 	assert_int_equal(out->nr_user, 1);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * cmocka tests for user/write/write_gperf.c (include/write_gperf.h), against
- * ../shared/specs/gperftools-cpu-profile-format.html: each case builds a
+ * "Google CPU Profiler Binary Data File Format" (docs/cpuprofile-fileformat.html
+ * in gperftools): each case builds a
  * struct profile by hand and compares the written bytes with an expected
  * image built here from literal slot values and literal maps text, never
  * with the writer's own helpers. Covers the header and period, records in

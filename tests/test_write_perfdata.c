@@ -3,7 +3,8 @@
  * cmocka tests for user/write/write_perfdata.c (include/write_perfdata.h). A profile
  * is built by hand, streamed to a temporary file through the writer, and the
  * file is decoded by a small reader written here from
- * ../shared/specs/perf-data-file-format.txt, <linux/perf_event.h> and perf's
+ * "perf.data format" (tools/perf/Documentation/perf.data-file-format.txt in the
+ * Linux kernel tree), <linux/perf_event.h> and perf's
  * tools/perf/util/header.c, not from the writer's helpers: header, attr, data
  * records (tiling, order, every field of COMM, MMAP, MMAP2, SAMPLE with its
  * callchain contexts, LOST_SAMPLES, sample_id trailers), the feature table and

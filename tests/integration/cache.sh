@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The persistent cache of unwind tables (--unwind-cache, README "Unwind table
-# cache"), on tests/workload/nofp (-O2, no frame pointers, its own shared
+# The persistent cache of unwind tables (--unwind-cache, docs/UNWINDING.md,
+# "The unwind table cache"), on tests/workload/nofp (-O2, no frame pointers, its own shared
 # library) profiled with -p, whose tables are in place before sampling:
 #
 #  - a first run into an empty cache directory writes one entry per file

@@ -215,7 +215,7 @@ done
 # the file its maps text names; the binary and the debug file are gone
 # before the readers run, and the files also work moved "to another
 # machine": perf archive's tarball unpacked into a fresh HOME, and the .prof
-# directory moved and named by PPROF_BINARY_PATH, as the README says.
+# directory moved and named by PPROF_BINARY_PATH, as docs/SYMBOLS.md says.
 d=$work/debug
 mkdir -p "$d/home" "$d/bin/.debug" "$d/elsewhere/home/.debug"
 cp "$work/burner" "$d/bin/stripped"

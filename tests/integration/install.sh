@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# make install / uninstall and what they install (README "Run it on a host"):
+# make install / uninstall and what they install (docs/HOST.md):
 #  1. make install DESTDIR=... PREFIX=/usr installs exactly the documented
 #     files with their modes, the unit pointing at the installed binary;
 #     make uninstall removes them (an edited environment file stays).
@@ -44,7 +44,7 @@ wait_pidfd() {
 }
 
 # ---- 1. install, uninstall ----
-# the documented list (README.md, "Run it on a host"), mode and path
+# the documented list (docs/HOST.md), mode and path
 expected="644 etc/default/bpfprof
 644 usr/lib/systemd/system/bpfprof.service
 644 usr/share/bash-completion/completions/bpfprof

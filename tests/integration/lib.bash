@@ -4,11 +4,11 @@
 #
 # Whole-machine runs (-a) not kept to a cgroup of the script's own pass
 # --no-jvm-perfmap: at its end bpfprof -a asks every JVM it sampled for its
-# perf map (README, "JIT-compiled code"), and jitlive.sh, which may run at the
+# perf map (docs/INTERPRETERS.md, "JIT-compiled code"), and jitlive.sh, which may run at the
 # same time, checks that its JVM is left without one.
 #
-# No script writes the host's unwind cache (/var/cache/bpfprof/unwind, README
-# "Unwind table cache"): every run starts cold, as before the cache;
+# No script writes the host's unwind cache (/var/cache/bpfprof/unwind,
+# docs/UNWINDING.md): every run starts cold, as before the cache;
 # cache.sh, which tests the cache, names a directory in its $work.
 export BPFPROF_UNWIND_CACHE=none
 passed=0 failed=0 skipped=0

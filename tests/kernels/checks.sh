@@ -11,7 +11,6 @@
 # its last 40 lines are printed. The workloads spin for the CPU time a check
 # needs, not for a wall time (a guest under TCG runs code about ten times
 # slower than the host, and a loaded host slows it down further).
-# After ../shared/vmtest/cmds/checks.sh, which the project's tree does not ship.
 
 B=$TREE/bpfprof
 W=$TREE/.output/workload

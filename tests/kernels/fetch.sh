@@ -20,7 +20,7 @@
 # because the network is missing, 1 on any other failure (a pin left the
 # mirror, a package without a kernel in it).
 #
-# After ../shared/vmtest/fetch-kernels.sh: apt-get download through a private
+# How: apt-get download through a private
 # apt state (sources, lists, cache in a temporary directory; the host's apt
 # and dpkg state are neither read nor changed), then only /boot (up to 6.x)
 # or usr/lib/modules/<ver>/{vmlinuz,config} (7.x) unpacked.

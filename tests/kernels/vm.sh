@@ -24,8 +24,9 @@
 # Exit status: SCRIPT's, as the guest printed it; 124 when QEMU timed out,
 # 125 when the guest printed none (a panic, or no power-off).
 #
-# Adapted from ../shared/vmtest/vmtest.sh (the harness of issue 21's
-# measurements), which the project's tree does not ship.
+# The same idea as the OpenTelemetry eBPF profiler's and Parca's kernel
+# tests (test binaries in an initramfs, prebuilt kernels under QEMU, the
+# serial log read back), with Debian's own kernels: docs/TESTING.md.
 set -euo pipefail
 
 [ $# -eq 3 ] || { echo "usage: $0 KERNEL_DIR SCRIPT RESULTS" >&2; exit 2; }
@@ -69,7 +70,7 @@ build_initrd() {
 	for f in ${EXTRA:-}; do cp -L --parents "$f" "$root/"; done
 	# the libraries and the dynamic loader, at the host's paths
 	for b in "$TREE/bpfprof" "$TREE/.output/workload/"{hotcold,nofp,offcpu} ${EXTRA:-}; do
-		ldd "$b" | grep -o '/[^ )]*' || true
+		ldd "$b" 2>/dev/null | grep -o '/[^ )]*' || true
 	done | grep -v "^$TREE/" | sort -u | while read -r f; do
 		cp -L --parents "$f" "$root/"
 	done

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * A short-lived JIT runtime (issue 24, the first samples): it writes a
- * jitdump (../shared/specs/jitdump-specification.txt) with one
+ * jitdump ("JITDUMP specification version 2", Linux kernel tree,
+ * tools/perf/Documentation/jitdump-specification.txt) with one
  * JIT_CODE_LOAD record naming the code it runs, "jit_hot", maps the file
  * executable (the marker perf and bpfprof find it by), runs that code (an
  * anonymous executable page: mov ecx, 100000; 1: dec ecx; jnz 1b; ret) for

@@ -4,7 +4,8 @@
  * header to DIR/jit-<pid>.dump, swaps that path for a symlink to TARGET,
  * makes /tmp/perf-<pid>.map a symlink to TARGET too, then maps the file it
  * wrote executable (the marker perf and bpfprof look for,
- * ../shared/specs/jitdump-specification.txt "Marker"; its path now leads to
+ * "Marker" in "JITDUMP specification version 2", Linux kernel tree,
+ * tools/perf/Documentation/jitdump-specification.txt; its path now leads to
  * the symlink), and burns CPU for SECONDS in spin() and, on
  * x86-64, in "JIT code" it writes to an anonymous executable page, as a
  * runtime runs compiled code (which is how bpfprof sees a runtime whose

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A writer of XRay FDR version 1 traces, written from
- * ../shared/specs/xray-fdr-trace-format.txt alone (little-endian): 32-byte
+ * A writer of XRay FDR version 1 traces, written from "XRay Flight Data
+ * Recorder Trace Format" (llvm/docs/XRayFDRFormat.rst in llvm-project)
+ * alone (little-endian): 32-byte
  * header, fixed-size thread buffers, 16-byte metadata records (first byte
  * kind << 1 | 1), 8-byte function records (u32 id << 4 | action << 1, u32
  * TSC delta), EndOfBuffer then filler to the buffer size. Used by

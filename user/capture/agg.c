@@ -7,8 +7,8 @@
  * Churn: a process's whole maps snapshot (tens of mappings, thousands for a
  * JVM) is what a process costs beyond its samples. Once more than
  * max_tracked processes hold one, an eviction pass (amortized: the next one
- * comes only after max(max_tracked, tracked) / 8 more processes) checks which
- * have exited, by /proc/PID/stat (gone, a zombie, or another start time: the
+ * comes only after max(max_tracked, tracked) / 8 more processes) asks the
+ * process table which have exited (gone, a zombie, or another start time: the
  * pid was reused), and reduces those to the mappings their samples fall in.
  * That keeps every sampled address resolving exactly as before, since the
  * symbolizer only looks up sampled addresses in them, so short-lived
@@ -20,21 +20,21 @@
  * process's last samples are in. Past max_procs processes in the profile,
  * new ones are not tracked at all: their samples keep their kernel frames in
  * one "[other]" entry, and a warning names --interval.
+ *
+ * No file is opened here: a process's comm, start time, cgroup and maps come
+ * from the process table (proc_table.h), which owns every /proc read.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 #include "agg.h"
 #include "array.h"
 #include "bpfprof_abi.h"
-#include "cgroup.h"
 #include "log.h"
-#include "maps_cache.h"
+#include "proc_table.h"
 #include "procmaps.h"
 
 /*
@@ -71,7 +71,7 @@ struct proc_state {
 
 struct agg {
 	struct profile *p;
-	const char *proc_dir;
+	struct proc_table *t; /* borrowed: comm, start time, cgroup, maps */
 	uint64_t period_ns;
 	uint64_t nr_bad;
 	struct proc_state *state; /* parallel to p->procs */
@@ -82,8 +82,6 @@ struct agg {
 	size_t nr_pending; /* tracked processes seen gone, to reduce */
 	uint64_t pending_at; /* record stamp from which the first of them can be */
 	int other; /* index of "[other]", -1 before it is needed */
-	struct cgroup_cache *cgroups; /* borrowed; NULL: cgroups from /proc */
-	struct maps_cache *maps; /* borrowed; NULL: only /proc's maps */
 	struct agg_stats st;
 	struct agg_observer obs;
 	struct agg_frames frames;
@@ -106,34 +104,29 @@ void agg__set_observer(struct agg *a, const struct agg_observer *obs)
 		memset(&a->obs, 0, sizeof(a->obs));
 }
 
+/* The process's maps changed: to the process table's consumers, then the observer */
 static int notify_maps(struct agg *a, uint32_t proc, uint64_t time_ns)
 {
+	int err = proc_table__maps_changed(a->t, a->p, proc);
+
+	if (err)
+		return err;
 	return a->obs.maps_changed ? a->obs.maps_changed(a->obs.ctx, a->p, proc, time_ns) : 0;
 }
 
-struct agg *agg__new(struct profile *p, const char *proc_dir, uint64_t period_ns)
+struct agg *agg__new(struct profile *p, struct proc_table *t, uint64_t period_ns)
 {
 	struct agg *a = calloc(1, sizeof(*a));
 
 	if (!a)
 		return NULL;
 	a->p = p;
-	a->proc_dir = proc_dir;
+	a->t = t;
 	a->period_ns = period_ns;
 	a->max_tracked = a->evict_at = AGG_MAX_TRACKED;
 	a->max_procs = AGG_MAX_PROCS;
 	a->other = -1;
 	return a;
-}
-
-void agg__set_cgroups(struct agg *a, struct cgroup_cache *c)
-{
-	a->cgroups = c;
-}
-
-void agg__set_maps_cache(struct agg *a, struct maps_cache *c)
-{
-	a->maps = c;
 }
 
 void agg__set_limits(struct agg *a, size_t max_tracked, size_t max_procs)
@@ -162,35 +155,18 @@ uint64_t agg__nr_bad(const struct agg *a)
 	return a->nr_bad;
 }
 
-static bool same_process(const struct agg *a, uint32_t proc);
-
 /*
  * comm of the process (its main thread), falling back to the sampled
  * thread's, also when the pid is another process's now
  */
 static void read_comm(struct agg *a, uint32_t proc, const char *sample_comm)
 {
-	char path[PATH_MAX], buf[PROFILE_COMM_LEN + 1] = { 0 };
 	struct profile_process *pr = &a->p->procs[proc];
-	ssize_t n = -1;
-	int fd = -1;
 
-	if (snprintf(path, sizeof(path), "%s/%u/comm", a->proc_dir, pr->pid) < (int)sizeof(path))
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-	n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-	if (fd >= 0)
-		close(fd);
-	if (n > 0 && !same_process(a, proc))
-		n = -1;
-	if (n > 0) {
-		buf[n] = '\0';
-		buf[strcspn(buf, "\n")] = '\0';
-		memcpy(pr->comm, buf, sizeof(pr->comm) - 1);
-		pr->comm[sizeof(pr->comm) - 1] = '\0';
-	} else {
-		memcpy(pr->comm, sample_comm, PROFILE_COMM_LEN);
-		pr->comm[PROFILE_COMM_LEN - 1] = '\0';
-	}
+	if (!proc_table__comm(a->t, pr->pid, pr->start, pr->comm))
+		return;
+	memcpy(pr->comm, sample_comm, PROFILE_COMM_LEN);
+	pr->comm[PROFILE_COMM_LEN - 1] = '\0';
 }
 
 /*
@@ -217,71 +193,21 @@ static void rename_process(struct profile_process *pr, const char *sample_comm)
 	pr->comm[PROFILE_COMM_LEN - 1] = '\0';
 }
 
-/* What /proc/PID/stat tells of a process, proc(5) */
-struct proc_stat {
-	char state; /* field 3: R, S, D, Z (zombie), X (dead), ... */
-	uint64_t nr_threads; /* field 20 */
-	uint64_t start_time; /* field 22: clock ticks after boot */
-};
-
-static int read_stat(const struct agg *a, uint32_t pid, struct proc_stat *ps);
-
 /*
- * Whether the process now behind the entry's pid is the entry's process:
- * the same start time (any, when the entry's is unknown).
- * Checked after reading one of its /proc files: the entry's process had a
- * sample before the read, so if it still holds the pid after the read, it
- * held it during the read (a pid is not given to another while it lives).
- */
-static bool same_process(const struct agg *a, uint32_t proc)
-{
-	const struct profile_process *pr = &a->p->procs[proc];
-	struct proc_stat st;
-
-	/*
-	 * gone since the read (reaped): the file was still its own, as its pid
-	 * could not have been taken, and freed again, between its sample and
-	 * the read
-	 */
-	if (read_stat(a, pr->pid, &st))
-		return true;
-	return !pr->start || st.start_time == pr->start;
-}
-
-/*
- * /proc/PID/maps of the entry's process: -ESRCH when the pid is another
- * process's now (reused) or nobody's. Read, it is remembered for the run
- * (maps_cache.h); the process gone (or a zombie, whose maps are empty), the
- * last maps remembered are used: read while it lived, by an earlier profile
- * or at the notice of its first samples. *origin says which.
+ * The maps of the entry's process, from the process table: read now, or,
+ * the process gone (or its pid another's), the last maps remembered for it.
+ * *origin says which.
  */
 static int read_maps(struct agg *a, uint32_t proc, char **text, size_t *len, const char **origin)
 {
 	const struct profile_process *pr = &a->p->procs[proc];
-	const char *kept;
-	int err = procmaps__read(a->proc_dir, pr->pid, text, len);
+	bool remembered;
+	int err = proc_table__maps(a->t, pr->pid, pr->start, text, len, &remembered);
 
-	*origin = "maps";
-	if (!err && (!*len || !same_process(a, proc))) {
-		free(*text);
-		*text = NULL;
-		err = -ESRCH;
-	}
-	if (!err)
-		return a->maps && maps_cache__put(a->maps, pr->pid, pr->start, *text, *len) ?
-			       -ENOMEM :
-			       0;
-	if (err == -ENOMEM || !a->maps)
-		return err;
-	kept = maps_cache__get(a->maps, pr->pid, pr->start, len);
-	if (!kept || !*len)
-		return err;
-	*text = strdup(kept);
-	if (!*text)
-		return -ENOMEM;
-	*origin = "maps (remembered)";
-	a->st.nr_maps_remembered++;
-	return 0;
+	*origin = remembered ? "maps (remembered)" : "maps";
+	if (!err && remembered)
+		a->st.nr_maps_remembered++;
+	return err;
 }
 
 /* Read the maps; tell the observer when this is the first read or it added mappings. */
@@ -293,8 +219,8 @@ static int snapshot(struct agg *a, uint32_t proc, uint64_t now_ns, bool first)
 	int ret = read_maps(a, proc, &text, &len, &what);
 
 	if (!ret) {
-		snprintf(origin, sizeof(origin), "%s/%u/%s", a->proc_dir, a->p->procs[proc].pid,
-			 what);
+		snprintf(origin, sizeof(origin), "%s/%u/%s", proc_table__proc_dir(a->t),
+			 a->p->procs[proc].pid, what);
 		ret = procmaps__merge(a->p, proc, text, len, origin);
 		free(text);
 	}
@@ -352,108 +278,16 @@ static uint64_t monotonic_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/*
- * Read PROC/PID/stat. The comm in parentheses may hold anything, ')' too:
- * the fields start after the last ')'. Returns 0 or -errno (-ENOENT once the
- * process is reaped).
- */
-static int read_stat(const struct agg *a, uint32_t pid, struct proc_stat *ps)
-{
-	char path[PATH_MAX], buf[1024], *p, *end;
-	ssize_t n;
-	int fd, field;
-
-	snprintf(path, sizeof(path), "%s/%u/stat", a->proc_dir, pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return n < 0 ? -errno : -ENOENT;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	if (!p || p[1] != ' ' || !p[2])
-		return -EINVAL;
-	ps->state = p[2];
-	/* p + 2 is field 3 */
-	for (p += 2, field = 3; field < 22; field++) {
-		unsigned long long v;
-
-		p = strchr(p, ' ');
-		if (!p)
-			return -EINVAL;
-		p++;
-		if (field + 1 != 20 && field + 1 != 22)
-			continue;
-		errno = 0;
-		v = strtoull(p, &end, 10);
-		if (errno || end == p)
-			return -EINVAL;
-		if (field + 1 == 20)
-			ps->nr_threads = v;
-		else
-			ps->start_time = v;
-	}
-	return 0;
-}
-
-/*
- * The process of this entry has exited: reaped, a zombie, or its pid reused
- * by another (another start time). A zombie leader whose other threads run
- * on (it called pthread_exit) is not gone: they count in its nr_threads.
- */
+/* The process of this entry has exited: reaped, a zombie, or its pid reused by another. */
 static bool process_gone(const struct agg *a, uint32_t proc)
 {
-	struct proc_stat st;
-
-	if (read_stat(a, a->p->procs[proc].pid, &st))
-		return true;
-	if ((st.state == 'Z' && st.nr_threads <= 1) || st.state == 'X')
-		return true;
-	return a->state[proc].start_time && st.start_time != a->state[proc].start_time;
+	return proc_table__gone(a->t, a->p->procs[proc].pid, a->state[proc].start_time);
 }
 
 /* The start time of the process now behind this entry's pid, 0 if unknown. */
 static uint64_t start_time_of(const struct agg *a, uint32_t proc)
 {
-	struct proc_stat st;
-
-	return read_stat(a, a->p->procs[proc].pid, &st) ? 0 : st.start_time;
-}
-
-/*
- * cgroup path and container id: from the record's cgroup id where a cache
- * is set (the process may be gone by now, and its cgroup with it); else from
- * /proc, where a process already gone just has none
- */
-static int read_cgroup(struct agg *a, uint32_t proc)
-{
-	char path[PATH_MAX], id[CGROUP_CONTAINER_ID_LEN + 1];
-	struct profile_process *pr = &a->p->procs[proc];
-
-	if (a->cgroups && pr->cgroup_id) {
-		const char *cpath, *cid;
-		int err = cgroup_cache__lookup(a->cgroups, pr->cgroup_id, &cpath, &cid);
-
-		if (err)
-			return err == -ENOMEM ? err : 0;
-		pr->cgroup_path = profile__intern(a->p, cpath);
-		if (pr->cgroup_path && cid[0])
-			pr->container_id = profile__intern(a->p, cid);
-		return !pr->cgroup_path || (cid[0] && !pr->container_id) ? -ENOMEM : 0;
-	}
-	if (cgroup__proc_path(a->proc_dir, pr->pid, path, sizeof(path)))
-		return 0;
-	pr->cgroup_path = profile__intern(a->p, path);
-	if (!pr->cgroup_path)
-		return -ENOMEM;
-	if (!cgroup__container_id(path, id)) {
-		pr->container_id = profile__intern(a->p, id);
-		if (!pr->container_id)
-			return -ENOMEM;
-	}
-	return 0;
+	return proc_table__start_time(a->t, a->p->procs[proc].pid);
 }
 
 static int new_process(struct agg *a, uint32_t proc, const struct bpfprof_sample *s)
@@ -464,7 +298,7 @@ static int new_process(struct agg *a, uint32_t proc, const struct bpfprof_sample
 	pr->cgroup_id = s->cgroup_id;
 	read_comm(a, proc, s->comm);
 	a->state[proc].start_time = pr->start ?: start_time_of(a, proc);
-	err = read_cgroup(a, proc);
+	err = proc_table__cgroup(a->t, a->p, proc);
 	if (err)
 		return err;
 	return snapshot(a, proc, s->time_ns, true);

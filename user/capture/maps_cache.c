@@ -12,7 +12,6 @@
 #include "maps_cache.h"
 #include "preflight.h"
 #include "proc_file.h"
-#include "procmaps.h"
 
 /* Passes start once this many entries are held (a pass reads one /proc file per entry). */
 #define MAPS_CACHE_MIN_PASS 256
@@ -217,28 +216,6 @@ const char *maps_cache__get(struct maps_cache *c, uint32_t pid, uint32_t start, 
 	e->used = c->profile;
 	*len = e->len;
 	return e->text;
-}
-
-int maps_cache__capture(struct maps_cache *c, uint32_t pid, uint32_t start, const char **text,
-			size_t *len)
-{
-	char *all = NULL;
-	size_t n = 0;
-	int err = procmaps__read(c->proc_dir, pid, &all, &n);
-
-	if (err)
-		return err == -ENOENT ? -ESRCH : err;
-	/* another process's now; or a zombie's (no maps left) */
-	if (!n || !proc_ident__same(c->proc_dir, pid, start)) {
-		free(all);
-		return -ESRCH;
-	}
-	err = maps_cache__put(c, pid, start, all, n);
-	free(all);
-	if (err)
-		return err;
-	*text = maps_cache__get(c, pid, start, len);
-	return 0;
 }
 
 void maps_cache__new_profile(struct maps_cache *c, uint64_t start_ns)

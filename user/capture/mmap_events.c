@@ -269,7 +269,7 @@ static int on_mmap2(struct mmap_events *m, const struct perf_event_header *h)
 	/* PERF_RECORD_MISC_MMAP_BUILD_ID: a build-id instead of maj, min, ino (not asked for) */
 	if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID)
 		x.maj = x.min = 0, x.ino = 0;
-	/* perf's name of an anonymous mapping; /proc/PID/maps leaves it blank */
+	/* perf's name of an anonymous mapping; the process's maps file (proc(5)) leaves it blank */
 	if (!strcmp(x.name, "//anon"))
 		x.name = "";
 	x.start = addr;

@@ -8,9 +8,9 @@
  * notices' ring alone (its own epoll: the ring's and a stop eventfd), at
  * SCHED_FIFO 1 where permitted, captures each noticed process with I/O of
  * its own, and hands the captures to the reader through a lock-free list;
- * the reader merges them (maps_cache__put, symbolizer__adopt: no I/O but
- * close) before the records it reads next, so the maps cache and the
- * symbolizer stay single-threaded.
+ * the reader merges them (proc_table__take_captured: maps_cache__put,
+ * symbolizer__adopt: no I/O but close) before the records it reads next, so
+ * the maps cache and the symbolizer stay single-threaded.
  *
  * It shares no lock with the reader: bpfprof runs one malloc arena
  * (main.c), whose lock the reader holds often; a reader descheduled (or
@@ -44,6 +44,7 @@
 #include "lib_io.h"
 #include "notice_thread.h"
 #include "proc_file.h"
+#include "proc_table.h"
 
 /* A noticed process, rechecked after its notices (notice_thread.h); pid 0: a free slot */
 struct watch {
@@ -156,21 +157,18 @@ static struct notice_item *get_block(struct notice_thread *nt, size_t len)
 }
 
 /*
- * /proc/PID/maps of pid into nt->buf (no malloc): 0 and *len, or -errno.
+ * The maps of pid into nt->buf (no malloc; opened by the process table,
+ * proc_table.h): 0 and *len, or -errno.
  * A text past NOTICE_MAPS_MAX is cut there (whole lines: the parser skips
  * a cut one).
  */
 static int read_maps(struct notice_thread *nt, uint32_t pid, size_t *len)
 {
-	char path[PATH_MAX];
 	size_t n = 0;
-	int fd;
+	int fd = proc_table__open_maps(nt->o.proc_dir, pid);
 
-	if (snprintf(path, sizeof(path), "%s/%u/maps", nt->o.proc_dir, pid) >= (int)sizeof(path))
-		return -ENAMETOOLONG;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	for (;;) {
 		size_t got;
 		int err;

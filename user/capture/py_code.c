@@ -12,7 +12,15 @@
 #include "bpfprof_abi.h"
 #include "py_code.h"
 
-/* Checked here (x86-64): ../shared/INTERPRETERS.md; 3.8-3.10 with ctypes on pyenv's builds */
+/*
+ * Offsets from CPython's own headers per minor version: Include/cpython/
+ * pystate.h and Include/internal/pycore_runtime.h (the thread state, the
+ * runtime's TSS key), Include/cpython/frameobject.h (3.8-3.10) and
+ * Include/internal/pycore_frame.h (3.11+: _PyInterpreterFrame),
+ * Include/cpython/code.h, Include/cpython/unicodeobject.h; checked on x86-64
+ * with ctypes against pyenv's 3.8-3.10 builds and Debian's 3.11. The
+ * project's docs/INTERPRETERS.md holds the derivation.
+ */
 static const struct py_layout layouts[] = {
 	{ .version = 0x0308,
 	  .rt_tss = 1392,

@@ -2,7 +2,9 @@
 /*
  * Python processes: interpreter discovery, the BPF walk's per-process
  * layout, and Python frames merged into sampled stacks (include/python_procs.h).
- * Layouts and line tables: py_code.h; the frame chain: ../shared/INTERPRETERS.md.
+ * Layouts and line tables: py_code.h; the frame chain (CPython's
+ * Include/internal/pycore_frame.h, Include/cpython/pystate.h): the
+ * project's docs/INTERPRETERS.md.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -444,6 +446,14 @@ static void forget(struct python_procs *py, struct py_proc *pp)
 	if (pp->mem_fd >= 0)
 		close(pp->mem_fd);
 	pp->mem_fd = -1;
+}
+
+void python_procs__forget(struct python_procs *py, uint32_t pid)
+{
+	struct py_proc *pp = find_proc(py, pid);
+
+	if (pp)
+		forget(py, pp);
 }
 
 /*

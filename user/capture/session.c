@@ -1015,6 +1015,16 @@ int session__python_set(struct session *s, uint32_t tgid, const struct bpfprof_p
 		       0;
 }
 
+int session__interp_attach(void *ctx, enum interp_kind kind, uint32_t tgid, const void *layout)
+{
+	switch (kind) {
+	case INTERP_PYTHON:
+		return session__python_set(ctx, tgid, layout);
+	default:
+		return -EOPNOTSUPP;
+	}
+}
+
 void session__walk_stats(struct session *s, uint64_t stats[BPFPROF_STAT_NR])
 {
 	for (uint32_t i = 0; i < BPFPROF_STAT_NR; i++)

@@ -5,6 +5,7 @@
  * RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS (Linux 5.6; bpfprof needs 5.8
  * for ring buffers anyway), see Documentation/userspace-api and openat2(2).
  */
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -19,6 +20,9 @@
 #include <unistd.h>
 #include "proc_file.h"
 #include "lib_io.h"
+
+/* A vDSO image larger than this is taken for a damaged one (x86-64's is 8 KiB) */
+#define VDSO_MAX_BYTES (1u << 20)
 
 int proc_ident__read(const char *proc_dir, uint32_t pid, struct proc_ident *id)
 {
@@ -205,19 +209,25 @@ const char *proc_file__strerror(int err)
 
 const void *proc_file__own_vdso(size_t *size)
 {
-	const void *image = (const void *)getauxval(AT_SYSINFO_EHDR);
-	unsigned long long start, end;
-	char line[512];
-	FILE *f;
+	const Elf64_Ehdr *e = (const Elf64_Ehdr *)getauxval(AT_SYSINFO_EHDR);
+	const Elf64_Phdr *ph;
+	long page = sysconf(_SC_PAGESIZE);
+	uint64_t end;
 
 	*size = 0;
-	if (!image || !(f = fopen("/proc/self/maps", "re")))
+	if (!e || memcmp(e->e_ident, ELFMAG, SELFMAG) || e->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    e->e_phentsize != sizeof(*ph) || page <= 0)
 		return NULL;
-	while (fgets(line, sizeof(line), f))
-		if (strstr(line, "[vdso]") && sscanf(line, "%llx-%llx", &start, &end) == 2) {
-			*size = (size_t)(end - start);
-			break;
-		}
-	fclose(f);
-	return *size ? image : NULL;
+	/* the image ends with its section headers, or its last loaded bytes */
+	end = e->e_shoff + (uint64_t)e->e_shnum * e->e_shentsize;
+	ph = (const Elf64_Phdr *)((const char *)e + e->e_phoff);
+	for (int i = 0; i < e->e_phnum; i++)
+		if (ph[i].p_type == PT_LOAD && ph[i].p_offset + ph[i].p_filesz > end)
+			end = ph[i].p_offset + ph[i].p_filesz;
+	/* the kernel maps the whole image, padded to a page (arch/x86/entry/vdso/vdso2c.h) */
+	end = (end + (uint64_t)page - 1) & ~((uint64_t)page - 1);
+	if (!end || end > VDSO_MAX_BYTES)
+		return NULL;
+	*size = (size_t)end;
+	return e;
 }

@@ -1,17 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
- * /proc/PID/maps parsing and merging into the profile (include/procmaps.h).
+ * The maps text's parsing and merging into the profile (include/procmaps.h;
+ * the file is read by the process table alone, proc_table.h).
  * The kernel writes each line with seq_printf in fs/proc/task_mmu.c
  * show_map_vma(); the parser accepts exactly that shape and skips anything
  * else line by line, so a damaged line costs only its own mapping.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include "lib_cursor.h"
 #include "log.h"
 #include "procmaps.h"
@@ -97,58 +95,6 @@ int procmaps__parse(const char *text, size_t len, const char *origin, procmaps_c
 	return 0;
 }
 
-int procmaps__read(const char *proc_dir, uint32_t pid, char **text, size_t *len)
-{
-	size_t cap = 16384, n = 0;
-	char path[PATH_MAX], *data;
-	int fd, err;
-
-	if (snprintf(path, sizeof(path), "%s/%u/maps", proc_dir, pid) >= (int)sizeof(path))
-		return -ENAMETOOLONG;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	data = malloc(cap);
-	if (!data) {
-		close(fd);
-		return -ENOMEM;
-	}
-	for (;;) {
-		ssize_t r;
-
-		if (cap - n < 4096) {
-			char *nd = cap > SIZE_MAX / 2 ? NULL : realloc(data, cap * 2);
-
-			if (!nd) {
-				err = -ENOMEM;
-				goto out_free;
-			}
-			data = nd;
-			cap *= 2;
-		}
-		r = read(fd, data + n, cap - n - 1);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			err = -errno;
-			goto out_free;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
-	close(fd);
-	data[n] = '\0';
-	*text = data;
-	*len = n;
-	return 0;
-
-out_free:
-	close(fd);
-	free(data);
-	return err;
-}
-
 struct merge_ctx {
 	struct profile *p;
 	uint32_t proc;
@@ -192,19 +138,4 @@ int procmaps__merge(struct profile *p, uint32_t proc, const char *text, size_t l
 
 	err = procmaps__parse(text, len, origin, merge_one, &mc, NULL);
 	return err ? err : mc.added;
-}
-
-int procmaps__snapshot(struct profile *p, uint32_t proc, const char *proc_dir)
-{
-	char origin[PATH_MAX], *text;
-	size_t len;
-	int err;
-
-	err = procmaps__read(proc_dir, p->procs[proc].pid, &text, &len);
-	if (err)
-		return err;
-	snprintf(origin, sizeof(origin), "%s/%u/maps", proc_dir, p->procs[proc].pid);
-	err = procmaps__merge(p, proc, text, len, origin);
-	free(text);
-	return err;
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * jitdump reader and the JIT symbol table it shares with the perf map reader
- * (include/sym_jitdump.h). Follows ../shared/specs/jitdump-specification.txt:
+ * (include/sym_jitdump.h). Follows "JITDUMP specification version 2"
+ * (tools/perf/Documentation/jitdump-specification.txt in the Linux kernel tree):
  * every field is read through a bounded cursor and converted from the
  * writer's byte order as it is read; every size and count is checked against
  * the bytes left in its record before use. Names live in one string arena;

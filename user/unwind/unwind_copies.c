@@ -49,8 +49,7 @@ struct unwind_copies {
 	size_t nr_held, cap_held;
 	uint64_t held_total;
 	uint64_t held_bytes; /* of the records kept now */
-	unwind_copies_maps_fn maps;
-	void *maps_ctx;
+	struct unwind_copies_procs procs; /* registrations, remembered maps */
 	uint64_t gone_loads;
 	struct bpfprof_sample *out; /* a released record's sample */
 	/* the last sample's walk, for unwind_copies__check_record */
@@ -79,7 +78,7 @@ static uint64_t mono_ns(void)
 }
 
 struct unwind_copies *unwind_copies__new(struct unwinder *u, uint32_t max_stack,
-					 unwind_copies_maps_fn maps, void *maps_ctx)
+					 const struct unwind_copies_procs *procs)
 {
 	struct unwind_copies *c = calloc(1, sizeof(*c));
 
@@ -91,8 +90,8 @@ struct unwind_copies *unwind_copies__new(struct unwinder *u, uint32_t max_stack,
 		return NULL;
 	}
 	c->u = u;
-	c->maps = maps;
-	c->maps_ctx = maps_ctx;
+	if (procs)
+		c->procs = *procs;
 	c->max_stack = max_stack && max_stack <= BPFPROF_MAX_USER_STACK ? max_stack :
 									  BPFPROF_MAX_STACK;
 	return c;
@@ -131,7 +130,7 @@ static int request(struct unwind_copies *c, uint32_t pid)
 		return 0;
 	c->reloads[k].pid = pid;
 	c->reloads[k].ns = now;
-	err = unwinder__queue_pid(c->u, pid);
+	err = c->procs.request ? c->procs.request(c->procs.ctx, pid) : -ENOENT;
 	c->loads++;
 	c->load_ns += mono_ns() - now;
 	if (err)
@@ -192,10 +191,10 @@ static int walk_record(struct unwind_copies *c, const void *data, size_t size, b
 	/* not registered: wait for the registration under way, or ask for one */
 	if (!ready && !released && (unwinder__pending(c->u, rc.pid) || request(c, rc.pid) == 1))
 		return hold(c, rc.pid, data, size) ?: 1;
-	if (!ready && c->maps && kill((pid_t)rc.pid, 0) && errno == ESRCH) {
+	if (!ready && c->procs.remembered && kill((pid_t)rc.pid, 0) && errno == ESRCH) {
 		/* gone unregistered: from the maps remembered at its first sample, now */
 		size_t len;
-		const char *text = c->maps(c->maps_ctx, rc.pid, hdr.start, &len);
+		const char *text = c->procs.remembered(c->procs.ctx, rc.pid, hdr.start, &len);
 		uint64_t t = mono_ns();
 
 		if (text && !unwinder__load_text(c->u, rc.pid, text, len)) {
@@ -234,11 +233,12 @@ walk:
 		 * at a sample in the execve itself: collect2's child that becomes
 		 * ld, whose stacks then ended at their leaf)
 		 */
-		if (c->maps && (c->gone_reloads[k].pid != rc.pid ||
-				c->gone_reloads[k].start != hdr.start) &&
+		if (c->procs.remembered &&
+		    (c->gone_reloads[k].pid != rc.pid || c->gone_reloads[k].start != hdr.start) &&
 		    kill((pid_t)rc.pid, 0) && errno == ESRCH) {
 			size_t len;
-			const char *text = c->maps(c->maps_ctx, rc.pid, hdr.start, &len);
+			const char *text =
+				c->procs.remembered(c->procs.ctx, rc.pid, hdr.start, &len);
 			uint64_t t = mono_ns();
 			int err = text ? unwinder__load_text(c->u, rc.pid, text, len) : -ENOENT;
 

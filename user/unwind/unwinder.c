@@ -897,20 +897,6 @@ int unwinder__load_text(struct unwinder *u, uint32_t pid, const char *text, size
 	return err;
 }
 
-int unwinder__load_pid(struct unwinder *u, uint32_t pid)
-{
-	char *text = NULL;
-	size_t len = 0;
-	int err;
-
-	err = procmaps__read(u->proc_dir, pid, &text, &len);
-	if (err)
-		return err;
-	err = unwinder__load_text(u, pid, text, len);
-	free(text);
-	return err;
-}
-
 void unwinder__forget(struct unwinder *u, uint32_t pid)
 {
 	struct proc_entry *pe;
@@ -1117,20 +1103,14 @@ bool unwinder__pending(struct unwinder *u, uint32_t pid)
 	return found;
 }
 
-int unwinder__queue_pid(struct unwinder *u, uint32_t pid)
+int unwinder__queue_text(struct unwinder *u, uint32_t pid, const char *text, size_t len)
 {
 	struct maps_buf mb = { 0 };
-	char *text = NULL;
-	size_t len = 0;
 	int err;
 
-	err = procmaps__read(u->proc_dir, pid, &text, &len);
-	if (err)
-		return err;
 	err = procmaps__parse(text, len, "maps", collect_mapping, &mb, NULL);
 	if (!err)
 		err = unwinder__queue(u, pid, mb.maps, mb.nr);
 	maps_buf_free(&mb);
-	free(text);
 	return err;
 }

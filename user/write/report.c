@@ -1,10 +1,22 @@
 // SPDX-License-Identifier: MIT
-/* Summary of a profile: totals and top functions by self samples (include/report.h). */
+/*
+ * Summary of a profile: totals and top functions by self samples, then the
+ * counters of each stage, one line each (include/report.h).
+ */
+#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "log.h"
+#include "maps_cache.h"
+#include "mmap_events.h"
+#include "notice_thread.h"
 #include "report.h"
+#include "symbolize.h"
+#include "unwind_cache.h"
+#include "unwind_check.h"
+#include "unwind_copies.h"
+#include "unwinder.h"
 
 struct leaf {
 	const char *func;
@@ -182,4 +194,281 @@ uint64_t report__unnamed_jit(FILE *f, const struct profile *p, report_jit_why_fn
 			shown - REPORT_JIT_LINES);
 	free(per_proc);
 	return total;
+}
+
+/* a - b for a counter that only grows; 0 should it ever be below b */
+static uint64_t since(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
+void report__counters_diff(const struct report_counters *now, const struct report_counters *before,
+			   struct report_counters *d)
+{
+	const struct python_stats *py = &now->py, *py0 = &before->py;
+	const struct session_offcpu_stats *off = &now->off, *off0 = &before->off;
+	struct report_counters out = {
+		.dropped = since(now->dropped, before->dropped),
+		.off = {
+			.sent = since(off->sent, off0->sent),
+			.dropped = since(off->dropped, off0->dropped),
+			.full = since(off->full, off0->full),
+			.short_blocks = since(off->short_blocks, off0->short_blocks),
+			.short_ns = since(off->short_ns, off0->short_ns),
+			.kernel_only = since(off->kernel_only, off0->kernel_only),
+		},
+		/* the interpreters and versions: all found so far */
+		.py = *py,
+	};
+
+	out.py.samples = since(py->samples, py0->samples);
+	out.py.with_frames = since(py->with_frames, py0->with_frames);
+	out.py.no_eval = since(py->no_eval, py0->no_eval);
+	out.py.no_tstate = since(py->no_tstate, py0->no_tstate);
+	out.py.walk_failed = since(py->walk_failed, py0->walk_failed);
+	out.py.not_walked = since(py->not_walked, py0->not_walked);
+	out.py.unsupported_samples = since(py->unsupported_samples, py0->unsupported_samples);
+	out.py.frames = since(py->frames, py0->frames);
+	out.py.truncated = since(py->truncated, py0->truncated);
+	out.py.code_reads = since(py->code_reads, py0->code_reads);
+	out.py.code_read_failed = since(py->code_read_failed, py0->code_read_failed);
+	out.py.code_read_ns = since(py->code_read_ns, py0->code_read_ns);
+	out.py.frame_hits = since(py->frame_hits, py0->frame_hits);
+	out.py.frame_misses = since(py->frame_misses, py0->frame_misses);
+	*d = out;
+}
+
+void report__progress(FILE *f, double elapsed_s, uint64_t samples, uint64_t lost)
+{
+	fprintf(f, "\r\033[Kbpfprof: %.1f s, %llu samples, %llu lost", elapsed_s,
+		(unsigned long long)samples, (unsigned long long)lost);
+}
+
+void report__lost(FILE *f, uint64_t lost, const uint64_t *per_cpu, int nr_cpus,
+		  uint64_t ringbuf_bytes)
+{
+	if (!lost)
+		return;
+	fprintf(f, "bpfprof: lost %llu samples: ring buffer full (", (unsigned long long)lost);
+	for (int cpu = 0; cpu < nr_cpus; cpu++)
+		if (per_cpu[cpu])
+			fprintf(f, " cpu%d: %llu", cpu, (unsigned long long)per_cpu[cpu]);
+	fprintf(f, " ); consider --ringbuf-size %lluM\n",
+		(unsigned long long)(ringbuf_bytes >> 20 ? (ringbuf_bytes >> 20) * 4 : 4));
+}
+
+void report__offcpu_counts(FILE *f, const struct session_offcpu_stats *off, uint64_t thresh_us)
+{
+	fprintf(f, "bpfprof: off-CPU: %llu blocks under %llu us left out (%.3f s in all)\n",
+		(unsigned long long)off->short_blocks, (unsigned long long)thresh_us,
+		(double)off->short_ns / 1e9);
+	if (off->kernel_only)
+		fprintf(f,
+			"bpfprof: off-CPU: %llu blocks with kernel frames only (not blocked in a system "
+			"call, or a sample's walk overlapped theirs)\n",
+			(unsigned long long)off->kernel_only);
+	if (off->full)
+		pr_warn("off-CPU: %llu blocks not followed: no memory for a task's slot, or more than %d long "
+			"blocks waiting for their system call exit at once\n",
+			(unsigned long long)off->full, BPFPROF_MAX_OFFCPU_PENDING);
+	if (off->dropped)
+		pr_warn("off-CPU: lost %llu blocks: ring buffer full; consider --ringbuf-size\n",
+			(unsigned long long)off->dropped);
+}
+
+void report__walks(FILE *f, const uint64_t bpf[BPFPROF_STAT_NR], uint64_t roots,
+		   struct unwinder *u, const struct unwind_copies *c, struct unwind_cache *uc,
+		   struct mmap_events *m, const char *mode)
+{
+	uint64_t st[BPFPROF_STAT_NR];
+	struct unwinder_stats us = { 0 };
+	struct unwind_copies_stats cs = { 0 };
+
+	memcpy(st, bpf, sizeof(st));
+	if (c) {
+		uint64_t cst[BPFPROF_STAT_NR];
+
+		unwind_copies__stats(c, cst, &cs);
+		for (int i = 0; i < BPFPROF_STAT_NR; i++)
+			st[i] += cst[i];
+	}
+	if (u)
+		unwinder__stats(u, &us);
+	unwinder__print_walks(f, st, u ? &us : NULL, mode, roots);
+	if (log_verbosity >= 1)
+		unwind_cache__print(f, uc);
+	if (cs.walks)
+		pr_info("stack copies: %llu walked in user space, %.1f us a stack; %llu kept until "
+			"their process was registered, %llu registrations asked for, %llu processes "
+			"gone registered from their remembered maps (%.1f ms)\n",
+			(unsigned long long)cs.walks, (double)cs.walk_ns / 1e3 / cs.walks,
+			(unsigned long long)cs.held, (unsigned long long)cs.loads,
+			(unsigned long long)cs.gone_loads, (double)cs.load_ns / 1e6);
+	if (m) {
+		struct mmap_events_stats ms;
+
+		mmap_events__stats(m, &ms);
+		pr_info("mmap events: %llu records (%llu bytes, %llu lost, %llu malformed); maps "
+			"of %llu processes gone before they were read rendered from them; %zu "
+			"processes held (%zu bytes, %llu evicted)\n",
+			(unsigned long long)ms.records, (unsigned long long)ms.bytes,
+			(unsigned long long)ms.lost, (unsigned long long)ms.bad,
+			(unsigned long long)ms.rendered, ms.nr_procs, ms.held_bytes,
+			(unsigned long long)ms.evicted);
+	}
+}
+
+/* issue 24: over weeks of --interval these follow the processes alive, not those ever seen */
+void report__held(FILE *f, const struct symbolizer *sy, struct unwinder *u,
+		  const struct maps_cache *mc, const struct session_map_entries *me,
+		  struct notice_thread *nt)
+{
+	struct symbolizer_counts sc;
+	struct unwinder_stats us = { 0 };
+	long rss_kb = -1;
+	char line[128];
+	size_t fds = 0, nr_maps, maps_bytes;
+	struct dirent *de;
+	FILE *st;
+	DIR *d;
+
+	if (!log_verbosity)
+		return;
+	st = fopen("/proc/self/status", "re");
+	while (st && fgets(line, sizeof(line), st))
+		if (sscanf(line, "VmRSS: %ld", &rss_kb) == 1)
+			break;
+	if (st)
+		fclose(st);
+	d = opendir("/proc/self/fd");
+	while (d && (de = readdir(d)))
+		fds += de->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	symbolizer__counts(sy, &sc);
+	if (u)
+		unwinder__stats(u, &us);
+	maps_cache__counts(mc, &nr_maps, &maps_bytes);
+	fprintf(f,
+		"bpfprof: held: RSS %ld kB, %zu descriptors; %zu files pinned, %zu symbol tables, "
+		"%zu JIT processes (%zu files); unwind: %llu processes, %llu map entries; "
+		"remembered maps: %zu processes (%zu bytes)\n",
+		rss_kb, fds, sc.nr_pins, sc.nr_files, sc.nr_jit_procs, sc.nr_jit_fds,
+		(unsigned long long)us.nr_procs, (unsigned long long)us.nr_entries, nr_maps,
+		maps_bytes);
+	fprintf(f,
+		"bpfprof: held: BPF map entries: unwind_procs %lld, unwind_mappings %lld, "
+		"py_procs %lld, targets %lld, seen %lld, noticed %lld, offcpu_start %lld, "
+		"offcpu_pending %lld (-1: not counted)\n",
+		(long long)me->unwind_procs, (long long)me->unwind_mappings,
+		(long long)me->py_procs, (long long)me->targets, (long long)me->seen,
+		(long long)me->noticed, (long long)me->offcpu_start, (long long)me->offcpu_pending);
+	if (nt) {
+		struct notice_thread_stats ns;
+
+		notice_thread__stats(nt, &ns);
+		fprintf(f,
+			"bpfprof: notices' thread (%s): %llu notices, %llu captured, %llu of processes "
+			"gone, %llu of changed maps found by a recheck, %llu dropped (queue full), %llu times over its real-time budget; read "
+			"at most %.1f ms after sent\n",
+			ns.realtime ? "SCHED_FIFO 1" : "normal priority",
+			(unsigned long long)ns.notices, (unsigned long long)ns.captured,
+			(unsigned long long)ns.gone, (unsigned long long)ns.rechanged,
+			(unsigned long long)ns.dropped, (unsigned long long)ns.demoted,
+			(double)ns.max_delay_ns / 1e6);
+	}
+}
+
+void report__python(FILE *f, const struct python_stats *st)
+{
+	char vers[64] = "";
+	size_t n = 0;
+
+	if (!st->nr_procs && !st->nr_unsupported)
+		return;
+	for (int i = 0; i < 8 && st->versions[i]; i++)
+		n += (size_t)snprintf(vers + n, sizeof(vers) - n, "%s%u.%u", i ? ", " : "",
+				      st->versions[i] >> 8, st->versions[i] & 0xff);
+	fprintf(f,
+		"bpfprof: Python: %llu samples of %llu interpreters (CPython %s): %llu with Python frames "
+		"(%llu frames, %llu cut at %d); without: %llu with no eval loop in the native stack (C code, or a walk cut short), %llu with no "
+		"Python thread state, %llu chain not readable, %llu before the interpreter was found\n",
+		(unsigned long long)st->samples, (unsigned long long)st->nr_procs,
+		vers[0] ? vers : "-", (unsigned long long)st->with_frames,
+		(unsigned long long)st->frames, (unsigned long long)st->truncated,
+		BPFPROF_MAX_PY_FRAMES, (unsigned long long)st->no_eval,
+		(unsigned long long)st->no_tstate, (unsigned long long)st->walk_failed,
+		(unsigned long long)st->not_walked);
+	if (st->nr_unsupported)
+		fprintf(f,
+			"bpfprof: Python: %llu processes of unsupported versions or layouts profiled natively "
+			"(%llu samples)\n",
+			(unsigned long long)st->nr_unsupported,
+			(unsigned long long)st->unsupported_samples);
+	pr_info("Python code objects: %llu read (%llu not readable), %.1f us each; frame lookups %llu, "
+		"%.1f %% cached\n",
+		(unsigned long long)st->code_reads, (unsigned long long)st->code_read_failed,
+		st->code_reads ? (double)st->code_read_ns / st->code_reads / 1000 : 0.0,
+		(unsigned long long)(st->frame_hits + st->frame_misses),
+		st->frame_hits + st->frame_misses ?
+			100.0 * st->frame_hits / (st->frame_hits + st->frame_misses) :
+			0.0);
+}
+
+void report__bpf_cost(uint64_t run_ns, uint64_t runs)
+{
+	if (runs)
+		pr_info("BPF run time: %.0f ns a sample (on_sample, %llu runs; kernel.bpf_stats_enabled)\n",
+			(double)run_ns / runs, (unsigned long long)runs);
+}
+
+void report__check_stack(struct unwind_check *c, const struct bpfprof_ustack_copy *rec, size_t size)
+{
+	struct unwind_check_result res;
+
+	if (!c || unwind_check__sample(c, rec, size, &res))
+		return;
+	if ((res.verdict != UNWIND_CHECK_DIFFERENT && res.verdict != UNWIND_CHECK_BPF_SHORTER) ||
+	    log_verbosity < 2)
+		return;
+	if (res.verdict == UNWIND_CHECK_DIFFERENT)
+		pr_debug(
+			"check-unwind: pid %u tid %u: frame %u differs (BPF %u frames, libdwfl %u)\n",
+			rec->tgid, rec->tid, res.first_diff, rec->nr_user, res.nr_dwfl);
+	else
+		pr_debug(
+			"check-unwind: pid %u tid %u: BPF stopped first (BPF %u frames, libdwfl %u)\n",
+			rec->tgid, rec->tid, rec->nr_user, res.nr_dwfl);
+	for (uint32_t i = 0; i < rec->nr_user || i < res.nr_dwfl; i++) {
+		uint64_t b = i < rec->nr_user ? rec->ips[i] : 0,
+			 d = i < res.nr_dwfl ? res.dwfl_ips[i] : 0;
+		const char *name = unwind_check__symbol(c, rec->tgid, b ? b : d);
+
+		pr_debug("  #%-3u BPF %#18llx  libdwfl %#18llx  %s\n", i, (unsigned long long)b,
+			 (unsigned long long)d, name ? name : "?");
+	}
+}
+
+void report__unwind_check(FILE *f, const struct unwind_check_stats *st)
+{
+	uint64_t n = 0;
+
+	for (int i = 0; i < UNWIND_CHECK_NR_VERDICTS; i++)
+		n += st->verdicts[i];
+	fprintf(f,
+		"bpfprof: BPF unwinds against libdwfl's (%llu stacks checked): %llu identical, %llu shorter "
+		"(BPF stopped first), %llu libdwfl stopped first (8 KB copy), %llu different, %llu not checked\n",
+		(unsigned long long)n, (unsigned long long)st->verdicts[UNWIND_CHECK_IDENTICAL],
+		(unsigned long long)st->verdicts[UNWIND_CHECK_BPF_SHORTER],
+		(unsigned long long)st->verdicts[UNWIND_CHECK_DWFL_SHORTER],
+		(unsigned long long)st->verdicts[UNWIND_CHECK_DIFFERENT],
+		(unsigned long long)st->verdicts[UNWIND_CHECK_FAILED]);
+}
+
+void report__user_stacks(FILE *f, uint64_t same, uint64_t shorter, uint64_t differ)
+{
+	fprintf(f,
+		"bpfprof: user stacks against the kernel's walk: %llu the same, %llu its first part, "
+		"%llu different\n",
+		(unsigned long long)same, (unsigned long long)shorter, (unsigned long long)differ);
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * gperftools CPU profile writer (include/write_gperf.h,
- * ../shared/specs/gperftools-cpu-profile-format.html, "Binary Header",
+ * gperftools CPU profile writer (include/write_gperf.h; "Google CPU Profiler
+ * Binary Data File Format", docs/cpuprofile-fileformat.html in gperftools:
+ * "Binary Header",
  * "Profile Records", "Binary Trailer", "Text List of Mapped Objects").
  */
 #include <errno.h>

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * perf.data writer (include/write_perfdata.h): a PERFILE2 file as perf record
- * writes it, per ../shared/specs/perf-data-file-format.txt, <linux/perf_event.h>
+ * writes it, per "perf.data format" (Linux kernel tree,
+ * tools/perf/Documentation/perf.data-file-format.txt), <linux/perf_event.h>
  * and tools/perf/util/header.c (include/perf_header.h has the header layout).
  * Records are appended to a buffer that is written out every ~256 KiB, so
  * memory grows with processes, threads and mappings, never with samples.

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * XRay trace → struct profile (include/read_xray.h). FDR version 1 follows
- * ../shared/specs/xray-fdr-trace-format.txt: fixed-size thread buffers of the
+ * "XRay Flight Data Recorder Trace Format" (llvm/docs/XRayFDRFormat.rst in
+ * llvm-project): fixed-size thread buffers of the
  * header's buffer_size, each NewBuffer WallClockTime NewCPUId Body* and
  * EndOfBuffer, whose remaining bytes are skipped whatever they hold; the
  * NewBuffer thread id is 2 bytes. Versions 2–5 follow what LLVM's runtime

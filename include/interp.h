@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Interpreters in user space: each runtime whose frames the BPF side walks
+ * beside the native ones (CPython today; HotSpot and V8 to come) is one
+ * implementation of struct interp_ops, as the OpenTelemetry eBPF profiler's
+ * interpreter Loader (find an interpreter in a process's mappings) and
+ * Instance (attach, symbolize, detach) do. A new interpreter plugs in as a
+ * file of its own with its ops table (user/capture/interp_python.c is the
+ * model), one enum interp_kind, and one line in user/capture/interp.c's
+ * table; the BPF side's attach (session.c) gets one case.
+ *
+ * The registry (struct interps) runs every enabled implementation over each
+ * process whose maps were (re)read (find: the aggregator's frames hook,
+ * agg.h) and each sample of a process (merge), and keeps their counters for
+ * the summary.
+ */
+#ifndef BPFPROF_INTERP_H
+#define BPFPROF_INTERP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "bpfprof_abi.h"
+#include "profile.h"
+
+enum interp_kind {
+	INTERP_PYTHON, /* CPython 3.8-3.13 (python_procs.h) */
+	INTERP_NR,
+};
+
+/*
+ * Hand the BPF walk an interpreter's layout for process tgid (layout: that
+ * kind's struct, e.g. struct bpfprof_py_proc), or take it away (NULL).
+ * Returns 0 or -errno (-E2BIG: its BPF map is full). session__interp_attach
+ * is the real one.
+ */
+typedef int (*interp_attach_fn)(void *ctx, enum interp_kind kind, uint32_t tgid,
+				const void *layout);
+
+/* What an implementation is given at its start */
+struct interp_env {
+	const char *proc_dir; /* "/proc" except in tests (borrowed) */
+	interp_attach_fn attach; /* may be NULL: nothing handed to BPF (tests) */
+	void *attach_ctx;
+};
+
+/*
+ * One interpreter. Every op runs on the ring buffer reader's thread.
+ */
+struct interp_ops {
+	const char *name; /* "Python", for messages */
+	/* Start: the implementation's state into *state. 0 or -errno. */
+	int (*new)(const struct interp_env *env, void **state);
+	void (*free)(void *state);
+	/*
+	 * find + attach: process proc of p has had its maps (re)read: find the
+	 * interpreter among its mappings (once per interpreter file and load
+	 * address), hand BPF its layout, and give the process what its frames
+	 * will need in p (Python: its region, profile_process.py_start).
+	 * Returns the mappings added to p (0 or more), or -ENOMEM; anything
+	 * else is warned about once, and the process is profiled natively.
+	 */
+	int (*find)(void *state, struct profile *p, uint32_t proc);
+	/*
+	 * merge: sample s of process proc: its recorded interpreter frames
+	 * turned into frames of p, merged into the native user stack, into
+	 * ips (room for BPFPROF_MAX_STACK + BPFPROF_MAX_PY_FRAMES + 1
+	 * addresses) and *nr_user. Returns 1 when set, 0 when the record's own
+	 * user stack stands (none of this interpreter's frames), or -ENOMEM.
+	 */
+	int (*merge)(void *state, struct profile *p, uint32_t proc, const struct bpfprof_sample *s,
+		     uint64_t *ips, uint16_t *nr_user);
+	/* forget: process pid has exited: its interpreter leaves BPF and the caches. */
+	void (*forget)(void *state, uint32_t pid);
+	/* Its counters (its own struct, stats_size bytes: struct python_stats) into out. */
+	void (*stats)(const void *state, void *out);
+	size_t stats_size;
+};
+
+/* CPython's implementation (user/capture/interp_python.c) */
+extern const struct interp_ops interp_python;
+
+struct interps;
+
+/*
+ * The registry, with the implementations enabled (bit (1 << kind) of
+ * enabled: --no-python clears INTERP_PYTHON's) started with env (copied).
+ * Returns NULL with errno (ENOMEM, or an implementation's start error).
+ */
+struct interps *interps__new(const struct interp_env *env, uint32_t enabled);
+void interps__free(struct interps *r);
+
+/* Whether kind is enabled and started. */
+bool interps__has(const struct interps *r, enum interp_kind kind);
+
+/*
+ * find for every implementation (struct interp_ops). Returns the mappings
+ * they added to p, summed, or -ENOMEM.
+ */
+int interps__find(struct interps *r, struct profile *p, uint32_t proc);
+
+/* merge: the first implementation that merges frames into the sample (1), else 0; -ENOMEM. */
+int interps__merge(struct interps *r, struct profile *p, uint32_t proc,
+		   const struct bpfprof_sample *s, uint64_t *ips, uint16_t *nr_user);
+
+/* forget pid in every implementation. */
+void interps__forget(struct interps *r, uint32_t pid);
+
+/*
+ * kind's counters into out (size bytes: its ops' stats_size). Returns 0, or
+ * -ENOENT when kind is not enabled (out untouched), -EINVAL for a wrong size.
+ */
+int interps__stats(const struct interps *r, enum interp_kind kind, void *out, size_t size);
+
+/*
+ * Hand every sample of agg's processes to the registry: its frames hook
+ * (agg__set_frames: maps → interps__find, merge → interps__merge). r NULL,
+ * or none enabled: no hook.
+ */
+struct agg;
+void interps__hook(struct interps *r, struct agg *agg);
+
+#endif /* BPFPROF_INTERP_H */

@@ -1,0 +1,627 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The process table (include/proc_table.h): every event of a process's life
+ * comes here, and this is the one file that opens /proc/PID/maps.
+ *
+ * What happens on exec, in order:
+ *  1. The BPF exec handler (bpf/, sched_process_exec) forgets the process's
+ *     first-sample state (its seen and noticed entries; in command mode the
+ *     held command becomes a target), so its next samples wake the reader
+ *     and send a notice again: proc_table__notice (or the notices' thread,
+ *     proc_table__take_captured) reads and remembers the new image's maps
+ *     and pins its files while it lives.
+ *  2. The new image's executable mappings arrive as MMAP2 records
+ *     (proc_table__watch_mmaps): proc_table__exec_mappings registers the
+ *     process with the unwinder again from its maps now. Registered at a
+ *     sample in its execve (collect2's child before it is ld), its
+ *     registration may be under way from the old image's maps: such a
+ *     mapping waits (exec_wait) and is looked at again once that is done.
+ *     Gone before that, its copies' walks register it from the maps
+ *     remembered (proc_table__remembered).
+ *  3. The aggregator sees the leader's name change and starts a new image
+ *     (agg.c new_image): an entry of its own with the new name, its maps
+ *     read at once through proc_table__maps and handed to the symbolizer
+ *     and the unwinder (proc_table__maps_changed), so that the samples
+ *     before keep the old name and mappings. A late record under the name
+ *     before the exec (a stack copy walked late) gets an image of its own
+ *     again, its maps read at once (staying in the newest image named fewer
+ *     of churn.sh's 60 ms processes); perf.data's COMM records keep their
+ *     order (write_perfdata.c).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "bpfprof_abi.h"
+#include "log.h"
+#include "maps_cache.h"
+#include "mmap_events.h"
+#include "notice_thread.h"
+#include "proc_table.h"
+#include "procmaps.h"
+#include "symbolize.h"
+#include "unwind_copies.h"
+#include "unwinder.h"
+
+/* Those waiting for a registration under way are looked at this often at most (a record can come every few us) */
+#define EXEC_WAIT_NS (5ULL * 1000 * 1000)
+/* An exited process's MMAP2 history is kept this long (its copies are walked by then) */
+#define MMAP_KEEP_NS (10ULL * 1000 * 1000 * 1000)
+/* MMAP2 history, bytes at most */
+#define MMAP_MAX_BYTES (16u << 20)
+
+struct proc_table {
+	char proc_dir[PATH_MAX - 64]; /* room for "/PID/stat" in a PATH_MAX path */
+	struct maps_cache *maps; /* NULL: nothing remembered */
+	struct cgroup_cache *cgroups; /* borrowed; NULL: cgroups from /proc */
+	struct mmap_events *mmaps; /* NULL: not watched */
+	struct notice_thread *notices; /* NULL: notices read by proc_table__notice */
+	struct unwinder *unwinder; /* borrowed; NULL: none */
+	struct symbolizer *sy; /* borrowed; NULL: none */
+	/*
+	 * Executable mappings of processes whose registration was under way
+	 * when they came, looked at again once it is done; exec_wait_ns: when
+	 * last looked at (CLOCK_MONOTONIC)
+	 */
+	struct mmap_events_exec exec_wait[MMAP_EVENTS_MAX_EXEC];
+	size_t nr_exec_wait;
+	uint64_t exec_wait_ns;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+int proc_table__open_maps(const char *proc_dir, uint32_t pid)
+{
+	char path[PATH_MAX];
+	int n, fd;
+
+	n = pid ? snprintf(path, sizeof(path), "%s/%u/maps", proc_dir, pid) :
+		  snprintf(path, sizeof(path), "%s/self/maps", proc_dir);
+	if (n >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+int proc_table__read_maps(const char *proc_dir, uint32_t pid, char **text, size_t *len)
+{
+	size_t cap = 16384, n = 0;
+	int fd, err = 0;
+	char *data;
+
+	fd = proc_table__open_maps(proc_dir, pid);
+	if (fd < 0)
+		return fd;
+	data = malloc(cap);
+	if (!data) {
+		close(fd);
+		return -ENOMEM;
+	}
+	for (;;) {
+		ssize_t r;
+
+		if (cap - n < 4096) {
+			char *nd = cap > SIZE_MAX / 2 ? NULL : realloc(data, cap * 2);
+
+			if (!nd) {
+				err = -ENOMEM;
+				break;
+			}
+			data = nd;
+			cap *= 2;
+		}
+		r = read(fd, data + n, cap - n - 1);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			err = -errno;
+			break;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	if (err) {
+		free(data);
+		return err;
+	}
+	data[n] = '\0';
+	*text = data;
+	*len = n;
+	return 0;
+}
+
+int proc_table__snapshot(struct profile *p, uint32_t proc, const char *proc_dir)
+{
+	char origin[PATH_MAX], *text;
+	size_t len;
+	int err;
+
+	err = proc_table__read_maps(proc_dir, p->procs[proc].pid, &text, &len);
+	if (err)
+		return err;
+	snprintf(origin, sizeof(origin), "%s/%u/%s", proc_dir, p->procs[proc].pid, "maps");
+	err = procmaps__merge(p, proc, text, len, origin);
+	free(text);
+	return err;
+}
+
+struct proc_table *proc_table__new(const char *proc_dir, bool remember)
+{
+	struct proc_table *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	if (snprintf(t->proc_dir, sizeof(t->proc_dir), "%s", proc_dir) >=
+	    (int)sizeof(t->proc_dir)) {
+		free(t);
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
+	if (remember && !(t->maps = maps_cache__new(t->proc_dir))) {
+		free(t);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return t;
+}
+
+void proc_table__free(struct proc_table *t)
+{
+	if (!t)
+		return;
+	notice_thread__free(t->notices);
+	mmap_events__free(t->mmaps);
+	maps_cache__free(t->maps);
+	free(t);
+}
+
+const char *proc_table__proc_dir(const struct proc_table *t)
+{
+	return t->proc_dir;
+}
+
+void proc_table__set_cgroups(struct proc_table *t, struct cgroup_cache *c)
+{
+	t->cgroups = c;
+}
+
+void proc_table__set_unwinder(struct proc_table *t, struct unwinder *u)
+{
+	t->unwinder = u;
+}
+
+void proc_table__set_symbolizer(struct proc_table *t, struct symbolizer *sy)
+{
+	t->sy = sy;
+}
+
+int proc_table__stat(const struct proc_table *t, uint32_t pid, struct proc_stat *ps)
+{
+	char path[PATH_MAX], buf[1024], *p, *end;
+	ssize_t n;
+	int fd, field;
+
+	snprintf(path, sizeof(path), "%s/%u/stat", t->proc_dir, pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return n < 0 ? -errno : -ENOENT;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ' || !p[2])
+		return -EINVAL;
+	ps->state = p[2];
+	/* p + 2 is field 3 */
+	for (p += 2, field = 3; field < 22; field++) {
+		unsigned long long v;
+
+		p = strchr(p, ' ');
+		if (!p)
+			return -EINVAL;
+		p++;
+		if (field + 1 != 20 && field + 1 != 22)
+			continue;
+		errno = 0;
+		v = strtoull(p, &end, 10);
+		if (errno || end == p)
+			return -EINVAL;
+		if (field + 1 == 20)
+			ps->nr_threads = v;
+		else
+			ps->start_time = v;
+	}
+	return 0;
+}
+
+uint64_t proc_table__start_time(const struct proc_table *t, uint32_t pid)
+{
+	struct proc_stat st;
+
+	return proc_table__stat(t, pid, &st) ? 0 : st.start_time;
+}
+
+bool proc_table__same(const struct proc_table *t, uint32_t pid, uint64_t start)
+{
+	struct proc_stat st;
+
+	if (proc_table__stat(t, pid, &st))
+		return true;
+	return !start || st.start_time == start;
+}
+
+bool proc_table__gone(const struct proc_table *t, uint32_t pid, uint64_t start_time)
+{
+	struct proc_stat st;
+
+	if (proc_table__stat(t, pid, &st))
+		return true;
+	if ((st.state == 'Z' && st.nr_threads <= 1) || st.state == 'X')
+		return true;
+	return start_time && st.start_time != start_time;
+}
+
+int proc_table__comm(const struct proc_table *t, uint32_t pid, uint64_t start,
+		     char comm[PROFILE_COMM_LEN])
+{
+	char path[PATH_MAX], buf[PROFILE_COMM_LEN + 1] = { 0 };
+	ssize_t n = -1;
+	int fd = -1;
+
+	if (snprintf(path, sizeof(path), "%s/%u/comm", t->proc_dir, pid) < (int)sizeof(path))
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0 || !proc_table__same(t, pid, start))
+		return -ESRCH;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	memcpy(comm, buf, PROFILE_COMM_LEN - 1);
+	comm[PROFILE_COMM_LEN - 1] = '\0';
+	return 0;
+}
+
+int proc_table__cgroup(struct proc_table *t, struct profile *p, uint32_t proc)
+{
+	char path[PATH_MAX], id[CGROUP_CONTAINER_ID_LEN + 1];
+	struct profile_process *pr = &p->procs[proc];
+
+	if (t->cgroups && pr->cgroup_id) {
+		const char *cpath, *cid;
+		int err = cgroup_cache__lookup(t->cgroups, pr->cgroup_id, &cpath, &cid);
+
+		if (err)
+			return err == -ENOMEM ? err : 0;
+		pr->cgroup_path = profile__intern(p, cpath);
+		if (pr->cgroup_path && cid[0])
+			pr->container_id = profile__intern(p, cid);
+		return !pr->cgroup_path || (cid[0] && !pr->container_id) ? -ENOMEM : 0;
+	}
+	if (cgroup__proc_path(t->proc_dir, pr->pid, path, sizeof(path)))
+		return 0;
+	pr->cgroup_path = profile__intern(p, path);
+	if (!pr->cgroup_path)
+		return -ENOMEM;
+	if (!cgroup__container_id(path, id)) {
+		pr->container_id = profile__intern(p, id);
+		if (!pr->container_id)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+int proc_table__maps(struct proc_table *t, uint32_t pid, uint64_t start, char **text, size_t *len,
+		     bool *remembered)
+{
+	const char *kept;
+	int err = proc_table__read_maps(t->proc_dir, pid, text, len);
+
+	*remembered = false;
+	if (!err && (!*len || !proc_table__same(t, pid, start))) {
+		free(*text);
+		*text = NULL;
+		err = -ESRCH;
+	}
+	if (!err)
+		return t->maps && maps_cache__put(t->maps, pid, (uint32_t)start, *text, *len) ?
+			       -ENOMEM :
+			       0;
+	if (err == -ENOMEM || !t->maps)
+		return err;
+	kept = maps_cache__get(t->maps, pid, (uint32_t)start, len);
+	if (!kept || !*len)
+		return err;
+	*text = strdup(kept);
+	if (!*text)
+		return -ENOMEM;
+	*remembered = true;
+	return 0;
+}
+
+const char *proc_table__remembered(struct proc_table *t, uint32_t pid, uint32_t start, size_t *len)
+{
+	return t->maps ? maps_cache__get(t->maps, pid, start, len) : NULL;
+}
+
+int proc_table__remember(struct proc_table *t, uint32_t pid, uint32_t start, const char *text,
+			 size_t len)
+{
+	return t->maps ? maps_cache__put(t->maps, pid, start, text, len) : -EINVAL;
+}
+
+void proc_table__new_profile(struct proc_table *t, uint64_t start_ns, uint64_t now_ns)
+{
+	if (!t->maps)
+		return;
+	maps_cache__new_profile(t->maps, start_ns);
+	maps_cache__expire(t->maps, now_ns, 0, true);
+}
+
+void proc_table__reap(struct proc_table *t, uint64_t now_ns, uint64_t cut_ns)
+{
+	if (t->unwinder)
+		unwinder__reap(t->unwinder);
+	if (t->maps)
+		maps_cache__expire(t->maps, now_ns, cut_ns, false);
+}
+
+const struct maps_cache *proc_table__maps_cache(const struct proc_table *t)
+{
+	return t->maps;
+}
+
+void proc_table__counts(const struct proc_table *t, size_t *nr, size_t *bytes)
+{
+	*nr = *bytes = 0;
+	if (t->maps)
+		maps_cache__counts(t->maps, nr, bytes);
+}
+
+int proc_table__maps_changed(struct proc_table *t, const struct profile *p, uint32_t proc)
+{
+	const struct profile_process *pr = &p->procs[proc];
+
+	if (t->sy && symbolizer__pin(t->sy, p, proc))
+		return -ENOMEM;
+	/* tables for the mappings, built in the background: a new process, an exec, a dlopen */
+	if (t->unwinder && unwinder__queue(t->unwinder, pr->pid, pr->mappings, pr->nr_mappings))
+		return -ENOMEM;
+	return 0;
+}
+
+int proc_table__register(struct proc_table *t, uint32_t pid, bool now)
+{
+	char *text = NULL;
+	size_t len = 0;
+	int err;
+
+	if (!t->unwinder)
+		return 0;
+	err = proc_table__read_maps(t->proc_dir, pid, &text, &len);
+	if (err)
+		return err;
+	err = now ? unwinder__load_text(t->unwinder, pid, text, len) :
+		    unwinder__queue_text(t->unwinder, pid, text, len);
+	free(text);
+	return err;
+}
+
+/*
+ * The maps text of (pid, start) as remembered, merged into a profile of
+ * that process alone (what the symbolizer pins from), then handed to pin or
+ * adopt. Returns 0 or -errno.
+ */
+static int hand_to_symbolizer(struct proc_table *t, uint32_t pid, uint32_t start, const char *text,
+			      size_t len, struct sym_capture *files)
+{
+	struct profile *scratch = profile__new();
+	bool created;
+	int proc, err;
+
+	proc = scratch ? profile__process_start(scratch, pid, start, &created) : -ENOMEM;
+	err = proc < 0 ? proc : procmaps__merge(scratch, (uint32_t)proc, text, len, "notice");
+	if (err >= 0 && t->sy)
+		err = files ? symbolizer__adopt(t->sy, scratch, (uint32_t)proc, files) :
+			      symbolizer__pin(t->sy, scratch, (uint32_t)proc);
+	profile__free(scratch);
+	return err < 0 ? err : 0;
+}
+
+/* Read (pid, start)'s maps now and remember them; 0 and the text as remembered, or -errno. */
+static int capture(struct proc_table *t, uint32_t pid, uint32_t start, const char **text,
+		   size_t *len)
+{
+	char *all = NULL;
+	size_t n = 0;
+	int err;
+
+	if (!t->maps)
+		return -ENOENT;
+	err = proc_table__read_maps(t->proc_dir, pid, &all, &n);
+	if (err)
+		return err == -ENOENT ? -ESRCH : err;
+	/* another process's now; or a zombie's (no maps left) */
+	if (!n || !proc_table__same(t, pid, start)) {
+		free(all);
+		return -ESRCH;
+	}
+	err = maps_cache__put(t->maps, pid, start, all, n);
+	free(all);
+	if (err)
+		return err;
+	*text = maps_cache__get(t->maps, pid, start, len);
+	return 0;
+}
+
+int proc_table__notice(struct proc_table *t, const void *data, size_t size)
+{
+	const struct bpfprof_notice *n = data;
+	const char *text = NULL;
+	size_t len = 0;
+	int err;
+
+	if (size < sizeof(*n) || n->type != BPFPROF_REC_NOTICE)
+		return 0;
+	err = capture(t, n->tgid, n->start, &text, &len);
+	pr_debug("notice %u of pid %u: %s %.1f ms after it was sent\n", n->nr_seen, n->tgid,
+		 err ? strerror(-err) : "maps read", (double)(mono_ns() - n->time_ns) / 1e6);
+	if (err)
+		return err == -ENOMEM ? err : 0;
+	err = hand_to_symbolizer(t, n->tgid, n->start, text, len, NULL);
+	return err == -ENOMEM ? err : 0;
+}
+
+int proc_table__start_notices(struct proc_table *t, int map_fd, uint64_t jit_max_size)
+{
+	struct notice_thread_opts nopts = { .map_fd = map_fd,
+					    .proc_dir = t->proc_dir,
+					    .jit_max_size = jit_max_size,
+					    .realtime = true };
+
+	return notice_thread__start(&nopts, &t->notices);
+}
+
+void proc_table__stop_notices(struct proc_table *t)
+{
+	notice_thread__stop(t->notices);
+}
+
+void proc_table__close_notices(struct proc_table *t)
+{
+	notice_thread__free(t->notices);
+	t->notices = NULL;
+}
+
+struct notice_thread *proc_table__notice_thread(const struct proc_table *t)
+{
+	return t->notices;
+}
+
+int proc_table__take_captured(struct proc_table *t)
+{
+	struct notice_item *it = t->notices ? notice_thread__take(t->notices) : NULL, *next;
+	int err = 0;
+
+	for (; it; it = next) {
+		next = it->next;
+		if (!err && t->maps)
+			err = maps_cache__put(t->maps, it->pid, it->start, it->maps, it->maps_len);
+		if (!err)
+			err = hand_to_symbolizer(t, it->pid, it->start, it->maps, it->maps_len,
+						 &it->files);
+		notice_item__free(it);
+	}
+	return err == -ENOMEM ? err : 0;
+}
+
+/* maps_cache's fallback: a gone process's maps rendered from its MMAP2 records */
+static int maps_from_events(void *ctx, uint32_t pid, uint32_t start, char **text, size_t *len)
+{
+	return mmap_events__maps(ctx, pid, start, text, len);
+}
+
+void proc_table__watch_mmaps(struct proc_table *t, size_t pages)
+{
+	long hz = sysconf(_SC_CLK_TCK);
+	int err;
+
+	t->mmaps = mmap_events__new(MMAP_MAX_BYTES, MMAP_KEEP_NS,
+				    1000000000ULL / (uint64_t)(hz > 0 ? hz : 100));
+	err = t->mmaps ? mmap_events__start(t->mmaps, pages) : -ENOMEM;
+	if (err) {
+		pr_info("mmap events: not opened (%s): gone processes' maps only from /proc\n",
+			strerror(-err));
+		mmap_events__free(t->mmaps);
+		t->mmaps = NULL;
+		return;
+	}
+	if (t->maps)
+		maps_cache__set_fallback(t->maps, maps_from_events, t->mmaps);
+}
+
+bool proc_table__watching_mmaps(const struct proc_table *t)
+{
+	return t->mmaps != NULL;
+}
+
+struct mmap_events *proc_table__mmap_events(const struct proc_table *t)
+{
+	return t->mmaps;
+}
+
+void proc_table__exec_mappings(struct proc_table *t)
+{
+	struct mmap_events_exec x[2 * MMAP_EVENTS_MAX_EXEC];
+	size_t n = 0, i, kept = 0;
+	uint32_t rule, queued = 0;
+	uint64_t now;
+
+	if (!t->mmaps || !t->unwinder)
+		return;
+	/* those waiting: every EXEC_WAIT_NS at most */
+	if (t->nr_exec_wait) {
+		now = mono_ns();
+		if (now - t->exec_wait_ns >= EXEC_WAIT_NS) {
+			t->exec_wait_ns = now;
+			n = t->nr_exec_wait;
+			memcpy(x, t->exec_wait, n * sizeof(*x));
+			t->nr_exec_wait = 0;
+		}
+	}
+	n += mmap_events__take_exec(t->mmaps, x + n, MMAP_EVENTS_MAX_EXEC, NULL);
+	for (i = 0; i < n; i++) {
+		uint32_t pid = x[i].pid;
+
+		if (!unwinder__has_proc(t->unwinder, pid))
+			continue;
+		/*
+		 * Under way: from maps read before this mapping maybe (a process
+		 * registered at a sample just before its exec: collect2's child
+		 * before it is ld, whose stacks all ended at their leaf), so
+		 * looked at again once it is done
+		 */
+		if (unwinder__pending(t->unwinder, pid)) {
+			if (t->nr_exec_wait + kept < MMAP_EVENTS_MAX_EXEC)
+				x[kept++] = x[i];
+			continue;
+		}
+		if (pid != queued &&
+		    unwinder__rule(t->unwinder, pid, x[i].start, &rule) == -ENOENT &&
+		    !proc_table__register(t, pid, false))
+			queued = pid;
+	}
+	memcpy(t->exec_wait + t->nr_exec_wait, x, kept * sizeof(*x));
+	t->nr_exec_wait += kept;
+}
+
+static const char *copies_remembered(void *ctx, uint32_t pid, uint32_t start, size_t *len)
+{
+	return proc_table__remembered(ctx, pid, start, len);
+}
+
+static int copies_request(void *ctx, uint32_t pid)
+{
+	return proc_table__register(ctx, pid, false);
+}
+
+void proc_table__copies_procs(struct proc_table *t, struct unwind_copies_procs *out)
+{
+	*out = (struct unwind_copies_procs){ .remembered = copies_remembered,
+					     .request = copies_request,
+					     .ctx = t };
+}

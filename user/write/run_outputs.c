@@ -1,0 +1,314 @@
+// SPDX-License-Identifier: MIT
+/* The run's outputs, one set a profile (include/run_outputs.h). */
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "build_ids.h"
+#include "dso_export.h"
+#include "jit_images.h"
+#include "jvm_perfmap.h"
+#include "log.h"
+#include "outdir.h"
+#include "push.h"
+#include "run_outputs.h"
+#include "write.h"
+
+/* Permission bits of the files made beside the outputs: as private as the profile (--output-mode) */
+static unsigned file_mode(const struct run_outputs *o)
+{
+	return o->cfg->outputs[0].mode ? o->cfg->outputs[0].mode : OUTPUT_DEFAULT_MODE;
+}
+
+int run_outputs__init(struct run_outputs *o, struct bpfprof_config *cfg)
+{
+	struct push_env env = {
+		.spool_dir = cfg->output_dir,
+		.split_services = cfg->all_cpus,
+		.command = cfg->command ? cfg->command[0] : NULL,
+		.pid = cfg->nr_pids == 1 ? cfg->pids[0] : 0,
+		.first_pid = cfg->nr_pids ? cfg->pids[0] : 0,
+		.proc_root = "/proc",
+		.freq_hz = cfg->freq_hz,
+	};
+
+	memset(o, 0, sizeof(*o));
+	o->cfg = cfg;
+	for (int i = 0; i < cfg->nr_outputs; i++)
+		o->names[i] = cfg->outputs[i].path;
+	o->names[cfg->nr_outputs] = PUSH_SPOOL_NAME;
+	env.spool_mode = file_mode(o);
+	return cfg->push.url ? push__new(&cfg->push, &env, &o->pusher) : 0;
+}
+
+/*
+ * "<first output of these formats, absolute>.<suffix>", beside it: where its
+ * JIT images (.jit) or .prof's file copies (.bin) go. NULL when none is
+ * written to a file.
+ */
+static char *dir_beside_outputs(const struct run_outputs *o, bool gperf, bool perfdata,
+				const char *suffix)
+{
+	for (int i = 0; i < o->cfg->nr_outputs; i++) {
+		const struct output *out = &o->cfg->outputs[i];
+		char *dir, *base, *abs, *path;
+
+		if (!((gperf && out->format == OUTPUT_GPERF) ||
+		      (perfdata && out->format == OUTPUT_PERFDATA)) ||
+		    !strcmp(out->path, "-"))
+			continue;
+		dir = strdup(out->path);
+		base = strdup(out->path);
+		abs = dir && base ? realpath(dirname(dir), NULL) : NULL;
+		path = NULL;
+		if (abs && asprintf(&path, "%s/%s.%s", abs, basename(base), suffix) < 0)
+			path = NULL;
+		free(dir);
+		free(base);
+		free(abs);
+		return path;
+	}
+	return NULL;
+}
+
+int run_outputs__begin(struct run_outputs *o, struct profile *p, struct symbolizer *sy,
+		       uint64_t boundary)
+{
+	struct bpfprof_config *cfg = o->cfg;
+	struct perfdata_opts po = {
+		.event = cfg->event,
+		.offcpu = cfg->offcpu,
+		.freq_hz = cfg->freq_hz,
+		.period_ns = 1000000000ULL / cfg->freq_hz,
+		.argc = cfg->argc,
+		.argv = cfg->argv,
+	};
+	int i, err;
+
+	/*
+	 * Files are named by the second: after an interval cut short (the one
+	 * before it took longer than an interval to write) the name moves to
+	 * the next second rather than replace the last interval's files.
+	 */
+	if (boundary && p->start_realtime_ns / 1000000000ULL <= o->last_stamp_s) {
+		pr_info("interval starts within the second of the last one: named a second later\n");
+		p->start_realtime_ns = (o->last_stamp_s + 1) * 1000000000ULL;
+	}
+	o->last_stamp_s = p->start_realtime_ns / 1000000000ULL;
+	for (i = 0; i < cfg->nr_outputs; i++) {
+		if (cfg->output_dir) {
+			char stamp[OUTDIR_STAMP_LEN + 1];
+
+			outdir__stamp(p->start_realtime_ns, stamp);
+			if (asprintf(&o->paths[i], "%s/%s-%s", cfg->output_dir, stamp,
+				     o->names[i]) < 0) {
+				o->paths[i] = NULL;
+				return -ENOMEM;
+			}
+			cfg->outputs[i].path = o->paths[i];
+		}
+		err = output__open(&cfg->outputs[i]);
+		if (err)
+			return err;
+	}
+	o->p = p;
+	o->sy = sy;
+	o->jit_dir = dir_beside_outputs(o, true, true, "jit");
+	return perfdata_streams__open(&o->streams, cfg->outputs, cfg->nr_outputs, &po, p, sy);
+}
+
+int run_outputs__maps(struct run_outputs *o, const struct profile *p, uint32_t proc,
+		      uint64_t time_ns)
+{
+	/*
+	 * perf.data names JIT code's image as its mappings appear; a JVM's
+	 * too, whose perf map it will be asked for at the end (jvm_perfmap.h)
+	 */
+	if (jit_images__plan(o->p, proc, o->sy, o->jit_dir, !o->cfg->no_jvm_perfmap))
+		return -ENOMEM;
+	perfdata_streams__maps(&o->streams, p, proc, time_ns);
+	return 0;
+}
+
+void run_outputs__sample(struct run_outputs *o, const struct profile_sample *s, bool offcpu)
+{
+	perfdata_streams__sample(&o->streams, s, offcpu);
+}
+
+void run_outputs__round(struct run_outputs *o)
+{
+	perfdata_streams__round(&o->streams);
+}
+
+/*
+ * Keep the files behind the profile for the readers that open them: perf's
+ * build-id cache for perf.data (as perf record fills it), copies beside the
+ * first .prof for the files its maps text could not name otherwise
+ * (dso_export.h). A failure costs names in those readers only.
+ */
+static void export_files(struct run_outputs *o, struct profile *p)
+{
+	struct dso_export_stats st = { 0 };
+	bool perfdata = false;
+	char *dir;
+	int i;
+
+	for (i = 0; i < o->cfg->nr_outputs; i++)
+		perfdata |= o->cfg->outputs[i].format == OUTPUT_PERFDATA && !o->streams.err[i];
+	if (perfdata && !o->cfg->no_buildid_cache) {
+		dir = dso_export__buildid_dir("/etc/perfconfig", getenv("HOME"));
+		if (!dir && errno == ECANCELED)
+			pr_info("perf's config says record.build-id no-cache or skip: build-id cache not filled\n");
+		else if (!dir)
+			pr_warn("no build-id cache directory (HOME unset, no buildid.dir in perfconfig): "
+				"perf report may not name code of files gone after the run\n");
+		if (dir && !dso_export__buildid_cache(p, o->sy, dir, &st))
+			pr_info("build-id cache '%s': %u files added (%llu bytes), %u there already, %u failed\n",
+				dir, st.files, (unsigned long long)st.bytes, st.present, st.failed);
+		free(dir);
+	}
+	dir = dir_beside_outputs(o, true, false, "bin");
+	if (dir) {
+		memset(&st, 0, sizeof(st));
+		if (!dso_export__prof_files(p, o->sy, dir, file_mode(o), &st) &&
+		    st.files + st.present)
+			pr_info("'%s': %u files copied for .prof readers (%llu bytes), %u failed\n",
+				dir, st.files + st.present, (unsigned long long)st.bytes,
+				st.failed);
+		free(dir);
+	}
+}
+
+int run_outputs__prepare(struct run_outputs *o, struct profile *p, struct jvm_perfmaps *jvm)
+{
+	int err;
+
+	jit_images__write(p, o->sy, o->jit_dir, file_mode(o));
+	export_files(o, p);
+	jvm_perfmaps__release(jvm); /* read: the maps bpfprof made go */
+	/* perf.data's BUILD_ID: the build-ids the symbolizer could not record, from the files */
+	if (perfdata_streams__active(&o->streams) && (err = build_ids__fill(p, "/proc"))) {
+		pr_warn("build-ids: %s\n", strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+/* The "wrote" line of output i, as perf record's "Captured and wrote": readers' totals match it. */
+static void print_written(const struct run_outputs *o, int i, const struct write_result *wres,
+			  size_t bytes, uint64_t samples, uint64_t offcpu_samples)
+{
+	const struct output *out = &o->cfg->outputs[i];
+
+	if (out->format == OUTPUT_PERFDATA && o->cfg->offcpu)
+		fprintf(stderr, "bpfprof: wrote '%s': %llu samples, %llu offcpu-time samples\n",
+			out->path, (unsigned long long)samples, (unsigned long long)offcpu_samples);
+	else if (out->format == OUTPUT_PERFDATA)
+		fprintf(stderr, "bpfprof: wrote '%s': %llu samples\n", out->path,
+			(unsigned long long)samples);
+	else if (out->format != OUTPUT_GPERF)
+		fprintf(stderr, "bpfprof: wrote '%s': %zu bytes\n", out->path, bytes);
+	if (out->format == OUTPUT_GPERF) {
+		fprintf(stderr,
+			o->cfg->offcpu_output[i] ?
+				"bpfprof: wrote '%s': %llu us off-CPU, %zu bytes" :
+				"bpfprof: wrote '%s': %llu samples, %zu bytes",
+			out->path, (unsigned long long)wres->samples, bytes);
+		if (wres->skipped)
+			fprintf(stderr, " (%llu samples without user frames left out)",
+				(unsigned long long)wres->skipped);
+		fputc('\n', stderr);
+	}
+}
+
+int run_outputs__write(struct run_outputs *o, const struct profile *all)
+{
+	struct profile offcpu_view = *all;
+	int i, err = 0;
+
+	offcpu_view.view = PROFILE_VIEW_OFFCPU;
+	for (i = 0; i < o->cfg->nr_outputs; i++) {
+		/* an off-CPU output (cli.h): the same profile, weighed by time blocked */
+		const struct profile *p = o->cfg->offcpu_output[i] ? &offcpu_view : all;
+		struct output *out = &o->cfg->outputs[i];
+		const struct writer *wr = writer__of(out->format);
+		struct write_opts wo = { .title = o->cfg->offcpu_output[i] ?
+							  "bpfprof off-CPU flame graph" :
+							  "bpfprof CPU flame graph" };
+		struct write_result wres = { 0 };
+		struct buf b = { 0 };
+		uint64_t samples = 0, offcpu_samples = 0;
+		int ret = -EINVAL;
+
+		if (out->format == OUTPUT_PERFDATA) {
+			/* streamed while sampling: only its end is written here */
+			ret = perfdata_streams__finish(&o->streams, i, p, &samples,
+						       &offcpu_samples);
+		} else if (wr && wr->write) {
+			ret = wr->write(p, &b, &wo, &wres);
+			if (ret == -E2BIG && out->format == OUTPUT_GPERF)
+				pr_warn("'%s': too many processes for one address space\n",
+					out->path);
+		}
+		if (ret) {
+			if (!o->streams.err[i])
+				pr_warn("cannot write '%s': %s\n", out->path, strerror(-ret));
+			output__abort(out);
+		} else {
+			ret = output__commit(out, out->format == OUTPUT_PERFDATA ? NULL : &b);
+		}
+		if (!ret)
+			print_written(o, i, &wres, b.len, samples, offcpu_samples);
+		buf__free(&b);
+		if (ret && !err)
+			err = ret;
+	}
+	if (o->pusher) {
+		push__submit(o->pusher, all); /* queued: the network is the push thread's */
+		if (log_verbosity)
+			push__report(o->pusher, stderr);
+	}
+	return err;
+}
+
+void run_outputs__prune(struct run_outputs *o)
+{
+	if (o->cfg->output_dir && o->cfg->keep)
+		outdir__prune(o->cfg->output_dir, o->names,
+			      o->cfg->nr_outputs + (o->pusher != NULL), o->cfg->keep);
+}
+
+void run_outputs__end(struct run_outputs *o)
+{
+	if (!o->cfg)
+		return;
+	perfdata_streams__close(&o->streams);
+	for (int i = 0; i < o->cfg->nr_outputs; i++) {
+		output__abort(&o->cfg->outputs[i]);
+		free(o->paths[i]);
+		o->paths[i] = NULL;
+	}
+	o->p = NULL;
+	free(o->jit_dir);
+	o->jit_dir = NULL;
+}
+
+int run_outputs__finish(struct run_outputs *o)
+{
+	struct push_counters c;
+
+	if (!o->pusher)
+		return 0;
+	push__finish(o->pusher);
+	push__report(o->pusher, stderr);
+	push__counters(o->pusher, &c);
+	return c.dropped ? -EIO : 0;
+}
+
+void run_outputs__free(struct run_outputs *o)
+{
+	push__free(o->pusher);
+	o->pusher = NULL;
+}
