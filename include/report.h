@@ -122,9 +122,9 @@ void report__offcpu_counts(FILE *f, const struct session_offcpu_stats *off, uint
  * the start); at -v the unwind cache (uc), the copies' and the mmap events'
  * (m) counters. u, c, uc and m may be NULL.
  */
-void report__walks(FILE *f, const uint64_t bpf[BPFPROF_STAT_NR], uint64_t roots,
-		   struct unwinder *u, const struct unwind_copies *c, struct unwind_cache *uc,
-		   struct mmap_events *m, const char *mode);
+void report__walks(FILE *f, const uint64_t bpf[BPFPROF_STAT_NR], uint64_t roots, struct unwinder *u,
+		   const struct unwind_copies *c, struct unwind_cache *uc, struct mmap_events *m,
+		   const char *mode);
 
 /*
  * At -v only, what the run holds after each profile (bounded by design):

@@ -276,9 +276,9 @@ void report__offcpu_counts(FILE *f, const struct session_offcpu_stats *off, uint
 			(unsigned long long)off->dropped);
 }
 
-void report__walks(FILE *f, const uint64_t bpf[BPFPROF_STAT_NR], uint64_t roots,
-		   struct unwinder *u, const struct unwind_copies *c, struct unwind_cache *uc,
-		   struct mmap_events *m, const char *mode)
+void report__walks(FILE *f, const uint64_t bpf[BPFPROF_STAT_NR], uint64_t roots, struct unwinder *u,
+		   const struct unwind_copies *c, struct unwind_cache *uc, struct mmap_events *m,
+		   const char *mode)
 {
 	uint64_t st[BPFPROF_STAT_NR];
 	struct unwinder_stats us = { 0 };
