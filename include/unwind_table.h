@@ -12,8 +12,9 @@
  *
  * A Go binary without any CFI section (-ldflags="-s -w") gets rows from its
  * own function table instead (.gopclntab's SP deltas, sym_gopclntab.h):
- * CFA = rsp + delta + 8, rbp at [CFA - 16] once the frame is set up, END
- * at Go's roots (runtime.goexit, mstart, rt0_go).
+ * CFA = rsp + delta + 8, rbp at [CFA - 16] once the frame is set up, a
+ * frame-pointer step at Go's roots (runtime.goexit, mstart, rt0_go), where
+ * the chain ends.
  *
  * Files come from unprivileged users: malformed CFI gives -EINVAL with one
  * warning naming the file and the section offset, and a row that cannot be

@@ -176,7 +176,8 @@ void unwinder__print_walks(FILE *f, const uint64_t stats[BPFPROF_STAT_NR],
  * Walks (samples and off-CPU blocks) of symbolized profile p whose outermost
  * user frame is a root the BPF walk does not end at, where a stack is
  * complete all the same: Go's (runtime.goexit tops every goroutine,
- * runtime.mstart and rt0_go the system stacks: runtime/asm_amd64.s TOPFRAME)
+ * runtime.mstart and rt0_go the system stacks: runtime/asm_amd64.s TOPFRAME;
+ * runtime.clone, where a walk with CFI goes on from mstart to)
  * and, for a frame-pointer walk (fp), the outermost frames such a walk
  * reaches: _start, and glibc's start_thread under clone3 (which keeps no
  * frame pointer).

@@ -22,8 +22,8 @@ static struct profile *build(void)
 {
 	struct profile *p = profile__new();
 	static const char *const roots[] = {
-		"runtime.goexit", "runtime.mstart.abi0", "runtime.rt0_go",	  "start_thread",
-		"main",		  "runtime.goexitx",	 "__libc_start_call_main"
+		"runtime.goexit", "runtime.mstart.abi0", "runtime.rt0_go",	   "start_thread",
+		"main",		  "runtime.goexitx",	 "__libc_start_call_main", "runtime.clone"
 	};
 	bool created;
 	int proc;
@@ -33,7 +33,7 @@ static struct profile *build(void)
 	proc = profile__process(p, 42, &created);
 	assert_true(proc >= 0);
 	/* one stack a root, 10 << i samples each: (leaf 0x1000 + i, outermost 0x2000 + i) */
-	for (i = 0; i < 7; i++) {
+	for (i = 0; i < 8; i++) {
 		const uint64_t ips[] = { 0x1000 + i, 0x2000 + i };
 
 		add_stack(p, (uint32_t)proc, ips, 0, 2, 10ull << i);
@@ -45,7 +45,7 @@ static struct profile *build(void)
 		add_stack(p, (uint32_t)proc, k, 1, 0, 1000);
 	}
 	assert_int_equal(profile__resolve_locs(p), 0);
-	for (i = 0; i < 7; i++) {
+	for (i = 0; i < 8; i++) {
 		name_loc(p, (uint32_t)proc, 0x1000 + i, "work", "app", false);
 		name_loc(p, (uint32_t)proc, 0x2000 + i, roots[i], "app", false);
 	}
@@ -55,7 +55,7 @@ static struct profile *build(void)
 static void test_root_walks(void **state)
 {
 	struct profile *p = build();
-	const uint64_t go = 10 + 20 + 40; /* goexit, mstart.abi0, rt0_go */
+	const uint64_t go = 10 + 20 + 40 + 1280; /* goexit, mstart.abi0, rt0_go, clone */
 
 	assert_int_equal(unwinder__root_walks(p, false), go);
 	/* fp: start_thread and __libc_start_call_main too; never "main" or "runtime.goexitx" */

@@ -1050,7 +1050,11 @@ static int eh_frame_from_hdr(struct builder *b, Elf *elf)
 
 /*
  * Go's roots, whose return address is no caller's (runtime/asm_amd64.s
- * TOPFRAME): goexit tops every goroutine, mstart and rt0_go the system stacks
+ * TOPFRAME): goexit tops every goroutine, mstart and rt0_go the system
+ * stacks. A frame-pointer step there ends the walk (the goroutine's first
+ * frame saved rbp 0), as it does in a Go binary with CFI (.debug_frame),
+ * whose goexit has an ordinary row: not END rows, so that the summary counts
+ * both kinds of Go stacks alike (unwinder__root_walks, by name)
  */
 static bool go_topframe(const char *name)
 {
@@ -1064,7 +1068,7 @@ static bool go_topframe(const char *name)
 
 struct go_rows {
 	struct builder *b;
-	bool top; /* the function is a root: END rows */
+	bool top; /* the function is a root: frame-pointer steps */
 };
 
 /*
@@ -1079,7 +1083,7 @@ static int go_run(void *ctx, uint64_t start, uint64_t end, int32_t delta)
 	uint32_t rule;
 
 	if (g->top)
-		rule = BPFPROF_UNWIND_END;
+		rule = BPFPROF_UNWIND_NONE;
 	else if ((int64_t)delta + 8 > BPFPROF_UNWIND_CFA_OFF_MAX)
 		rule = BPFPROF_UNWIND_NONE;
 	else

@@ -20,8 +20,9 @@ static bool is_named(const char *func, const char *name)
 
 static bool is_root(const char *func, bool fp)
 {
+	/* runtime.clone: a new thread's first frame, whose child calls mstart */
 	static const char *const go_roots[] = { "runtime.goexit", "runtime.mstart",
-						"runtime.rt0_go" };
+						"runtime.rt0_go", "runtime.clone" };
 	/*
 	 * glibc keeps no frame pointers: a chain of ours ends in the frame its
 	 * code called, __libc_start_call_main (main) or start_thread (threads)
