@@ -53,6 +53,9 @@ LIB_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(notdir $(LIB_SRCS)))
 LIB_OBJS += $(OUTPUT)/profile.pb-c.o
 # Pyroscope's push API (proto/pyroscope, vendored), for --push
 LIB_OBJS += $(OUTPUT)/push.pb-c.o $(OUTPUT)/types.pb-c.o
+# OpenTelemetry's OTLP profiles (proto/opentelemetry, vendored v1.11.0), for .otlp and --push-api otlp
+OTLP_PB_OBJS := $(patsubst %,$(OUTPUT)/%.pb-c.o,common resource profiles profiles_service)
+LIB_OBJS += $(OTLP_PB_OBJS)
 APP_OBJS := $(OUTPUT)/main.o $(OUTPUT)/session.o
 TEST_SRCS := $(wildcard tests/test_*.c)
 TEST_BINS := $(patsubst tests/%.c,$(OUTPUT)/tests/%,$(TEST_SRCS))
@@ -86,7 +89,7 @@ $(BIN): $(APP_OBJS) $(OUTPUT)/libbpfprof.a
 $(OUTPUT) $(OUTPUT)/tests $(OUTPUT)/workload:
 	$(Q)mkdir -p $@
 
-# The BPF program in variants for what kernels offer (bpf/profile.bpf.c,
+# The BPF program in variants for what kernels offer (bpf/compat.bpf.h,
 # "Variants"; user/capture/kernel_features.c picks one at run time): profile is
 # 5.17+ with bpf_loop and task storage, tw and tw7 add the task work kfunc of
 # 6.18 and of 7.x, legacy runs from 5.10 on.
@@ -97,9 +100,10 @@ BPF_VARIANT_profile_legacy := -DBPFPROF_LEGACY=1
 BPF_EXTRA_VARIANTS := profile_tw profile_tw7 profile_legacy
 
 $(patsubst %,$(OUTPUT)/%.bpf.o,profile $(BPF_EXTRA_VARIANTS)): \
-$(OUTPUT)/%.bpf.o: bpf/profile.bpf.c bpf/python.bpf.h include/bpfprof_abi.h $(VMLINUX_DIR)/vmlinux.h | $(OUTPUT)
+$(OUTPUT)/%.bpf.o: bpf/profile.bpf.c $(wildcard bpf/*.bpf.h) include/bpfprof_abi.h include/unwind_walk_step.h \
+		include/arch.h include/arch_x86.h bench/bench.bpf.h $(VMLINUX_DIR)/vmlinux.h | $(OUTPUT)
 	$(call msg,BPF,$@)
-	$(Q)$(CLANG) -g -O2 --target=bpf $(BPF_CFLAGS) $(BPF_VARIANT_$*) -D__TARGET_ARCH_$(ARCH) \
+	$(Q)$(CLANG) -g -O2 --target=bpf -Wall -Werror $(BPF_CFLAGS) $(BPF_VARIANT_$*) -D__TARGET_ARCH_$(ARCH) \
 		-I$(VMLINUX_DIR) -Iinclude $(CLANG_BPF_SYS_INCLUDES) -c $< -o $@.tmp
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp
 	$(Q)rm -f $@.tmp
@@ -116,7 +120,7 @@ $(OUTPUT)/profile_%.skel.h: $(OUTPUT)/profile_%.bpf.o $(OUTPUT)/profile.skel.h t
 	$(Q)$(BPFTOOL) gen skeleton $< name profile_bpf >$@.tmp
 	$(Q)tools/skel-layout.sh $@.tmp >$@.layout && tools/skel-layout.sh $(OUTPUT)/profile.skel.h | \
 		cmp -s - $@.layout || \
-		{ echo "$<: maps, programs or variables differ from profile.bpf.o's (bpf/profile.bpf.c, Variants)" >&2; \
+		{ echo "$<: maps, programs or variables differ from profile.bpf.o's (bpf/compat.bpf.h, Variants)" >&2; \
 		  rm -f $@.tmp $@.layout; exit 1; }
 	$(Q)rm -f $@.tmp $@.layout
 	$(Q)$(BPFTOOL) gen skeleton $< name profile_$*_bpf > $@
@@ -153,6 +157,22 @@ $(OUTPUT)/types.pb-c.o: $(OUTPUT)/proto/types/v1/types.pb-c.c | $(OUTPUT)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(OUTPUT)/push.o $(OUTPUT)/tests/test_push: $(OUTPUT)/proto/push/v1/push.pb-c.h $(OUTPUT)/proto/types/v1/types.pb-c.h
+
+OTLP_PROTOS := common/v1/common.proto resource/v1/resource.proto \
+	profiles/v1development/profiles.proto collector/profiles/v1development/profiles_service.proto
+OTLP_PB_DIR := $(OUTPUT)/proto/opentelemetry/proto
+OTLP_PB_SRCS := $(patsubst %.proto,$(OTLP_PB_DIR)/%.pb-c.c,$(OTLP_PROTOS))
+OTLP_PB_HDRS := $(OTLP_PB_SRCS:.c=.h)
+$(OTLP_PB_SRCS) $(OTLP_PB_HDRS) &: $(addprefix proto/opentelemetry/opentelemetry/proto/,$(OTLP_PROTOS))
+	$(call msg,PROTOC,$(OTLP_PB_DIR))
+	$(Q)mkdir -p $(OUTPUT)/proto && protoc-c --proto_path=proto/opentelemetry --c_out=$(OUTPUT)/proto \
+		$(addprefix opentelemetry/proto/,$(OTLP_PROTOS))
+
+$(OTLP_PB_OBJS): $(OUTPUT)/%.pb-c.o: $(OTLP_PB_HDRS) | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) -c $(filter %/$*.pb-c.c,$(OTLP_PB_SRCS)) -o $@
+
+$(OUTPUT)/write_otlp.o $(OUTPUT)/push.o $(OUTPUT)/tests/test_write_otlp $(OUTPUT)/tests/test_push: $(OTLP_PB_HDRS)
 
 $(OUTPUT)/libbpfprof.a: $(LIB_OBJS)
 	$(call msg,AR,$@)
@@ -347,17 +367,20 @@ $(OUTPUT)/bench/runstat: bench/runstat.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $< -o $@
 
+# The bench builds' BPF programs: the production one with bench/bench.bpf.h's hooks
+BENCH_BPF_CFLAGS := -DBPFPROF_BENCH -Ibench
+
 # bench/floor.sh: bpfprof whose BPF program returns at once, in its own OUTPUT
 FLOOR_OUTPUT := .output-bench-empty
 bench-floor-bin:
 	$(Q)$(MAKE) --no-print-directory OUTPUT=$(FLOOR_OUTPUT) BIN=$(FLOOR_OUTPUT)/bpfprof \
-		BPF_CFLAGS=-DBPFPROF_BENCH_EMPTY_PROGRAM $(FLOOR_OUTPUT)/bpfprof
+		BPF_CFLAGS="$(BENCH_BPF_CFLAGS) -DBPFPROF_BENCH_EMPTY_PROGRAM" $(FLOOR_OUTPUT)/bpfprof
 
 # bench/offcpu.sh: bpfprof whose off-CPU blocks are aggregated in BPF instead of sent
 OFFCPU_AGG_OUTPUT := .output-bench-offcpu-agg
 bench-offcpu-agg-bin:
 	$(Q)$(MAKE) --no-print-directory OUTPUT=$(OFFCPU_AGG_OUTPUT) BIN=$(OFFCPU_AGG_OUTPUT)/bpfprof \
-		BPF_CFLAGS=-DBPFPROF_BENCH_OFFCPU_AGG $(OFFCPU_AGG_OUTPUT)/bpfprof
+		BPF_CFLAGS="$(BENCH_BPF_CFLAGS) -DBPFPROF_BENCH_OFFCPU_AGG" $(OFFCPU_AGG_OUTPUT)/bpfprof
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory $(BIN) $(BENCH_BINS) bench-floor-bin bench-offcpu-agg-bin
@@ -402,7 +425,7 @@ vmlinux:
 	$(Q)tools/gen-vmlinux.sh $(ARCH)
 
 format:
-	$(Q)clang-format -i bpf/*.c user/*.c $(addsuffix /*.c,$(USER_DIRS)) include/*.h tests/*.c tests/*.h \
+	$(Q)clang-format -i bpf/*.c bpf/*.h user/*.c $(addsuffix /*.c,$(USER_DIRS)) include/*.h tests/*.c tests/*.h \
 		tests/fuzz/*.c tests/workload/*.c
 
 clean:

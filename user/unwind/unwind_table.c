@@ -38,6 +38,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include "arch.h"
 #include "leb128.h"
 #include "array.h"
 #include "log.h"
@@ -60,10 +61,10 @@ bool unwind_table_libdw_only;
 #define UNWIND_WORK_PER_BYTE 1024
 #define UNWIND_FILE_MIN_WORK (64ull << 20)
 
-/* DWARF x86-64 register numbers (psABI figure 3.36) */
-#define DWREG_RBP 6
-#define DWREG_RSP 7
-#define DWREG_RA 16
+/* DWARF register numbers of the frame pointer, stack pointer and return address (include/arch.h) */
+#define DWREG_RBP ARCH_DWREG_FP
+#define DWREG_RSP ARCH_DWREG_SP
+#define DWREG_RA ARCH_DWREG_RA
 
 /* DW_EH_PE_* pointer encodings (LSB 5.0, table 10-5 and 10-6) */
 #define EH_PE_absptr 0x00

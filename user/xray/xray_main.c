@@ -75,7 +75,7 @@ static const struct argp_option xoptions[] = {
 	  "The instrumented binary: function ids to addresses and names", 0 },
 	{ "output", 'o', "FILE", 0, "Write a profile to FILE ('-' for stdout); repeatable", 0 },
 	{ "format", OPT_FORMAT, "FORMAT", 0,
-	  "Output format for every -o, overriding the extension: prof, perf, pprof, folded, svg",
+	  "Output format for every -o, overriding the extension: prof, perf, pprof, folded, svg, otlp",
 	  0 },
 	{ "account", OPT_ACCOUNT, NULL, 0,
 	  "Print per function: calls, total time, self time (stdout)", 0 },
@@ -141,7 +141,7 @@ static int check_outputs(struct xray_config *c)
 		if (o->format == OUTPUT_NONE) {
 			fprintf(stderr,
 				"bpfprof: cannot tell the format of '%s'; use a known extension "
-				"(.prof, .data, .pb.gz, .folded, .svg) or --format\n"
+				"(.prof, .data, .pb.gz, .folded, .svg, .otlp) or --format\n"
 				"Try 'bpfprof xray --help' for more information.\n",
 				o->path);
 			return 2;
