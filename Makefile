@@ -37,7 +37,8 @@ else
 	msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-# Everything but main.c and session.c: plain C that tests link without BPF.
+# Everything but main.c, interval.c and session.c (which call the BPF session):
+# plain C that tests link without BPF.
 # user/ holds main.c, cli.c and the model (profile.c); the stages' sources are
 # in its folders, in the order data flows (docs/ARCHITECTURE.md, "Layout"). Objects are named
 # by file alone ($(OUTPUT)/agg.o): vpath finds each source in its folder.
@@ -46,13 +47,13 @@ vpath %.c user $(USER_DIRS)
 # The source of object NAME.o, by name (not $<, which an old .d file's
 # user/NAME.c from before the stage folders would take over)
 src_of = $(firstword $(wildcard $(addsuffix /$(1).c,user $(USER_DIRS))))
-LIB_SRCS := $(filter-out user/main.c user/capture/session.c,$(wildcard user/*.c $(addsuffix /*.c,$(USER_DIRS))))
+LIB_SRCS := $(filter-out user/main.c user/interval.c user/capture/session.c,$(wildcard user/*.c $(addsuffix /*.c,$(USER_DIRS))))
 LIB_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(notdir $(LIB_SRCS)))
 # pprof's profile.proto, encoded by protoc-c's generated code
 LIB_OBJS += $(OUTPUT)/profile.pb-c.o
 # Pyroscope's push API (proto/pyroscope, vendored), for --push
 LIB_OBJS += $(OUTPUT)/push.pb-c.o $(OUTPUT)/types.pb-c.o
-APP_OBJS := $(OUTPUT)/main.o $(OUTPUT)/session.o
+APP_OBJS := $(OUTPUT)/main.o $(OUTPUT)/interval.o $(OUTPUT)/session.o
 TEST_SRCS := $(wildcard tests/test_*.c)
 TEST_BINS := $(patsubst tests/%.c,$(OUTPUT)/tests/%,$(TEST_SRCS))
 WORKLOADS := $(OUTPUT)/workload/hotcold $(OUTPUT)/workload/jitswap $(OUTPUT)/workload/jitshort $(OUTPUT)/workload/offcpu $(OUTPUT)/workload/nofp \
