@@ -184,6 +184,13 @@ $(OUTPUT)/tests/%: tests/%.c $(OUTPUT)/libbpfprof.a | $(OUTPUT)/tests
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) $< $(OUTPUT)/libbpfprof.a \
 		$(CMOCKA_LIBS) $(LDLIBS) -o $@
 
+# interval.c calls the session: its driver links interval.o beside the
+# library, with stubs of those calls of its own.
+$(OUTPUT)/tests/test_interval: tests/test_interval.c $(OUTPUT)/interval.o $(OUTPUT)/libbpfprof.a | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) $< $(OUTPUT)/interval.o $(OUTPUT)/libbpfprof.a \
+		$(CMOCKA_LIBS) $(LDLIBS) -o $@
+
 # The README's test command: unit tests (no root) then integration (root, BPF).
 # ASan + UBSan build of everything, tests included, in its own OUTPUT.
 SAN_OUTPUT := .output-san

@@ -34,6 +34,7 @@
 struct interval;
 struct interps;
 struct proc_table;
+struct profile;
 struct run_outputs;
 struct session;
 struct symbolizer;
@@ -142,6 +143,9 @@ int interval__end_at_boundary(struct interval *iv);
  * past it. Returns 0 or -errno.
  */
 int interval__begin_next(struct interval *iv);
+
+/* The period's profile (borrowed until the period is dropped; NULL between periods). */
+const struct profile *interval__profile(const struct interval *iv);
 
 /* The period's cut (0: none), for the process table's reaping (proc_table__reap). */
 uint64_t interval__cut_ns(const struct interval *iv);

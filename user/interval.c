@@ -371,6 +371,11 @@ int interval__begin_next(struct interval *iv)
 	return feed_carried(iv);
 }
 
+const struct profile *interval__profile(const struct interval *iv)
+{
+	return iv->p;
+}
+
 uint64_t interval__cut_ns(const struct interval *iv)
 {
 	return iv->cut_ns;
