@@ -22,7 +22,8 @@ CFLAGS ?= -g -O2
 CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 CPPFLAGS += -Iinclude -I$(OUTPUT) -I$(OUTPUT)/proto $(PKG_CFLAGS) -D_GNU_SOURCE
 DEPFLAGS = -MMD -MP
-LDLIBS += $(PKG_LIBS) -pthread
+# -liberty: libiberty.a's demangler (demangle.h), a static archive only
+LDLIBS += $(PKG_LIBS) -liberty -pthread
 
 # Include the system's arch-specific headers for BPF, as clang -target bpf
 # does not (libbpf-bootstrap's CLANG_BPF_SYS_INCLUDES).
@@ -53,11 +54,25 @@ LIB_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(notdir $(LIB_SRCS)))
 LIB_OBJS += $(OUTPUT)/profile.pb-c.o
 # Pyroscope's push API (proto/pyroscope, vendored), for --push
 LIB_OBJS += $(OUTPUT)/push.pb-c.o $(OUTPUT)/types.pb-c.o
+# OpenTelemetry's OTLP profiles (proto/opentelemetry, vendored v1.11.0), for .otlp and --push-api otlp
+OTLP_PB_OBJS := $(patsubst %,$(OUTPUT)/%.pb-c.o,common resource profiles profiles_service)
+LIB_OBJS += $(OTLP_PB_OBJS)
 APP_OBJS := $(OUTPUT)/main.o $(OUTPUT)/interval.o $(OUTPUT)/session.o
 TEST_SRCS := $(wildcard tests/test_*.c)
 TEST_BINS := $(patsubst tests/%.c,$(OUTPUT)/tests/%,$(TEST_SRCS))
 WORKLOADS := $(OUTPUT)/workload/hotcold $(OUTPUT)/workload/jitswap $(OUTPUT)/workload/jitshort $(OUTPUT)/workload/offcpu $(OUTPUT)/workload/nofp \
-	$(OUTPUT)/workload/gold/nofp
+	$(OUTPUT)/workload/gold/nofp $(OUTPUT)/workload/cxxnames
+# Names as people read them (tests/integration/names.sh): a Rust workload in
+# both manglings and a Go one built three ways, where rustc and go are at
+# hand (tools/install-deps.sh installs them; names.sh skips without them)
+RUSTC ?= rustc
+GO ?= go
+ifneq ($(shell command -v $(RUSTC) 2>/dev/null),)
+WORKLOADS += $(OUTPUT)/workload/rustnames $(OUTPUT)/workload/rustnames-v0
+endif
+ifneq ($(shell command -v $(GO) 2>/dev/null),)
+WORKLOADS += $(OUTPUT)/workload/gonames $(OUTPUT)/workload/gonames-sw $(OUTPUT)/workload/gonames-strip
+endif
 
 .PHONY: all deps demo check test unit integration kernels san test-san fuzz fuzz-ci valgrind vmlinux format clean
 # The binary; the sanitizer build puts its own under its OUTPUT.
@@ -75,7 +90,7 @@ $(BIN): $(APP_OBJS) $(OUTPUT)/libbpfprof.a
 $(OUTPUT) $(OUTPUT)/tests $(OUTPUT)/workload:
 	$(Q)mkdir -p $@
 
-# The BPF program in variants for what kernels offer (bpf/profile.bpf.c,
+# The BPF program in variants for what kernels offer (bpf/compat.bpf.h,
 # "Variants"; user/capture/kernel_features.c picks one at run time): profile is
 # 5.17+ with bpf_loop and task storage, tw and tw7 add the task work kfunc of
 # 6.18 and of 7.x, legacy runs from 5.10 on.
@@ -86,9 +101,10 @@ BPF_VARIANT_profile_legacy := -DBPFPROF_LEGACY=1
 BPF_EXTRA_VARIANTS := profile_tw profile_tw7 profile_legacy
 
 $(patsubst %,$(OUTPUT)/%.bpf.o,profile $(BPF_EXTRA_VARIANTS)): \
-$(OUTPUT)/%.bpf.o: bpf/profile.bpf.c bpf/python.bpf.h include/bpfprof_abi.h $(VMLINUX_DIR)/vmlinux.h | $(OUTPUT)
+$(OUTPUT)/%.bpf.o: bpf/profile.bpf.c $(wildcard bpf/*.bpf.h) include/bpfprof_abi.h include/unwind_walk_step.h \
+		include/arch.h include/arch_x86.h bench/bench.bpf.h $(VMLINUX_DIR)/vmlinux.h | $(OUTPUT)
 	$(call msg,BPF,$@)
-	$(Q)$(CLANG) -g -O2 --target=bpf $(BPF_CFLAGS) $(BPF_VARIANT_$*) -D__TARGET_ARCH_$(ARCH) \
+	$(Q)$(CLANG) -g -O2 --target=bpf -Wall -Werror $(BPF_CFLAGS) $(BPF_VARIANT_$*) -D__TARGET_ARCH_$(ARCH) \
 		-I$(VMLINUX_DIR) -Iinclude $(CLANG_BPF_SYS_INCLUDES) -c $< -o $@.tmp
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp
 	$(Q)rm -f $@.tmp
@@ -105,7 +121,7 @@ $(OUTPUT)/profile_%.skel.h: $(OUTPUT)/profile_%.bpf.o $(OUTPUT)/profile.skel.h t
 	$(Q)$(BPFTOOL) gen skeleton $< name profile_bpf >$@.tmp
 	$(Q)tools/skel-layout.sh $@.tmp >$@.layout && tools/skel-layout.sh $(OUTPUT)/profile.skel.h | \
 		cmp -s - $@.layout || \
-		{ echo "$<: maps, programs or variables differ from profile.bpf.o's (bpf/profile.bpf.c, Variants)" >&2; \
+		{ echo "$<: maps, programs or variables differ from profile.bpf.o's (bpf/compat.bpf.h, Variants)" >&2; \
 		  rm -f $@.tmp $@.layout; exit 1; }
 	$(Q)rm -f $@.tmp $@.layout
 	$(Q)$(BPFTOOL) gen skeleton $< name profile_$*_bpf > $@
@@ -143,6 +159,22 @@ $(OUTPUT)/types.pb-c.o: $(OUTPUT)/proto/types/v1/types.pb-c.c | $(OUTPUT)
 
 $(OUTPUT)/push.o $(OUTPUT)/tests/test_push: $(OUTPUT)/proto/push/v1/push.pb-c.h $(OUTPUT)/proto/types/v1/types.pb-c.h
 
+OTLP_PROTOS := common/v1/common.proto resource/v1/resource.proto \
+	profiles/v1development/profiles.proto collector/profiles/v1development/profiles_service.proto
+OTLP_PB_DIR := $(OUTPUT)/proto/opentelemetry/proto
+OTLP_PB_SRCS := $(patsubst %.proto,$(OTLP_PB_DIR)/%.pb-c.c,$(OTLP_PROTOS))
+OTLP_PB_HDRS := $(OTLP_PB_SRCS:.c=.h)
+$(OTLP_PB_SRCS) $(OTLP_PB_HDRS) &: $(addprefix proto/opentelemetry/opentelemetry/proto/,$(OTLP_PROTOS))
+	$(call msg,PROTOC,$(OTLP_PB_DIR))
+	$(Q)mkdir -p $(OUTPUT)/proto && protoc-c --proto_path=proto/opentelemetry --c_out=$(OUTPUT)/proto \
+		$(addprefix opentelemetry/proto/,$(OTLP_PROTOS))
+
+$(OTLP_PB_OBJS): $(OUTPUT)/%.pb-c.o: $(OTLP_PB_HDRS) | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) -c $(filter %/$*.pb-c.c,$(OTLP_PB_SRCS)) -o $@
+
+$(OUTPUT)/write_otlp.o $(OUTPUT)/push.o $(OUTPUT)/tests/test_write_otlp $(OUTPUT)/tests/test_push: $(OTLP_PB_HDRS)
+
 $(OUTPUT)/libbpfprof.a: $(LIB_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
@@ -174,6 +206,37 @@ $(OUTPUT)/workload/gold/nofp: tests/workload/nofp.c $(OUTPUT)/workload/gold/libn
 	$(call msg,CC,$@)
 	$(Q)$(CLANG14) -g -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -fuse-ld=gold $< -L$(@D) \
 		-lnofp_lib -Wl,-rpath,'$$ORIGIN' -pthread -o $@
+
+# -O0 and frame pointers, as the C workloads: every function out of line
+$(OUTPUT)/workload/cxxnames: tests/workload/cxxnames.cpp | $(OUTPUT)/workload
+	$(call msg,CXX,$@)
+	$(Q)$(CXX) -g -O0 -fno-omit-frame-pointer $< -o $@
+
+# rustc's default mangling (legacy up to now), and v0
+$(OUTPUT)/workload/rustnames: tests/workload/rustnames.rs | $(OUTPUT)/workload
+	$(call msg,RUSTC,$@)
+	$(Q)MAKEFLAGS= $(RUSTC) -g -C opt-level=1 -C force-frame-pointers=yes $< -o $@
+
+$(OUTPUT)/workload/rustnames-v0: tests/workload/rustnames.rs | $(OUTPUT)/workload
+	$(call msg,RUSTC,$@)
+	$(Q)MAKEFLAGS= $(RUSTC) -g -C opt-level=1 -C force-frame-pointers=yes -C symbol-mangling-version=v0 $< -o $@
+
+# The Go workload as Go services are built: as is, without .symtab and DWARF
+# (-ldflags="-s -w", container images), and that stripped of every section
+# strip can drop: .gopclntab alone names its functions. Offline: no modules
+# to fetch, the local toolchain only.
+GO_ENV := GOFLAGS=-mod=mod GOTOOLCHAIN=local GO111MODULE=off GOCACHE=$(abspath $(OUTPUT))/go-cache
+$(OUTPUT)/workload/gonames: tests/workload/gonames/main.go | $(OUTPUT)/workload
+	$(call msg,GO,$@)
+	$(Q)$(GO_ENV) $(GO) build -o $@ $<
+
+$(OUTPUT)/workload/gonames-sw: tests/workload/gonames/main.go | $(OUTPUT)/workload
+	$(call msg,GO,$@)
+	$(Q)$(GO_ENV) $(GO) build -ldflags="-s -w" -o $@ $<
+
+$(OUTPUT)/workload/gonames-strip: $(OUTPUT)/workload/gonames-sw
+	$(call msg,STRIP,$@)
+	$(Q)strip --strip-all -o $@ $<
 
 $(OUTPUT)/workload/%: tests/workload/%.c | $(OUTPUT)/workload
 	$(call msg,CC,$@)
@@ -245,7 +308,7 @@ demo: deps
 FUZZ_TIME ?= 60
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_SRCS))
-FUZZ_LIB_SRCS := read_xray.c profile.c log.c xray_instr_map.c sym_elf.c array.c procmaps.c kallsyms.c \
+FUZZ_LIB_SRCS := read_xray.c profile.c log.c xray_instr_map.c sym_elf.c sym_gopclntab.c array.c procmaps.c kallsyms.c \
 	sym_jitdump.c sym_perfmap.c sym_minidebug.c unwind_table.c unwind_rows_fast.c unwind_compact.c unwind_cache.c jvm_attach.c proc_file.c lib_hashmap.c lib_io.c \
 	py_code.c
 
@@ -312,17 +375,20 @@ $(OUTPUT)/bench/runstat: bench/runstat.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $< -o $@
 
+# The bench builds' BPF programs: the production one with bench/bench.bpf.h's hooks
+BENCH_BPF_CFLAGS := -DBPFPROF_BENCH -Ibench
+
 # bench/floor.sh: bpfprof whose BPF program returns at once, in its own OUTPUT
 FLOOR_OUTPUT := .output-bench-empty
 bench-floor-bin:
 	$(Q)$(MAKE) --no-print-directory OUTPUT=$(FLOOR_OUTPUT) BIN=$(FLOOR_OUTPUT)/bpfprof \
-		BPF_CFLAGS=-DBPFPROF_BENCH_EMPTY_PROGRAM $(FLOOR_OUTPUT)/bpfprof
+		BPF_CFLAGS="$(BENCH_BPF_CFLAGS) -DBPFPROF_BENCH_EMPTY_PROGRAM" $(FLOOR_OUTPUT)/bpfprof
 
 # bench/offcpu.sh: bpfprof whose off-CPU blocks are aggregated in BPF instead of sent
 OFFCPU_AGG_OUTPUT := .output-bench-offcpu-agg
 bench-offcpu-agg-bin:
 	$(Q)$(MAKE) --no-print-directory OUTPUT=$(OFFCPU_AGG_OUTPUT) BIN=$(OFFCPU_AGG_OUTPUT)/bpfprof \
-		BPF_CFLAGS=-DBPFPROF_BENCH_OFFCPU_AGG $(OFFCPU_AGG_OUTPUT)/bpfprof
+		BPF_CFLAGS="$(BENCH_BPF_CFLAGS) -DBPFPROF_BENCH_OFFCPU_AGG" $(OFFCPU_AGG_OUTPUT)/bpfprof
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory $(BIN) $(BENCH_BINS) bench-floor-bin bench-offcpu-agg-bin
@@ -367,7 +433,7 @@ vmlinux:
 	$(Q)tools/gen-vmlinux.sh $(ARCH)
 
 format:
-	$(Q)clang-format -i bpf/*.c user/*.c $(addsuffix /*.c,$(USER_DIRS)) include/*.h tests/*.c tests/*.h \
+	$(Q)clang-format -i bpf/*.c bpf/*.h user/*.c $(addsuffix /*.c,$(USER_DIRS)) include/*.h tests/*.c tests/*.h \
 		tests/fuzz/*.c tests/workload/*.c
 
 clean:

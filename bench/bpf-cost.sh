@@ -8,7 +8,7 @@
 # turn, ROUNDS times, so a disturbance hits each alike; medians.
 #   bench/bpf-cost.sh OLD/bpfprof NEW/bpfprof ...
 # Measured this way: the kernel's user-stack walk (bpf_get_stack with
-# BPF_F_USER_STACK) against the walk in bpf/profile.bpf.c (docs/BENCHMARKS.md).
+# BPF_F_USER_STACK) against the walk in bpf/unwind.bpf.h (docs/BENCHMARKS.md).
 set -euo pipefail
 . "$(dirname "$0")/lib.bash"
 

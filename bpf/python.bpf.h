@@ -1,19 +1,26 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
- * The Python walk, part of bpf/profile.bpf.c (included there, built into
- * every variant): for a sample of a process in `py_procs` whose native walk
- * went through CPython's eval loop, the sampled thread's PyThreadState is
- * found through the interpreter's TSS key (_PyRuntime.autoTSSkey, then the
- * thread's glibc pthread-specific slot at fs base + tls_specific + key * 16 +
- * 8), which also holds while the thread runs C code with the GIL released,
- * and checked (its thread_id is pthread_self(), the fs base). Its frame
- * chain is then followed from the current frame through `previous`, and each
- * frame's code object address and instruction go after the sample's user
- * addresses (include/bpfprof_abi.h, struct bpfprof_sample), newest first, at
- * most BPFPROF_MAX_PY_FRAMES, with the oldest frame of each eval-loop
- * activation marked so that user space joins each activation to its native
+ * The Python unwinder, reached from the interpreter dispatcher (walk.bpf.h)
+ * after a record's native walk: for a sample of a process in `py_procs`
+ * whose native walk went through CPython's eval loop, the sampled thread's
+ * PyThreadState is found through the interpreter's TSS key
+ * (_PyRuntime.autoTSSkey, then the thread's glibc pthread-specific slot at
+ * the TLS base + tls_specific + key * 16 + 8), which also holds while the
+ * thread runs C code with the GIL released, and checked (its thread_id is
+ * pthread_self(), the TLS base). Its frame chain is then followed from the
+ * current frame through `previous`, and each frame's code object address
+ * and instruction go after the sample's user addresses
+ * (include/bpfprof_abi.h, struct bpfprof_sample), newest first, at most
+ * BPFPROF_MAX_PY_FRAMES, with the oldest frame of each eval-loop activation
+ * marked so that user space joins each activation to its native
  * _PyEval_EvalFrameDefault frame. Offsets are per process, from user space
- * (struct bpfprof_py_proc). ../shared/INTERPRETERS.md has the layouts.
+ * (struct bpfprof_py_proc, user/capture/py_code.c); the layouts are
+ * CPython's Include/cpython/pystate.h (PyThreadState), Include/internal/
+ * pycore_frame.h (_PyInterpreterFrame, 3.11+), Include/cpython/frameobject.h
+ * (PyFrameObject, up to 3.10), Include/cpython/code.h (PyCodeObject),
+ * Include/internal/pycore_runtime.h (_PyRuntime.autoTSSkey) and
+ * Include/cpython/pythread.h (Py_tss_t), and glibc's nptl/descr.h (struct
+ * pthread's specific_1stblock).
  *
  * Every value read is the process's to forge: pointers are checked for
  * alignment and user range, a code object must have PyCode_Type as its type,
@@ -24,6 +31,10 @@
  * copy of BPFPROF_PY_READ bytes into the per-CPU state, read at the
  * version's offsets (bounded there).
  */
+#ifndef BPFPROF_PYTHON_BPF_H
+#define BPFPROF_PYTHON_BPF_H
+
+#include "state.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -63,16 +74,16 @@ struct {
 	__type(value, struct py_walk);
 } py_walk_state SEC(".maps");
 
-/* The walk state and record of the walk that runs on this CPU (profile.bpf.c, walk_slot) */
-#define py_state()                                                                  \
-	({                                                                          \
-		__u32 __slot = cur_slot();                                          \
-		(struct py_walk *)bpf_map_lookup_elem(&py_walk_state, &__slot);     \
+/* The walk state and record of the walk that runs on this CPU (state.bpf.h, walk_slot) */
+#define py_state()                                                              \
+	({                                                                      \
+		__u32 __slot = cur_slot();                                      \
+		(struct py_walk *)bpf_map_lookup_elem(&py_walk_state, &__slot); \
 	})
-#define py_record()                                                                 \
-	({                                                                          \
-		__u32 __slot = cur_slot();                                          \
-		(struct bpfprof_sample *)bpf_map_lookup_elem(&scratch, &__slot);    \
+#define py_record()                                                              \
+	({                                                                       \
+		__u32 __slot = cur_slot();                                       \
+		(struct bpfprof_sample *)bpf_map_lookup_elem(&scratch, &__slot); \
 	})
 
 /* The little-endian fields at byte off of a buffer read from the process; 0 past its end */
@@ -99,13 +110,12 @@ static __always_inline __u8 py_u8(const __u8 *buf, __u32 off, __u32 size)
 
 static __always_inline bool py_user_ptr(__u64 p)
 {
-	return p && !(p & 7) && !kernel_addr(p);
+	return p && !(p & 7) && !arch_kernel_addr(p);
 }
 
 /* The sampled thread's walk starts over: nothing read, nothing recorded. */
 static __always_inline void py_reset(void)
 {
-	__u32 zero = 0;
 	struct py_walk *w = py_state();
 
 	if (w) {
@@ -121,7 +131,6 @@ step_fn py_eval_step(__u32 i, void *data)
 {
 	struct bpfprof_sample *e;
 	struct py_walk *w;
-	__u32 zero = 0;
 	__u64 idx, ip;
 
 	w = py_state();
@@ -157,8 +166,8 @@ static __always_inline bool py_begin(struct bpfprof_sample *e, __u64 nk, __u64 n
 	struct bpfprof_py_proc *cfg;
 	struct task_struct *task;
 	struct py_walk *w;
-	__u32 zero = 0, key;
-	__u64 fsbase, tstate, frame, cframe;
+	__u32 key;
+	__u64 tls_base, tstate, frame, cframe;
 	struct {
 		__s32 initialized;
 		__u32 key;
@@ -192,7 +201,7 @@ static __always_inline bool py_begin(struct bpfprof_sample *e, __u64 nk, __u64 n
 	}
 	stat_inc(BPFPROF_STAT_PY_WALKS);
 	task = current_task();
-	fsbase = BPF_CORE_READ(task, thread.fsbase);
+	tls_base = arch_tls_base(task);
 	if (bpf_probe_read_user(&tss, sizeof(tss), (const void *)w->cfg.tss) ||
 	    tss.initialized != 1 || tss.key >= 32) {
 		py_stop_early(e, BPFPROF_STAT_PY_NO_TSTATE);
@@ -200,7 +209,7 @@ static __always_inline bool py_begin(struct bpfprof_sample *e, __u64 nk, __u64 n
 	}
 	key = tss.key;
 	if (bpf_probe_read_user(&tstate, sizeof(tstate),
-				(const void *)(fsbase + w->cfg.tls_specific + key * 16 + 8)) ||
+				(const void *)(tls_base + w->cfg.tls_specific + key * 16 + 8)) ||
 	    !py_user_ptr(tstate)) {
 		py_stop_early(e, BPFPROF_STAT_PY_NO_TSTATE);
 		return false;
@@ -210,7 +219,7 @@ static __always_inline bool py_begin(struct bpfprof_sample *e, __u64 nk, __u64 n
 		return false;
 	}
 	/* another thread's state (a wrong glibc layout): no names rather than another thread's */
-	if (py_u64(w->ts_buf, w->cfg.ts_thread_id, PY_TS_READ) != fsbase) {
+	if (py_u64(w->ts_buf, w->cfg.ts_thread_id, PY_TS_READ) != tls_base) {
 		py_stop_early(e, BPFPROF_STAT_PY_NO_TSTATE);
 		return false;
 	}
@@ -243,7 +252,7 @@ step_fn py_step(__u32 i, void *data)
 {
 	struct bpfprof_sample *e;
 	struct py_walk *w;
-	__u32 zero = 0, entry, csum;
+	__u32 entry, csum;
 	__u64 frame, code, prev, instr, off, idx, flag = 0;
 
 	w = py_state();
@@ -312,7 +321,7 @@ static __always_inline void py_end(void)
 {
 	struct bpfprof_sample *e;
 	struct py_walk *w;
-	__u32 zero = 0, stop;
+	__u32 stop;
 
 	w = py_state();
 	e = py_record();
@@ -331,13 +340,12 @@ static __always_inline void py_end(void)
 	stat_add(BPFPROF_STAT_PY_FRAMES, e->nr_py);
 }
 
-#if BPFPROF_LEGACY
-/* The legacy variant's Python walk: PY_FRAMES_PER_PROG steps a program, tail-calling itself */
+/* The walk by tail calls (COMPAT_WALK_BY_TAIL_CALLS): PY_FRAMES_PER_PROG steps a program, tail-calling itself */
 #define PY_FRAMES_PER_PROG 16
 static __always_inline bool py_some(void)
 {
 	struct py_walk *w;
-	__u32 zero = 0, k;
+	__u32 k;
 
 	for (k = 0; k < PY_FRAMES_PER_PROG; k++) {
 		w = py_state();
@@ -352,4 +360,5 @@ static __always_inline bool py_some(void)
 	}
 	return false;
 }
-#endif
+
+#endif /* BPFPROF_PYTHON_BPF_H */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The BPF <-> userspace ABI: ring-buffer record layouts, map keys and the
- * compile-time limits both sides agree on. bpf/profile.bpf.c includes it after
- * vmlinux.h; the user side includes <linux/types.h> first. Every record starts
+ * compile-time limits both sides agree on. The BPF program (bpf/) includes
+ * it after vmlinux.h; the user side includes <linux/types.h> first. Every record starts
  * with a __u32 type tag, padding is spelled out, and the sizes are asserted so
  * that both compilers check the same layout.
  */
@@ -91,7 +91,7 @@ enum bpfprof_stat {
 	/*
 	 * Samples sent as copies because a frame-pointer step of a process
 	 * registered moments before left its registered mappings (JIT code
-	 * mapped since; bpf/profile.bpf.c YOUNG_NS)
+	 * mapped since; bpf/unwind.bpf.h YOUNG_NS)
 	 */
 	BPFPROF_STAT_COPY_FP_UNMAPPED = 33,
 	BPFPROF_STAT_NR,
@@ -405,7 +405,7 @@ _Static_assert(sizeof(struct bpfprof_sample_copy) ==
  * with the task's stacks while it was blocked: the kernel stack from
  * __schedule down to the kernel entry, the user stack from the user
  * registers saved at that entry (none when the block was not in a system
- * call; see bpf/profile.bpf.c). s is laid out as a sample (s.type is
+ * call; see bpf/offcpu.bpf.h). s is laid out as a sample (s.type is
  * BPFPROF_REC_SAMPLE, s.time_ns is when the task was picked to run again,
  * s.cpu the CPU it was picked on); only the first 16 +
  * BPFPROF_SAMPLE_HDR_SIZE + (s.nr_kernel + s.nr_user) * 8 bytes are sent.

@@ -2,11 +2,13 @@
 /*
  * What the running kernel offers bpfprof's BPF programs, probed at start
  * (never read off the version: RHEL's 4.18 and 5.14 carry 6.x BPF), and the
- * variant of bpf/profile.bpf.c that is loaded for it. The facts come from
+ * variant of the BPF program that is loaded for it. The facts come from
  * libbpf's probes (libbpf_probe_bpf_helper, libbpf_probe_bpf_map_type) and
  * the kernel's BTF; the decisions are pure functions of them, so that tests
- * give any set of features. Kernel history: ../shared/KERNELS.md and the
- * "Variants" comment of bpf/profile.bpf.c.
+ * give any set of features. Kernel history: the release that brought each
+ * helper and map type (the kernel's include/uapi/linux/bpf.h history, as
+ * BCC's docs/kernel-versions.md lists it) and the "Variants" comment of
+ * bpf/compat.bpf.h.
  */
 #ifndef BPFPROF_KERNEL_FEATURES_H
 #define BPFPROF_KERNEL_FEATURES_H
@@ -39,7 +41,7 @@ struct kernel_features {
 	enum features_task_work task_work;
 };
 
-/* The variants of bpf/profile.bpf.c built into the binary (Makefile BPF_VARIANT_*). */
+/* The variants of the BPF program built into the binary (Makefile BPF_VARIANT_*, bpf/compat.bpf.h). */
 enum bpf_variant {
 	BPF_VARIANT_MODERN = 0, /* bpf_loop, task storage, BTF task helpers: 5.17+ */
 	BPF_VARIANT_TASK_WORK, /* MODERN with 6.18's task work kfunc */

@@ -31,6 +31,7 @@ enum output_format {
 	OUTPUT_SVG, /* flame graph, .svg */
 	OUTPUT_PPROF, /* pprof profile.proto, gzip, .pb.gz / .pprof */
 	OUTPUT_FOLDED, /* folded stacks, .folded */
+	OUTPUT_OTLP, /* OpenTelemetry ExportProfilesServiceRequest, binary protobuf, .otlp */
 };
 
 struct output {

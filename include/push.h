@@ -3,7 +3,7 @@
  * --push: ship each interval's profile to a Grafana Pyroscope server (or
  * Grafana Alloy's pyroscope.receive_http, which takes the same requests).
  *
- * Two endpoints, as Pyroscope's server API page documents them
+ * Three endpoints: two of Pyroscope, as its server API page documents them
  * (docs/sources/reference-server-api/index.md in github.com/grafana/pyroscope):
  *   - Connect API (default): POST BASE/push.v1.PusherService/Push, body a
  *     protobuf push.v1.PushRequest (proto/pyroscope/push/v1/push.proto,
@@ -13,6 +13,15 @@
  *   - legacy ingest: POST .../ingest?name=SERVICE{k=v,...}&from=S&until=S
  *     &format=pprof&sampleRate=F&spyName=bpfprof, body the gzip pprof bytes
  *     of one service (one request per service).
+ * and OpenTelemetry's (--push-api otlp), for a Collector or any OTLP/HTTP
+ * receiver of profiles (opentelemetry-proto v1.11.0 docs/specification.md,
+ * "OTLP/HTTP"): POST URL/v1development/profiles (the path appended when the
+ * URL has none, as the SDKs do with OTEL_EXPORTER_OTLP_ENDPOINT), body the
+ * ExportProfilesServiceRequest of the whole interval (write_otlp.h),
+ * "Content-Type: application/x-protobuf", "Content-Encoding: gzip"; the
+ * answer's partial_success (rejected profiles, message) is read and
+ * reported. A request over OTLP_MAX_REQUEST_BYTES is refused (dropped with
+ * a message naming the size), as a receiver would refuse it.
  *
  * The sampling thread only builds the profiles (write_pprof per service)
  * and queues them (push__submit, never blocking on the network); a push
@@ -21,8 +30,9 @@
  * one attempt per backoff step, not one per queued interval), and when the
  * queue is full writes the oldest interval to the output directory as
  * STAMP-push.pb (the PushRequest bytes: replayable with curl) or, without
- * one, drops it. Every submitted interval ends counted exactly once as
- * pushed, spooled or dropped. With the Connect API, once the server takes
+ * one, drops it (OTLP: STAMP-push.otlp.gz, the gzip request body). Every
+ * submitted interval ends counted exactly once as
+ * pushed, spooled or dropped. With the Connect API and OTLP, once the server takes
  * profiles again and the queue is empty, the spooled requests in the
  * directory (oldest first, earlier runs' too) are sent and removed
  * ("replayed"); one the server refuses is renamed STAMP-push.pb.refused.
@@ -42,6 +52,7 @@
 #define PUSH_DEFAULT_TIMEOUT_S 10.0 /* one request, and the flush at the end */
 #define PUSH_CONNECT_PATH "/push.v1.PusherService/Push"
 #define PUSH_SPOOL_NAME "push.pb" /* spooled as OUTPUT_DIR/STAMP-push.pb */
+#define PUSH_OTLP_SPOOL_NAME "push.otlp.gz" /* OTLP: OUTPUT_DIR/STAMP-push.otlp.gz */
 /* Pyroscope's profile name for CPU profiles (profile type process_cpu:cpu:nanoseconds:cpu:nanoseconds) */
 #define PUSH_PROFILE_NAME "process_cpu"
 
@@ -49,6 +60,7 @@ enum push_api {
 	PUSH_API_AUTO = 0, /* ingest when the URL path ends in /ingest, else connect */
 	PUSH_API_CONNECT,
 	PUSH_API_INGEST,
+	PUSH_API_OTLP, /* OpenTelemetry OTLP/HTTP profiles */
 };
 
 /* What the command line says (user/cli.c fills it; strings borrowed from argv). */
@@ -103,7 +115,8 @@ struct push_counters {
 	uint64_t replayed; /* spooled requests (this run's or older) sent once the server took profiles again */
 	uint64_t requests; /* HTTP requests made */
 	uint64_t bytes_sent; /* request bodies sent, bytes */
-	uint64_t pprof_bytes; /* gzip pprof bytes submitted */
+	uint64_t pprof_bytes; /* gzip pprof bytes submitted (OTLP: gzip request bytes) */
+	uint64_t otlp_rejected; /* profiles an OTLP receiver's partial_success says it rejected */
 	uint64_t thread_cpu_ns; /* CPU time of the push thread */
 	uint64_t prepare_ns; /* CPU time push__submit took in the caller (pprof per service) */
 };
@@ -155,7 +168,9 @@ int push__read_auth(const char *path, char **header);
 enum push_api push__api_for(const char *url, enum push_api api);
 /*
  * The URL to POST to for url and api: connect: url + PUSH_CONNECT_PATH
- * unless it already ends with it; ingest: url as given. NULL on ENOMEM.
+ * unless it already ends with it; ingest: url as given; otlp: url +
+ * OTLP_PROFILES_PATH when the URL has no path (or only "/"), else url as
+ * given. NULL on ENOMEM.
  */
 char *push__endpoint(const char *url, enum push_api api);
 
@@ -217,5 +232,24 @@ int push__encode_request(const struct push_series *s, size_t n, const bool *skip
  */
 char *push__ingest_query(const struct push_series *s, uint64_t from_ns, uint64_t until_ns,
 			 uint32_t freq_hz);
+
+/*
+ * The body of an OTLP request for interval profile p (symbolized): the gzip
+ * ExportProfilesServiceRequest (write_otlp.h) with host.name
+ * env->hostname, service.name o->service_name or env->default_service and
+ * the --label pairs on its resource, appended to out. Refused with -E2BIG
+ * and a message naming the size when the request is over max_bytes
+ * (OTLP_MAX_REQUEST_BYTES for --push). Returns 0 or -errno.
+ */
+int push__otlp_body(const struct push_opts *o, const struct push_env *env, const struct profile *p,
+		    size_t max_bytes, struct buf *out);
+
+/*
+ * Read an OTLP receiver's answer body (ExportProfilesServiceResponse,
+ * binary): *rejected and *msg (malloc'd, NULL when empty; caller frees)
+ * from its partial_success. An empty body is full success. Returns 0, or
+ * -EINVAL when the body does not decode (garbage), -ENOMEM.
+ */
+int push__otlp_partial_success(const void *body, size_t len, int64_t *rejected, char **msg);
 
 #endif /* BPFPROF_PUSH_H */

@@ -25,7 +25,7 @@ int unwind_compact__encode(const struct unwind_table *t, uint32_t **words, uint3
 
 /*
  * The rule at row pc `rel` (address - bias), found as the BPF walker finds
- * it (find_rule in bpf/profile.bpf.c): BPFPROF_UNWIND_NONE outside the
+ * it (find_rule in bpf/unwind.bpf.h): BPFPROF_UNWIND_NONE outside the
  * table. Reads only words[0..nr_words): safe on any input.
  */
 uint32_t unwind_compact__lookup(const uint32_t *words, uint32_t nr_words,

@@ -1,14 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The BPF walk of a user stack (walk_step in bpf/profile.bpf.c), in user
+ * The BPF walk of a user stack (walk_step in bpf/unwind.bpf.h), in user
  * space, over a copy of the stack: for the samples the BPF program sent as
  * struct bpfprof_sample_copy (include/bpfprof_abi.h) because their process's
- * tables were not ready. The same rules in the same order: the rule of each
- * frame's pc (the leaf's, else pc - 1) from the same compact rows
- * (unwinder__rule), CFA/PLT/signal/END rows, a frame-pointer step where
- * there is no row (with the leaf-prologue repair), the same checks and the
- * same stop reasons (enum bpfprof_stat), so that a copied sample aggregates
- * as if BPF had walked it.
+ * tables were not ready. Each step is the BPF program's own source,
+ * include/unwind_walk_step.h, compiled here, over the same compact rows
+ * (unwinder__rule): the same rules, checks and stop reasons (enum
+ * bpfprof_stat), so that a copied sample aggregates as if BPF had walked it.
  *
  * One difference is inherent: BPF reads the live stack, this reads the copy
  * (from the sample's rsp up, BPFPROF_COPY_STACK_SIZE at most). A read

@@ -35,12 +35,13 @@ trap 'rm -rf "$logs"' EXIT
 # The scripts that drive bpfprof's parsers and writers, run again on the
 # sanitizer build: perfdata (perf.data writer), outputs (every writer in one
 # -a run), xray (trace and instrumentation map readers), jit (jitdump and perf
-# map readers, JIT ELF images), push (the push thread, its queue and libcurl;
+# map readers, JIT ELF images), push and otlp (the push thread, its queue and libcurl;
 # it found the unwinder's leak at exit), gone (the build-id cache and .prof
 # file copies), jitlive (a JVM's attach socket, a process's stdio buffer read
-# from its memory). The rest (targets, options, the browser's flame graph
+# from its memory), names (the demangler and Go's .gopclntab reader on real
+# files). The rest (targets, options, the browser's flame graph
 # checks, unwinding against perf) gain nothing from it.
-san_scripts=(perfdata outputs xray jit push gone jitlive)
+san_scripts=(perfdata outputs xray jit push otlp gone jitlive names)
 
 # Heaviest first (CPU seconds measured with each script alone), so that the
 # last to start are short and both CPUs stay busy to the end; scripts not

@@ -4,7 +4,8 @@
  * checks, the auth file, service names and labels per series, the
  * PushRequest encoding (decoded back with protoc-c's generated unpack of
  * Pyroscope's push.proto and compared with literal expectations), and the
- * legacy ingest query string.
+ * legacy ingest query string; the OTLP endpoint and the reading of an OTLP
+ * receiver's partial_success answer.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,9 +20,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <zlib.h>
 #include "profile_fixture.h"
 #include "push.h"
 #include "push/v1/push.pb-c.h"
+#include "opentelemetry/proto/collector/profiles/v1development/profiles_service.pb-c.h"
 
 static char tmpdir[] = "/tmp/bpfprof-test-push.XXXXXX";
 
@@ -79,6 +82,117 @@ static void test_api_and_endpoint(void **state)
 	e = push__endpoint("http://h/ingest", PUSH_API_INGEST);
 	assert_string_equal(e, "http://h/ingest");
 	free(e);
+	/* OTLP: the signal's path appended to a bare URL, a URL with a path used as it is */
+	assert_int_equal(push__api_for("http://h:4318", PUSH_API_OTLP), PUSH_API_OTLP);
+	e = push__endpoint("http://h:4318", PUSH_API_OTLP);
+	assert_string_equal(e, "http://h:4318/v1development/profiles");
+	free(e);
+	e = push__endpoint("https://h:4318/", PUSH_API_OTLP);
+	assert_string_equal(e, "https://h:4318/v1development/profiles");
+	free(e);
+	e = push__endpoint("http://h/otlp/v1development/profiles", PUSH_API_OTLP);
+	assert_string_equal(e, "http://h/otlp/v1development/profiles");
+	free(e);
+	e = push__endpoint("http://h/custom/", PUSH_API_OTLP);
+	assert_string_equal(e, "http://h/custom");
+	free(e);
+}
+
+/*
+ * The OTLP body: gzip, the request with service.name and the --label pairs
+ * on its resource; over the size limit refused (-E2BIG) and nothing added.
+ */
+static void test_otlp_body(void **state)
+{
+	Opentelemetry__Proto__Collector__Profiles__V1development__ExportProfilesServiceRequest *r;
+	const Opentelemetry__Proto__Resource__V1__Resource *res;
+	struct push_opts o = {
+		.url = "http://h:4318", .api = PUSH_API_OTLP, .labels = { "env=ci" }, .nr_labels = 1
+	};
+	struct push_env env = { .hostname = "host-1", .default_service = "svc" };
+	struct profile *p = profile__new();
+	const uint64_t ips[] = { 0x401010, 0x402020 };
+	struct buf b = { 0 };
+	uint8_t raw[4096];
+	z_stream zs = { 0 };
+	bool created;
+	int proc;
+
+	assert_non_null(p);
+	p->period_ns = 1000000;
+	proc = profile__process(p, 42, &created);
+	add_stack(p, (uint32_t)proc, ips, 0, 2, 7);
+	assert_int_equal(profile__resolve_locs(p), 0);
+
+	assert_int_equal(push__otlp_body(&o, &env, p, 100, &b), -E2BIG);
+	assert_int_equal(b.len, 0);
+	assert_int_equal(push__otlp_body(&o, &env, p, 64u << 20, &b), 0);
+	assert_true(b.len > 18 && b.data[0] == 0x1f && b.data[1] == 0x8b);
+	assert_int_equal(inflateInit2(&zs, 16 + MAX_WBITS), Z_OK);
+	zs.next_in = b.data;
+	zs.avail_in = (uInt)b.len;
+	zs.next_out = raw;
+	zs.avail_out = sizeof(raw);
+	assert_int_equal(inflate(&zs, Z_FINISH), Z_STREAM_END);
+	inflateEnd(&zs);
+	r = opentelemetry__proto__collector__profiles__v1development__export_profiles_service_request__unpack(
+		NULL, sizeof(raw) - zs.avail_out, raw);
+	assert_non_null(r);
+	res = r->resource_profiles[0]->resource;
+	assert_int_equal(res->n_attributes, 4);
+	assert_string_equal(res->attributes[0]->value->string_value, "host-1");
+	assert_string_equal(res->attributes[2]->key, "service.name");
+	assert_string_equal(res->attributes[2]->value->string_value, "svc");
+	assert_string_equal(res->attributes[3]->key, "env");
+	assert_string_equal(res->attributes[3]->value->string_value, "ci");
+	assert_int_equal(
+		r->resource_profiles[0]->scope_profiles[0]->profiles[0]->samples[0]->values[0], 7);
+	opentelemetry__proto__collector__profiles__v1development__export_profiles_service_request__free_unpacked(
+		r, NULL);
+	buf__free(&b);
+	profile__free(p);
+}
+
+/* An OTLP receiver's answer: empty (full success), partial success, garbage. */
+static void test_otlp_partial_success(void **state)
+{
+	Opentelemetry__Proto__Collector__Profiles__V1development__ExportProfilesServiceResponse r =
+		OPENTELEMETRY__PROTO__COLLECTOR__PROFILES__V1DEVELOPMENT__EXPORT_PROFILES_SERVICE_RESPONSE__INIT;
+	Opentelemetry__Proto__Collector__Profiles__V1development__ExportProfilesPartialSuccess ps =
+		OPENTELEMETRY__PROTO__COLLECTOR__PROFILES__V1DEVELOPMENT__EXPORT_PROFILES_PARTIAL_SUCCESS__INIT;
+	static const uint8_t garbage[] = { 0x0a, 0x7f, 0x01 }; /* field 1, 127 bytes, 1 there */
+	uint8_t packed[128];
+	int64_t rejected = -1;
+	char *msg = (char *)"x";
+	size_t len;
+
+	assert_int_equal(push__otlp_partial_success("", 0, &rejected, &msg), 0);
+	assert_int_equal(rejected, 0);
+	assert_null(msg);
+
+	ps.rejected_profiles = 2;
+	ps.error_message = "2 profiles without samples";
+	r.partial_success = &ps;
+	len = opentelemetry__proto__collector__profiles__v1development__export_profiles_service_response__pack(
+		&r, packed);
+	assert_true(len > 0 && len < sizeof(packed));
+	assert_int_equal(push__otlp_partial_success(packed, len, &rejected, &msg), 0);
+	assert_int_equal(rejected, 2);
+	assert_string_equal(msg, "2 profiles without samples");
+	free(msg);
+
+	/* an empty partial_success: accepted whole */
+	ps.rejected_profiles = 0;
+	ps.error_message = "";
+	len = opentelemetry__proto__collector__profiles__v1development__export_profiles_service_response__pack(
+		&r, packed);
+	assert_int_equal(push__otlp_partial_success(packed, len, &rejected, &msg), 0);
+	assert_int_equal(rejected, 0);
+	assert_null(msg);
+
+	assert_int_equal(push__otlp_partial_success(garbage, sizeof(garbage), &rejected, &msg),
+			 -EINVAL);
+	assert_int_equal(push__otlp_partial_success("<html>", 6, &rejected, &msg), -EINVAL);
 }
 
 static void test_check_label(void **state)
@@ -420,11 +534,17 @@ static int teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_check_url),	 cmocka_unit_test(test_api_and_endpoint),
-		cmocka_unit_test(test_check_label),	 cmocka_unit_test(test_read_auth),
-		cmocka_unit_test(test_default_service),	 cmocka_unit_test(test_group_split),
-		cmocka_unit_test(test_group_one_series), cmocka_unit_test(test_encode_request),
+		cmocka_unit_test(test_check_url),
+		cmocka_unit_test(test_api_and_endpoint),
+		cmocka_unit_test(test_check_label),
+		cmocka_unit_test(test_read_auth),
+		cmocka_unit_test(test_default_service),
+		cmocka_unit_test(test_group_split),
+		cmocka_unit_test(test_group_one_series),
+		cmocka_unit_test(test_encode_request),
 		cmocka_unit_test(test_ingest_query),
+		cmocka_unit_test(test_otlp_partial_success),
+		cmocka_unit_test(test_otlp_body),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

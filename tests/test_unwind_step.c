@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * cmocka tests for user/unwind/unwind_step.c, the user-space twin of the BPF
- * walk (walk_step in bpf/profile.bpf.c): byte-level stacks made here, rows
+ * walk (include/unwind_walk_step.h, walk_step in bpf/unwind.bpf.h): byte-level stacks made here, rows
  * encoded as the BPF maps hold them (unwind_compact__encode) and looked up
  * as the walk looks them up (unwind_compact__lookup), one test per rule kind
  * and per stop reason: CFI steps to an END row, a frame-pointer step where

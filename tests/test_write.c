@@ -18,13 +18,14 @@
 #include "write.h"
 #include "write_folded.h"
 #include "write_gperf.h"
+#include "write_otlp.h"
 #include "write_pprof.h"
 #include "write_svg.h"
 
 static void test_rows(void **state)
 {
 	static const enum output_format all[] = { OUTPUT_GPERF, OUTPUT_PERFDATA, OUTPUT_SVG,
-						  OUTPUT_PPROF, OUTPUT_FOLDED };
+						  OUTPUT_PPROF, OUTPUT_FOLDED, OUTPUT_OTLP };
 	size_t i, j;
 
 	assert_null(writer__of(OUTPUT_NONE));
@@ -82,6 +83,9 @@ static void test_same_bytes(void **state)
 			break;
 		case OUTPUT_PPROF:
 			assert_int_equal(write_pprof(p, &b), 0);
+			break;
+		case OUTPUT_OTLP:
+			assert_int_equal(write_otlp(p, NULL, &b), 0);
 			break;
 		case OUTPUT_FOLDED:
 			assert_int_equal(write_folded(p, &b), 0);

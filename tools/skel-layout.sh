@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # skel-layout.sh SKEL_H: what a BPF object must share with another to be
-# opened through its skeleton (bpf/profile.bpf.c, "Variants"): the names of
+# opened through its skeleton (bpf/compat.bpf.h, "Variants"): the names of
 # its maps and programs, which libbpf looks up by name, and the layout of its
 # global variables, which the skeleton reads and writes in place.
 awk '

@@ -43,6 +43,7 @@ static const char doc[] =
 	"  .svg   interactive flame graph: any browser\n"
 	"  .pb.gz pprof protobuf (also .pprof): go tool pprof, Pyroscope, Parca, speedscope\n"
 	"  .folded folded stacks: flamegraph.pl, inferno, speedscope\n"
+	"  .otlp  OpenTelemetry profiles (ExportProfilesServiceRequest): protoc --decode, Collector\n"
 	"  -      stdout (needs --format; not for perf.data, which is seekable)\n";
 
 static const char args_doc[] = "[-- COMMAND [ARG...]]";
@@ -76,6 +77,7 @@ enum {
 	OPT_NO_BUILDID_CACHE,
 	OPT_NO_JVM_PERFMAP,
 	OPT_NO_PYTHON,
+	OPT_NO_DEMANGLE,
 	OPT_CALL_GRAPH,
 	OPT_UNWIND_MEMORY,
 	OPT_UNWIND_TABLE_SIZE,
@@ -159,12 +161,15 @@ static const struct argp_option options[] = {
 	{ NULL, 0, NULL, 0, "Output:", 3 },
 	{ "output", 'o', "FILE", 0, "Write a profile to FILE ('-' for stdout); repeatable", 3 },
 	{ "format", OPT_FORMAT, "FORMAT", 0,
-	  "Output format for every -o, overriding the extension: prof, perf, pprof, folded, svg",
+	  "Output format for every -o, overriding the extension: prof, perf, pprof, folded, svg, otlp",
 	  3 },
 	{ "output-mode", OPT_OUTPUT_MODE, "MODE", 0,
 	  "Permission bits of the written files, octal, owner-readable (default 0600; umask not applied)",
 	  3 },
 	{ "top", OPT_TOP, "N", 0, "Functions in the summary (default 10, 0 to omit)", 3 },
+	{ "no-demangle", OPT_NO_DEMANGLE, NULL, 0,
+	  "Show C++ and Rust names as the files spell them (mangled) in the summary, folded, SVG, pprof and OTLP",
+	  3 },
 	{ "no-buildid-cache", OPT_NO_BUILDID_CACHE, NULL, 0,
 	  "Do not copy the sampled binaries into perf's build-id cache (~/.debug) for perf.data",
 	  3 },
@@ -177,12 +182,15 @@ static const struct argp_option options[] = {
 	  "One set of outputs every SECONDS (needs --output-dir)", 4 },
 	{ "keep", OPT_KEEP, "N", 0, "Keep only the newest N sets of outputs in DIR (default: all)",
 	  4 },
-	{ NULL, 0, NULL, 0, "Pushing to Pyroscope:", 5 },
+	{ NULL, 0, NULL, 0, "Pushing to Pyroscope or an OpenTelemetry Collector:", 5 },
 	{ "push", OPT_PUSH, "URL", 0,
 	  "Send each interval's profile (or the run's) to a Pyroscope server: URL/push.v1.PusherService/Push, "
-	  "or the legacy endpoint when the URL ends in /ingest",
+	  "or the legacy endpoint when the URL ends in /ingest; API otlp: an OpenTelemetry OTLP/HTTP "
+	  "receiver's URL/v1development/profiles (unless the URL has a path)",
 	  5 },
-	{ "push-api", OPT_PUSH_API, "API", 0, "connect or ingest, whatever the URL's path", 5 },
+	{ "push-api", OPT_PUSH_API, "API", 0,
+	  "connect, ingest (whatever the URL's path) or otlp (OpenTelemetry profiles, gzip protobuf)",
+	  5 },
 	{ "push-auth-file", OPT_PUSH_AUTH_FILE, "FILE", 0,
 	  "Credentials: first line 'user:password' (basic) or 'Bearer TOKEN' or TOKEN; not readable by others",
 	  5 },
@@ -294,7 +302,7 @@ void cli__add_output(struct argp_state *st, struct output *outputs, int *nr_outp
 void cli__set_format(struct argp_state *st, const char **format, const char *name)
 {
 	if (output__format_from_name(name) == OUTPUT_NONE)
-		argp_error(st, "invalid FORMAT: '%s' (prof, perf, pprof, folded, svg)", name);
+		argp_error(st, "invalid FORMAT: '%s' (prof, perf, pprof, folded, svg, otlp)", name);
 	*format = name;
 }
 
@@ -420,8 +428,10 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 			cfg->push.api = PUSH_API_CONNECT;
 		else if (!strcmp(arg, "ingest"))
 			cfg->push.api = PUSH_API_INGEST;
+		else if (!strcmp(arg, "otlp"))
+			cfg->push.api = PUSH_API_OTLP;
 		else
-			argp_error(st, "invalid --push-api: '%s' (connect or ingest)", arg);
+			argp_error(st, "invalid --push-api: '%s' (connect, ingest or otlp)", arg);
 		break;
 	case OPT_PUSH_AUTH_FILE:
 		cfg->push.auth_file = arg;
@@ -482,6 +492,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 		break;
 	case OPT_NO_PYTHON:
 		cfg->no_python = true;
+		break;
+	case OPT_NO_DEMANGLE:
+		cfg->no_demangle = true;
 		break;
 	case OPT_CALL_GRAPH:
 		if (!strcmp(arg, "dwarf"))
@@ -633,7 +646,7 @@ int cli__parse(int argc, char **argv, struct bpfprof_config *cfg)
 					  output__format_from_path(o->path);
 		if (o->format == OUTPUT_NONE) {
 			fprintf(stderr,
-				"bpfprof: cannot tell the format of '%s'; use a known extension (.prof, .data, .pb.gz, .pprof, .folded, .svg) or --format\n"
+				"bpfprof: cannot tell the format of '%s'; use a known extension (.prof, .data, .pb.gz, .pprof, .folded, .svg, .otlp) or --format\n"
 				"Try 'bpfprof --help' for more information.\n",
 				o->path);
 			return 2;

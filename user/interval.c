@@ -26,6 +26,7 @@
 #include "symbolize.h"
 #include "unwind_check.h"
 #include "unwind_copies.h"
+#include "unwinder.h"
 
 struct interval {
 	/* borrowed for the run (interval__new) */
@@ -50,6 +51,7 @@ struct interval {
 	/* the run's clock: sampling's start, the next boundary (0: no --interval), the deadline once passed */
 	uint64_t start_ns, next_boundary_ns, stop_at_ns;
 	uint64_t ended_ns; /* where the last period ended, for the next one's start */
+	uint64_t root_walks; /* unwinder__root_walks of every period so far, as the BPF counters */
 	/*
 	 * Records read past a period's cut, in ring-buffer order, for the
 	 * next period: each a u64 size, then its bytes padded to 8.
@@ -422,8 +424,9 @@ static void report_counters(struct interval *iv, const struct profile *p,
 		report__offcpu_counts(stderr, &d->off, cfg->offcpu_thresh_us);
 	}
 	session__walk_stats(s, st);
-	report__walks(stderr, st, iv->cap.unwinder, iv->cap.copies, iv->cap.unwind_cache,
-		      proc_table__mmap_events(iv->procs),
+	iv->root_walks += unwinder__root_walks(p, cfg->call_graph == CALL_GRAPH_FP);
+	report__walks(stderr, st, iv->root_walks, iv->cap.unwinder, iv->cap.copies,
+		      iv->cap.unwind_cache, proc_table__mmap_events(iv->procs),
 		      cfg->call_graph == CALL_GRAPH_DWARF ? "dwarf" : "fp");
 	if (log_verbosity) {
 		struct session_map_entries me;

@@ -61,6 +61,8 @@ struct run {
 	/* the session and the unwinder's parts, set up with it, lent to the interval (interval.h) */
 	struct interval_capture cap;
 	bool tty; /* --progress to a terminal */
+	/* a command that could not be started: bpfprof's exit status, as a shell's (127, 126) */
+	int exec_status;
 };
 
 /* Data pages of each CPU's ring of the mmap events (mmap_events.h): 64 KiB a CPU */
@@ -160,6 +162,7 @@ static int stages_new(struct run *r)
 	r->sy = symbolizer__new("/proc/kallsyms", "/proc");
 	if (!r->sy || symbolizer__set_jit_max_size(r->sy, r->cfg.jit_max_bytes))
 		return -1;
+	symbolizer__set_demangle(r->sy, !r->cfg.no_demangle);
 	/* the kernel symbols are read while sampling, not after it */
 	if (symbolizer__load_kernel_async(r->sy))
 		pr_debug("kernel symbols: no thread; read when first needed\n");
@@ -378,7 +381,9 @@ static int finish(struct run *r)
 
 	/* the run ended first (duration, signal): stop the command as perf does */
 	targets__stop_child(&r->tg);
-	if (r->tg.child_done && WIFEXITED(r->tg.child_status) && WEXITSTATUS(r->tg.child_status))
+	r->exec_status = targets__exec_status(&r->tg);
+	if (!r->exec_status && r->tg.child_done && WIFEXITED(r->tg.child_status) &&
+	    WEXITSTATUS(r->tg.child_status))
 		pr_warn("command exited with status %d\n", WEXITSTATUS(r->tg.child_status));
 	/* debug files from debuginfod: only now that sampling has stopped */
 	if (!r->cfg.no_debuginfod && !debuginfod__setup(r->cfg.debuginfod_urls)) {
@@ -441,5 +446,5 @@ int main(int argc, char **argv)
 	if (!err)
 		err = finish(r);
 	run_free(r);
-	return err != 0;
+	return err != 0 ? 1 : r->exec_status;
 }

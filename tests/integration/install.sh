@@ -127,7 +127,7 @@ r1=$(complete_words bpfprof --push- | tr '\n' ' ')
 r2=$(complete_words bpfprof --format '' | tr '\n' ' ')
 r3=$(complete_words bpfprof -o '' | sort | tr '\n' ' ')
 r4=$(complete_words bpfprof --off | tr '\n' ' ')
-if [[ $r1 == *--push-auth-file=* && $r1 == *--push-timeout=* && $r2 == "prof perf pprof folded svg " &&
+if [[ $r1 == *--push-auth-file=* && $r1 == *--push-timeout=* && $r2 == "prof perf pprof folded svg otlp " &&
 	$r3 == "a.prof b.pb.gz " && $r4 == *--off-cpu* ]]; then
 	ok "completion: --push-* options, --format values, -o output files by extension, options read from --help"
 else

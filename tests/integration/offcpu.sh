@@ -280,7 +280,7 @@ else
 fi
 
 # 1b. Kernels without BPF task work (before 6.18) walk a block's user stack at
-# its system call exit instead (bpf/profile.bpf.c); BPFPROF_OFFCPU_SYS_EXIT=1
+# its system call exit instead (bpf/offcpu.bpf.h); BPFPROF_OFFCPU_SYS_EXIT=1
 # takes that path here (run in the background above): the same parts, with their user frames.
 wait_for se
 rc=$(rc_of se)
@@ -296,7 +296,7 @@ else
 	fail "sys_exit path: rc=$rc, $se_share % against $se_want %" "$(grep -v '^bpfprof: \(elf\|unwind\|maps\)' "$work/se.log")"
 fi
 
-# 1c. The legacy BPF variant (bpf/profile.bpf.c "Variants": bounded loops and
+# 1c. The legacy BPF variant (bpf/compat.bpf.h "Variants": bounded loops and
 # tail calls, blocked threads in a hash map, the task's registers by CO-RE
 # reads), which Linux 5.10 to 5.16 load, here on this kernel: the same parts,
 # with their user frames, at sys_exit.

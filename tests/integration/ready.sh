@@ -39,7 +39,7 @@
 # `ret` (CFI saying rbp at CFA-16 after the pop, below rsp: unchanged now);
 # a V8 builtin's frame-pointer step into V8's code space, mapped 0.2 s in,
 # after node's registration (taken for garbage; now sent as a copy within
-# 2 s of a registration, bpf/profile.bpf.c YOUNG_NS, and walked after the
+# 2 s of a registration, bpf/unwind.bpf.h YOUNG_NS, and walked after the
 # next: 1-7 copies a run). Left: _dl_runtime_resolve (its CFA is
 # rbx-based: no row) and V8's deserializer recursing deeper than the 32 KiB
 # copy, 0-1 stacks a run. Seen once with a kernel matrix's QEMU guests

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The BPF variants (bpf/profile.bpf.c "Variants", include/kernel_features.h)
+# The BPF variants (bpf/compat.bpf.h "Variants", include/kernel_features.h)
 # on this kernel: which one bpfprof chooses from its probes, and the legacy
 # variant, which Linux 5.10 to 5.16 load (bounded loops and tail calls instead
 # of bpf_loop), forced here with BPFPROF_BPF_VARIANT=legacy so that every make

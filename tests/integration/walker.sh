@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The BPF program's own user-stack walk (frame pointers, from page copies:
-# bpf/profile.bpf.c) against the kernel's walker, the one perf record -g
+# bpf/unwind.bpf.h) against the kernel's walker, the one perf record -g
 # uses (bpf_get_stack with BPF_F_USER_STACK, perf_callchain_user), on every
 # sample of real processes: --check-user-stacks runs both and counts samples
 # where bpfprof's addresses are the kernel's, their first part (the kernel

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "arch.h"
 #include "log.h"
 #include "unwind_check.h"
 
@@ -86,7 +87,7 @@ static bool uc_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void
 {
 	struct uc_proc *p = dwfl_arg;
 	const struct bpfprof_ustack_copy *rec = p->rec;
-	uint64_t sp = rec->regs[7];
+	uint64_t sp = rec->regs[ARCH_DWREG_SP];
 
 	if (addr < sp) {
 		p->refused = true;
@@ -106,7 +107,7 @@ static bool uc_set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
 	Dwarf_Word regs[BPFPROF_CHECK_NR_REGS];
 	int i;
 
-	/* DWARF x86-64 order: rax rdx rcx rbx rsi rdi rbp rsp r8-r15, rip (16) */
+	/* in DWARF order (include/arch.h), as libdwfl takes them */
 	for (i = 0; i < BPFPROF_CHECK_NR_REGS; i++)
 		regs[i] = p->rec->regs[i];
 	return dwfl_thread_state_registers(thread, 0, BPFPROF_CHECK_NR_REGS, regs);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "arch.h"
 #include "array.h"
 #include "log.h"
 #include "unwind_copies.h"
@@ -205,9 +206,9 @@ static int walk_record(struct unwind_copies *c, const void *data, size_t size, b
 	}
 walk:
 	t0 = mono_ns();
-	regs.ip = rec->regs[16];
-	regs.sp = rec->regs[7];
-	regs.bp = rec->regs[6];
+	regs.ip = rec->regs[ARCH_DWREG_RA];
+	regs.sp = rec->regs[ARCH_DWREG_SP];
+	regs.bp = rec->regs[ARCH_DWREG_FP];
 	regs.code = rec->code_ok ? rec->code : NULL;
 	regs.after_syscall = rec->after_syscall;
 	stack.data = rec->data + nk * 8;

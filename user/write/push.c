@@ -4,7 +4,11 @@
  * libcurl, from a thread of their own. Requests follow Pyroscope's server
  * API page: the Connect API's push.v1.PusherService/Push (PushRequest from
  * proto/pyroscope/push/v1/push.proto, packed by protoc-c's code) or the
- * legacy /ingest?name=...&format=pprof, body the gzip pprof.
+ * legacy /ingest?name=...&format=pprof, body the gzip pprof; or OTLP/HTTP's
+ * /v1development/profiles, body the gzip ExportProfilesServiceRequest
+ * (write_otlp.h). One queue, spool, backoff, TLS and auth for all three:
+ * only the encoding of an interval (push__submit) and of its request
+ * (send_item, spool_or_drop) depend on the API.
  *
  *   sampling thread                          push thread
  *   interval_end ─► push__submit             loop: head of queue, if not backing off
@@ -32,18 +36,22 @@
 #include <time.h>
 #include <unistd.h>
 #include <curl/curl.h>
+#include <zlib.h>
 #include "log.h"
 #include "outdir.h"
 #include "output.h"
 #include "push.h"
+#include "write_otlp.h"
 #include "write_pprof.h"
 #include "proto/push/v1/push.pb-c.h"
+#include "opentelemetry/proto/collector/profiles/v1development/profiles_service.pb-c.h"
 
 #define AUTH_FILE_MAX 4096
 #define BACKOFF_MIN_NS 1000000000ULL
 #define BACKOFF_MAX_NS 30000000000ULL
 #define CONNECT_TIMEOUT_MS 5000L
 #define ERR_BODY_MAX 300 /* bytes of a server's error answer quoted in a warning */
+#define RESP_MAX 4096 /* bytes of an answer kept (OTLP's partial_success is read from it) */
 #define LABEL_VALUE_MAX 1024
 #define UNSPECIFIED "ebpf/unspecified"
 #define SPOOL_MAX (256 << 20) /* largest spooled request replayed, bytes */
@@ -114,6 +122,16 @@ char *push__endpoint(const char *url, enum push_api api)
 		return strdup(url);
 	while (n && url[n - 1] == '/')
 		n--;
+	if (api == PUSH_API_OTLP) {
+		const char *host = strstr(url, "://") ? strstr(url, "://") + 3 : url;
+
+		/* a path of its own is used as it is, as the SDKs' per-signal endpoints */
+		if (host + strcspn(host, "/") < url + n)
+			return strndup(url, n);
+		if (asprintf(&out, "%.*s%s", (int)n, url, OTLP_PROFILES_PATH) < 0)
+			return NULL;
+		return out;
+	}
 	if (n >= k && !strncmp(url + n - k, PUSH_CONNECT_PATH, k))
 		return strndup(url, n);
 	if (asprintf(&out, "%.*s%s", (int)n, url, PUSH_CONNECT_PATH) < 0)
@@ -635,6 +653,7 @@ struct push_item {
 	struct push_series *series;
 	size_t nr_series;
 	bool *sent; /* per series (ingest sends them one by one) */
+	struct buf otlp; /* OTLP: the gzip ExportProfilesServiceRequest (no series) */
 	unsigned int attempts;
 };
 
@@ -647,10 +666,12 @@ struct pusher {
 	char *tenant_header;
 	char hostname[256];
 	CURL *curl;
-	struct curl_slist *headers; /* connect */
+	struct curl_slist *headers; /* connect or otlp: the API's own, spooled requests' too */
 	struct curl_slist *ingest_headers;
-	char err_body[ERR_BODY_MAX + 1];
-	size_t err_len;
+	const char *spool_name; /* PUSH_SPOOL_NAME or PUSH_OTLP_SPOOL_NAME */
+	char resp[RESP_MAX + 1]; /* the answer's first RESP_MAX bytes, NUL-terminated */
+	size_t resp_len;
+	bool resp_cut; /* the answer was longer */
 
 	pthread_t thread;
 	bool started, joined;
@@ -670,6 +691,7 @@ static void item_free(struct push_item *it)
 	if (!it)
 		return;
 	push__series_free(it->series, it->nr_series);
+	buf__free(&it->otlp);
 	free(it->sent);
 	free(it);
 }
@@ -677,26 +699,33 @@ static void item_free(struct push_item *it)
 /*
  * Write what is left of it to the output directory as STAMP-push.pb (a
  * PushRequest: curl --data-binary @FILE -H 'Content-Type: application/proto'
- * URL/push.v1.PusherService/Push replays it), or count it dropped. Called
- * without the lock; frees it.
+ * URL/push.v1.PusherService/Push replays it) or STAMP-push.otlp.gz (the
+ * request body as sent: curl -H 'Content-Encoding: gzip' -H 'Content-Type:
+ * application/x-protobuf' --data-binary @FILE URL/v1development/profiles),
+ * or count it dropped. Called without the lock; frees it.
  */
 static void spool_or_drop(struct pusher *ps, struct push_item *it, const char *why)
 {
 	struct output o = { .fd = -1, .mode = ps->env.spool_mode };
 	struct buf b = { 0 };
 	char *path = NULL;
-	int err = -ENOENT;
+	int err = 0;
 
 	if (ps->env.spool_dir &&
-	    asprintf(&path, "%s/%s-%s", ps->env.spool_dir, it->stamp, PUSH_SPOOL_NAME) >= 0) {
+	    asprintf(&path, "%s/%s-%s", ps->env.spool_dir, it->stamp, ps->spool_name) >= 0) {
 		o.path = path;
-		err = push__encode_request(it->series, it->nr_series, it->sent, &b);
+		if (ps->api == PUSH_API_OTLP)
+			buf__put_bytes(&b, it->otlp.data, it->otlp.len);
+		else
+			err = push__encode_request(it->series, it->nr_series, it->sent, &b);
+		err = err ?: b.err;
 		err = err ?: output__open(&o);
 		err = err ?: output__commit(&o, &b);
 		if (err)
 			output__abort(&o);
 	} else {
 		path = NULL;
+		err = -ENOENT;
 	}
 	pthread_mutex_lock(&ps->lock);
 	if (!err)
@@ -720,11 +749,12 @@ static void spool_or_drop(struct pusher *ps, struct push_item *it, const char *w
 static size_t on_body(char *data, size_t size, size_t nmemb, void *ctx)
 {
 	struct pusher *ps = ctx;
-	size_t n = size * nmemb, room = ERR_BODY_MAX - ps->err_len;
+	size_t n = size * nmemb, room = RESP_MAX - ps->resp_len;
 
-	memcpy(ps->err_body + ps->err_len, data, n < room ? n : room);
-	ps->err_len += n < room ? n : room;
-	ps->err_body[ps->err_len] = '\0';
+	memcpy(ps->resp + ps->resp_len, data, n < room ? n : room);
+	ps->resp_len += n < room ? n : room;
+	ps->resp_cut |= n > room;
+	ps->resp[ps->resp_len] = '\0';
 	return n;
 }
 
@@ -751,8 +781,9 @@ static enum send_result post(struct pusher *ps, const char *url, struct curl_sli
 	CURLcode rc;
 	size_t i;
 
-	ps->err_len = 0;
-	ps->err_body[0] = '\0';
+	ps->resp_len = 0;
+	ps->resp_cut = false;
+	ps->resp[0] = '\0';
 	curl_easy_setopt(ps->curl, CURLOPT_URL, url);
 	curl_easy_setopt(ps->curl, CURLOPT_HTTPHEADER, headers);
 	curl_easy_setopt(ps->curl, CURLOPT_POSTFIELDS, body);
@@ -770,14 +801,74 @@ static enum send_result post(struct pusher *ps, const char *url, struct curl_sli
 	curl_easy_getinfo(ps->curl, CURLINFO_RESPONSE_CODE, &status);
 	if (status >= 200 && status < 300)
 		return SEND_OK;
-	for (i = 0; i < ps->err_len; i++)
-		if ((unsigned char)ps->err_body[i] < ' ')
-			ps->err_body[i] = ' ';
-	snprintf(what, what_len, "HTTP %ld%s%s", status, ps->err_len ? ": " : "", ps->err_body);
+	for (i = 0; i < ps->resp_len; i++)
+		if ((unsigned char)ps->resp[i] < ' ' || (unsigned char)ps->resp[i] >= 0x7f)
+			ps->resp[i] = ' ';
+	snprintf(what, what_len, "HTTP %ld%s%.*s", status, ps->resp_len ? ": " : "", ERR_BODY_MAX,
+		 ps->resp);
 	/* the server may take it later: its own fault, overload, a timeout */
 	if (status >= 500 || status == 408 || status == 429)
 		return SEND_RETRY;
 	return SEND_REJECTED;
+}
+
+int push__otlp_partial_success(const void *body, size_t len, int64_t *rejected, char **msg)
+{
+	Opentelemetry__Proto__Collector__Profiles__V1development__ExportProfilesServiceResponse *r;
+	const Opentelemetry__Proto__Collector__Profiles__V1development__ExportProfilesPartialSuccess
+		*ps;
+	int err = 0;
+
+	*rejected = 0;
+	*msg = NULL;
+	if (!len)
+		return 0;
+	r = opentelemetry__proto__collector__profiles__v1development__export_profiles_service_response__unpack(
+		NULL, len, body);
+	if (!r)
+		return -EINVAL;
+	ps = r->partial_success;
+	if (ps) {
+		*rejected = ps->rejected_profiles;
+		if (ps->error_message && ps->error_message[0] &&
+		    !(*msg = strdup(ps->error_message)))
+			err = -ENOMEM;
+	}
+	opentelemetry__proto__collector__profiles__v1development__export_profiles_service_response__free_unpacked(
+		r, NULL);
+	return err;
+}
+
+/*
+ * An OTLP receiver took the request (2xx): what its answer says of it. A
+ * partial success (profiles rejected, or a warning) is reported and
+ * counted; retrying cannot change it (specification.md, "Partial Success").
+ */
+static void otlp_answer(struct pusher *ps, const char *stamp)
+{
+	int64_t rejected;
+	char *msg = NULL;
+	int err = ps->resp_cut ?
+			  -EINVAL :
+			  push__otlp_partial_success(ps->resp, ps->resp_len, &rejected, &msg);
+
+	if (err) {
+		pr_warn("push: '%s' took interval %s but its answer (%zu%s bytes) is not an ExportProfilesServiceResponse\n",
+			ps->endpoint, stamp, ps->resp_len, ps->resp_cut ? "+" : "");
+		return;
+	}
+	if (rejected || msg) {
+		for (char *c = msg; c && *c; c++)
+			if ((unsigned char)*c < ' ' || *c == 0x7f)
+				*c = ' ';
+		pr_warn("push: '%s' took interval %s partly: %lld profiles rejected%s%.*s\n",
+			ps->endpoint, stamp, (long long)rejected, msg ? ": " : "", ERR_BODY_MAX,
+			msg ? msg : "");
+		pthread_mutex_lock(&ps->lock);
+		ps->c.otlp_rejected += rejected > 0 ? (uint64_t)rejected : 0;
+		pthread_mutex_unlock(&ps->lock);
+	}
+	free(msg);
 }
 
 static enum send_result send_item(struct pusher *ps, struct push_item *it, char *what,
@@ -787,6 +878,13 @@ static enum send_result send_item(struct pusher *ps, struct push_item *it, char 
 	struct buf b = { 0 };
 	char *url;
 
+	if (ps->api == PUSH_API_OTLP) {
+		r = post(ps, ps->endpoint, ps->headers, it->otlp.data, it->otlp.len, what,
+			 what_len);
+		if (r == SEND_OK)
+			otlp_answer(ps, it->stamp);
+		return r;
+	}
 	if (ps->api == PUSH_API_CONNECT) {
 		if (push__encode_request(it->series, it->nr_series, it->sent, &b)) {
 			snprintf(what, what_len, "out of memory");
@@ -822,13 +920,13 @@ static int cmp_name(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* "20261124T120000Z-push.pb": a spooled request (outdir.h's stamp, then PUSH_SPOOL_NAME). */
-static bool is_spool_name(const char *n)
+/* "20261124T120000Z-push.pb": a spooled request (outdir.h's stamp, then the API's spool name). */
+static bool is_spool_name(const char *n, const char *spool_name)
 {
 	for (int i = 0; i < OUTDIR_STAMP_LEN; i++)
 		if (i == 8 ? n[i] != 'T' : i == 15 ? n[i] != 'Z' : (n[i] < '0' || n[i] > '9'))
 			return false;
-	return n[OUTDIR_STAMP_LEN] == '-' && !strcmp(n + OUTDIR_STAMP_LEN + 1, PUSH_SPOOL_NAME);
+	return n[OUTDIR_STAMP_LEN] == '-' && !strcmp(n + OUTDIR_STAMP_LEN + 1, spool_name);
 }
 
 /* Read a spooled request: a regular file, not a link, at most SPOOL_MAX bytes. */
@@ -863,8 +961,8 @@ static int read_spool(int dirfd, const char *name, struct buf *b)
 /*
  * The server takes profiles again and nothing is queued: send the spooled
  * requests, oldest first, removing each one it takes, until one fails or new
- * intervals are queued (they go first). Connect only: a spooled file is the
- * PushRequest as it would have been sent. Called without the lock.
+ * intervals are queued (they go first). Connect and OTLP: a spooled file is
+ * the request body as it would have been sent. Called without the lock.
  */
 static void replay_spool(struct pusher *ps)
 {
@@ -874,10 +972,10 @@ static void replay_spool(struct pusher *ps)
 	int dfd;
 	DIR *d;
 
-	if (ps->api != PUSH_API_CONNECT || !ps->env.spool_dir || !(d = opendir(ps->env.spool_dir)))
+	if (ps->api == PUSH_API_INGEST || !ps->env.spool_dir || !(d = opendir(ps->env.spool_dir)))
 		return;
 	while ((de = readdir(d))) {
-		if (!is_spool_name(de->d_name))
+		if (!is_spool_name(de->d_name, ps->spool_name))
 			continue;
 		if (n == cap) {
 			char **nn = realloc(names, (cap = cap ? cap * 2 : 16) * sizeof(*nn));
@@ -909,6 +1007,8 @@ static void replay_spool(struct pusher *ps)
 		}
 		r = post(ps, ps->endpoint, ps->headers, b.data, b.len, what, sizeof(what));
 		buf__free(&b);
+		if (r == SEND_OK && ps->api == PUSH_API_OTLP)
+			otlp_answer(ps, names[i]);
 		if (r == SEND_OK) {
 			if (unlinkat(dfd, names[i], 0))
 				pr_warn("push: cannot remove the replayed '%s/%s': %s\n",
@@ -991,8 +1091,10 @@ static void *push_thread(void *arg)
 				pr_warn("push: '%s' takes profiles again; interval %s pushed (attempt %u)\n",
 					ps->endpoint, it->stamp, it->attempts);
 			else
-				pr_info("push: interval %s pushed (%zu series, %.0f ms)\n",
-					it->stamp, it->nr_series, (double)(now - t0) / 1e6);
+				pr_info("push: interval %s pushed (%zu %s, %.0f ms)\n", it->stamp,
+					it->nr_series ? it->nr_series : it->otlp.len,
+					it->nr_series ? "series" : "bytes",
+					(double)(now - t0) / 1e6);
 			ps->failing = false;
 			/* at the end too, within --push-timeout */
 			replay = !ps->head && (!ps->stopping || now < ps->deadline_ns);
@@ -1086,9 +1188,15 @@ static int setup_curl(struct pusher *ps)
 	curl_easy_setopt(ps->curl, CURLOPT_SSL_VERIFYHOST, 2L);
 	if (ps->o.ca_file && curl_easy_setopt(ps->curl, CURLOPT_CAINFO, ps->o.ca_file) != CURLE_OK)
 		return -EINVAL;
-	/* Connect's unary protocol with the binary codec (connectrpc.com/docs/protocol) */
-	h = curl_slist_append(h, "Content-Type: application/proto");
-	h = h ? curl_slist_append(h, "Connect-Protocol-Version: 1") : NULL;
+	if (ps->api == PUSH_API_OTLP) {
+		/* OTLP/HTTP binary protobuf, gzip (opentelemetry-proto docs/specification.md) */
+		h = curl_slist_append(h, "Content-Type: application/x-protobuf");
+		h = h ? curl_slist_append(h, "Content-Encoding: gzip") : NULL;
+	} else {
+		/* Connect's unary protocol with the binary codec (connectrpc.com/docs/protocol) */
+		h = curl_slist_append(h, "Content-Type: application/proto");
+		h = h ? curl_slist_append(h, "Connect-Protocol-Version: 1") : NULL;
+	}
 	hi = curl_slist_append(hi, "Content-Type: application/octet-stream");
 	if (ps->auth_header) {
 		h = h ? curl_slist_append(h, ps->auth_header) : NULL;
@@ -1138,6 +1246,7 @@ int push__new(const struct push_opts *o, const struct push_env *env, struct push
 	ps->env.default_service = push__default_service(&ps->env);
 	ps->api = push__api_for(o->url, o->api);
 	ps->endpoint = push__endpoint(o->url, ps->api);
+	ps->spool_name = ps->api == PUSH_API_OTLP ? PUSH_OTLP_SPOOL_NAME : PUSH_SPOOL_NAME;
 	if (!ps->env.default_service || !ps->endpoint)
 		goto out_free;
 	if (o->auth_file) {
@@ -1183,10 +1292,13 @@ int push__new(const struct push_opts *o, const struct push_env *env, struct push
 	}
 	ps->started = true;
 	pr_info("push: to '%s' (%s API), service_name %s, queue %d intervals, spool %s\n",
-		ps->endpoint, ps->api == PUSH_API_INGEST ? "ingest" : "Connect",
-		o->service_name	    ? o->service_name :
-		env->split_services ? "per container/cgroup" :
-				      ps->env.default_service,
+		ps->endpoint,
+		ps->api == PUSH_API_INGEST ? "ingest" :
+		ps->api == PUSH_API_OTLP   ? "OTLP" :
+					     "Connect",
+		o->service_name					? o->service_name :
+		env->split_services && ps->api != PUSH_API_OTLP ? "per container/cgroup" :
+								  ps->env.default_service,
 		ps->o.queue_max, env->spool_dir ? env->spool_dir : "none (drop past the queue)");
 	*out = ps;
 	return 0;
@@ -1196,14 +1308,96 @@ out_free:
 	return err;
 }
 
+/* Append src as one gzip member (zlib's deflate with a gzip header) to out. */
+static int gzip_append(struct buf *out, const uint8_t *src, size_t len)
+{
+	z_stream zs = { 0 };
+	int zerr;
+
+	if (len > UINT32_MAX)
+		return -E2BIG;
+	if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8,
+			 Z_DEFAULT_STRATEGY) != Z_OK)
+		return -ENOMEM;
+	if (buf__reserve(out, deflateBound(&zs, (uLong)len))) {
+		deflateEnd(&zs);
+		return -ENOMEM;
+	}
+	zs.next_in = (Bytef *)src;
+	zs.avail_in = (uInt)len;
+	zs.next_out = out->data + out->len;
+	zs.avail_out = (uInt)(out->cap - out->len > UINT32_MAX ? UINT32_MAX : out->cap - out->len);
+	zerr = deflate(&zs, Z_FINISH);
+	out->len = (size_t)(zs.next_out - out->data);
+	deflateEnd(&zs);
+	return zerr == Z_STREAM_END ? 0 : -EINVAL;
+}
+
+int push__otlp_body(const struct push_opts *o, const struct push_env *env, const struct profile *p,
+		    size_t max_bytes, struct buf *out)
+{
+	struct otlp_opts oo = { .hostname = env->hostname,
+				.service_name = o->service_name ? o->service_name :
+								  env->default_service,
+				.attrs = o->labels,
+				.nr_attrs = (size_t)o->nr_labels };
+	struct buf raw = { 0 };
+	int err = write_otlp(p, &oo, &raw);
+
+	if (!err && raw.len > max_bytes) {
+		pr_warn("push: the interval's OTLP request is %zu bytes (%.1f MiB), over the %zu an OTLP receiver takes (opentelemetry-proto's recommended limit, 64 MiB): not sent; a shorter --interval makes smaller ones\n",
+			raw.len, (double)raw.len / (1 << 20), max_bytes);
+		err = -E2BIG;
+	}
+	err = err ?: gzip_append(out, raw.data, raw.len);
+	buf__free(&raw);
+	return err;
+}
+
+/* OTLP: the interval's request in it->otlp. Returns 1, 0 when nothing was sampled, or -errno. */
+static int prepare_otlp(struct pusher *ps, const struct profile *p, struct push_item *it)
+{
+	if (!p->nr_samples && !p->nr_offcpu_blocks)
+		return 0;
+	return push__otlp_body(&ps->o, &ps->env, p, OTLP_MAX_REQUEST_BYTES, &it->otlp) ?: 1;
+}
+
+/* Pyroscope: one gzip pprof per service (push__group). Returns the number of series, or -errno. */
+static int prepare_series(struct pusher *ps, const struct profile *p, struct push_item *it)
+{
+	uint32_t *group_of = NULL;
+	bool *mask = NULL;
+	size_t i, g;
+	int n, err = -ENOMEM;
+
+	n = push__group(&ps->o, &ps->env, p, &it->series, &group_of);
+	if (n <= 0)
+		return n;
+	it->nr_series = (size_t)n;
+	it->sent = calloc((size_t)n, sizeof(*it->sent));
+	mask = calloc(p->nr_procs ? p->nr_procs : 1, sizeof(*mask));
+	if (!it->sent || !mask)
+		goto out;
+	for (g = 0; g < it->nr_series; g++) {
+		for (i = 0; i < p->nr_procs; i++)
+			mask[i] = group_of[i] == g;
+		err = write_pprof_procs(p, mask, &it->series[g].pprof);
+		if (err)
+			goto out;
+	}
+	err = n;
+out:
+	free(mask);
+	free(group_of);
+	return err;
+}
+
 int push__submit(struct pusher *ps, const struct profile *p)
 {
 	uint64_t t0 = cpu_ns(CLOCK_THREAD_CPUTIME_ID);
 	struct push_item *it, *evicted = NULL;
-	uint32_t *group_of = NULL;
-	bool *mask = NULL;
 	int n, err = -ENOMEM;
-	size_t i, g, pprof_bytes = 0;
+	size_t g, pprof_bytes = 0;
 
 	it = calloc(1, sizeof(*it));
 	if (!it)
@@ -1212,31 +1406,20 @@ int push__submit(struct pusher *ps, const struct profile *p)
 	it->from_ns = p->start_realtime_ns;
 	it->until_ns =
 		p->start_realtime_ns + (p->end_ns > p->start_ns ? p->end_ns - p->start_ns : 0);
-	n = push__group(&ps->o, &ps->env, p, &it->series, &group_of);
-	if (n < 0)
+	n = ps->api == PUSH_API_OTLP ? prepare_otlp(ps, p, it) : prepare_series(ps, p, it);
+	if (n < 0) {
+		err = n;
 		goto out_drop;
+	}
 	if (n == 0) {
 		/* nothing sampled: no request (Pyroscope would store an empty profile) */
 		pr_info("push: interval %s had no samples; nothing to push\n", it->stamp);
-		free(group_of);
 		item_free(it);
 		return 0;
 	}
-	it->nr_series = (size_t)n;
-	it->sent = calloc((size_t)n, sizeof(*it->sent));
-	mask = calloc(p->nr_procs ? p->nr_procs : 1, sizeof(*mask));
-	if (!it->sent || !mask)
-		goto out_drop;
-	for (g = 0; g < it->nr_series; g++) {
-		for (i = 0; i < p->nr_procs; i++)
-			mask[i] = group_of[i] == g;
-		err = write_pprof_procs(p, mask, &it->series[g].pprof);
-		if (err)
-			goto out_drop;
+	pprof_bytes = it->otlp.len;
+	for (g = 0; g < it->nr_series; g++)
 		pprof_bytes += it->series[g].pprof.len;
-	}
-	free(mask);
-	free(group_of);
 
 	pthread_mutex_lock(&ps->lock);
 	ps->c.submitted++;
@@ -1262,9 +1445,8 @@ int push__submit(struct pusher *ps, const struct profile *p)
 	return 0;
 
 out_drop:
-	pr_warn("push: cannot prepare interval: %s; dropped\n", strerror(-err));
-	free(mask);
-	free(group_of);
+	pr_warn("push: cannot prepare interval: %s; dropped\n",
+		err == -E2BIG ? "too large for the receiver" : strerror(-err));
 	item_free(it);
 	pthread_mutex_lock(&ps->lock);
 	ps->c.submitted++;
@@ -1326,16 +1508,20 @@ void push__counters(struct pusher *ps, struct push_counters *c)
 void push__report(struct pusher *ps, FILE *f)
 {
 	struct push_counters c;
+	char rejected[64] = "";
 
 	push__counters(ps, &c);
+	if (ps->api == PUSH_API_OTLP)
+		snprintf(rejected, sizeof(rejected), "; %llu profiles rejected by the receiver",
+			 (unsigned long long)c.otlp_rejected);
 	fprintf(f,
 		"bpfprof: push: %llu intervals: %llu pushed, %llu spooled, %llu dropped; %llu retried; "
 		"%llu replayed from the spool; "
-		"%llu requests, %llu bytes sent (pprof %llu bytes); CPU: push thread %.1f ms, preparing %.1f ms\n",
+		"%llu requests, %llu bytes sent (%s %llu bytes)%s; CPU: push thread %.1f ms, preparing %.1f ms\n",
 		(unsigned long long)c.submitted, (unsigned long long)c.pushed,
 		(unsigned long long)c.spooled, (unsigned long long)c.dropped,
 		(unsigned long long)c.retried, (unsigned long long)c.replayed,
 		(unsigned long long)c.requests, (unsigned long long)c.bytes_sent,
-		(unsigned long long)c.pprof_bytes, (double)c.thread_cpu_ns / 1e6,
-		(double)c.prepare_ns / 1e6);
+		ps->api == PUSH_API_OTLP ? "OTLP" : "pprof", (unsigned long long)c.pprof_bytes,
+		rejected, (double)c.thread_cpu_ns / 1e6, (double)c.prepare_ns / 1e6);
 }

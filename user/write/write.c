@@ -5,6 +5,7 @@
 #include "write.h"
 #include "write_folded.h"
 #include "write_gperf.h"
+#include "write_otlp.h"
 #include "write_pprof.h"
 #include "write_svg.h"
 
@@ -25,6 +26,12 @@ static int pprof(const struct profile *p, struct buf *b, const struct write_opts
 	return write_pprof(p, b);
 }
 
+static int otlp(const struct profile *p, struct buf *b, const struct write_opts *o,
+		struct write_result *r)
+{
+	return write_otlp(p, NULL, b);
+}
+
 static int folded(const struct profile *p, struct buf *b, const struct write_opts *o,
 		  struct write_result *r)
 {
@@ -42,7 +49,7 @@ const struct writer writers[] = {
 	{ OUTPUT_PERFDATA, "perf", ".data", NULL }, /* perf.data, out.data */
 	{ OUTPUT_PERFDATA, "perfdata", NULL, NULL },	{ OUTPUT_SVG, "svg", ".svg", svg },
 	{ OUTPUT_PPROF, "pprof", ".pb.gz", pprof },	{ OUTPUT_PPROF, "pprof", ".pprof", pprof },
-	{ OUTPUT_FOLDED, "folded", ".folded", folded },
+	{ OUTPUT_FOLDED, "folded", ".folded", folded },	{ OUTPUT_OTLP, "otlp", ".otlp", otlp },
 };
 
 const size_t nr_writers = sizeof(writers) / sizeof(writers[0]);

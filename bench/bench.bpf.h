@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * The bench builds' replacements of the BPF program's bench hooks
+ * (bpf/state.bpf.h), included there with -DBPFPROF_BENCH -Ibench by the
+ * Makefile's bench-floor-bin and bench-offcpu-agg-bin, never by the
+ * production build:
+ *
+ *  BPFPROF_BENCH_EMPTY_PROGRAM  bench/floor.sh: on_sample returns at once,
+ *                               what the perf events and the program's call
+ *                               cost alone
+ *  BPFPROF_BENCH_OFFCPU_AGG     bench/offcpu.sh: off-CPU blocks are
+ *                               aggregated in BPF instead of sent
+ */
+#ifndef BPFPROF_BENCH_BPF_H
+#define BPFPROF_BENCH_BPF_H
+
+#ifdef BPFPROF_BENCH_EMPTY_PROGRAM
+#define bench_sample_skip() true
+#endif
+
+#ifdef BPFPROF_BENCH_OFFCPU_AGG
+/*
+ * bench/offcpu.sh's measure of the other transport, aggregation in BPF: a
+ * hash of the callchain (bpf_loop over its frames) and a per-stack
+ * {ns, blocks} update in a hash map, in place of the ring buffer. Only its
+ * cost is of interest: user space reads nothing from it.
+ */
+struct offcpu_agg_val {
+	__u64 ns, blocks;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64); /* tgid, callchain hash */
+	__type(value, struct offcpu_agg_val);
+} offcpu_agg SEC(".maps");
+
+struct offcpu_hash {
+	struct bpfprof_offcpu *r;
+	__u64 h;
+	__u64 n;
+};
+
+step_fn offcpu_hash_step(__u32 i, void *data)
+{
+	struct offcpu_hash *c = data;
+
+	if (i >= c->n || i >= MAX_IPS)
+		return 1;
+	c->h = (c->h ^ c->r->s.ips[i]) * 0x100000001b3ULL;
+	return 0;
+}
+
+/* In place of sending r: its stack's {ns, blocks} in offcpu_agg. Returns true (r was dealt with). */
+static __always_inline bool bench_offcpu_agg(struct bpfprof_offcpu *r)
+{
+	struct offcpu_hash c = { .r = r,
+				 .h = 0xcbf29ce484222325ULL ^ r->s.tgid,
+				 .n = (__u64)r->s.nr_kernel + r->s.nr_user };
+	struct offcpu_agg_val *v, one = { .ns = r->off_ns, .blocks = 1 };
+
+	for_each_step(MAX_IPS, offcpu_hash_step, &c);
+	v = bpf_map_lookup_elem(&offcpu_agg, &c.h);
+	if (v) {
+		__sync_fetch_and_add(&v->ns, r->off_ns);
+		__sync_fetch_and_add(&v->blocks, 1);
+	} else if (bpf_map_update_elem(&offcpu_agg, &c.h, &one, BPF_NOEXIST)) {
+		stat_inc(BPFPROF_STAT_OFFCPU_DROPPED);
+		return true;
+	}
+	stat_inc(BPFPROF_STAT_OFFCPU);
+	return true;
+}
+#define bench_offcpu_send(r) bench_offcpu_agg(r)
+#endif
+
+#endif /* BPFPROF_BENCH_BPF_H */

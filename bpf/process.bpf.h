@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * A process's life as the program sees it: its identity (start time), its
+ * first records, which wake the reader and are announced in `notices` so
+ * that its maps are read while it lives, and its exec and fork (on_exec,
+ * on_fork), which make it new again or a target.
+ */
+#ifndef BPFPROF_PROCESS_BPF_H
+#define BPFPROF_PROCESS_BPF_H
+
+#include "state.bpf.h"
+#include "filter.bpf.h"
+
+const volatile bool follow_forks = false;
+/*
+ * Command mode: the forked command becomes a target when it execs, as perf's
+ * enable_on_exec does, so the profiler's own child before exec is not sampled.
+ */
+volatile __u32 exec_target = 0;
+/* ns per USER_HZ clock tick, the unit of /proc/PID/stat's starttime (sysconf(_SC_CLK_TCK)) */
+const volatile __u64 clock_tick_ns = 10000000;
+/* Wake the consumer only once this many bytes are queued; it also polls on a timer. */
+const volatile __u64 wakeup_bytes = 64 * 1024;
+
+/*
+ * Processes that have had a sample, and how many (up to WAKE_FIRST_SAMPLES)
+ * since their exec: those first samples each wake the reader at once, so
+ * that its maps are read while it still lives (a 60 ms process would be gone
+ * by the next batch), and read again once the dynamic loader has mapped its
+ * libraries. LRU: old entries just go.
+ */
+#define WAKE_FIRST_SAMPLES 4
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32); /* tgid */
+	__type(value, __u8); /* samples seen, counted up to WAKE_FIRST_SAMPLES */
+} seen SEC(".maps");
+
+/*
+ * The process's start time as /proc/PID/stat's starttime gives it (the
+ * leader's start_boottime in USER_HZ ticks; an exec keeps it): with the tgid,
+ * the identity of a process that a reused pid cannot take
+ * (struct bpfprof_sample.start).
+ */
+static __always_inline __u32 process_start(struct task_struct *t)
+{
+	__u64 ns = BPF_CORE_READ(t, group_leader, start_boottime);
+
+	return clock_tick_ns ? (__u32)(ns / clock_tick_ns) : 0;
+}
+
+/*
+ * A process's first samples after its exec are also announced in `notices`
+ * (struct bpfprof_notice), a small ring buffer that user space reads before
+ * the samples' backlog, so that the process's maps and files are read while
+ * it lives even when thousands of records wait before its own: at its first
+ * sample, and at its first samples 10, 30 and 70 ms after it (what the
+ * dynamic loader and a runtime map come in its first milliseconds: a 100 ms
+ * JIT process's jitdump is mapped after its first sample). Full (2 730
+ * notices unread): the notice is left out, the record still goes and is
+ * read in its turn, as without notices.
+ */
+#define NOTICES 4
+#define NOTICE_STEP_NS (10ULL * 1000 * 1000)
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 64 * 1024);
+} notices SEC(".maps");
+
+struct notice_state {
+	__u64 first_ns; /* the first sample's time */
+	__u32 nr; /* notices sent */
+	__u32 pad;
+};
+
+/* Processes noticed since their exec (on_exec forgets one). LRU: old entries just go. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32); /* tgid */
+	__type(value, struct notice_state);
+} noticed SEC(".maps");
+
+static __always_inline void notice(__u32 tgid)
+{
+	__u64 id = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns();
+	struct notice_state *st = bpf_map_lookup_elem(&noticed, &tgid), first = { .first_ns = now };
+	struct bpfprof_notice n = {
+		.type = BPFPROF_REC_NOTICE,
+		.tgid = tgid,
+		.time_ns = now,
+	};
+
+	if (!st) {
+		bpf_map_update_elem(&noticed, &tgid, &first, BPF_ANY);
+		st = bpf_map_lookup_elem(&noticed, &tgid);
+		if (!st)
+			return;
+	} else if (st->nr >= NOTICES ||
+		   now - st->first_ns < ((1ULL << st->nr) - 1) * NOTICE_STEP_NS) {
+		return;
+	}
+	n.nr_seen = ++st->nr;
+	/* an off-CPU block may be sent from another task: its start is then unknown */
+	if (id >> 32 == tgid)
+		n.start = process_start(current_task());
+	bpf_ringbuf_output(&notices, &n, sizeof(n), BPF_RB_FORCE_WAKEUP);
+}
+
+/*
+ * The ring buffer's wake-up policy for a record of process tgid: the reader
+ * is woken once wakeup_bytes are waiting, and for a process's first
+ * WAKE_FIRST_SAMPLES records (its maps are read while it still runs).
+ */
+static __always_inline __u64 ring_wakeup(__u32 tgid)
+{
+	__u64 flags = bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
+			      BPF_RB_FORCE_WAKEUP :
+			      BPF_RB_NO_WAKEUP;
+	__u8 *nr_seen = bpf_map_lookup_elem(&seen, &tgid);
+
+	if (!nr_seen) {
+		__u8 one = 1;
+
+		bpf_map_update_elem(&seen, &tgid, &one, BPF_ANY);
+		flags = BPF_RB_FORCE_WAKEUP;
+	} else if (*nr_seen < WAKE_FIRST_SAMPLES) {
+		*nr_seen += 1;
+		flags = BPF_RB_FORCE_WAKEUP;
+	}
+	notice(tgid);
+	return flags;
+}
+
+/*
+ * An exec: the process's next sample wakes the reader again (it is "new"
+ * once more), so that the new program's maps and name are read while it
+ * still runs; a 60 ms command forked by a shell and first sampled before its
+ * exec would otherwise be gone by the next batch. Command mode: the command
+ * becomes a target at its exec.
+ */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	__u32 tgid = BPF_CORE_READ(p, tgid);
+	__u8 one = 1;
+
+	bpf_map_delete_elem(&seen, &tgid);
+	bpf_map_delete_elem(&noticed, &tgid);
+	if (!exec_target || tgid != exec_target)
+		return 0;
+	bpf_map_update_elem(&targets, &tgid, &one, BPF_ANY);
+	exec_target = 0;
+	return 0;
+}
+
+/* Command mode: a child of a target becomes a target before it can run. */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid, ctgid;
+	__u8 one = 1;
+
+	if (!follow_forks)
+		return 0;
+	ptgid = BPF_CORE_READ(parent, tgid);
+	if (!bpf_map_lookup_elem(&targets, &ptgid))
+		return 0;
+	ctgid = BPF_CORE_READ(child, tgid);
+	bpf_map_update_elem(&targets, &ctgid, &one, BPF_ANY);
+	return 0;
+}
+
+#endif /* BPFPROF_PROCESS_BPF_H */

@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * The state every part of the BPF program shares (the OpenTelemetry
+ * profiler's tracemgmt.h plays this role): the records' ring buffer, the
+ * per-CPU counters, the per-CPU record being built and the walk slots that
+ * say whose it is. Layouts come from include/bpfprof_abi.h.
+ */
+#ifndef BPFPROF_STATE_BPF_H
+#define BPFPROF_STATE_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "bpfprof_abi.h"
+#include "compat.bpf.h"
+
+/* --max-stack: user frames a walk stores at most (BPFPROF_MAX_USER_STACK) */
+const volatile __u32 max_user_stack = BPFPROF_MAX_STACK;
+/* A sample's ips[]: kernel frames, then user frames */
+#define MAX_IPS (BPFPROF_MAX_STACK + BPFPROF_MAX_USER_STACK)
+/*
+ * --check-user-stacks: compare each user stack walked here with the
+ * kernel's walk (check.bpf.h); the walk then stores what the kernel's does
+ */
+const volatile bool check_user_stack = false;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 * 1024 * 1024); /* resized from --ringbuf-size before load */
+} samples SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, BPFPROF_STAT_NR);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps");
+
+static __always_inline void stat_inc(__u32 idx)
+{
+	__u64 *v = bpf_map_lookup_elem(&stats, &idx);
+
+	if (v)
+		*v += 1;
+}
+
+static __always_inline void stat_add(__u32 idx, __u64 n)
+{
+	__u64 *v = bpf_map_lookup_elem(&stats, &idx);
+
+	if (v)
+		*v += n;
+}
+
+/*
+ * Slots of the per-CPU record and walk state (scratch, ustack, walk_state,
+ * search_state, py_walk_state): an off-CPU block's user walk (at sys_exit,
+ * or as task work) runs with interrupts on, and a sample taken meanwhile on
+ * the same CPU walks too, in its own slot. `walk_slot` says whose the
+ * running walk is; a sample sets it and puts the old value back when it
+ * ends (samples do not nest: the interrupt that runs on_sample does not run
+ * it again).
+ */
+#define WALK_SLOTS 2
+#define SLOT_SAMPLE 0
+#define SLOT_OFFCPU 1
+
+struct walk_slot {
+	__u32 cur; /* the slot of the walk that runs */
+	__u32 saved; /* on_sample: the slot it interrupted */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct walk_slot);
+} walk_slot SEC(".maps");
+
+/* The slot of the walk that runs on this CPU */
+static __always_inline __u32 cur_slot(void)
+{
+	__u32 zero = 0;
+	struct walk_slot *s = bpf_map_lookup_elem(&walk_slot, &zero);
+
+	return s && s->cur == SLOT_OFFCPU ? SLOT_OFFCPU : SLOT_SAMPLE;
+}
+
+/* The off-CPU path's walk begins (1) or ends (0). */
+static __always_inline void slot_offcpu(bool on)
+{
+	__u32 zero = 0;
+	struct walk_slot *s = bpf_map_lookup_elem(&walk_slot, &zero);
+
+	if (s)
+		s->cur = on ? SLOT_OFFCPU : SLOT_SAMPLE;
+}
+
+/* A sample's walk begins: the slot it interrupts is kept for slot_sample_end. */
+static __always_inline void slot_sample_begin(void)
+{
+	__u32 zero = 0;
+	struct walk_slot *s = bpf_map_lookup_elem(&walk_slot, &zero);
+
+	if (s) {
+		s->saved = s->cur;
+		s->cur = SLOT_SAMPLE;
+	}
+}
+
+static __always_inline void slot_sample_end(void)
+{
+	__u32 zero = 0;
+	struct walk_slot *s = bpf_map_lookup_elem(&walk_slot, &zero);
+
+	if (s)
+		s->cur = s->saved;
+}
+
+/* The record being built, one a slot: a sample's, or an off-CPU block's user walk */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, WALK_SLOTS);
+	__type(key, __u32);
+	__type(value, struct bpfprof_sample);
+} scratch SEC(".maps");
+
+/*
+ * Bench builds (Makefile bench-floor-bin, bench-offcpu-agg-bin:
+ * -DBPFPROF_BENCH -Ibench) replace these hooks in bench/bench.bpf.h; the
+ * production program has none.
+ */
+#ifdef BPFPROF_BENCH
+#include "bench.bpf.h"
+#endif
+#ifndef bench_sample_skip
+#define bench_sample_skip() false /* on_sample returns at once */
+#endif
+#ifndef bench_offcpu_send
+#define bench_offcpu_send(r) false /* an off-CPU record was dealt with instead of sent */
+#endif
+
+#endif /* BPFPROF_STATE_BPF_H */

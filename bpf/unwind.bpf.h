@@ -1,0 +1,545 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * The native user-stack walk: by the process's unwind tables (--call-graph
+ * dwarf: CFI rows user space built from .eh_frame), else by frame pointers.
+ *
+ * The user stack is walked here rather than with
+ * bpf_get_stack(BPF_F_USER_STACK): the kernel's walker (perf_callchain_user
+ * in arch/x86/events/core.c) reads each frame with two __get_user calls, and
+ * every user access has a fixed cost (SMAP's stac/clac, which a virtual
+ * machine may trap) that made it 6 us of the 7.4 us a run took. This walk
+ * copies the stack a page at a time (one bpf_probe_read_user per page the
+ * frame chain touches, usually one or two) and follows the chain in the copy.
+ * By frame pointers it stores what the kernel's walker stores (the
+ * interrupted user IP, then each frame's return address) and stops where it
+ * stops (a frame that cannot be read), and also at the second time the
+ * chain goes down or sideways instead of towards the stack's base. One such
+ * jump is a stack switch that perf follows too (a signal handler on its
+ * sigaltstack, Go's systemstack from g0 to the goroutine's stack); past a
+ * function built without frame pointers the saved "frame pointer" is
+ * garbage, which the kernel follows for up to 127 frames of made-up
+ * callers, and random values go down about half of the time.
+ *
+ * Each frame is include/unwind_walk_step.h's step, which user space runs
+ * too (user/unwind/unwind_step.c) over the stack copies of samples this
+ * walk could not do; the accessors below give it the live stack and the
+ * maps.
+ */
+#ifndef BPFPROF_UNWIND_BPF_H
+#define BPFPROF_UNWIND_BPF_H
+
+#include "state.bpf.h"
+#include <bpf/bpf_endian.h>
+
+/* What a step of the walk works on (struct walk_env, below) */
+struct walk_env;
+#define UNWIND_WALK_ENV struct walk_env
+#include "unwind_walk_step.h"
+
+/*
+ * --call-graph dwarf: each executable mapping of a process whose tables are
+ * loaded (unwind_procs) has entries here (include/bpfprof_abi.h, "Unwind
+ * tables"); map sizes are set by user space before load.
+ */
+const volatile bool unwind_tables_on = false;
+/*
+ * A sample the tables cannot walk yet (the process's are being built, or a
+ * pc in no registered mapping) is sent with its registers and the top of
+ * its stack (struct bpfprof_sample_copy, stack_copy.bpf.h) for user space
+ * to walk with the same rows once they are built, instead of being walked
+ * by frame pointers.
+ */
+/* off with --check-user-stacks, which compares every walk */
+const volatile bool copy_stacks = false;
+
+/* A copy of part of the user stack (at most a page), which the walk reads frames from. */
+#define USTACK_CHUNK 4096
+struct ustack_chunk {
+	__u64 data[USTACK_CHUNK / 8 + 1]; /* + 1: the verifier's bound on data[off + 1] */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, WALK_SLOTS);
+	__type(key, __u32);
+	__type(value, struct ustack_chunk);
+} ustack SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, 262144);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct bpfprof_unwind_key);
+	__type(value, struct bpfprof_unwind_mapping);
+} unwind_mappings SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, BPFPROF_MAX_UNWIND_TABLES);
+	__type(key, __u32);
+	__type(value, struct bpfprof_unwind_table);
+} unwind_tables SEC(".maps");
+
+/*
+ * Each table's words in an array of its own size: BPF_F_INNER_MAP (5.10)
+ * lets inner arrays differ in max_entries; BPF_F_MMAPABLE lets user space
+ * fill one with a memcpy.
+ */
+struct unwind_words_map {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64); /* struct bpfprof_unwind_words: words 2i (low half), 2i + 1 */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, BPFPROF_MAX_UNWIND_TABLES);
+	__type(key, __u32);
+	__array(values, struct unwind_words_map);
+} unwind_rows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	/* memory as processes come, not 1.3 MiB up front, where the kernel lets it */
+	__uint(map_flags, COMPAT_PERF_HASH_FLAGS);
+	__type(key, __u32); /* tgid whose mappings are all in unwind_mappings */
+	/* when they were (last) registered: bpf_ktime_get_ns(), CLOCK_MONOTONIC */
+	__type(value, __u64);
+} unwind_procs SEC(".maps");
+
+/*
+ * A frame-pointer step whose return address is in no registered mapping is
+ * taken for garbage (a register that was not a frame pointer), except this
+ * long after a process's registration: there it is as likely code mapped
+ * since (V8's code space appears 0.2 s into node, after its first
+ * registration), so the sample goes to user space as a copy, walked once
+ * the process is registered again. Bounded in time, so that a program
+ * whose rbp is not a frame pointer (a JVM's compiled code) costs copies
+ * for its first seconds only.
+ */
+#define YOUNG_NS (2ULL * 1000 * 1000 * 1000)
+
+/*
+ * The walk's state between bpf_loop steps: scalars only (the maps are looked
+ * up in each step), and no counter carried from step to step, since the
+ * verifier follows each different value of one through every step; step i
+ * stores the (i + 2)th user address, at e->ips[nk + 1 + i].
+ */
+struct walk {
+	struct unwind_walk_frame f; /* the frame being unwound (include/unwind_walk_step.h) */
+	__u64 base; /* user address of the chunk's first byte */
+	__u64 len; /* bytes of the chunk that hold a copy; 0: none yet */
+	__u32 tgid;
+	__u8 walking; /* a walk was begun (walk_begin) */
+	/*
+	 * The sample goes to user space as a stack copy (BPFPROF_STAT_COPY_*:
+	 * why), not as this walk's result: sample_send
+	 */
+	__u8 copy;
+	__u8 kregs; /* ip0, sp0, bp0 are the task's saved user registers, not the sample's */
+	__u8 after_syscall; /* ip0 follows a syscall instruction: its row is ip0 - 1's (walk_begin) */
+	__u8 young; /* the process was registered less than YOUNG_NS before the sample */
+	__u8 pad[3];
+	__u64 ip0, sp0, bp0; /* the registers the walk began from */
+	__u32 now; /* the sample's time >> 30 (about seconds): tables' `used` */
+	__u32 steps; /* steps done: the legacy variant's walk goes on across tail calls */
+};
+
+/*
+ * The walk's state lives in a map value, not on the BPF stack: the verifier
+ * tracks no values in maps, so every bpf_loop step starts from the same
+ * state and is verified once, where exact values on the stack (a flag, a
+ * copy length) made it follow every combination through every step.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, WALK_SLOTS);
+	__type(key, __u32);
+	__type(value, struct walk);
+} walk_state SEC(".maps");
+
+/*
+ * Read the 8 bytes at user address addr of the stack. Reads go through a copy
+ * of the stack a page at a time (from the frame's sp, or the page's start,
+ * to the page's end): every user access has a fixed cost (SMAP's stac/clac,
+ * which a VM may trap), and a walk reads upwards, each page once. A copy
+ * never starts below sp, where nothing of the walk lies, and never crosses
+ * into a page the walk has not reached, which may not be mapped
+ * (bpf_probe_read_user is all or nothing).
+ */
+static __always_inline int stack_read(struct walk *w, struct ustack_chunk *c, __u64 addr,
+				      __u64 *val)
+{
+	__u64 off, start, len;
+
+	if (addr & 7)
+		return bpf_probe_read_user(val, 8, (const void *)addr) ? -1 : 0;
+	if (!w->len || addr < w->base || addr + 8 > w->base + w->len) {
+		start = addr & ~(__u64)(USTACK_CHUNK - 1);
+		if (w->f.sp > start && w->f.sp <= addr)
+			start = w->f.sp & ~7ULL;
+		len = USTACK_CHUNK - (start & (USTACK_CHUNK - 1));
+		if (bpf_probe_read_user(c->data, len & (2 * USTACK_CHUNK - 1), (const void *)start))
+			return -1;
+		w->base = start;
+		w->len = len;
+	}
+	off = ((addr - w->base) / 8) & (USTACK_CHUNK / 8 - 1);
+	*val = c->data[off];
+	return 0;
+}
+
+/* Binary search state: table `table`'s rows l..r-1, the last whose low pc bits are <= off */
+struct search {
+	__u32 table;
+	__u32 l, r; /* word indices */
+	__u32 off; /* the pc's low 16 bits */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, WALK_SLOTS);
+	__type(key, __u32);
+	__type(value, struct search);
+} search_state SEC(".maps");
+
+/* Word i of table `table` (its words map `rows`); false when out of range */
+static __always_inline bool table_word(void *rows, __u32 i, __u32 *val)
+{
+	__u32 key = i >> 1;
+	__u64 *v;
+
+	v = bpf_map_lookup_elem(rows, &key);
+	if (!v)
+		return false;
+	/*
+	 * little-endian: w[0] is the low half. No branch: the legacy variant's
+	 * verifier follows each path through 16 frames x 17 search steps (a
+	 * ternary here cost 14 % of walk_sample's 800,000 verified insns)
+	 */
+	*val = *v >> ((i & 1) * 32);
+	return true;
+}
+
+step_fn search_step(__u32 i, void *data)
+{
+	struct search *q;
+	void *rows;
+	__u32 m, word, slot = cur_slot();
+
+	q = bpf_map_lookup_elem(&search_state, &slot);
+	if (!q || q->r - q->l <= 1)
+		return 1;
+	rows = bpf_map_lookup_elem(&unwind_rows, &q->table);
+	if (!rows)
+		return 1;
+	m = q->l + (q->r - q->l) / 2;
+	if (!table_word(rows, m, &word))
+		return 1;
+	if (BPFPROF_UNWIND_ROW_PC(word) <= q->off)
+		q->l = m;
+	else
+		q->r = m;
+	return 0;
+}
+
+/*
+ * The rule of the row that covers rel in table `table`: its 64 KiB page's
+ * rows from the page index, then a binary search among them (at most 65536:
+ * 16 steps). `now`: the walk's time stamp, kept in the table's `used`.
+ */
+static __always_inline __u32 find_rule(__u32 table, __u64 rel, __u32 now)
+{
+	struct bpfprof_unwind_table *t = bpf_map_lookup_elem(&unwind_tables, &table);
+	struct search *q;
+	void *rows;
+	__u32 page, lo, hi, word, slot = cur_slot();
+
+	if (!t || !t->nr_pages || (rel >> BPFPROF_UNWIND_PAGE_SHIFT) >= t->nr_pages)
+		return BPFPROF_UNWIND_NONE;
+	if (t->used != now)
+		t->used = now; /* for user space's choice of what goes when memory runs out */
+	rows = bpf_map_lookup_elem(&unwind_rows, &table);
+	page = rel >> BPFPROF_UNWIND_PAGE_SHIFT;
+	if (!rows || !table_word(rows, page, &lo) || !table_word(rows, page + 1, &hi) || lo >= hi)
+		return BPFPROF_UNWIND_NONE;
+	if (!table_word(rows, lo, &word) || BPFPROF_UNWIND_ROW_PC(word) > (rel & 0xffff))
+		return BPFPROF_UNWIND_NONE;
+	q = bpf_map_lookup_elem(&search_state, &slot);
+	if (!q)
+		return BPFPROF_UNWIND_NONE;
+	q->table = table;
+	q->l = lo;
+	q->r = hi;
+	q->off = rel & 0xffff;
+	for_each_step(17, search_step, NULL);
+	rows = bpf_map_lookup_elem(&unwind_rows, &table);
+	t = bpf_map_lookup_elem(&unwind_tables, &table);
+	if (!rows || !t || !table_word(rows, q->l, &word) ||
+	    BPFPROF_UNWIND_ROW_RULE(word) >= t->nr_rules ||
+	    !table_word(rows, t->rules + BPFPROF_UNWIND_ROW_RULE(word), &word))
+		return BPFPROF_UNWIND_NONE;
+	return word;
+}
+
+/* --- the step's accessors (include/unwind_walk_step.h): the live stack and the maps --- */
+
+/* What a step of the walk in slot `slot` works on */
+struct walk_env {
+	struct walk *w;
+	struct bpfprof_sample *e; /* the record: ips[] */
+	struct ustack_chunk *c; /* the stack's copy */
+	__u32 slot;
+};
+
+/* The rule of the mapping that holds look: its table's row, if it has a table */
+static __always_inline int unwind_walk_rule(struct unwind_walk_frame *f, struct walk_env *env,
+					    __u64 look, __u32 *rule)
+{
+	struct bpfprof_unwind_mapping *m;
+	struct bpfprof_unwind_key key;
+
+	key.prefixlen = 96;
+	key.tgid = bpf_htonl(env->w->tgid);
+	key.addr = bpf_cpu_to_be64(look);
+	m = bpf_map_lookup_elem(&unwind_mappings, &key);
+	if (!m)
+		return -1;
+	if (m->table != BPFPROF_UNWIND_NO_TABLE)
+		*rule = find_rule(m->table, look - m->bias, env->w->now);
+	return 0;
+}
+
+/*
+ * A pc in no registered mapping: a sample's stack goes to user space as a
+ * copy where it may be code mapped since the registration (a library the
+ * dynamic loader mapped, dlopen; after a frame-pointer step only while the
+ * process is young: YOUNG_NS). Not in the legacy variant (compat.bpf.h),
+ * nor for an off-CPU block's walk.
+ */
+static __always_inline void unwind_walk_unmapped(struct unwind_walk_frame *f, struct walk_env *env,
+						 __u64 look, bool fp_dropped)
+{
+	if (!COMPAT_COPY_IN_WALK || !copy_stacks || env->slot != SLOT_SAMPLE)
+		return;
+	if (!fp_dropped)
+		env->w->copy = BPFPROF_STAT_COPY_NO_MAPPING;
+	else if (env->w->young)
+		env->w->copy = BPFPROF_STAT_COPY_FP_UNMAPPED;
+}
+
+/* The leaf's code, but with --check-user-stacks, whose kernel walker has no prologue repair */
+static __always_inline bool unwind_walk_code(struct unwind_walk_frame *f, struct walk_env *env,
+					     __u64 pc, __u8 *code)
+{
+	return !check_user_stack && !bpf_probe_read_user(code, 4, (const void *)(pc - 1));
+}
+
+static __always_inline int unwind_walk_read(struct unwind_walk_frame *f, struct walk_env *env,
+					    __u64 addr, __u64 *val)
+{
+	return stack_read(env->w, env->c, addr, val);
+}
+
+/* The interrupted stack may be another one (sigaltstack): the chunk is read again */
+static __always_inline void unwind_walk_new_stack(struct unwind_walk_frame *f, struct walk_env *env)
+{
+	env->w->len = 0;
+}
+
+static __always_inline void unwind_walk_counted(struct unwind_walk_frame *f, struct walk_env *env,
+						bool fp_step)
+{
+	stat_inc(fp_step ? BPFPROF_STAT_FRAMES_FP : BPFPROF_STAT_FRAMES_CFI);
+}
+
+static __always_inline bool unwind_walk_store(struct unwind_walk_frame *f, struct walk_env *env,
+					      __u64 idx, __u64 ra)
+{
+	if (idx >= f->nk + max_user_stack || idx >= MAX_IPS)
+		return false;
+	env->e->ips[idx] = ra;
+	return true;
+}
+
+/* One frame of the walk in this CPU's slot. Returns 1 to stop the walk (w->f.stop says why). */
+step_fn walk_step(__u32 i, void *data)
+{
+	__u32 slot = cur_slot();
+	/* the keys' address goes to the helpers, not env's: env stays in registers */
+	struct walk_env env = {
+		.w = bpf_map_lookup_elem(&walk_state, &slot),
+		.e = bpf_map_lookup_elem(&scratch, &slot),
+		.c = bpf_map_lookup_elem(&ustack, &slot),
+		.slot = slot,
+	};
+
+	if (!env.w || !env.e || !env.c)
+		return 1;
+	return unwind_walk_step(&env.w->f, &env, i);
+}
+
+/*
+ * Begin a walk of the user stack from registers (ip, sp, bp) into
+ * e->ips[nk...]: the leaf is stored, the rest is walk_step's, from step 0.
+ * at_entry: the registers were saved at kernel entry (a sample taken in
+ * kernel mode, an off-CPU block). Returns false when there is nothing to walk.
+ */
+static __always_inline bool walk_begin(struct bpfprof_sample *e, __u64 nk, __u32 tgid, __u64 ip,
+				       __u64 sp, __u64 bp, bool at_entry)
+{
+	struct walk *w;
+	__u32 slot = cur_slot();
+	__u64 *reg;
+
+	w = bpf_map_lookup_elem(&walk_state, &slot);
+	if (!w)
+		return false;
+	__builtin_memset(w, 0, sizeof(*w));
+	if (!ip || arch_kernel_addr(ip) || nk >= MAX_IPS)
+		return false;
+	w->walking = 1;
+	w->f.pc = ip;
+	w->f.sp = sp;
+	w->f.bp = bp;
+	w->f.nk = nk;
+	w->f.end = nk + 1;
+	w->tgid = tgid;
+	w->f.leaf = 1;
+	/*
+	 * In a system call ip is the instruction after the `syscall`, which may
+	 * be its function's last: glibc's __restore_rt (mov $15,%eax; syscall)
+	 * ends its FDE there, and a sample in rt_sigreturn found no row (the
+	 * matrix's nofp checks lost 0.5-1 % of their stacks so under load).
+	 * Its row is looked up inside the instruction, at ip - 1, as for a
+	 * return address; the CFA there is the same, `syscall` moves no stack.
+	 */
+	if (at_entry && arch_after_syscall(ip)) {
+		w->f.leaf = 0;
+		w->after_syscall = 1;
+	}
+	w->now = e->time_ns >> 30;
+	e->ips[nk] = ip;
+	w->ip0 = ip;
+	w->sp0 = sp;
+	w->bp0 = bp;
+	w->kregs = at_entry;
+	reg = unwind_tables_on ? bpf_map_lookup_elem(&unwind_procs, &tgid) : NULL;
+	w->f.tables = !!reg;
+	w->young = reg && e->time_ns - *reg < YOUNG_NS;
+	if (unwind_tables_on && !w->f.tables) {
+		/* a sample's stack is copied for user space; an off-CPU block's is walked by frame pointers */
+		if (copy_stacks && slot == SLOT_SAMPLE) {
+			w->copy = BPFPROF_STAT_COPY_NOT_READY;
+			return false;
+		}
+		stat_inc(BPFPROF_STAT_WALK_NOT_READY);
+	}
+	return true;
+}
+
+/* The sample's stack is to be copied for user space (walk_begin, walk_step) */
+static __always_inline __u32 walk_copy(void)
+{
+	struct walk *w;
+	__u32 slot;
+
+	if (!copy_stacks)
+		return 0; /* the verifier drops the copy's paths (read-only data) */
+	slot = cur_slot();
+	w = bpf_map_lookup_elem(&walk_state, &slot);
+	return w && slot == SLOT_SAMPLE ? w->copy : 0;
+}
+
+/*
+ * The walk's end: the number of user addresses stored, and in *stop the
+ * reason it ended (0 when there was no walk).
+ */
+static __always_inline __u64 walk_end(__u32 *stop)
+{
+	struct walk *w;
+	__u32 slot = cur_slot();
+
+	*stop = 0;
+	w = bpf_map_lookup_elem(&walk_state, &slot);
+	if (!w || !w->walking)
+		return 0;
+	*stop = w->f.stop ? w->f.stop : BPFPROF_STAT_WALK_LIMIT;
+	stat_inc(*stop);
+	return w->f.end > w->f.nk ? w->f.end - w->f.nk : 0;
+}
+
+/* The number of user addresses the walk stored so far (as walk_end gives it, uncounted). */
+static __always_inline __u64 walk_nu(void)
+{
+	struct walk *w;
+	__u32 slot = cur_slot();
+	__u64 n;
+
+	w = bpf_map_lookup_elem(&walk_state, &slot);
+	if (!w || !w->walking)
+		return 0;
+	n = w->f.end > w->f.nk ? w->f.end - w->f.nk : 0;
+	return n > BPFPROF_MAX_USER_STACK ? BPFPROF_MAX_USER_STACK : n;
+}
+
+/*
+ * Without bpf_loop (COMPAT_WALK_BY_TAIL_CALLS) the verifier follows every
+ * step of a bounded loop, and each frame's binary search with it: a whole
+ * walk in one program goes past its 8192 pending branches. So a program
+ * walks WALK_FRAMES_PER_PROG frames and tail-calls itself for the next ones,
+ * as the OpenTelemetry profiler and Parca walk (16 frames a call:
+ * --max-stack's 512 frames in the 32 tail calls a sample may make, the leaf
+ * being the first program's). Returns true when the walk is over.
+ */
+#define WALK_FRAMES_PER_PROG 16
+static __always_inline bool walk_some(void)
+{
+	struct walk *w;
+	__u32 slot = cur_slot(), k;
+
+	for (k = 0; k < WALK_FRAMES_PER_PROG; k++) {
+		w = bpf_map_lookup_elem(&walk_state, &slot);
+		if (!w || !w->walking || w->steps + 1 >= max_user_stack)
+			return true;
+		if (walk_step(w->steps, NULL))
+			return true;
+		w = bpf_map_lookup_elem(&walk_state, &slot);
+		if (!w)
+			return true;
+		w->steps++;
+	}
+	return false;
+}
+
+/*
+ * Begin the user walk from the registers at the sample: the interrupted ones
+ * for a sample taken in user mode, else those saved at kernel entry (none
+ * for kernel threads, whose tasks have no mm). Returns false when there is
+ * no user stack.
+ */
+static __always_inline bool user_stack_begin(struct bpf_perf_event_data *ctx,
+					     struct bpfprof_sample *e, __u64 nk, __u32 tgid)
+{
+	__u64 ip = PT_REGS_IP(&ctx->regs), sp = PT_REGS_SP(&ctx->regs), bp = PT_REGS_FP(&ctx->regs);
+	bool at_entry = nk || arch_kernel_addr(ip);
+
+	if (at_entry) {
+		struct task_struct *task = current_task();
+		struct pt_regs *regs;
+
+		if (!BPF_CORE_READ(task, mm))
+			ip = 0; /* a kernel thread: no user stack */
+		regs = ip ? task_user_regs(task) : NULL;
+		ip = regs ? PT_REGS_IP_CORE(regs) : 0;
+		sp = regs ? PT_REGS_SP_CORE(regs) : 0;
+		bp = regs ? PT_REGS_FP_CORE(regs) : 0;
+		return walk_begin(e, nk, tgid, ip, sp, bp, true);
+	}
+	return walk_begin(e, nk, tgid, ip, sp, bp, false);
+}
+
+#endif /* BPFPROF_UNWIND_BPF_H */

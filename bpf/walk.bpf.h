@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * A record's user walk, the same for every hook (a sample, an off-CPU
+ * block's return to user mode): the native walk (unwind.bpf.h), then the
+ * interpreter dispatcher, which hands the record to the unwinder of its
+ * process's interpreter (python.bpf.h). Where the kernel has bpf_loop the
+ * walks run in the hook's own program; the legacy variant's go on by tail
+ * calls (COMPAT_WALK_BY_TAIL_CALLS), a bounded number of frames a program,
+ * into the hook's walk programs (profile.bpf.c: tail calls stay among
+ * programs of one type and hook).
+ */
+#ifndef BPFPROF_WALK_BPF_H
+#define BPFPROF_WALK_BPF_H
+
+#include "state.bpf.h"
+#include "unwind.bpf.h"
+#include "python.bpf.h"
+
+/* The hooks whose records are walked; each has its own tail-call programs */
+enum walk_hook {
+	HOOK_SAMPLE, /* on_sample: perf_event */
+	HOOK_SYS_EXIT, /* an off-CPU block at sys_exit: tp_btf/sys_exit */
+};
+
+/* The interpreters' unwinders: their slots in a hook's interpreter program array */
+enum interp {
+	INTERP_PYTHON = 0,
+	INTERP_NR,
+};
+
+/*
+ * Tail calls (COMPAT_WALK_BY_TAIL_CALLS) of each hook: the native walk's
+ * next frames (walk_jmp_*, slot 0: walk_sample, walk_sys_exit), and the
+ * interpreters' unwinders (py_jmp_*, by enum interp: py_walk_sample,
+ * py_walk_sys_exit). User space fills them after load.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} walk_jmp_sample SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, INTERP_NR);
+	__type(key, __u32);
+	__type(value, __u32);
+} py_jmp_sample SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, INTERP_NR);
+	__type(key, __u32);
+	__type(value, __u32);
+} py_jmp_sys_exit SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} walk_jmp_sys_exit SEC(".maps");
+
+#define walk_jmp(hook) \
+	((hook) == HOOK_SAMPLE ? (void *)&walk_jmp_sample : (void *)&walk_jmp_sys_exit)
+#define interp_jmp(hook) ((hook) == HOOK_SAMPLE ? (void *)&py_jmp_sample : (void *)&py_jmp_sys_exit)
+
+/*
+ * The interpreter dispatcher: after the native walk of record e (nk kernel
+ * addresses, process tgid), the unwinder of the process's interpreter, if
+ * it has one and the sample is not going out as a stack copy. By tail call
+ * (it returns only where there is no unwinder to run, or the call failed),
+ * else in this program. Another interpreter adds its map lookup and slot
+ * here and a file of its own beside python.bpf.h.
+ */
+static __always_inline void interp_walk(void *ctx, enum walk_hook hook, struct bpfprof_sample *e,
+					__u64 nk, __u32 tgid)
+{
+	if (COMPAT_WALK_BY_TAIL_CALLS) {
+		if (!walk_copy() && bpf_map_lookup_elem(&py_procs, &tgid))
+			bpf_tail_call(ctx, interp_jmp(hook), INTERP_PYTHON);
+		return;
+	}
+	if (!walk_copy() && py_begin(e, nk, walk_nu(), tgid))
+		for_each_step(PY_STEPS, py_step, NULL);
+	py_end();
+}
+
+/*
+ * The user walk of record e (nk kernel addresses, process tgid) in this
+ * CPU's slot, begun by walk_begin: the native walk, then the interpreter's.
+ * By tail calls it returns only if the first one fails (not set up): the
+ * record then has its leaf only. The record's end is the caller's.
+ */
+static __always_inline void stack_walk(void *ctx, enum walk_hook hook, struct bpfprof_sample *e,
+				       __u64 nk, __u32 tgid)
+{
+	if (COMPAT_WALK_BY_TAIL_CALLS) {
+		bpf_tail_call(ctx, walk_jmp(hook), 0);
+		return;
+	}
+	for_each_step(max_user_stack - 1, walk_step, NULL);
+	interp_walk(ctx, hook, e, nk, tgid);
+}
+
+#endif /* BPFPROF_WALK_BPF_H */
