@@ -19,9 +19,9 @@
  * interval__end; interval__free.
  *
  * Times are CLOCK_MONOTONIC ns, as the records' stamps (bpf_ktime_get_ns).
- * Records are the ring buffer's (include/bpfprof_abi.h); this file calls
+ * Records are the ring buffer's (include/bpfprof_abi.h). interval.c calls
  * the session (session.h), so it is linked with main.o and session.o, not
- * into the library the tests link.
+ * into the library; tests/test_interval.c links it with stubs of those calls.
  */
 #ifndef BPFPROF_INTERVAL_H
 #define BPFPROF_INTERVAL_H
