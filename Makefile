@@ -38,7 +38,8 @@ else
 	msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-# Everything but main.c and session.c: plain C that tests link without BPF.
+# Everything but main.c, interval.c and session.c (which call the BPF session):
+# plain C that tests link without BPF.
 # user/ holds main.c, cli.c and the model (profile.c); the stages' sources are
 # in its folders, in the order data flows (docs/ARCHITECTURE.md, "Layout"). Objects are named
 # by file alone ($(OUTPUT)/agg.o): vpath finds each source in its folder.
@@ -47,7 +48,7 @@ vpath %.c user $(USER_DIRS)
 # The source of object NAME.o, by name (not $<, which an old .d file's
 # user/NAME.c from before the stage folders would take over)
 src_of = $(firstword $(wildcard $(addsuffix /$(1).c,user $(USER_DIRS))))
-LIB_SRCS := $(filter-out user/main.c user/capture/session.c,$(wildcard user/*.c $(addsuffix /*.c,$(USER_DIRS))))
+LIB_SRCS := $(filter-out user/main.c user/interval.c user/capture/session.c,$(wildcard user/*.c $(addsuffix /*.c,$(USER_DIRS))))
 LIB_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(notdir $(LIB_SRCS)))
 # pprof's profile.proto, encoded by protoc-c's generated code
 LIB_OBJS += $(OUTPUT)/profile.pb-c.o
@@ -56,7 +57,7 @@ LIB_OBJS += $(OUTPUT)/push.pb-c.o $(OUTPUT)/types.pb-c.o
 # OpenTelemetry's OTLP profiles (proto/opentelemetry, vendored v1.11.0), for .otlp and --push-api otlp
 OTLP_PB_OBJS := $(patsubst %,$(OUTPUT)/%.pb-c.o,common resource profiles profiles_service)
 LIB_OBJS += $(OTLP_PB_OBJS)
-APP_OBJS := $(OUTPUT)/main.o $(OUTPUT)/session.o
+APP_OBJS := $(OUTPUT)/main.o $(OUTPUT)/interval.o $(OUTPUT)/session.o
 TEST_SRCS := $(wildcard tests/test_*.c)
 TEST_BINS := $(patsubst tests/%.c,$(OUTPUT)/tests/%,$(TEST_SRCS))
 WORKLOADS := $(OUTPUT)/workload/hotcold $(OUTPUT)/workload/jitswap $(OUTPUT)/workload/jitshort $(OUTPUT)/workload/offcpu $(OUTPUT)/workload/nofp \
@@ -244,6 +245,13 @@ $(OUTPUT)/workload/%: tests/workload/%.c | $(OUTPUT)/workload
 $(OUTPUT)/tests/%: tests/%.c $(OUTPUT)/libbpfprof.a | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) $< $(OUTPUT)/libbpfprof.a \
+		$(CMOCKA_LIBS) $(LDLIBS) -o $@
+
+# interval.c calls the session: its driver links interval.o beside the
+# library, with stubs of those calls of its own.
+$(OUTPUT)/tests/test_interval: tests/test_interval.c $(OUTPUT)/interval.o $(OUTPUT)/libbpfprof.a | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) $< $(OUTPUT)/interval.o $(OUTPUT)/libbpfprof.a \
 		$(CMOCKA_LIBS) $(LDLIBS) -o $@
 
 # The README's test command: unit tests (no root) then integration (root, BPF).
