@@ -11,8 +11,9 @@
 # /proc files, kallsyms, JIT dumps), unwind (tables built from those files),
 # capture (BPF, the process table and the aggregator, which use the readers
 # and the tables), write (the outputs of the model), xray (a second front end
-# to the model and the writers). main.c, cli.c and profile.c in user/ are
-# above and below no stage: main.c wires the stages together.
+# to the model and the writers). main.c, interval.c, cli.c and profile.c in
+# user/ are above and below no stage: main.c and interval.c wire the stages
+# together.
 #
 # usage: tools/check-layering.sh   (from the repository root; exit 1 on a
 # violation, each printed as FILE: includes HEADER of FOLDER)

@@ -11,7 +11,7 @@
  * (send_item, spool_or_drop) depend on the API.
  *
  *   sampling thread                          push thread
- *   interval_end ─► push__submit             loop: head of queue, if not backing off
+ *   interval__end ─► push__submit            loop: head of queue, if not backing off
  *     push__group (series, labels)             send (connect: one request; ingest: one per series)
  *     write_pprof_procs per series             2xx ─► pushed, backoff reset
  *     queue full? oldest ─► spool / drop       5xx, 408, 429, network ─► back to the head, backoff x2
