@@ -25,6 +25,7 @@
 
 enum interp_kind {
 	INTERP_PYTHON, /* CPython 3.8-3.13 (python_procs.h) */
+	INTERP_V8, /* V8: node and other embedders with v8dbg_ metadata (interp_v8.h) */
 	INTERP_NR,
 };
 
@@ -79,6 +80,8 @@ struct interp_ops {
 
 /* CPython's implementation (user/capture/interp_python.c) */
 extern const struct interp_ops interp_python;
+/* V8's (user/capture/interp_v8.c) */
+extern const struct interp_ops interp_v8;
 
 struct interps;
 

@@ -77,6 +77,7 @@ enum {
 	OPT_NO_BUILDID_CACHE,
 	OPT_NO_JVM_PERFMAP,
 	OPT_NO_PYTHON,
+	OPT_NO_NODE,
 	OPT_CALL_GRAPH,
 	OPT_UNWIND_MEMORY,
 	OPT_UNWIND_TABLE_SIZE,
@@ -157,6 +158,8 @@ static const struct argp_option options[] = {
 	  "Do not ask running JVMs for their perf map (jcmd Compiler.perfmap) at the end", 2 },
 	{ "no-python", OPT_NO_PYTHON, NULL, 0,
 	  "Do not walk Python (CPython 3.8-3.13) frames: native frames only", 2 },
+	{ "no-node", OPT_NO_NODE, NULL, 0,
+	  "Do not look for V8 (node) in processes: native frames only", 2 },
 	{ NULL, 0, NULL, 0, "Output:", 3 },
 	{ "output", 'o', "FILE", 0, "Write a profile to FILE ('-' for stdout); repeatable", 3 },
 	{ "format", OPT_FORMAT, "FORMAT", 0,
@@ -488,6 +491,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 		break;
 	case OPT_NO_PYTHON:
 		cfg->no_python = true;
+		break;
+	case OPT_NO_NODE:
+		cfg->no_node = true;
 		break;
 	case OPT_CALL_GRAPH:
 		if (!strcmp(arg, "dwarf"))

@@ -423,6 +423,12 @@ static void report_counters(struct run *r, struct session *s, const struct profi
 	}
 	if (interps__has(r->interps, INTERP_PYTHON))
 		report__python(stderr, &d->py);
+	if (log_verbosity) {
+		struct v8_stats v8;
+
+		if (!interps__stats(r->interps, INTERP_V8, &v8, sizeof(v8)))
+			report__v8(stderr, &v8);
+	}
 	if (!session__bpf_run_time(s, &run_ns, &runs))
 		report__bpf_cost(run_ns, runs);
 	if (r->checker)
@@ -634,7 +640,8 @@ int main(int argc, char **argv)
 					  .attach = session__interp_attach,
 					  .attach_ctx = s };
 
-		r->interps = interps__new(&env, r->cfg.no_python ? 0 : 1u << INTERP_PYTHON);
+		r->interps = interps__new(&env, (r->cfg.no_python ? 0 : 1u << INTERP_PYTHON) |
+							(r->cfg.no_node ? 0 : 1u << INTERP_V8));
 		if (!r->interps) {
 			err = -errno;
 			goto out;

@@ -11,6 +11,7 @@
 
 static const struct interp_ops *const impls[INTERP_NR] = {
 	[INTERP_PYTHON] = &interp_python,
+	[INTERP_V8] = &interp_v8,
 };
 
 struct interps {
