@@ -190,6 +190,18 @@ static void report(struct interp_v8 *v, const struct profile_process *pr, int64_
 		pr_info("v8: pid %u (%s): found V8 %s in %s (metadata: %u symbols read)%s\n",
 			pr->pid, pr->comm, v8_metadata__version(&f->md, ver, sizeof(ver)), f->path,
 			f->md.nr_symbols, f->md.pointer_compression ? ", pointer compression" : "");
+		/* -vv: what the BPF walk will be given, for a check against the file */
+		pr_debug(
+			"v8: pid %u: fp function %d context %d bytecode_array %d bytecode_offset %d; "
+			"markers entry %d interpreted %d baseline %d turbofan %d stub %d internal %d; "
+			"types JSFunction %d-%d SharedFunctionInfo %d Code %d; JSFunction.shared %d "
+			"SharedFunctionInfo.name_or_scope_info %d Script.name %d Map.instance_type %d\n",
+			pr->pid, f->md.fp_function, f->md.fp_context, f->md.fp_bytecode_array,
+			f->md.fp_bytecode_offset, f->md.ft_entry, f->md.ft_interpreted,
+			f->md.ft_baseline, f->md.ft_turbofan, f->md.ft_stub, f->md.ft_internal,
+			f->md.type_js_function, f->md.type_js_function_last,
+			f->md.type_shared_function_info, f->md.type_code, f->md.js_function_shared,
+			f->md.sfi_name_or_scope_info, f->md.script_name, f->md.map_instance_type);
 		return;
 	}
 	if (f->status == -EINVAL)
