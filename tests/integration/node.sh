@@ -7,8 +7,10 @@
 # offsets bpfprof read equal those read from the binary independently
 # (readelf's symbol table and the file's bytes at each symbol, by python);
 # --no-node says nothing of V8; a program named node without the metadata
-# gets one warning and is profiled as before. Short: node spends ~20 % of a
-# CPU for about a second a run.
+# gets one warning and is profiled as before; so does a process mapping a
+# library with forged metadata (the fuzz seeds' ELF), while one mapping the
+# whole metadata in a library is found. Short: node spends ~20 % of a CPU
+# for about a second a run, the other programs spin for a second each.
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -113,5 +115,37 @@ if [ "$rc" = 0 ] && [ "$n" = 1 ] && [ -s "$work/fake.folded" ] &&
 else
 	fail "a node without metadata: one warning, rc 0" "rc $rc, $n warnings" "$(grep -iE 'v8' "$work/fake.log" | head -3)"
 fi
+
+# --- a library that forges the metadata, and one that carries it ----------
+# python3 maps tests/fuzz/corpus/v8_metadata's fixtures executable under the
+# names of node's library (the fixtures are node 20's metadata written into
+# a small ELF, tests/v8_fixture.h): one with off_fp_function left out, one
+# whole: found in any mapped library, refused with the symbol's name.
+for kind in missing-fp-function node20-symtab; do
+	mkdir -p "$work/$kind"
+	cp "$top/tests/fuzz/corpus/v8_metadata/$kind" "$work/$kind/libnode.so.115"
+	python3 -c '
+import mmap, sys, time
+f = open(sys.argv[1], "rb")
+m = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ | mmap.PROT_EXEC)
+end = time.time() + 3
+while time.time() < end:
+    pass' "$work/$kind/libnode.so.115" &
+	pids+=($!)
+done
+sleep 0.3
+bad=${pids[-2]} good=${pids[-1]}
+"$BPFPROF" -v -F 499 -p "$bad,$good" -d 0.5 -o "$work/lib.folded" >"$work/lib.log" 2>&1
+rc=$?
+kill "$bad" "$good" 2>/dev/null
+n=$(grep -c "v8: pid $bad (python3): $work/missing-fp-function/libnode.so.115: unusable V8 metadata: v8dbg_off_fp_function: missing: profiled without JavaScript frames" "$work/lib.log")
+if [ "$rc" = 0 ] && [ "$n" = 1 ] && [ -s "$work/lib.folded" ]; then
+	ok "forged metadata in a mapped library: one warning naming the symbol, profiled as before"
+else
+	fail "forged metadata: one warning, rc 0" "rc $rc, $n warnings" "$(grep -iE 'v8' "$work/lib.log" | head -3)"
+fi
+grep -q "v8: pid $good (python3): found V8 11.3.244.8-node.38 in $work/node20-symtab/libnode.so.115 (metadata: 88 symbols read)" "$work/lib.log" &&
+	ok "metadata in a mapped library (not the executable): found" ||
+	fail "metadata in a mapped library: found" "$(grep -iE 'v8' "$work/lib.log" | head -3)"
 
 finish

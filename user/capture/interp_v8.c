@@ -6,6 +6,7 @@
  * it runs; -v names it. attach and merge come with the BPF walk.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +28,8 @@ struct v8_file {
 	uint64_t inode;
 	uint32_t dev_major, dev_minor;
 	char *path;
-	int status; /* 0: usable V8; -ENOENT: none; else why it was refused or unreadable */
+	int status; /* 0: usable V8; -ENOENT: none; -EINVAL: refused (why); else unreadable */
+	bool unreadable; /* not opened or not the mapped file (status: why): never cached */
 	char why[160];
 	struct v8_metadata md;
 };
@@ -47,7 +49,18 @@ struct interp_v8 {
 	size_t nr_procs, cap_procs;
 	struct u64map by_pid; /* pid + 1 -> index + 1 into procs */
 	struct v8_stats st;
+	struct v8_file scratch; /* an unreadable file's outcome, for this find only (FILE_SCRATCH) */
 };
+
+/* get_file's index of v->scratch; the process's file in struct v8_proc is one of these or >= 0 */
+#define FILE_SCRATCH (-3)
+#define FILE_NONE (-1)
+#define FILE_UNSAID (-2)
+
+static struct v8_file *file_at(struct interp_v8 *v, int64_t i)
+{
+	return i == FILE_SCRATCH ? &v->scratch : &v->files[i];
+}
 
 static int v8_new(const struct interp_env *env, void **state)
 {
@@ -80,13 +93,19 @@ static bool node_named(const char *path)
 {
 	const char *b = strrchr(path, '/');
 
+	size_t n;
+
 	b = b ? b + 1 : path;
-	if (!strncmp(b, "libnode.so", 10) || !strcmp(b, "nsolid"))
+	n = strlen(b);
+	/* a file deleted since it was mapped (an upgraded node) */
+	if (n > 10 && !strcmp(b + n - 10, " (deleted)"))
+		n -= 10;
+	if (!strncmp(b, "libnode.so", 10) || (n == 6 && !strncmp(b, "nsolid", 6)))
 		return true;
-	if (strncmp(b, "node", 4))
+	if (n < 4 || strncmp(b, "node", 4))
 		return false;
-	for (b += 4; *b; b++)
-		if (*b < '0' || *b > '9')
+	for (size_t i = 4; i < n; i++)
+		if (b[i] < '0' || b[i] > '9')
 			return false;
 	return true;
 }
@@ -102,19 +121,35 @@ static uint64_t file_key(const struct profile_mapping *m)
 static void read_file(struct interp_v8 *v, uint32_t pid, const struct profile_mapping *m,
 		      struct v8_file *f)
 {
-	char root[64];
+	char root[96];
 	struct stat sb;
 	int fd;
 
-	snprintf(root, sizeof(root), "%s/%u/root", v->env.proc_dir, pid);
-	fd = proc_file__open_in(root, m->path, NULL, MAX_FILE_SIZE);
+	/*
+	 * The mapped file itself (map_files: root only), which a deleted or
+	 * replaced node binary still is; else its path inside the process's root
+	 */
+	snprintf(root, sizeof(root), "%s/%u/map_files/%llx-%llx", v->env.proc_dir, pid,
+		 (unsigned long long)m->start, (unsigned long long)m->end);
+	fd = open(root, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd >= 0 &&
+	    (fstat(fd, &sb) || !S_ISREG(sb.st_mode) || (uint64_t)sb.st_size > MAX_FILE_SIZE)) {
+		close(fd);
+		fd = -1;
+	}
+	if (fd < 0) {
+		snprintf(root, sizeof(root), "%s/%u/root", v->env.proc_dir, pid);
+		fd = proc_file__open_in(root, m->path, NULL, MAX_FILE_SIZE);
+	}
 	if (fd < 0) {
 		f->status = fd;
+		f->unreadable = true;
 		snprintf(f->why, sizeof(f->why), "cannot open it: %s", proc_file__strerror(fd));
 		return;
 	}
 	if (m->inode && (fstat(fd, &sb) || sb.st_ino != m->inode)) {
 		f->status = -ESTALE;
+		f->unreadable = true;
 		snprintf(f->why, sizeof(f->why), "its path names another file now");
 	} else {
 		f->status = v8_metadata__read(fd, &f->md, f->why, sizeof(f->why));
@@ -124,8 +159,10 @@ static void read_file(struct interp_v8 *v, uint32_t pid, const struct profile_ma
 			snprintf(f->why, sizeof(f->why), "out of memory");
 	}
 	close(fd);
-	v->st.nr_files++;
-	v->st.nr_v8_files += f->status == 0;
+	if (!f->unreadable) {
+		v->st.nr_files++;
+		v->st.nr_v8_files += f->status == 0;
+	}
 }
 
 /* The file of mapping m, read once; its index, or -ENOMEM */
@@ -151,7 +188,17 @@ static int64_t get_file(struct interp_v8 *v, uint32_t pid, const struct profile_
 	f->dev_major = m->dev_major;
 	f->dev_minor = m->dev_minor;
 	read_file(v, pid, m, f);
-	/* every outcome is kept, an unreadable file's too: said once per process */
+	/*
+	 * An unreadable file (the process gone before its root could be
+	 * entered, a path naming another file now) is not kept: the next
+	 * process that maps it tries again.
+	 */
+	if (f->unreadable) {
+		free(f->path);
+		v->scratch = *f;
+		v->scratch.path = NULL;
+		return FILE_SCRATCH;
+	}
 	if (u64map__put(&v->file_idx, key, v->nr_files + 1)) {
 		free(f->path);
 		return -ENOMEM;
@@ -172,19 +219,17 @@ static struct v8_proc *get_proc(struct interp_v8 *v, const struct profile_proces
 	vp = &v->procs[v->nr_procs++];
 	vp->pid = pr->pid;
 	vp->start = pr->start;
-	vp->file = -2; /* nothing reported yet */
+	vp->file = FILE_UNSAID;
 	return vp;
 }
 
-/* -v's line, or the one warning, for what process pr runs now */
-static void report(struct interp_v8 *v, const struct profile_process *pr, int64_t file)
+/* -v's line, or the one warning, for file f that process pr runs now (NULL: none) */
+static void report(struct interp_v8 *v, const struct profile_process *pr, const struct v8_file *f)
 {
-	const struct v8_file *f;
-	char ver[64];
+	char ver[64], dir[64];
 
-	if (file < 0)
+	if (!f)
 		return;
-	f = &v->files[file];
 	if (!f->status) {
 		v->st.nr_procs++;
 		pr_info("v8: pid %u (%s): found V8 %s in %s (metadata: %u symbols read)%s\n",
@@ -204,18 +249,23 @@ static void report(struct interp_v8 *v, const struct profile_process *pr, int64_
 			f->md.sfi_name_or_scope_info, f->md.script_name, f->md.map_instance_type);
 		return;
 	}
-	if (f->status == -EINVAL)
-		v->st.nr_bad++;
-	else if (f->status == -ENOENT)
-		v->st.nr_no_metadata++;
-	else
+	if (f->unreadable) {
+		/* a process gone before its files could be opened: nothing to say */
+		snprintf(dir, sizeof(dir), "%s/%u", v->env.proc_dir, pr->pid);
+		if (access(dir, F_OK)) {
+			pr_debug("v8: pid %u (%s): gone before %s could be read\n", pr->pid,
+				 pr->comm, f->path);
+			return;
+		}
 		v->st.nr_unreadable++;
+	} else if (f->status == -EINVAL) {
+		v->st.nr_bad++;
+	} else {
+		v->st.nr_no_metadata++;
+	}
 	pr_warn("v8: pid %u (%s): %s: %s%s: profiled without JavaScript frames\n", pr->pid,
-		pr->comm, f->path,
-		f->status == -EINVAL ? "unusable V8 metadata: " :
-		f->status == -ENOENT ? "" :
-				       "",
-		f->status == -ENOENT ? "no v8dbg_ metadata" : f->why);
+		pr->comm, f->path, f->status == -EINVAL ? "unusable V8 metadata: " : "",
+		f->status == -ENOENT && !f->unreadable ? "no v8dbg_ metadata" : f->why);
 }
 
 static int v8_find(void *state, struct profile *p, uint32_t proc)
@@ -223,11 +273,13 @@ static int v8_find(void *state, struct profile *p, uint32_t proc)
 	struct interp_v8 *v = state;
 	const struct profile_process *pr = &p->procs[proc];
 	const char *last = NULL;
-	int64_t found = -1, named = -1;
+	int64_t found = FILE_NONE, named = FILE_NONE;
+	struct v8_file named_copy; /* named's outcome when it was not kept (FILE_SCRATCH) */
 	struct v8_proc *vp;
 
 	for (size_t i = 0; i < pr->nr_mappings; i++) {
 		const struct profile_mapping *m = &pr->mappings[i];
+		const struct v8_file *f;
 		int64_t fi;
 
 		if (m->perms[2] != 'x' || m->path[0] != '/' || (last && !strcmp(last, m->path)))
@@ -236,26 +288,36 @@ static int v8_find(void *state, struct profile *p, uint32_t proc)
 		fi = get_file(v, pr->pid, m);
 		if (fi == -ENOMEM)
 			return -ENOMEM;
-		if (v->files[fi].status == 0 || v->files[fi].status == -EINVAL) {
+		f = file_at(v, fi);
+		if (!f->unreadable && (f->status == 0 || f->status == -EINVAL)) {
 			found = fi;
-			if (v->files[fi].status == 0)
+			if (f->status == 0)
 				break;
-		} else if (named < 0 && node_named(m->path)) {
-			named = fi; /* a node without (readable) metadata: said when nothing else is V8 */
+		} else if (named == FILE_NONE && node_named(m->path)) {
+			/* a node without (readable) metadata: said when nothing else is V8 */
+			named = fi;
+			if (fi == FILE_SCRATCH) {
+				named_copy = *f;
+				named_copy.path =
+					(char *)m->path; /* interned in p, for this call */
+			}
 		}
 	}
-	if (found < 0)
+	if (found == FILE_NONE)
 		found = named;
 	vp = get_proc(v, pr);
 	if (!vp)
 		return -ENOMEM;
 	if (vp->start != pr->start) { /* a reused pid */
 		vp->start = pr->start;
-		vp->file = -2;
+		vp->file = FILE_UNSAID;
 	}
 	if (vp->file != found) {
 		vp->file = found;
-		report(v, pr, found);
+		report(v, pr,
+		       found == FILE_NONE    ? NULL :
+		       found == FILE_SCRATCH ? &named_copy :
+					       &v->files[found]);
 	}
 	return 0;
 }
@@ -274,7 +336,7 @@ static void v8_forget(void *state, uint32_t pid)
 
 	/* the entry stays (no removal in u64map) and is reset for a next process of that pid */
 	if (u64map__get(&v->by_pid, (uint64_t)pid + 1, &idx)) {
-		v->procs[idx - 1].file = -2;
+		v->procs[idx - 1].file = FILE_UNSAID;
 		v->procs[idx - 1].start = 0;
 	}
 }
