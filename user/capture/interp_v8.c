@@ -206,21 +206,33 @@ static int64_t get_file(struct interp_v8 *v, uint32_t pid, const struct profile_
 	return (int64_t)v->nr_files++;
 }
 
-static struct v8_proc *get_proc(struct interp_v8 *v, const struct profile_process *pr)
+/*
+ * The entry of pr's pid into *out (NULL: none); a new one only when add
+ * (something to remember: only node processes get one, so that -a over
+ * days keeps no entry per pid). Returns 0 or -ENOMEM.
+ */
+static int get_proc(struct interp_v8 *v, const struct profile_process *pr, bool add,
+		    struct v8_proc **out)
 {
 	uint64_t idx;
 	struct v8_proc *vp;
 
-	if (u64map__get(&v->by_pid, (uint64_t)pr->pid + 1, &idx))
-		return &v->procs[idx - 1];
+	*out = NULL;
+	if (u64map__get(&v->by_pid, (uint64_t)pr->pid + 1, &idx)) {
+		*out = &v->procs[idx - 1];
+		return 0;
+	}
+	if (!add)
+		return 0;
 	if (array__grow((void **)&v->procs, &v->cap_procs, v->nr_procs + 1, sizeof(*v->procs)) ||
 	    u64map__put(&v->by_pid, (uint64_t)pr->pid + 1, v->nr_procs + 1))
-		return NULL;
+		return -ENOMEM;
 	vp = &v->procs[v->nr_procs++];
 	vp->pid = pr->pid;
 	vp->start = pr->start;
 	vp->file = FILE_UNSAID;
-	return vp;
+	*out = vp;
+	return 0;
 }
 
 /* -v's line, or the one warning, for file f that process pr runs now (NULL: none) */
@@ -305,9 +317,10 @@ static int v8_find(void *state, struct profile *p, uint32_t proc)
 	}
 	if (found == FILE_NONE)
 		found = named;
-	vp = get_proc(v, pr);
-	if (!vp)
+	if (get_proc(v, pr, found != FILE_NONE, &vp))
 		return -ENOMEM;
+	if (!vp)
+		return 0; /* no V8, nothing said, nothing to remember */
 	if (vp->start != pr->start) { /* a reused pid */
 		vp->start = pr->start;
 		vp->file = FILE_UNSAID;

@@ -351,12 +351,13 @@ static int take(struct reader *r, int idx, const char *name, const GElf_Sym *s)
 static int scan(struct reader *r, Elf_Scn *scn, const GElf_Shdr *sh, uint32_t *count)
 {
 	Elf_Data *d = elf_getdata(scn, NULL);
-	size_t n;
+	size_t n, ent = gelf_fsize(r->e, ELF_T_SYM, 1, EV_CURRENT);
 
 	*count = 0;
-	if (!d || !sh->sh_entsize)
+	if (!d || !ent)
 		return 0;
-	n = d->d_size / sh->sh_entsize;
+	/* by the symbol's real size, not the header's sh_entsize (a forged one) */
+	n = d->d_size / ent;
 	if (n > MAX_SYMS)
 		n = MAX_SYMS;
 	for (size_t i = 1; i < n; i++) {
