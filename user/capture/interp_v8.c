@@ -143,7 +143,8 @@ static void read_file(struct interp_v8 *v, uint32_t pid, const struct profile_ma
 	}
 	if (fd < 0) {
 		f->status = fd;
-		f->unreadable = true;
+		/* too big stays so; anything else may be the process gone: tried again */
+		f->unreadable = fd != -EFBIG;
 		snprintf(f->why, sizeof(f->why), "cannot open it: %s", proc_file__strerror(fd));
 		return;
 	}
@@ -159,7 +160,7 @@ static void read_file(struct interp_v8 *v, uint32_t pid, const struct profile_ma
 			snprintf(f->why, sizeof(f->why), "out of memory");
 	}
 	close(fd);
-	if (!f->unreadable) {
+	if (!f->unreadable && f->status != -EFBIG) {
 		v->st.nr_files++;
 		v->st.nr_v8_files += f->status == 0;
 	}
@@ -272,8 +273,10 @@ static void report(struct interp_v8 *v, const struct profile_process *pr, const 
 		v->st.nr_unreadable++;
 	} else if (f->status == -EINVAL) {
 		v->st.nr_bad++;
-	} else {
+	} else if (f->status == -ENOENT || f->status == -ENOEXEC) {
 		v->st.nr_no_metadata++;
+	} else {
+		v->st.nr_unreadable++;
 	}
 	pr_warn("v8: pid %u (%s): %s: %s%s: profiled without JavaScript frames\n", pr->pid,
 		pr->comm, f->path, f->status == -EINVAL ? "unusable V8 metadata: " : "",
