@@ -22,7 +22,8 @@ CFLAGS ?= -g -O2
 CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 CPPFLAGS += -Iinclude -I$(OUTPUT) -I$(OUTPUT)/proto $(PKG_CFLAGS) -D_GNU_SOURCE
 DEPFLAGS = -MMD -MP
-LDLIBS += $(PKG_LIBS) -pthread
+# -liberty: libiberty.a's demangler (demangle.h), a static archive only
+LDLIBS += $(PKG_LIBS) -liberty -pthread
 
 # Include the system's arch-specific headers for BPF, as clang -target bpf
 # does not (libbpf-bootstrap's CLANG_BPF_SYS_INCLUDES).
@@ -59,7 +60,18 @@ APP_OBJS := $(OUTPUT)/main.o $(OUTPUT)/session.o
 TEST_SRCS := $(wildcard tests/test_*.c)
 TEST_BINS := $(patsubst tests/%.c,$(OUTPUT)/tests/%,$(TEST_SRCS))
 WORKLOADS := $(OUTPUT)/workload/hotcold $(OUTPUT)/workload/jitswap $(OUTPUT)/workload/jitshort $(OUTPUT)/workload/offcpu $(OUTPUT)/workload/nofp \
-	$(OUTPUT)/workload/gold/nofp
+	$(OUTPUT)/workload/gold/nofp $(OUTPUT)/workload/cxxnames
+# Names as people read them (tests/integration/names.sh): a Rust workload in
+# both manglings and a Go one built three ways, where rustc and go are at
+# hand (tools/install-deps.sh installs them; names.sh skips without them)
+RUSTC ?= rustc
+GO ?= go
+ifneq ($(shell command -v $(RUSTC) 2>/dev/null),)
+WORKLOADS += $(OUTPUT)/workload/rustnames $(OUTPUT)/workload/rustnames-v0
+endif
+ifneq ($(shell command -v $(GO) 2>/dev/null),)
+WORKLOADS += $(OUTPUT)/workload/gonames $(OUTPUT)/workload/gonames-sw $(OUTPUT)/workload/gonames-strip
+endif
 
 .PHONY: all deps demo check test unit integration kernels san test-san fuzz fuzz-ci valgrind vmlinux format clean
 # The binary; the sanitizer build puts its own under its OUTPUT.
@@ -194,6 +206,37 @@ $(OUTPUT)/workload/gold/nofp: tests/workload/nofp.c $(OUTPUT)/workload/gold/libn
 	$(Q)$(CLANG14) -g -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -fuse-ld=gold $< -L$(@D) \
 		-lnofp_lib -Wl,-rpath,'$$ORIGIN' -pthread -o $@
 
+# -O0 and frame pointers, as the C workloads: every function out of line
+$(OUTPUT)/workload/cxxnames: tests/workload/cxxnames.cpp | $(OUTPUT)/workload
+	$(call msg,CXX,$@)
+	$(Q)$(CXX) -g -O0 -fno-omit-frame-pointer $< -o $@
+
+# rustc's default mangling (legacy up to now), and v0
+$(OUTPUT)/workload/rustnames: tests/workload/rustnames.rs | $(OUTPUT)/workload
+	$(call msg,RUSTC,$@)
+	$(Q)MAKEFLAGS= $(RUSTC) -g -C opt-level=1 -C force-frame-pointers=yes $< -o $@
+
+$(OUTPUT)/workload/rustnames-v0: tests/workload/rustnames.rs | $(OUTPUT)/workload
+	$(call msg,RUSTC,$@)
+	$(Q)MAKEFLAGS= $(RUSTC) -g -C opt-level=1 -C force-frame-pointers=yes -C symbol-mangling-version=v0 $< -o $@
+
+# The Go workload as Go services are built: as is, without .symtab and DWARF
+# (-ldflags="-s -w", container images), and that stripped of every section
+# strip can drop: .gopclntab alone names its functions. Offline: no modules
+# to fetch, the local toolchain only.
+GO_ENV := GOFLAGS=-mod=mod GOTOOLCHAIN=local GO111MODULE=off GOCACHE=$(abspath $(OUTPUT))/go-cache
+$(OUTPUT)/workload/gonames: tests/workload/gonames/main.go | $(OUTPUT)/workload
+	$(call msg,GO,$@)
+	$(Q)$(GO_ENV) $(GO) build -o $@ $<
+
+$(OUTPUT)/workload/gonames-sw: tests/workload/gonames/main.go | $(OUTPUT)/workload
+	$(call msg,GO,$@)
+	$(Q)$(GO_ENV) $(GO) build -ldflags="-s -w" -o $@ $<
+
+$(OUTPUT)/workload/gonames-strip: $(OUTPUT)/workload/gonames-sw
+	$(call msg,STRIP,$@)
+	$(Q)strip --strip-all -o $@ $<
+
 $(OUTPUT)/workload/%: tests/workload/%.c | $(OUTPUT)/workload
 	$(call msg,CC,$@)
 	$(Q)$(CC) -g -O0 -fno-omit-frame-pointer $< -o $@ -pthread
@@ -257,7 +300,7 @@ demo: deps
 FUZZ_TIME ?= 60
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_SRCS))
-FUZZ_LIB_SRCS := read_xray.c profile.c log.c xray_instr_map.c sym_elf.c array.c procmaps.c kallsyms.c \
+FUZZ_LIB_SRCS := read_xray.c profile.c log.c xray_instr_map.c sym_elf.c sym_gopclntab.c array.c procmaps.c kallsyms.c \
 	sym_jitdump.c sym_perfmap.c sym_minidebug.c unwind_table.c unwind_rows_fast.c unwind_compact.c unwind_cache.c jvm_attach.c proc_file.c lib_hashmap.c lib_io.c \
 	py_code.c v8_metadata.c
 

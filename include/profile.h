@@ -148,7 +148,13 @@ struct profile_location {
 	int32_t mapping; /* index into procs[proc].mappings, -1 when none */
 	bool is_return; /* a return address (non-leaf frame): the call is at addr - 1 */
 	bool is_jit; /* named from JIT metadata (jitdump, perf-PID.map) */
-	const char *func; /* interned symbol name, NULL when unknown */
+	/*
+	 * Interned function name as people read it, NULL when unknown: the
+	 * symbol demangled (demangle.h) unless the symbolizer was told not to
+	 */
+	const char *func;
+	/* Interned symbol as the file spells it (mangled) when func is its demangled form, else NULL */
+	const char *sys_func;
 	const char *dso; /* interned DSO/module name ("[kernel.kallsyms]" for the kernel) */
 	uint64_t func_offset; /* addr - symbol start, when func is set */
 	/*
@@ -159,7 +165,10 @@ struct profile_location {
 	 * instruction for return addresses (addr - 1).
 	 */
 	const char *addr_name;
-	/* Python frames: the function, its file and first line, the frame's line; NULL/0 otherwise */
+	/*
+	 * Python frames: the function, its file and first line, the frame's
+	 * line. Go frames (.gopclntab): src_file and line only. NULL/0 otherwise
+	 */
 	const char *src_func;
 	const char *src_file;
 	uint32_t start_line, line;

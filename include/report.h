@@ -119,10 +119,11 @@ void report__offcpu_counts(FILE *f, const struct session_offcpu_stats *off, uint
 /*
  * How the user-stack walks ended since the start: bpf (session__walk_stats)
  * plus the walks of stack copies (c), through unwinder__print_walks with
- * u's tables (mode "dwarf" or "fp"); at -v the unwind cache (uc), the
- * copies' and the mmap events' (m) counters. u, c, uc and m may be NULL.
+ * u's tables (mode "dwarf" or "fp") and roots (unwinder__root_walks since
+ * the start); at -v the unwind cache (uc), the copies' and the mmap events'
+ * (m) counters. u, c, uc and m may be NULL.
  */
-void report__walks(FILE *f, const uint64_t bpf[BPFPROF_STAT_NR], struct unwinder *u,
+void report__walks(FILE *f, const uint64_t bpf[BPFPROF_STAT_NR], uint64_t roots, struct unwinder *u,
 		   const struct unwind_copies *c, struct unwind_cache *uc, struct mmap_events *m,
 		   const char *mode);
 

@@ -74,9 +74,20 @@ void elf_symtab__free(struct elf_symtab *st);
  * Symbol containing the byte at file offset `off` (mapping offset + distance
  * into the mapping). Returns the name, borrowed until elf_symtab__free, and
  * sets *sym_off to off's distance from the symbol start; NULL when no symbol
- * covers it. A symbol of size 0 covers up to the next symbol.
+ * covers it. A symbol of size 0 covers up to the next symbol. The entry
+ * function (ELF header's e_entry), when no symbol covers it, is "_start" up
+ * to the next symbol, 64 bytes at most: stripped executables, Debian's ld.so.
  */
 const char *elf_symtab__lookup_offset(const struct elf_symtab *st, uint64_t off, uint64_t *sym_off);
+
+/*
+ * The source file and line of the instruction at file offset off, where the
+ * file says them without DWARF: a Go binary's .gopclntab (sym_gopclntab.h),
+ * whose names elf_symtab__lookup_offset also prefers to .symtab's. Returns
+ * 0 with *file borrowed until elf_symtab__free, or -ENOENT.
+ */
+int elf_symtab__lookup_line(const struct elf_symtab *st, uint64_t off, const char **file,
+			    uint32_t *line);
 
 /* Translate a file offset to an ELF virtual address via PT_LOAD. Returns 0 or -ENOENT. */
 int elf_symtab__offset_to_vaddr(const struct elf_symtab *st, uint64_t off, uint64_t *vaddr);

@@ -153,6 +153,23 @@ struct debuginfod_opts;
 void symbolizer__use_debuginfod(struct symbolizer *sy, const struct debuginfod_opts *o);
 
 /*
+ * Whether symbolizer__symbolize demangles the names it finds (default on):
+ * each location's func is then the demangled name and sys_func the symbol
+ * (profile.h), so that every writer shows the one and pprof keeps both.
+ * Off (--no-demangle): func is the symbol, sys_func NULL.
+ */
+void symbolizer__set_demangle(struct symbolizer *sy, bool on);
+
+/*
+ * What symbolizer__symbolize does with demangling on, for profiles named
+ * elsewhere (bpfprof xray): every named location's func as people read it,
+ * its symbol kept in sys_func; the one place names are demangled, so that
+ * the writers agree. Python frames (src_func) are left as they are.
+ * Returns 0 or -ENOMEM.
+ */
+int symbolizer__demangle_names(struct profile *p);
+
+/*
  * Resolve p's locations (calls profile__resolve_locs first) and set func,
  * func_offset and dso where known. Code outside files (anonymous memory,
  * memfd) is named from the process's JIT files (sym_jit.h; is_jit set, dso

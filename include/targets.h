@@ -29,6 +29,7 @@ struct targets {
 	int child_fd; /* the command's pidfd, -1 for none */
 	bool child_done; /* reaped; its wait status in child_status */
 	int child_status;
+	int exec_fd; /* read end of the pipe where the child writes its exec's errno; -1 for none */
 	uint64_t last_check; /* ns: the last /proc look-up of targets without a pidfd */
 };
 
@@ -60,6 +61,20 @@ bool targets__child_exited(struct targets *t);
  * /proc every TARGETS_CHECK_NS.
  */
 bool targets__alive(struct targets *t, uint64_t now, void (*unwatch)(void *ctx, int fd), void *ctx);
+
+/*
+ * After the command was reaped: the errno of its failed exec (ENOENT,
+ * EACCES, ENOEXEC...), 0 when it ran (whatever its exit status) or was
+ * never released.
+ */
+int targets__exec_errno(struct targets *t);
+
+/*
+ * The exit status of a wrapper whose command could not be started, as
+ * shells, time(1) and timeout(1) give it: 127 when not found (ENOENT), 126
+ * when found but not executable; 0 when it ran or was never released.
+ */
+int targets__exec_status(struct targets *t);
 
 /* The run ended first (duration, signal): SIGTERM to the command, as perf does, and reap it. */
 void targets__stop_child(struct targets *t);

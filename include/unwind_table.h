@@ -10,6 +10,12 @@
  * those of the DWARF 5 standard, section 6.4, and the x86-64 psABI's register
  * numbering (rbp 6, rsp 7, return address 16).
  *
+ * A Go binary without any CFI section (-ldflags="-s -w") gets rows from its
+ * own function table instead (.gopclntab's SP deltas, sym_gopclntab.h):
+ * CFA = rsp + delta + 8, rbp at [CFA - 16] once the frame is set up, a
+ * frame-pointer step at Go's roots (runtime.goexit, mstart, rt0_go), where
+ * the chain ends.
+ *
  * Files come from unprivileged users: malformed CFI gives -EINVAL with one
  * warning naming the file and the section offset, and a row that cannot be
  * expressed is BPFPROF_UNWIND_NONE (a frame-pointer step), never END.
@@ -39,9 +45,9 @@ struct unwind_table {
  * Build the table of an ELF file already opened with libelf (not closed).
  * `name` is only used in messages. Returns 0 and *out (free with
  * unwind_table__free), or
- *   -ENOENT   no CFI section (a separate debug file's .debug_frame is the
- *             caller's to find: include/sym_elf.h), or no FDE in it that
- *             could be used;
+ *   -ENOENT   no CFI section and no usable Go function table (a separate
+ *             debug file's .debug_frame is the caller's to find:
+ *             include/sym_elf.h), or no FDE in it that could be used;
  *   -EINVAL   malformed CFI: an entry running past the section, a CIE pointer
  *             to no CIE, an FDE range wrapping around, more than 4M rows or
  *             more CFI work than 1024 bytes run per byte of CFI (warned once,

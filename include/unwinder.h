@@ -164,10 +164,24 @@ int unwinder__lpm_keys(uint32_t tgid, uint64_t start, uint64_t end, struct bpfpr
 /*
  * One line on how user-stack walks ended (stats: the BPF counters, enum
  * bpfprof_stat, since the start): the share that reached the end of the stack
- * (_start, clone3) and, with -v, every reason and the tables (us, may be NULL).
- * mode: "dwarf" or "fp", as --call-graph says.
+ * (_start, clone3; and the roots walks, unwinder__root_walks' count since the
+ * start, which the BPF counters do not see as ends) and, with -v, every
+ * reason and the tables (us, may be NULL). mode: "dwarf" or "fp", as
+ * --call-graph says.
  */
 void unwinder__print_walks(FILE *f, const uint64_t stats[BPFPROF_STAT_NR],
-			   const struct unwinder_stats *us, const char *mode);
+			   const struct unwinder_stats *us, const char *mode, uint64_t roots);
+
+/*
+ * Walks (samples and off-CPU blocks) of symbolized profile p whose outermost
+ * user frame is a root the BPF walk does not end at, where a stack is
+ * complete all the same: Go's (runtime.goexit tops every goroutine,
+ * runtime.mstart and rt0_go the system stacks: runtime/asm_amd64.s TOPFRAME;
+ * runtime.clone, where a walk with CFI goes on from mstart to)
+ * and, for a frame-pointer walk (fp), the outermost frames such a walk
+ * reaches: _start, and glibc's start_thread under clone3 (which keeps no
+ * frame pointer).
+ */
+uint64_t unwinder__root_walks(const struct profile *p, bool fp);
 
 #endif /* BPFPROF_UNWINDER_H */

@@ -38,10 +38,11 @@ trap 'rm -rf "$logs"' EXIT
 # map readers, JIT ELF images), push and otlp (the push thread, its queue and libcurl;
 # it found the unwinder's leak at exit), gone (the build-id cache and .prof
 # file copies), jitlive (a JVM's attach socket, a process's stdio buffer read
-# from its memory), node (V8's metadata read from a real node binary). The
-# rest (targets, options, the browser's flame graph checks, unwinding against
+# from its memory), names (the demangler and Go's .gopclntab reader on real
+# files), node (V8's metadata read from a real node binary). The rest
+# (targets, options, the browser's flame graph checks, unwinding against
 # perf) gain nothing from it.
-san_scripts=(perfdata outputs xray jit push otlp gone jitlive node)
+san_scripts=(perfdata outputs xray jit push otlp gone jitlive names node)
 
 # Heaviest first (CPU seconds measured with each script alone), so that the
 # last to start are short and both CPUs stay busy to the end; scripts not

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <inttypes.h>
 #include <libelf.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -604,6 +605,92 @@ static void test_outside_loads(void **state)
 	elf_symtab__free(st);
 }
 
+/* e_entry of an ELF file, 0 when unreadable */
+static uint64_t entry_of(const char *path)
+{
+	uint64_t e = 0;
+	char cmd[512];
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "readelf -h '%s' | awk '/Entry point/ { print $4 }'", path);
+	p = popen(cmd, "r");
+	if (!p)
+		return 0;
+	if (fscanf(p, "%" SCNx64, &e) != 1)
+		e = 0;
+	pclose(p);
+	return e;
+}
+
+/*
+ * An executable without .symtab (_start is not in .dynsym) names its entry
+ * function _start from e_entry; with .symtab, _start is the symbol's.
+ */
+static void test_entry_point(void **state)
+{
+	const char *bin = tpath("nolink");
+	uint64_t entry = entry_of(bin), off, sym_off = 7;
+	struct elf_symtab *st;
+	const char *name;
+
+	assert_false(has_section_type(bin, SHT_SYMTAB));
+	assert_true(entry != 0);
+	assert_true(vaddr_to_offset(bin, entry, &off));
+	st = elf_symtab__load(bin, "/nonexistent-debug-root");
+	assert_non_null(st);
+	name = elf_symtab__lookup_offset(st, off, &sym_off);
+	assert_non_null(name);
+	assert_string_equal(name, "_start");
+	assert_int_equal(sym_off, 0);
+	name = elf_symtab__lookup_offset(st, off + 0x10, &sym_off);
+	assert_non_null(name);
+	assert_string_equal(name, "_start");
+	assert_int_equal(sym_off, 0x10);
+	/* not past ELF_ENTRY_SPAN (64 bytes) */
+	name = elf_symtab__lookup_offset(st, off + 64, NULL);
+	assert_true(!name || strcmp(name, "_start"));
+	elf_symtab__free(st);
+	/* the unstripped build names it from its symbol, as before */
+	st = elf_symtab__load(tpath("pie"), NULL);
+	assert_non_null(st);
+	assert_true(vaddr_to_offset(tpath("pie"), entry_of(tpath("pie")), &off));
+	name = elf_symtab__lookup_offset(st, off + 0x10, NULL);
+	assert_non_null(name);
+	assert_string_equal(name, "_start");
+	elf_symtab__free(st);
+}
+
+/*
+ * The dynamic loader as Debian ships it (no .symtab), without the build-id
+ * and debuglink by which a libc6-dbg could name it: the return address of
+ * _start's call of _dl_start (what a stack sampled while ld.so loads a
+ * program ends in) is _start.
+ */
+static void test_ld_so_entry(void **state)
+{
+	const char *ld = "/lib64/ld-linux-x86-64.so.2", *copy = tpath("ld.so");
+	uint64_t entry, off;
+	struct elf_symtab *st;
+	const char *name;
+
+	if (access(ld, R_OK) || has_section_type(ld, SHT_SYMTAB) ||
+	    sh("objcopy --remove-section .note.gnu.build-id --remove-section .gnu_debuglink %s %s",
+	       ld, copy)) {
+		skip();
+		return;
+	}
+	entry = entry_of(copy);
+	assert_true(entry != 0);
+	assert_true(vaddr_to_offset(copy, entry, &off));
+	st = elf_symtab__load(copy, "/nonexistent-debug-root");
+	assert_non_null(st);
+	/* x86-64: mov %rsp,%rdi (3 bytes), call _dl_start (5): returns to entry + 8 */
+	name = elf_symtab__lookup_offset(st, off + 7, NULL);
+	assert_non_null(name);
+	assert_string_equal(name, "_start");
+	elf_symtab__free(st);
+}
+
 static void test_not_elf(void **state)
 {
 	static const char text[] = "hello, this is not an ELF file\n";
@@ -746,6 +833,8 @@ int main(void)
 		cmocka_unit_test(test_bad_build_id_tree_entries),
 		cmocka_unit_test(test_nosize_and_alias),
 		cmocka_unit_test(test_outside_loads),
+		cmocka_unit_test(test_entry_point),
+		cmocka_unit_test(test_ld_so_entry),
 		cmocka_unit_test(test_not_elf),
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_random_bytes),

@@ -946,6 +946,7 @@ static void test_copies_fp_unmapped(void **state)
 	unwind_copies__stats(c, st, NULL);
 	assert_int_equal(st[BPFPROF_STAT_WALK_NO_MAPPING], 2);
 	unwind_copies__free(c);
+	proc_table__free(t);
 	unwinder__free(u);
 	fake_free(f);
 	munmap(jit, 4096);

@@ -654,6 +654,41 @@ static void test_empty_profile(void **state)
 	assert_int_equal(f->req->dictionary->n_location_table, 1);
 }
 
+/* A demangled name (func) and its symbol (sys_func): name and system_name, as pprof's */
+static void test_demangled_system_name(void **state)
+{
+	struct fixture *f = *state;
+	uint32_t a = add_proc(f->p, 7, "a", NULL, NULL);
+	const uint64_t ips[] = { 0x10010, 0x10500 };
+	const pb_location *l;
+	const pb_function *fn;
+	const pb_dict *d;
+	size_t i;
+
+	add_map(f->p, a, 0x10000, 0x11000, 0, "/bin/a", NULL, 0);
+	add_stack(f->p, a, ips, 0, 2, 1);
+	assert_int_equal(profile__resolve_locs(f->p), 0);
+	name_loc(f->p, a, 0x10010, "ns::Shape::area()", "/bin/a", false);
+	name_loc(f->p, a, 0x10500, "main", "/bin/a", false);
+	for (i = 0; i < f->p->nr_locs; i++)
+		if (f->p->locs[i].addr == 0x10010)
+			f->p->locs[i].sys_func = profile__intern(f->p, "_ZN2ns5Shape4areaEv");
+	assert_int_equal(write_otlp(f->p, NULL, &f->out), 0);
+	d = decode(f)->dictionary;
+	for (i = 1; i < d->n_location_table; i++) {
+		l = d->location_table[i];
+		assert_int_equal(l->n_lines, 1);
+		fn = d->function_table[l->lines[0]->function_index];
+		if (l->address == 0x10010) {
+			assert_string_equal(str(d, fn->name_strindex), "ns::Shape::area()");
+			assert_string_equal(str(d, fn->system_name_strindex), "_ZN2ns5Shape4areaEv");
+		} else {
+			assert_string_equal(str(d, fn->name_strindex), "main");
+			assert_string_equal(str(d, fn->system_name_strindex), "main");
+		}
+	}
+}
+
 static void test_unresolved_is_einval(void **state)
 {
 	struct fixture *f = *state;
@@ -712,6 +747,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_traced_view, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_empty_profile, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unresolved_is_einval, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_demangled_system_name, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_resource_attributes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_appends_same_bytes, setup, teardown),
 	};

@@ -571,6 +571,42 @@ static void test_leaf_and_return_same_address(void **state)
 	assert_int_equal(pb->n_function, 2);
 }
 
+/* A demangled name (func) and its symbol (sys_func): Function.name and system_name */
+static void test_demangled_system_name(void **state)
+{
+	struct fixture *f = *state;
+	struct profile *p = f->p;
+	uint32_t a = add_proc(p, 7, "a", NULL, NULL);
+	const uint64_t s1[] = { 0x10010, 0x10500, 0x10600 };
+	const Perftools__Profiles__Function *fn;
+	const pb_profile *pb;
+	size_t i;
+
+	add_map(p, a, 0x10000, 0x11000, 0, "/bin/a", NULL, 0);
+	add_stack(p, a, s1, 0, 3, 1);
+	assert_int_equal(profile__resolve_locs(p), 0);
+	name_loc(p, a, 0x10010, "core::fmt::write", "/bin/a", false);
+	name_loc(p, a, 0x10500, "core::fmt::write", "/bin/a", false);
+	name_loc(p, a, 0x10600, "main", "/bin/a", false);
+	/* two symbols, one name (Rust legacy hashes): two Functions */
+	for (i = 0; i < p->nr_locs; i++)
+		if (p->locs[i].addr != 0x10600)
+			p->locs[i].sys_func = profile__intern(
+				p, p->locs[i].addr == 0x10010 ? "_ZN4core3fmt5write17h0123456789abcdefE" :
+								"_ZN4core3fmt5write17hfedcba9876543210E");
+	assert_int_equal(write_pprof(p, &f->out), 0);
+	pb = decode(f);
+	assert_int_equal(pb->n_function, 3);
+	fn = function(pb, location(pb, pb->sample[0]->location_id[0])->line[0]->function_id);
+	assert_string_equal(str(pb, fn->name), "core::fmt::write");
+	assert_string_equal(str(pb, fn->system_name), "_ZN4core3fmt5write17h0123456789abcdefE");
+	fn = function(pb, location(pb, pb->sample[0]->location_id[1])->line[0]->function_id);
+	assert_string_equal(str(pb, fn->system_name), "_ZN4core3fmt5write17hfedcba9876543210E");
+	fn = function(pb, location(pb, pb->sample[0]->location_id[2])->line[0]->function_id);
+	assert_string_equal(str(pb, fn->name), "main");
+	assert_string_equal(str(pb, fn->system_name), "main");
+}
+
 static void test_empty_profile(void **state)
 {
 	struct fixture *f = *state;
@@ -741,6 +777,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unused_mappings_left_out, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_anonymous_mappings, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_leaf_and_return_same_address, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_demangled_system_name, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_empty_profile, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unresolved_is_einval, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_appends, setup, teardown),

@@ -11,9 +11,13 @@ pkgs=(
 	libprotobuf-c-dev protobuf-c-compiler libcurl4-openssl-dev
 	# build: MiniDebugInfo (.gnu_debugdata is xz) and debuginfod's client
 	liblzma-dev libdebuginfod-dev
+	# build: the demangler (user/symbolize/demangle.c; a static libiberty.a)
+	libiberty-dev
 	# tests: unit tests, and the real readers the integration tests use
 	libcmocka-dev golang-go google-perftools binutils util-linux procps
 	linux-perf llvm libclang-rt-14-dev chromium libxml2-utils strace
+	# tests: the C++ and Rust workloads of tests/integration/names.sh
+	g++ rustc
 	# tests: clang-14 with GNU gold (binutils' ld.gold), which type .eh_frame
 	# SHT_X86_64_UNWIND (tests/integration/unwind.sh)
 	clang-14

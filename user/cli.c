@@ -78,6 +78,7 @@ enum {
 	OPT_NO_JVM_PERFMAP,
 	OPT_NO_PYTHON,
 	OPT_NO_NODE,
+	OPT_NO_DEMANGLE,
 	OPT_CALL_GRAPH,
 	OPT_UNWIND_MEMORY,
 	OPT_UNWIND_TABLE_SIZE,
@@ -169,6 +170,9 @@ static const struct argp_option options[] = {
 	  "Permission bits of the written files, octal, owner-readable (default 0600; umask not applied)",
 	  3 },
 	{ "top", OPT_TOP, "N", 0, "Functions in the summary (default 10, 0 to omit)", 3 },
+	{ "no-demangle", OPT_NO_DEMANGLE, NULL, 0,
+	  "Show C++ and Rust names as the files spell them (mangled) in the summary, folded, SVG, pprof and OTLP",
+	  3 },
 	{ "no-buildid-cache", OPT_NO_BUILDID_CACHE, NULL, 0,
 	  "Do not copy the sampled binaries into perf's build-id cache (~/.debug) for perf.data",
 	  3 },
@@ -494,6 +498,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 		break;
 	case OPT_NO_NODE:
 		cfg->no_node = true;
+		break;
+	case OPT_NO_DEMANGLE:
+		cfg->no_demangle = true;
 		break;
 	case OPT_CALL_GRAPH:
 		if (!strcmp(arg, "dwarf"))

@@ -64,6 +64,7 @@ struct run {
 	struct symbolizer *sy;
 	/* the interpreters, Python's frames (interp.h; NULL before the session) */
 	struct interps *interps;
+	uint64_t root_walks; /* unwinder__root_walks of every profile so far, as the BPF counters */
 	/* samples' cgroup ids -> paths, kept across intervals and after a cgroup is removed */
 	struct cgroup_cache *cgroups;
 	/*
@@ -411,7 +412,8 @@ static void report_counters(struct run *r, struct session *s, const struct profi
 		report__offcpu_counts(stderr, &d->off, r->cfg.offcpu_thresh_us);
 	}
 	session__walk_stats(s, st);
-	report__walks(stderr, st, r->unwinder, r->copies, r->unwind_cache,
+	r->root_walks += unwinder__root_walks(p, r->cfg.call_graph == CALL_GRAPH_FP);
+	report__walks(stderr, st, r->root_walks, r->unwinder, r->copies, r->unwind_cache,
 		      proc_table__mmap_events(r->procs),
 		      r->cfg.call_graph == CALL_GRAPH_DWARF ? "dwarf" : "fp");
 	if (log_verbosity) {
@@ -511,7 +513,7 @@ int main(int argc, char **argv)
 	uint64_t start, next_interval = 0, last_progress = 0, last_reap = 0, ended, stop_at = 0;
 	bool tty, stop = false;
 	struct targets tg;
-	int err, i;
+	int err, i, exec_status = 0;
 	struct sigaction sa = { .sa_handler = on_signal }, pipe_sa = { .sa_handler = on_sigpipe },
 			 old;
 
@@ -564,6 +566,7 @@ int main(int argc, char **argv)
 	r->sy = sy = symbolizer__new("/proc/kallsyms", "/proc");
 	if (!sy || symbolizer__set_jit_max_size(sy, r->cfg.jit_max_bytes))
 		return 1;
+	symbolizer__set_demangle(sy, !r->cfg.no_demangle);
 	/* the kernel symbols are read while sampling, not after it */
 	if (symbolizer__load_kernel_async(sy))
 		pr_debug("kernel symbols: no thread; read when first needed\n");
@@ -774,7 +777,10 @@ int main(int argc, char **argv)
 
 	/* the run ended first (duration, signal): stop the command as perf does */
 	targets__stop_child(&tg);
-	if (tg.child_done && WIFEXITED(tg.child_status) && WEXITSTATUS(tg.child_status))
+	/* a command that could not be started is bpfprof's exit status, as a shell's (127, 126) */
+	exec_status = targets__exec_status(&tg);
+	if (!exec_status && tg.child_done && WIFEXITED(tg.child_status) &&
+	    WEXITSTATUS(tg.child_status))
 		pr_warn("command exited with status %d\n", WEXITSTATUS(tg.child_status));
 	/* debug files from debuginfod: only now that sampling has stopped */
 	if (!r->cfg.no_debuginfod && !debuginfod__setup(r->cfg.debuginfod_urls)) {
@@ -808,5 +814,5 @@ out:
 	run_outputs__free(&r->out);
 	/* run is main's: the handler must not read its outputs once main returns */
 	sig_nr_outputs = 0;
-	return err != 0;
+	return err != 0 ? 1 : exec_status;
 }

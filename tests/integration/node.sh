@@ -91,7 +91,7 @@ grep -q "^bpfprof: V8: 1 processes with V8 found, 0 with unusable metadata" "$wo
 
 # --- --no-node: nothing of V8 ----------------------------------------------
 "$BPFPROF" -v -F 499 -p "$np" -d 0.5 --no-node -o "$work/off.folded" >"$work/off.log" 2>&1
-if [ -s "$work/off.folded" ] && ! grep -qiE 'v8: |V8:' "$work/off.log"; then
+if [ -s "$work/off.folded" ] && ! grep -qE '^bpfprof: (v8|V8): ' "$work/off.log"; then
 	ok "--no-node: no V8 line, profile written"
 else
 	fail "--no-node: no V8 line" "$(grep -iE 'v8' "$work/off.log" | head -3)"

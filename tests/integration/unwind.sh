@@ -332,7 +332,8 @@ else
 fi
 
 # --- --call-graph fp: the frame-pointer walk, as perf record -g (run on xz above)
-if grep -q 'call-graph fp): 0.0% reached the end' "$work/fp.log"; then
+# (no frame stepped by CFI; a stack may reach the end where xz's chain happens to: at glibc's root)
+if grep -q 'call-graph fp): .*; 0.0% of frames stepped by CFI' "$work/fp.log"; then
 	ok "--call-graph fp: frame pointers only ($(sed -n 's/.*end of the stack, \([0-9.]*\) frames.*/\1/p' "$work/fp.log") frames a stack on xz)"
 else
 	fail "--call-graph fp" "$(grep 'user stack' "$work/fp.log")"

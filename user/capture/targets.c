@@ -24,38 +24,71 @@ void targets__init(struct targets *t, const uint32_t *pids, int nr_pids)
 	t->child = -1;
 	t->go = -1;
 	t->child_fd = -1;
+	t->exec_fd = -1;
 }
 
 int targets__start_command(struct targets *t, char **argv)
 {
-	int fds[2], err;
+	int fds[2], efds[2], err;
 	pid_t pid;
 
 	if (pipe2(fds, O_CLOEXEC))
 		return -errno;
+	/* the exec's errno, if it fails: a successful exec closes the pipe (O_CLOEXEC) */
+	if (pipe2(efds, O_CLOEXEC)) {
+		err = -errno;
+		close(fds[0]);
+		close(fds[1]);
+		return err;
+	}
 	pid = fork();
 	if (pid < 0) {
 		err = -errno;
 		close(fds[0]);
 		close(fds[1]);
+		close(efds[0]);
+		close(efds[1]);
 		return err;
 	}
 	if (pid == 0) {
 		char c;
 
 		close(fds[1]);
+		close(efds[0]);
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
 		if (read(fds[0], &c, 1) != 0)
 			_exit(127); /* the profiler failed: never run unprofiled */
 		execvp(argv[0], argv);
-		fprintf(stderr, "bpfprof: cannot run '%s': %s\n", argv[0], strerror(errno));
-		_exit(127);
+		err = errno;
+		fprintf(stderr, "bpfprof: cannot run '%s': %s\n", argv[0], strerror(err));
+		if (write(efds[1], &err, sizeof(err)) != sizeof(err))
+			_exit(127);
+		_exit(err == ENOENT ? 127 : 126);
 	}
 	close(fds[0]);
+	close(efds[1]);
 	t->go = fds[1];
+	t->exec_fd = efds[0];
 	t->child = pid;
 	return 0;
+}
+
+int targets__exec_errno(struct targets *t)
+{
+	int err = 0;
+
+	/* the child wrote before it exited: no wait once it is reaped */
+	if (t->exec_fd < 0 || !t->child_done || read(t->exec_fd, &err, sizeof(err)) != sizeof(err))
+		return 0;
+	return err;
+}
+
+int targets__exec_status(struct targets *t)
+{
+	int err = targets__exec_errno(t);
+
+	return !err ? 0 : err == ENOENT ? 127 : 126;
 }
 
 static int pidfd_open_watched(pid_t pid, int (*watch)(void *ctx, int fd), void *ctx)
@@ -167,6 +200,10 @@ void targets__close(struct targets *t)
 {
 	int i;
 
+	if (t->exec_fd >= 0) {
+		close(t->exec_fd);
+		t->exec_fd = -1;
+	}
 	if (t->go >= 0) {
 		/* never released: a byte instead of EOF tells the child to exit unrun */
 		if (write(t->go, "x", 1) != 1)

@@ -38,6 +38,7 @@
 #include "lib_hashmap.h"
 #include "log.h"
 #include "sym_elf.h"
+#include "sym_gopclntab.h"
 #include "sym_minidebug.h"
 
 /* Zero-size symbol without a following symbol or section end: cover this much. */
@@ -116,7 +117,20 @@ struct elf_symtab {
 	size_t build_id_len;
 	char *debug_path; /* the separate debug file read, NULL when none */
 	enum elf_names_src names_src;
+	struct go_pclntab *go; /* a Go binary's own table (.gopclntab), NULL when none or refused */
+	/*
+	 * [entry, entry_end): the entry function (e_entry) where no symbol
+	 * names it, named _start; entry_end 0 when a symbol covers e_entry
+	 */
+	uint64_t entry, entry_end;
 };
+
+/*
+ * Bytes after e_entry named _start where no symbol bounds it: glibc's
+ * x86-64 _start is 38 bytes, ld.so's _start with _dl_start_user, where
+ * _dl_start returns, 61
+ */
+#define ELF_ENTRY_SPAN 64
 
 /* An open ELF file: the fd must outlive the Elf handle (ELF_C_READ_MMAP). */
 struct elf_file {
@@ -259,6 +273,46 @@ static Elf_Scn *find_scn_by_type(const struct elf_file *f, Elf64_Word type)
 			return scn;
 	}
 	return NULL;
+}
+
+static Elf_Scn *find_scn_by_name(const struct elf_file *f, const char *name);
+
+/*
+ * A Go binary's function table: .gopclntab, .data.rel.ro.gopclntab in a PIE
+ * (-buildmode=pie), both kept by -ldflags="-s -w" and strip. A bad one is
+ * refused with one warning (the file is loaded once), and the file is named
+ * from its symbols alone. 0, or -ENOMEM.
+ */
+static int load_gopclntab(struct elf_symtab *st, const struct elf_file *f, const char *path)
+{
+	Elf_Scn *scn = find_scn_by_name(f, ".gopclntab"), *text;
+	GElf_Shdr sh, text_sh;
+	Elf_Data *d;
+
+	if (!scn)
+		scn = find_scn_by_name(f, ".data.rel.ro.gopclntab");
+	if (!scn)
+		return 0;
+	d = scn_data(f, scn, &sh);
+	text = find_scn_by_name(f, ".text");
+	/* Go 1.26 leaves the header's textStart 0: the runtime's text is .text's start */
+	if (!text || !gelf_getshdr(text, &text_sh))
+		text_sh.sh_addr = 0;
+	st->go = d && d->d_buf ? go_pclntab__parse(d->d_buf, d->d_size, text_sh.sh_addr) : NULL;
+	if (!st->go) {
+		const char *why = !d || !d->d_buf ? "unreadable" :
+				  errno == EFBIG  ? "too large" :
+						    "malformed or of a Go release before 1.16";
+
+		if (errno == ENOMEM)
+			return -ENOMEM;
+		pr_warn("elf: '%s': Go function table refused (%s): its Go functions are named from its symbols only\n",
+			path, why);
+		return 0;
+	}
+	pr_debug("elf: '%s': Go %u function table, %zu functions\n", path,
+		 go_pclntab__version(st->go), go_pclntab__count(st->go));
+	return 0;
 }
 
 static Elf_Scn *find_scn_by_name(const struct elf_file *f, const char *name)
@@ -988,6 +1042,8 @@ static bool open_debug(struct elf_symtab *st, const struct elf_file *f, const ch
 	return false;
 }
 
+static void set_entry(struct elf_symtab *st, const struct elf_file *f);
+
 struct elf_symtab *elf_symtab__load(const char *path, const char *debug_root)
 {
 	struct elf_load_opts o = { .debug_root = debug_root };
@@ -1020,6 +1076,9 @@ struct elf_symtab *elf_symtab__load_opts(const char *path, const struct elf_load
 	if (err)
 		goto out_free;
 	st->build_id_len = read_build_id(&f, st->build_id);
+	err = load_gopclntab(st, &f, path);
+	if (err)
+		goto out_free;
 
 	scn = find_scn_by_type(&f, SHT_SYMTAB);
 	st->names_src = ELF_NAMES_DYNSYM;
@@ -1045,6 +1104,7 @@ struct elf_symtab *elf_symtab__load_opts(const char *path, const struct elf_load
 	err = finalize_syms(st);
 	if (err)
 		goto out_free;
+	set_entry(st, &f);
 	err = keep_strtabs(st, &f, &dbg, path);
 	if (err)
 		goto out_free;
@@ -1088,6 +1148,7 @@ void elf_symtab__free(struct elf_symtab *st)
 	free(st->raw);
 	free(st->loads);
 	free(st->debug_path);
+	go_pclntab__free(st->go);
 	free(st);
 }
 
@@ -1200,16 +1261,14 @@ static const char *sym_name(struct elf_symtab *st, uint32_t i)
 	return name;
 }
 
-const char *elf_symtab__lookup_offset(const struct elf_symtab *st, uint64_t off, uint64_t *sym_off)
+/* The symbol covering vaddr, as elf_symtab__lookup_offset says; NULL when none */
+static const char *lookup_sym(const struct elf_symtab *st, uint64_t vaddr, uint64_t *sym_off)
 {
 	size_t lo = 0, hi = st->nr_syms, mid;
 	const struct elf_sym *s;
 	const char *name = NULL;
 	unsigned int steps;
-	uint64_t vaddr;
 
-	if (elf_symtab__offset_to_vaddr(st, off, &vaddr))
-		return NULL;
 	/* First symbol above vaddr; the candidate is the one before it. */
 	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;
@@ -1239,6 +1298,76 @@ const char *elf_symtab__lookup_offset(const struct elf_symtab *st, uint64_t off,
 	if (sym_off)
 		*sym_off = vaddr - s->addr;
 	return name;
+}
+
+/*
+ * The entry function where no symbol names it (Debian's ld.so keeps no
+ * .symtab; a stripped executable's _start is not in .dynsym): from e_entry
+ * to the next symbol, ELF_ENTRY_SPAN bytes at most. Executables and shared
+ * objects that have an entry point only (ELF gABI: e_entry 0 for none).
+ */
+static void set_entry(struct elf_symtab *st, const struct elf_file *f)
+{
+	uint64_t next = UINT64_MAX, end;
+	size_t i;
+
+	st->entry = st->entry_end = 0;
+	if ((f->ehdr.e_type != ET_EXEC && f->ehdr.e_type != ET_DYN) || !f->ehdr.e_entry)
+		return;
+	/* by addresses alone: names are read (and their absence cached) on lookup */
+	for (i = 0; i < st->nr_syms; i++) {
+		const struct elf_sym *sy = &st->syms[i];
+
+		if (sy->addr > f->ehdr.e_entry) {
+			next = sy->addr;
+			break;
+		}
+		if (f->ehdr.e_entry - sy->addr < (sy->len_tab & ELF_SYM_LEN_MAX))
+			return; /* a symbol covers it */
+	}
+	end = f->ehdr.e_entry + ELF_ENTRY_SPAN;
+	st->entry = f->ehdr.e_entry;
+	st->entry_end = next < end ? next : end;
+}
+
+const char *elf_symtab__lookup_offset(const struct elf_symtab *st, uint64_t off, uint64_t *sym_off)
+{
+	const char *name;
+	uint64_t vaddr;
+
+	if (elf_symtab__offset_to_vaddr(st, off, &vaddr))
+		return NULL;
+	/* Go's own table first: what its tracebacks say, also where .symtab is gone */
+	if (st->go) {
+		struct go_func_info fi;
+
+		if (!go_pclntab__lookup(st->go, vaddr, &fi)) {
+			if (sym_off)
+				*sym_off = vaddr - fi.entry;
+			return fi.name;
+		}
+	}
+	name = lookup_sym(st, vaddr, sym_off);
+	if (!name && vaddr >= st->entry && vaddr < st->entry_end) {
+		if (sym_off)
+			*sym_off = vaddr - st->entry;
+		return "_start";
+	}
+	return name;
+}
+
+int elf_symtab__lookup_line(const struct elf_symtab *st, uint64_t off, const char **file,
+			    uint32_t *line)
+{
+	struct go_func_info fi;
+	uint64_t vaddr;
+
+	if (!st->go || elf_symtab__offset_to_vaddr(st, off, &vaddr) ||
+	    go_pclntab__lookup(st->go, vaddr, &fi) || !fi.file || !fi.line)
+		return -ENOENT;
+	*file = fi.file;
+	*line = fi.line;
+	return 0;
 }
 
 size_t elf_symtab__build_id(const struct elf_symtab *st, uint8_t id[ELF_BUILD_ID_MAX])

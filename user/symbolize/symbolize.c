@@ -16,7 +16,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "array.h"
+#include "demangle.h"
 #include "kallsyms.h"
+#include "lib_hashmap.h"
 #include "log.h"
 #include "proc_file.h"
 #include "procmaps.h"
@@ -74,6 +76,7 @@ struct symbolizer {
 	 */
 	uint64_t gen;
 	bool debuginfod; /* symbolizer__use_debuginfod called: fetch what is missing */
+	bool no_demangle; /* symbolizer__set_demangle(false): names stay as the files spell them */
 	struct debuginfod_opts debuginfod_opts;
 };
 
@@ -756,8 +759,9 @@ static int name_user(struct symbolizer *sy, struct profile *p, struct profile_lo
 	struct profile_process *pr = &p->procs[l->proc];
 	struct profile_mapping *m;
 	struct dso_entry *d;
-	const char *name;
+	const char *name, *src_file;
 	uint64_t off, file_off, vaddr;
+	uint32_t line;
 	int err;
 
 	err = sym_python__name(p, l);
@@ -805,6 +809,13 @@ static int name_user(struct symbolizer *sy, struct profile *p, struct profile_lo
 		if (elf_symtab__offset_to_vaddr(d->st, file_off, &vaddr))
 			vaddr = file_off;
 		return name_addr(p, l, vaddr);
+	}
+	/* a Go binary's file:line, for pprof (sym_gopclntab.h) */
+	if (!elf_symtab__lookup_line(d->st, file_off, &src_file, &line)) {
+		l->src_file = profile__intern(p, src_file);
+		l->line = line;
+		if (!l->src_file)
+			return -ENOMEM;
 	}
 named:
 	if (!name)
@@ -925,6 +936,45 @@ out:
 	return err;
 }
 
+void symbolizer__set_demangle(struct symbolizer *sy, bool on)
+{
+	sy->no_demangle = !on;
+}
+
+int symbolizer__demangle_names(struct profile *p)
+{
+	/* interned symbol -> its interned demangled name, 0 when it has none: once a symbol */
+	struct u64map done = { 0 };
+	char buf[DEMANGLE_MAX];
+	uint64_t named;
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < p->nr_locs && !err; i++) {
+		struct profile_location *l = &p->locs[i];
+
+		if (!l->func || l->sys_func || l->src_func)
+			continue;
+		if (!u64map__get(&done, (uintptr_t)l->func, &named)) {
+			named = 0;
+			if (demangle(l->func, buf, sizeof(buf))) {
+				named = (uintptr_t)profile__intern(p, buf);
+				if (!named) {
+					err = -ENOMEM;
+					break;
+				}
+			}
+			err = u64map__put(&done, (uintptr_t)l->func, named);
+		}
+		if (named) {
+			l->sys_func = l->func;
+			l->func = (const char *)(uintptr_t)named;
+		}
+	}
+	u64map__free(&done);
+	return err;
+}
+
 int symbolizer__symbolize(struct symbolizer *sy, struct profile *p)
 {
 	size_t i;
@@ -951,5 +1001,5 @@ int symbolizer__symbolize(struct symbolizer *sy, struct profile *p)
 		if (err)
 			return err;
 	}
-	return 0;
+	return sy->no_demangle ? 0 : symbolizer__demangle_names(p);
 }

@@ -42,6 +42,7 @@
 #include "leb128.h"
 #include "array.h"
 #include "log.h"
+#include "sym_gopclntab.h"
 #include "unwind_rows_fast.h"
 #include "unwind_table.h"
 
@@ -1048,6 +1049,123 @@ static int eh_frame_from_hdr(struct builder *b, Elf *elf)
 	return b->data && b->data->d_buf && b->data->d_size ? 0 : -ENOENT;
 }
 
+/*
+ * Go's roots, whose return address is no caller's (runtime/asm_amd64.s
+ * TOPFRAME): goexit tops every goroutine, mstart and rt0_go the system
+ * stacks. A frame-pointer step there ends the walk (the goroutine's first
+ * frame saved rbp 0), as it does in a Go binary with CFI (.debug_frame),
+ * whose goexit has an ordinary row: not END rows, so that the summary counts
+ * both kinds of Go stacks alike (unwinder__root_walks, by name)
+ */
+static bool go_topframe(const char *name)
+{
+	static const char *const top[] = { "runtime.goexit", "runtime.mstart", "runtime.rt0_go" };
+
+	for (size_t i = 0; name && i < sizeof(top) / sizeof(top[0]); i++)
+		if (!strcmp(name, top[i]))
+			return true;
+	return false;
+}
+
+struct go_rows {
+	struct builder *b;
+	bool top; /* the function is a root: frame-pointer steps */
+};
+
+/*
+ * A run of a Go function's SP delta: Go's amd64 frames keep the return
+ * address at SP + delta (CFA = SP + delta + 8) and, once the frame is set
+ * up (delta > 0), the caller's rbp just below it (SUBQ $n, SP; MOVQ BP,
+ * n-8(SP)): [CFA - 16]. A frame too large for the rule is a frame-pointer step.
+ */
+static int go_run(void *ctx, uint64_t start, uint64_t end, int32_t delta)
+{
+	struct go_rows *g = ctx;
+	uint32_t rule;
+
+	if (g->top)
+		rule = BPFPROF_UNWIND_NONE;
+	else if ((int64_t)delta + 8 > BPFPROF_UNWIND_CFA_OFF_MAX)
+		rule = BPFPROF_UNWIND_NONE;
+	else
+		rule = cfa_rule(false, (int64_t)delta + 8, delta > 0 ? -2 : 0);
+	if (end - g->b->t->base > UINT32_MAX)
+		return -ENOTSUP;
+	return push_row(g->b, start - g->b->t->base, rule);
+}
+
+/*
+ * Rows of a Go binary without CFI (-ldflags="-s -w" drops .debug_frame, and
+ * Go writes no .eh_frame) from its own function table's SP deltas
+ * (sym_gopclntab.h): the frames frame pointers miss, a frameless leaf's
+ * caller first. -ENOENT when there is no usable table.
+ */
+static int build_go(Elf *elf, const char *name, struct unwind_table **out)
+{
+	struct builder b = { .name = name };
+	struct go_pclntab *g = NULL;
+	struct go_func_span f, last;
+	GElf_Shdr sh, text_sh;
+	Elf_Scn *scn, *text;
+	Elf_Data *d;
+	size_t i, n;
+	int err;
+
+	scn = find_section(elf, ".gopclntab", &sh);
+	if (!scn)
+		scn = find_section(elf, ".data.rel.ro.gopclntab", &sh);
+	d = scn ? elf_getdata(scn, NULL) : NULL;
+	text = find_section(elf, ".text", &text_sh);
+	errno = 0;
+	if (d && d->d_buf)
+		g = go_pclntab__parse(d->d_buf, d->d_size, text ? text_sh.sh_addr : 0);
+	if (!g) /* the symbolizer says why, once */
+		return errno == ENOMEM ? -ENOMEM : -ENOENT;
+	n = go_pclntab__count(g);
+	err = -ENOENT;
+	if (go_pclntab__func(g, 0, &f) || go_pclntab__func(g, n - 1, &last) || last.end <= f.entry)
+		goto out;
+	b.t = calloc(1, sizeof(*b.t));
+	if (!b.t) {
+		err = -ENOMEM;
+		goto out;
+	}
+	b.t->base = f.entry;
+	b.t->end = last.end;
+	b.t->cfi_bytes = d->d_size;
+	for (i = 0; i < n; i++) {
+		struct go_rows gr = { .b = &b };
+
+		if (go_pclntab__func(g, i, &f))
+			continue;
+		gr.top = go_topframe(f.name);
+		/* a function without a usable table: frame pointers from its start */
+		err = push_row(&b, f.entry - b.t->base, BPFPROF_UNWIND_NONE);
+		if (!err) {
+			err = go_pclntab__sp_runs(g, i, go_run, &gr);
+			if (err == -ENOENT)
+				err = push_row(&b, f.entry - b.t->base, BPFPROF_UNWIND_NONE);
+		}
+		if (err)
+			goto out;
+		b.t->nr_fdes++;
+	}
+	pr_debug("unwind: '%s': no CFI; %u rows from the Go function table (%u functions)\n", name,
+		 b.t->nr_rows, b.t->nr_fdes);
+	*out = b.t;
+	b.t = NULL;
+	err = 0;
+out:
+	if (err == -E2BIG || err == -ENOTSUP) {
+		pr_warn("unwind: '%s': Go function table: more than %u rows or beyond 4 GiB, table dropped\n",
+			name, UNWIND_TABLE_MAX_ROWS);
+		err = -EINVAL;
+	}
+	unwind_table__free(b.t);
+	go_pclntab__free(g);
+	return err;
+}
+
 int unwind_table__build(Elf *elf, const char *name, struct unwind_table **out)
 {
 	struct builder b = { .name = name };
@@ -1092,7 +1210,7 @@ int unwind_table__build(Elf *elf, const char *name, struct unwind_table **out)
 		b.sec = ".eh_frame (from PT_GNU_EH_FRAME)";
 		b.cfi = dwarf_getcfi_elf(elf);
 	} else {
-		return -ENOENT;
+		return build_go(elf, name, out);
 	}
 	if (!b.cfi) {
 		pr_warn("unwind: '%s': %s unreadable: %s\n", name, b.sec, dwarf_errmsg(-1));

@@ -5,14 +5,70 @@
  * the summary line after a run and, with -v, every reason (include/unwinder.h).
  */
 #include <stdio.h>
+#include <string.h>
 #include <sys/resource.h>
 #include "log.h"
 #include "unwinder.h"
 
-void unwinder__print_walks(FILE *f, const uint64_t st[BPFPROF_STAT_NR],
-			   const struct unwinder_stats *us, const char *mode)
+/* name, or name with Go's ABI wrapper suffix (.symtab's "runtime.goexit.abi0") */
+static bool is_named(const char *func, const char *name)
 {
-	uint64_t walks = 0, frames = st[BPFPROF_STAT_FRAMES_CFI] + st[BPFPROF_STAT_FRAMES_FP];
+	size_t n = strlen(name);
+
+	return !strncmp(func, name, n) && (!func[n] || !strcmp(func + n, ".abi0"));
+}
+
+static bool is_root(const char *func, bool fp)
+{
+	/* runtime.clone: a new thread's first frame, whose child calls mstart */
+	static const char *const go_roots[] = { "runtime.goexit", "runtime.mstart",
+						"runtime.rt0_go", "runtime.clone" };
+	/*
+	 * glibc keeps no frame pointers: a chain of ours ends in the frame its
+	 * code called, __libc_start_call_main (main) or start_thread (threads)
+	 */
+	static const char *const fp_roots[] = { "_start",
+						"__libc_start_main",
+						"__libc_start_call_main",
+						"start_thread",
+						"clone3",
+						"clone",
+						"__clone",
+						"__clone3" };
+	size_t i;
+
+	for (i = 0; i < sizeof(go_roots) / sizeof(go_roots[0]); i++)
+		if (is_named(func, go_roots[i]))
+			return true;
+	for (i = 0; fp && i < sizeof(fp_roots) / sizeof(fp_roots[0]); i++)
+		if (!strcmp(func, fp_roots[i]))
+			return true;
+	return false;
+}
+
+uint64_t unwinder__root_walks(const struct profile *p, bool fp)
+{
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; i < p->nr_stacks; i++) {
+		const struct profile_stack *s = &p->stacks[i];
+		uint32_t outer;
+
+		if (!s->nr_user || !s->locs)
+			continue;
+		outer = s->locs[s->nr_kernel + s->nr_user - 1];
+		if (outer < p->nr_locs && p->locs[outer].func && is_root(p->locs[outer].func, fp))
+			n += s->count + s->off_count;
+	}
+	return n;
+}
+
+void unwinder__print_walks(FILE *f, const uint64_t st[BPFPROF_STAT_NR],
+			   const struct unwinder_stats *us, const char *mode, uint64_t roots)
+{
+	uint64_t walks = 0, frames = st[BPFPROF_STAT_FRAMES_CFI] + st[BPFPROF_STAT_FRAMES_FP],
+		 ended;
 	uint64_t copies = st[BPFPROF_STAT_COPY_NOT_READY] + st[BPFPROF_STAT_COPY_NO_MAPPING] +
 			  st[BPFPROF_STAT_COPY_FP_UNMAPPED];
 	int i;
@@ -21,27 +77,32 @@ void unwinder__print_walks(FILE *f, const uint64_t st[BPFPROF_STAT_NR],
 		walks += st[i];
 	if (!walks)
 		return;
+	/* the root walks ended otherwise in BPF's counters: they are among the walks */
+	ended = st[BPFPROF_STAT_WALK_END] + roots < walks ? st[BPFPROF_STAT_WALK_END] + roots :
+							    walks;
 	fprintf(f,
 		"bpfprof: user stacks (--call-graph %s): %.1f%% reached the end of the stack, "
 		"%.1f frames a stack; %.1f%% of frames stepped by CFI\n",
-		mode, 100.0 * st[BPFPROF_STAT_WALK_END] / walks, 1.0 + (double)frames / walks,
+		mode, 100.0 * ended / walks, 1.0 + (double)frames / walks,
 		frames ? 100.0 * st[BPFPROF_STAT_FRAMES_CFI] / frames : 0.0);
 	if (log_verbosity < 1)
 		return;
 	fprintf(f,
-		"bpfprof: user stack ends: %llu end of stack, %llu frame-pointer chain end, %llu no mapping, "
+		"bpfprof: user stack ends: %llu end of stack, %llu more at a Go or frame-pointer walk's root "
+		"(among the next reasons), %llu frame-pointer chain end, %llu no mapping, "
 		"%llu read fault, %llu frame limit, %llu bad frame; %llu walked by frame pointers for want of "
 		"tables; %llu stacks copied for a user-space walk (%llu before their tables were ready, "
 		"%llu past the registered mappings, %llu at a frame-pointer step out of them; %.1f KiB a "
 		"copy)\n",
 		(unsigned long long)st[BPFPROF_STAT_WALK_END],
+		(unsigned long long)(ended - st[BPFPROF_STAT_WALK_END]),
 		(unsigned long long)st[BPFPROF_STAT_WALK_FP_END],
 		(unsigned long long)st[BPFPROF_STAT_WALK_NO_MAPPING],
 		(unsigned long long)st[BPFPROF_STAT_WALK_READ_FAULT],
 		(unsigned long long)st[BPFPROF_STAT_WALK_LIMIT],
 		(unsigned long long)st[BPFPROF_STAT_WALK_BAD],
-		(unsigned long long)st[BPFPROF_STAT_WALK_NOT_READY],
-		(unsigned long long)copies, (unsigned long long)st[BPFPROF_STAT_COPY_NOT_READY],
+		(unsigned long long)st[BPFPROF_STAT_WALK_NOT_READY], (unsigned long long)copies,
+		(unsigned long long)st[BPFPROF_STAT_COPY_NOT_READY],
 		(unsigned long long)st[BPFPROF_STAT_COPY_NO_MAPPING],
 		(unsigned long long)st[BPFPROF_STAT_COPY_FP_UNMAPPED],
 		copies ? st[BPFPROF_STAT_COPY_BYTES] / 1024.0 / copies : 0.0);

@@ -276,7 +276,7 @@ void report__offcpu_counts(FILE *f, const struct session_offcpu_stats *off, uint
 			(unsigned long long)off->dropped);
 }
 
-void report__walks(FILE *f, const uint64_t bpf[BPFPROF_STAT_NR], struct unwinder *u,
+void report__walks(FILE *f, const uint64_t bpf[BPFPROF_STAT_NR], uint64_t roots, struct unwinder *u,
 		   const struct unwind_copies *c, struct unwind_cache *uc, struct mmap_events *m,
 		   const char *mode)
 {
@@ -294,7 +294,7 @@ void report__walks(FILE *f, const uint64_t bpf[BPFPROF_STAT_NR], struct unwinder
 	}
 	if (u)
 		unwinder__stats(u, &us);
-	unwinder__print_walks(f, st, u ? &us : NULL, mode);
+	unwinder__print_walks(f, st, u ? &us : NULL, mode, roots);
 	if (log_verbosity >= 1)
 		unwind_cache__print(f, uc);
 	if (cs.walks)

@@ -422,8 +422,10 @@ static int build_locations(struct otlp_state *s)
 					   l->dso			 ? l->dso :
 									   "";
 			pb_line *line = &s->lines[i + 1];
-			int32_t f = func_idx(s, l->src_func ? l->src_func : l->func, l->func, file,
-					     l->start_line);
+			/* system_name: the symbol as the file spells it when func is its demangled form */
+			int32_t f = func_idx(s, l->src_func ? l->src_func : l->func,
+					     l->sys_func && !l->src_func ? l->sys_func : l->func,
+					     file, l->start_line);
 
 			if (f < 0)
 				return -ENOMEM;

@@ -139,23 +139,30 @@ static int mark_locations(struct pprof_state *s)
 	return 0;
 }
 
-/* Function id for (name, filename) string indices, adding the Function. */
-static uint64_t add_function(struct pprof_state *s, int64_t name, int64_t file, uint32_t start_line)
+/*
+ * Function id for (name, system name, filename) string indices, adding the
+ * Function: name as people read it, system_name the symbol (mangled), as
+ * profile.proto's Function describes them.
+ */
+static uint64_t add_function(struct pprof_state *s, int64_t name, int64_t sys, int64_t file,
+			     uint32_t start_line)
 {
-	uint32_t h = (uint32_t)hash__mix64(((uint64_t)name << 32) ^ (uint64_t)file), pos;
+	uint32_t h = (uint32_t)hash__mix64(((uint64_t)name << 32) ^ (uint64_t)file ^
+					   ((uint64_t)sys << 16)),
+		 pos;
 	pb_function *f;
 
 	/* func_set holds room for every location's function: no growing */
 	idxmap__for_each(&s->func_set, h, pos) {
 		f = &s->funcs[s->func_set.slots[pos]];
-		if (f->name == name && f->filename == file)
+		if (f->name == name && f->system_name == sys && f->filename == file)
 			return f->id;
 	}
 	f = &s->funcs[s->nr_funcs];
 	perftools__profiles__function__init(f);
 	f->id = s->nr_funcs + 1;
 	f->name = name;
-	f->system_name = name;
+	f->system_name = sys;
 	f->filename = file;
 	f->start_line = start_line;
 	s->func_ptrs[s->nr_funcs] = f;
@@ -362,12 +369,14 @@ static int build_locations(struct pprof_state *s, size_t *nr_out)
 								   l->src_file :
 							   l->dso ? l->dso :
 								    "");
+			/* the symbol as the file spells it, when func is its demangled form */
+			int64_t sys = l->sys_func && !l->src_func ? strset__add(&s->st, l->sys_func) : name;
 			pb_line *line = &s->lines[i];
 
-			if (name < 0 || file < 0)
+			if (name < 0 || file < 0 || sys < 0)
 				return -ENOMEM;
 			perftools__profiles__line__init(line);
-			line->function_id = add_function(s, name, file, l->start_line);
+			line->function_id = add_function(s, name, sys, file, l->start_line);
 			line->line = l->line;
 			s->line_ptrs[i] = line;
 			pl->line = &s->line_ptrs[i];

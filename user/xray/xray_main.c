@@ -33,6 +33,7 @@
 #include "output.h"
 #include "profile.h"
 #include "read_xray.h"
+#include "symbolize.h"
 #include "write.h"
 #include "write_perfdata.h"
 #include "xray.h"
@@ -50,6 +51,7 @@ struct xray_config {
 	const char *format;
 	bool account;
 	bool keep_going;
+	bool no_demangle; /* --no-demangle: names as the binary spells them */
 };
 
 static struct xray_config xcfg;
@@ -66,7 +68,7 @@ static const char xdoc[] =
 	"in .prof one sample is 1 us of self time; in perf.data one sample per call path\n"
 	"has its self time in ns as its period. Without --instr-map frames are fn#ID.\n";
 
-enum { OPT_FORMAT = 1000, OPT_ACCOUNT, OPT_KEEP_GOING };
+enum { OPT_FORMAT = 1000, OPT_ACCOUNT, OPT_KEEP_GOING, OPT_NO_DEMANGLE };
 
 static const struct argp_option xoptions[] = {
 	{ "instr-map", 'm', "BINARY", 0,
@@ -78,6 +80,8 @@ static const struct argp_option xoptions[] = {
 	{ "account", OPT_ACCOUNT, NULL, 0,
 	  "Print per function: calls, total time, self time (stdout)", 0 },
 	{ "keep-going", 'k', NULL, 0, "Write what was read even when a trace is damaged", 0 },
+	{ "no-demangle", OPT_NO_DEMANGLE, NULL, 0,
+	  "Show C++ and Rust names as the binary spells them (mangled) in the outputs", 0 },
 	{ "verbose", 'v', NULL, 0, "More diagnostics", 0 },
 	{},
 };
@@ -101,6 +105,9 @@ static error_t xparse(int key, char *arg, struct argp_state *st)
 		break;
 	case 'k':
 		c->keep_going = true;
+		break;
+	case OPT_NO_DEMANGLE:
+		c->no_demangle = true;
 		break;
 	case 'v':
 		log_verbosity++;
@@ -351,6 +358,8 @@ int xray__main(int argc, char **argv)
 			(unsigned long long)st->unwound_frames,
 			(unsigned long long)st->open_at_end);
 	err = xray_reader__name_locs(r);
+	if (!err && !xcfg.no_demangle)
+		err = symbolizer__demangle_names(p);
 	if (err)
 		goto out;
 	if (xcfg.account) {
