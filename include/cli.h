@@ -66,6 +66,7 @@ struct bpfprof_config {
 	bool no_jvm_perfmap; /* --no-jvm-perfmap: running JVMs not asked for their perf map */
 	bool no_python; /* --no-python: no Python frames (python_procs.h) */
 	bool no_java; /* --no-java: HotSpot JVMs not looked for (interp_hotspot.h) */
+	bool no_node; /* --no-node: V8 not looked for (interp_v8.h) */
 	bool no_demangle; /* --no-demangle: names as the files spell them (symbolize.h) */
 	enum call_graph call_graph; /* --call-graph */
 	bool call_graph_set; /* given on the command line */

@@ -27,6 +27,7 @@
 enum interp_kind {
 	INTERP_PYTHON, /* CPython 3.8-3.13 (python_procs.h) */
 	INTERP_HOTSPOT, /* HotSpot JVMs: found and described (interp_hotspot.h), no frames yet */
+	INTERP_V8, /* V8: node and other embedders with v8dbg_ metadata (interp_v8.h) */
 	INTERP_NR,
 };
 
@@ -86,6 +87,8 @@ struct interp_ops {
 extern const struct interp_ops interp_python;
 /* HotSpot's (user/capture/interp_hotspot.c; its counters: struct hotspot_stats) */
 extern const struct interp_ops interp_hotspot;
+/* V8's (user/capture/interp_v8.c) */
+extern const struct interp_ops interp_v8;
 
 struct interps;
 

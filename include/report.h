@@ -7,7 +7,7 @@
  * off-CPU blocks, the walks, Python, what the run holds), one line each.
  * Printed after each profile (the run, or one --interval), in this order:
  * report__summary, report__unnamed_jit, report__lost, report__offcpu_summary,
- * report__offcpu_counts, report__walks, report__held, report__python,
+ * report__offcpu_counts, report__walks, report__held, report__python, report__v8,
  * report__bpf_cost, report__unwind_check, report__user_stacks.
  */
 #ifndef BPFPROF_REPORT_H
@@ -15,6 +15,7 @@
 
 #include <stdio.h>
 #include "profile.h"
+#include "interp_v8.h"
 #include "python_procs.h"
 #include "session.h"
 
@@ -152,6 +153,13 @@ void report__python(FILE *f, const struct python_stats *st);
  */
 struct hotspot_stats;
 void report__hotspot(FILE *f, const struct hotspot_stats *st);
+
+/*
+ * -v: V8 found so far (interp_v8.h's counters since the start, not per
+ * profile): processes with a usable V8, with unusable metadata, node files
+ * unreadable or without metadata; nothing when no file was read.
+ */
+void report__v8(FILE *f, const struct v8_stats *st);
 
 /* -v: the BPF program's cost a sample (run_ns over runs, kernel.bpf_stats_enabled), when it ran. */
 void report__bpf_cost(uint64_t run_ns, uint64_t runs);

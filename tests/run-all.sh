@@ -39,10 +39,11 @@ trap 'rm -rf "$logs"' EXIT
 # it found the unwinder's leak at exit), gone (the build-id cache and .prof
 # file copies), jitlive (a JVM's attach socket, a process's stdio buffer read
 # from its memory), names (the demangler and Go's .gopclntab reader on real
-# files), jvm (the JVMs' vmStructs tables read from their memory).
-# The rest (targets, options, the browser's flame graph
-# checks, unwinding against perf) gain nothing from it.
-san_scripts=(perfdata outputs xray jit push otlp gone jitlive names jvm)
+# files), jvm (the JVMs' vmStructs tables read from their memory), node
+# (V8's metadata read from a real node binary). The rest (targets, options,
+# the browser's flame graph checks, unwinding against perf) gain nothing
+# from it.
+san_scripts=(perfdata outputs xray jit push otlp gone jitlive names jvm node)
 
 # Heaviest first (CPU seconds measured with each script alone), so that the
 # last to start are short and both CPUs stay busy to the end; scripts not
@@ -53,12 +54,12 @@ heavy=(python push churn faults run debuginfo jit gone unwind xray)
 # that neither time anything nor bound a sampled share (XRay files against
 # llvm-xray's account of the same files, make install, privilege checks,
 # memcheck's report of a run, the unwind cache's entries, the JVMs' tables
-# against jhsdb's). Not those that
+# against jhsdb's, node's V8 metadata against its binary). Not those that
 # bound a function's share of a process's samples: beside a guest the
 # kernel's interrupt path (pvm_irq_enable) took 19 % of hotcold's samples in
 # perfdata.sh's command run, hot_a 61 % where 75 ± 7 was due (1 CI-style
 # run of 3; outputs.sh's 69.4 % in another).
-beside=(xray install privileges valgrind cache jvm)
+beside=(xray install privileges valgrind cache jvm node)
 done_beside=()
 
 # part NAME CMD...: run CMD with its output in $logs/NAME.log, then print that

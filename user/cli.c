@@ -78,6 +78,7 @@ enum {
 	OPT_NO_JVM_PERFMAP,
 	OPT_NO_PYTHON,
 	OPT_NO_JAVA,
+	OPT_NO_NODE,
 	OPT_NO_DEMANGLE,
 	OPT_CALL_GRAPH,
 	OPT_UNWIND_MEMORY,
@@ -161,6 +162,8 @@ static const struct argp_option options[] = {
 	  "Do not walk Python (CPython 3.8-3.13) frames: native frames only", 2 },
 	{ "no-java", OPT_NO_JAVA, NULL, 0,
 	  "Do not look for HotSpot JVMs (libjvm.so) nor read their tables: native frames only", 2 },
+	{ "no-node", OPT_NO_NODE, NULL, 0,
+	  "Do not look for V8 (node) in processes: native frames only", 2 },
 	{ NULL, 0, NULL, 0, "Output:", 3 },
 	{ "output", 'o', "FILE", 0, "Write a profile to FILE ('-' for stdout); repeatable", 3 },
 	{ "format", OPT_FORMAT, "FORMAT", 0,
@@ -498,6 +501,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 		break;
 	case OPT_NO_JAVA:
 		cfg->no_java = true;
+		break;
+	case OPT_NO_NODE:
+		cfg->no_node = true;
 		break;
 	case OPT_NO_DEMANGLE:
 		cfg->no_demangle = true;

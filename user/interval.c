@@ -14,6 +14,7 @@
 #include "buf.h"
 #include "interp.h"
 #include "interp_hotspot.h"
+#include "interp_v8.h"
 #include "interval.h"
 #include "jit_images.h"
 #include "jvm_attach.h"
@@ -443,6 +444,12 @@ static void report_counters(struct interval *iv, const struct profile *p,
 
 		if (!interps__stats(iv->cap.interps, INTERP_HOTSPOT, &hs, sizeof(hs)))
 			report__hotspot(stderr, &hs);
+	}
+	if (log_verbosity) {
+		struct v8_stats v8;
+
+		if (!interps__stats(iv->cap.interps, INTERP_V8, &v8, sizeof(v8)))
+			report__v8(stderr, &v8);
 	}
 	if (!session__bpf_run_time(s, &run_ns, &runs))
 		report__bpf_cost(run_ns, runs);

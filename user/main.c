@@ -277,7 +277,8 @@ static int session_open(struct run *r)
 		return -ENOMEM;
 	env.attach_ctx = r->cap.s;
 	r->cap.interps = interps__new(&env, (cfg->no_python ? 0 : 1u << INTERP_PYTHON) |
-						    (cfg->no_java ? 0 : 1u << INTERP_HOTSPOT));
+						    (cfg->no_java ? 0 : 1u << INTERP_HOTSPOT) |
+						    (cfg->no_node ? 0 : 1u << INTERP_V8));
 	if (!r->cap.interps)
 		return -errno;
 	err = unwinder_start(r);

@@ -12,6 +12,7 @@
 static const struct interp_ops *const impls[INTERP_NR] = {
 	[INTERP_PYTHON] = &interp_python,
 	[INTERP_HOTSPOT] = &interp_hotspot,
+	[INTERP_V8] = &interp_v8,
 };
 
 struct interps {

@@ -511,3 +511,15 @@ void report__user_stacks(FILE *f, uint64_t same, uint64_t shorter, uint64_t diff
 		"%llu different\n",
 		(unsigned long long)same, (unsigned long long)shorter, (unsigned long long)differ);
 }
+
+void report__v8(FILE *f, const struct v8_stats *st)
+{
+	if (!st->nr_files)
+		return;
+	fprintf(f,
+		"bpfprof: V8: %llu processes with V8 found, %llu with unusable metadata, %llu node files "
+		"unreadable, %llu without metadata (%llu of %llu files read had V8 metadata)\n",
+		(unsigned long long)st->nr_procs, (unsigned long long)st->nr_bad,
+		(unsigned long long)st->nr_unreadable, (unsigned long long)st->nr_no_metadata,
+		(unsigned long long)st->nr_v8_files, (unsigned long long)st->nr_files);
+}

@@ -1,0 +1,374 @@
+// SPDX-License-Identifier: MIT
+/*
+ * V8 behind the interpreter interface (include/interp_v8.h): find reads the
+ * v8dbg_* metadata (v8_metadata.h) of each executable file a process maps,
+ * once per file (device, inode and path), and records per process which V8
+ * it runs; -v names it. attach and merge come with the BPF walk.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "array.h"
+#include "interp.h"
+#include "interp_v8.h"
+#include "lib_hashmap.h"
+#include "log.h"
+#include "proc_file.h"
+#include "v8_metadata.h"
+
+/* node's binary is ~100 MB; a file past this is not read */
+#define MAX_FILE_SIZE (1ull << 30)
+
+/* An executable file read for metadata */
+struct v8_file {
+	uint64_t inode;
+	uint32_t dev_major, dev_minor;
+	char *path;
+	int status; /* 0: usable V8; -ENOENT: none; -EINVAL: refused (why); else unreadable */
+	bool unreadable; /* not opened or not the mapped file (status: why): never cached */
+	char why[160];
+	struct v8_metadata md;
+};
+
+/* What a process runs: its file, as last reported */
+struct v8_proc {
+	uint32_t pid, start;
+	int64_t file; /* index into files, -1: no V8 */
+};
+
+struct interp_v8 {
+	struct interp_env env;
+	struct v8_file *files;
+	size_t nr_files, cap_files;
+	struct u64map file_idx; /* key of (dev, inode, path) -> index + 1 into files */
+	struct v8_proc *procs;
+	size_t nr_procs, cap_procs;
+	struct u64map by_pid; /* pid + 1 -> index + 1 into procs */
+	struct v8_stats st;
+	struct v8_file scratch; /* an unreadable file's outcome, for this find only (FILE_SCRATCH) */
+};
+
+/* get_file's index of v->scratch; the process's file in struct v8_proc is one of these or >= 0 */
+#define FILE_SCRATCH (-3)
+#define FILE_NONE (-1)
+#define FILE_UNSAID (-2)
+
+static struct v8_file *file_at(struct interp_v8 *v, int64_t i)
+{
+	return i == FILE_SCRATCH ? &v->scratch : &v->files[i];
+}
+
+static int v8_new(const struct interp_env *env, void **state)
+{
+	struct interp_v8 *v = calloc(1, sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	v->env = *env;
+	*state = v;
+	return 0;
+}
+
+static void v8_free(void *state)
+{
+	struct interp_v8 *v = state;
+
+	if (!v)
+		return;
+	for (size_t i = 0; i < v->nr_files; i++)
+		free(v->files[i].path);
+	free(v->files);
+	u64map__free(&v->file_idx);
+	free(v->procs);
+	u64map__free(&v->by_pid);
+	free(v);
+}
+
+/* node, nodeNN, nsolid, libnode.so*: files that ought to carry the metadata (OTel's names) */
+static bool node_named(const char *path)
+{
+	const char *b = strrchr(path, '/');
+
+	size_t n;
+
+	b = b ? b + 1 : path;
+	n = strlen(b);
+	/* a file deleted since it was mapped (an upgraded node) */
+	if (n > 10 && !strcmp(b + n - 10, " (deleted)"))
+		n -= 10;
+	if (!strncmp(b, "libnode.so", 10) || (n == 6 && !strncmp(b, "nsolid", 6)))
+		return true;
+	if (n < 4 || strncmp(b, "node", 4))
+		return false;
+	for (size_t i = 4; i < n; i++)
+		if (b[i] < '0' || b[i] > '9')
+			return false;
+	return true;
+}
+
+static uint64_t file_key(const struct profile_mapping *m)
+{
+	uint64_t dev = ((uint64_t)m->dev_major << 20) | m->dev_minor;
+
+	return hash__mix64(m->inode ^ (dev << 40) ^ ((uint64_t)hash__str(m->path) << 32)) | 1;
+}
+
+/* Read file m of process pid into f (status and reason) */
+static void read_file(struct interp_v8 *v, uint32_t pid, const struct profile_mapping *m,
+		      struct v8_file *f)
+{
+	char root[96];
+	struct stat sb;
+	int fd;
+
+	/*
+	 * The mapped file itself (map_files: root only), which a deleted or
+	 * replaced node binary still is; else its path inside the process's root
+	 */
+	snprintf(root, sizeof(root), "%s/%u/map_files/%llx-%llx", v->env.proc_dir, pid,
+		 (unsigned long long)m->start, (unsigned long long)m->end);
+	fd = open(root, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd >= 0 &&
+	    (fstat(fd, &sb) || !S_ISREG(sb.st_mode) || (uint64_t)sb.st_size > MAX_FILE_SIZE)) {
+		close(fd);
+		fd = -1;
+	}
+	if (fd < 0) {
+		snprintf(root, sizeof(root), "%s/%u/root", v->env.proc_dir, pid);
+		fd = proc_file__open_in(root, m->path, NULL, MAX_FILE_SIZE);
+	}
+	if (fd < 0) {
+		f->status = fd;
+		/* too big stays so; anything else may be the process gone: tried again */
+		f->unreadable = fd != -EFBIG;
+		snprintf(f->why, sizeof(f->why), "cannot open it: %s", proc_file__strerror(fd));
+		return;
+	}
+	if (m->inode && (fstat(fd, &sb) || sb.st_ino != m->inode)) {
+		f->status = -ESTALE;
+		f->unreadable = true;
+		snprintf(f->why, sizeof(f->why), "its path names another file now");
+	} else {
+		f->status = v8_metadata__read(fd, &f->md, f->why, sizeof(f->why));
+		if (f->status == -ENOEXEC)
+			snprintf(f->why, sizeof(f->why), "not an ELF file");
+		else if (f->status == -ENOMEM)
+			snprintf(f->why, sizeof(f->why), "out of memory");
+	}
+	close(fd);
+	if (!f->unreadable && f->status != -EFBIG) {
+		v->st.nr_files++;
+		v->st.nr_v8_files += f->status == 0;
+	}
+}
+
+/* The file of mapping m, read once; its index, or -ENOMEM */
+static int64_t get_file(struct interp_v8 *v, uint32_t pid, const struct profile_mapping *m)
+{
+	uint64_t key = file_key(m), idx;
+	struct v8_file *f;
+
+	if (u64map__get(&v->file_idx, key, &idx)) {
+		f = &v->files[idx - 1];
+		if (f->inode == m->inode && f->dev_major == m->dev_major &&
+		    f->dev_minor == m->dev_minor && !strcmp(f->path, m->path))
+			return (int64_t)idx - 1;
+	}
+	if (array__grow((void **)&v->files, &v->cap_files, v->nr_files + 1, sizeof(*v->files)))
+		return -ENOMEM;
+	f = &v->files[v->nr_files];
+	memset(f, 0, sizeof(*f));
+	f->path = strdup(m->path);
+	if (!f->path)
+		return -ENOMEM;
+	f->inode = m->inode;
+	f->dev_major = m->dev_major;
+	f->dev_minor = m->dev_minor;
+	read_file(v, pid, m, f);
+	/*
+	 * An unreadable file (the process gone before its root could be
+	 * entered, a path naming another file now) is not kept: the next
+	 * process that maps it tries again.
+	 */
+	if (f->unreadable) {
+		free(f->path);
+		v->scratch = *f;
+		v->scratch.path = NULL;
+		return FILE_SCRATCH;
+	}
+	if (u64map__put(&v->file_idx, key, v->nr_files + 1)) {
+		free(f->path);
+		return -ENOMEM;
+	}
+	return (int64_t)v->nr_files++;
+}
+
+/*
+ * The entry of pr's pid into *out (NULL: none); a new one only when add
+ * (something to remember: only node processes get one, so that -a over
+ * days keeps no entry per pid). Returns 0 or -ENOMEM.
+ */
+static int get_proc(struct interp_v8 *v, const struct profile_process *pr, bool add,
+		    struct v8_proc **out)
+{
+	uint64_t idx;
+	struct v8_proc *vp;
+
+	*out = NULL;
+	if (u64map__get(&v->by_pid, (uint64_t)pr->pid + 1, &idx)) {
+		*out = &v->procs[idx - 1];
+		return 0;
+	}
+	if (!add)
+		return 0;
+	if (array__grow((void **)&v->procs, &v->cap_procs, v->nr_procs + 1, sizeof(*v->procs)) ||
+	    u64map__put(&v->by_pid, (uint64_t)pr->pid + 1, v->nr_procs + 1))
+		return -ENOMEM;
+	vp = &v->procs[v->nr_procs++];
+	vp->pid = pr->pid;
+	vp->start = pr->start;
+	vp->file = FILE_UNSAID;
+	*out = vp;
+	return 0;
+}
+
+/* -v's line, or the one warning, for file f that process pr runs now (NULL: none) */
+static void report(struct interp_v8 *v, const struct profile_process *pr, const struct v8_file *f)
+{
+	char ver[64], dir[64];
+
+	if (!f)
+		return;
+	if (!f->status) {
+		v->st.nr_procs++;
+		pr_info("v8: pid %u (%s): found V8 %s in %s (metadata: %u symbols read)%s\n",
+			pr->pid, pr->comm, v8_metadata__version(&f->md, ver, sizeof(ver)), f->path,
+			f->md.nr_symbols, f->md.pointer_compression ? ", pointer compression" : "");
+		/* -vv: what the BPF walk will be given, for a check against the file */
+		pr_debug(
+			"v8: pid %u: fp function %d context %d bytecode_array %d bytecode_offset %d; "
+			"markers entry %d interpreted %d baseline %d turbofan %d stub %d internal %d; "
+			"types JSFunction %d-%d SharedFunctionInfo %d Code %d; JSFunction.shared %d "
+			"SharedFunctionInfo.name_or_scope_info %d Script.name %d Map.instance_type %d\n",
+			pr->pid, f->md.fp_function, f->md.fp_context, f->md.fp_bytecode_array,
+			f->md.fp_bytecode_offset, f->md.ft_entry, f->md.ft_interpreted,
+			f->md.ft_baseline, f->md.ft_turbofan, f->md.ft_stub, f->md.ft_internal,
+			f->md.type_js_function, f->md.type_js_function_last,
+			f->md.type_shared_function_info, f->md.type_code, f->md.js_function_shared,
+			f->md.sfi_name_or_scope_info, f->md.script_name, f->md.map_instance_type);
+		return;
+	}
+	if (f->unreadable) {
+		/* a process gone before its files could be opened: nothing to say */
+		snprintf(dir, sizeof(dir), "%s/%u", v->env.proc_dir, pr->pid);
+		if (access(dir, F_OK)) {
+			pr_debug("v8: pid %u (%s): gone before %s could be read\n", pr->pid,
+				 pr->comm, f->path);
+			return;
+		}
+		v->st.nr_unreadable++;
+	} else if (f->status == -EINVAL) {
+		v->st.nr_bad++;
+	} else if (f->status == -ENOENT || f->status == -ENOEXEC) {
+		v->st.nr_no_metadata++;
+	} else {
+		v->st.nr_unreadable++;
+	}
+	pr_warn("v8: pid %u (%s): %s: %s%s: profiled without JavaScript frames\n", pr->pid,
+		pr->comm, f->path, f->status == -EINVAL ? "unusable V8 metadata: " : "",
+		f->status == -ENOENT && !f->unreadable ? "no v8dbg_ metadata" : f->why);
+}
+
+static int v8_find(void *state, struct profile *p, uint32_t proc)
+{
+	struct interp_v8 *v = state;
+	const struct profile_process *pr = &p->procs[proc];
+	const char *last = NULL;
+	int64_t found = FILE_NONE, named = FILE_NONE;
+	struct v8_file named_copy; /* named's outcome when it was not kept (FILE_SCRATCH) */
+	struct v8_proc *vp;
+
+	for (size_t i = 0; i < pr->nr_mappings; i++) {
+		const struct profile_mapping *m = &pr->mappings[i];
+		const struct v8_file *f;
+		int64_t fi;
+
+		if (m->perms[2] != 'x' || m->path[0] != '/' || (last && !strcmp(last, m->path)))
+			continue;
+		last = m->path;
+		fi = get_file(v, pr->pid, m);
+		if (fi == -ENOMEM)
+			return -ENOMEM;
+		f = file_at(v, fi);
+		if (!f->unreadable && (f->status == 0 || f->status == -EINVAL)) {
+			found = fi;
+			if (f->status == 0)
+				break;
+		} else if (named == FILE_NONE && node_named(m->path)) {
+			/* a node without (readable) metadata: said when nothing else is V8 */
+			named = fi;
+			if (fi == FILE_SCRATCH) {
+				named_copy = *f;
+				named_copy.path =
+					(char *)m->path; /* interned in p, for this call */
+			}
+		}
+	}
+	if (found == FILE_NONE)
+		found = named;
+	if (get_proc(v, pr, found != FILE_NONE, &vp))
+		return -ENOMEM;
+	if (!vp)
+		return 0; /* no V8, nothing said, nothing to remember */
+	if (vp->start != pr->start) { /* a reused pid */
+		vp->start = pr->start;
+		vp->file = FILE_UNSAID;
+	}
+	if (vp->file != found) {
+		vp->file = found;
+		report(v, pr,
+		       found == FILE_NONE    ? NULL :
+		       found == FILE_SCRATCH ? &named_copy :
+					       &v->files[found]);
+	}
+	return 0;
+}
+
+static int v8_merge(void *state, struct profile *p, uint32_t proc, const struct bpfprof_sample *s,
+		    uint64_t *ips, uint16_t *nr_user)
+{
+	(void)state, (void)p, (void)proc, (void)s, (void)ips, (void)nr_user;
+	return 0; /* the BPF walk of JavaScript frames comes next: the record's stack stands */
+}
+
+static void v8_forget(void *state, uint32_t pid)
+{
+	struct interp_v8 *v = state;
+	uint64_t idx;
+
+	/* the entry stays (no removal in u64map) and is reset for a next process of that pid */
+	if (u64map__get(&v->by_pid, (uint64_t)pid + 1, &idx)) {
+		v->procs[idx - 1].file = FILE_UNSAID;
+		v->procs[idx - 1].start = 0;
+	}
+}
+
+static void v8_stats(const void *state, void *out)
+{
+	memcpy(out, &((const struct interp_v8 *)state)->st, sizeof(struct v8_stats));
+}
+
+const struct interp_ops interp_v8 = {
+	.name = "V8",
+	.new = v8_new,
+	.free = v8_free,
+	.find = v8_find,
+	.merge = v8_merge,
+	.forget = v8_forget,
+	.stats = v8_stats,
+	.stats_size = sizeof(struct v8_stats),
+};
