@@ -32,7 +32,8 @@
 #include "session.h"
 #include "symbolize.h"
 
-static char tmpdir[] = "/tmp/test_interval.XXXXXX";
+#define FAKE_PROC_TEMPLATE "/tmp/test_interval.XXXXXX"
+#include "fake_proc.h"
 #define TEST_TMP_DIR tmpdir
 #include "test_files.h"
 
@@ -84,23 +85,10 @@ static const char maps_app[] =
 
 static int setup(void **state)
 {
-	char path[600];
-
-	log_verbosity = -1;
-	if (!mkdtemp(tmpdir))
+	if (setup_tmpdir(state))
 		return -1;
-	/* process 100 of the fake /proc: stat (start time 5000), comm, maps */
-	snprintf(path, sizeof(path), "%s/100", tmpdir);
-	if (mkdir(path, 0755))
-		return -1;
-	return write_text(tpath("100/stat"),
-			  "100 (app) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 1 0 5000 23 24\n") ||
-	       write_text(tpath("100/comm"), "app\n") || write_text(tpath("100/maps"), maps_app);
-}
-
-static int teardown(void **state)
-{
-	return sh("rm -rf '%s'", tmpdir);
+	make_process(100, 5000, "app", maps_app); /* process 100 of the fake /proc */
+	return 0;
 }
 
 static uint64_t mono_ns(void)
@@ -276,5 +264,5 @@ int main(void)
 		cmocka_unit_test(test_cut_and_carry),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, teardown_tmpdir);
 }
