@@ -29,6 +29,7 @@
 #include "proc_table.h"
 #include "profile.h"
 #include "run_outputs.h"
+#include "sample_record.h"
 #include "session.h"
 #include "symbolize.h"
 
@@ -102,20 +103,10 @@ static uint64_t mono_ns(void)
 /* A sample record of process 100 stamped time_ns, with one user address: on_record's return */
 static int record(struct interval *iv, uint64_t time_ns)
 {
-	struct {
-		struct bpfprof_sample s;
-		uint64_t room[1];
-	} rec;
+	struct one_ip_sample rec;
 
-	memset(&rec, 0, sizeof(rec));
-	rec.s.type = BPFPROF_REC_SAMPLE;
-	rec.s.tgid = rec.s.tid = 100;
-	rec.s.start = 5000;
-	rec.s.time_ns = time_ns;
-	memcpy(rec.s.comm, "app", 3);
-	rec.s.nr_user = 1;
-	rec.s.ips[0] = 0x400100;
-	return interval__on_record(iv, &rec, BPFPROF_SAMPLE_HDR_SIZE + 8);
+	one_ip_sample(&rec, 100, 5000, time_ns, "app", 0x400100);
+	return interval__on_record(iv, &rec, ONE_IP_SAMPLE_SIZE);
 }
 
 struct fixture {

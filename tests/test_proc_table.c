@@ -35,6 +35,7 @@
 #include "proc_table.h"
 #include "profile.h"
 #include "python_procs.h"
+#include "sample_record.h"
 #include "symbolize.h"
 #include "unwind_copies.h"
 #include "unwinder.h"
@@ -226,20 +227,10 @@ static void test_cgroup(void **state)
 static int send(struct agg *a, uint32_t tgid, uint32_t start, uint64_t time_ns, const char *comm,
 		uint64_t ip)
 {
-	struct {
-		struct bpfprof_sample s;
-		uint64_t room[1];
-	} rec;
+	struct one_ip_sample rec;
 
-	memset(&rec, 0, sizeof(rec));
-	rec.s.type = BPFPROF_REC_SAMPLE;
-	rec.s.tgid = rec.s.tid = tgid;
-	rec.s.start = start;
-	rec.s.time_ns = time_ns;
-	memcpy(rec.s.comm, comm, strnlen(comm, sizeof(rec.s.comm)));
-	rec.s.nr_user = 1;
-	rec.s.ips[0] = ip;
-	return agg__record(a, &rec, BPFPROF_SAMPLE_HDR_SIZE + 8);
+	one_ip_sample(&rec, tgid, start, time_ns, comm, ip);
+	return agg__record(a, &rec, ONE_IP_SAMPLE_SIZE);
 }
 
 /*
