@@ -20,6 +20,7 @@
 #include <cmocka.h>
 #include "gunzip_fixture.h"
 #include "profile_fixture.h"
+#include "two_process_profile.h"
 #include "buf.h"
 #include "profile.h"
 #include "write_otlp.h"
@@ -81,57 +82,22 @@ static int teardown(void **state)
 
 /* ---- building the input (the pprof test's two processes) ---- */
 
-static const uint8_t APP_ID[20] = { 0xde, 0xad, 0xbe, 0xef, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05,
-				    0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0xff };
-#define APP_ID_HEX "deadbeef000102030405060708090a0b0c0d0eff"
-
-#define K_LEAF 0xffffffff81000010ULL
-#define K_RET 0xffffffff81000200ULL
-
 /*
- * pid 1234 "app" (cgroup, no container): /usr/bin/app (build-id), libc,
- * anonymous JIT code; pid 99 "worker" (cgroup and container id).
- *   S0 app: hot <- main                                   5
- *   S1 app: kernel do_syscall_64 <- entry; libc(unnamed) <- main   3
- *   S2 worker: hot <- 0x500000 (no mapping, unnamed)      2
- *   S3 app: JS:foo (jit)                                  1
+ * tests/two_process_profile.h's (libc without a build-id), and
  *   S4 app: Python work (line 12, first line 10) <- main  4
  */
 static void build_profile(struct profile *p)
 {
-	uint32_t app = add_labeled_proc(p, 1234, "app", "/system.slice/app.service", NULL);
-	uint32_t wrk =
-		add_labeled_proc(p, 99, "worker", "/kubepods/pod1/cri-containerd-0123abcd", "0123abcd");
-	const uint64_t s0[] = { 0x401010, 0x402020 };
-	const uint64_t s1[] = { K_LEAF, K_RET, 0x7f0000001000ULL, 0x402030 };
-	const uint64_t s2[] = { 0x401010, 0x500000 };
-	const uint64_t s3[] = { 0x7f1000000100ULL };
+	struct two_procs t = two_process_stacks(p, NULL, 0);
 	const uint64_t s4[] = { 0x7f2000000040ULL, 0x402040 };
 	size_t i;
 
-	add_file_mapping(p, app, 0x7f0000000000ULL, 0x7f0000200000ULL, 0x28000,
-		"/usr/lib/x86_64-linux-gnu/libc.so.6", NULL, 0);
-	add_file_mapping(p, app, 0x400000, 0x452000, 0, "/usr/bin/app", APP_ID, sizeof(APP_ID));
-	add_file_mapping(p, app, 0x7f1000000000ULL, 0x7f1000100000ULL, 0, "", NULL, 0);
-	add_file_mapping(p, wrk, 0x400000, 0x452000, 0, "/usr/bin/app", NULL, 0);
-
-	add_stack(p, app, s0, 0, 2, 5);
-	add_stack(p, app, s1, 2, 2, 3);
-	add_stack(p, wrk, s2, 0, 2, 2);
-	add_stack(p, app, s3, 0, 1, 1);
-	add_stack(p, app, s4, 0, 2, 4);
+	add_stack(p, t.app, s4, 0, 2, 4);
 	assert_int_equal(profile__resolve_locs(p), 0);
 
-	name_loc(p, app, 0x401010, "hot", "/usr/bin/app", false);
-	name_loc(p, app, 0x402020, "main", "/usr/bin/app", false);
-	name_loc(p, app, 0x402030, "main", "/usr/bin/app", false);
-	name_loc(p, app, 0x402040, "main", "/usr/bin/app", false);
-	name_loc(p, PROFILE_KERNEL_PROC, K_LEAF, "do_syscall_64", "[kernel.kallsyms]", false);
-	name_loc(p, PROFILE_KERNEL_PROC, K_RET, "entry_SYSCALL_64", "[kernel.kallsyms]", false);
-	name_loc(p, app, 0x7f0000001000ULL, NULL, "/usr/lib/x86_64-linux-gnu/libc.so.6", false);
-	name_loc(p, wrk, 0x401010, "hot", "/usr/bin/app", false);
-	name_loc(p, app, 0x7f1000000100ULL, "JS:foo /app.js:1:1", "[jit]", true);
-	name_loc(p, app, 0x7f2000000040ULL, "py:work", "[python]", false);
+	two_process_names(p, t);
+	name_loc(p, t.app, 0x402040, "main", "/usr/bin/app", false);
+	name_loc(p, t.app, 0x7f2000000040ULL, "py:work", "[python]", false);
 	for (i = 0; i < p->nr_locs; i++)
 		if (p->locs[i].addr == 0x7f2000000040ULL) {
 			p->locs[i].src_func = profile__intern(p, "work");

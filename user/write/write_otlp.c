@@ -78,7 +78,7 @@ struct otlp_state {
 	size_t *nr_proc_attrs;
 	int32_t *frame_attr; /* per location: its profile.frame.type attribute, 0 none */
 
-	struct mapping_slots slots; /* mark[]: per (process, mapping), mapping_table index, 0 unused */
+	struct mapping_slots slots; /* mark[]: per (process, mapping), mapping_table index */
 	char (*build_ids)[2 * PROFILE_BUILD_ID_MAX + 1]; /* per mapping_table entry */
 	int32_t *map_attr; /* per mapping_table entry: its build-id attribute, 0 none */
 	int32_t kernel_map; /* 0 when no kernel frame */
