@@ -29,6 +29,21 @@ struct proc_ident {
  */
 int proc_ident__read(const char *proc_dir, uint32_t pid, struct proc_ident *id);
 
+/* What /proc/PID/stat tells of a process, proc(5) */
+struct proc_stat {
+	char state; /* field 3: R, S, D, Z (zombie), X (dead), ... */
+	uint64_t nr_threads; /* field 20 */
+	uint64_t start_time; /* field 22: clock ticks after boot */
+};
+
+/*
+ * Read <proc_dir>/<pid>/stat, the one parser of it. The comm in parentheses
+ * may hold anything, ')' too: the fields start after the last ')'. Returns 0
+ * or -errno (-ENOENT once the process is reaped, -EINVAL for a line that does
+ * not parse, -ENAMETOOLONG for a path over PATH_MAX).
+ */
+int proc_stat__read(const char *proc_dir, uint32_t pid, struct proc_stat *ps);
+
 /*
  * The start time of process pid, USER_HZ ticks after boot (field 22 of
  * <proc_dir>/<pid>/stat; struct profile_process.start). Returns 0, or -errno

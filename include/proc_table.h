@@ -59,6 +59,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "cgroup.h"
+#include "proc_file.h"
 #include "profile.h"
 
 struct proc_table;
@@ -106,17 +107,10 @@ const char *proc_table__proc_dir(const struct proc_table *t);
  */
 void proc_table__set_cgroups(struct proc_table *t, struct cgroup_cache *c);
 
-/* What /proc/PID/stat tells of a process, proc(5) */
-struct proc_stat {
-	char state; /* field 3: R, S, D, Z (zombie), X (dead), ... */
-	uint64_t nr_threads; /* field 20 */
-	uint64_t start_time; /* field 22: clock ticks after boot */
-};
-
 /*
- * Read <proc_dir>/<pid>/stat. The comm in parentheses may hold anything, ')'
- * too: the fields start after the last ')'. Returns 0 or -errno (-ENOENT
- * once the process is reaped, -EINVAL for a line that does not parse).
+ * Read <proc_dir>/<pid>/stat (proc_stat__read of include/proc_file.h).
+ * Returns 0 or -errno (-ENOENT once the process is reaped, -EINVAL for a
+ * line that does not parse).
  */
 int proc_table__stat(const struct proc_table *t, uint32_t pid, struct proc_stat *ps);
 

@@ -1,55 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Shared by the aggregator's cmocka drivers (test_agg.c, test_agg_churn.c):
- * a fake /proc in a temporary directory (AGG_TMPDIR_TEMPLATE, defined by the
- * includer) and a profile + aggregator per test. Include after cmocka.h.
+ * a fake /proc in a temporary directory (fake_proc.h, from AGG_TMPDIR_TEMPLATE
+ * defined by the includer) and a profile + aggregator per test. Include after cmocka.h.
  */
 #ifndef BPFPROF_TESTS_AGG_FIXTURE_H
 #define BPFPROF_TESTS_AGG_FIXTURE_H
 
+#define FAKE_PROC_TEMPLATE AGG_TMPDIR_TEMPLATE
+#include "fake_proc.h"
+
 #define PERIOD_NS 10101010ULL
 #define MS 1000000ULL
 
-static char tmpdir[64];
 /* the cgroup id of the records send_sample builds */
 static uint64_t sample_cgroup_id = 0xc0ffee;
 /* the process start time of the records send_sample builds (0: unknown, as before issue 24) */
 static uint32_t sample_start;
-
-static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	return remove(path);
-}
-
-/* <tmpdir>/<pid>/<name> with data as its whole content */
-static void write_file(uint32_t pid, const char *name, const char *data)
-{
-	char path[PATH_MAX];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%u", tmpdir, pid);
-	if (mkdir(path, 0755) && errno != EEXIST)
-		fail_msg("mkdir '%s': %s", path, strerror(errno));
-	snprintf(path, sizeof(path), "%s/%u/%s", tmpdir, pid, name);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	assert_int_equal(fwrite(data, 1, strlen(data), f), strlen(data));
-	assert_int_equal(fclose(f), 0);
-}
-
-static int setup_tmpdir(void **state)
-{
-	strcpy(tmpdir, AGG_TMPDIR_TEMPLATE);
-	if (!mkdtemp(tmpdir))
-		return -1;
-	log_verbosity = -1;
-	return 0;
-}
-
-static int teardown_tmpdir(void **state)
-{
-	return nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-}
 
 struct fixture {
 	struct profile *p;

@@ -47,8 +47,8 @@ static void test_aggregate_identical(void **state)
 	const struct profile_stack *s;
 	int i;
 
-	write_file(1000, "maps", maps_a);
-	write_file(1000, "comm", "app\n");
+	write_proc_file(1000, "maps", maps_a);
+	write_proc_file(1000, "comm", "app\n");
 	for (i = 0; i < 3; i++)
 		assert_int_equal(send_sample(f->a, 1000, 1000 + (uint64_t)i, "app", k, 2, u1, 3),
 				 0);
@@ -92,11 +92,11 @@ static void test_processes_and_comm(void **state)
 	const uint64_t u[] = { 0x401000, 0x402000 };
 	int a, b, c;
 
-	write_file(2001, "maps", maps_a);
-	write_file(2001, "comm", "main-thread\n");
-	write_file(2002, "maps", maps_a);
-	write_file(2002, "comm", "abcdefghijklmno\n"); /* 15 characters, the kernel maximum */
-	write_file(2003, "maps", maps_a); /* no comm file */
+	write_proc_file(2001, "maps", maps_a);
+	write_proc_file(2001, "comm", "main-thread\n");
+	write_proc_file(2002, "maps", maps_a);
+	write_proc_file(2002, "comm", "abcdefghijklmno\n"); /* 15 characters, the kernel maximum */
+	write_proc_file(2003, "maps", maps_a); /* no comm file */
 
 	assert_int_equal(send_sample(f->a, 2001, 10, "worker-3", NULL, 0, u, 2), 0);
 	assert_int_equal(send_sample(f->a, 2002, 11, "x", NULL, 0, u, 2), 0);
@@ -132,7 +132,7 @@ static void write_stat(uint32_t pid, const char *comm, uint32_t start)
 	/* fields 4-21: ppid ... num_threads (20) itrealvalue; 22: starttime */
 	snprintf(buf, sizeof(buf), "%u (%s) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 %u 0 0\n", pid,
 		 comm, start);
-	write_file(pid, "stat", buf);
+	write_proc_file(pid, "stat", buf);
 }
 
 /*
@@ -152,15 +152,15 @@ static void test_pid_reuse(void **state)
 	const uint64_t u[] = { 0x401000 }, u_new[] = { 0x601000 };
 	int old, fresh, late;
 
-	write_file(4100, "maps", maps_a);
-	write_file(4100, "comm", "old\n");
+	write_proc_file(4100, "maps", maps_a);
+	write_proc_file(4100, "comm", "old\n");
 	write_stat(4100, "old", 500);
 	sample_start = 500;
 	assert_int_equal(send_sample(f->a, 4100, 10 * MS, "old", NULL, 0, u, 1), 0);
 
 	/* the pid is another process's now */
-	write_file(4100, "maps", maps_new);
-	write_file(4100, "comm", "new\n");
+	write_proc_file(4100, "maps", maps_new);
+	write_proc_file(4100, "comm", "new\n");
 	write_stat(4100, "new", 900);
 	/* a late record of the old process, in code its maps lack: no re-read takes the new maps */
 	assert_int_equal(send_sample(f->a, 4100, 20 * MS, "old", NULL, 0, u_new, 1), 0);
@@ -216,7 +216,7 @@ static void test_maps_snapshot_first_sample(void **state)
 	const uint64_t u[] = { 0x401000 };
 	const struct profile_process *pr;
 
-	write_file(4001, "maps", maps_a);
+	write_proc_file(4001, "maps", maps_a);
 	assert_int_equal(send_sample(f->a, 4001, 5, "app", NULL, 0, u, 1), 0);
 	pr = &p->procs[0];
 	assert_false(pr->maps_missing);
@@ -265,13 +265,13 @@ static void test_maps_reread(void **state)
 		"7f1000000000-7f1000010000 r-xp 00000000 08:01 77    /usr/lib/libnew.so\n"
 		"7f2000000000-7f2000001000 r-xp 00000000 00:00 0\n";
 
-	write_file(5001, "maps", maps_1);
+	write_proc_file(5001, "maps", maps_1);
 	assert_int_equal(send_sample(f->a, 5001, t0, "app", NULL, 0, in_app, 1), 0);
 	assert_int_equal(p->procs[0].nr_mappings, 1);
 	use_up_quick_rereads(f->a, 5001, t0, "app");
 
 	/* libnew.so is mapped now, and a sample lands in it within 100 ms: no re-read */
-	write_file(5001, "maps", maps_2);
+	write_proc_file(5001, "maps", maps_2);
 	assert_int_equal(send_sample(f->a, 5001, t0 + 100 * MS - 1, "app", NULL, 0, in_lib, 1), 0);
 	assert_int_equal(p->procs[0].nr_mappings, 1);
 
@@ -283,10 +283,10 @@ static void test_maps_reread(void **state)
 	assert_int_equal(send_sample(f->a, 5001, t0 + 100 * MS, "app", NULL, 0, in_lib, 1), 0);
 	assert_int_equal(p->procs[0].nr_mappings, 2);
 	/* and only once */
-	write_file(5001, "maps", maps_1);
+	write_proc_file(5001, "maps", maps_1);
 	assert_int_equal(send_sample(f->a, 5001, t0 + 100 * MS, "app", NULL, 0, in_lib, 1), 0);
 	assert_int_equal(p->procs[0].nr_mappings, 2);
-	write_file(5001, "maps", maps_2);
+	write_proc_file(5001, "maps", maps_2);
 
 	/* a new callchain, all mapped: no re-read */
 	{
@@ -304,7 +304,7 @@ static void test_maps_reread(void **state)
 	assert_string_equal(p->procs[0].mappings[1].path, "/usr/lib/libnew.so");
 
 	/* the clock restarts at the re-read */
-	write_file(5001, "maps", maps_3);
+	write_proc_file(5001, "maps", maps_3);
 	assert_int_equal(send_sample(f->a, 5001, t0 + 150 * MS, "app", NULL, 0, in_jit, 1), 0);
 	assert_int_equal(p->procs[0].nr_mappings, 2);
 	/* a return address at a mapping's end counts as mapped (0x4fffff) */
@@ -319,7 +319,7 @@ static void test_maps_reread(void **state)
 	assert_int_equal(profile__find_mapping(p, 0, 0x7f2000000100ULL), 3);
 
 	/* kernel frames never trigger a re-read */
-	write_file(5001, "maps", maps_a);
+	write_proc_file(5001, "maps", maps_a);
 	{
 		const uint64_t k[] = { 0xffffffff81000000ULL };
 
@@ -358,7 +358,7 @@ static void test_maps_reread_burst(void **state)
 	uint64_t t0 = 7000 * MS, i;
 	int len;
 
-	write_file(7001, "maps", maps_1);
+	write_proc_file(7001, "maps", maps_1);
 	{
 		const uint64_t u[] = { 0x401000 };
 
@@ -375,7 +375,7 @@ static void test_maps_reread_burst(void **state)
 				(unsigned long long)(0x7f1000000000ULL + (i << 20)),
 				(unsigned long long)(0x7f1000000000ULL + (i << 20) + 0x1000),
 				(unsigned long long)(100 + i), (unsigned long long)i);
-		write_file(7001, "maps", maps);
+		write_proc_file(7001, "maps", maps);
 		assert_int_equal(send_sample(f->a, 7001, t0 + i * MS, "app", NULL, 0, u, 1), 0);
 		/* the third comes within 100 ms of the second: held back */
 		assert_int_equal(p->procs[0].nr_mappings, 1 + (i < 3 ? i : 2));
@@ -418,7 +418,7 @@ static void test_jit_code_rereads_until_jitdump(void **state)
 		"7f4000000000-7f4000001000 r--p 00000000 00:00 0\n";
 	uint64_t t0 = 9000 * MS;
 
-	write_file(7201, "maps", maps_1);
+	write_proc_file(7201, "maps", maps_1);
 	{
 		const uint64_t u[] = { 0x401000 };
 
@@ -426,7 +426,7 @@ static void test_jit_code_rereads_until_jitdump(void **state)
 	}
 	use_up_quick_rereads(f->a, 7201, t0, "node");
 	assert_int_equal(p->procs[0].nr_mappings, 2);
-	write_file(7201, "maps", maps_2);
+	write_proc_file(7201, "maps", maps_2);
 	{
 		const uint64_t jit[] = { 0x7f2000000100ULL, 0x401000 };
 
@@ -435,7 +435,7 @@ static void test_jit_code_rereads_until_jitdump(void **state)
 				 0);
 	}
 	assert_int_equal(p->procs[0].nr_mappings, 3);
-	write_file(7201, "maps", maps_3);
+	write_proc_file(7201, "maps", maps_3);
 	{
 		const uint64_t jit[] = { 0x7f2000000200ULL, 0x401000 };
 
@@ -464,10 +464,10 @@ static void test_code_in_non_exec_mapping_rereads(void **state)
 	const uint64_t u[] = { 0x401000 }, code[] = { 0x7f2000000100ULL, 0x401000 };
 	uint64_t t0 = 12000 * MS;
 
-	write_file(7501, "maps", maps_1);
+	write_proc_file(7501, "maps", maps_1);
 	assert_int_equal(send_sample(f->a, 7501, t0, "rt", NULL, 0, u, 1), 0);
 	use_up_quick_rereads(f->a, 7501, t0, "rt");
-	write_file(7501, "maps", maps_2);
+	write_proc_file(7501, "maps", maps_2);
 	assert_int_equal(send_sample(f->a, 7501, t0 + 100 * MS, "rt", NULL, 0, code, 2), 0);
 	assert_int_equal(p->procs[0].nr_mappings, 4);
 	assert_int_equal(p->procs[0].mappings[profile__find_mapping(p, 0, code[0])].perms[2], 'x');
@@ -492,14 +492,14 @@ static void test_exec_renames_and_rereads(void **state)
 	const uint64_t in_app_lib[] = { 0x55d000000100ULL };
 	uint64_t t0 = 8000 * MS;
 
-	write_file(7101, "maps", maps_sh);
-	write_file(7101, "comm", "spawn.sh\n");
+	write_proc_file(7101, "maps", maps_sh);
+	write_proc_file(7101, "comm", "spawn.sh\n");
 	assert_int_equal(send_leader_sample(f->a, 7101, t0, "spawn.sh", in_sh, 1), 0);
 	assert_string_equal(p->procs[0].comm, "spawn.sh");
 	assert_int_equal(p->procs[0].nr_mappings, 1);
 	/* only the exec may read the maps now */
 	use_up_quick_rereads(f->a, 7101, t0, "spawn.sh");
-	write_file(7101, "maps", maps_app);
+	write_proc_file(7101, "maps", maps_app);
 	/* an address the shell's image knows, under the new name: a new image, its maps read */
 	assert_int_equal(send_leader_sample(f->a, 7101, t0 + MS, "app", in_app, 1), 0);
 	assert_int_equal(p->nr_procs, 2);
@@ -533,7 +533,7 @@ static void test_maps_reread_after_missing(void **state)
 
 	assert_int_equal(send_sample(f->a, 6001, 1000 * MS, "late", NULL, 0, u1, 1), 0);
 	assert_true(p->procs[0].maps_missing);
-	write_file(6001, "maps", maps_a);
+	write_proc_file(6001, "maps", maps_a);
 	assert_int_equal(send_sample(f->a, 6001, 1100 * MS, "late", NULL, 0, u2, 1), 0);
 	assert_false(p->procs[0].maps_missing);
 	assert_int_equal(p->procs[0].nr_mappings, 2);
@@ -737,7 +737,7 @@ static void test_resolve_locs_from_records(void **state)
 	const uint64_t u[] = { 0x401000, 0x7f0000010000ULL }; /* return at libc's end */
 	uint32_t i;
 
-	write_file(8001, "maps", maps_a);
+	write_proc_file(8001, "maps", maps_a);
 	assert_int_equal(send_sample(f->a, 8001, 1, "app", k, 2, u, 2), 0);
 	assert_int_equal(send_sample(f->a, 8001, 2, "app", k, 2, u, 2), 0);
 	assert_int_equal(profile__resolve_locs(p), 0);
@@ -807,7 +807,7 @@ static void test_observer(void **state)
 		"00400000-00500000 r-xp 00000000 08:01 131090    /usr/bin/app\n";
 
 	agg__set_observer(f->a, &obs);
-	write_file(9001, "maps", maps_1);
+	write_proc_file(9001, "maps", maps_1);
 
 	/* first sample: the mappings first, then the sample */
 	assert_int_equal(send_sample(f->a, 9001, 1000 * MS, "app", NULL, 0, u1, 1), 0);
@@ -816,7 +816,7 @@ static void test_observer(void **state)
 	check_event(&log, 1, 's', 0, 1000 * MS, 1);
 
 	/* a re-read that adds a mapping is reported before its sample */
-	write_file(9001, "maps", maps_a);
+	write_proc_file(9001, "maps", maps_a);
 	assert_int_equal(send_sample(f->a, 9001, 1200 * MS, "app", NULL, 0, u2, 1), 0);
 	assert_int_equal(log.n, 4);
 	check_event(&log, 2, 'm', 0, 1200 * MS, 2);
@@ -884,8 +884,8 @@ static void test_offcpu_records(void **state)
 	int i;
 
 	assert_non_null(r);
-	write_file(1000, "maps", maps_a);
-	write_file(1000, "comm", "app\n");
+	write_proc_file(1000, "maps", maps_a);
+	write_proc_file(1000, "comm", "app\n");
 	agg__set_observer(f->a, &obs);
 	offcpu_seen = 0;
 	assert_int_equal(send_sample(f->a, 1000, 1000, "app", k, 1, u, 2), 0);
@@ -953,7 +953,7 @@ static void test_cgroup_from_record(void **state)
 	sample_cgroup_id = st.st_ino;
 	assert_int_equal(send_sample(f->a, 2100, 1000, "gone", NULL, 0, u, 1), 0);
 	/* 2101 is alive, but /proc says another cgroup now: the record's is kept */
-	write_file(2101, "cgroup", "0::/elsewhere\n");
+	write_proc_file(2101, "cgroup", "0::/elsewhere\n");
 	assert_int_equal(send_sample(f->a, 2101, 1001, "moved", NULL, 0, u, 1), 0);
 	/* 2102's cgroup is removed before its first record is read: its path was cached */
 	assert_int_equal(rmdir(dir), 0);

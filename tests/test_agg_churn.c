@@ -45,22 +45,9 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/* PROC/PID/stat as proc(5) has it: state field 3, threads 20, starttime 22; a comm with ") " in it */
-static void write_stat_threads(uint32_t pid, char state, unsigned threads, unsigned long long start)
-{
-	char buf[512];
-
-	snprintf(
-		buf, sizeof(buf),
-		"%u (odd) (name) %c 1 %u %u 0 -1 4194304 100 0 0 0 5 1 0 0 20 0 %u 0 %llu 8192000 300 "
-		"18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n",
-		pid, state, pid, pid, threads, start);
-	write_file(pid, "stat", buf);
-}
-
 static void write_stat(uint32_t pid, char state, unsigned long long start)
 {
-	write_stat_threads(pid, state, 1, start);
+	write_proc_stat(pid, state, 1, start);
 }
 
 /* the process exits and is reaped: its directory goes */
@@ -86,8 +73,8 @@ static void spawn(uint32_t pid, unsigned long long start)
 	char maps[sizeof(maps_app) + 16];
 
 	snprintf(maps, sizeof(maps), maps_app, pid);
-	write_file(pid, "maps", maps);
-	write_file(pid, "comm", "app\n");
+	write_proc_file(pid, "maps", maps);
+	write_proc_file(pid, "comm", "app\n");
 	write_stat(pid, 'R', start);
 }
 
@@ -232,7 +219,7 @@ static void test_zombie_and_reused_pid_are_gone(void **state)
 	assert_int_equal(send_app(f->a, 302, t, NULL, 0, ustack, 2), 0);
 	write_stat(300, 'Z', 50);
 	write_stat(301, 'S', 9999); /* reused by a process started later */
-	write_stat_threads(302, 'Z', 3, 52); /* the leader called pthread_exit */
+	write_proc_stat(302, 'Z', 3, 52); /* the leader called pthread_exit */
 	assert_int_equal(send_app(f->a, 303, t, NULL, 0, ustack, 2), 0);
 	spawn(304, 54);
 	assert_int_equal(send_app(f->a, 304, now_ns() + 20 * MS, NULL, 0, ustack, 2), 0);

@@ -29,10 +29,12 @@
 #include "proc_table.h"
 #include "profile.h"
 #include "run_outputs.h"
+#include "sample_record.h"
 #include "session.h"
 #include "symbolize.h"
 
-static char tmpdir[] = "/tmp/test_interval.XXXXXX";
+#define FAKE_PROC_TEMPLATE "/tmp/test_interval.XXXXXX"
+#include "fake_proc.h"
 #define TEST_TMP_DIR tmpdir
 #include "test_files.h"
 
@@ -84,23 +86,10 @@ static const char maps_app[] =
 
 static int setup(void **state)
 {
-	char path[600];
-
-	log_verbosity = -1;
-	if (!mkdtemp(tmpdir))
+	if (setup_tmpdir(state))
 		return -1;
-	/* process 100 of the fake /proc: stat (start time 5000), comm, maps */
-	snprintf(path, sizeof(path), "%s/100", tmpdir);
-	if (mkdir(path, 0755))
-		return -1;
-	return write_text(tpath("100/stat"),
-			  "100 (app) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 1 0 5000 23 24\n") ||
-	       write_text(tpath("100/comm"), "app\n") || write_text(tpath("100/maps"), maps_app);
-}
-
-static int teardown(void **state)
-{
-	return sh("rm -rf '%s'", tmpdir);
+	make_process(100, 5000, "app", maps_app); /* process 100 of the fake /proc */
+	return 0;
 }
 
 static uint64_t mono_ns(void)
@@ -114,20 +103,10 @@ static uint64_t mono_ns(void)
 /* A sample record of process 100 stamped time_ns, with one user address: on_record's return */
 static int record(struct interval *iv, uint64_t time_ns)
 {
-	struct {
-		struct bpfprof_sample s;
-		uint64_t room[1];
-	} rec;
+	struct one_ip_sample rec;
 
-	memset(&rec, 0, sizeof(rec));
-	rec.s.type = BPFPROF_REC_SAMPLE;
-	rec.s.tgid = rec.s.tid = 100;
-	rec.s.start = 5000;
-	rec.s.time_ns = time_ns;
-	memcpy(rec.s.comm, "app", 3);
-	rec.s.nr_user = 1;
-	rec.s.ips[0] = 0x400100;
-	return interval__on_record(iv, &rec, BPFPROF_SAMPLE_HDR_SIZE + 8);
+	one_ip_sample(&rec, 100, 5000, time_ns, "app", 0x400100);
+	return interval__on_record(iv, &rec, ONE_IP_SAMPLE_SIZE);
 }
 
 struct fixture {
@@ -276,5 +255,5 @@ int main(void)
 		cmocka_unit_test(test_cut_and_carry),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, teardown_tmpdir);
 }

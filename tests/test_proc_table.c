@@ -35,11 +35,13 @@
 #include "proc_table.h"
 #include "profile.h"
 #include "python_procs.h"
+#include "sample_record.h"
 #include "symbolize.h"
 #include "unwind_copies.h"
 #include "unwinder.h"
 
-static char tmpdir[] = "/tmp/test_proc_table.XXXXXX";
+#define FAKE_PROC_TEMPLATE "/tmp/test_proc_table.XXXXXX"
+#include "fake_proc.h"
 
 static const char maps_a[] =
 	"00400000-00452000 r-xp 00000000 08:01 131090                             /usr/bin/app\n"
@@ -49,66 +51,12 @@ static const char maps_a[] =
 static const char maps_b[] =
 	"00400000-00480000 r-xp 00000000 08:01 131091                             /usr/bin/other\n";
 
-static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	return remove(path);
-}
-
-static int setup_tmpdir(void **state)
-{
-	log_verbosity = -1;
-	return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown_tmpdir(void **state)
-{
-	return nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-/* <tmpdir>/<pid>/<name> with data as its whole content */
-static void write_file(uint32_t pid, const char *name, const char *data)
-{
-	char path[PATH_MAX];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%u", tmpdir, pid);
-	if (mkdir(path, 0755) && errno != EEXIST)
-		fail_msg("mkdir '%s': %s", path, strerror(errno));
-	snprintf(path, sizeof(path), "%s/%u/%s", tmpdir, pid, name);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	assert_int_equal(fwrite(data, 1, strlen(data), f), strlen(data));
-	assert_int_equal(fclose(f), 0);
-}
-
 static void remove_file(uint32_t pid, const char *name)
 {
 	char path[PATH_MAX];
 
 	snprintf(path, sizeof(path), "%s/%u/%s", tmpdir, pid, name);
 	unlink(path);
-}
-
-/* /proc/PID/stat: field 3 state, 20 threads, 22 start time; a comm with ") (" in it */
-static void write_stat(uint32_t pid, char state, unsigned threads, unsigned long long start)
-{
-	char line[256];
-
-	snprintf(line, sizeof(line),
-		 "%u (a) (b) %c 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 %u 0 %llu 23 24\n", pid,
-		 state, threads, start);
-	write_file(pid, "stat", line);
-}
-
-/* A live process of the fake /proc: stat, comm, maps */
-static void make_process(uint32_t pid, unsigned long long start, const char *comm, const char *maps)
-{
-	char c[64];
-
-	write_stat(pid, 'S', 1, start);
-	snprintf(c, sizeof(c), "%s\n", comm);
-	write_file(pid, "comm", c);
-	write_file(pid, "maps", maps);
 }
 
 static struct proc_table *fake_table(bool remember)
@@ -162,18 +110,18 @@ static void test_facts(void **state)
 	assert_true(proc_table__same(t, 101, 0)); /* start unknown: any */
 
 	/* pid reuse: another start time behind the pid now */
-	write_stat(101, 'R', 1, 7100);
+	write_proc_stat(101, 'R', 1, 7100);
 	assert_true(proc_table__gone(t, 101, 7000));
 	assert_false(proc_table__same(t, 101, 7000));
 	assert_int_equal(proc_table__comm(t, 101, 7000, comm), -ESRCH);
 	assert_false(proc_table__gone(t, 101, 7100));
 
 	/* a zombie leader whose threads run on is not gone; alone, it is */
-	write_stat(101, 'Z', 3, 7100);
+	write_proc_stat(101, 'Z', 3, 7100);
 	assert_false(proc_table__gone(t, 101, 7100));
-	write_stat(101, 'Z', 1, 7100);
+	write_proc_stat(101, 'Z', 1, 7100);
 	assert_true(proc_table__gone(t, 101, 7100));
-	write_stat(101, 'X', 0, 7100);
+	write_proc_stat(101, 'X', 0, 7100);
 	assert_true(proc_table__gone(t, 101, 7100));
 
 	/* reaped: gone, and the same (nobody can have its pid yet) */
@@ -183,7 +131,7 @@ static void test_facts(void **state)
 	assert_int_equal(proc_table__stat(t, 101, &st), -ENOENT);
 
 	/* a line that does not parse */
-	write_file(102, "stat", "102 (x\n");
+	write_proc_file(102, "stat", "102 (x\n");
 	assert_int_equal(proc_table__stat(t, 102, &st), -EINVAL);
 	proc_table__free(t);
 }
@@ -229,8 +177,8 @@ static void test_maps_remembered(void **state)
 	free(text);
 
 	/* gone (reaped): named from the memory; a zombie's empty maps too */
-	write_file(110, "maps", "");
-	write_stat(110, 'Z', 1, 9500);
+	write_proc_file(110, "maps", "");
+	write_proc_stat(110, 'Z', 1, 9500);
 	assert_int_equal(proc_table__maps(t, 110, 9500, &text, &len, &remembered), 0);
 	assert_true(remembered);
 	assert_non_null(strstr(text, "/usr/bin/other"));
@@ -260,7 +208,7 @@ static void test_cgroup(void **state)
 	assert_non_null(p);
 	make_process(120, 1, "ctr", maps_a);
 	snprintf(line, sizeof(line), "0::/system.slice/docker-%s.scope\n", cid);
-	write_file(120, "cgroup", line);
+	write_proc_file(120, "cgroup", line);
 	proc = profile__process_start(p, 120, 1, &created);
 	assert_true(proc >= 0);
 	assert_int_equal(proc_table__cgroup(t, p, (uint32_t)proc), 0);
@@ -279,20 +227,10 @@ static void test_cgroup(void **state)
 static int send(struct agg *a, uint32_t tgid, uint32_t start, uint64_t time_ns, const char *comm,
 		uint64_t ip)
 {
-	struct {
-		struct bpfprof_sample s;
-		uint64_t room[1];
-	} rec;
+	struct one_ip_sample rec;
 
-	memset(&rec, 0, sizeof(rec));
-	rec.s.type = BPFPROF_REC_SAMPLE;
-	rec.s.tgid = rec.s.tid = tgid;
-	rec.s.start = start;
-	rec.s.time_ns = time_ns;
-	memcpy(rec.s.comm, comm, strnlen(comm, sizeof(rec.s.comm)));
-	rec.s.nr_user = 1;
-	rec.s.ips[0] = ip;
-	return agg__record(a, &rec, BPFPROF_SAMPLE_HDR_SIZE + 8);
+	one_ip_sample(&rec, tgid, start, time_ns, comm, ip);
+	return agg__record(a, &rec, ONE_IP_SAMPLE_SIZE);
 }
 
 /*

@@ -29,6 +29,9 @@
 #include "procmaps.h"
 #include "profile.h"
 
+#define FAKE_PROC_TEMPLATE "/tmp/test_procmaps.XXXXXX"
+#include "fake_proc.h"
+
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /*
@@ -402,49 +405,12 @@ static void test_find_mapping(void **state)
 
 /* ---- reading from a fake proc_dir ---- */
 
-static char tmpdir[64];
-
-static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	return remove(path);
-}
-
-static void write_file(const char *dir, uint32_t pid, const char *name, const char *data,
-		       size_t len)
-{
-	char path[PATH_MAX];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%u", dir, pid);
-	if (mkdir(path, 0755) && errno != EEXIST)
-		fail_msg("mkdir '%s': %s", path, strerror(errno));
-	snprintf(path, sizeof(path), "%s/%u/%s", dir, pid, name);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	assert_int_equal(fwrite(data, 1, len, f), len);
-	assert_int_equal(fclose(f), 0);
-}
-
-static int setup_tmpdir(void **state)
-{
-	strcpy(tmpdir, "/tmp/test_procmaps.XXXXXX");
-	if (!mkdtemp(tmpdir))
-		return -1;
-	log_verbosity = -1; /* the malformed-line warnings are expected */
-	return 0;
-}
-
-static int teardown_tmpdir(void **state)
-{
-	return nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 static void test_read(void **state)
 {
 	char *text = NULL;
 	size_t len = 0;
 
-	write_file(tmpdir, 1234, "maps", fixture, sizeof(fixture) - 1);
+	write_proc_file_in(tmpdir, 1234, "maps", fixture, sizeof(fixture) - 1);
 	assert_int_equal(proc_table__read_maps(tmpdir, 1234, &text, &len), 0);
 	assert_non_null(text);
 	assert_int_equal(len, sizeof(fixture) - 1);
@@ -467,7 +433,7 @@ static void test_read_large(void **state)
 					"%08zx-%08zx r-xp %08zx 08:01 %zu    /lib/%zu.so\n",
 					0x10000 + i * 0x2000, 0x11000 + i * 0x2000, i * 0x1000, i,
 					i);
-	write_file(tmpdir, 4321, "maps", big, len);
+	write_proc_file_in(tmpdir, 4321, "maps", big, len);
 	assert_int_equal(proc_table__read_maps(tmpdir, 4321, &text, &got_len), 0);
 	assert_int_equal(got_len, len);
 	assert_memory_equal(text, big, len);
@@ -489,7 +455,7 @@ static void test_read_empty_file(void **state)
 	char *text = NULL;
 	size_t len = 99;
 
-	write_file(tmpdir, 77, "maps", "", 0);
+	write_proc_file_in(tmpdir, 77, "maps", "", 0);
 	assert_int_equal(proc_table__read_maps(tmpdir, 77, &text, &len), 0);
 	assert_int_equal(len, 0);
 	assert_non_null(text);
@@ -519,7 +485,7 @@ static void test_snapshot(void **state)
 	struct profile *p = new_proc(1234, &proc);
 	size_t i;
 
-	write_file(tmpdir, 1234, "maps", fixture, sizeof(fixture) - 1);
+	write_proc_file_in(tmpdir, 1234, "maps", fixture, sizeof(fixture) - 1);
 	assert_int_equal(proc_table__snapshot(p, proc, tmpdir), (int)ARRAY_SIZE(fixture_want));
 	assert_int_equal(p->procs[proc].nr_mappings, ARRAY_SIZE(fixture_want));
 	for (i = 0; i < ARRAY_SIZE(fixture_want); i++) {
@@ -543,7 +509,7 @@ static void test_read_long_proc_dir(void **state)
 	snprintf(dir, sizeof(dir), "%s/%s", tmpdir,
 		 "a-rather-long-directory-name-for-a-fake-proc-dir-0123456789");
 	assert_int_equal(mkdir(dir, 0755), 0);
-	write_file(dir, 1234, "maps", fixture, sizeof(fixture) - 1);
+	write_proc_file_in(dir, 1234, "maps", fixture, sizeof(fixture) - 1);
 	/*
 	 * Regression: user/symbolize/procmaps.c proc_table__read_maps() formats "<proc_dir>/<pid>/maps"
 	 * into char path[64] with an unchecked snprintf, so a longer proc_dir is

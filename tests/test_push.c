@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include <zlib.h>
+#include "gunzip_fixture.h"
 #include "profile_fixture.h"
 #include "push.h"
 #include "push/v1/push.pb-c.h"
@@ -113,8 +113,8 @@ static void test_otlp_body(void **state)
 	struct profile *p = profile__new();
 	const uint64_t ips[] = { 0x401010, 0x402020 };
 	struct buf b = { 0 };
-	uint8_t raw[4096];
-	z_stream zs = { 0 };
+	uint8_t *raw;
+	size_t raw_len;
 	bool created;
 	int proc;
 
@@ -128,15 +128,10 @@ static void test_otlp_body(void **state)
 	assert_int_equal(b.len, 0);
 	assert_int_equal(push__otlp_body(&o, &env, p, 64u << 20, &b), 0);
 	assert_true(b.len > 18 && b.data[0] == 0x1f && b.data[1] == 0x8b);
-	assert_int_equal(inflateInit2(&zs, 16 + MAX_WBITS), Z_OK);
-	zs.next_in = b.data;
-	zs.avail_in = (uInt)b.len;
-	zs.next_out = raw;
-	zs.avail_out = sizeof(raw);
-	assert_int_equal(inflate(&zs, Z_FINISH), Z_STREAM_END);
-	inflateEnd(&zs);
+	raw = gunzip(b.data, b.len, &raw_len);
 	r = opentelemetry__proto__collector__profiles__v1development__export_profiles_service_request__unpack(
-		NULL, sizeof(raw) - zs.avail_out, raw);
+		NULL, raw_len, raw);
+	free(raw);
 	assert_non_null(r);
 	res = r->resource_profiles[0]->resource;
 	assert_int_equal(res->n_attributes, 4);
@@ -289,19 +284,6 @@ static void test_default_service(void **state)
 	free(s);
 }
 
-static uint32_t add_proc(struct profile *p, uint32_t pid, const char *comm, const char *cgroup,
-			 const char *cid)
-{
-	bool created;
-	int i = profile__process(p, pid, &created);
-
-	assert_true(i >= 0);
-	snprintf(p->procs[i].comm, sizeof(p->procs[i].comm), "%s", comm);
-	p->procs[i].cgroup_path = cgroup ? profile__intern(p, cgroup) : NULL;
-	p->procs[i].container_id = cid ? profile__intern(p, cid) : NULL;
-	return (uint32_t)i;
-}
-
 #define CID "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
 /*
@@ -322,7 +304,7 @@ static struct profile *five_services(void)
 
 	assert_non_null(p);
 	for (int i = 0; i < 6; i++) {
-		uint32_t k = add_proc(p, pids[i], "c", cg[i], i < 2 ? CID : NULL);
+		uint32_t k = add_labeled_proc(p, pids[i], "c", cg[i], i < 2 ? CID : NULL);
 
 		p->procs[k].nr_samples = samples[i];
 	}

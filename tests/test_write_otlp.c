@@ -18,8 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include "gunzip_fixture.h"
 #include "profile_fixture.h"
-#include <zlib.h>
+#include "two_process_profile.h"
 #include "buf.h"
 #include "profile.h"
 #include "write_otlp.h"
@@ -81,85 +82,22 @@ static int teardown(void **state)
 
 /* ---- building the input (the pprof test's two processes) ---- */
 
-static uint32_t add_proc(struct profile *p, uint32_t pid, const char *comm, const char *cgroup,
-			 const char *container)
-{
-	bool created;
-	int idx = profile__process(p, pid, &created);
-	struct profile_process *pr;
-
-	assert_true(idx >= 0);
-	pr = &p->procs[idx];
-	strncpy(pr->comm, comm, sizeof(pr->comm) - 1);
-	pr->cgroup_path = cgroup ? profile__intern(p, cgroup) : NULL;
-	pr->container_id = container ? profile__intern(p, container) : NULL;
-	return (uint32_t)idx;
-}
-
-static void add_map(struct profile *p, uint32_t proc, uint64_t start, uint64_t end, uint64_t offset,
-		    const char *path, const uint8_t *build_id, uint8_t build_id_len)
-{
-	struct profile_mapping m = { .start = start, .end = end, .offset = offset };
-
-	memcpy(m.perms, "r-xp", 5);
-	m.path = profile__intern(p, path);
-	if (build_id_len)
-		memcpy(m.build_id, build_id, build_id_len);
-	m.build_id_len = build_id_len;
-	assert_int_equal(profile__add_mapping(p, proc, &m), 1);
-}
-
-static const uint8_t APP_ID[20] = { 0xde, 0xad, 0xbe, 0xef, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05,
-				    0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0xff };
-#define APP_ID_HEX "deadbeef000102030405060708090a0b0c0d0eff"
-
-#define K_LEAF 0xffffffff81000010ULL
-#define K_RET 0xffffffff81000200ULL
-
 /*
- * pid 1234 "app" (cgroup, no container): /usr/bin/app (build-id), libc,
- * anonymous JIT code; pid 99 "worker" (cgroup and container id).
- *   S0 app: hot <- main                                   5
- *   S1 app: kernel do_syscall_64 <- entry; libc(unnamed) <- main   3
- *   S2 worker: hot <- 0x500000 (no mapping, unnamed)      2
- *   S3 app: JS:foo (jit)                                  1
+ * tests/two_process_profile.h's (libc without a build-id), and
  *   S4 app: Python work (line 12, first line 10) <- main  4
  */
 static void build_profile(struct profile *p)
 {
-	uint32_t app = add_proc(p, 1234, "app", "/system.slice/app.service", NULL);
-	uint32_t wrk =
-		add_proc(p, 99, "worker", "/kubepods/pod1/cri-containerd-0123abcd", "0123abcd");
-	const uint64_t s0[] = { 0x401010, 0x402020 };
-	const uint64_t s1[] = { K_LEAF, K_RET, 0x7f0000001000ULL, 0x402030 };
-	const uint64_t s2[] = { 0x401010, 0x500000 };
-	const uint64_t s3[] = { 0x7f1000000100ULL };
+	struct two_procs t = two_process_stacks(p, NULL, 0);
 	const uint64_t s4[] = { 0x7f2000000040ULL, 0x402040 };
 	size_t i;
 
-	add_map(p, app, 0x7f0000000000ULL, 0x7f0000200000ULL, 0x28000,
-		"/usr/lib/x86_64-linux-gnu/libc.so.6", NULL, 0);
-	add_map(p, app, 0x400000, 0x452000, 0, "/usr/bin/app", APP_ID, sizeof(APP_ID));
-	add_map(p, app, 0x7f1000000000ULL, 0x7f1000100000ULL, 0, "", NULL, 0);
-	add_map(p, wrk, 0x400000, 0x452000, 0, "/usr/bin/app", NULL, 0);
-
-	add_stack(p, app, s0, 0, 2, 5);
-	add_stack(p, app, s1, 2, 2, 3);
-	add_stack(p, wrk, s2, 0, 2, 2);
-	add_stack(p, app, s3, 0, 1, 1);
-	add_stack(p, app, s4, 0, 2, 4);
+	add_stack(p, t.app, s4, 0, 2, 4);
 	assert_int_equal(profile__resolve_locs(p), 0);
 
-	name_loc(p, app, 0x401010, "hot", "/usr/bin/app", false);
-	name_loc(p, app, 0x402020, "main", "/usr/bin/app", false);
-	name_loc(p, app, 0x402030, "main", "/usr/bin/app", false);
-	name_loc(p, app, 0x402040, "main", "/usr/bin/app", false);
-	name_loc(p, PROFILE_KERNEL_PROC, K_LEAF, "do_syscall_64", "[kernel.kallsyms]", false);
-	name_loc(p, PROFILE_KERNEL_PROC, K_RET, "entry_SYSCALL_64", "[kernel.kallsyms]", false);
-	name_loc(p, app, 0x7f0000001000ULL, NULL, "/usr/lib/x86_64-linux-gnu/libc.so.6", false);
-	name_loc(p, wrk, 0x401010, "hot", "/usr/bin/app", false);
-	name_loc(p, app, 0x7f1000000100ULL, "JS:foo /app.js:1:1", "[jit]", true);
-	name_loc(p, app, 0x7f2000000040ULL, "py:work", "[python]", false);
+	two_process_names(p, t);
+	name_loc(p, t.app, 0x402040, "main", "/usr/bin/app", false);
+	name_loc(p, t.app, 0x7f2000000040ULL, "py:work", "[python]", false);
 	for (i = 0; i < p->nr_locs; i++)
 		if (p->locs[i].addr == 0x7f2000000040ULL) {
 			p->locs[i].src_func = profile__intern(p, "work");
@@ -477,24 +415,6 @@ static void test_two_processes(void **state)
 
 /* ---- the same capture through the pprof writer ---- */
 
-static uint8_t *gunzip(const uint8_t *in, size_t len, size_t *out_len)
-{
-	z_stream zs = { 0 };
-	size_t cap = 1 << 16;
-	uint8_t *out = malloc(cap);
-
-	assert_non_null(out);
-	assert_int_equal(inflateInit2(&zs, 16 + MAX_WBITS), Z_OK);
-	zs.next_in = (Bytef *)in;
-	zs.avail_in = (uInt)len;
-	zs.next_out = out;
-	zs.avail_out = (uInt)cap;
-	assert_int_equal(inflate(&zs, Z_FINISH), Z_STREAM_END);
-	*out_len = cap - zs.avail_out;
-	inflateEnd(&zs);
-	return out;
-}
-
 /* One line per sample: "value|addr:name:file:line;..." leaf first, sorted by the caller. */
 static int cmp_str(const void *a, const void *b)
 {
@@ -583,7 +503,7 @@ static void test_offcpu_profile(void **state)
 {
 	struct fixture *f = *state;
 	struct profile *p = f->p;
-	uint32_t a = add_proc(p, 7, "a", NULL, NULL);
+	uint32_t a = add_labeled_proc(p, 7, "a", NULL, NULL);
 	const uint64_t both[] = { 0x10010, 0x10020 };
 	const uint64_t blocked[] = { 0xffffffff81000010ULL, 0x10030 };
 	const pb_profile *cpu, *off;
@@ -621,7 +541,7 @@ static void test_traced_view(void **state)
 {
 	struct fixture *f = *state;
 	struct profile *p = f->p;
-	uint32_t a = add_proc(p, 7, "a", NULL, NULL);
+	uint32_t a = add_labeled_proc(p, 7, "a", NULL, NULL);
 	const uint64_t s0[] = { 0x10010 }, s1[] = { 0x10020 };
 	const pb_profile *pp;
 	bool created;
@@ -658,14 +578,14 @@ static void test_empty_profile(void **state)
 static void test_demangled_system_name(void **state)
 {
 	struct fixture *f = *state;
-	uint32_t a = add_proc(f->p, 7, "a", NULL, NULL);
+	uint32_t a = add_labeled_proc(f->p, 7, "a", NULL, NULL);
 	const uint64_t ips[] = { 0x10010, 0x10500 };
 	const pb_location *l;
 	const pb_function *fn;
 	const pb_dict *d;
 	size_t i;
 
-	add_map(f->p, a, 0x10000, 0x11000, 0, "/bin/a", NULL, 0);
+	add_file_mapping(f->p, a, 0x10000, 0x11000, 0, "/bin/a", NULL, 0);
 	add_stack(f->p, a, ips, 0, 2, 1);
 	assert_int_equal(profile__resolve_locs(f->p), 0);
 	name_loc(f->p, a, 0x10010, "ns::Shape::area()", "/bin/a", false);
@@ -692,7 +612,7 @@ static void test_demangled_system_name(void **state)
 static void test_unresolved_is_einval(void **state)
 {
 	struct fixture *f = *state;
-	uint32_t a = add_proc(f->p, 7, "a", NULL, NULL);
+	uint32_t a = add_labeled_proc(f->p, 7, "a", NULL, NULL);
 	const uint64_t ips[] = { 0x10010 };
 
 	add_stack(f->p, a, ips, 0, 1, 1);

@@ -16,8 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include "gunzip_fixture.h"
 #include "profile_fixture.h"
-#include <zlib.h>
+#include "two_process_profile.h"
 #include "buf.h"
 #include "profile.h"
 #include "write_pprof.h"
@@ -71,119 +72,19 @@ static int teardown(void **state)
 
 /* ---- building the input ---- */
 
-static uint32_t add_proc(struct profile *p, uint32_t pid, const char *comm, const char *cgroup,
-			 const char *container)
-{
-	bool created;
-	int idx = profile__process(p, pid, &created);
-	struct profile_process *pr;
-
-	assert_true(idx >= 0);
-	pr = &p->procs[idx];
-	strncpy(pr->comm, comm, sizeof(pr->comm) - 1);
-	pr->cgroup_path = cgroup ? profile__intern(p, cgroup) : NULL;
-	pr->container_id = container ? profile__intern(p, container) : NULL;
-	return (uint32_t)idx;
-}
-
-static void add_map(struct profile *p, uint32_t proc, uint64_t start, uint64_t end, uint64_t offset,
-		    const char *path, const uint8_t *build_id, uint8_t build_id_len)
-{
-	struct profile_mapping m = { .start = start, .end = end, .offset = offset };
-
-	memcpy(m.perms, "r-xp", 5);
-	m.path = profile__intern(p, path);
-	assert_non_null(m.path);
-	if (build_id_len)
-		memcpy(m.build_id, build_id, build_id_len);
-	m.build_id_len = build_id_len;
-	assert_int_equal(profile__add_mapping(p, proc, &m), 1);
-}
-
-static const uint8_t APP_ID[20] = { 0xde, 0xad, 0xbe, 0xef, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05,
-				    0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0xff };
 static const uint8_t LIBC_ID[8] = { 0xAB, 0xCD, 0xEF, 0x12, 0x34, 0x56, 0x78, 0x9A };
-#define APP_ID_HEX "deadbeef000102030405060708090a0b0c0d0eff"
 #define LIBC_ID_HEX "abcdef123456789a"
 
-#define K_LEAF 0xffffffff81000010ULL
-#define K_RET 0xffffffff81000200ULL
-
-/*
- * Two processes:
- *   pid 1234 "app", cgroup /system.slice/app.service, no container:
- *     /usr/bin/app 0x400000-0x452000 (build-id), libc 0x7f0000000000-0x7f0000200000
- *     offset 0x28000 (build-id), JIT code 0x7f1000000000-0x7f1000100000 (anonymous)
- *   pid 99 "worker", cgroup and container id:
- *     /usr/bin/app 0x400000-0x452000 (no build-id)
- * Stacks, in this insertion order:
- *   S0 app: hot <- main                                  5
- *   S1 app: kernel do_syscall <- entry; user libc(unnamed) <- main   3
- *   S2 worker: hot <- 0x500000 (no mapping, unnamed)     2
- *   S3 app: JS:foo (jit)                                 1
- */
+/* tests/two_process_profile.h's, libc with build-id LIBC_ID */
 static void build_two_process_profile(struct profile *p)
 {
-	uint32_t app = add_proc(p, 1234, "app", "/system.slice/app.service", NULL);
-	uint32_t wrk =
-		add_proc(p, 99, "worker", "/kubepods/pod1/cri-containerd-0123abcd", "0123abcd");
-	const uint64_t s0[] = { 0x401010, 0x402020 };
-	const uint64_t s1[] = { K_LEAF, K_RET, 0x7f0000001000ULL, 0x402030 };
-	const uint64_t s2[] = { 0x401010, 0x500000 };
-	const uint64_t s3[] = { 0x7f1000000100ULL };
+	struct two_procs t = two_process_stacks(p, LIBC_ID, sizeof(LIBC_ID));
 
-	add_map(p, app, 0x7f0000000000ULL, 0x7f0000200000ULL, 0x28000,
-		"/usr/lib/x86_64-linux-gnu/libc.so.6", LIBC_ID, sizeof(LIBC_ID));
-	add_map(p, app, 0x400000, 0x452000, 0, "/usr/bin/app", APP_ID, sizeof(APP_ID));
-	add_map(p, app, 0x7f1000000000ULL, 0x7f1000100000ULL, 0, "", NULL, 0);
-	add_map(p, wrk, 0x400000, 0x452000, 0, "/usr/bin/app", NULL, 0);
-
-	add_stack(p, app, s0, 0, 2, 5);
-	add_stack(p, app, s1, 2, 2, 3);
-	add_stack(p, wrk, s2, 0, 2, 2);
-	add_stack(p, app, s3, 0, 1, 1);
 	assert_int_equal(profile__resolve_locs(p), 0);
-
-	name_loc(p, app, 0x401010, "hot", "/usr/bin/app", false);
-	name_loc(p, app, 0x402020, "main", "/usr/bin/app", false);
-	name_loc(p, app, 0x402030, "main", "/usr/bin/app", false);
-	name_loc(p, PROFILE_KERNEL_PROC, K_LEAF, "do_syscall_64", "[kernel.kallsyms]", false);
-	name_loc(p, PROFILE_KERNEL_PROC, K_RET, "entry_SYSCALL_64", "[kernel.kallsyms]", false);
-	name_loc(p, app, 0x7f0000001000ULL, NULL, "/usr/lib/x86_64-linux-gnu/libc.so.6", false);
-	name_loc(p, wrk, 0x401010, "hot", "/usr/bin/app", false);
-	name_loc(p, app, 0x7f1000000100ULL, "JS:foo /app.js:1:1", "[jit]", true);
+	two_process_names(p, t);
 }
 
 /* ---- decoding the output ---- */
-
-static uint8_t *gunzip(const uint8_t *in, size_t len, size_t *out_len)
-{
-	z_stream zs = { 0 };
-	size_t cap = 4096, n = 0;
-	uint8_t *out = malloc(cap);
-	int zerr;
-
-	assert_non_null(out);
-	assert_int_equal(inflateInit2(&zs, 16 + MAX_WBITS), Z_OK);
-	zs.next_in = (Bytef *)in;
-	zs.avail_in = (uInt)len;
-	do {
-		if (n == cap) {
-			cap *= 2;
-			out = realloc(out, cap);
-			assert_non_null(out);
-		}
-		zs.next_out = out + n;
-		zs.avail_out = (uInt)(cap - n);
-		zerr = inflate(&zs, Z_NO_FLUSH);
-		n = cap - zs.avail_out;
-	} while (zerr == Z_OK);
-	assert_int_equal(zerr, Z_STREAM_END);
-	assert_int_equal(zs.avail_in, 0); /* one member, nothing after it */
-	inflateEnd(&zs);
-	*out_len = n;
-	return out;
-}
 
 static pb_profile *decode(struct fixture *f)
 {
@@ -486,13 +387,13 @@ static void test_unused_mappings_left_out(void **state)
 {
 	struct fixture *f = *state;
 	struct profile *p = f->p;
-	uint32_t a = add_proc(p, 7, "a", NULL, NULL);
+	uint32_t a = add_labeled_proc(p, 7, "a", NULL, NULL);
 	const uint64_t s[] = { 0x10010 };
 	const pb_profile *pb;
 
-	add_proc(p, 8, "idle", NULL, NULL);
-	add_map(p, a, 0x10000, 0x11000, 0, "/bin/a", NULL, 0);
-	add_map(p, a, 0x20000, 0x21000, 0, "/lib/unused.so", NULL, 0);
+	add_labeled_proc(p, 8, "idle", NULL, NULL);
+	add_file_mapping(p, a, 0x10000, 0x11000, 0, "/bin/a", NULL, 0);
+	add_file_mapping(p, a, 0x20000, 0x21000, 0, "/lib/unused.so", NULL, 0);
 	add_stack(p, a, s, 0, 1, 4);
 	assert_int_equal(profile__resolve_locs(p), 0);
 	assert_int_equal(write_pprof(p, &f->out), 0);
@@ -516,14 +417,14 @@ static void test_anonymous_mappings(void **state)
 {
 	struct fixture *f = *state;
 	struct profile *p = f->p;
-	uint32_t a = add_proc(p, 7, "a", NULL, NULL);
+	uint32_t a = add_labeled_proc(p, 7, "a", NULL, NULL);
 	const uint64_t s[] = { 0x10010, 0x20010, 0x30010 };
 	const pb_profile *pb;
 	const Perftools__Profiles__Location *l;
 
-	add_map(p, a, 0x10000, 0x11000, 0, "", NULL, 0); /* unnamed only */
-	add_map(p, a, 0x20000, 0x21000, 0, "", NULL, 0); /* JIT */
-	add_map(p, a, 0x30000, 0x31000, 0, "/bin/a", NULL, 0);
+	add_file_mapping(p, a, 0x10000, 0x11000, 0, "", NULL, 0); /* unnamed only */
+	add_file_mapping(p, a, 0x20000, 0x21000, 0, "", NULL, 0); /* JIT */
+	add_file_mapping(p, a, 0x30000, 0x31000, 0, "/bin/a", NULL, 0);
 	add_stack(p, a, s, 0, 3, 1);
 	assert_int_equal(profile__resolve_locs(p), 0);
 	name_loc(p, a, 0x20010, "JS:f", "[jit]", true);
@@ -548,12 +449,12 @@ static void test_leaf_and_return_same_address(void **state)
 {
 	struct fixture *f = *state;
 	struct profile *p = f->p;
-	uint32_t a = add_proc(p, 7, "a", NULL, NULL);
+	uint32_t a = add_labeled_proc(p, 7, "a", NULL, NULL);
 	const uint64_t s1[] = { 0x10010 }, s2[] = { 0x10500, 0x10010 };
 	const pb_profile *pb;
 	const Perftools__Profiles__Location *l1, *l2;
 
-	add_map(p, a, 0x10000, 0x11000, 0, "/bin/a", NULL, 0);
+	add_file_mapping(p, a, 0x10000, 0x11000, 0, "/bin/a", NULL, 0);
 	add_stack(p, a, s1, 0, 1, 1);
 	add_stack(p, a, s2, 0, 2, 1);
 	assert_int_equal(profile__resolve_locs(p), 0);
@@ -576,13 +477,13 @@ static void test_demangled_system_name(void **state)
 {
 	struct fixture *f = *state;
 	struct profile *p = f->p;
-	uint32_t a = add_proc(p, 7, "a", NULL, NULL);
+	uint32_t a = add_labeled_proc(p, 7, "a", NULL, NULL);
 	const uint64_t s1[] = { 0x10010, 0x10500, 0x10600 };
 	const Perftools__Profiles__Function *fn;
 	const pb_profile *pb;
 	size_t i;
 
-	add_map(p, a, 0x10000, 0x11000, 0, "/bin/a", NULL, 0);
+	add_file_mapping(p, a, 0x10000, 0x11000, 0, "/bin/a", NULL, 0);
 	add_stack(p, a, s1, 0, 3, 1);
 	assert_int_equal(profile__resolve_locs(p), 0);
 	name_loc(p, a, 0x10010, "core::fmt::write", "/bin/a", false);
@@ -626,7 +527,7 @@ static void test_unresolved_is_einval(void **state)
 {
 	struct fixture *f = *state;
 	struct profile *p = f->p;
-	uint32_t a = add_proc(p, 7, "a", NULL, NULL);
+	uint32_t a = add_labeled_proc(p, 7, "a", NULL, NULL);
 	const uint64_t s[] = { 0x10010 };
 
 	add_stack(p, a, s, 0, 1, 1);
@@ -664,7 +565,7 @@ static void test_offcpu_sample_types(void **state)
 {
 	struct fixture *f = *state;
 	struct profile *p = f->p;
-	uint32_t a = add_proc(p, 7, "a", NULL, NULL);
+	uint32_t a = add_labeled_proc(p, 7, "a", NULL, NULL);
 	const uint64_t both[] = { 0x10010, 0x10020 };
 	const uint64_t blocked[] = { 0xffffffff81000010ULL, 0x10030 };
 	const pb_profile *pb;

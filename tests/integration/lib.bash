@@ -124,3 +124,45 @@ ends() {
 		NF == 0 { if (last != "") root(last); last = ""; next } { last = $0 }
 		END { if (last != "") root(last); printf "%.1f %d\n", n ? 100 * e / n : 0, n }'
 }
+
+# The --push tests (push.sh, otlp.sh): a receiver of their own on 127.0.0.1,
+# $RECEIVER run by python3, and bpfprof $bp's log $work/b.log watched.
+# require_python WHAT: $PY set to Debian's python3 (tools/install-deps.sh),
+# else whatever python3 PATH has; without one skip WHAT and end the script
+require_python() {
+	PY=/usr/bin/python3
+	[ -x "$PY" ] || PY=$(command -v python3) || {
+		skip "$1" "python3 (the receiver) not installed"
+		finish
+	}
+}
+# free_port: a TCP port of 127.0.0.1 free now
+free_port() { "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+# start_recv NAME ARGS...: the receiver in the background (stderr to
+# $work/NAME.recv.err), $recv_pid set, waits for its port file $work/NAME.port
+start_recv() {
+	local name=$1
+	shift
+	rm -f "$work/$name.port"
+	"$PY" "$RECEIVER" --port-file "$work/$name.port" "$@" 2>>"$work/$name.recv.err" &
+	recv_pid=$!
+	pids+=("$recv_pid")
+	for _ in $(seq 500); do
+		[ -s "$work/$name.port" ] && return 0
+		sleep 0.02
+	done
+	return 1
+}
+stop_recv() { kill "$recv_pid" 2>/dev/null; wait "$recv_pid" 2>/dev/null; }
+# seen PATTERN: lines of bpfprof's log that match; wait_log PATTERN N: until
+# there are N (20 s at most; 1 if bpfprof ended first)
+seen() { grep -c -- "$1" "$work/b.log"; }
+wait_log() {
+	local i
+	for ((i = 0; i < 400; i++)); do
+		[ "$(seen "$1")" -ge "$2" ] && return 0
+		kill -0 "$bp" 2>/dev/null || return 1
+		sleep 0.05
+	done
+	return 1
+}

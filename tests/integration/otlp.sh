@@ -40,11 +40,7 @@ trap cleanup EXIT
 
 . "$(dirname "$0")/lib.bash"
 require_bpf "otlp"
-PY=/usr/bin/python3
-[ -x "$PY" ] || PY=$(command -v python3) || {
-	skip "otlp" "python3 (the receiver) not installed"
-	finish
-}
+require_python "otlp"
 command -v protoc-c >/dev/null || {
 	skip "otlp" "protoc-c not installed"
 	finish
@@ -63,7 +59,7 @@ if [ $rc -eq 0 ] && decode "$work/out.otlp" >"$work/out.txt" 2>"$work/decode.err
 	if "$PY" -c '
 import gzip, json, sys
 sys.path.insert(0, sys.argv[2])
-from pyroscope_receiver import fields, packed_ints
+from receiver_lib import fields, packed_ints
 p = json.load(open(sys.argv[1]))
 # the pprof of the same capture: value 0 (samples) and 2 (off_cpu ns) summed
 tot = [0, 0, 0, 0]
@@ -84,7 +80,6 @@ else
 fi
 
 # ---- 2. pushed every interval, with the receiver down once ----
-free_port() { "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 cg2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
 [ -n "$cg2" ] && mkdir "$cg2/bpfprof-otlp.$$" 2>/dev/null && cg=$cg2/bpfprof-otlp.$$
 "$HOTCOLD" 60 --duty 50 &
@@ -96,15 +91,7 @@ kill -STOP $wl
 port=$(free_port)
 mode=$work/mode
 echo ok >"$mode"
-recv_up() {
-	rm -f "$work/r.port"
-	"$PY" "$RECEIVER" --port "$port" --port-file "$work/r.port" --out "$work/r" --mode-file "$mode" \
-		--pid $wl 2>>"$work/r.err" &
-	recv=$!
-	pids+=("$recv")
-	for _ in $(seq 500); do [ -s "$work/r.port" ] && break; sleep 0.02; done
-}
-recv_down() { kill "$recv" 2>/dev/null; wait "$recv" 2>/dev/null; }
+recv_up() { start_recv r --port "$port" --out "$work/r" --mode-file "$mode" --pid $wl; }
 recv_up
 mkdir -p "$work/b"
 "$BPFPROF" -a ${cg:+--cgroup "$cg"} -F 999 --interval 1 --output-dir "$work/b" --push "http://127.0.0.1:$port" \
@@ -113,20 +100,10 @@ bp=$!
 pids+=("$bp")
 wait_sampling $bp perf_event
 kill -CONT $wl
-seen() { grep -c -- "$1" "$work/b.log"; }
-wait_log() {
-	local i
-	for ((i = 0; i < 400; i++)); do
-		[ "$(seen "$1")" -ge "$2" ] && return 0
-		kill -0 $bp 2>/dev/null || return 1
-		sleep 0.05
-	done
-	return 1
-}
 missed=()
 pushed='interval .* pushed (' spooled=' spooled to ' replayed="' replayed$" partly=' partly: 1 profiles rejected: test'
 wait_log "$pushed" 1 || missed+=("a push")
-recv_down
+stop_recv
 wait_log "$spooled" 1 || missed+=("spooled while down")
 recv_up
 wait_log "$replayed" 1 || missed+=("replayed once back")
@@ -138,13 +115,13 @@ kill -INT $bp
 wait $bp
 rc=$?
 kill -STOP $wl
-recv_down
+stop_recv
 [ ${#missed[@]} -eq 0 ] && ok "push: up, down until spooled, back and replayed, partial success, back: each seen in bpfprof's log" ||
 	fail "push: not seen: ${missed[*]}" "$(grep 'push' "$work/b.log" | tail -8)"
 [ $rc -eq 0 ] || fail "push: bpfprof exited $rc" "$(tail -5 "$work/b.log")"
 [ ! -s "$work/r/errors.log" ] && [ -s "$work/r/index.jsonl" ] &&
 	ok "push: every request POST /v1development/profiles, x-protobuf, gzip; protoc-c decodes each body" ||
-	fail "push: malformed requests" "$(head -5 "$work/r/errors.log" "$work/r.err" 2>/dev/null)"
+	fail "push: malformed requests" "$(head -5 "$work/r/errors.log" "$work/r.recv.err" 2>/dev/null)"
 "$PY" - "$work/b" "$work/r/index.jsonl" "$work/b.log" "$top/tests/integration/pyroscope_receiver.py" $wl \
 	>"$work/check" <<'PYEOF'
 import glob, json, os, re, sys, importlib.util

@@ -19,17 +19,15 @@ spooled (gzip) request.
 """
 import argparse
 import gzip
-import http.server
 import json
 import os
-import socketserver
 import subprocess
 import sys
 import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pyroscope_receiver import fields, packed_ints  # noqa: E402 (the wire format, by hand)
+from receiver_lib import Handler as BaseHandler, Server, add_server_args, fields, packed_ints, read_mode, serve  # noqa: E402
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 PROTO_DIR = os.path.join(TOP, "proto", "opentelemetry")
@@ -107,18 +105,7 @@ def protoc_decode(body):
         raise ValueError("protoc-c --decode: %s" % r.stderr.decode(errors="replace").strip())
 
 
-class Handler(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, fmt, *a):
-        pass
-
-    def answer(self, code, body=b"", ctype="application/x-protobuf"):
-        self.send_response(code)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+class Handler(BaseHandler):
 
     def reject(self, msg):
         st = self.server.st
@@ -129,11 +116,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def do_POST(self):
         st = self.server.st
         body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-        try:
-            with open(st.args.mode_file) as f:
-                mode = f.read().split() or ["ok"]
-        except OSError:
-            mode = ["ok"]
+        mode = read_mode(st.args.mode_file)
         if mode[0] == "500":
             return self.answer(500, b"test fault", "text/plain")
         bad = []
@@ -167,17 +150,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         return self.answer(200, b"")
 
 
-class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-
-
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--port", type=int, default=0)
-    ap.add_argument("--port-file")
-    ap.add_argument("--out")
-    ap.add_argument("--mode-file", default="/nonexistent")
+    add_server_args(ap)
     ap.add_argument("--pid", type=int, default=0)
     ap.add_argument("--summary")
     args = ap.parse_args()
@@ -190,11 +165,7 @@ def main():
     srv = Server(("127.0.0.1", args.port), Handler)
     srv.st = argparse.Namespace(args=args, lock=threading.Lock(),
                                 seq=len([f for f in os.listdir(args.out) if f.endswith(".otlp")]))
-    if args.port_file:
-        with open(args.port_file + ".tmp", "w") as f:
-            f.write(str(srv.server_address[1]))
-        os.rename(args.port_file + ".tmp", args.port_file)
-    srv.serve_forever()
+    serve(srv, args.port_file)
 
 
 if __name__ == "__main__":

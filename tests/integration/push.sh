@@ -56,29 +56,8 @@ export PPROF_TMPDIR=$work/pprof HOME=${HOME:-/root}
 
 . "$(dirname "$0")/lib.bash"
 require_bpf "push"
-# Debian's python3 (tools/install-deps.sh), else whatever python3 PATH has
-PY=/usr/bin/python3
-[ -x "$PY" ] || PY=$(command -v python3) || {
-	skip "push" "python3 (the receiver) not installed"
-	finish
-}
+require_python "push"
 
-free_port() { "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-# start_recv NAME ARGS...: the receiver in the background, $recv_pid set, waits for its port file
-start_recv() {
-	local name=$1
-	shift
-	rm -f "$work/$name.port"
-	"$PY" "$RECEIVER" --port-file "$work/$name.port" "$@" 2>>"$work/$name.recv.err" &
-	recv_pid=$!
-	pids+=("$recv_pid")
-	for _ in $(seq 500); do
-		[ -s "$work/$name.port" ] && return 0
-		sleep 0.02
-	done
-	return 1
-}
-stop_recv() { kill "$recv_pid" 2>/dev/null; wait "$recv_pid" 2>/dev/null; }
 # cpu_ms PID: the CPU time PID (its main thread) has had, ms (schedstat)
 # go tool pprof -top in samples: "name<TAB>flat" per function
 top_counts() {
@@ -227,18 +206,6 @@ rargs=(--port "$port" --out "$work/rb" --mode-file "$mode" --expect-label run=fa
 recv_up() {
 	start_recv rb "${rargs[@]}"
 	[ -n "$cg" ] && echo "$recv_pid" >"$cg/r/cgroup.procs"
-}
-# seen PATTERN: lines of bpfprof's log that match; wait_log PATTERN N: until
-# there are N (20 s at most; 1 if bpfprof ended first)
-seen() { grep -c -- "$1" "$work/b.log"; }
-wait_log() {
-	local i
-	for ((i = 0; i < 400; i++)); do
-		[ "$(seen "$1")" -ge "$2" ] && return 0
-		kill -0 $bp 2>/dev/null || return 1
-		sleep 0.05
-	done
-	return 1
 }
 missed=()
 retrying='retrying with backoff' back='takes profiles again' pushed='interval .* pushed (' spooled=' spooled to ' replayed="' replayed$"

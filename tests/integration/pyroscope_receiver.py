@@ -18,8 +18,8 @@ Faults come from MODE_FILE, read on every request: "ok", "500" (answer 500
 after reading the body), "slow SECONDS" (answer 200 after that long), "401".
 "Down" is the test stopping this process.
 
-The protobuf wire format is decoded by hand (protobuf.dev/programming-guides/
-encoding): no dependency beyond Python 3.
+The protobuf wire format is decoded by hand (receiver_lib.py): no dependency
+beyond Python 3.
 
 Also: --decode-push FILE (a spooled STAMP-push.pb) and --decode-pprof FILE
 print the same JSON summaries, for the test.
@@ -27,68 +27,21 @@ print the same JSON summaries, for the test.
 import argparse
 import base64
 import gzip
-import http.server
 import json
 import os
 import re
 import socket
-import socketserver
 import sys
 import threading
 import time
 import urllib.parse
 
+# push.sh loads this file by path (importlib): its folder is not on sys.path then
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from receiver_lib import Handler as BaseHandler, Server, add_server_args, fields, packed_ints, read_mode, serve  # noqa: E402,F401
+
 UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
 LABEL_NAME_RE = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
-
-
-def varint(b, i):
-    v = shift = 0
-    while True:
-        if i >= len(b):
-            raise ValueError("truncated varint")
-        c = b[i]
-        i += 1
-        v |= (c & 0x7F) << shift
-        shift += 7
-        if not c & 0x80:
-            return v, i
-        if shift > 63:
-            raise ValueError("varint too long")
-
-
-def fields(b):
-    """(field number, wire type, value): int for varints and fixed, bytes for LEN."""
-    i = 0
-    while i < len(b):
-        key, i = varint(b, i)
-        num, wt = key >> 3, key & 7
-        if num == 0:
-            raise ValueError("field number 0")
-        if wt == 0:
-            v, i = varint(b, i)
-        elif wt == 1:
-            v, i = int.from_bytes(b[i:i + 8], "little"), i + 8
-        elif wt == 2:
-            n, i = varint(b, i)
-            if i + n > len(b):
-                raise ValueError("LEN past the end")
-            v, i = b[i:i + n], i + n
-        elif wt == 5:
-            v, i = int.from_bytes(b[i:i + 4], "little"), i + 4
-        else:
-            raise ValueError("wire type %d" % wt)
-        yield num, wt, v
-
-
-def packed_ints(wt, v):
-    if wt == 0:
-        return [v]
-    out, i = [], 0
-    while i < len(v):
-        x, i = varint(v, i)
-        out.append(x)
-    return out
 
 
 def pprof_summary(raw):
@@ -148,11 +101,7 @@ class State:
         self.seq = len([f for f in os.listdir(args.out) if f.endswith(".pb.gz")])
 
     def mode(self):
-        try:
-            with open(self.args.mode_file) as f:
-                return f.read().split()
-        except OSError:
-            return ["ok"]
+        return read_mode(self.args.mode_file)
 
     def error(self, msg):
         with self.lock, open(os.path.join(self.args.out, "errors.log"), "a") as f:
@@ -191,18 +140,8 @@ def check_labels(st, labels, where):
     return ["%s: %s" % (where, b) for b in bad]
 
 
-class Handler(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, fmt, *a):
-        pass
-
-    def answer(self, code, body=b"", ctype="application/proto"):
-        self.send_response(code)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+class Handler(BaseHandler):
+    CONTENT_TYPE = "application/proto"
 
     def reject(self, msg):
         self.server.st.error("%s %s: %s" % (self.command, self.path, msg))
@@ -302,17 +241,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.reject("undecodable: %s" % e)
 
 
-class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-
-
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--port", type=int, default=0)
-    ap.add_argument("--port-file")
-    ap.add_argument("--out")
-    ap.add_argument("--mode-file", default="/nonexistent")
+    add_server_args(ap)
     ap.add_argument("--expect-header", action="append", default=[])
     ap.add_argument("--expect-label", action="append", default=[])
     ap.add_argument("--tls-cert")
@@ -339,11 +270,7 @@ def main():
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(args.tls_cert, args.tls_key)
         srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
-    if args.port_file:
-        with open(args.port_file + ".tmp", "w") as f:
-            f.write(str(srv.server_address[1]))
-        os.rename(args.port_file + ".tmp", args.port_file)
-    srv.serve_forever()
+    serve(srv, args.port_file)
 
 
 if __name__ == "__main__":

@@ -209,43 +209,7 @@ void proc_table__set_symbolizer(struct proc_table *t, struct symbolizer *sy)
 
 int proc_table__stat(const struct proc_table *t, uint32_t pid, struct proc_stat *ps)
 {
-	char path[PATH_MAX], buf[1024], *p, *end;
-	ssize_t n;
-	int fd, field;
-
-	snprintf(path, sizeof(path), "%s/%u/stat", t->proc_dir, pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return n < 0 ? -errno : -ENOENT;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	if (!p || p[1] != ' ' || !p[2])
-		return -EINVAL;
-	ps->state = p[2];
-	/* p + 2 is field 3 */
-	for (p += 2, field = 3; field < 22; field++) {
-		unsigned long long v;
-
-		p = strchr(p, ' ');
-		if (!p)
-			return -EINVAL;
-		p++;
-		if (field + 1 != 20 && field + 1 != 22)
-			continue;
-		errno = 0;
-		v = strtoull(p, &end, 10);
-		if (errno || end == p)
-			return -EINVAL;
-		if (field + 1 == 20)
-			ps->nr_threads = v;
-		else
-			ps->start_time = v;
-	}
-	return 0;
+	return proc_stat__read(t->proc_dir, pid, ps);
 }
 
 uint64_t proc_table__start_time(const struct proc_table *t, uint32_t pid)

@@ -68,10 +68,9 @@ int proc_ident__read(const char *proc_dir, uint32_t pid, struct proc_ident *id)
 	return have_uid ? 0 : -EINVAL;
 }
 
-int proc_ident__start(const char *proc_dir, uint32_t pid, uint32_t *start)
+int proc_stat__read(const char *proc_dir, uint32_t pid, struct proc_stat *ps)
 {
 	char path[PATH_MAX], buf[1024], *p, *end;
-	unsigned long long v;
 	ssize_t n;
 	int fd, field;
 
@@ -85,20 +84,40 @@ int proc_ident__start(const char *proc_dir, uint32_t pid, uint32_t *start)
 	if (n <= 0)
 		return n < 0 ? -errno : -ENOENT;
 	buf[n] = '\0';
-	/* the comm in parentheses may hold anything: fields start after the last ')' */
 	p = strrchr(buf, ')');
-	if (!p)
+	if (!p || p[1] != ' ' || !p[2])
 		return -EINVAL;
-	for (p++, field = 3; field < 22 && p; field++) /* p: the space before field `field` */
-		p = strchr(p + 1, ' ');
-	if (!p)
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(p + 1, &end, 10);
-	if (errno || end == p + 1)
-		return -EINVAL;
-	*start = (uint32_t)v;
+	ps->state = p[2];
+	/* p + 2 is field 3 */
+	for (p += 2, field = 3; field < 22; field++) {
+		unsigned long long v;
+
+		p = strchr(p, ' ');
+		if (!p)
+			return -EINVAL;
+		p++;
+		if (field + 1 != 20 && field + 1 != 22)
+			continue;
+		errno = 0;
+		v = strtoull(p, &end, 10);
+		if (errno || end == p)
+			return -EINVAL;
+		if (field + 1 == 20)
+			ps->nr_threads = v;
+		else
+			ps->start_time = v;
+	}
 	return 0;
+}
+
+int proc_ident__start(const char *proc_dir, uint32_t pid, uint32_t *start)
+{
+	struct proc_stat ps;
+	int err = proc_stat__read(proc_dir, pid, &ps);
+
+	if (!err)
+		*start = (uint32_t)ps.start_time;
+	return err;
 }
 
 bool proc_ident__same(const char *proc_dir, uint32_t pid, uint32_t start)

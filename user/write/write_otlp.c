@@ -23,6 +23,7 @@
 #include <sys/utsname.h>
 #include "lib_hashmap.h"
 #include "log.h"
+#include "mapping_slots.h"
 #include "write_otlp.h"
 #include "opentelemetry/proto/collector/profiles/v1development/profiles_service.pb-c.h"
 
@@ -77,9 +78,7 @@ struct otlp_state {
 	size_t *nr_proc_attrs;
 	int32_t *frame_attr; /* per location: its profile.frame.type attribute, 0 none */
 
-	size_t *map_base; /* per process: first slot of its mappings in map_idx[] */
-	int32_t *map_idx; /* per (process, mapping): mapping_table index, 0 unused */
-	size_t nr_map_slots;
+	struct mapping_slots slots; /* mark[]: per (process, mapping), mapping_table index */
 	char (*build_ids)[2 * PROFILE_BUILD_ID_MAX + 1]; /* per mapping_table entry */
 	int32_t *map_attr; /* per mapping_table entry: its build-id attribute, 0 none */
 	int32_t kernel_map; /* 0 when no kernel frame */
@@ -120,8 +119,7 @@ static void state__free(struct otlp_state *s)
 	free(s->proc_attrs);
 	free(s->nr_proc_attrs);
 	free(s->frame_attr);
-	free(s->map_base);
-	free(s->map_idx);
+	mapping_slots__free(&s->slots);
 	free(s->build_ids);
 	free(s->map_attr);
 	free(s->mappings);
@@ -224,12 +222,6 @@ static int32_t func_idx(struct otlp_state *s, const char *name, const char *sys,
 	return i < 0 || i > INT32_MAX ? -1 : (int32_t)i;
 }
 
-/* The address pprof and OTLP expect: inside the call instruction for return addresses. */
-static uint64_t loc_address(const struct profile_location *l)
-{
-	return l->is_return && l->addr ? l->addr - 1 : l->addr;
-}
-
 static void hex_of(char *dst, const uint8_t *id, size_t n)
 {
 	static const char digits[] = "0123456789abcdef";
@@ -282,38 +274,18 @@ static int build_proc_attrs(struct otlp_state *s)
 static int build_mappings(struct otlp_state *s)
 {
 	const struct profile *p = s->p;
-	uint64_t kmin = UINT64_MAX, kmax = 0;
-	bool kernel = false;
-	size_t i, j, nprocs = p->nr_procs ? p->nr_procs : 1;
+	uint32_t *map_idx;
+	size_t i, j;
 
-	s->map_base = calloc(nprocs, sizeof(*s->map_base));
-	if (!s->map_base)
+	if (mapping_slots__build(&s->slots, p, NULL))
 		return -ENOMEM;
-	for (i = 0; i < p->nr_procs; i++) {
-		s->map_base[i] = s->nr_map_slots;
-		s->nr_map_slots += p->procs[i].nr_mappings;
-	}
-	s->map_idx = calloc(s->nr_map_slots + 1, sizeof(*s->map_idx));
-	s->build_ids = calloc(s->nr_map_slots + 2, sizeof(*s->build_ids));
-	s->map_attr = calloc(s->nr_map_slots + 2, sizeof(*s->map_attr));
-	s->mappings = calloc(s->nr_map_slots + 2, sizeof(*s->mappings));
-	s->mapping_ptrs = calloc(s->nr_map_slots + 2, sizeof(*s->mapping_ptrs));
-	if (!s->map_idx || !s->build_ids || !s->map_attr || !s->mappings || !s->mapping_ptrs)
+	map_idx = s->slots.mark;
+	s->build_ids = calloc(s->slots.nr + 2, sizeof(*s->build_ids));
+	s->map_attr = calloc(s->slots.nr + 2, sizeof(*s->map_attr));
+	s->mappings = calloc(s->slots.nr + 2, sizeof(*s->mappings));
+	s->mapping_ptrs = calloc(s->slots.nr + 2, sizeof(*s->mapping_ptrs));
+	if (!s->build_ids || !s->map_attr || !s->mappings || !s->mapping_ptrs)
 		return -ENOMEM;
-
-	for (i = 0; i < p->nr_locs; i++) {
-		const struct profile_location *l = &p->locs[i];
-
-		if (l->proc == PROFILE_KERNEL_PROC) {
-			uint64_t a = loc_address(l);
-
-			kernel = true;
-			kmin = a < kmin ? a : kmin;
-			kmax = a > kmax ? a : kmax;
-		} else if (l->mapping >= 0 && (size_t)l->mapping < p->procs[l->proc].nr_mappings) {
-			s->map_idx[s->map_base[l->proc] + (size_t)l->mapping] = 1;
-		}
-	}
 
 	opentelemetry__proto__profiles__v1development__mapping__init(&s->mappings[0]);
 	s->mapping_ptrs[0] = &s->mappings[0];
@@ -326,7 +298,7 @@ static int build_mappings(struct otlp_state *s)
 			size_t n = s->nr_mappings;
 			pb_mapping *pm = &s->mappings[n];
 
-			if (!s->map_idx[s->map_base[i] + j])
+			if (!map_idx[s->slots.base[i] + j])
 				continue;
 			opentelemetry__proto__profiles__v1development__mapping__init(pm);
 			pm->memory_start = m->start;
@@ -345,17 +317,17 @@ static int build_mappings(struct otlp_state *s)
 				pm->n_attribute_indices = 1;
 			}
 			s->mapping_ptrs[n] = pm;
-			s->map_idx[s->map_base[i] + j] = (int32_t)n;
+			map_idx[s->slots.base[i] + j] = (uint32_t)n;
 			s->nr_mappings++;
 		}
 	}
-	if (kernel) {
+	if (s->slots.kernel) {
 		size_t n = s->nr_mappings;
 		pb_mapping *pm = &s->mappings[n];
 
 		opentelemetry__proto__profiles__v1development__mapping__init(pm);
-		pm->memory_start = kmin;
-		pm->memory_limit = kmax + 1 ? kmax + 1 : kmax;
+		pm->memory_start = s->slots.kernel_start;
+		pm->memory_limit = s->slots.kernel_limit;
 		pm->filename_strindex = str_idx(s, KERNEL_MAPPING_NAME);
 		if (pm->filename_strindex < 0)
 			return -ENOMEM;
@@ -408,14 +380,15 @@ static int build_locations(struct otlp_state *s)
 	for (i = 0; i < p->nr_locs; i++) {
 		const struct profile_location *l = &p->locs[i];
 		pb_location *pl = &s->locs[i + 1];
+		ptrdiff_t slot;
 		const char *type = frame_type(l);
 
 		opentelemetry__proto__profiles__v1development__location__init(pl);
-		pl->address = loc_address(l);
+		pl->address = loc_call_address(l);
 		if (l->proc == PROFILE_KERNEL_PROC)
 			pl->mapping_index = s->kernel_map;
-		else if (l->mapping >= 0 && (size_t)l->mapping < p->procs[l->proc].nr_mappings)
-			pl->mapping_index = s->map_idx[s->map_base[l->proc] + (size_t)l->mapping];
+		else if ((slot = mapping_slots__of(&s->slots, p, l)) >= 0)
+			pl->mapping_index = (int32_t)s->slots.mark[slot];
 		if (l->func) {
 			/* Python frames: the function's own name and file, its first line, the frame's line */
 			const char *file = l->src_file && l->src_file[0] ? l->src_file :

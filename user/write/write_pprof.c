@@ -21,6 +21,7 @@
 #include <zlib.h>
 #include "lib_hashmap.h"
 #include "log.h"
+#include "mapping_slots.h"
 #include "write_pprof.h"
 #include "proto/profile.pb-c.h"
 
@@ -44,9 +45,7 @@ struct pprof_state {
 	struct strset st; /* the string table: borrowed strings (interned in the profile,
 				 * comm arrays, literals, or the hex build-ids this writer owns) */
 
-	size_t *map_base; /* per process: first slot of its mappings in map_id[] */
-	uint32_t *map_id; /* per (process, mapping): pprof mapping id, 0 = unused */
-	size_t nr_map_slots;
+	struct mapping_slots slots; /* mark[]: per (process, mapping), pprof mapping id, 0 unused */
 	char (*build_ids)[2 * PROFILE_BUILD_ID_MAX + 1];
 	uint64_t kernel_mapping_id; /* 0 when no kernel frame was sampled */
 
@@ -79,8 +78,7 @@ struct pprof_state {
 static void state__free(struct pprof_state *s)
 {
 	strset__free(&s->st);
-	free(s->map_base);
-	free(s->map_id);
+	mapping_slots__free(&s->slots);
 	free(s->build_ids);
 	free(s->mappings);
 	free(s->mapping_ptrs);
@@ -170,12 +168,6 @@ static uint64_t add_function(struct pprof_state *s, int64_t name, int64_t sys, i
 	return f->id;
 }
 
-/* The address pprof expects: inside the call instruction for return addresses. */
-static uint64_t loc_address(const struct profile_location *l)
-{
-	return l->is_return && l->addr ? l->addr - 1 : l->addr;
-}
-
 struct busy_ctx {
 	const struct profile *p;
 	const uint64_t *samples;
@@ -209,56 +201,29 @@ static void hex_build_id(char *dst, const struct profile_mapping *m)
  * Mappings: one per (process, mapping) that a location uses, processes by
  * samples (busiest first: pprof takes the first mapping for the main binary),
  * each in address order; then one shared kernel mapping covering the kernel
- * addresses seen. map_id[] holds marks (1 used, 2 named) until replaced by ids.
+ * addresses seen. slots.mark[] holds MAPPING_SLOT_* marks until replaced by ids.
  */
 static int build_mappings(struct pprof_state *s)
 {
 	const struct profile *p = s->p;
-	uint64_t *proc_samples, kmin = UINT64_MAX, kmax = 0;
+	uint64_t *proc_samples;
 	uint32_t *order;
-	bool kernel = false, kernel_named = false;
 	size_t i, j, nprocs = p->nr_procs ? p->nr_procs : 1;
 	int64_t idx;
+	uint32_t *map_id;
 
-	s->map_base = calloc(nprocs, sizeof(*s->map_base));
-	if (!s->map_base)
+	if (mapping_slots__build(&s->slots, p, s->loc_used))
 		return -ENOMEM;
-	for (i = 0; i < p->nr_procs; i++) {
-		s->map_base[i] = s->nr_map_slots;
-		s->nr_map_slots += p->procs[i].nr_mappings;
-	}
-	s->map_id = calloc(s->nr_map_slots + 1, sizeof(*s->map_id));
-	s->build_ids = calloc(s->nr_map_slots + 1, sizeof(*s->build_ids));
-	s->mappings = calloc(s->nr_map_slots + 1, sizeof(*s->mappings));
-	s->mapping_ptrs = calloc(s->nr_map_slots + 1, sizeof(*s->mapping_ptrs));
+	map_id = s->slots.mark;
+	s->build_ids = calloc(s->slots.nr + 1, sizeof(*s->build_ids));
+	s->mappings = calloc(s->slots.nr + 1, sizeof(*s->mappings));
+	s->mapping_ptrs = calloc(s->slots.nr + 1, sizeof(*s->mapping_ptrs));
 	proc_samples = calloc(nprocs, sizeof(*proc_samples));
 	order = calloc(nprocs, sizeof(*order));
-	if (!s->map_id || !s->build_ids || !s->mappings || !s->mapping_ptrs || !proc_samples ||
-	    !order) {
+	if (!s->build_ids || !s->mappings || !s->mapping_ptrs || !proc_samples || !order) {
 		free(proc_samples);
 		free(order);
 		return -ENOMEM;
-	}
-
-	/* mark used mappings (UINT32_MAX), and whether any of their locations is named (bit 30) */
-	for (i = 0; i < p->nr_locs; i++) {
-		const struct profile_location *l = &p->locs[i];
-
-		if (!loc_kept(s, i))
-			continue;
-		if (l->proc == PROFILE_KERNEL_PROC) {
-			uint64_t a = loc_address(l);
-
-			kernel = true;
-			kernel_named |= l->func != NULL;
-			kmin = a < kmin ? a : kmin;
-			kmax = a > kmax ? a : kmax;
-			continue;
-		}
-		if (l->proc >= p->nr_procs || l->mapping < 0 ||
-		    (size_t)l->mapping >= p->procs[l->proc].nr_mappings)
-			continue;
-		s->map_id[s->map_base[l->proc] + (size_t)l->mapping] |= 1u | (l->func ? 2u : 0u);
 	}
 
 	for (i = 0; i < p->nr_stacks; i++)
@@ -272,11 +237,11 @@ static int build_mappings(struct pprof_state *s)
 
 	for (i = 0; i < p->nr_procs; i++) {
 		const struct profile_process *pr = &p->procs[order[i]];
-		size_t base = s->map_base[order[i]];
+		size_t base = s->slots.base[order[i]];
 
 		for (j = 0; j < pr->nr_mappings; j++) {
 			const struct profile_mapping *m = &pr->mappings[j];
-			uint32_t mark = s->map_id[base + j];
+			uint32_t mark = map_id[base + j];
 			pb_mapping *pm = &s->mappings[s->nr_mappings];
 
 			/*
@@ -284,8 +249,8 @@ static int build_mappings(struct pprof_state *s)
 			 * only warn that its binary is missing, so its locations
 			 * go without a mapping. Named ones (JIT code) keep it.
 			 */
-			if (!(mark & 2u) && (!m->path || !m->path[0]))
-				mark = s->map_id[base + j] = 0;
+			if (!(mark & MAPPING_SLOT_NAMED) && (!m->path || !m->path[0]))
+				mark = map_id[base + j] = 0;
 			if (!mark)
 				continue;
 			perftools__profiles__mapping__init(pm);
@@ -304,23 +269,23 @@ static int build_mappings(struct pprof_state *s)
 					goto out_nomem;
 				pm->build_id = idx;
 			}
-			pm->has_functions = (mark & 2u) != 0;
+			pm->has_functions = (mark & MAPPING_SLOT_NAMED) != 0;
 			s->mapping_ptrs[s->nr_mappings++] = pm;
-			s->map_id[base + j] = (uint32_t)pm->id;
+			map_id[base + j] = (uint32_t)pm->id;
 		}
 	}
-	if (kernel) {
+	if (s->slots.kernel) {
 		pb_mapping *pm = &s->mappings[s->nr_mappings];
 
 		perftools__profiles__mapping__init(pm);
 		pm->id = s->nr_mappings + 1;
-		pm->memory_start = kmin;
-		pm->memory_limit = kmax + 1 ? kmax + 1 : kmax;
+		pm->memory_start = s->slots.kernel_start;
+		pm->memory_limit = s->slots.kernel_limit;
 		idx = strset__add(&s->st, KERNEL_MAPPING_NAME);
 		if (idx < 0)
 			goto out_nomem;
 		pm->filename = idx;
-		pm->has_functions = kernel_named;
+		pm->has_functions = s->slots.kernel_named;
 		s->kernel_mapping_id = pm->id;
 		s->mapping_ptrs[s->nr_mappings++] = pm;
 	}
@@ -351,17 +316,17 @@ static int build_locations(struct pprof_state *s, size_t *nr_out)
 	for (i = 0; i < p->nr_locs; i++) {
 		const struct profile_location *l = &p->locs[i];
 		pb_location *pl = &s->locs[i];
+		ptrdiff_t slot;
 
 		if (!loc_kept(s, i))
 			continue;
 		perftools__profiles__location__init(pl);
 		pl->id = i + 1;
-		pl->address = loc_address(l);
+		pl->address = loc_call_address(l);
 		if (l->proc == PROFILE_KERNEL_PROC)
 			pl->mapping_id = s->kernel_mapping_id;
-		else if (l->proc < p->nr_procs && l->mapping >= 0 &&
-			 (size_t)l->mapping < p->procs[l->proc].nr_mappings)
-			pl->mapping_id = s->map_id[s->map_base[l->proc] + (size_t)l->mapping];
+		else if ((slot = mapping_slots__of(&s->slots, p, l)) >= 0)
+			pl->mapping_id = s->slots.mark[slot];
 		if (l->func) {
 			/* Python frames: the function's own name and file, its first line, the frame's line */
 			int64_t name = strset__add(&s->st, l->src_func ? l->src_func : l->func);
