@@ -101,14 +101,17 @@ build_driver() {
 	local lib=$(dirname "$BPFPROF")/libbpfprof.a
 	[ -f "$lib" ] || lib=$top/.output/libbpfprof.a
 	if [ -f "$lib" ]; then
-		nm "$lib" 2>/dev/null | grep -q __asan_ && cflags="$cflags -O1 -fsanitize=address,undefined"
+		# grep reads all of nm's listing: -q's early exit would kill nm with
+		# SIGPIPE, a failure under pipefail (the sanitizer build then linked
+		# without its runtime)
+		nm "$lib" 2>/dev/null | grep __asan_ >/dev/null && cflags="$cflags -O1 -fsanitize=address,undefined"
 		gcc $cflags -I"$top/include" -o "$work/profile2" "$top/tests/tools/profile2.c" "$lib" \
 			$(pkg-config --libs libprotobuf-c zlib libbpf) && return
 	fi
 	mkdir -p "$work/proto" &&
 		protoc-c --proto_path="$top/proto" --c_out="$work/proto" "$top/proto/profile.proto" &&
 		gcc $cflags -I"$top/include" -I"$work" -o "$work/profile2" "$top/tests/tools/profile2.c" \
-			"$top"/user/profile.c "$top"/user/lib/{array,buf,log,lib_hashmap}.c "$top"/user/write/{write_pprof,write_folded}.c "$work/proto/profile.pb-c.c" \
+			"$top"/user/profile.c "$top"/user/lib/{array,buf,log,lib_hashmap}.c "$top"/user/write/{write_pprof,write_folded,mapping_slots}.c "$work/proto/profile.pb-c.c" \
 			$(pkg-config --cflags --libs libprotobuf-c zlib libbpf)
 }
 if ! build_driver >"$work/build.log" 2>&1; then
