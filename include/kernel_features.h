@@ -58,9 +58,17 @@ int kernel_features__variant_from_name(const char *name, enum bpf_variant *v);
 /*
  * Probe the running kernel into f. Needs the privileges to create maps and
  * load programs (the probes do both). Returns 0; a probe that cannot answer
- * leaves its feature false.
+ * leaves its feature false. f->task_work stays NONE: only --off-cpu asks
+ * (kernel_features__probe_task_work).
  */
 int kernel_features__probe(struct kernel_features *f);
+
+/*
+ * f->task_work from the running kernel's BTF (kernel_features__task_work_from_btf).
+ * Apart from kernel_features__probe because parsing vmlinux's BTF takes
+ * about 10 ms of CPU, and only the off-CPU variants' choice needs it.
+ */
+void kernel_features__probe_task_work(struct kernel_features *f);
 
 /*
  * The task work kfunc that btf (a kernel's BTF) declares with the exact

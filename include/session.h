@@ -62,6 +62,22 @@ struct session_opts {
  * has no hardware support, -EPERM/-EACCES for privileges).
  */
 int session__open(const struct session_opts *opts, struct session **out);
+/*
+ * What session__open cost the calling thread, CPU time in ns
+ * (CLOCK_THREAD_CPUTIME_ID; nearly all of it kernel time): probing the
+ * kernel's features, creating the maps and loading the programs (the
+ * verifier's work: the variants tried, one where the probes choose right),
+ * opening and attaching the perf events and the rest; the variants tried;
+ * and, read only at log level -v, the kernel memory of the maps created
+ * (bytes, their fdinfo's memlock) and the instructions the verifier
+ * processed for the programs loaded (bpf_prog_info.verified_insns, 5.16).
+ */
+struct session_startup {
+	uint64_t probe_ns, load_ns, attach_ns;
+	uint32_t nr_loads;
+	uint64_t map_bytes, verified_insns;
+};
+void session__startup(const struct session *s, struct session_startup *st);
 /* Add a process to the target set. Returns 0 or -errno. */
 int session__add_target(struct session *s, uint32_t tgid);
 /*

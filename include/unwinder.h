@@ -36,10 +36,18 @@ struct unwind_sink {
 	int (*set_proc)(void *ctx, uint32_t tgid, bool ready);
 	/*
 	 * Load table id (< max_tables): its words[0..nr_words), laid out as
-	 * info says; *bytes: the kernel memory it took. 0 or -errno.
+	 * info says; *bytes: the kernel memory it took. 0 or -errno. The walk
+	 * may see it only at the next flush_tables.
 	 */
 	int (*load_table)(void *ctx, uint32_t id, const struct bpfprof_unwind_table *info,
 			  const uint32_t *words, uint32_t nr_words, uint64_t *bytes);
+	/*
+	 * Make the tables loaded since the last call visible to the walk, all
+	 * at once (a map-in-map update waits for an RCU grace period, 8-30 ms:
+	 * one for them all, not one each). Called before a process's entries
+	 * name them. May be NULL: load_table makes each visible itself.
+	 */
+	void (*flush_tables)(void *ctx);
 	/* Drop table id's words (the walk then finds no rule there) */
 	void (*drop_table)(void *ctx, uint32_t id);
 	/* The walk's last use of table id (struct bpfprof_unwind_table.used); 0: never */
@@ -131,6 +139,16 @@ struct unwinder_stats {
 	uint64_t ready_sum_ns,
 		ready_max_ns; /* from queued to registered, ns: summed, the longest */
 	uint64_t ready_cpu_ns; /* CPU time the background thread spent registering them, ns */
+	/*
+	 * Where registrations' time went (wall ns, every registration summed):
+	 * waiting for the background thread, identifying the files (open,
+	 * fstat, build-id), reading tables from the persistent cache, building
+	 * them (build_ns), loading them into the BPF maps, writing the
+	 * process's map entries; nr_skipped: requests whose executable
+	 * mappings were those registered or pending already (not redone)
+	 */
+	uint64_t wait_ns, id_ns, cache_ns, load_ns, entries_ns;
+	uint64_t nr_loads, nr_skipped;
 };
 
 void unwinder__stats(struct unwinder *u, struct unwinder_stats *st);

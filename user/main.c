@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -63,6 +64,11 @@ struct run {
 	bool tty; /* --progress to a terminal */
 	/* a command that could not be started: bpfprof's exit status, as a shell's (127, 126) */
 	int exec_status;
+	/* start-up's cost (-v, report_cpu), ns of CPU */
+	struct {
+		uint64_t options, stages, session, rest; /* this thread's, each step */
+		uint64_t all; /* every thread's, when the run loop began */
+	} startup;
 };
 
 /* Data pages of each CPU's ring of the mmap events (mmap_events.h): 64 KiB a CPU */
@@ -99,6 +105,49 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t cpu_ns(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static double tv_s(struct timeval tv)
+{
+	return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
+}
+
+/*
+ * -v: bpfprof's own CPU time (getrusage RUSAGE_SELF: every thread, not the
+ * command's) and what start-up took of it before the run loop began, step by
+ * step (this thread's), the kernel's share named (bench/ready.sh,
+ * docs/BENCHMARKS.md).
+ */
+static void report_cpu(const struct run *r)
+{
+	struct session_startup st = { 0 };
+	struct rusage ru;
+
+	if (log_verbosity < LOG_INFO || getrusage(RUSAGE_SELF, &ru))
+		return;
+	if (r->cap.s)
+		session__startup(r->cap.s, &st);
+	pr_info("CPU: %.3f s (user %.3f, system %.3f); %.1f ms before sampling began: options and "
+		"checks %.1f, stages %.1f, kernel probes %.1f, maps and programs %.1f (%u variant%s "
+		"verified, %llu instructions; maps %.1f MiB), events %.1f, notices, interpreters and unwinder %.1f, "
+		"other threads %.1f\n",
+		tv_s(ru.ru_utime) + tv_s(ru.ru_stime), tv_s(ru.ru_utime), tv_s(ru.ru_stime),
+		(double)r->startup.all / 1e6, (double)r->startup.options / 1e6,
+		(double)r->startup.stages / 1e6, (double)st.probe_ns / 1e6,
+		(double)st.load_ns / 1e6, st.nr_loads, st.nr_loads == 1 ? "" : "s",
+		(unsigned long long)st.verified_insns, (double)st.map_bytes / 1048576.0, (double)st.attach_ns / 1e6,
+		(double)r->startup.rest / 1e6,
+		(double)(r->startup.all - r->startup.options - r->startup.stages -
+			 r->startup.session - r->startup.rest) /
+			1e6);
 }
 
 static int watch_fd(void *ctx, int fd)
@@ -238,6 +287,7 @@ static int session_open(struct run *r)
 		.ctx = r->iv,
 	};
 	struct interp_env env = { .proc_dir = "/proc", .attach = session__interp_attach };
+	uint64_t t0, t1;
 	int err, i;
 
 	if (cfg->command) {
@@ -247,7 +297,10 @@ static int session_open(struct run *r)
 			return err;
 		}
 	}
+	t0 = cpu_ns(CLOCK_THREAD_CPUTIME_ID);
 	err = session__open(&sopts, &r->cap.s);
+	t1 = cpu_ns(CLOCK_THREAD_CPUTIME_ID);
+	r->startup.session = t1 - t0;
 	if (err)
 		return err;
 	/*
@@ -296,6 +349,7 @@ static int session_open(struct run *r)
 		return err;
 	}
 	targets__open_pidfds(&r->tg, watch_fd, r->cap.s);
+	r->startup.rest = cpu_ns(CLOCK_THREAD_CPUTIME_ID) - t1;
 	return 0;
 }
 
@@ -311,6 +365,7 @@ static int run_loop(struct run *r)
 	bool stop = false;
 	int err, err2;
 
+	r->startup.all = cpu_ns(CLOCK_PROCESS_CPUTIME_ID);
 	interval__start(r->iv);
 	targets__release(&r->tg);
 	r->tty = r->cfg.progress && isatty(STDERR_FILENO);
@@ -437,16 +492,20 @@ int main(int argc, char **argv)
 	err = from_options(r, argc, argv);
 	if (err)
 		return err;
+	r->startup.options = cpu_ns(CLOCK_THREAD_CPUTIME_ID);
 	if (stages_new(r))
 		return 1;
 	/* outputs exist (as temporaries) before sampling starts: a bad path fails now */
 	err = interval__begin(r->iv, 0);
+	r->startup.stages = cpu_ns(CLOCK_THREAD_CPUTIME_ID) - r->startup.options;
 	if (!err)
 		err = session_open(r);
 	if (!err)
 		err = run_loop(r);
 	if (!err)
 		err = finish(r);
+	if (!err)
+		report_cpu(r);
 	run_free(r);
 	return err != 0 ? 1 : r->exec_status;
 }

@@ -125,7 +125,6 @@ static void read_line(const char *path, char *buf, size_t size)
 int kernel_features__probe(struct kernel_features *f)
 {
 	struct utsname u;
-	struct btf *btf;
 	char sig[256];
 
 	memset(f, 0, sizeof(*f));
@@ -141,10 +140,16 @@ int kernel_features__probe(struct kernel_features *f)
 	f->bpf_loop = has_helper(BPF_FUNC_loop);
 	f->current_task_btf = has_helper(BPF_FUNC_get_current_task_btf);
 	f->task_pt_regs = has_helper(BPF_FUNC_task_pt_regs);
-	btf = f->btf ? btf__load_vmlinux_btf() : NULL;
+	f->task_work = FEATURES_TASK_WORK_NONE;
+	return 0;
+}
+
+void kernel_features__probe_task_work(struct kernel_features *f)
+{
+	struct btf *btf = f->btf ? btf__load_vmlinux_btf() : NULL;
+
 	f->task_work = kernel_features__task_work_from_btf(btf);
 	btf__free(btf);
-	return 0;
 }
 
 const char *kernel_features__missing(const struct kernel_features *f, char *msg, size_t size)

@@ -21,6 +21,7 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include "array.h"
 #include "bpfprof_abi.h"
 #include "log.h"
 #include "session.h"
@@ -63,7 +64,33 @@ struct session {
 	 */
 	struct table_view *views;
 	uint32_t nr_views;
+	struct session_startup startup; /* what session__open cost (session__startup) */
+	/*
+	 * Tables loaded and not yet in unwind_rows (sink_flush_tables puts them
+	 * there in one batch); under the unwinder's lock, as every sink call is
+	 */
+	struct pending_table *pending;
+	size_t nr_pending, cap_pending;
+	bool warned_flush;
 };
+
+/* A table's words map, filled, waiting for its slot in unwind_rows */
+struct pending_table {
+	uint32_t id;
+	int fd;
+	struct bpfprof_unwind_table info;
+};
+
+static uint64_t map_memlock(int fd);
+
+/* The calling thread's CPU time, ns */
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
 
 /* Samples read between two looks at the notices: a look is two loads when none wait. */
 #define NOTICE_EVERY 16
@@ -391,6 +418,7 @@ static int load_skel(struct session *s, const struct session_opts *o)
 	char why[256], first_why[256], msg[512];
 	size_t n, i;
 	int err = -EINVAL;
+	uint64_t t0 = thread_cpu_ns(), t1;
 
 	kernel_features__probe(&f);
 	if (kernel_features__missing(&f, msg, sizeof(msg))) {
@@ -407,8 +435,10 @@ static int load_skel(struct session *s, const struct session_opts *o)
 		return -ENOTSUP;
 	}
 	/* BPFPROF_OFFCPU_SYS_EXIT=1: the sys_exit path even where task work exists (tests/integration/offcpu.sh) */
-	if (getenv("BPFPROF_OFFCPU_SYS_EXIT"))
-		f.task_work = FEATURES_TASK_WORK_NONE;
+	if (o->offcpu && !getenv("BPFPROF_OFFCPU_SYS_EXIT"))
+		kernel_features__probe_task_work(&f);
+	t1 = thread_cpu_ns();
+	s->startup.probe_ns = t1 - t0;
 	n = kernel_features__choose(&f, o->offcpu, order, why, sizeof(why));
 	/* BPFPROF_BPF_VARIANT=NAME: that variant only (tests of the others on this kernel) */
 	if (forced) {
@@ -431,6 +461,8 @@ static int load_skel(struct session *s, const struct session_opts *o)
 			snprintf(why, sizeof(why), "fallback");
 		}
 		err = load_variant(s, o, &f, order[i]);
+		s->startup.nr_loads++;
+		s->startup.load_ns = thread_cpu_ns() - t1;
 		if (!err) {
 			pr_info("kernel %s: BPF variant %s (%s)\n", f.release,
 				kernel_features__variant_name(order[i]), why);
@@ -508,6 +540,7 @@ void session__libbpf_log(void)
 
 int session__open(const struct session_opts *o, struct session **out)
 {
+	uint64_t t0 = thread_cpu_ns();
 	struct session *s;
 	int err;
 	size_t i;
@@ -593,12 +626,37 @@ int session__open(const struct session_opts *o, struct session **out)
 	err = open_events(s, o);
 	if (err)
 		goto out_free;
+	s->startup.attach_ns =
+		thread_cpu_ns() - t0 - s->startup.probe_ns - s->startup.load_ns;
+	if (log_verbosity >= LOG_INFO) {
+		struct bpf_map *m;
+
+		struct bpf_program *pg;
+
+		bpf_object__for_each_map(m, s->skel->obj)
+			if (bpf_map__fd(m) >= 0)
+				s->startup.map_bytes += map_memlock(bpf_map__fd(m));
+		bpf_object__for_each_program(pg, s->skel->obj) {
+			struct bpf_prog_info info;
+			uint32_t len = sizeof(info);
+
+			memset(&info, 0, sizeof(info));
+			if (bpf_program__fd(pg) >= 0 &&
+			    !bpf_obj_get_info_by_fd(bpf_program__fd(pg), &info, &len))
+				s->startup.verified_insns += info.verified_insns;
+		}
+	}
 	*out = s;
 	return 0;
 
 out_free:
 	session__close(s);
 	return err;
+}
+
+void session__startup(const struct session *s, struct session_startup *st)
+{
+	*st = s->startup;
 }
 
 int session__add_target(struct session *s, uint32_t tgid)
@@ -899,6 +957,13 @@ static int sink_load_table(void *ctx, uint32_t id, const struct bpfprof_unwind_t
 	*bytes = map_memlock(fd);
 	if (!*bytes)
 		*bytes = unwind_compact__kernel_bytes(nr_words);
+	/* into unwind_rows at the next flush, with the others loaded meanwhile */
+	if (!array__grow((void **)&s->pending, &s->cap_pending, s->nr_pending + 1,
+			 sizeof(*s->pending))) {
+		s->pending[s->nr_pending++] =
+			(struct pending_table){ .id = id, .fd = fd, .info = *info };
+		return 0;
+	}
 	if (bpf_map__update_elem(s->skel->maps.unwind_rows, &id, sizeof(id), &fd, sizeof(fd),
 				 BPF_ANY) ||
 	    bpf_map__update_elem(s->skel->maps.unwind_tables, &id, sizeof(id), info, sizeof(*info),
@@ -911,11 +976,79 @@ static int sink_load_table(void *ctx, uint32_t id, const struct bpfprof_unwind_t
 }
 
 /* The description first: a walk that reads it after this finds no table */
+/*
+ * The pending tables into unwind_rows: one batch update (BPF_MAP_UPDATE_BATCH
+ * on an array of maps, 5.6; since 6.8 it waits for one RCU grace period in
+ * all where an update each waits for one each), element by element where
+ * the kernel has no batch; then their descriptions, after their words as
+ * the walk needs. A table that cannot go in is described as none (walked
+ * as a file without table) and warned about once.
+ */
+static void sink_flush_tables(void *ctx)
+{
+	struct session *s = ctx;
+	uint32_t *keys, n = (uint32_t)s->nr_pending;
+	int *fds, err = -ENOMEM;
+	size_t i;
+
+	if (!n)
+		return;
+	keys = malloc(n * sizeof(*keys));
+	fds = malloc(n * sizeof(*fds));
+	if (keys && fds) {
+		for (i = 0; i < n; i++) {
+			keys[i] = s->pending[i].id;
+			fds[i] = s->pending[i].fd;
+		}
+		err = bpf_map_update_batch(bpf_map__fd(s->skel->maps.unwind_rows), keys, fds, &n,
+					   NULL) ?
+			      -errno :
+			      0;
+	}
+	for (i = 0; i < s->nr_pending; i++) {
+		struct pending_table *pt = &s->pending[i];
+		int e = 0;
+
+		/* no batch here (or a partial one: n were done) */
+		if (err && i >= n)
+			e = bpf_map__update_elem(s->skel->maps.unwind_rows, &pt->id,
+						 sizeof(pt->id), &pt->fd, sizeof(pt->fd),
+						 BPF_ANY) ?
+				    -errno :
+				    0;
+		if (!e)
+			e = bpf_map__update_elem(s->skel->maps.unwind_tables, &pt->id,
+						 sizeof(pt->id), &pt->info, sizeof(pt->info),
+						 BPF_ANY) ?
+				    -errno :
+				    0;
+		if (e) {
+			if (!s->warned_flush)
+				pr_warn("unwind: cannot load a table: %s (its file walked without it)\n",
+					strerror(-e));
+			s->warned_flush = true;
+			bpf_map__delete_elem(s->skel->maps.unwind_rows, &pt->id, sizeof(pt->id), 0);
+		}
+		close(pt->fd); /* unwind_rows holds it */
+	}
+	s->nr_pending = 0;
+	free(keys);
+	free(fds);
+}
+
 static void sink_drop_table(void *ctx, uint32_t id)
 {
 	struct session *s = ctx;
 	struct bpfprof_unwind_table none = { 0 };
 
+	/* dropped before it went in: its words go with the descriptor */
+	for (size_t i = 0; i < s->nr_pending; i++) {
+		if (s->pending[i].id != id)
+			continue;
+		close(s->pending[i].fd);
+		s->pending[i] = s->pending[--s->nr_pending];
+		return;
+	}
 	view_drop(s, id);
 	bpf_map__update_elem(s->skel->maps.unwind_tables, &id, sizeof(id), &none, sizeof(none),
 			     BPF_ANY);
@@ -994,6 +1127,7 @@ void session__unwind_sink(struct session *s, struct unwind_sink *sink)
 	sink->del_mapping = sink_del_mapping;
 	sink->set_proc = sink_set_proc;
 	sink->load_table = sink_load_table;
+	sink->flush_tables = sink_flush_tables;
 	sink->drop_table = sink_drop_table;
 	sink->table_used = sink_table_used;
 	sink->table_words = sink_table_words;
@@ -1066,6 +1200,9 @@ void session__close(struct session *s)
 	for (uint32_t i = 0; i < s->nr_views; i++)
 		view_drop(s, i);
 	free(s->views);
+	for (size_t i = 0; i < s->nr_pending; i++)
+		close(s->pending[i].fd);
+	free(s->pending);
 	profile_bpf__destroy(s->skel);
 	free(s->links);
 	free(s->pfds);

@@ -394,6 +394,7 @@ static int build_file(struct unwinder *u, int fd, const char *name, const char *
 	int err, len;
 
 	memset(b, 0, sizeof(*b));
+	t0 = mono_ns();
 	if (fstat(fd, &sb))
 		return -errno;
 	b->f.dev = sb.st_dev;
@@ -411,14 +412,17 @@ static int build_file(struct unwinder *u, int fd, const char *name, const char *
 		}
 	}
 	pthread_mutex_unlock(&u->lock);
-	if (*cached)
+	if (*cached) {
+		__atomic_add_fetch(&u->st.id_ns, mono_ns() - t0, __ATOMIC_RELAXED);
 		return 0;
+	}
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
 	len = elf__read_build_id(self, b->f.id);
 	b->f.id_len = len > 0 ? (size_t)len : 0;
 	pthread_mutex_lock(&u->lock);
 	*cached = find_file(u, b->f.id, b->f.id_len, b->f.dev, b->f.ino, &idx) != NULL;
 	pthread_mutex_unlock(&u->lock);
+	__atomic_add_fetch(&u->st.id_ns, mono_ns() - t0, __ATOMIC_RELAXED);
 	if (*cached)
 		return 0;
 
@@ -431,7 +435,9 @@ static int build_file(struct unwinder *u, int fd, const char *name, const char *
 	memcpy(key.id, b->f.id, sizeof(key.id));
 	key.id_len = b->f.id_len;
 	key.file_size = (uint64_t)sb.st_size;
+	t0 = mono_ns();
 	err = u->build_tables ? unwind_cache__get(u->cache, &key, name, &b->ct) : -ENOENT;
+	__atomic_add_fetch(&u->st.cache_ns, mono_ns() - t0, __ATOMIC_RELAXED);
 	if (!err) {
 		b->from_cache = true;
 	} else if (err == -ENOMEM) {
@@ -629,7 +635,11 @@ static int place_file(struct unwinder *u, struct built *b, const char *name, uin
 			u->st.nr_built++;
 			u->st.cfi_bytes += b->ct.cfi_bytes;
 		}
-		if (load_table(u, f, &b->ct, name) == -ENOMEM)
+		uint64_t t0 = mono_ns();
+		int err = load_table(u, f, &b->ct, name);
+
+		u->st.load_ns += mono_ns() - t0;
+		if (err == -ENOMEM)
 			return -ENOMEM;
 	} else if (u->build_tables) {
 		u->st.nr_no_cfi++;
@@ -725,6 +735,7 @@ int unwinder__load(struct unwinder *u, uint32_t pid, const struct profile_mappin
 	struct proc_entry old = { 0 }, *pe, fresh = { .pid = pid };
 	uint32_t *idx = calloc(nr_maps ? nr_maps : 1, sizeof(*idx));
 	char root[sizeof(u->proc_dir) + 16];
+	uint64_t t0;
 	size_t i;
 	int err = 0;
 
@@ -746,7 +757,9 @@ int unwinder__load(struct unwinder *u, uint32_t pid, const struct profile_mappin
 		} else {
 			if (m->path[0] != '/')
 				continue;
+			t0 = mono_ns();
 			fd = open_mapped(u, pid, m);
+			__atomic_add_fetch(&u->st.id_ns, mono_ns() - t0, __ATOMIC_RELAXED);
 			if (fd < 0)
 				continue;
 			err = build_file(u, fd, m->path, root, &b, &cached);
@@ -772,6 +785,13 @@ int unwinder__load(struct unwinder *u, uint32_t pid, const struct profile_mappin
 	}
 
 	pthread_mutex_lock(&u->lock);
+	t0 = mono_ns();
+	/* the tables placed above, visible before the entries that name them */
+	if (u->sink.flush_tables)
+		u->sink.flush_tables(u->sink.ctx);
+	u->st.load_ns += mono_ns() - t0;
+	t0 = mono_ns();
+	u->st.nr_loads++;
 	for (i = 0; i < nr_maps && !err; i++) {
 		const struct profile_mapping *m = &maps[i];
 		struct bpfprof_unwind_mapping v = { .table = BPFPROF_UNWIND_NO_TABLE };
@@ -830,6 +850,7 @@ int unwinder__load(struct unwinder *u, uint32_t pid, const struct profile_mappin
 	} else {
 		proc_entry_free(&fresh);
 	}
+	u->st.entries_ns += mono_ns() - t0;
 	pthread_mutex_unlock(&u->lock);
 out:
 	pthread_mutex_lock(&u->lock);
@@ -950,6 +971,7 @@ static void *worker(void *arg)
 		memmove(&u->jobs[0], &u->jobs[1], (u->nr_jobs - 1) * sizeof(*u->jobs));
 		u->nr_jobs--;
 		u->busy_pid = j.pid;
+		u->st.wait_ns += mono_ns() - j.queued_ns;
 		pthread_mutex_unlock(&u->lock);
 		if (kill((pid_t)j.pid, 0) == 0 || errno != ESRCH) {
 			struct timespec c0, c1;
@@ -1049,6 +1071,8 @@ void unwinder__stats(struct unwinder *u, struct unwinder_stats *st)
 	pthread_mutex_lock(&u->lock);
 	*st = u->st;
 	st->build_ns = __atomic_load_n(&u->st.build_ns, __ATOMIC_RELAXED);
+	st->id_ns = __atomic_load_n(&u->st.id_ns, __ATOMIC_RELAXED);
+	st->cache_ns = __atomic_load_n(&u->st.cache_ns, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&u->lock);
 }
 
