@@ -469,7 +469,7 @@ int interval__end(struct interval *iv)
 	struct jvm_perfmaps *jvm_maps = NULL;
 	struct report_counters now, d;
 	int err, nr_cpus = session__nr_cpus(s);
-	uint64_t per_cpu[nr_cpus];
+	uint64_t per_cpu[nr_cpus], c0, c1, c2;
 
 	/* the cut, where the caller knows it: not when symbolizing begins */
 	if (!p->end_ns)
@@ -496,16 +496,23 @@ int interval__end(struct interval *iv)
 	/* running JVMs write their perf maps for the symbolizer */
 	if (!cfg->no_jvm_perfmap)
 		jvm_maps = jvm_perfmaps__ask(p, iv->sy, 2 * JVM_ATTACH_TIMEOUT_MS);
+	c0 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
 	err = symbolizer__symbolize(iv->sy, p);
 	if (err) {
 		jvm_perfmaps__free(jvm_maps);
 		pr_warn("symbolization failed: %s\n", strerror(-err));
 		return err;
 	}
+	c1 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
 	err = run_outputs__prepare(iv->out, p, jvm_maps);
 	if (err)
 		return err;
+	c2 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
 	err = run_outputs__write(iv->out, p);
+	/* finalize's cost, where it goes (bench/finalize.sh, docs/BENCHMARKS.md) */
+	pr_info("finalize: CPU ms: %.1f symbolizing, %.1f preparing the outputs, %.1f writing them\n",
+		(double)(c1 - c0) / 1e6, (double)(c2 - c1) / 1e6,
+		(double)(now_ns(CLOCK_PROCESS_CPUTIME_ID) - c2) / 1e6);
 	report__summary(stderr, p, (double)(p->end_ns - p->start_ns) / 1e9,
 			cfg->output_dir ? 0 : cfg->top_n);
 	report__unnamed_jit(stderr, p, jit_images__why_unnamed,

@@ -69,6 +69,8 @@ struct run {
 		uint64_t options, stages, session, rest; /* this thread's, each step */
 		uint64_t all; /* every thread's, when the run loop began */
 	} startup;
+	/* the run's end to its outputs finished (report_cpu): wall and every thread's CPU, ns */
+	uint64_t finish_ns, finish_cpu_ns;
 };
 
 /* Data pages of each CPU's ring of the mmap events (mmap_events.h): 64 KiB a CPU */
@@ -148,6 +150,8 @@ static void report_cpu(const struct run *r)
 		(double)(r->startup.all - r->startup.options - r->startup.stages -
 			 r->startup.session - r->startup.rest) /
 			1e6);
+	pr_info("finalize: %.1f ms from the run's end to the outputs finished, %.1f ms of CPU\n",
+		(double)r->finish_ns / 1e6, (double)r->finish_cpu_ns / 1e6);
 }
 
 static int watch_fd(void *ctx, int fd)
@@ -423,6 +427,7 @@ static int run_loop(struct run *r)
 /* The last interval: the rest of its records, then symbolized, written, summed up; the outputs finished. */
 static int finish(struct run *r)
 {
+	uint64_t t0 = now_ns(), c0 = cpu_ns(CLOCK_PROCESS_CPUTIME_ID);
 	int err, err2;
 
 	finishing = 1; /* from here a second signal abandons the outputs */
@@ -451,6 +456,8 @@ static int finish(struct run *r)
 	}
 	err = interval__end(r->iv);
 	err2 = run_outputs__finish(&r->out);
+	r->finish_ns = now_ns() - t0;
+	r->finish_cpu_ns = cpu_ns(CLOCK_PROCESS_CPUTIME_ID) - c0;
 	return err ?: err2;
 }
 

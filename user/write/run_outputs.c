@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "build_ids.h"
 #include "dso_export.h"
 #include "jit_images.h"
@@ -242,6 +243,9 @@ int run_outputs__write(struct run_outputs *o, const struct profile *all)
 		uint64_t samples = 0, offcpu_samples = 0;
 		int ret = -EINVAL;
 
+		struct timespec c0, c1;
+
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
 		if (out->format == OUTPUT_PERFDATA) {
 			/* streamed while sampling: only its end is written here */
 			ret = perfdata_streams__finish(&o->streams, i, p, &samples,
@@ -262,6 +266,9 @@ int run_outputs__write(struct run_outputs *o, const struct profile *all)
 		if (!ret)
 			print_written(o, i, &wres, b.len, samples, offcpu_samples);
 		buf__free(&b);
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
+		pr_debug("'%s': written in %.1f ms of CPU\n", out->path,
+			 (double)(c1.tv_sec - c0.tv_sec) * 1e3 + (double)(c1.tv_nsec - c0.tv_nsec) / 1e6);
 		if (ret && !err)
 			err = ret;
 	}
