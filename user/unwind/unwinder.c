@@ -77,10 +77,12 @@ struct proc_entry {
 	size_t nr_ranges, cap_ranges;
 	uint32_t *files; /* indices into u->files, one per reference */
 	size_t nr_files, cap_files;
+	uint64_t sig; /* its executable mappings' (maps_sig) */
 };
 
 struct job {
 	uint32_t pid;
+	uint64_t sig; /* maps_sig of maps */
 	uint64_t queued_ns; /* CLOCK_MONOTONIC when queued */
 	struct profile_mapping *maps;
 	size_t nr_maps;
@@ -729,10 +731,36 @@ static bool executable(const struct profile_mapping *m)
 	return m->perms[2] == 'x';
 }
 
+/*
+ * FNV-1a of the executable mappings (bounds, offset, file identity, path):
+ * a request whose mappings are those registered or pending is not redone
+ * (a process's notice, first sample and copies each ask for one)
+ */
+static uint64_t maps_sig(const struct profile_mapping *maps, size_t nr_maps)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (size_t i = 0; i < nr_maps; i++) {
+		const struct profile_mapping *m = &maps[i];
+		uint64_t v[5] = { m->start, m->end, m->offset, m->inode,
+				  (uint64_t)m->dev_major << 32 | m->dev_minor };
+		const unsigned char *b = (const unsigned char *)v;
+		const char *path = m->path ? m->path : "";
+
+		if (!executable(m))
+			continue;
+		for (size_t k = 0; k < sizeof(v); k++)
+			h = (h ^ b[k]) * 1099511628211ULL;
+		for (size_t k = 0; k <= strlen(path); k++)
+			h = (h ^ (unsigned char)path[k]) * 1099511628211ULL;
+	}
+	return h;
+}
+
 int unwinder__load(struct unwinder *u, uint32_t pid, const struct profile_mapping *maps,
 		   size_t nr_maps)
 {
-	struct proc_entry old = { 0 }, *pe, fresh = { .pid = pid };
+	struct proc_entry old = { 0 }, *pe, fresh = { .pid = pid, .sig = maps_sig(maps, nr_maps) };
 	uint32_t *idx = calloc(nr_maps ? nr_maps : 1, sizeof(*idx));
 	char root[sizeof(u->proc_dir) + 16];
 	uint64_t t0;
@@ -1011,7 +1039,8 @@ static void *worker(void *arg)
 int unwinder__queue(struct unwinder *u, uint32_t pid, const struct profile_mapping *maps,
 		    size_t nr_maps)
 {
-	struct job j = { .pid = pid, .queued_ns = mono_ns() };
+	struct job j = { .pid = pid, .queued_ns = mono_ns(), .sig = maps_sig(maps, nr_maps) };
+	const struct proc_entry *pe;
 	size_t i;
 	int err = 0;
 
@@ -1030,6 +1059,19 @@ int unwinder__queue(struct unwinder *u, uint32_t pid, const struct profile_mappi
 		j.nr_maps++;
 	}
 	pthread_mutex_lock(&u->lock);
+	/* the same mappings registered (none other under way) or pending: nothing to redo */
+	pe = find_proc(u, pid);
+	for (i = 0; !err && i < u->nr_jobs && u->jobs[i].pid != pid; i++)
+		;
+	if (!err && (i < u->nr_jobs ? u->jobs[i].sig == j.sig :
+				      u->busy_pid != pid && pe && pe->sig == j.sig)) {
+		u->st.nr_skipped++;
+		pthread_mutex_unlock(&u->lock);
+		for (i = 0; i < j.nr_maps; i++)
+			free((char *)j.maps[i].path);
+		free(j.maps);
+		return 0;
+	}
 	if (!err && !u->thread_started) {
 		if (pthread_create(&u->thread, NULL, worker, u))
 			err = -EAGAIN;
