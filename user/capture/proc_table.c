@@ -9,7 +9,8 @@
  *     held command becomes a target), so its next samples wake the reader
  *     and send a notice again: proc_table__notice (or the notices' thread,
  *     proc_table__take_captured) reads and remembers the new image's maps
- *     and pins its files while it lives.
+ *     and pins its files while it lives; a process the unwinder does not
+ *     have yet is queued for registration from those maps there.
  *  2. The new image's executable mappings arrive as MMAP2 records
  *     (proc_table__watch_mmaps): proc_table__exec_mappings registers the
  *     process with the unwinder again from its maps now. Registered at a
@@ -406,6 +407,20 @@ static int hand_to_symbolizer(struct proc_table *t, uint32_t pid, uint32_t start
 	return err < 0 ? err : 0;
 }
 
+/*
+ * A noticed process not registered with the unwinder yet: its registration
+ * starts from the maps its notice captured, before the reader meets its
+ * records (a copy's request, the aggregator's first read of its maps); the
+ * unwinder leaves out those that come later with the same mappings.
+ * Returns 0 or -ENOMEM.
+ */
+static int register_noticed(struct proc_table *t, uint32_t pid, const char *text, size_t len)
+{
+	if (!t->unwinder || unwinder__has_proc(t->unwinder, pid))
+		return 0;
+	return unwinder__queue_text(t->unwinder, pid, text, len) == -ENOMEM ? -ENOMEM : 0;
+}
+
 /* Read (pid, start)'s maps now and remember them; 0 and the text as remembered, or -errno. */
 static int capture(struct proc_table *t, uint32_t pid, uint32_t start, const char **text,
 		   size_t *len)
@@ -446,7 +461,9 @@ int proc_table__notice(struct proc_table *t, const void *data, size_t size)
 		 err ? strerror(-err) : "maps read", (double)(mono_ns() - n->time_ns) / 1e6);
 	if (err)
 		return err == -ENOMEM ? err : 0;
-	err = hand_to_symbolizer(t, n->tgid, n->start, text, len, NULL);
+	err = register_noticed(t, n->tgid, text, len);
+	if (!err)
+		err = hand_to_symbolizer(t, n->tgid, n->start, text, len, NULL);
 	return err == -ENOMEM ? err : 0;
 }
 
@@ -485,6 +502,8 @@ int proc_table__take_captured(struct proc_table *t)
 		next = it->next;
 		if (!err && t->maps)
 			err = maps_cache__put(t->maps, it->pid, it->start, it->maps, it->maps_len);
+		if (!err)
+			err = register_noticed(t, it->pid, it->maps, it->maps_len);
 		if (!err)
 			err = hand_to_symbolizer(t, it->pid, it->start, it->maps, it->maps_len,
 						 &it->files);

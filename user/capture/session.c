@@ -1009,8 +1009,12 @@ static void sink_flush_tables(void *ctx)
 		struct pending_table *pt = &s->pending[i];
 		int e = 0;
 
-		/* no batch here (or a partial one: n were done) */
-		if (err && i >= n)
+		/*
+		 * no batch here (5.10 has none for an array of maps; the count
+		 * it gives back is then not to be trusted): one at a time, the
+		 * ones a partial batch put in again (the same descriptor)
+		 */
+		if (err)
 			e = bpf_map__update_elem(s->skel->maps.unwind_rows, &pt->id,
 						 sizeof(pt->id), &pt->fd, sizeof(pt->fd),
 						 BPF_ANY) ?
