@@ -114,4 +114,13 @@ struct mmap_events_exec {
 size_t mmap_events__take_exec(struct mmap_events *m, struct mmap_events_exec *out, size_t max,
 			      uint64_t *dropped);
 
+/*
+ * A descriptor readable while executable mappings wait for
+ * mmap_events__take_exec (an eventfd the reader thread signals and
+ * take_exec drains), for the caller's poll: such a mapping of a registered
+ * process is registered at once, not at the next batch of records (its
+ * samples meanwhile go as stack copies). -1 when there is none.
+ */
+int mmap_events__wake_fd(const struct mmap_events *m);
+
 #endif /* BPFPROF_MMAP_EVENTS_H */

@@ -25,6 +25,7 @@
 #include "interp.h"
 #include "interval.h"
 #include "log.h"
+#include "mmap_events.h"
 #include "preflight.h"
 #include "proc_table.h"
 #include "run_outputs.h"
@@ -330,6 +331,11 @@ static int session_open(struct run *r)
 	 */
 	if (cfg->call_graph == CALL_GRAPH_DWARF)
 		proc_table__watch_mmaps(r->procs, MMAP_EVENTS_PAGES);
+	/* an executable mapping made: registered at once (run_loop), not at the next batch */
+	if (proc_table__mmap_events(r->procs) &&
+	    mmap_events__wake_fd(proc_table__mmap_events(r->procs)) >= 0 &&
+	    session__watch_fd(r->cap.s, mmap_events__wake_fd(proc_table__mmap_events(r->procs))))
+		pr_debug("mmap events: not watched by the run loop\n");
 	if (cfg->check_unwind && !(r->cap.checker = unwind_check__new()))
 		return -ENOMEM;
 	env.attach_ctx = r->cap.s;
@@ -382,6 +388,8 @@ static int run_loop(struct run *r)
 			pr_warn("ring buffer: %s\n", strerror(-err));
 			break;
 		}
+		/* the executable mappings made (also drains the mmap events' wake-up) */
+		proc_table__exec_mappings(r->procs);
 		err2 = interval__release(r->iv, false);
 		if (err2)
 			return err2;

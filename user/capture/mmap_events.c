@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
@@ -58,6 +59,7 @@ struct mmap_events {
 	struct mmap_events_stats st;
 	/* executable mappings made, for mmap_events__take_exec; nr_exec also read without the lock */
 	struct mmap_events_exec exec[MMAP_EVENTS_MAX_EXEC];
+	int wake_fd; /* an eventfd: signalled when one is added, drained by take_exec; -1: none */
 	size_t nr_exec;
 	uint64_t exec_dropped;
 
@@ -86,6 +88,7 @@ struct mmap_events *mmap_events__new(size_t max_bytes, uint64_t keep_ns, uint64_
 	m->keep_ns = keep_ns;
 	m->tick_ns = tick_ns;
 	m->map_fd = -1;
+	m->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	return m;
 }
 
@@ -117,6 +120,8 @@ void mmap_events__free(struct mmap_events *m)
 	perf_buffer__free(m->pb);
 	if (m->map_fd >= 0)
 		close(m->map_fd);
+	if (m->wake_fd >= 0)
+		close(m->wake_fd);
 	while (m->nr)
 		proc_drop(m, m->nr - 1);
 	free(m->p);
@@ -289,6 +294,8 @@ static int on_mmap2(struct mmap_events *m, const struct perf_event_header *h)
 			m->exec_dropped++;
 		__atomic_store_n(&m->nr_exec,
 				 m->nr_exec + (m->nr_exec < MMAP_EVENTS_MAX_EXEC), __ATOMIC_RELEASE);
+		if (m->wake_fd >= 0)
+			(void)eventfd_write(m->wake_fd, 1);
 	}
 	return err;
 }
@@ -400,14 +407,23 @@ int mmap_events__record(struct mmap_events *m, const void *rec, size_t size)
 	return err;
 }
 
+int mmap_events__wake_fd(const struct mmap_events *m)
+{
+	return m->wake_fd;
+}
+
 size_t mmap_events__take_exec(struct mmap_events *m, struct mmap_events_exec *out, size_t max,
 			      uint64_t *dropped)
 {
+	eventfd_t drained;
 	size_t n;
 
 	if (!__atomic_load_n(&m->nr_exec, __ATOMIC_ACQUIRE))
 		return 0;
 	pthread_mutex_lock(&m->lock);
+	/* under the lock: a mapping added after this is signalled again */
+	if (m->wake_fd >= 0)
+		eventfd_read(m->wake_fd, &drained);
 	n = m->nr_exec < max ? m->nr_exec : max;
 	memcpy(out, m->exec, n * sizeof(*out));
 	memmove(m->exec, m->exec + n, (m->nr_exec - n) * sizeof(*out));
@@ -540,14 +556,17 @@ static int by_time(const void *a, const void *b)
  * The reader: each round drains every CPU's ring, then handles the round's
  * records in time order (a fork is written on the parent's CPU, the
  * child's exec and mappings maybe on another: in ring order a child's exec
- * could come before its fork). Wakes at half a ring or every 50 ms.
+ * could come before its fork). Wakes at half a ring or every 10 ms: an
+ * executable mapping of a registered process (V8's code space) is
+ * registered once read, its samples sent as stack copies until then (50
+ * ms: 20-70 copies of a 0.5 s node run).
  */
 static void *reader(void *arg)
 {
 	struct mmap_events *m = arg;
 
 	while (!__atomic_load_n(&m->stop, __ATOMIC_ACQUIRE)) {
-		perf_buffer__poll(m->pb, 50);
+		perf_buffer__poll(m->pb, 10);
 		perf_buffer__consume(m->pb);
 		if (!m->nr_q)
 			continue;
