@@ -108,6 +108,13 @@ bool interps__has(const struct interps *r, enum interp_kind kind);
  * they added to p, summed, or -ENOMEM.
  */
 int interps__find(struct interps *r, struct profile *p, uint32_t proc);
+/*
+ * find for the implementations of kinds only (bit 1 << kind), as above:
+ * the process table's early find at a process's notice, on a profile of
+ * that process alone (an interpreter found then is known to the later
+ * find on the run's profile, which only adds its region).
+ */
+int interps__find_kinds(struct interps *r, uint32_t kinds, struct profile *p, uint32_t proc);
 
 /* merge: the first implementation that merges frames into the sample (1), else 0; -ENOMEM. */
 int interps__merge(struct interps *r, struct profile *p, uint32_t proc,

@@ -207,6 +207,15 @@ struct unwinder;
 struct symbolizer;
 void proc_table__set_unwinder(struct proc_table *t, struct unwinder *u);
 void proc_table__set_symbolizer(struct proc_table *t, struct symbolizer *sy);
+/*
+ * The interpreters (borrowed; NULL: none): a noticed process's Python
+ * interpreter is found from its notice's maps while it lives, so that the
+ * BPF walk has its layout from then on, not from the aggregator's first
+ * record of it, which waits for its copies' registration (a 0.3 s process
+ * could be gone by then: no Python frames)
+ */
+struct interps;
+void proc_table__set_interps(struct proc_table *t, struct interps *r);
 
 /*
  * Process proc of p has new maps (its first read, a re-read that added

@@ -344,6 +344,7 @@ static int session_open(struct run *r)
 						    (cfg->no_node ? 0 : 1u << INTERP_V8));
 	if (!r->cap.interps)
 		return -errno;
+	proc_table__set_interps(r->procs, r->cap.interps);
 	err = unwinder_start(r);
 	if (err) {
 		pr_warn("cannot set up the unwinder: %s\n", strerror(-err));
@@ -473,6 +474,8 @@ static void run_free(struct run *r)
 {
 	targets__close(&r->tg);
 	interval__free(r->iv);
+	if (r->procs)
+		proc_table__set_interps(r->procs, NULL);
 	interps__free(r->cap.interps);
 	unwind_copies__free(r->cap.copies);
 	unwinder__free(r->cap.unwinder);

@@ -56,12 +56,17 @@ bool interps__has(const struct interps *r, enum interp_kind kind)
 
 int interps__find(struct interps *r, struct profile *p, uint32_t proc)
 {
+	return interps__find_kinds(r, ~0u, p, proc);
+}
+
+int interps__find_kinds(struct interps *r, uint32_t kinds, struct profile *p, uint32_t proc)
+{
 	int added = 0;
 
 	for (int k = 0; k < INTERP_NR; k++) {
 		int n;
 
-		if (!r->state[k])
+		if (!r->state[k] || !(kinds & (1u << k)))
 			continue;
 		n = impls[k]->find(r->state[k], p, proc);
 		if (n < 0)

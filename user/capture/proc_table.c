@@ -38,6 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "bpfprof_abi.h"
+#include "interp.h"
 #include "log.h"
 #include "maps_cache.h"
 #include "mmap_events.h"
@@ -63,6 +64,7 @@ struct proc_table {
 	struct notice_thread *notices; /* NULL: notices read by proc_table__notice */
 	struct unwinder *unwinder; /* borrowed; NULL: none */
 	struct symbolizer *sy; /* borrowed; NULL: none */
+	struct interps *interps; /* borrowed; NULL: none */
 	/*
 	 * Executable mappings of processes whose registration was under way
 	 * when they came, looked at again once it is done; exec_wait_ns: when
@@ -206,6 +208,11 @@ void proc_table__set_unwinder(struct proc_table *t, struct unwinder *u)
 void proc_table__set_symbolizer(struct proc_table *t, struct symbolizer *sy)
 {
 	t->sy = sy;
+}
+
+void proc_table__set_interps(struct proc_table *t, struct interps *r)
+{
+	t->interps = r;
 }
 
 int proc_table__stat(const struct proc_table *t, uint32_t pid, struct proc_stat *ps)
@@ -400,6 +407,9 @@ static int hand_to_symbolizer(struct proc_table *t, uint32_t pid, uint32_t start
 
 	proc = scratch ? profile__process_start(scratch, pid, start, &created) : -ENOMEM;
 	err = proc < 0 ? proc : procmaps__merge(scratch, (uint32_t)proc, text, len, "notice");
+	/* Python found while the process lives (proc_table__set_interps) */
+	if (err >= 0 && t->interps)
+		err = interps__find_kinds(t->interps, 1u << INTERP_PYTHON, scratch, (uint32_t)proc);
 	if (err >= 0 && t->sy)
 		err = files ? symbolizer__adopt(t->sy, scratch, (uint32_t)proc, files) :
 			      symbolizer__pin(t->sy, scratch, (uint32_t)proc);
