@@ -217,9 +217,6 @@ static int stages_new(struct run *r)
 	if (!r->sy || symbolizer__set_jit_max_size(r->sy, r->cfg.jit_max_bytes))
 		return -1;
 	symbolizer__set_demangle(r->sy, !r->cfg.no_demangle);
-	/* the kernel symbols are read while sampling, not after it */
-	if (symbolizer__load_kernel_async(r->sy))
-		pr_debug("kernel symbols: no thread; read when first needed\n");
 	r->cgroups = cgroup_cache__new(NULL);
 	r->procs = proc_table__new("/proc", true);
 	r->iv = r->procs ? interval__new(&r->cfg, &r->out, r->sy, r->procs) : NULL;
@@ -379,6 +376,14 @@ static int run_loop(struct run *r)
 	r->startup.all = cpu_ns(CLOCK_PROCESS_CPUTIME_ID);
 	interval__start(r->iv);
 	targets__release(&r->tg);
+	/*
+	 * the kernel symbols are read while sampling, not after it, nor before
+	 * it: start-up is only what sampling needs (their 40-60 ms of CPU, most
+	 * of it the kernel's formatting of /proc/kallsyms, ran beside the
+	 * verifier before)
+	 */
+	if (symbolizer__load_kernel_async(r->sy))
+		pr_debug("kernel symbols: no thread; read when first needed\n");
 	r->tty = r->cfg.progress && isatty(STDERR_FILENO);
 	while (!stop) {
 		uint64_t now;
