@@ -146,8 +146,8 @@ static void report_cpu(const struct run *r)
 		(double)r->startup.all / 1e6, (double)r->startup.options / 1e6,
 		(double)r->startup.stages / 1e6, (double)st.probe_ns / 1e6,
 		(double)st.load_ns / 1e6, st.nr_loads, st.nr_loads == 1 ? "" : "s",
-		(unsigned long long)st.verified_insns, (double)st.map_bytes / 1048576.0, (double)st.attach_ns / 1e6,
-		(double)r->startup.rest / 1e6,
+		(unsigned long long)st.verified_insns, (double)st.map_bytes / 1048576.0,
+		(double)st.attach_ns / 1e6, (double)r->startup.rest / 1e6,
 		(double)(r->startup.all - r->startup.options - r->startup.stages -
 			 r->startup.session - r->startup.rest) /
 			1e6);

@@ -626,8 +626,7 @@ int session__open(const struct session_opts *o, struct session **out)
 	err = open_events(s, o);
 	if (err)
 		goto out_free;
-	s->startup.attach_ns =
-		thread_cpu_ns() - t0 - s->startup.probe_ns - s->startup.load_ns;
+	s->startup.attach_ns = thread_cpu_ns() - t0 - s->startup.probe_ns - s->startup.load_ns;
 	if (log_verbosity >= LOG_INFO) {
 		struct bpf_map *m;
 
@@ -1015,9 +1014,8 @@ static void sink_flush_tables(void *ctx)
 		 * ones a partial batch put in again (the same descriptor)
 		 */
 		if (err)
-			e = bpf_map__update_elem(s->skel->maps.unwind_rows, &pt->id,
-						 sizeof(pt->id), &pt->fd, sizeof(pt->fd),
-						 BPF_ANY) ?
+			e = bpf_map__update_elem(s->skel->maps.unwind_rows, &pt->id, sizeof(pt->id),
+						 &pt->fd, sizeof(pt->fd), BPF_ANY) ?
 				    -errno :
 				    0;
 		if (!e)

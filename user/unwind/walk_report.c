@@ -139,8 +139,9 @@ void unwinder__print_walks(FILE *f, const uint64_t st[BPFPROF_STAT_NR],
 				"registered or pending left out); ms in all: %.1f waiting for the thread, "
 				"%.1f identifying files, %.1f reading the cache, %.1f building, %.1f "
 				"loading tables, %.1f writing map entries\n",
-				(unsigned long long)us->nr_loads, (unsigned long long)us->nr_skipped,
-				us->wait_ns / 1e6, us->id_ns / 1e6, us->cache_ns / 1e6,
-				us->build_ns / 1e6, us->load_ns / 1e6, us->entries_ns / 1e6);
+				(unsigned long long)us->nr_loads,
+				(unsigned long long)us->nr_skipped, us->wait_ns / 1e6,
+				us->id_ns / 1e6, us->cache_ns / 1e6, us->build_ns / 1e6,
+				us->load_ns / 1e6, us->entries_ns / 1e6);
 	}
 }

@@ -268,7 +268,8 @@ int run_outputs__write(struct run_outputs *o, const struct profile *all)
 		buf__free(&b);
 		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
 		pr_debug("'%s': written in %.1f ms of CPU\n", out->path,
-			 (double)(c1.tv_sec - c0.tv_sec) * 1e3 + (double)(c1.tv_nsec - c0.tv_nsec) / 1e6);
+			 (double)(c1.tv_sec - c0.tv_sec) * 1e3 +
+				 (double)(c1.tv_nsec - c0.tv_nsec) / 1e6);
 		if (ret && !err)
 			err = ret;
 	}
