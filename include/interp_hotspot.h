@@ -39,6 +39,7 @@ struct hotspot_stats {
 	uint64_t nr_unsupported; /* processes mapping libjvm.so left native: the reason in jvm[] */
 	uint64_t table_reads; /* attempts at reading a JVM's tables (a starting JVM is retried) */
 	uint64_t read_ns; /* time spent in them */
+	uint64_t attached; /* JVMs whose layout the BPF walk was given */
 	uint32_t nr_listed; /* jvm[] filled, the first HOTSPOT_STATS_JVMS processes */
 	struct hotspot_jvm_stat jvm[HOTSPOT_STATS_JVMS];
 };

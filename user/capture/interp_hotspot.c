@@ -42,6 +42,7 @@ struct jvm {
 	struct hotspot_heap heaps[HS_MAX_HEAPS];
 	int nr_heaps;
 	uint32_t stat; /* its entry in the summary's list + 1, 0 none */
+	bool attached; /* its layout is in BPF (or could not be: warned) */
 };
 
 struct interp_hs {
@@ -299,6 +300,83 @@ static void log_found(const struct jvm *j, const struct profile_process *pr, con
 				 j->vm.size[t]);
 }
 
+/*
+ * The BPF walk's layout of j (struct bpfprof_hotspot_proc) from its tables
+ * and heaps. Returns 0, or -ENOTSUP with *why when an offset the walk reads
+ * is missing or lies past the bytes it reads of a CodeBlob.
+ */
+static int bpf_layout(const struct jvm *j, struct bpfprof_hotspot_proc *out, const char **why)
+{
+	static const enum hotspot_field blob_fields[] = {
+		HS_F_CODEBLOB_NAME,	  HS_F_CODEBLOB_FRAME_COMPLETE, HS_F_CODEBLOB_FRAME_SIZE,
+		HS_F_CODEBLOB_CODE_BEGIN, HS_F_NMETHOD_COMPILE_ID,	HS_F_NMETHOD_ORIG_PC,
+		HS_F_NMETHOD_DEOPT_HANDLER,
+	};
+	const struct hotspot_vm *vm = &j->vm;
+	uint16_t off[7];
+
+	memset(out, 0, sizeof(*out));
+	for (size_t k = 0; k < sizeof(blob_fields) / sizeof(blob_fields[0]); k++) {
+		if (!hotspot_vm__has(vm, blob_fields[k]) ||
+		    vm->field[blob_fields[k]] > BPFPROF_HS_BLOB_READ - 8) {
+			*why = "a CodeBlob field the walk reads is missing or too far";
+			return -ENOTSUP;
+		}
+		off[k] = (uint16_t)vm->field[blob_fields[k]];
+	}
+	if (!vm->size[HS_T_CONSTMETHOD] || vm->size[HS_T_HEAPBLOCK] > 64 ||
+	    vm->field[HS_F_METHOD_CONSTMETHOD] > 4096) {
+		*why = "ConstMethod's or HeapBlock's size is missing or absurd";
+		return -ENOTSUP;
+	}
+	out->code_low = vm->code_low;
+	out->code_high = vm->code_high;
+	for (int h = 0; h < j->nr_heaps && h < BPFPROF_HS_HEAPS; h++) {
+		out->heap[h].low = j->heaps[h].low;
+		out->heap[h].high = j->heaps[h].high;
+		out->heap[h].segmap = j->heaps[h].segmap;
+		out->heap[h].log2_segment = j->heaps[h].log2_segment;
+		out->nr_heaps++;
+	}
+	out->heapblock_size = (uint16_t)vm->size[HS_T_HEAPBLOCK];
+	out->blob_name = off[0];
+	out->blob_frame_complete = off[1];
+	out->blob_frame_size = off[2];
+	out->blob_code_begin = off[3];
+	out->nm_compile_id = off[4];
+	out->nm_orig_pc = off[5];
+	out->nm_deopt = off[6];
+	out->method_constmethod = (uint16_t)vm->field[HS_F_METHOD_CONSTMETHOD];
+	out->constmethod_size = (uint16_t)vm->size[HS_T_CONSTMETHOD];
+	out->code_offsets = vm->code_offsets;
+	/* _deopt_handler_begin (JDK <= 22) is a pointer; the others are int offsets */
+	out->deopt_offsets = (vm->field_alt[HS_F_NMETHOD_DEOPT_HANDLER] & 15) != 2;
+	return 0;
+}
+
+/* Hand the BPF walk j's layout, once its heaps are known (-v says so, or why not) */
+static void attach(struct interp_hs *hs, struct jvm *j, const struct profile_process *pr)
+{
+	struct bpfprof_hotspot_proc cfg;
+	const char *why = NULL;
+	int err;
+
+	if (j->attached || !j->nr_heaps || !hs->env.attach)
+		return;
+	err = bpf_layout(j, &cfg, &why);
+	if (!err)
+		err = hs->env.attach(hs->env.attach_ctx, INTERP_HOTSPOT, j->pid, &cfg);
+	if (err) {
+		pr_warn("java: pid %u (%s): Java frames not walked: %s\n", pr->pid, pr->comm,
+			why ? why : strerror(-err));
+		j->attached = true; /* warned once */
+		return;
+	}
+	j->attached = true;
+	hs->st.attached++;
+	pr_info("java: pid %u (%s): Java frames walked in BPF\n", pr->pid, pr->comm);
+}
+
 static int hs_find(void *state, struct profile *p, uint32_t proc)
 {
 	struct interp_hs *hs = state;
@@ -334,6 +412,9 @@ static int hs_find(void *state, struct profile *p, uint32_t proc)
 		j->retry_ns = 0;
 		j->nr_heaps = 0;
 		j->stat = 0;
+		if (j->attached && hs->env.attach)
+			hs->env.attach(hs->env.attach_ctx, INTERP_HOTSPOT, j->pid, NULL);
+		j->attached = false;
 	}
 	t0 = now_ns();
 	if (t0 < j->retry_ns)
@@ -347,6 +428,7 @@ static int hs_find(void *state, struct profile *p, uint32_t proc)
 			pr_info("java: pid %u (%s): %d code heaps: %s\n", pr->pid, pr->comm,
 				j->nr_heaps, heaps_str(j, heaps, sizeof(heaps)));
 			note_heaps(hs, j);
+			attach(hs, j, pr);
 		} else {
 			j->retry_ns = t0 + RETRY_NS;
 		}
@@ -387,6 +469,7 @@ static int hs_find(void *state, struct profile *p, uint32_t proc)
 	}
 	log_found(j, pr, lib->path);
 	note(hs, j, pr, 0, NULL);
+	attach(hs, j, pr);
 	return 0;
 }
 
@@ -400,9 +483,13 @@ static int hs_merge(void *state, struct profile *p, uint32_t proc, const struct 
 
 static void hs_forget(void *state, uint32_t pid)
 {
-	struct jvm *j = find_jvm(state, pid);
+	struct interp_hs *hs = state;
+	struct jvm *j = find_jvm(hs, pid);
 
 	if (j) {
+		if (j->attached && hs->env.attach)
+			hs->env.attach(hs->env.attach_ctx, INTERP_HOTSPOT, pid, NULL);
+		j->attached = false;
 		memset(&j->vm, 0, sizeof(j->vm));
 		j->base = 0;
 		j->done = j->failed = false;
