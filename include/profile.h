@@ -316,6 +316,15 @@ int profile__find_mapping(const struct profile *p, uint32_t proc, uint64_t addr)
 int profile__add_mapping(struct profile *p, uint32_t proc, const struct profile_mapping *m);
 
 /*
+ * Process proc's interpreter-frame region (py_start; Python's or Java's
+ * frames: a process has one interpreter): PROFILE_PY_REGION_SIZE bytes
+ * that none of its mappings use, added as a mapping of p, below
+ * 0x6ffff0000000 in 1 GiB steps. Returns 1 when added, 0 when it was there
+ * already or no room was found (py_start stays 0), or -ENOMEM.
+ */
+int profile__add_py_region(struct profile *p, uint32_t proc);
+
+/*
  * A Python function in process proc's region: its block of nr_lines
  * addresses (lines first_line ...), allocated after the last one (strings
  * interned). Returns 0 and its start in *start, -ENOSPC when the region is
