@@ -19,8 +19,24 @@
 # - --no-java: no JVM looked for, no such line;
 # - a process mapping a "libjvm.so" that is no JVM (a copy of libz): one
 #   warning naming the process and the reason, and it is profiled as before.
+# Java frames (the BPF walk through interpreted, compiled and stub frames,
+# named in user space), with tests/workload/JavaChain.java (two workers,
+# known chains and shares) on default tiers, -Xint and
+# -XX:TieredStopAtLevel=1, attached with -p after 1 s for 3 s:
+# - of the samples with a JavaChain frame, >= 95 % hold the whole chain
+#   from the thread's root (start_thread; thread_native_entry; ...;
+#   java.lang.Thread.run) down to the leaf (the issue's goal);
+# - worker-a's frames in order: Thread.run, the lambda, outerA, midA, then
+#   leafA or leafB, as the JVM's own Thread.getStackTrace printed them
+#   (hidden lambda classes compared by name up to "$$Lambda");
+# - shares: leafA has 2/3 of worker-a's chain (midA calls leafA(2n),
+#   leafB(n)): 0.50-0.85 (the sampled tests' tolerance, a small sample);
+# - go tool pprof -lines names leafA and leafB at their hot lines (the
+#   lines marked LEAF-A / LEAF-B in the source) for the default run;
+# - the -v summary gives the JVM's samples with Java frames.
 # Cost: each JVM spins one thread about 3 s, jhsdb starts a JVM of its own
-# (about 1 CPU-s): some 10 CPU-s in all.
+# (about 1 CPU-s), the Java-frame runs 2 threads for 5 s each, 3 runs a JDK:
+# some 70 CPU-s in all.
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -146,6 +162,83 @@ check_jvm() {
 	jpid=
 }
 
+# check_frames NAME JDK [JVM FLAGS...]: the Java-frame checks above
+check_frames() {
+	local name=$1 jdk=$2 d total whole order share leafa chain trace ok_lines
+	shift 2
+	d=$work/frames-$name
+	mkdir -p "$d"
+	if [ -z "$jdk" ] || [ ! -x "$jdk/bin/java" ]; then
+		skip "$name: Java frames" "no such JDK in /usr/lib/jvm"
+		return
+	fi
+	(cd "$work/java" && exec "$jdk/bin/java" -XX:-UsePerfData "$@" JavaChain 5 \
+		>"$d/java.out" 2>&1) &
+	jpid=$!
+	for _ in $(seq 100); do
+		grep -q ready "$d/java.out" 2>/dev/null && break
+		sleep 0.1
+	done
+	sleep 1
+	"$BPFPROF" -p "$jpid" -d 3 -v -o "$d/out.folded" -o "$d/out.pb.gz" >"$d/log" 2>&1
+	wait "$jpid" 2>/dev/null
+	jpid=
+	total=$(grep 'JavaChain\.' "$d/out.folded" | awk '{s += $NF} END {print s + 0}')
+	whole=$(grep 'JavaChain\.' "$d/out.folded" |
+		grep 'start_thread;thread_native_entry(Thread\*);.*;java\.lang\.Thread\.run() (Thread\.java)_\[j\];' |
+		awk '{s += $NF} END {print s + 0}')
+	if [ "$total" -ge 20 ] && [ $((whole * 100)) -ge $((total * 95)) ]; then
+		ok "$name: whole chain from the thread's root in $whole of $total samples with Java frames"
+	else
+		fail "$name: whole chain in >= 95 % of $total samples" "$whole" \
+			"$(grep 'JavaChain\.' "$d/out.folded" | grep -v 'thread_native_entry' | head -3)"
+	fi
+	# the JVM's own view of worker-a, root first, its leaf left out; ours from
+	# the commonest leafA stack. Ours may show what getStackTrace hides (JDK
+	# 21+'s @Hidden Thread.runWith, lambda forms): the JVM's frames must be
+	# ours in the same order, lambda classes left out on both sides
+	trace=$(grep '^trace ' "$d/java.out" | tac | sed 's/^trace \([^ ]*\) .*/\1/' |
+		grep -v 'JavaChain\.leaf\|\$\$Lambda' | paste -sd';')
+	chain=$(grep 'JavaChain\.leafA' "$d/out.folded" | sort -k2 -t' ' -nr | head -1 | tr ';' '\n' |
+		sed -n 's/^\([^ (]*\)(.*_\[j\]$/\1/p' | grep -v 'JavaChain\.leaf\|\$\$Lambda' | paste -sd';')
+	if [ -n "$trace" ] && awk -v t="$trace" -v c="$chain" 'BEGIN {
+		nt = split(t, a, ";"); nc = split(c, b, ";"); k = 1
+		for (i = 1; i <= nc && k <= nt; i++) if (b[i] == a[k]) k++
+		exit !(k > nt) }'; then
+		ok "$name: Java frames in the order Thread.getStackTrace gives ($trace)"
+	else
+		fail "$name: Java frames as Thread.getStackTrace" "jvm: $trace" "ours: $chain"
+	fi
+	# leafA's share of worker-a's chain (midA calls leafA(2n) and leafB(n))
+	chain=$(grep 'JavaChain\.midA' "$d/out.folded" | awk '{s += $NF} END {print s + 0}')
+	leafa=$(grep 'JavaChain\.midA' "$d/out.folded" | grep 'JavaChain\.leafA' | awk '{s += $NF} END {print s + 0}')
+	share=$(awk -v a="$leafa" -v c="$chain" 'BEGIN {printf "%.2f", c ? a / c : 0}')
+	if awk -v s="$share" 'BEGIN {exit !(s >= 0.50 && s <= 0.85)}'; then
+		ok "$name: leafA has $share of midA's samples (2/3 expected)"
+	else
+		fail "$name: leafA's share of midA's samples" "$share ($leafa of $chain)"
+	fi
+	if grep -q "HotSpot: pid [0-9]* (java): [0-9]* samples, [0-9]* with Java frames" "$d/log"; then
+		ok "$name: -v summary: $(grep -o '[0-9]* samples, [0-9]* with Java frames ([0-9.]*%' "$d/log" | head -1))"
+	else
+		fail "$name: -v summary of Java frames" "$(grep HotSpot "$d/log" | head -3)"
+	fi
+	if [ "$name" = "${name%-*}" ] && command -v go >/dev/null; then
+		# default tiers: pprof's lines of the hot methods are the marked source lines
+		local la lb
+		la=$(grep -n 'LEAF-A' "$top/tests/workload/JavaChain.java" | cut -d: -f1 | paste -sd'|')
+		lb=$(grep -n 'LEAF-B' "$top/tests/workload/JavaChain.java" | cut -d: -f1 | paste -sd'|')
+		go tool pprof -top -lines "$d/out.pb.gz" >"$d/lines" 2>/dev/null
+		ok_lines=$(grep -cE "JavaChain\.leafA\(int\) JavaChain\.java:($la)\$|JavaChain\.leafB\(int\) JavaChain\.java:($lb)\$" "$d/lines")
+		if [ "$ok_lines" -ge 2 ] && ! grep -E 'JavaChain\.leaf[AB]\(int\) JavaChain\.java:' "$d/lines" |
+			grep -vqE "java:($la|$lb)\$"; then
+			ok "$name: go tool pprof -lines: leafA and leafB at their hot lines"
+		else
+			fail "$name: pprof lines of leafA, leafB" "$(grep 'JavaChain' "$d/lines" | head -5)"
+		fi
+	fi
+}
+
 if [ ! -x "$JDK17/bin/javac" ]; then
 	skip "HotSpot JVMs" "no OpenJDK 17 javac in $JDK17 (openjdk-17-jdk-headless)"
 else
@@ -157,6 +250,17 @@ else
 	else
 		check_jvm openjdk17 "$JDK17" 17.0.15+6-Debian-1deb12u1 28 112 48 120
 		check_jvm temurin25 "$JDK25" 25.0.3+9-LTS 44 80 56 112
+	fi
+	if ! "$JDK17/bin/javac" -J-XX:TieredStopAtLevel=1 -J-XX:+UseSerialGC -J-XX:-UsePerfData \
+		-d "$work/java" "$top/tests/workload/JavaChain.java" 2>"$work/javac.err"; then
+		fail "javac JavaChain.java" "$(head -5 "$work/javac.err")"
+	else
+		check_frames openjdk17 "$JDK17"
+		check_frames openjdk17-xint "$JDK17" -Xint
+		check_frames openjdk17-c1 "$JDK17" -XX:TieredStopAtLevel=1
+		check_frames temurin25 "$JDK25"
+		check_frames temurin25-xint "$JDK25" -Xint
+		check_frames temurin25-c1 "$JDK25" -XX:TieredStopAtLevel=1
 	fi
 fi
 
