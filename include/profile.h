@@ -120,6 +120,7 @@ struct profile_process {
 	 * images name them for .prof and perf.data. pyfuncs sorted by start.
 	 */
 	uint64_t py_start;
+	const char *py_dso; /* interned: the region's frames' DSO ("[java]"); NULL: "[python]" */
 	struct profile_pyfunc *pyfuncs;
 	size_t nr_pyfuncs, cap_pyfuncs;
 };

@@ -816,6 +816,8 @@ static int hs_merge(void *state, struct profile *p, uint32_t proc, const struct 
 		return -ENOMEM;
 	if (!p->procs[proc].py_start)
 		return 0;
+	if (!p->procs[proc].py_dso && !(p->procs[proc].py_dso = profile__intern(p, "[java]")))
+		return -ENOMEM;
 	if (npy > BPFPROF_MAX_PY_FRAMES)
 		npy = BPFPROF_MAX_PY_FRAMES;
 	for (size_t i = 0; i < s->nr_user && o < MERGE_MAX; i++) {

@@ -125,8 +125,8 @@ int hotspot_scope__decode(const uint8_t *buf, size_t len, unsigned x, uint32_t *
 	uint32_t b;
 
 	if (u5_read(buf, len, &at, x, sender) || u5_read(buf, len, &at, x, method_index) ||
-	    u5_read(buf, len, &at, x, &b))
-		return -EBADMSG;
+	    u5_read(buf, len, &at, x, &b) || b > 65536)
+		return -EBADMSG; /* a bci is below 65536 (the JVM spec's code length) */
 	*bci = (int32_t)b - 1; /* DebugInfoWriteStream::write_bci: bci - InvocationEntryBci */
 	return 0;
 }
