@@ -39,10 +39,14 @@
 #include "state.bpf.h"
 #include "unwind.bpf.h"
 
-/* HotSpot's step in the walk; a variant may leave it out (compat.bpf.h) */
-#ifndef COMPAT_HOTSPOT
-#define COMPAT_HOTSPOT 1
-#endif
+/*
+ * HotSpot's step in the walk: not in the legacy variant, whose walk
+ * programs (16 native steps each, tail-called, every step verified inline)
+ * go past the verifier's 1M instructions with it; user space reads
+ * hotspot_in_walk to say so (-v) instead of attaching JVMs.
+ */
+#define COMPAT_HOTSPOT (!BPFPROF_LEGACY)
+const volatile bool hotspot_in_walk = COMPAT_HOTSPOT;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

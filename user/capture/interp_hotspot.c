@@ -70,6 +70,7 @@ struct jvm {
 	uint32_t stat; /* its entry in the summary's list + 1, 0 none */
 	bool attached; /* its layout is in BPF (or could not be: warned) */
 	bool gone; /* the process exited: names from the caches only */
+	bool walked; /* the BPF walk has its layout: its samples may have Java frames */
 	int mem_fd; /* its /proc/PID/mem, open while frames are named; -1 none */
 	/* names: Method* -> methods[], (kind, address, offset, check) -> frame addresses */
 	struct u64map method_idx;
@@ -432,6 +433,13 @@ static void attach(struct interp_hs *hs, struct jvm *j, const struct profile_pro
 	err = bpf_layout(j, &cfg, &why);
 	if (!err)
 		err = hs->env.attach(hs->env.attach_ctx, INTERP_HOTSPOT, j->pid, &cfg);
+	if (err == -EOPNOTSUPP) {
+		pr_info("java: pid %u (%s): Java frames not walked: this kernel's BPF build "
+			"(legacy, without bpf_loop) has no room for HotSpot's step\n",
+			pr->pid, pr->comm);
+		j->attached = true;
+		return;
+	}
 	if (err) {
 		pr_warn("java: pid %u (%s): Java frames not walked: %s\n", pr->pid, pr->comm,
 			why ? why : strerror(-err));
@@ -439,6 +447,7 @@ static void attach(struct interp_hs *hs, struct jvm *j, const struct profile_pro
 		return;
 	}
 	j->attached = true;
+	j->walked = true;
 	hs->st.attached++;
 	pr_info("java: pid %u (%s): Java frames walked in BPF\n", pr->pid, pr->comm);
 }
@@ -481,7 +490,7 @@ static int hs_find(void *state, struct profile *p, uint32_t proc)
 		j->stat = 0;
 		if (j->attached && hs->env.attach)
 			hs->env.attach(hs->env.attach_ctx, INTERP_HOTSPOT, j->pid, NULL);
-		j->attached = false;
+		j->attached = j->walked = false;
 		caches_free(j);
 	}
 	t0 = now_ns();
@@ -788,7 +797,7 @@ static int hs_merge(void *state, struct profile *p, uint32_t proc, const struct 
 	if (js)
 		js->samples++;
 	if (!npy || s->py_stop < BPFPROF_STAT_HS_WALKS || s->py_stop > BPFPROF_STAT_HS_NO_RA) {
-		if (js && (!j->attached || !s->nr_user))
+		if (js && (!j->walked || !s->nr_user))
 			js->not_walked++;
 		else if (js)
 			js->no_java++;

@@ -1019,6 +1019,8 @@ int session__python_set(struct session *s, uint32_t tgid, const struct bpfprof_p
 static int session__hotspot_set(struct session *s, uint32_t tgid,
 				const struct bpfprof_hotspot_proc *cfg)
 {
+	if (!s->skel->rodata->hotspot_in_walk)
+		return -EOPNOTSUPP; /* the legacy variant: no HotSpot step (bpf/hotspot.bpf.h) */
 	if (!cfg)
 		return bpf_map__delete_elem(s->skel->maps.hs_procs, &tgid, sizeof(tgid), 0) &&
 				       errno != ENOENT ?
