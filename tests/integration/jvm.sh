@@ -32,7 +32,8 @@
 # - shares: leafA has 2/3 of worker-a's chain (midA calls leafA(2n),
 #   leafB(n)): 0.50-0.85 (the sampled tests' tolerance, a small sample);
 # - go tool pprof -lines names leafA and leafB at their hot lines (the
-#   lines marked LEAF-A / LEAF-B in the source) for the default run;
+#   lines marked LEAF-A / LEAF-B in the source) for the default run, and
+#   perf report names the Java methods (through the JIT images);
 # - the -v summary gives the JVM's samples with Java frames.
 # Cost: each JVM spins one thread about 3 s, jhsdb starts a JVM of its own
 # (about 1 CPU-s), the Java-frame runs 2 threads for 5 s each, 3 runs a JDK:
@@ -180,7 +181,8 @@ check_frames() {
 		sleep 0.1
 	done
 	sleep 1
-	"$BPFPROF" -p "$jpid" -d 3 -v -o "$d/out.folded" -o "$d/out.pb.gz" >"$d/log" 2>&1
+	"$BPFPROF" -p "$jpid" -d 3 -v -o "$d/out.folded" -o "$d/out.pb.gz" -o "$d/out.data" \
+		>"$d/log" 2>&1
 	wait "$jpid" 2>/dev/null
 	jpid=
 	total=$(grep 'JavaChain\.' "$d/out.folded" | awk '{s += $NF} END {print s + 0}')
@@ -235,6 +237,17 @@ check_frames() {
 			ok "$name: go tool pprof -lines: leafA and leafB at their hot lines"
 		else
 			fail "$name: pprof lines of leafA, leafB" "$(grep 'JavaChain' "$d/lines" | head -5)"
+		fi
+	fi
+	if [ "$name" = "${name%-*}" ] && command -v perf >/dev/null; then
+		# perf report names the Java frames through the JIT images, no extra step
+		perf report -i "$d/out.data" --stdio --no-children -g caller 2>/dev/null >"$d/perf.txt"
+		if grep -q 'JavaChain\.leafB(int) (JavaChain\.java)' "$d/perf.txt" &&
+			grep -q 'java\.lang\.Thread\.run() (Thread\.java)' "$d/perf.txt" &&
+			grep -q 'JavaCalls::call_helper' "$d/perf.txt"; then
+			ok "$name: perf report names the Java methods, under JavaCalls::call_helper"
+		else
+			fail "$name: perf report's Java frames" "$(grep -m3 'JavaChain\|unknown' "$d/perf.txt")"
 		fi
 	fi
 }

@@ -452,9 +452,8 @@ static void attach(struct interp_hs *hs, struct jvm *j, const struct profile_pro
 	pr_info("java: pid %u (%s): Java frames walked in BPF\n", pr->pid, pr->comm);
 }
 
-static int hs_find(void *state, struct profile *p, uint32_t proc)
+static int find_jvm_of(struct interp_hs *hs, struct profile *p, uint32_t proc)
 {
-	struct interp_hs *hs = state;
 	const struct profile_process *pr = &p->procs[proc];
 	const struct profile_mapping *lib = NULL;
 	const char *why = NULL;
@@ -548,6 +547,28 @@ static int hs_find(void *state, struct profile *p, uint32_t proc)
 	note(hs, j, pr, 0, NULL);
 	attach(hs, j, pr);
 	return 0;
+}
+
+/*
+ * find: the JVM of process proc (found, described, attached), and, once
+ * the BPF walk has its layout, the process's interpreter-frame region in p
+ * (a mapping: there before the outputs plan their JIT images).
+ */
+static int hs_find(void *state, struct profile *p, uint32_t proc)
+{
+	struct interp_hs *hs = state;
+	struct profile_process *pr = &p->procs[proc];
+	struct jvm *j;
+	int err = find_jvm_of(hs, p, proc);
+
+	if (err < 0)
+		return err;
+	j = find_jvm(hs, pr->pid);
+	if (!j || !j->walked || pr->py_start)
+		return err;
+	if (!pr->py_dso && !(pr->py_dso = profile__intern(p, "[java]")))
+		return -ENOMEM;
+	return profile__add_py_region(p, proc);
 }
 
 /* j's memory, opened at its first frame to name; -1 when gone or not readable */
