@@ -35,6 +35,11 @@
 #   lines marked LEAF-A / LEAF-B in the source) for the default run, and
 #   perf report names the Java methods (through the JIT images);
 # - the -v summary gives the JVM's samples with Java frames.
+# - tests/workload/JavaCases.java on 17: overloads apart, a nested class, a
+#   recursion 400 deep (the leaf's end kept), a native method calling back
+#   into Java (Method.invoke's native accessor); a JVM that exits mid-run
+#   still named; `-- java` (start-up included); two JVMs (17 and 25) in
+#   one run, both with Java frames.
 # Cost: each JVM spins one thread about 3 s, jhsdb starts a JVM of its own
 # (about 1 CPU-s), the Java-frame runs 2 threads for 5 s each, 3 runs a JDK:
 # some 70 CPU-s in all.
@@ -252,6 +257,101 @@ check_frames() {
 	fi
 }
 
+# check_cases: tests/workload/JavaCases.java on OpenJDK 17 (overloads, a
+# nested class, a recursion past --max-stack, a native method calling back
+# into Java), then a JVM that exits mid-run, `-- java` (start-up included),
+# and two JVMs of different versions in one run
+check_cases() {
+	local d=$work/cases n deep pids=() p1 p2
+	mkdir -p "$d"
+	(cd "$work/java" && exec "$JDK17/bin/java" -XX:-UsePerfData \
+		-Dsun.reflect.inflationThreshold=1000000000 JavaCases 5 >"$d/java.out" 2>&1) &
+	jpid=$!
+	for _ in $(seq 100); do
+		grep -q ready "$d/java.out" 2>/dev/null && break
+		sleep 0.1
+	done
+	sleep 1
+	"$BPFPROF" -p "$jpid" -d 3 -o "$d/out.folded" >"$d/log" 2>&1
+	wait "$jpid" 2>/dev/null
+	jpid=
+	if grep -qF 'JavaCases.work(int) (JavaCases.java)_[j]' "$d/out.folded" &&
+		grep -qF 'JavaCases.work(long) (JavaCases.java)_[j]' "$d/out.folded"; then
+		ok "cases: the overloads work(int) and work(long) apart"
+	else
+		fail "cases: overloads" "$(grep -o 'JavaCases\.work[^;]*' "$d/out.folded" | sort -u | head -3)"
+	fi
+	if grep -qF 'JavaCases$Inner.spin(long) (JavaCases.java)_[j]' "$d/out.folded"; then
+		ok "cases: the static nested class's method (JavaCases\$Inner.spin)"
+	else
+		fail "cases: nested class" "$(grep -o 'Inner[^;]*' "$d/out.folded" | sort -u | head -3)"
+	fi
+	# 400 calls deep: the deepest frames kept (--max-stack 127 native frames, inlined ones more)
+	deep=$(grep -F 'JavaCases.bottom(long)' "$d/out.folded" | awk '{n = gsub(/JavaCases\.down\(int, long\)/, ""); if (n > m) m = n} END {print m + 0}')
+	if [ "$deep" -ge 100 ] && grep -F 'JavaCases.bottom(long)' "$d/out.folded" | grep -qv 'start_thread'; then
+		ok "cases: recursion 400 deep: $deep frames of down() kept at the leaf's end, the root cut"
+	else
+		fail "cases: deep recursion" "$deep frames of down()"
+	fi
+	n=$(grep -E 'invoke0\(.*_\[j\];JVM_InvokeMethod;.*JavaCalls::call_helper.*;\[stub\] [^;]*;JavaCases\.reflected\(\)' "$d/out.folded" |
+		awk '{s += $NF} END {print s + 0}')
+	if [ "$n" -ge 3 ]; then
+		ok "cases: a native method calling back into Java: invoke0 -> JVM_InvokeMethod -> call stub -> reflected() in $n samples"
+	else
+		fail "cases: native callback" "$n samples" "$(grep -m1 -o 'invoke0.*' "$d/out.folded" | cut -c1-300)"
+	fi
+
+	# a JVM that exits mid-run: its frames still named
+	(cd "$work/java" && exec "$JDK17/bin/java" -XX:-UsePerfData JavaChain 1 >"$d/exit.out" 2>&1) &
+	jpid=$!
+	for _ in $(seq 100); do
+		grep -q ready "$d/exit.out" 2>/dev/null && break
+		sleep 0.1
+	done
+	"$BPFPROF" -p "$jpid" -d 10 -o "$d/exit.folded" >"$d/exit.log" 2>&1
+	wait "$jpid" 2>/dev/null
+	jpid=
+	n=$(grep -F 'JavaChain.leafA(int) (JavaChain.java)_[j]' "$d/exit.folded" | grep -F 'java.lang.Thread.run()' | awk '{s += $NF} END {print s + 0}')
+	if [ "$n" -ge 5 ]; then
+		ok "a JVM that exits mid-run: its Java frames named ($n samples in leafA with the chain)"
+	else
+		fail "a JVM that exits mid-run" "$n samples" "$(head -3 "$d/exit.folded" | cut -c1-200)"
+	fi
+
+	# -- java: start-up included
+	(cd "$work/java" && "$BPFPROF" -o "$d/cmd.folded" -- "$JDK17/bin/java" -XX:-UsePerfData JavaChain 1 \
+		>"$d/cmd.log" 2>&1)
+	n=$(grep -F 'JavaChain.leafA(int) (JavaChain.java)_[j]' "$d/cmd.folded" | grep -F 'java.lang.Thread.run()' | awk '{s += $NF} END {print s + 0}')
+	if [ "$n" -ge 5 ]; then
+		ok "-- java: Java frames from a JVM started under bpfprof ($n samples in leafA with the chain)"
+	else
+		fail "-- java" "$n samples" "$(grep -i 'java' "$d/cmd.log" | head -3)"
+	fi
+
+	# two JVMs of different versions in one run
+	if [ -n "$JDK25" ] && [ -x "$JDK25/bin/java" ]; then
+		(cd "$work/java" && exec "$JDK17/bin/java" -XX:-UsePerfData JavaChain 4 >"$d/a.out" 2>&1) &
+		p1=$!
+		(cd "$work/java" && exec "$JDK25/bin/java" -XX:-UsePerfData JavaChain 4 >"$d/b.out" 2>&1) &
+		p2=$!
+		for _ in $(seq 100); do
+			grep -q ready "$d/a.out" 2>/dev/null && grep -q ready "$d/b.out" 2>/dev/null && break
+			sleep 0.1
+		done
+		sleep 1
+		"$BPFPROF" -p "$p1,$p2" -d 2 -v -o "$d/two.folded" >"$d/two.log" 2>&1
+		wait "$p1" "$p2" 2>/dev/null
+		n=$(grep -c "HotSpot: pid [0-9]* (java): [0-9]* samples, [1-9][0-9]* with Java frames" "$d/two.log")
+		if [ "$n" -eq 2 ]; then
+			ok "two JVMs (17 and 25) in one run: both with Java frames"
+		else
+			fail "two JVMs in one run" "$(grep 'HotSpot: pid' "$d/two.log" | cut -c1-200)"
+		fi
+	else
+		skip "two JVMs of different versions" "no Temurin 25"
+	fi
+}
+
 if [ ! -x "$JDK17/bin/javac" ]; then
 	skip "HotSpot JVMs" "no OpenJDK 17 javac in $JDK17 (openjdk-17-jdk-headless)"
 else
@@ -274,6 +374,12 @@ else
 		check_frames temurin25 "$JDK25"
 		check_frames temurin25-xint "$JDK25" -Xint
 		check_frames temurin25-c1 "$JDK25" -XX:TieredStopAtLevel=1
+	fi
+	if ! "$JDK17/bin/javac" -J-XX:TieredStopAtLevel=1 -J-XX:+UseSerialGC -J-XX:-UsePerfData \
+		-d "$work/java" "$top/tests/workload/JavaCases.java" 2>"$work/javac.err"; then
+		fail "javac JavaCases.java" "$(head -5 "$work/javac.err")"
+	else
+		check_cases
 	fi
 fi
 
