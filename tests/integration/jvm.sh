@@ -28,7 +28,8 @@
 #   java.lang.Thread.run) down to the leaf (the issue's goal);
 # - worker-a's frames in order: Thread.run, the lambda, outerA, midA, then
 #   leafA or leafB, as the JVM's own Thread.getStackTrace printed them
-#   (hidden lambda classes compared by name up to "$$Lambda");
+#   (lambda classes, hidden there, left out), and go tool pprof's lines of
+#   those callers equal to the ones it printed;
 # - shares: leafA has 2/3 of worker-a's chain (midA calls leafA(2n),
 #   leafB(n)): 0.50-0.85 (the sampled tests' tolerance, a small sample);
 # - go tool pprof -lines names leafA and leafB at their hot lines (the
@@ -215,6 +216,22 @@ check_frames() {
 		ok "$name: Java frames in the order Thread.getStackTrace gives ($trace)"
 	else
 		fail "$name: Java frames as Thread.getStackTrace" "jvm: $trace" "ours: $chain"
+	fi
+	# the lines of those frames: pprof's equal getStackTrace's (the call sites)
+	if command -v go >/dev/null; then
+		local missing=
+		go tool pprof -traces -lines "$d/out.pb.gz" >"$d/traces" 2>/dev/null
+		while read -r _ m fl; do
+			case $m in *Lambda* | JavaChain.leaf*) continue ;; esac
+			grep -qF "$m(" "$d/traces" && grep -F "$m(" "$d/traces" | grep -qF ") $fl" ||
+				missing="$missing $m:$fl"
+		done < <(grep '^trace ' "$d/java.out")
+		if [ -z "$missing" ] && [ -s "$d/traces" ]; then
+			ok "$name: pprof's lines of the callers equal Thread.getStackTrace's"
+		else
+			fail "$name: caller lines as Thread.getStackTrace" "missing:$missing" \
+				"$(grep -m3 'JavaChain\.mid\|Thread\.run' "$d/traces")"
+		fi
 	fi
 	# leafA's share of worker-a's chain (midA calls leafA(2n) and leafB(n))
 	chain=$(grep 'JavaChain\.midA' "$d/out.folded" | awk '{s += $NF} END {print s + 0}')
