@@ -79,6 +79,14 @@ struct hs_walk {
 	__u8 on; /* the process is a JVM: cfg holds its layout */
 	__u8 java; /* a code-cache frame was stepped */
 	__u8 pad[2];
+	/*
+	 * The last blob read this walk, [blob_lo, blob_hi), still in blob[]
+	 * with its name's first bytes: a recursion, or interpreted frames
+	 * (all in the "Interpreter" blob), reads the code cache once a walk
+	 */
+	__u64 blob_lo, blob_hi;
+	__u32 blob_name;
+	__u32 pad2;
 	__u8 blob[BPFPROF_HS_BLOB_READ];
 	__u64 slots[HS_INTERP_SLOTS + 2];
 	__u64 frames[2 * BPFPROF_MAX_PY_FRAMES];
@@ -195,18 +203,32 @@ static __always_inline long hs_frame(struct walk_env *env, struct hs_walk *h, __
 	struct unwind_walk_frame *f = &env->w->f;
 	__u64 pc = f->pc, sp = f->sp, bp = f->bp, blob, name_at, code_begin, deopt;
 	__u64 ra = 0, nsp = 0, nbp = bp, word0, word1, idx, frame_size, n;
-	__u32 name = 0, kind, cookie, off;
+	__u32 name = 0, kind, cookie, off, size;
 	__s32 complete;
 	int epi, k;
 
-	blob = hs_find_blob(h, pc);
-	if (!blob)
-		return hs_fail(h, f, BPFPROF_STAT_HS_NO_BLOB, BPFPROF_STAT_WALK_BAD);
-	if (bpf_probe_read_user(h->blob, sizeof(h->blob), (const void *)blob))
-		return hs_fail(h, f, BPFPROF_STAT_HS_READ_FAULT, BPFPROF_STAT_WALK_READ_FAULT);
-	name_at = hs_u64(h, h->cfg.blob_name);
-	if (bpf_probe_read_user(&name, sizeof(name), (const void *)name_at))
-		return hs_fail(h, f, BPFPROF_STAT_HS_READ_FAULT, BPFPROF_STAT_WALK_READ_FAULT);
+	if (pc >= h->blob_lo && pc < h->blob_hi) {
+		blob = h->blob_lo;
+		name = h->blob_name;
+	} else {
+		h->blob_hi = 0;
+		blob = hs_find_blob(h, pc);
+		if (!blob)
+			return hs_fail(h, f, BPFPROF_STAT_HS_NO_BLOB, BPFPROF_STAT_WALK_BAD);
+		if (bpf_probe_read_user(h->blob, sizeof(h->blob), (const void *)blob))
+			return hs_fail(h, f, BPFPROF_STAT_HS_READ_FAULT,
+				       BPFPROF_STAT_WALK_READ_FAULT);
+		name_at = hs_u64(h, h->cfg.blob_name);
+		if (bpf_probe_read_user(&name, sizeof(name), (const void *)name_at))
+			return hs_fail(h, f, BPFPROF_STAT_HS_READ_FAULT,
+				       BPFPROF_STAT_WALK_READ_FAULT);
+		size = (__u32)hs_s32(h, h->cfg.blob_size);
+		if (size > (64u << 20) || pc >= blob + size)
+			return hs_fail(h, f, BPFPROF_STAT_HS_NO_BLOB, BPFPROF_STAT_WALK_BAD);
+		h->blob_lo = blob;
+		h->blob_hi = blob + size;
+		h->blob_name = name;
+	}
 	if (h->cfg.code_offsets)
 		code_begin = blob + (__u64)(__s64)hs_s32(h, h->cfg.blob_code_begin);
 	else
@@ -358,6 +380,7 @@ static __always_inline bool hotspot_step(struct walk_env *env, __u32 i, long *re
 	if (i == 0) {
 		h->on = 0;
 		h->java = 0;
+		h->blob_hi = 0;
 		h->n = 0;
 		h->stop = 0;
 		h->time_ns = env->e->time_ns;

@@ -279,11 +279,12 @@ struct bpfprof_hotspot_proc {
 	__u16 nm_deopt; /* the deopt handler: pointer, or int offset (deopt_offsets) */
 	__u16 method_constmethod; /* Method::_constMethod */
 	__u16 constmethod_size; /* sizeof(ConstMethod): the bytecodes follow it */
+	__u16 blob_size; /* CodeBlob::_size (int, bytes from the blob) */
 	__u8 code_offsets; /* blob_code_begin is an int offset from the blob (JDK 23+) */
 	__u8 deopt_offsets; /* nm_deopt is an int offset from the blob */
 };
 
-_Static_assert(sizeof(struct bpfprof_hotspot_proc) == 16 + 32 * BPFPROF_HS_HEAPS + 24,
+_Static_assert(sizeof(struct bpfprof_hotspot_proc) == 16 + 32 * BPFPROF_HS_HEAPS + 32,
 	       "struct bpfprof_hotspot_proc layout");
 #define BPFPROF_MAX_HS_PROCS 256
 

@@ -38,7 +38,8 @@
 # - the -v summary gives the JVM's samples with Java frames.
 # - tests/workload/JavaCases.java on 17: overloads apart, a nested class, a
 #   recursion 400 deep (the leaf's end kept), a native method calling back
-#   into Java (Method.invoke's native accessor); a JVM that exits mid-run
+#   into Java (Method.invoke's native accessor), with --off-cpu a thread
+#   blocked in Thread.sleep named under its Java caller; a JVM that exits mid-run
 #   still named; `-- java` (start-up included); two JVMs (17 and 25) in
 #   one run, both with Java frames.
 # Cost: each JVM spins one thread about 3 s, jhsdb starts a JVM of its own
@@ -289,9 +290,16 @@ check_cases() {
 		sleep 0.1
 	done
 	sleep 1
-	"$BPFPROF" -p "$jpid" -d 3 -o "$d/out.folded" >"$d/log" 2>&1
+	"$BPFPROF" --off-cpu -p "$jpid" -d 3 -o "$d/out.folded" -o "$d/offcpu.folded" >"$d/log" 2>&1
 	wait "$jpid" 2>/dev/null
 	jpid=
+	n=$(grep -F 'JavaCases.sleepy() (JavaCases.java)_[j];java.lang.Thread.sleep(long) (Thread.java)_[j];JVM_Sleep' \
+		"$d/offcpu.folded" | grep -F 'start_thread' | wc -l)
+	if [ "$n" -ge 1 ]; then
+		ok "cases: off-CPU: Thread.sleep's block named under its Java caller (sleepy), from the thread's root"
+	else
+		fail "cases: off-CPU Java stack" "$(grep -m2 -o 'sleep.*' "$d/offcpu.folded" | cut -c1-200)"
+	fi
 	if grep -qF 'JavaCases.work(int) (JavaCases.java)_[j]' "$d/out.folded" &&
 		grep -qF 'JavaCases.work(long) (JavaCases.java)_[j]' "$d/out.folded"; then
 		ok "cases: the overloads work(int) and work(long) apart"

@@ -6,7 +6,7 @@
 // and a native method calling back into Java (Method.invoke, whose native
 // accessor JDK 17 keeps with -Dsun.reflect.inflationThreshold large:
 // NativeMethodAccessorImpl.invoke0 -> JVM_InvokeMethod -> the call stub ->
-// reflected()).
+// reflected()); and a thread blocked in Thread.sleep under sleepy() (off-CPU).
 import java.lang.reflect.Method;
 
 public class JavaCases {
@@ -52,6 +52,14 @@ public class JavaCases {
 		return x;
 	}
 
+	static void sleepy() {
+		try {
+			Thread.sleep(20);
+		} catch (InterruptedException e) {
+			stop = true;
+		}
+	}
+
 	static Thread loop(String name, Runnable r) {
 		Thread t = new Thread(() -> {
 			while (!stop)
@@ -68,6 +76,7 @@ public class JavaCases {
 			loop("overload", () -> sink += work(3) + work(4L)),
 			loop("nested", () -> sink += Inner.spin(sink)),
 			loop("deep", () -> sink += down(400, 1)),
+			loop("sleeper", JavaCases::sleepy),
 			loop("reflect", () -> {
 				try {
 					sink += (Long)m.invoke(null);

@@ -377,10 +377,10 @@ static int bpf_layout(const struct jvm *j, struct bpfprof_hotspot_proc *out, con
 	static const enum hotspot_field blob_fields[] = {
 		HS_F_CODEBLOB_NAME,	  HS_F_CODEBLOB_FRAME_COMPLETE, HS_F_CODEBLOB_FRAME_SIZE,
 		HS_F_CODEBLOB_CODE_BEGIN, HS_F_NMETHOD_COMPILE_ID,	HS_F_NMETHOD_ORIG_PC,
-		HS_F_NMETHOD_DEOPT_HANDLER,
+		HS_F_NMETHOD_DEOPT_HANDLER, HS_F_CODEBLOB_SIZE,
 	};
 	const struct hotspot_vm *vm = &j->vm;
-	uint16_t off[7];
+	uint16_t off[8];
 
 	memset(out, 0, sizeof(*out));
 	for (size_t k = 0; k < sizeof(blob_fields) / sizeof(blob_fields[0]); k++) {
@@ -413,6 +413,7 @@ static int bpf_layout(const struct jvm *j, struct bpfprof_hotspot_proc *out, con
 	out->nm_compile_id = off[4];
 	out->nm_orig_pc = off[5];
 	out->nm_deopt = off[6];
+	out->blob_size = off[7];
 	out->method_constmethod = (uint16_t)vm->field[HS_F_METHOD_CONSTMETHOD];
 	out->constmethod_size = (uint16_t)vm->size[HS_T_CONSTMETHOD];
 	out->code_offsets = vm->code_offsets;
