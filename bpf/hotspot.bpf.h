@@ -239,7 +239,7 @@ static __always_inline long hs_frame(struct walk_env *env, struct hs_walk *h, __
 	complete = hs_s16(h, h->cfg.blob_frame_complete);
 
 	if (name == HS_NAME_INTERPRETER) {
-		__u64 method, cmethod = 0, bcp, bci = 0xffff;
+		__u64 method, bcp;
 
 		if (bp < sp || bp >= sp + 4096 || (bp & 7))
 			return hs_fail(h, f, BPFPROF_STAT_HS_BAD, BPFPROF_STAT_WALK_BAD);
@@ -258,15 +258,11 @@ static __always_inline long hs_frame(struct walk_env *env, struct hs_walk *h, __
 			if (regs)
 				bcp = BPF_CORE_READ(regs, r13);
 		}
-		if (!method || (method & 7) || arch_kernel_addr(method) ||
-		    bpf_probe_read_user(&cmethod, sizeof(cmethod),
-					(const void *)(method + h->cfg.method_constmethod)))
+		if (!method || (method & 7) || arch_kernel_addr(method))
 			return hs_fail(h, f, BPFPROF_STAT_HS_BAD, BPFPROF_STAT_WALK_BAD);
-		if (bcp >= cmethod + h->cfg.constmethod_size &&
-		    bcp - (cmethod + h->cfg.constmethod_size) < 0xffff)
-			bci = bcp - (cmethod + h->cfg.constmethod_size);
+		/* the bci and the check against reuse are user space's, from the bcp */
 		word0 = BPFPROF_HS_WORD0(method, BPFPROF_HS_INTERPRETED, i);
-		word1 = bci | (__u64)(__u32)(cmethod >> 3) << 32;
+		word1 = arch_kernel_addr(bcp) ? 0 : bcp;
 	} else {
 		kind = BPFPROF_HS_STUB;
 		cookie = name;

@@ -185,10 +185,12 @@ _Static_assert(sizeof(struct bpfprof_notice) == 24, "struct bpfprof_notice layou
  *           native wrapper) or CodeBlob* (stub); bits 48-51: the kind,
  *           enum bpfprof_hs_kind; bits 52-63: the index among the sample's
  *           user addresses of the frame's pc (0: the leaf)
- *   word 1  bits 0-31: the bytecode index (interpreted; 0xffff unknown) or
- *           the pc's offset from the blob's code start; bits 32-63: a check
- *           against reuse: ConstMethod* >> 3 (interpreted), the compile id
- *           (compiled), the name's first 4 bytes (stub)
+ *   word 1  interpreted: the bytecode pointer (0: none, a native method),
+ *           from which user space has the bci, and its check against reuse
+ *           (it must lie in the method's bytecodes); else bits 0-31: the
+ *           pc's offset from the blob's code start, bits 32-63: a check
+ *           against reuse: the compile id (compiled, native wrapper), the
+ *           name's first 4 bytes (stub)
  */
 enum bpfprof_hs_kind {
 	BPFPROF_HS_INTERPRETED = 1,
@@ -277,14 +279,12 @@ struct bpfprof_hotspot_proc {
 	__u16 nm_compile_id; /* nmethod's _compile_id (int) */
 	__u16 nm_orig_pc; /* _orig_pc_offset (int) */
 	__u16 nm_deopt; /* the deopt handler: pointer, or int offset (deopt_offsets) */
-	__u16 method_constmethod; /* Method::_constMethod */
-	__u16 constmethod_size; /* sizeof(ConstMethod): the bytecodes follow it */
 	__u16 blob_size; /* CodeBlob::_size (int, bytes from the blob) */
 	__u8 code_offsets; /* blob_code_begin is an int offset from the blob (JDK 23+) */
 	__u8 deopt_offsets; /* nm_deopt is an int offset from the blob */
 };
 
-_Static_assert(sizeof(struct bpfprof_hotspot_proc) == 16 + 32 * BPFPROF_HS_HEAPS + 32,
+_Static_assert(sizeof(struct bpfprof_hotspot_proc) == 16 + 32 * BPFPROF_HS_HEAPS + 24,
 	       "struct bpfprof_hotspot_proc layout");
 #define BPFPROF_MAX_HS_PROCS 256
 

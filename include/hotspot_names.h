@@ -49,7 +49,8 @@ struct hotspot_method {
 	char name[HS_NAME_MAX]; /* "getNode" */
 	char sig[HS_NAME_MAX]; /* "(Ljava/lang/Object;)Ljava/util/HashMap$Node;" */
 	char file[HS_NAME_MAX]; /* "HashMap.java", "" when the class has none */
-	uint64_t cmethod; /* its ConstMethod* */
+	uint64_t cmethod; /* its ConstMethod* (the bytecodes follow it: sizeof ConstMethod) */
+	uint32_t code_size; /* bytes of bytecode */
 	struct hotspot_line *lines; /* malloc'ed, nr_lines; NULL when it has none */
 	uint32_t nr_lines;
 	int32_t min_line, max_line; /* over lines[]; 0, 0 without */

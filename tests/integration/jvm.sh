@@ -283,7 +283,7 @@ check_cases() {
 	local d=$work/cases n deep pids=() p1 p2
 	mkdir -p "$d"
 	(cd "$work/java" && exec "$JDK17/bin/java" -XX:-UsePerfData \
-		-Dsun.reflect.inflationThreshold=1000000000 JavaCases 5 >"$d/java.out" 2>&1) &
+		-Dsun.reflect.inflationThreshold=1000000000 JavaCases 8 >"$d/java.out" 2>&1) &
 	jpid=$!
 	for _ in $(seq 100); do
 		grep -q ready "$d/java.out" 2>/dev/null && break
@@ -327,7 +327,7 @@ check_cases() {
 	fi
 
 	# a JVM that exits mid-run: its frames still named
-	(cd "$work/java" && exec "$JDK17/bin/java" -XX:-UsePerfData JavaChain 1 >"$d/exit.out" 2>&1) &
+	(cd "$work/java" && exec "$JDK17/bin/java" -XX:-UsePerfData JavaChain 3 >"$d/exit.out" 2>&1) &
 	jpid=$!
 	for _ in $(seq 100); do
 		grep -q ready "$d/exit.out" 2>/dev/null && break
@@ -340,7 +340,7 @@ check_cases() {
 	if [ "$n" -ge 5 ]; then
 		ok "a JVM that exits mid-run: its Java frames named ($n samples in leafA with the chain)"
 	else
-		fail "a JVM that exits mid-run" "$n samples" "$(head -3 "$d/exit.folded" | cut -c1-200)"
+		fail "a JVM that exits mid-run" "$n samples" "$(tail -3 "$d/exit.log" | cut -c1-200)"
 	fi
 
 	# -- java: start-up included
@@ -355,9 +355,9 @@ check_cases() {
 
 	# two JVMs of different versions in one run
 	if [ -n "$JDK25" ] && [ -x "$JDK25/bin/java" ]; then
-		(cd "$work/java" && exec "$JDK17/bin/java" -XX:-UsePerfData JavaChain 4 >"$d/a.out" 2>&1) &
+		(cd "$work/java" && exec "$JDK17/bin/java" -XX:-UsePerfData JavaChain 8 >"$d/a.out" 2>&1) &
 		p1=$!
-		(cd "$work/java" && exec "$JDK25/bin/java" -XX:-UsePerfData JavaChain 4 >"$d/b.out" 2>&1) &
+		(cd "$work/java" && exec "$JDK25/bin/java" -XX:-UsePerfData JavaChain 8 >"$d/b.out" 2>&1) &
 		p2=$!
 		for _ in $(seq 100); do
 			grep -q ready "$d/a.out" 2>/dev/null && grep -q ready "$d/b.out" 2>/dev/null && break
@@ -370,7 +370,7 @@ check_cases() {
 		if [ "$n" -eq 2 ]; then
 			ok "two JVMs (17 and 25) in one run: both with Java frames"
 		else
-			fail "two JVMs in one run" "$(grep 'HotSpot: pid' "$d/two.log" | cut -c1-200)"
+			fail "two JVMs in one run" "$(grep 'HotSpot: pid\|samples\|exited' "$d/two.log" | cut -c1-200)"
 		fi
 	else
 		skip "two JVMs of different versions" "no Temurin 25"

@@ -35,6 +35,8 @@ struct hs_meth {
 	uint64_t addr; /* Method* */
 	uint32_t check; /* ConstMethod* >> 3 as BPF saw it; 0 not known */
 	bool bad; /* unreadable or not a method */
+	uint64_t code; /* its bytecodes' address (ConstMethod* + its size) */
+	uint32_t code_size; /* their bytes */
 	char *name, *file; /* "pkg.Class.method(int)", "Class.java" */
 	struct hotspot_line *lines;
 	uint32_t nr_lines;
@@ -375,8 +377,8 @@ static void log_found(const struct jvm *j, const struct profile_process *pr, con
 static int bpf_layout(const struct jvm *j, struct bpfprof_hotspot_proc *out, const char **why)
 {
 	static const enum hotspot_field blob_fields[] = {
-		HS_F_CODEBLOB_NAME,	  HS_F_CODEBLOB_FRAME_COMPLETE, HS_F_CODEBLOB_FRAME_SIZE,
-		HS_F_CODEBLOB_CODE_BEGIN, HS_F_NMETHOD_COMPILE_ID,	HS_F_NMETHOD_ORIG_PC,
+		HS_F_CODEBLOB_NAME,	    HS_F_CODEBLOB_FRAME_COMPLETE, HS_F_CODEBLOB_FRAME_SIZE,
+		HS_F_CODEBLOB_CODE_BEGIN,   HS_F_NMETHOD_COMPILE_ID,	  HS_F_NMETHOD_ORIG_PC,
 		HS_F_NMETHOD_DEOPT_HANDLER, HS_F_CODEBLOB_SIZE,
 	};
 	const struct hotspot_vm *vm = &j->vm;
@@ -414,8 +416,6 @@ static int bpf_layout(const struct jvm *j, struct bpfprof_hotspot_proc *out, con
 	out->nm_orig_pc = off[5];
 	out->nm_deopt = off[6];
 	out->blob_size = off[7];
-	out->method_constmethod = (uint16_t)vm->field[HS_F_METHOD_CONSTMETHOD];
-	out->constmethod_size = (uint16_t)vm->size[HS_T_CONSTMETHOD];
 	out->code_offsets = vm->code_offsets;
 	/* _deopt_handler_begin (JDK <= 22) is a pointer; the others are int offsets */
 	out->deopt_offsets = (vm->field_alt[HS_F_NMETHOD_DEOPT_HANDLER] & 15) != 2;
@@ -582,9 +582,12 @@ static int jvm_mem(struct interp_hs *hs, struct jvm *j)
 	return j->mem_fd;
 }
 
-/* The method at Method* addr (check: its ConstMethod* >> 3 as BPF saw it; 0 any): cached, else read now */
+/*
+ * The method at Method* addr (check: its ConstMethod* >> 3 as seen; 0 any):
+ * cached, else (or reread: it changed since) read now
+ */
 static struct hs_meth *get_method(struct interp_hs *hs, struct jvm *j, uint64_t addr,
-				  uint32_t check, int *err)
+				  uint32_t check, bool reread, int *err)
 {
 	struct hotspot_method hm;
 	struct hs_meth *m;
@@ -595,7 +598,7 @@ static struct hs_meth *get_method(struct interp_hs *hs, struct jvm *j, uint64_t 
 
 	if (u64map__get(&j->method_idx, addr, &idx)) {
 		m = &j->methods[idx - 1];
-		if (!check || !m->check || m->check == check)
+		if (!reread && (!check || !m->check || m->check == check))
 			return m;
 		/* the Method* holds another method now: read it again */
 		hs->st.stale++;
@@ -639,6 +642,8 @@ static struct hs_meth *get_method(struct interp_hs *hs, struct jvm *j, uint64_t 
 		 hotspot_sig__java(hm.sig, sig, sizeof(sig)));
 	m->name = strdup(buf);
 	m->file = strdup(hm.file);
+	m->code = hm.cmethod + j->vm.size[HS_T_CONSTMETHOD];
+	m->code_size = hm.code_size;
 	m->lines = hm.lines;
 	m->nr_lines = hm.nr_lines;
 	hm.lines = NULL;
@@ -747,10 +752,19 @@ static int64_t frame_run(struct interp_hs *hs, struct profile *p, uint32_t proc,
 	}
 	hs->st.frame_misses++;
 	if (kind == BPFPROF_HS_INTERPRETED) {
-		m = get_method(hs, j, addr, check, err);
+		/* w1 is the bcp: in the method's bytecodes, else the Method* was reused: read again */
+		int32_t bci = -1;
+
+		m = get_method(hs, j, addr, 0, false, err);
+		if (m && w1 && !m->bad && (w1 < m->code || w1 - m->code >= m->code_size)) {
+			hs->st.stale++;
+			m = get_method(hs, j, addr, 0, true, err);
+		}
 		if (!m)
 			return -1;
-		a[n++] = method_addr(p, proc, j, m, off == 0xffff ? -1 : (int32_t)off, err);
+		if (w1 && !m->bad && w1 >= m->code && w1 - m->code < m->code_size)
+			bci = (int32_t)(w1 - m->code);
+		a[n++] = method_addr(p, proc, j, m, bci, err);
 	} else if (kind == BPFPROF_HS_COMPILED || kind == BPFPROF_HS_NATIVE) {
 		mem.fd = jvm_mem(hs, j);
 		if (mem.fd < 0 ||
@@ -772,7 +786,7 @@ static int64_t frame_run(struct interp_hs *hs, struct profile *p, uint32_t proc,
 				ns = 1;
 			}
 			for (int k = 0; k < ns && !*err; k++) {
-				m = get_method(hs, j, sc[k].method, 0, err);
+				m = get_method(hs, j, sc[k].method, 0, false, err);
 				if (m)
 					a[n++] = method_addr(p, proc, j, m, sc[k].bci, err);
 			}

@@ -222,6 +222,7 @@ int hotspot_method__read(const struct hotspot_vm *vm, hotspot_read_fn rd, void *
 			return -EFAULT;
 		flags = f16;
 	}
+	m->code_size = code_size;
 	if (!user_ptr(cp) || read_u64(rd, ctx, cp + vm->field[HS_F_CPOOL_HOLDER], &holder) ||
 	    !user_ptr(holder) || read_u64(rd, ctx, holder + vm->field[HS_F_KLASS_NAME], &sym))
 		return -EBADMSG;
