@@ -21,6 +21,7 @@
  *                     and off-CPU blocks alike
  *   unwind.bpf.h      the native walk (include/unwind_walk_step.h's step)
  *   python.bpf.h      the Python unwinder
+ *   hotspot.bpf.h     HotSpot's frames, stepped inside the native walk
  *   walk.bpf.h        a record's walk: native, then the interpreter
  *                     dispatcher, in the program or by tail calls
  *   stack_copy.bpf.h  samples sent as stack copies for user space to walk

@@ -365,9 +365,13 @@ static __always_inline bool unwind_walk_store(struct unwind_walk_frame *f, struc
 	return true;
 }
 
+/* A frame in a JVM's code cache: HotSpot's step (bpf/hotspot.bpf.h), else false */
+static __always_inline bool hotspot_step(struct walk_env *env, __u32 i, long *ret);
+
 /* One frame of the walk in this CPU's slot. Returns 1 to stop the walk (w->f.stop says why). */
 step_fn walk_step(__u32 i, void *data)
 {
+	long ret;
 	__u32 slot = cur_slot();
 	/* the keys' address goes to the helpers, not env's: env stays in registers */
 	struct walk_env env = {
@@ -379,6 +383,8 @@ step_fn walk_step(__u32 i, void *data)
 
 	if (!env.w || !env.e || !env.c)
 		return 1;
+	if (hotspot_step(&env, i, &ret))
+		return ret;
 	return unwind_walk_step(&env.w->f, &env, i);
 }
 

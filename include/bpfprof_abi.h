@@ -94,10 +94,23 @@ enum bpfprof_stat {
 	 * mapped since; bpf/unwind.bpf.h YOUNG_NS)
 	 */
 	BPFPROF_STAT_COPY_FP_UNMAPPED = 33,
-	BPFPROF_STAT_NR,
+	/*
+	 * HotSpot (struct bpfprof_hotspot_proc): native walks of a JVM that
+	 * reached its code cache, the Java frames stepped, and how the Java
+	 * part of a walk ended where it did not go back to native code
+	 */
+	BPFPROF_STAT_HS_WALKS = 40, /* walks that stepped at least one Java frame */
+	BPFPROF_STAT_HS_FRAMES = 41, /* code-cache frames stepped (Java methods and stubs) */
+	BPFPROF_STAT_HS_NATIVE = 42, /* the Java part went back to native code (call stub) */
+	BPFPROF_STAT_HS_NO_BLOB = 43, /* a pc in the code cache in no CodeBlob (segment map) */
+	BPFPROF_STAT_HS_READ_FAULT = 44, /* a CodeBlob, its name or a frame slot not readable */
+	BPFPROF_STAT_HS_BAD = 45, /* a frame that does not go up the stack, a bad pointer */
+	BPFPROF_STAT_HS_LIMIT = 46, /* BPFPROF_MAX_PY_FRAMES Java frames: the older ones not recorded */
+	BPFPROF_STAT_HS_NO_RA = 47, /* a compiled frame's return address not found */
+	BPFPROF_STAT_NR = 80,
 };
 
-/* Python frames a sample records at most (the thread's newest ones) */
+/* Interpreter frames (Python, Java) a sample records at most (the thread's newest ones) */
 #define BPFPROF_MAX_PY_FRAMES 128
 
 /*
@@ -107,8 +120,9 @@ enum bpfprof_stat {
  * most BPFPROF_MAX_STACK), followed by nr_user user addresses, leaf first
  * (at most --max-stack, BPFPROF_MAX_USER_STACK). For a sample taken in kernel mode the
  * user part is the user stack at kernel entry (from the task's saved pt_regs).
- * Then nr_py Python frames of the sampled thread, newest first, two words
- * each (struct bpfprof_py_proc says how they are read):
+ * Then nr_py interpreter frames of the sampled thread, newest first, two
+ * words each, which each interpreter defines (a process has one): for
+ * Python (struct bpfprof_py_proc says how they are read):
  *   word 0  the code object's address; bit 0 (BPFPROF_PY_ACT_END) set on the
  *           oldest frame of an eval-loop activation (3.11's is_entry frame,
  *           the frame above 3.12+'s C-stack shim, every frame before 3.11)
@@ -134,8 +148,8 @@ struct bpfprof_sample {
 	 * exec. 0: unknown.
 	 */
 	__u32 start;
-	__u16 nr_py; /* Python frames after the user addresses, 2 words each */
-	__u16 py_stop; /* enum bpfprof_stat of the Python walk's end; 0: no walk */
+	__u16 nr_py; /* interpreter frames after the user addresses, 2 words each */
+	__u16 py_stop; /* enum bpfprof_stat of the interpreter walk's end; 0: no walk */
 	__u32 pad;
 	__u64 ips[BPFPROF_MAX_STACK + BPFPROF_MAX_USER_STACK + 2 * BPFPROF_MAX_PY_FRAMES];
 };
@@ -163,6 +177,32 @@ struct bpfprof_notice {
 };
 
 _Static_assert(sizeof(struct bpfprof_notice) == 24, "struct bpfprof_notice layout");
+
+/*
+ * For HotSpot (struct bpfprof_hotspot_proc), one entry per code-cache frame
+ * the native walk stepped, in the walk's order:
+ *   word 0  bits 0-47: the Method* (interpreted), nmethod* (compiled,
+ *           native wrapper) or CodeBlob* (stub); bits 48-51: the kind,
+ *           enum bpfprof_hs_kind; bits 52-63: the index among the sample's
+ *           user addresses of the frame's pc (0: the leaf)
+ *   word 1  interpreted: the bytecode pointer (0: none, a native method),
+ *           from which user space has the bci, and its check against reuse
+ *           (it must lie in the method's bytecodes); else bits 0-31: the
+ *           pc's offset from the blob's code start, bits 32-63: a check
+ *           against reuse: the compile id (compiled, native wrapper), the
+ *           name's first 4 bytes (stub)
+ */
+enum bpfprof_hs_kind {
+	BPFPROF_HS_INTERPRETED = 1,
+	BPFPROF_HS_COMPILED = 2, /* an nmethod: C1 or C2 */
+	BPFPROF_HS_NATIVE = 3, /* a native method's wrapper ("native nmethod") */
+	BPFPROF_HS_STUB = 4, /* stubs, adapters, the interpreter's own code outside a frame */
+};
+#define BPFPROF_HS_ADDR(w0) ((w0) & ((1ull << 48) - 1))
+#define BPFPROF_HS_KIND(w0) ((__u32)((w0) >> 48) & 15u)
+#define BPFPROF_HS_INDEX(w0) ((__u32)((w0) >> 52))
+#define BPFPROF_HS_WORD0(addr, kind, index) \
+	(((addr) & ((1ull << 48) - 1)) | ((__u64)(kind) << 48) | ((__u64)(index) << 52))
 
 #define BPFPROF_PY_ACT_END 1ull
 /* ≤ 3.10: word 1 holds f_lasti's byte offset plus this, so that -1 (not started) stays positive */
@@ -208,6 +248,45 @@ _Static_assert(sizeof(struct bpfprof_py_proc) == 80, "struct bpfprof_py_proc lay
 #define BPFPROF_MAX_PY_PROCS 4096
 /* bytes read of a frame and of a code object: every offset used is below */
 #define BPFPROF_PY_READ 112
+
+/*
+ * A HotSpot JVM as user space read it from its vmStructs tables
+ * (interp_hotspot.h), in `hs_procs` by tgid: its code cache, each code
+ * heap's bounds and segment map (HotSpot's heap.cpp CodeHeap::find_start),
+ * and the offsets of the CodeBlob and nmethod fields the walk reads (bytes,
+ * each below BPFPROF_HS_BLOB_READ - 8). Interpreter frames are laid out by
+ * HotSpot's frame_x86.hpp (not in the tables): Method* at rbp - 24, bcp at
+ * rbp - 64, the sender's sp at rbp - 8; the leaf's bcp is in r13.
+ */
+#define BPFPROF_HS_HEAPS 4
+#define BPFPROF_HS_BLOB_READ 320 /* bytes of a CodeBlob read */
+struct bpfprof_hotspot_heap {
+	__u64 low, high; /* [low, high): the heap's reservation */
+	__u64 segmap; /* its segment map: a byte a segment */
+	__u32 log2_segment; /* segment size, log2 (7) */
+	__u32 pad;
+};
+
+struct bpfprof_hotspot_proc {
+	__u64 code_low, code_high; /* CodeCache::_low_bound, _high_bound */
+	struct bpfprof_hotspot_heap heap[BPFPROF_HS_HEAPS];
+	__u16 nr_heaps;
+	__u16 heapblock_size; /* sizeof(HeapBlock): a blob follows its header */
+	__u16 blob_name; /* CodeBlob::_name (char *) */
+	__u16 blob_frame_complete; /* _frame_complete_offset (int or int16: read as s16) */
+	__u16 blob_frame_size; /* _frame_size (int, words) */
+	__u16 blob_code_begin; /* _code_begin (pointer) or _code_offset (int: code_offsets) */
+	__u16 nm_compile_id; /* nmethod's _compile_id (int) */
+	__u16 nm_orig_pc; /* _orig_pc_offset (int) */
+	__u16 nm_deopt; /* the deopt handler: pointer, or int offset (deopt_offsets) */
+	__u16 blob_size; /* CodeBlob::_size (int, bytes from the blob) */
+	__u8 code_offsets; /* blob_code_begin is an int offset from the blob (JDK 23+) */
+	__u8 deopt_offsets; /* nm_deopt is an int offset from the blob */
+};
+
+_Static_assert(sizeof(struct bpfprof_hotspot_proc) == 16 + 32 * BPFPROF_HS_HEAPS + 24,
+	       "struct bpfprof_hotspot_proc layout");
+#define BPFPROF_MAX_HS_PROCS 256
 
 /* Target-filter modes, set in rodata before load. */
 enum bpfprof_filter {

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Interpreters in user space: each runtime whose frames the BPF side walks
- * beside the native ones (CPython today; HotSpot found and described, its
- * frames to come; V8 to come) is one
+ * beside the native ones (CPython; HotSpot, whose frames BPF steps inside
+ * the native walk; V8 to come) is one
  * implementation of struct interp_ops, as the OpenTelemetry eBPF profiler's
  * interpreter Loader (find an interpreter in a process's mappings) and
  * Instance (attach, symbolize, detach) do. A new interpreter plugs in as a
@@ -26,7 +26,7 @@
 
 enum interp_kind {
 	INTERP_PYTHON, /* CPython 3.8-3.13 (python_procs.h) */
-	INTERP_HOTSPOT, /* HotSpot JVMs: found and described (interp_hotspot.h), no frames yet */
+	INTERP_HOTSPOT, /* HotSpot JVMs: Java frames walked and named (interp_hotspot.h) */
 	INTERP_V8, /* V8: node and other embedders with v8dbg_ metadata (interp_v8.h) */
 	INTERP_NR,
 };

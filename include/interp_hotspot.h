@@ -5,11 +5,12 @@
  * exported gHotSpotVM* symbols looked up in the file (.dynsym, inside the
  * process's root), its vmStructs tables read from /proc/PID/mem
  * (hotspot_vmstructs.h), and what they say kept for the unwinder and the
- * namer to come. A JVM whose tables cannot be read or lack what is needed
- * is named in one warning and profiled natively, as before. Today no Java
- * frame is merged (the BPF walk through JIT and interpreter frames is the
- * next step, docs/INTERPRETERS.md): find runs for real, merge and attach do
- * nothing.
+ * namer. A JVM whose tables cannot be read or lack what is needed is
+ * named in one warning and profiled natively, as before. attach hands the
+ * BPF walk (bpf/hotspot.bpf.h) its layout; merge names the Java frames it
+ * recorded (hotspot_names.h: methods, lines, inlined scopes) as functions
+ * of the process's interpreter-frame region (profile__add_pyfunc), in the
+ * native stack where their pcs were.
  */
 #ifndef BPFPROF_INTERP_HOTSPOT_H
 #define BPFPROF_INTERP_HOTSPOT_H
@@ -31,6 +32,14 @@ struct hotspot_jvm_stat {
 	uint64_t code_low, code_high; /* the code cache's reservation, 0 before it was set up */
 	uint32_t nr_heaps; /* its CodeHeaps read (0: not set up yet) */
 	uint64_t heap_low[HOTSPOT_STATS_HEAPS], heap_high[HOTSPOT_STATS_HEAPS];
+	/* its samples: with Java frames, and why the others had none */
+	uint64_t samples, with_java;
+	uint64_t no_java; /* the walk met no code-cache frame: a native thread (GC, compiler), or
+			     a Java thread in native code whose walk stopped before its Java part */
+	uint64_t not_walked; /* before the BPF walk had its layout (or sent as a stack copy) */
+	/* with Java frames, whose Java part ended before native code: BPFPROF_STAT_HS_* - 43 */
+	uint64_t java_stop[5]; /* no blob, read fault, bad frame, frame limit, no return address */
+	uint64_t frames; /* Java frames merged (inlined ones included) */
 };
 
 /* Counters through interps__stats(INTERP_HOTSPOT) */
@@ -39,6 +48,12 @@ struct hotspot_stats {
 	uint64_t nr_unsupported; /* processes mapping libjvm.so left native: the reason in jvm[] */
 	uint64_t table_reads; /* attempts at reading a JVM's tables (a starting JVM is retried) */
 	uint64_t read_ns; /* time spent in them */
+	uint64_t attached; /* JVMs whose layout the BPF walk was given */
+	uint64_t methods_read, methods_failed; /* Method*s read from a JVM's memory, of them not usable */
+	uint64_t scopes_read, scopes_failed; /* compiled pcs whose inlined scopes were read */
+	uint64_t frame_hits, frame_misses; /* recorded frames found named already, or named now */
+	uint64_t stale; /* recorded frames whose method or nmethod changed since (reuse) */
+	uint64_t name_ns; /* time spent reading names */
 	uint32_t nr_listed; /* jvm[] filled, the first HOTSPOT_STATS_JVMS processes */
 	struct hotspot_jvm_stat jvm[HOTSPOT_STATS_JVMS];
 };

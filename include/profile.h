@@ -120,6 +120,7 @@ struct profile_process {
 	 * images name them for .prof and perf.data. pyfuncs sorted by start.
 	 */
 	uint64_t py_start;
+	const char *py_dso; /* interned: the region's frames' DSO ("[java]"); NULL: "[python]" */
 	struct profile_pyfunc *pyfuncs;
 	size_t nr_pyfuncs, cap_pyfuncs;
 };
@@ -314,6 +315,15 @@ int profile__find_mapping(const struct profile *p, uint32_t proc, uint64_t addr)
  * Returns 1 when the mapping is new, 0 when it was already there, or -ENOMEM.
  */
 int profile__add_mapping(struct profile *p, uint32_t proc, const struct profile_mapping *m);
+
+/*
+ * Process proc's interpreter-frame region (py_start; Python's or Java's
+ * frames: a process has one interpreter): PROFILE_PY_REGION_SIZE bytes
+ * that none of its mappings use, added as a mapping of p, below
+ * 0x6ffff0000000 in 1 GiB steps. Returns 1 when added, 0 when it was there
+ * already or no room was found (py_start stays 0), or -ENOMEM.
+ */
+int profile__add_py_region(struct profile *p, uint32_t proc);
 
 /*
  * A Python function in process proc's region: its block of nr_lines

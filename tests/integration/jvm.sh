@@ -19,8 +19,32 @@
 # - --no-java: no JVM looked for, no such line;
 # - a process mapping a "libjvm.so" that is no JVM (a copy of libz): one
 #   warning naming the process and the reason, and it is profiled as before.
+# Java frames (the BPF walk through interpreted, compiled and stub frames,
+# named in user space), with tests/workload/JavaChain.java (two workers,
+# known chains and shares) on default tiers, -Xint and
+# -XX:TieredStopAtLevel=1, attached with -p after 1 s for 3 s:
+# - of the samples with a JavaChain frame, >= 95 % hold the whole chain
+#   from the thread's root (start_thread; thread_native_entry; ...;
+#   java.lang.Thread.run) down to the leaf (the issue's goal);
+# - worker-a's frames in order: Thread.run, the lambda, outerA, midA, then
+#   leafA or leafB, as the JVM's own Thread.getStackTrace printed them
+#   (lambda classes, hidden there, left out), and go tool pprof's lines of
+#   those callers equal to the ones it printed;
+# - shares: leafA has 2/3 of worker-a's chain (midA calls leafA(2n),
+#   leafB(n)): 0.50-0.85 (the sampled tests' tolerance, a small sample);
+# - go tool pprof -lines names leafA and leafB at their hot lines (the
+#   lines marked LEAF-A / LEAF-B in the source) for the default run, and
+#   perf report names the Java methods (through the JIT images);
+# - the -v summary gives the JVM's samples with Java frames.
+# - tests/workload/JavaCases.java on 17: overloads apart, a nested class, a
+#   recursion 400 deep (the leaf's end kept), a native method calling back
+#   into Java (Method.invoke's native accessor), with --off-cpu a thread
+#   blocked in Thread.sleep named under its Java caller; a JVM that exits mid-run
+#   still named; `-- java` (start-up included); two JVMs (17 and 25) in
+#   one run, both with Java frames.
 # Cost: each JVM spins one thread about 3 s, jhsdb starts a JVM of its own
-# (about 1 CPU-s): some 10 CPU-s in all.
+# (about 1 CPU-s), the Java-frame runs 2 threads for 5 s each, 3 runs a JDK:
+# some 70 CPU-s in all.
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -146,6 +170,213 @@ check_jvm() {
 	jpid=
 }
 
+# check_frames NAME JDK [JVM FLAGS...]: the Java-frame checks above
+check_frames() {
+	local name=$1 jdk=$2 d total whole order share leafa chain trace ok_lines
+	shift 2
+	d=$work/frames-$name
+	mkdir -p "$d"
+	if [ -z "$jdk" ] || [ ! -x "$jdk/bin/java" ]; then
+		skip "$name: Java frames" "no such JDK in /usr/lib/jvm"
+		return
+	fi
+	(cd "$work/java" && exec "$jdk/bin/java" -XX:-UsePerfData "$@" JavaChain 5 \
+		>"$d/java.out" 2>&1) &
+	jpid=$!
+	for _ in $(seq 100); do
+		grep -q ready "$d/java.out" 2>/dev/null && break
+		sleep 0.1
+	done
+	sleep 1
+	"$BPFPROF" -p "$jpid" -d 3 -v -o "$d/out.folded" -o "$d/out.pb.gz" -o "$d/out.data" \
+		>"$d/log" 2>&1
+	wait "$jpid" 2>/dev/null
+	jpid=
+	total=$(grep 'JavaChain\.' "$d/out.folded" | awk '{s += $NF} END {print s + 0}')
+	whole=$(grep 'JavaChain\.' "$d/out.folded" |
+		grep 'start_thread;thread_native_entry(Thread\*);.*;java\.lang\.Thread\.run() (Thread\.java)_\[j\];' |
+		awk '{s += $NF} END {print s + 0}')
+	if [ "$total" -ge 20 ] && [ $((whole * 100)) -ge $((total * 95)) ]; then
+		ok "$name: whole chain from the thread's root in $whole of $total samples with Java frames"
+	else
+		fail "$name: whole chain in >= 95 % of $total samples" "$whole" \
+			"$(grep 'JavaChain\.' "$d/out.folded" | grep -v 'thread_native_entry' | head -3)"
+	fi
+	# the JVM's own view of worker-a, root first, its leaf left out; ours from
+	# the commonest leafA stack. Ours may show what getStackTrace hides (JDK
+	# 21+'s @Hidden Thread.runWith, lambda forms): the JVM's frames must be
+	# ours in the same order, lambda classes left out on both sides
+	trace=$(grep '^trace ' "$d/java.out" | tac | sed 's/^trace \([^ ]*\) .*/\1/' |
+		grep -v 'JavaChain\.leaf\|\$\$Lambda' | paste -sd';')
+	chain=$(grep 'JavaChain\.leafA' "$d/out.folded" | sort -k2 -t' ' -nr | head -1 | tr ';' '\n' |
+		sed -n 's/^\([^ (]*\)(.*_\[j\]$/\1/p' | grep -v 'JavaChain\.leaf\|\$\$Lambda' | paste -sd';')
+	if [ -n "$trace" ] && awk -v t="$trace" -v c="$chain" 'BEGIN {
+		nt = split(t, a, ";"); nc = split(c, b, ";"); k = 1
+		for (i = 1; i <= nc && k <= nt; i++) if (b[i] == a[k]) k++
+		exit !(k > nt) }'; then
+		ok "$name: Java frames in the order Thread.getStackTrace gives ($trace)"
+	else
+		fail "$name: Java frames as Thread.getStackTrace" "jvm: $trace" "ours: $chain"
+	fi
+	# the lines of those frames: pprof's equal getStackTrace's (the call sites)
+	if command -v go >/dev/null; then
+		local missing=
+		go tool pprof -traces -lines "$d/out.pb.gz" >"$d/traces" 2>/dev/null
+		while read -r _ m fl; do
+			case $m in *Lambda* | JavaChain.leaf*) continue ;; esac
+			grep -qF "$m(" "$d/traces" && grep -F "$m(" "$d/traces" | grep -qF ") $fl" ||
+				missing="$missing $m:$fl"
+		done < <(grep '^trace ' "$d/java.out")
+		if [ -z "$missing" ] && [ -s "$d/traces" ]; then
+			ok "$name: pprof's lines of the callers equal Thread.getStackTrace's"
+		else
+			fail "$name: caller lines as Thread.getStackTrace" "missing:$missing" \
+				"$(grep -m3 'JavaChain\.mid\|Thread\.run' "$d/traces")"
+		fi
+	fi
+	# leafA's share of worker-a's chain (midA calls leafA(2n) and leafB(n))
+	chain=$(grep 'JavaChain\.midA' "$d/out.folded" | awk '{s += $NF} END {print s + 0}')
+	leafa=$(grep 'JavaChain\.midA' "$d/out.folded" | grep 'JavaChain\.leafA' | awk '{s += $NF} END {print s + 0}')
+	share=$(awk -v a="$leafa" -v c="$chain" 'BEGIN {printf "%.2f", c ? a / c : 0}')
+	if awk -v s="$share" 'BEGIN {exit !(s >= 0.50 && s <= 0.85)}'; then
+		ok "$name: leafA has $share of midA's samples (2/3 expected)"
+	else
+		fail "$name: leafA's share of midA's samples" "$share ($leafa of $chain)"
+	fi
+	if grep -q "HotSpot: pid [0-9]* (java): [0-9]* samples, [0-9]* with Java frames" "$d/log"; then
+		ok "$name: -v summary: $(grep -o '[0-9]* samples, [0-9]* with Java frames ([0-9.]*%' "$d/log" | head -1))"
+	else
+		fail "$name: -v summary of Java frames" "$(grep HotSpot "$d/log" | head -3)"
+	fi
+	if [ "$name" = "${name%-*}" ] && command -v go >/dev/null; then
+		# default tiers: pprof's lines of the hot methods are the marked source lines
+		local la lb
+		la=$(grep -n 'LEAF-A' "$top/tests/workload/JavaChain.java" | cut -d: -f1 | paste -sd'|')
+		lb=$(grep -n 'LEAF-B' "$top/tests/workload/JavaChain.java" | cut -d: -f1 | paste -sd'|')
+		go tool pprof -top -lines "$d/out.pb.gz" >"$d/lines" 2>/dev/null
+		ok_lines=$(grep -cE "JavaChain\.leafA\(int\) JavaChain\.java:($la)\$|JavaChain\.leafB\(int\) JavaChain\.java:($lb)\$" "$d/lines")
+		if [ "$ok_lines" -ge 2 ] && ! grep -E 'JavaChain\.leaf[AB]\(int\) JavaChain\.java:' "$d/lines" |
+			grep -vqE "java:($la|$lb)\$"; then
+			ok "$name: go tool pprof -lines: leafA and leafB at their hot lines"
+		else
+			fail "$name: pprof lines of leafA, leafB" "$(grep 'JavaChain' "$d/lines" | head -5)"
+		fi
+	fi
+	if [ "$name" = "${name%-*}" ] && command -v perf >/dev/null; then
+		# perf report names the Java frames through the JIT images, no extra step
+		perf report -i "$d/out.data" --stdio --no-children -g caller 2>/dev/null >"$d/perf.txt"
+		if grep -q 'JavaChain\.leafB(int) (JavaChain\.java)' "$d/perf.txt" &&
+			grep -q 'java\.lang\.Thread\.run() (Thread\.java)' "$d/perf.txt" &&
+			grep -q 'JavaCalls::call_helper' "$d/perf.txt"; then
+			ok "$name: perf report names the Java methods, under JavaCalls::call_helper"
+		else
+			fail "$name: perf report's Java frames" "$(grep -m3 'JavaChain\|unknown' "$d/perf.txt")"
+		fi
+	fi
+}
+
+# check_cases: tests/workload/JavaCases.java on OpenJDK 17 (overloads, a
+# nested class, a recursion past --max-stack, a native method calling back
+# into Java), then a JVM that exits mid-run, `-- java` (start-up included),
+# and two JVMs of different versions in one run
+check_cases() {
+	local d=$work/cases n deep pids=() p1 p2
+	mkdir -p "$d"
+	(cd "$work/java" && exec "$JDK17/bin/java" -XX:-UsePerfData \
+		-Dsun.reflect.inflationThreshold=1000000000 JavaCases 8 >"$d/java.out" 2>&1) &
+	jpid=$!
+	for _ in $(seq 100); do
+		grep -q ready "$d/java.out" 2>/dev/null && break
+		sleep 0.1
+	done
+	sleep 1
+	"$BPFPROF" --off-cpu -p "$jpid" -d 3 -o "$d/out.folded" -o "$d/offcpu.folded" >"$d/log" 2>&1
+	wait "$jpid" 2>/dev/null
+	jpid=
+	n=$(grep -F 'JavaCases.sleepy() (JavaCases.java)_[j];java.lang.Thread.sleep(long) (Thread.java)_[j];JVM_Sleep' \
+		"$d/offcpu.folded" | grep -F 'start_thread' | wc -l)
+	if [ "$n" -ge 1 ]; then
+		ok "cases: off-CPU: Thread.sleep's block named under its Java caller (sleepy), from the thread's root"
+	else
+		fail "cases: off-CPU Java stack" "$(grep -m2 -o 'sleep.*' "$d/offcpu.folded" | cut -c1-200)"
+	fi
+	if grep -qF 'JavaCases.work(int) (JavaCases.java)_[j]' "$d/out.folded" &&
+		grep -qF 'JavaCases.work(long) (JavaCases.java)_[j]' "$d/out.folded"; then
+		ok "cases: the overloads work(int) and work(long) apart"
+	else
+		fail "cases: overloads" "$(grep -o 'JavaCases\.work[^;]*' "$d/out.folded" | sort -u | head -3)"
+	fi
+	if grep -qF 'JavaCases$Inner.spin(long) (JavaCases.java)_[j]' "$d/out.folded"; then
+		ok "cases: the static nested class's method (JavaCases\$Inner.spin)"
+	else
+		fail "cases: nested class" "$(grep -o 'Inner[^;]*' "$d/out.folded" | sort -u | head -3)"
+	fi
+	# 400 calls deep: the deepest frames kept (--max-stack 127 native frames, inlined ones more)
+	deep=$(grep -F 'JavaCases.bottom(long)' "$d/out.folded" | awk '{n = gsub(/JavaCases\.down\(int, long\)/, ""); if (n > m) m = n} END {print m + 0}')
+	if [ "$deep" -ge 100 ] && grep -F 'JavaCases.bottom(long)' "$d/out.folded" | grep -qv 'start_thread'; then
+		ok "cases: recursion 400 deep: $deep frames of down() kept at the leaf's end, the root cut"
+	else
+		fail "cases: deep recursion" "$deep frames of down()"
+	fi
+	n=$(grep -E 'invoke0\(.*_\[j\];JVM_InvokeMethod;.*JavaCalls::call_helper.*;\[stub\] [^;]*;JavaCases\.reflected\(\)' "$d/out.folded" |
+		awk '{s += $NF} END {print s + 0}')
+	if [ "$n" -ge 3 ]; then
+		ok "cases: a native method calling back into Java: invoke0 -> JVM_InvokeMethod -> call stub -> reflected() in $n samples"
+	else
+		fail "cases: native callback" "$n samples" "$(grep -m1 -o 'invoke0.*' "$d/out.folded" | cut -c1-300)"
+	fi
+
+	# a JVM that exits mid-run: its frames still named
+	(cd "$work/java" && exec "$JDK17/bin/java" -XX:-UsePerfData JavaChain 3 >"$d/exit.out" 2>&1) &
+	jpid=$!
+	for _ in $(seq 100); do
+		grep -q ready "$d/exit.out" 2>/dev/null && break
+		sleep 0.1
+	done
+	"$BPFPROF" -p "$jpid" -d 10 -o "$d/exit.folded" >"$d/exit.log" 2>&1
+	wait "$jpid" 2>/dev/null
+	jpid=
+	n=$(grep -F 'JavaChain.leafA(int) (JavaChain.java)_[j]' "$d/exit.folded" | grep -F 'java.lang.Thread.run()' | awk '{s += $NF} END {print s + 0}')
+	if [ "$n" -ge 5 ]; then
+		ok "a JVM that exits mid-run: its Java frames named ($n samples in leafA with the chain)"
+	else
+		fail "a JVM that exits mid-run" "$n samples" "$(tail -3 "$d/exit.log" | cut -c1-200)"
+	fi
+
+	# -- java: start-up included
+	(cd "$work/java" && "$BPFPROF" -o "$d/cmd.folded" -- "$JDK17/bin/java" -XX:-UsePerfData JavaChain 1 \
+		>"$d/cmd.log" 2>&1)
+	n=$(grep -F 'JavaChain.leafA(int) (JavaChain.java)_[j]' "$d/cmd.folded" | grep -F 'java.lang.Thread.run()' | awk '{s += $NF} END {print s + 0}')
+	if [ "$n" -ge 5 ]; then
+		ok "-- java: Java frames from a JVM started under bpfprof ($n samples in leafA with the chain)"
+	else
+		fail "-- java" "$n samples" "$(grep -i 'java' "$d/cmd.log" | head -3)"
+	fi
+
+	# two JVMs of different versions in one run
+	if [ -n "$JDK25" ] && [ -x "$JDK25/bin/java" ]; then
+		(cd "$work/java" && exec "$JDK17/bin/java" -XX:-UsePerfData JavaChain 8 >"$d/a.out" 2>&1) &
+		p1=$!
+		(cd "$work/java" && exec "$JDK25/bin/java" -XX:-UsePerfData JavaChain 8 >"$d/b.out" 2>&1) &
+		p2=$!
+		for _ in $(seq 100); do
+			grep -q ready "$d/a.out" 2>/dev/null && grep -q ready "$d/b.out" 2>/dev/null && break
+			sleep 0.1
+		done
+		sleep 1
+		"$BPFPROF" -p "$p1,$p2" -d 2 -v -o "$d/two.folded" >"$d/two.log" 2>&1
+		wait "$p1" "$p2" 2>/dev/null
+		n=$(grep -c "HotSpot: pid [0-9]* (java): [0-9]* samples, [1-9][0-9]* with Java frames" "$d/two.log")
+		if [ "$n" -eq 2 ]; then
+			ok "two JVMs (17 and 25) in one run: both with Java frames"
+		else
+			fail "two JVMs in one run" "$(grep 'HotSpot: pid\|samples\|exited' "$d/two.log" | cut -c1-200)"
+		fi
+	else
+		skip "two JVMs of different versions" "no Temurin 25"
+	fi
+}
+
 if [ ! -x "$JDK17/bin/javac" ]; then
 	skip "HotSpot JVMs" "no OpenJDK 17 javac in $JDK17 (openjdk-17-jdk-headless)"
 else
@@ -157,6 +388,23 @@ else
 	else
 		check_jvm openjdk17 "$JDK17" 17.0.15+6-Debian-1deb12u1 28 112 48 120
 		check_jvm temurin25 "$JDK25" 25.0.3+9-LTS 44 80 56 112
+	fi
+	if ! "$JDK17/bin/javac" -J-XX:TieredStopAtLevel=1 -J-XX:+UseSerialGC -J-XX:-UsePerfData \
+		-d "$work/java" "$top/tests/workload/JavaChain.java" 2>"$work/javac.err"; then
+		fail "javac JavaChain.java" "$(head -5 "$work/javac.err")"
+	else
+		check_frames openjdk17 "$JDK17"
+		check_frames openjdk17-xint "$JDK17" -Xint
+		check_frames openjdk17-c1 "$JDK17" -XX:TieredStopAtLevel=1
+		check_frames temurin25 "$JDK25"
+		check_frames temurin25-xint "$JDK25" -Xint
+		check_frames temurin25-c1 "$JDK25" -XX:TieredStopAtLevel=1
+	fi
+	if ! "$JDK17/bin/javac" -J-XX:TieredStopAtLevel=1 -J-XX:+UseSerialGC -J-XX:-UsePerfData \
+		-d "$work/java" "$top/tests/workload/JavaCases.java" 2>"$work/javac.err"; then
+		fail "javac JavaCases.java" "$(head -5 "$work/javac.err")"
+	else
+		check_cases
 	fi
 fi
 

@@ -20,6 +20,7 @@
 #include "array.h"
 #include "interp.h"
 #include "interp_hotspot.h"
+#include "hotspot_names.h"
 #include "lib_hashmap.h"
 #include "log.h"
 #include "proc_file.h"
@@ -28,6 +29,33 @@
 #define LIBJVM_MAX_SIZE (512ull << 20)
 #define READ_TRIES 20 /* reads of a starting JVM's tables before it is given up */
 #define RETRY_NS (50ull * 1000 * 1000)
+
+/* A Java method as named: its function block in the profile's region */
+struct hs_meth {
+	uint64_t addr; /* Method* */
+	uint32_t check; /* ConstMethod* >> 3 as BPF saw it; 0 not known */
+	bool bad; /* unreadable or not a method */
+	uint64_t code; /* its bytecodes' address (ConstMethod* + its size) */
+	uint32_t code_size; /* their bytes */
+	char *name, *file; /* "pkg.Class.method(int)", "Class.java" */
+	struct hotspot_line *lines;
+	uint32_t nr_lines;
+	int32_t first, last; /* line range of its block */
+	uint64_t block, gen; /* its block's start in the region, and the generation it is of */
+};
+
+/* Frames that stand for what could not be named */
+enum hs_mark {
+	HS_MARK_UNKNOWN, /* a Java frame whose method could not be read */
+	HS_MARK_FULL, /* the region is full */
+	HS_MARK_NR,
+};
+static const char *const hs_mark_names[HS_MARK_NR] = {
+	"[unknown Java frame]",
+	"[Java frames: no room left]",
+};
+
+#define MAX_METHODS 65536 /* a JVM's cache starts over past this */
 
 struct jvm {
 	uint32_t pid;
@@ -42,10 +70,26 @@ struct jvm {
 	struct hotspot_heap heaps[HS_MAX_HEAPS];
 	int nr_heaps;
 	uint32_t stat; /* its entry in the summary's list + 1, 0 none */
+	bool attached; /* its layout is in BPF (or could not be: warned) */
+	bool gone; /* the process exited: names from the caches only */
+	bool walked; /* the BPF walk has its layout: its samples may have Java frames */
+	int mem_fd; /* its /proc/PID/mem, open while frames are named; -1 none */
+	/* names: Method* -> methods[], (kind, address, offset, check) -> frame addresses */
+	struct u64map method_idx;
+	struct hs_meth *methods;
+	size_t nr_methods, cap_methods;
+	struct u64map frame_idx; /* -> index + 1 into runs */
+	uint64_t *runs; /* a frame's addresses: a count, then that many */
+	size_t nr_runs, cap_runs;
+	uint64_t gen; /* the profile generation its blocks and frames belong to */
+	uint64_t marks[HS_MARK_NR];
 };
 
 struct interp_hs {
 	struct interp_env env;
+	uint64_t gen; /* bumped at each new profile (interval) */
+	const struct profile *gen_p;
+	uint64_t gen_start;
 	struct u64map by_pid; /* pid + 1 -> index + 1 into jvms */
 	struct jvm *jvms;
 	size_t nr_jvms, cap_jvms;
@@ -71,12 +115,37 @@ static int hs_new(const struct interp_env *env, void **state)
 	return 0;
 }
 
+/* j's names and frames, all of them (a new JVM behind its pid, or the end) */
+static void caches_free(struct jvm *j)
+{
+	for (size_t i = 0; i < j->nr_methods; i++) {
+		free(j->methods[i].name);
+		free(j->methods[i].file);
+		free(j->methods[i].lines);
+	}
+	free(j->methods);
+	free(j->runs);
+	u64map__free(&j->method_idx);
+	u64map__free(&j->frame_idx);
+	j->methods = NULL;
+	j->runs = NULL;
+	j->nr_methods = j->cap_methods = j->nr_runs = j->cap_runs = 0;
+	memset(&j->method_idx, 0, sizeof(j->method_idx));
+	memset(&j->frame_idx, 0, sizeof(j->frame_idx));
+	memset(j->marks, 0, sizeof(j->marks));
+	if (j->mem_fd >= 0)
+		close(j->mem_fd);
+	j->mem_fd = -1;
+}
+
 static void hs_free(void *state)
 {
 	struct interp_hs *hs = state;
 
 	if (!hs)
 		return;
+	for (size_t i = 0; i < hs->nr_jvms; i++)
+		caches_free(&hs->jvms[i]);
 	u64map__free(&hs->by_pid);
 	free(hs->jvms);
 	free(hs);
@@ -101,6 +170,7 @@ static struct jvm *get_jvm(struct interp_hs *hs, uint32_t pid)
 	j = &hs->jvms[hs->nr_jvms++];
 	memset(j, 0, sizeof(*j));
 	j->pid = pid;
+	j->mem_fd = -1;
 	return j;
 }
 
@@ -299,9 +369,92 @@ static void log_found(const struct jvm *j, const struct profile_process *pr, con
 				 j->vm.size[t]);
 }
 
-static int hs_find(void *state, struct profile *p, uint32_t proc)
+/*
+ * The BPF walk's layout of j (struct bpfprof_hotspot_proc) from its tables
+ * and heaps. Returns 0, or -ENOTSUP with *why when an offset the walk reads
+ * is missing or lies past the bytes it reads of a CodeBlob.
+ */
+static int bpf_layout(const struct jvm *j, struct bpfprof_hotspot_proc *out, const char **why)
 {
-	struct interp_hs *hs = state;
+	static const enum hotspot_field blob_fields[] = {
+		HS_F_CODEBLOB_NAME,	    HS_F_CODEBLOB_FRAME_COMPLETE, HS_F_CODEBLOB_FRAME_SIZE,
+		HS_F_CODEBLOB_CODE_BEGIN,   HS_F_NMETHOD_COMPILE_ID,	  HS_F_NMETHOD_ORIG_PC,
+		HS_F_NMETHOD_DEOPT_HANDLER, HS_F_CODEBLOB_SIZE,
+	};
+	const struct hotspot_vm *vm = &j->vm;
+	uint16_t off[8];
+
+	memset(out, 0, sizeof(*out));
+	for (size_t k = 0; k < sizeof(blob_fields) / sizeof(blob_fields[0]); k++) {
+		if (!hotspot_vm__has(vm, blob_fields[k]) ||
+		    vm->field[blob_fields[k]] > BPFPROF_HS_BLOB_READ - 8) {
+			*why = "a CodeBlob field the walk reads is missing or too far";
+			return -ENOTSUP;
+		}
+		off[k] = (uint16_t)vm->field[blob_fields[k]];
+	}
+	if (!vm->size[HS_T_CONSTMETHOD] || vm->size[HS_T_HEAPBLOCK] > 64 ||
+	    vm->field[HS_F_METHOD_CONSTMETHOD] > 4096) {
+		*why = "ConstMethod's or HeapBlock's size is missing or absurd";
+		return -ENOTSUP;
+	}
+	out->code_low = vm->code_low;
+	out->code_high = vm->code_high;
+	for (int h = 0; h < j->nr_heaps && h < BPFPROF_HS_HEAPS; h++) {
+		out->heap[h].low = j->heaps[h].low;
+		out->heap[h].high = j->heaps[h].high;
+		out->heap[h].segmap = j->heaps[h].segmap;
+		out->heap[h].log2_segment = j->heaps[h].log2_segment;
+		out->nr_heaps++;
+	}
+	out->heapblock_size = (uint16_t)vm->size[HS_T_HEAPBLOCK];
+	out->blob_name = off[0];
+	out->blob_frame_complete = off[1];
+	out->blob_frame_size = off[2];
+	out->blob_code_begin = off[3];
+	out->nm_compile_id = off[4];
+	out->nm_orig_pc = off[5];
+	out->nm_deopt = off[6];
+	out->blob_size = off[7];
+	out->code_offsets = vm->code_offsets;
+	/* _deopt_handler_begin (JDK <= 22) is a pointer; the others are int offsets */
+	out->deopt_offsets = (vm->field_alt[HS_F_NMETHOD_DEOPT_HANDLER] & 15) != 2;
+	return 0;
+}
+
+/* Hand the BPF walk j's layout, once its heaps are known (-v says so, or why not) */
+static void attach(struct interp_hs *hs, struct jvm *j, const struct profile_process *pr)
+{
+	struct bpfprof_hotspot_proc cfg;
+	const char *why = NULL;
+	int err;
+
+	if (j->attached || !j->nr_heaps || !hs->env.attach)
+		return;
+	err = bpf_layout(j, &cfg, &why);
+	if (!err)
+		err = hs->env.attach(hs->env.attach_ctx, INTERP_HOTSPOT, j->pid, &cfg);
+	if (err == -EOPNOTSUPP) {
+		pr_info("java: pid %u (%s): Java frames not walked: this kernel's BPF build "
+			"(legacy, without bpf_loop) has no room for HotSpot's step\n",
+			pr->pid, pr->comm);
+		j->attached = true;
+		return;
+	}
+	if (err) {
+		pr_warn("java: pid %u (%s): Java frames not walked: %s\n", pr->pid, pr->comm,
+			why ? why : strerror(-err));
+		j->attached = true; /* warned once */
+		return;
+	}
+	j->attached = true;
+	j->walked = true;
+	hs->st.attached++;
+	pr_info("java: pid %u (%s): Java frames walked in BPF\n", pr->pid, pr->comm);
+}
+
+static int find_jvm_of(struct interp_hs *hs, struct profile *p, uint32_t proc)
+{
 	const struct profile_process *pr = &p->procs[proc];
 	const struct profile_mapping *lib = NULL;
 	const char *why = NULL;
@@ -332,8 +485,13 @@ static int hs_find(void *state, struct profile *p, uint32_t proc)
 		j->done = j->failed = false;
 		j->tries = j->heap_tries = 0;
 		j->retry_ns = 0;
+		j->gone = false;
 		j->nr_heaps = 0;
 		j->stat = 0;
+		if (j->attached && hs->env.attach)
+			hs->env.attach(hs->env.attach_ctx, INTERP_HOTSPOT, j->pid, NULL);
+		j->attached = j->walked = false;
+		caches_free(j);
 	}
 	t0 = now_ns();
 	if (t0 < j->retry_ns)
@@ -347,6 +505,7 @@ static int hs_find(void *state, struct profile *p, uint32_t proc)
 			pr_info("java: pid %u (%s): %d code heaps: %s\n", pr->pid, pr->comm,
 				j->nr_heaps, heaps_str(j, heaps, sizeof(heaps)));
 			note_heaps(hs, j);
+			attach(hs, j, pr);
 		} else {
 			j->retry_ns = t0 + RETRY_NS;
 		}
@@ -387,27 +546,369 @@ static int hs_find(void *state, struct profile *p, uint32_t proc)
 	}
 	log_found(j, pr, lib->path);
 	note(hs, j, pr, 0, NULL);
+	attach(hs, j, pr);
 	return 0;
 }
 
-/* No Java frame is recorded yet (the BPF walk is the next step): the record's stack stands */
-static int hs_merge(void *state, struct profile *p, uint32_t proc, const struct bpfprof_sample *s,
-		    uint64_t *ips, uint16_t *nr_user)
+/*
+ * find: the JVM of process proc (found, described, attached), and, once
+ * the BPF walk has its layout, the process's interpreter-frame region in p
+ * (a mapping: there before the outputs plan their JIT images).
+ */
+static int hs_find(void *state, struct profile *p, uint32_t proc)
 {
-	(void)state, (void)p, (void)proc, (void)s, (void)ips, (void)nr_user;
-	return 0;
+	struct interp_hs *hs = state;
+	struct profile_process *pr = &p->procs[proc];
+	struct jvm *j;
+	int err = find_jvm_of(hs, p, proc);
+
+	if (err < 0)
+		return err;
+	j = find_jvm(hs, pr->pid);
+	if (!j || !j->walked || pr->py_start)
+		return err;
+	if (!pr->py_dso && !(pr->py_dso = profile__intern(p, "[java]")))
+		return -ENOMEM;
+	return profile__add_py_region(p, proc);
 }
 
+/* j's memory, opened at its first frame to name; -1 when gone or not readable */
+static int jvm_mem(struct interp_hs *hs, struct jvm *j)
+{
+	const char *why;
+
+	if (j->mem_fd < 0 && !j->gone)
+		j->mem_fd = open_mem(hs, j->pid, &why);
+	return j->mem_fd;
+}
+
+/*
+ * The method at Method* addr (check: its ConstMethod* >> 3 as seen; 0 any):
+ * cached, else (or reread: it changed since) read now
+ */
+static struct hs_meth *get_method(struct interp_hs *hs, struct jvm *j, uint64_t addr,
+				  uint32_t check, bool reread, int *err)
+{
+	struct hotspot_method hm;
+	struct hs_meth *m;
+	struct mem mem;
+	uint64_t idx, t0;
+	char sig[HS_NAME_MAX], buf[3 * HS_NAME_MAX];
+	int rerr;
+
+	if (u64map__get(&j->method_idx, addr, &idx)) {
+		m = &j->methods[idx - 1];
+		if (!reread && (!check || !m->check || m->check == check))
+			return m;
+		/* the Method* holds another method now: read it again */
+		hs->st.stale++;
+		free(m->name);
+		free(m->file);
+		free(m->lines);
+	} else {
+		if (j->nr_methods >= MAX_METHODS) {
+			caches_free(j); /* start over rather than grow without end */
+			j->gen = 0;
+		}
+		if (array__grow((void **)&j->methods, &j->cap_methods, j->nr_methods + 1,
+				sizeof(*j->methods)) ||
+		    u64map__put(&j->method_idx, addr, j->nr_methods + 1)) {
+			*err = -ENOMEM;
+			return NULL;
+		}
+		m = &j->methods[j->nr_methods++];
+	}
+	memset(m, 0, sizeof(*m));
+	m->addr = addr;
+	m->check = check;
+	mem.fd = jvm_mem(hs, j);
+	t0 = now_ns();
+	rerr = mem.fd < 0 ? -EBADF : hotspot_method__read(&j->vm, mem_read, &mem, addr, &hm);
+	hs->st.methods_read++;
+	if (!rerr && check && (uint32_t)(hm.cmethod >> 3) != check)
+		rerr = -ESTALE; /* another method since the sample */
+	if (rerr == -ENOMEM) {
+		*err = rerr;
+		return NULL;
+	}
+	if (rerr) {
+		m->bad = true;
+		hs->st.methods_failed++;
+		hotspot_method__release(&hm);
+		hs->st.name_ns += now_ns() - t0;
+		return m;
+	}
+	snprintf(buf, sizeof(buf), "%s.%s%s", hm.klass, hm.name,
+		 hotspot_sig__java(hm.sig, sig, sizeof(sig)));
+	m->name = strdup(buf);
+	m->file = strdup(hm.file);
+	m->code = hm.cmethod + j->vm.size[HS_T_CONSTMETHOD];
+	m->code_size = hm.code_size;
+	m->lines = hm.lines;
+	m->nr_lines = hm.nr_lines;
+	hm.lines = NULL;
+	m->first = hm.nr_lines ? hm.min_line : 0;
+	m->last = hm.nr_lines ? hm.max_line : 0;
+	if (m->last - m->first > 65535)
+		m->last = m->first + 65535;
+	hs->st.name_ns += now_ns() - t0;
+	if (!m->name || !m->file) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	return m;
+}
+
+/* The marker's address (a one-line function of its own), 0 when there is no room */
+static uint64_t marker(struct profile *p, uint32_t proc, struct jvm *j, enum hs_mark k, int *err)
+{
+	uint64_t start;
+	int e;
+
+	if (j->marks[k])
+		return j->marks[k];
+	e = profile__add_pyfunc(p, proc, hs_mark_names[k], "", 0, 1, &start);
+	if (e == -ENOMEM)
+		*err = e;
+	if (e)
+		return 0;
+	j->marks[k] = start + 1;
+	return j->marks[k];
+}
+
+/*
+ * The address of method m at bytecode index bci (-1, or not in its table:
+ * its first line) in the region, as a return address (its line at
+ * address - 1): m's block is added at its first use in this generation.
+ */
+static uint64_t method_addr(struct profile *p, uint32_t proc, struct jvm *j, struct hs_meth *m,
+			    int32_t bci, int *err)
+{
+	int32_t line;
+	int e;
+
+	if (m->bad)
+		return marker(p, proc, j, HS_MARK_UNKNOWN, err);
+	if (m->gen != j->gen || !m->block) {
+		e = profile__add_pyfunc(p, proc, m->name, m->file, (uint32_t)m->first,
+					(uint32_t)(m->last - m->first + 1), &m->block);
+		if (e == -ENOMEM) {
+			*err = e;
+			return 0;
+		}
+		if (e)
+			return marker(p, proc, j, HS_MARK_FULL, err);
+		m->gen = j->gen;
+	}
+	line = bci >= 0 ? hotspot_lines__find(m->lines, m->nr_lines, (uint32_t)bci) : -1;
+	if (line < m->first || line > m->last)
+		line = m->first;
+	return m->block + (uint64_t)(line - m->first) + 1;
+}
+
+/* A stub's name, as a function of its own ("[stub] StubRoutines (1)") */
+static uint64_t stub_addr(struct interp_hs *hs, struct profile *p, uint32_t proc, struct jvm *j,
+			  uint64_t blob, int *err)
+{
+	char name[80], buf[96];
+	struct mem mem;
+	uint64_t start;
+	int e;
+
+	mem.fd = jvm_mem(hs, j);
+	if (mem.fd < 0 || hotspot_blob__name(&j->vm, mem_read, &mem, blob, name, sizeof(name)))
+		snprintf(name, sizeof(name), "unknown");
+	snprintf(buf, sizeof(buf), "[stub] %s", name);
+	e = profile__add_pyfunc(p, proc, buf, "", 0, 1, &start);
+	if (e == -ENOMEM)
+		*err = e;
+	return e ? 0 : start + 1;
+}
+
+/*
+ * The addresses that stand for recorded frame (w0, w1) of j, innermost
+ * first (a compiled pc with inlined methods gives several): cached by the
+ * frame's words, which hold its check against reuse. Returns the run's
+ * index in j->runs (its count, then its addresses), or -1 with *err set
+ * on ENOMEM.
+ */
+static int64_t frame_run(struct interp_hs *hs, struct profile *p, uint32_t proc, struct jvm *j,
+			 uint64_t w0, uint64_t w1, int *err)
+{
+	uint64_t key = hash__mix64(w0) ^ hash__mix64(w1 + 0x9e3779b97f4a7c15ull), idx;
+	uint64_t addr = BPFPROF_HS_ADDR(w0), a[HS_SCOPES_MAX], method;
+	uint32_t kind = BPFPROF_HS_KIND(w0), off = (uint32_t)w1, check = (uint32_t)(w1 >> 32);
+	struct hotspot_scope sc[HS_SCOPES_MAX];
+	struct hs_meth *m;
+	struct mem mem;
+	uint32_t cid;
+	int n = 0, ns;
+
+	if (!key)
+		key = 1;
+	if (u64map__get(&j->frame_idx, key, &idx)) {
+		hs->st.frame_hits++;
+		return (int64_t)idx - 1;
+	}
+	hs->st.frame_misses++;
+	if (kind == BPFPROF_HS_INTERPRETED) {
+		/* w1 is the bcp: in the method's bytecodes, else the Method* was reused: read again */
+		int32_t bci = -1;
+
+		m = get_method(hs, j, addr, 0, false, err);
+		if (m && w1 && !m->bad && (w1 < m->code || w1 - m->code >= m->code_size)) {
+			hs->st.stale++;
+			m = get_method(hs, j, addr, 0, true, err);
+		}
+		if (!m)
+			return -1;
+		if (w1 && !m->bad && w1 >= m->code && w1 - m->code < m->code_size)
+			bci = (int32_t)(w1 - m->code);
+		a[n++] = method_addr(p, proc, j, m, bci, err);
+	} else if (kind == BPFPROF_HS_COMPILED || kind == BPFPROF_HS_NATIVE) {
+		mem.fd = jvm_mem(hs, j);
+		if (mem.fd < 0 ||
+		    hotspot_nmethod__method(&j->vm, mem_read, &mem, addr, &method, &cid) ||
+		    cid != check) {
+			if (mem.fd >= 0)
+				hs->st.stale++;
+			a[n++] = marker(p, proc, j, HS_MARK_UNKNOWN, err);
+		} else {
+			ns = kind == BPFPROF_HS_COMPILED ?
+				     hotspot_scopes__read(&j->vm, mem_read, &mem, addr, off, sc,
+							  HS_SCOPES_MAX) :
+				     0;
+			hs->st.scopes_read++;
+			if (ns <= 0) {
+				hs->st.scopes_failed += ns < 0;
+				sc[0].method = method;
+				sc[0].bci = -1;
+				ns = 1;
+			}
+			for (int k = 0; k < ns && !*err; k++) {
+				m = get_method(hs, j, sc[k].method, 0, false, err);
+				if (m)
+					a[n++] = method_addr(p, proc, j, m, sc[k].bci, err);
+			}
+		}
+	} else {
+		a[n++] = stub_addr(hs, p, proc, j, addr, err);
+	}
+	if (*err)
+		return -1;
+	if (array__grow((void **)&j->runs, &j->cap_runs, j->nr_runs + 1 + (size_t)n,
+			sizeof(*j->runs)) ||
+	    u64map__put(&j->frame_idx, key, j->nr_runs + 1)) {
+		*err = -ENOMEM;
+		return -1;
+	}
+	idx = j->nr_runs;
+	j->runs[j->nr_runs++] = (uint64_t)n;
+	for (int k = 0; k < n; k++)
+		j->runs[j->nr_runs++] = a[k];
+	return (int64_t)idx;
+}
+
+#define MERGE_MAX (BPFPROF_MAX_STACK + BPFPROF_MAX_PY_FRAMES + 1)
+
+/*
+ * Sample s of JVM j: each user address whose frame BPF stepped as a
+ * code-cache frame is replaced by its Java frames (innermost first), the
+ * others kept; the leaf's address is looked up as is, the others as
+ * return addresses.
+ */
+static int hs_merge(void *state, struct profile *p, uint32_t proc, const struct bpfprof_sample *s,
+		    uint64_t *out, uint16_t *nr_user)
+{
+	struct interp_hs *hs = state;
+	const uint64_t *nat = (const uint64_t *)s->ips + s->nr_kernel, *w = nat + s->nr_user;
+	struct jvm *j = find_jvm(hs, s->tgid);
+	struct hotspot_jvm_stat *js;
+	size_t npy = s->nr_py, r = 0, o = 0;
+	int err = 0;
+
+	if (!j || !j->done || j->failed)
+		return 0;
+	js = j->stat ? &hs->st.jvm[j->stat - 1] : NULL;
+	if (js)
+		js->samples++;
+	if (!npy || s->py_stop < BPFPROF_STAT_HS_WALKS || s->py_stop > BPFPROF_STAT_HS_NO_RA) {
+		if (js && (!j->walked || !s->nr_user))
+			js->not_walked++;
+		else if (js)
+			js->no_java++;
+		return 0;
+	}
+	if (js) {
+		js->with_java++;
+		if (s->py_stop >= BPFPROF_STAT_HS_NO_BLOB)
+			js->java_stop[s->py_stop - BPFPROF_STAT_HS_NO_BLOB]++;
+	}
+	/* a new profile (interval): its own functions and frame addresses */
+	if (hs->gen_p != p || hs->gen_start != p->start_ns) {
+		hs->gen_p = p;
+		hs->gen_start = p->start_ns;
+		hs->gen++;
+	}
+	if (j->gen != hs->gen) {
+		u64map__free(&j->frame_idx);
+		memset(&j->frame_idx, 0, sizeof(j->frame_idx));
+		j->nr_runs = 0;
+		memset(j->marks, 0, sizeof(j->marks));
+		j->gen = hs->gen;
+	}
+	if (!p->procs[proc].py_start && profile__add_py_region(p, proc) < 0)
+		return -ENOMEM;
+	if (!p->procs[proc].py_start)
+		return 0;
+	if (!p->procs[proc].py_dso && !(p->procs[proc].py_dso = profile__intern(p, "[java]")))
+		return -ENOMEM;
+	if (npy > BPFPROF_MAX_PY_FRAMES)
+		npy = BPFPROF_MAX_PY_FRAMES;
+	for (size_t i = 0; i < s->nr_user && o < MERGE_MAX; i++) {
+		int64_t run;
+
+		if (r >= npy || BPFPROF_HS_INDEX(w[2 * r]) != i) {
+			out[o++] = nat[i];
+			continue;
+		}
+		run = frame_run(hs, p, proc, j, w[2 * r], w[2 * r + 1], &err);
+		r++;
+		if (run < 0)
+			return err;
+		for (uint64_t k = 0; k < j->runs[run] && o < MERGE_MAX; k++) {
+			uint64_t a = j->runs[run + 1 + k];
+
+			if (!a)
+				continue;
+			out[o] = o ? a : a - 1;
+			o++;
+			if (js)
+				js->frames++;
+		}
+	}
+	*nr_user = (uint16_t)o;
+	return 1;
+}
+
+/*
+ * pid has exited: out of BPF, its memory closed; what was read of it (its
+ * tables, names and frames) stays, so that its samples still in the ring
+ * are named, until a new JVM is found behind the pid.
+ */
 static void hs_forget(void *state, uint32_t pid)
 {
-	struct jvm *j = find_jvm(state, pid);
+	struct interp_hs *hs = state;
+	struct jvm *j = find_jvm(hs, pid);
 
-	if (j) {
-		memset(&j->vm, 0, sizeof(j->vm));
-		j->base = 0;
-		j->done = j->failed = false;
-		j->nr_heaps = 0;
-	}
+	if (!j)
+		return;
+	if (j->attached && hs->env.attach)
+		hs->env.attach(hs->env.attach_ctx, INTERP_HOTSPOT, pid, NULL);
+	if (j->mem_fd >= 0)
+		close(j->mem_fd);
+	j->mem_fd = -1;
+	j->gone = true;
 }
 
 static void hs_stats(const void *state, void *out)

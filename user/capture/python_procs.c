@@ -364,37 +364,6 @@ static int check_layout(struct py_proc *pp, uint64_t runtime, const char **why)
 	return 0;
 }
 
-/* The process's Python region: PROFILE_PY_REGION_SIZE bytes no mapping uses, as a mapping of p. */
-static int add_region(struct profile *p, uint32_t proc)
-{
-	struct profile_process *pr = &p->procs[proc];
-	struct profile_mapping m = { 0 };
-	uint64_t at;
-	int tries;
-
-	if (pr->py_start)
-		return 0;
-	for (at = 0x6ffff0000000ull, tries = 0; tries < 64; tries++, at -= 1ull << 30) {
-		bool clash = false;
-
-		for (size_t i = 0; i < pr->nr_mappings && !clash; i++)
-			clash = pr->mappings[i].start < at + PROFILE_PY_REGION_SIZE &&
-				at < pr->mappings[i].end;
-		if (!clash)
-			break;
-	}
-	if (tries == 64)
-		return 0;
-	m.start = at;
-	m.end = at + PROFILE_PY_REGION_SIZE;
-	memcpy(m.perms, "r-xp", 5);
-	m.path = profile__intern(p, "");
-	if (!m.path || profile__add_mapping(p, proc, &m) < 0)
-		return -ENOMEM;
-	pr->py_start = at;
-	return 1;
-}
-
 /* One warning per process and interpreter: "python: pid N (comm): what" */
 static void warn_once(struct py_proc *pp, const struct profile_process *pr, const char *what)
 {
@@ -584,7 +553,7 @@ int python_procs__scan(struct python_procs *py, struct profile *p, uint32_t proc
 	st = start_time(py, pr->pid);
 	if (pp->file_key == key && pp->start_time == st) {
 		/* known: a new profile only needs its region */
-		return pp->supported ? add_region(p, proc) : 0;
+		return pp->supported ? profile__add_py_region(p, proc) : 0;
 	}
 	/* a new interpreter for this pid (first scan, exec, reused pid): forget the old one */
 	forget(py, pp);
@@ -655,7 +624,7 @@ int python_procs__scan(struct python_procs *py, struct profile *p, uint32_t proc
 		 pr->pid, (unsigned)(ver >> 8), (unsigned)(ver & 0xff), best_m->path,
 		 (unsigned long long)pp->eval_start, (unsigned long long)pp->eval_end,
 		 (unsigned long long)pp->cold_start, (unsigned long long)pp->cold_end);
-	return add_region(p, proc);
+	return profile__add_py_region(p, proc);
 }
 
 static uint64_t now_ns(void)
@@ -817,7 +786,7 @@ int python_procs__merge(struct python_procs *py, struct profile *p, uint32_t pro
 		return 0;
 	if (!pp->supported && pp->retry && s->time_ns >= pp->retry_ns) {
 		pp->retry_ns = s->time_ns + LAYOUT_RETRY_NS;
-		if (!enable(py, pp, &p->procs[proc]) && add_region(p, proc) < 0)
+		if (!enable(py, pp, &p->procs[proc]) && profile__add_py_region(p, proc) < 0)
 			return -ENOMEM;
 	}
 	if (!pp->supported) {
@@ -855,7 +824,7 @@ int python_procs__merge(struct python_procs *py, struct profile *p, uint32_t pro
 		memset(pp->marks, 0, sizeof(pp->marks));
 		pp->gen = py->gen;
 	}
-	if (!p->procs[proc].py_start && add_region(p, proc) < 0)
+	if (!p->procs[proc].py_start && profile__add_py_region(p, proc) < 0)
 		return -ENOMEM;
 	if (!p->procs[proc].py_start)
 		return 0;

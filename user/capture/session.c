@@ -1151,11 +1151,30 @@ int session__python_set(struct session *s, uint32_t tgid, const struct bpfprof_p
 		       0;
 }
 
+/* tgid's entry in hs_procs (bpf/hotspot.bpf.h): cfg, or none (NULL) */
+static int session__hotspot_set(struct session *s, uint32_t tgid,
+				const struct bpfprof_hotspot_proc *cfg)
+{
+	if (!s->skel->rodata->hotspot_in_walk)
+		return -EOPNOTSUPP; /* the legacy variant: no HotSpot step (bpf/hotspot.bpf.h) */
+	if (!cfg)
+		return bpf_map__delete_elem(s->skel->maps.hs_procs, &tgid, sizeof(tgid), 0) &&
+				       errno != ENOENT ?
+			       -errno :
+			       0;
+	return bpf_map__update_elem(s->skel->maps.hs_procs, &tgid, sizeof(tgid), cfg, sizeof(*cfg),
+				    BPF_ANY) ?
+		       -errno :
+		       0;
+}
+
 int session__interp_attach(void *ctx, enum interp_kind kind, uint32_t tgid, const void *layout)
 {
 	switch (kind) {
 	case INTERP_PYTHON:
 		return session__python_set(ctx, tgid, layout);
+	case INTERP_HOTSPOT:
+		return session__hotspot_set(ctx, tgid, layout);
 	default:
 		return -EOPNOTSUPP;
 	}

@@ -432,6 +432,19 @@ static void hotspot_jvm(const struct hotspot_jvm_stat *j)
 		j->pid, j->comm, j->release, j->nr_structs, j->nr_fields, j->nr_types, j->nr_sizes,
 		j->nr_ints, j->nr_longs, j->nr_consts, (unsigned long long)j->code_low,
 		(unsigned long long)j->code_high, j->nr_heaps, heaps);
+	if (!j->samples)
+		return;
+	pr_info("HotSpot: pid %u (%s): %llu samples, %llu with Java frames (%.1f%%, %llu frames "
+		"named); without: %llu walked to no Java frame (native threads: GC, compiler, or "
+		"a walk that stopped in native code), %llu not walked (before the walk had the "
+		"JVM's layout, or sent as stack copies); Java part cut short: %llu no code blob, "
+		"%llu read faults, %llu bad frames, %llu frame limit, %llu no return address\n",
+		j->pid, j->comm, (unsigned long long)j->samples, (unsigned long long)j->with_java,
+		100.0 * (double)j->with_java / (double)j->samples, (unsigned long long)j->frames,
+		(unsigned long long)j->no_java, (unsigned long long)j->not_walked,
+		(unsigned long long)j->java_stop[0], (unsigned long long)j->java_stop[1],
+		(unsigned long long)j->java_stop[2], (unsigned long long)j->java_stop[3],
+		(unsigned long long)j->java_stop[4]);
 }
 
 void report__hotspot(FILE *f, const struct hotspot_stats *st)
@@ -443,6 +456,15 @@ void report__hotspot(FILE *f, const struct hotspot_stats *st)
 		(unsigned long long)st->nr_jvms, (unsigned long long)st->nr_unsupported,
 		(unsigned long long)st->table_reads,
 		st->table_reads ? (double)st->read_ns / st->table_reads / 1e6 : 0.0);
+	if (st->frame_hits + st->frame_misses)
+		pr_info("HotSpot: names: %llu methods read (%llu not usable), %llu compiled pcs' "
+			"scopes read (%llu failed), %llu frames reused or changed since their "
+			"sample; frame cache %.1f%% hits; %.1f us a method\n",
+			(unsigned long long)st->methods_read, (unsigned long long)st->methods_failed,
+			(unsigned long long)st->scopes_read, (unsigned long long)st->scopes_failed,
+			(unsigned long long)st->stale,
+			100.0 * (double)st->frame_hits / (double)(st->frame_hits + st->frame_misses),
+			st->methods_read ? (double)st->name_ns / (double)st->methods_read / 1e3 : 0.0);
 	for (uint32_t i = 0; i < st->nr_listed; i++) {
 		const struct hotspot_jvm_stat *j = &st->jvm[i];
 
