@@ -94,7 +94,13 @@ enum bpfprof_stat {
 	 * mapped since; bpf/unwind.bpf.h YOUNG_NS)
 	 */
 	BPFPROF_STAT_COPY_FP_UNMAPPED = 33,
-	BPFPROF_STAT_NR,
+	/*
+	 * Walks not done: more than half of the ring buffer waited for the
+	 * reader, so the record went with its leaf only, and no stack copy,
+	 * that records keep fitting (bpf/unwind.bpf.h walk_begin)
+	 */
+	BPFPROF_STAT_WALK_SHED = 60,
+	BPFPROF_STAT_NR = 80, /* 40-49 HotSpot's, 50-59 V8's, 60-79 the walk's costs */
 };
 
 /* Python frames a sample records at most (the thread's newest ones) */
@@ -327,6 +333,11 @@ struct bpfprof_unwind_mapping {
 	__u32 table; /* unwind_tables index, or BPFPROF_UNWIND_NO_TABLE */
 	__u32 pad;
 	__u64 bias; /* row pc = address - bias */
+	/*
+	 * The whole mapping, [start, end), of which the entry is a piece: the
+	 * walk keeps it for the next frames, which skip the trie while in it
+	 */
+	__u64 start, end;
 };
 
 /*
