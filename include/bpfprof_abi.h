@@ -248,8 +248,9 @@ enum bpfprof_filter {
  * BPFPROF_UNWIND_NONE row, has no CFI.
  *
  * A table's words (__u32, two to an array element: array values are 8-byte
- * aligned), in 64 KiB pages of pc, as the OpenTelemetry profiler stores its
- * stack deltas (4 bytes a row, against 8 for {pc, rule}):
+ * aligned), in pages of pc (BPFPROF_UNWIND_PAGE_SHIFT: 4 KiB) as the
+ * OpenTelemetry profiler stores its stack deltas in 64 KiB ones (4 bytes a
+ * row, against 8 for {pc, rule}):
  *
  *   [0, nr_pages]           page index: page p's rows are rows
  *                           [index[p], index[p + 1])
@@ -303,7 +304,7 @@ _Static_assert(sizeof(struct bpfprof_unwind_row) == 8, "struct bpfprof_unwind_ro
 
 /* Where a table's parts are in its words (see above) */
 struct bpfprof_unwind_table {
-	__u32 nr_pages; /* 64 KiB pages of pc covered; 0: slot empty (no rows loaded) */
+	__u32 nr_pages; /* pages of pc covered; 0: slot empty (no rows loaded) */
 	__u32 rules; /* word index of the rules */
 	__u32 nr_rules;
 	__u32 used; /* written by the walk: bpf_ktime_get_ns() >> 30 when last used */
@@ -314,7 +315,13 @@ struct bpfprof_unwind_words {
 	__u32 w[2];
 };
 
-#define BPFPROF_UNWIND_PAGE_SHIFT 16
+/*
+ * 4 KiB pages: a page holds tens to a few hundred rows, and the walk's
+ * search reads a few cache lines of them (bpf/unwind.bpf.h find_rule),
+ * where a 64 KiB page of a large library (libc: 1,000-3,000 rows) took
+ * five more reads into cold memory a frame; the index costs a word a page
+ */
+#define BPFPROF_UNWIND_PAGE_SHIFT 12
 #define BPFPROF_UNWIND_ROW_PC(word) ((word)&0xffffu)
 #define BPFPROF_UNWIND_ROW_RULE(word) ((word) >> 16)
 /* Table ids (unwind_tables, unwind_rows) */
