@@ -149,7 +149,6 @@ struct walk {
 	 * instructions.)
 	 */
 	__u32 rows_table, rows_at, rows_n;
-	__u32 rows[UNWIND_ROWS_CHUNK];
 	__u64 base; /* user address of the chunk's first byte */
 	__u64 len; /* bytes of the chunk that hold a copy; 0: none yet */
 	__u32 tgid;
@@ -166,6 +165,8 @@ struct walk {
 	__u64 ip0, sp0, bp0; /* the registers the walk began from */
 	__u32 now; /* the sample's time >> 30 (about seconds): tables' `used` */
 	__u32 steps; /* steps done: the legacy variant's walk goes on across tail calls */
+	/* last, not cleared at walk_begin (rows_n says what it holds) */
+	__u32 rows[UNWIND_ROWS_CHUNK];
 };
 
 /*
@@ -449,7 +450,7 @@ static __always_inline bool walk_begin(struct bpfprof_sample *e, __u64 nk, __u32
 	w = bpf_map_lookup_elem(&walk_state, &slot);
 	if (!w)
 		return false;
-	__builtin_memset(w, 0, sizeof(*w));
+	__builtin_memset(w, 0, offsetof(struct walk, rows));
 	if (!ip || arch_kernel_addr(ip) || nk >= MAX_IPS)
 		return false;
 	w->walking = 1;
