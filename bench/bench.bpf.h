@@ -10,12 +10,85 @@
  *                               cost alone
  *  BPFPROF_BENCH_OFFCPU_AGG     bench/offcpu.sh: off-CPU blocks are
  *                               aggregated in BPF instead of sent
+ *
+ * The walk's cost by parts (docs/BENCHMARKS.md, issue 34): each takes one
+ * part of a sample's work away, and bench/bpf-cost.sh compares the builds.
+ *
+ *  BPFPROF_BENCH_NO_USER_WALK   no user-stack walk: the leaf only
+ *  BPFPROF_BENCH_NO_ROW_SEARCH  the mapping lookup, but no row search: every
+ *                               frame a frame-pointer step
+ *  BPFPROF_BENCH_WALK_TIME      the native walk's time (bpf_ktime_get_ns
+ *                               around it, modern variants) and its frames,
+ *                               summed per CPU in bench_walk: apart from
+ *                               the kernel stack's and the record's costs,
+ *                               which vary with what else the host runs
  */
 #ifndef BPFPROF_BENCH_BPF_H
 #define BPFPROF_BENCH_BPF_H
 
 #ifdef BPFPROF_BENCH_EMPTY_PROGRAM
 #define bench_sample_skip() true
+#endif
+
+#ifdef BPFPROF_BENCH_NO_USER_WALK
+#define bench_walk_skip() true
+#endif
+
+#ifdef BPFPROF_BENCH_NO_ROW_SEARCH
+#define bench_row_search_skip() true
+#endif
+
+#ifdef BPFPROF_BENCH_WALK_TIME
+struct bench_walk_val {
+	__u64 t0; /* the running walk's start */
+	__u64 ns, walks, frames; /* walks with at least one frame stepped */
+	__u64 r0, read_ns, reads; /* the user-stack reads among them (stack_read) */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct bench_walk_val);
+} bench_walk SEC(".maps");
+
+static __always_inline void bench_walk_time_begin(void)
+{
+	__u32 zero = 0;
+	struct bench_walk_val *v = bpf_map_lookup_elem(&bench_walk, &zero);
+
+	if (v)
+		v->t0 = bpf_ktime_get_ns();
+}
+
+static __always_inline void bench_walk_time_end(__u64 frames)
+{
+	__u32 zero = 0;
+	struct bench_walk_val *v = bpf_map_lookup_elem(&bench_walk, &zero);
+
+	if (v && frames > 1) {
+		v->ns += bpf_ktime_get_ns() - v->t0;
+		v->walks++;
+		v->frames += frames;
+	}
+}
+static __always_inline void bench_read_time(bool end)
+{
+	__u32 zero = 0;
+	struct bench_walk_val *v = bpf_map_lookup_elem(&bench_walk, &zero);
+
+	if (!v)
+		return;
+	if (!end) {
+		v->r0 = bpf_ktime_get_ns();
+		return;
+	}
+	v->read_ns += bpf_ktime_get_ns() - v->r0;
+	v->reads++;
+}
+#define bench_read_time(end) bench_read_time(end)
+#define bench_walk_time_begin() bench_walk_time_begin()
+#define bench_walk_time_end(frames) bench_walk_time_end(frames)
 #endif
 
 #ifdef BPFPROF_BENCH_OFFCPU_AGG

@@ -30,6 +30,17 @@ struct {
 	__uint(max_entries, 8 * 1024 * 1024); /* resized from --ringbuf-size before load */
 } samples SEC(".maps");
 
+/*
+ * More than half of the ring buffer waits for the reader: a record's user
+ * walk is shed (walk_begin) so that its bytes, and the time a walk takes,
+ * go to keeping records rather than to losing them once it is full.
+ */
+static __always_inline bool ring_crowded(void)
+{
+	return bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >
+	       bpf_ringbuf_query(&samples, BPF_RB_RING_SIZE) / 2;
+}
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, BPFPROF_STAT_NR);
@@ -55,7 +66,7 @@ static __always_inline void stat_add(__u32 idx, __u64 n)
 
 /*
  * Slots of the per-CPU record and walk state (scratch, ustack, walk_state,
- * search_state, py_walk_state): an off-CPU block's user walk (at sys_exit,
+ * py_walk_state): an off-CPU block's user walk (at sys_exit,
  * or as task work) runs with interrupts on, and a sample taken meanwhile on
  * the same CPU walks too, in its own slot. `walk_slot` says whose the
  * running walk is; a sample sets it and puts the old value back when it
@@ -136,6 +147,19 @@ struct {
 #endif
 #ifndef bench_sample_skip
 #define bench_sample_skip() false /* on_sample returns at once */
+#endif
+#ifndef bench_walk_skip
+#define bench_walk_skip() false /* the user walk stops after the leaf */
+#endif
+#ifndef bench_row_search_skip
+#define bench_row_search_skip() false /* every frame a frame-pointer step */
+#endif
+#ifndef bench_read_time
+#define bench_read_time(end) /* a user-stack read's time */
+#endif
+#ifndef bench_walk_time_begin
+#define bench_walk_time_begin() /* the native walk's time */
+#define bench_walk_time_end(frames)
 #endif
 #ifndef bench_offcpu_send
 #define bench_offcpu_send(r) false /* an off-CPU record was dealt with instead of sent */

@@ -128,8 +128,27 @@ struct {
  * verifier follows each different value of one through every step; step i
  * stores the (i + 2)th user address, at e->ips[nk + 1 + i].
  */
+/* A table's rows find_rule searches in one copy (words) */
+#define UNWIND_ROWS_CHUNK_SHIFT 6
+#define UNWIND_ROWS_CHUNK (1u << UNWIND_ROWS_CHUNK_SHIFT)
+
 struct walk {
 	struct unwind_walk_frame f; /* the frame being unwound (include/unwind_walk_step.h) */
+	/*
+	 * The mapping of the last frame's pc (unwind_walk_rule): the next
+	 * frames are most often in it, and skip the trie. Empty: end <= start.
+	 */
+	__u64 map_start, map_end, map_bias;
+	__u32 map_table;
+	/*
+	 * find_rule's copy of rows [rows_at, rows_at + rows_n) of table
+	 * rows_table, which the next frames search again while their rows are
+	 * the same (a function's callers are often near it, a recursion's are
+	 * one); rows_n 0: none. (Keeping the page's bounds and the rule word
+	 * too measured no faster, and doubled the legacy variant's verified
+	 * instructions.)
+	 */
+	__u32 rows_table, rows_at, rows_n;
 	__u64 base; /* user address of the chunk's first byte */
 	__u64 len; /* bytes of the chunk that hold a copy; 0: none yet */
 	__u32 tgid;
@@ -146,6 +165,8 @@ struct walk {
 	__u64 ip0, sp0, bp0; /* the registers the walk began from */
 	__u32 now; /* the sample's time >> 30 (about seconds): tables' `used` */
 	__u32 steps; /* steps done: the legacy variant's walk goes on across tail calls */
+	/* last, not cleared at walk_begin (rows_n says what it holds) */
+	__u32 rows[UNWIND_ROWS_CHUNK];
 };
 
 /*
@@ -182,8 +203,10 @@ static __always_inline int stack_read(struct walk *w, struct ustack_chunk *c, __
 		if (w->f.sp > start && w->f.sp <= addr)
 			start = w->f.sp & ~7ULL;
 		len = USTACK_CHUNK - (start & (USTACK_CHUNK - 1));
+		bench_read_time(false);
 		if (bpf_probe_read_user(c->data, len & (2 * USTACK_CHUNK - 1), (const void *)start))
 			return -1;
+		bench_read_time(true);
 		w->base = start;
 		w->len = len;
 	}
@@ -191,20 +214,6 @@ static __always_inline int stack_read(struct walk *w, struct ustack_chunk *c, __
 	*val = c->data[off];
 	return 0;
 }
-
-/* Binary search state: table `table`'s rows l..r-1, the last whose low pc bits are <= off */
-struct search {
-	__u32 table;
-	__u32 l, r; /* word indices */
-	__u32 off; /* the pc's low 16 bits */
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, WALK_SLOTS);
-	__type(key, __u32);
-	__type(value, struct search);
-} search_state SEC(".maps");
 
 /* Word i of table `table` (its words map `rows`); false when out of range */
 static __always_inline bool table_word(void *rows, __u32 i, __u32 *val)
@@ -215,49 +224,65 @@ static __always_inline bool table_word(void *rows, __u32 i, __u32 *val)
 	v = bpf_map_lookup_elem(rows, &key);
 	if (!v)
 		return false;
-	/*
-	 * little-endian: w[0] is the low half. No branch: the legacy variant's
-	 * verifier follows each path through 16 frames x 17 search steps (a
-	 * ternary here cost 14 % of walk_sample's 800,000 verified insns)
-	 */
+	/* little-endian: w[0] is the low half; no branch (fewer paths to verify) */
 	*val = *v >> ((i & 1) * 32);
 	return true;
 }
 
-step_fn search_step(__u32 i, void *data)
+/*
+ * Words i..i+n-1 (n <= UNWIND_ROWS_CHUNK) of a table into dst: one lookup
+ * and one copy, as an array's elements lie end to end (kernel/bpf/arraymap.c:
+ * value + elem_size * index), where a lookup a word made the search cost
+ * one helper call a step. The caller keeps the words inside the table.
+ */
+static __always_inline bool table_words(void *rows, __u32 i, __u32 n, __u32 *dst)
 {
-	struct search *q;
-	void *rows;
-	__u32 m, word, slot = cur_slot();
+	__u32 key = i >> 1;
+	__u64 *v, size = n;
 
-	q = bpf_map_lookup_elem(&search_state, &slot);
-	if (!q || q->r - q->l <= 1)
-		return 1;
-	rows = bpf_map_lookup_elem(&unwind_rows, &q->table);
-	if (!rows)
-		return 1;
-	m = q->l + (q->r - q->l) / 2;
-	if (!table_word(rows, m, &word))
-		return 1;
-	if (BPFPROF_UNWIND_ROW_PC(word) <= q->off)
-		q->l = m;
-	else
-		q->r = m;
-	return 0;
+	v = bpf_map_lookup_elem(rows, &key);
+	if (!v)
+		return false;
+	if (size > UNWIND_ROWS_CHUNK)
+		size = UNWIND_ROWS_CHUNK;
+	barrier_var(size); /* the bound on the register the call takes */
+	return !bpf_probe_read_kernel(dst, size * 4, (void *)v + (i & 1) * 4);
 }
 
 /*
- * The rule of the row that covers rel in table `table`: its 64 KiB page's
- * rows from the page index, then a binary search among them (at most 65536:
- * 16 steps). `now`: the walk's time stamp, kept in the table's `used`.
+ * 0xffffffff where row word `word`'s pc is at or below off, else 0: the
+ * binary search's choice without a branch, so the verifier follows one path
+ * through its steps (barrier_var: clang would make it a branch again)
  */
-static __always_inline __u32 find_rule(__u32 table, __u64 rel, __u32 now)
+static __always_inline __u32 row_le_mask(__u32 word, __u32 off)
+{
+	__u32 mask = ((__u64)off - BPFPROF_UNWIND_ROW_PC(word)) >> 63;
+
+	barrier_var(mask);
+	return mask - 1;
+}
+
+/*
+ * Halving steps that bring a page's rows (at most one a byte of its pc
+ * range, and the page-start row) down to UNWIND_ROWS_CHUNK
+ */
+#define UNWIND_NARROW_STEPS (BPFPROF_UNWIND_PAGE_SHIFT + 1 - UNWIND_ROWS_CHUNK_SHIFT)
+
+/*
+ * The rule of the row that covers rel in table `table`: its page's rows
+ * from the page index; halved with a word read a step while more than
+ * UNWIND_ROWS_CHUNK, then copied into w->rows with one read and searched
+ * there without a helper call; the copy is kept in *w for the next frames.
+ * `now`: the walk's time stamp, kept in the table's `used`.
+ */
+static __always_inline __u32 find_rule(struct walk *w, __u32 table, __u64 rel, __u32 now)
 {
 	struct bpfprof_unwind_table *t = bpf_map_lookup_elem(&unwind_tables, &table);
-	struct search *q;
+	__u32 page, lo, hi, l, r, m, mask, word, off = rel & 0xffff, k;
 	void *rows;
-	__u32 page, lo, hi, word, slot = cur_slot();
 
+	if (bench_row_search_skip())
+		return BPFPROF_UNWIND_NONE;
 	if (!t || !t->nr_pages || (rel >> BPFPROF_UNWIND_PAGE_SHIFT) >= t->nr_pages)
 		return BPFPROF_UNWIND_NONE;
 	if (t->used != now)
@@ -266,20 +291,36 @@ static __always_inline __u32 find_rule(__u32 table, __u64 rel, __u32 now)
 	page = rel >> BPFPROF_UNWIND_PAGE_SHIFT;
 	if (!rows || !table_word(rows, page, &lo) || !table_word(rows, page + 1, &hi) || lo >= hi)
 		return BPFPROF_UNWIND_NONE;
-	if (!table_word(rows, lo, &word) || BPFPROF_UNWIND_ROW_PC(word) > (rel & 0xffff))
-		return BPFPROF_UNWIND_NONE;
-	q = bpf_map_lookup_elem(&search_state, &slot);
-	if (!q)
-		return BPFPROF_UNWIND_NONE;
-	q->table = table;
-	q->l = lo;
-	q->r = hi;
-	q->off = rel & 0xffff;
-	for_each_step(17, search_step, NULL);
-	rows = bpf_map_lookup_elem(&unwind_rows, &table);
-	t = bpf_map_lookup_elem(&unwind_tables, &table);
-	if (!rows || !t || !table_word(rows, q->l, &word) ||
-	    BPFPROF_UNWIND_ROW_RULE(word) >= t->nr_rules ||
+	l = lo;
+	r = hi;
+	for (k = 0; k < UNWIND_NARROW_STEPS && r - l > UNWIND_ROWS_CHUNK; k++) {
+		m = l + (r - l) / 2;
+		if (!table_word(rows, m, &word))
+			return BPFPROF_UNWIND_NONE;
+		mask = row_le_mask(word, off);
+		l += (m - l) & mask;
+		r = m + ((r - m) & mask);
+	}
+	if (w->rows_table != table || w->rows_at != l || w->rows_n != r - l) {
+		w->rows_n = 0;
+		if (!table_words(rows, l, r - l, w->rows))
+			return BPFPROF_UNWIND_NONE;
+		w->rows_table = table;
+		w->rows_at = l;
+		w->rows_n = r - l;
+	}
+	/* rows l..r-1 are w->rows[0..r-l): the last whose pc is at most off */
+	r -= l;
+	l = 0;
+	for (k = 0; k < UNWIND_ROWS_CHUNK_SHIFT; k++) {
+		m = (l + r) / 2;
+		mask = row_le_mask(w->rows[m & (UNWIND_ROWS_CHUNK - 1)], off);
+		l += (m - l) & mask;
+		r = m + ((r - m) & mask);
+	}
+	word = w->rows[l & (UNWIND_ROWS_CHUNK - 1)];
+	/* an address before its page's first row has no CFI */
+	if (BPFPROF_UNWIND_ROW_PC(word) > off || BPFPROF_UNWIND_ROW_RULE(word) >= t->nr_rules ||
 	    !table_word(rows, t->rules + BPFPROF_UNWIND_ROW_RULE(word), &word))
 		return BPFPROF_UNWIND_NONE;
 	return word;
@@ -295,21 +336,32 @@ struct walk_env {
 	__u32 slot;
 };
 
-/* The rule of the mapping that holds look: its table's row, if it has a table */
+/*
+ * The rule of the mapping that holds look: its table's row, if it has a
+ * table. The mapping comes from the trie where look is outside the last
+ * frame's (a trie lookup walks its nodes, comparing keys bit by bit).
+ */
 static __always_inline int unwind_walk_rule(struct unwind_walk_frame *f, struct walk_env *env,
 					    __u64 look, __u32 *rule)
 {
+	struct walk *w = env->w;
 	struct bpfprof_unwind_mapping *m;
 	struct bpfprof_unwind_key key;
 
-	key.prefixlen = 96;
-	key.tgid = bpf_htonl(env->w->tgid);
-	key.addr = bpf_cpu_to_be64(look);
-	m = bpf_map_lookup_elem(&unwind_mappings, &key);
-	if (!m)
-		return -1;
-	if (m->table != BPFPROF_UNWIND_NO_TABLE)
-		*rule = find_rule(m->table, look - m->bias, env->w->now);
+	if (look - w->map_start >= w->map_end - w->map_start) {
+		key.prefixlen = 96;
+		key.tgid = bpf_htonl(w->tgid);
+		key.addr = bpf_cpu_to_be64(look);
+		m = bpf_map_lookup_elem(&unwind_mappings, &key);
+		if (!m)
+			return -1;
+		w->map_start = m->start;
+		w->map_end = m->end;
+		w->map_bias = m->bias;
+		w->map_table = m->table;
+	}
+	if (w->map_table != BPFPROF_UNWIND_NO_TABLE)
+		*rule = find_rule(w, w->map_table, look - w->map_bias, w->now);
 	return 0;
 }
 
@@ -381,7 +433,7 @@ step_fn walk_step(__u32 i, void *data)
 		.slot = slot,
 	};
 
-	if (!env.w || !env.e || !env.c)
+	if (!env.w || !env.e || !env.c || bench_walk_skip())
 		return 1;
 	if (hotspot_step(&env, i, &ret))
 		return ret;
@@ -404,7 +456,7 @@ static __always_inline bool walk_begin(struct bpfprof_sample *e, __u64 nk, __u32
 	w = bpf_map_lookup_elem(&walk_state, &slot);
 	if (!w)
 		return false;
-	__builtin_memset(w, 0, sizeof(*w));
+	__builtin_memset(w, 0, offsetof(struct walk, rows));
 	if (!ip || arch_kernel_addr(ip) || nk >= MAX_IPS)
 		return false;
 	w->walking = 1;
@@ -433,6 +485,10 @@ static __always_inline bool walk_begin(struct bpfprof_sample *e, __u64 nk, __u32
 	w->sp0 = sp;
 	w->bp0 = bp;
 	w->kregs = at_entry;
+	if (ring_crowded()) {
+		w->f.stop = BPFPROF_STAT_WALK_SHED;
+		return false;
+	}
 	reg = unwind_tables_on ? bpf_map_lookup_elem(&unwind_procs, &tgid) : NULL;
 	w->f.tables = !!reg;
 	w->young = reg && e->time_ns - *reg < YOUNG_NS;

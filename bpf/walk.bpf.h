@@ -106,7 +106,9 @@ static __always_inline void stack_walk(void *ctx, enum walk_hook hook, struct bp
 		bpf_tail_call(ctx, walk_jmp(hook), 0);
 		return;
 	}
+	bench_walk_time_begin();
 	for_each_step(max_user_stack - 1, walk_step, NULL);
+	bench_walk_time_end(walk_nu());
 	interp_walk(ctx, hook, e, nk, tgid);
 }
 

@@ -107,7 +107,13 @@ enum bpfprof_stat {
 	BPFPROF_STAT_HS_BAD = 45, /* a frame that does not go up the stack, a bad pointer */
 	BPFPROF_STAT_HS_LIMIT = 46, /* BPFPROF_MAX_PY_FRAMES Java frames: the older ones not recorded */
 	BPFPROF_STAT_HS_NO_RA = 47, /* a compiled frame's return address not found */
-	BPFPROF_STAT_NR = 80,
+	/*
+	 * Walks not done: more than half of the ring buffer waited for the
+	 * reader, so the record went with its leaf only, and no stack copy,
+	 * that records keep fitting (bpf/unwind.bpf.h walk_begin)
+	 */
+	BPFPROF_STAT_WALK_SHED = 60,
+	BPFPROF_STAT_NR = 80, /* 40-49 HotSpot's, 50-59 V8's, 60-79 the walk's costs */
 };
 
 /* Interpreter frames (Python, Java) a sample records at most (the thread's newest ones) */
@@ -321,8 +327,9 @@ enum bpfprof_filter {
  * BPFPROF_UNWIND_NONE row, has no CFI.
  *
  * A table's words (__u32, two to an array element: array values are 8-byte
- * aligned), in 64 KiB pages of pc, as the OpenTelemetry profiler stores its
- * stack deltas (4 bytes a row, against 8 for {pc, rule}):
+ * aligned), in pages of pc (BPFPROF_UNWIND_PAGE_SHIFT: 4 KiB) as the
+ * OpenTelemetry profiler stores its stack deltas in 64 KiB ones (4 bytes a
+ * row, against 8 for {pc, rule}):
  *
  *   [0, nr_pages]           page index: page p's rows are rows
  *                           [index[p], index[p + 1])
@@ -376,7 +383,7 @@ _Static_assert(sizeof(struct bpfprof_unwind_row) == 8, "struct bpfprof_unwind_ro
 
 /* Where a table's parts are in its words (see above) */
 struct bpfprof_unwind_table {
-	__u32 nr_pages; /* 64 KiB pages of pc covered; 0: slot empty (no rows loaded) */
+	__u32 nr_pages; /* pages of pc covered; 0: slot empty (no rows loaded) */
 	__u32 rules; /* word index of the rules */
 	__u32 nr_rules;
 	__u32 used; /* written by the walk: bpf_ktime_get_ns() >> 30 when last used */
@@ -387,7 +394,13 @@ struct bpfprof_unwind_words {
 	__u32 w[2];
 };
 
-#define BPFPROF_UNWIND_PAGE_SHIFT 16
+/*
+ * 4 KiB pages: a page holds tens to a few hundred rows, and the walk's
+ * search reads a few cache lines of them (bpf/unwind.bpf.h find_rule),
+ * where a 64 KiB page of a large library (libc: 1,000-3,000 rows) took
+ * five more reads into cold memory a frame; the index costs a word a page
+ */
+#define BPFPROF_UNWIND_PAGE_SHIFT 12
 #define BPFPROF_UNWIND_ROW_PC(word) ((word)&0xffffu)
 #define BPFPROF_UNWIND_ROW_RULE(word) ((word) >> 16)
 /* Table ids (unwind_tables, unwind_rows) */
@@ -406,6 +419,11 @@ struct bpfprof_unwind_mapping {
 	__u32 table; /* unwind_tables index, or BPFPROF_UNWIND_NO_TABLE */
 	__u32 pad;
 	__u64 bias; /* row pc = address - bias */
+	/*
+	 * The whole mapping, [start, end), of which the entry is a piece: the
+	 * walk keeps it for the next frames, which skip the trie while in it
+	 */
+	__u64 start, end;
 };
 
 /*

@@ -91,16 +91,24 @@ struct bpfprof_config {
  */
 int cli__parse(int argc, char **argv, struct bpfprof_config *cfg);
 
+/* Bytes of ring buffer a sample a second is given by default (see below) */
+#define CLI_RING_RECORD_BYTES 256
+
 /*
- * The default --ringbuf-size for nr_cpus CPUs, in bytes: 512 KiB per CPU,
- * at least 2 MiB, rounded up to a power of two (bpf_ringbuf's size rule,
- * kernel/bpf/ringbuf.c). 512 KiB is 0.2 s of one CPU sampled at 10 kHz with
- * 32-frame stacks (about 250 bytes a record): the reader, woken at an eighth
- * of the buffer or every 100 ms, drains it long before. The reader maps the
- * data pages twice (libbpf's ring_buffer__add), so the size counts twice in
- * its resident memory, which is why it is no larger.
+ * The default --ringbuf-size for nr_cpus CPUs sampled at freq_hz, in bytes:
+ * 512 KiB per CPU, or a second of samples at CLI_RING_RECORD_BYTES each
+ * (a 24-frame record is 300-400 bytes) where that is more, at least 2 MiB,
+ * rounded up to a power of two (bpf_ringbuf's size rule,
+ * kernel/bpf/ringbuf.c), at most 1 GiB. The reader, woken at an eighth of
+ * the buffer or every 100 ms, drains it long before, unless the host's load
+ * keeps it off the CPUs: at -a -F 10000 on 2 busy CPUs it fell 0.25 s
+ * behind (2 MiB), and the BPF program sheds walks once the buffer is half
+ * full. The reader maps the data pages twice (libbpf's ring_buffer__add),
+ * so the size counts twice in its resident memory, which is why it is no
+ * larger at the usual frequencies (999 Hz: 0.5 MiB of records a second on
+ * 2 CPUs).
  */
-uint64_t cli__default_ringbuf_bytes(long nr_cpus);
+uint64_t cli__default_ringbuf_bytes(long nr_cpus, uint32_t freq_hz);
 
 struct argp_state;
 /*

@@ -2,7 +2,7 @@
 /*
  * Compact unwind tables: a table's rows (include/unwind_table.h, 8 bytes a
  * row) as the words the BPF walker reads (include/bpfprof_abi.h, "Unwind
- * tables"): a 64 KiB page index, then 4-byte rows of 16 low pc bits and a
+ * tables"): a 4 KiB page index, then 4-byte rows of 16 low pc bits and a
  * 16-bit index into the table's distinct rules, then those rules. About 4
  * bytes a row instead of 8: a file has a few hundred distinct rules
  * (libc 170, libLLVM-14 about 1,000), and a row at the start of each page

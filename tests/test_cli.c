@@ -27,32 +27,44 @@
 
 static void test_default_ringbuf_bytes(void **state)
 {
-	/* 512 KiB per CPU, at least 2 MiB */
-	assert_int_equal(cli__default_ringbuf_bytes(1), 2 * MiB);
-	assert_int_equal(cli__default_ringbuf_bytes(2), 2 * MiB);
-	assert_int_equal(cli__default_ringbuf_bytes(4), 2 * MiB);
-	assert_int_equal(cli__default_ringbuf_bytes(5), 4 * MiB);
-	assert_int_equal(cli__default_ringbuf_bytes(8), 4 * MiB);
-	assert_int_equal(cli__default_ringbuf_bytes(16), 8 * MiB);
+	/* 512 KiB per CPU, at least 2 MiB, at the usual frequencies */
+	assert_int_equal(cli__default_ringbuf_bytes(1, 99), 2 * MiB);
+	assert_int_equal(cli__default_ringbuf_bytes(2, 999), 2 * MiB);
+	assert_int_equal(cli__default_ringbuf_bytes(4, 999), 2 * MiB);
+	assert_int_equal(cli__default_ringbuf_bytes(5, 99), 4 * MiB);
+	assert_int_equal(cli__default_ringbuf_bytes(8, 999), 4 * MiB);
+	assert_int_equal(cli__default_ringbuf_bytes(16, 999), 8 * MiB);
 	/* up to a power of two */
-	assert_int_equal(cli__default_ringbuf_bytes(17), 16 * MiB);
-	assert_int_equal(cli__default_ringbuf_bytes(192), 128 * MiB);
+	assert_int_equal(cli__default_ringbuf_bytes(17, 99), 16 * MiB);
+	assert_int_equal(cli__default_ringbuf_bytes(192, 99), 128 * MiB);
+	/* a second of 256-byte records where that is more: 2 x 10 kHz is 5 MB */
+	assert_int_equal(cli__default_ringbuf_bytes(2, 10000), 8 * MiB);
+	assert_int_equal(cli__default_ringbuf_bytes(1, 4000), 2 * MiB);
+	assert_int_equal(cli__default_ringbuf_bytes(64, 100000), 1ULL << 30);
 	/* sysconf's -1 (unknown) and absurd counts stay sane */
-	assert_int_equal(cli__default_ringbuf_bytes(-1), 2 * MiB);
-	assert_int_equal(cli__default_ringbuf_bytes(1L << 30), 1ULL << 30);
+	assert_int_equal(cli__default_ringbuf_bytes(-1, 999), 2 * MiB);
+	assert_int_equal(cli__default_ringbuf_bytes(1L << 30, 99), 1ULL << 30);
 }
 
 static void test_parse_ringbuf(void **state)
 {
 	static struct bpfprof_config cfg;
 	char *dflt[] = { "bpfprof", "-a", "-d", "1", NULL };
+	char *fast[] = { "bpfprof", "-a", "-F", "10000", "-d", "1", NULL };
 	char *set[] = { "bpfprof", "-a", "-d", "1", "--ringbuf-size", "16M", NULL };
+	char *set_fast[] = { "bpfprof", "--ringbuf-size", "1M", "-a", "-F", "10000", NULL };
 
 	assert_int_equal(cli__parse(4, dflt, &cfg), 0);
 	assert_int_equal(cfg.ringbuf_bytes,
-			 cli__default_ringbuf_bytes(sysconf(_SC_NPROCESSORS_CONF)));
+			 cli__default_ringbuf_bytes(sysconf(_SC_NPROCESSORS_CONF), 99));
+	/* sized from -F once parsed, wherever -F is */
+	assert_int_equal(cli__parse(6, fast, &cfg), 0);
+	assert_int_equal(cfg.ringbuf_bytes,
+			 cli__default_ringbuf_bytes(sysconf(_SC_NPROCESSORS_CONF), 10000));
 	assert_int_equal(cli__parse(6, set, &cfg), 0);
 	assert_int_equal(cfg.ringbuf_bytes, 16 * MiB);
+	assert_int_equal(cli__parse(6, set_fast, &cfg), 0);
+	assert_int_equal(cfg.ringbuf_bytes, 1 * MiB);
 }
 
 /*

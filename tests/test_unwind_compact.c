@@ -98,19 +98,22 @@ static void test_real_files(void **state)
 	assert_true(done >= 1);
 }
 
+/* Pages of BPFPROF_UNWIND_PAGE_SHIFT: the rows, the index and the page-start rows */
 static void test_pages(void **state)
 {
+	const uint64_t P = 1ULL << BPFPROF_UNWIND_PAGE_SHIFT;
+
 	struct bpfprof_unwind_row rows[] = {
 		{ 0x0, R(8) }, /* runs into page 1 */
-		{ 0x1fff0, R(16) }, /* last bytes of page 1 */
-		{ 0x20000, R(24) }, /* on page 2's start */
-		{ 0x20010, BPFPROF_UNWIND_NONE }, /* a gap over pages 2-4 */
-		{ 0x50008, R(8) }, /* page 5, not at its start */
-		{ 0x50009, R(16) },
-		{ 0x7ffff, R(24) }, /* the last byte of page 7 */
-		{ 0x80000, BPFPROF_UNWIND_NONE },
+		{ 2 * P - 0x10, R(16) }, /* last bytes of page 1 */
+		{ 2 * P, R(24) }, /* on page 2's start */
+		{ 2 * P + 0x10, BPFPROF_UNWIND_NONE }, /* a gap over pages 2-4 */
+		{ 5 * P + 8, R(8) }, /* page 5, not at its start */
+		{ 5 * P + 9, R(16) },
+		{ 8 * P - 1, R(24) }, /* the last byte of page 7 */
+		{ 8 * P, BPFPROF_UNWIND_NONE },
 	};
-	struct unwind_table t = { .base = 0x1000, .end = 0x81000, .rows = rows, .nr_rows = 8 };
+	struct unwind_table t = { .base = 0x1000, .end = 8 * P + 0x1000, .rows = rows, .nr_rows = 8 };
 	struct bpfprof_unwind_table info;
 	uint32_t *words, nr_words;
 
@@ -119,19 +122,19 @@ static void test_pages(void **state)
 	assert_int_equal(info.nr_pages, 9);
 	assert_int_equal(info.nr_rules, 4); /* NONE and three CFA rules */
 	/* inside the first range, across pages 0 and 1 */
-	assert_int_equal(unwind_compact__lookup(words, nr_words, &info, 0x10000), R(8));
-	assert_int_equal(unwind_compact__lookup(words, nr_words, &info, 0x1ffef), R(8));
+	assert_int_equal(unwind_compact__lookup(words, nr_words, &info, P), R(8));
+	assert_int_equal(unwind_compact__lookup(words, nr_words, &info, 2 * P - 0x11), R(8));
 	/* the gap: pages 3 and 4 are empty */
-	assert_int_equal(unwind_compact__lookup(words, nr_words, &info, 0x30000),
+	assert_int_equal(unwind_compact__lookup(words, nr_words, &info, 3 * P),
 			 BPFPROF_UNWIND_NONE);
-	assert_int_equal(unwind_compact__lookup(words, nr_words, &info, 0x50007),
+	assert_int_equal(unwind_compact__lookup(words, nr_words, &info, 5 * P + 7),
 			 BPFPROF_UNWIND_NONE);
 	assert_int_equal(words[3], words[4]);
 	/* a range that runs into the next pages gets a row at their starts */
-	assert_int_equal(unwind_compact__lookup(words, nr_words, &info, 0x60000), R(16));
-	assert_int_equal(unwind_compact__lookup(words, nr_words, &info, 0x7fffe), R(16));
-	assert_int_equal(unwind_compact__lookup(words, nr_words, &info, 0x7ffff), R(24));
-	assert_int_equal(unwind_compact__lookup(words, nr_words, &info, 0x80000),
+	assert_int_equal(unwind_compact__lookup(words, nr_words, &info, 6 * P), R(16));
+	assert_int_equal(unwind_compact__lookup(words, nr_words, &info, 8 * P - 2), R(16));
+	assert_int_equal(unwind_compact__lookup(words, nr_words, &info, 8 * P - 1), R(24));
+	assert_int_equal(unwind_compact__lookup(words, nr_words, &info, 8 * P),
 			 BPFPROF_UNWIND_NONE);
 
 	/* malformed words (a page index pointing anywhere) are read safely */
@@ -139,7 +142,7 @@ static void test_pages(void **state)
 		uint32_t saved = words[i];
 
 		words[i] = 0xffffffffu;
-		for (uint64_t pc = 0; pc < 0x90000; pc += 0x777)
+		for (uint64_t pc = 0; pc < 9 * P; pc += P / 37)
 			unwind_compact__lookup(words, nr_words, &info, pc);
 		words[i] = saved;
 	}

@@ -283,6 +283,9 @@ static void test_load_self(void **state)
 
 		assert_non_null(m);
 		assert_int_not_equal(m->table, BPFPROF_UNWIND_NO_TABLE);
+		/* the whole mapping, which the BPF walk keeps for the next frames */
+		assert_true(m->start <= addrs[i] && addrs[i] < m->end);
+		assert_int_equal(m->start & 4095, 0);
 		/* the file's own table at the ELF virtual address (load bias from the dynamic linker) */
 		assert_true(
 			dladdr1((void *)(uintptr_t)addrs[i], &info, (void **)&lm, RTLD_DL_LINKMAP));
@@ -301,6 +304,14 @@ static void test_load_self(void **state)
 		close(fd);
 	}
 	assert_int_equal(checked, 4 * 64);
+	/* every entry is a piece of the mapping its value names (no frame skips the trie wrongly) */
+	for (int i = 0; i < f->nr; i++) {
+		uint64_t at = be64toh(f->e[i].k.addr);
+		uint32_t bits = f->e[i].k.prefixlen - 32;
+
+		assert_true(f->e[i].v.start <= at);
+		assert_true(at + (1ULL << (64 - bits)) <= f->e[i].v.end);
+	}
 	/* the vDSO has a table too, from bpfprof's own copy of the image */
 	{
 		const struct bpfprof_unwind_mapping *m =

@@ -592,9 +592,13 @@ static const char *basename_of(const char *path)
 	return slash ? slash + 1 : path;
 }
 
-uint64_t cli__default_ringbuf_bytes(long nr_cpus)
+uint64_t cli__default_ringbuf_bytes(long nr_cpus, uint32_t freq_hz)
 {
-	uint64_t want = nr_cpus > 0 ? (uint64_t)nr_cpus * (512u << 10) : 0, size = 2u << 20;
+	uint64_t cpus = nr_cpus > 0 ? (uint64_t)nr_cpus : 0, size = 2u << 20;
+	uint64_t want = cpus * (512u << 10);
+
+	if (cpus * freq_hz * CLI_RING_RECORD_BYTES > want)
+		want = cpus * freq_hz * CLI_RING_RECORD_BYTES;
 
 	while (size < want && size < (1ULL << 30))
 		size <<= 1;
@@ -609,7 +613,7 @@ int cli__parse(int argc, char **argv, struct bpfprof_config *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->freq_hz = 99;
 	cfg->event = "cpu-clock";
-	cfg->ringbuf_bytes = cli__default_ringbuf_bytes(sysconf(_SC_NPROCESSORS_CONF));
+	cfg->ringbuf_bytes = 0; /* from -F once parsed, unless --ringbuf-size */
 	cfg->jit_max_bytes = JIT_FILE_MAX_SIZE;
 	cfg->call_graph = CALL_GRAPH_DWARF;
 	cfg->unwind_memory = CLI_DEFAULT_UNWIND_MEMORY;
@@ -640,6 +644,9 @@ int cli__parse(int argc, char **argv, struct bpfprof_config *cfg)
 	}
 	if (argp_parse(&argp, opt_argc, argv, 0, NULL, cfg))
 		return 2;
+	if (!cfg->ringbuf_bytes)
+		cfg->ringbuf_bytes =
+			cli__default_ringbuf_bytes(sysconf(_SC_NPROCESSORS_CONF), cfg->freq_hz);
 	if (cfg->output_dir && !cfg->nr_outputs) {
 		cfg->outputs[0].path = "profile.pb.gz";
 		cfg->outputs[0].fd = -1;

@@ -5,7 +5,8 @@
  * index under a per-64-KiB-page index, nativeunwind/stackdeltatypes and
  * support/ebpf/native_stack_trace.h), with the rules kept per table rather
  * than in one global array, so that a table is self-contained: loaded,
- * dropped and cached on its own.
+ * dropped and cached on its own; and smaller pages (BPFPROF_UNWIND_PAGE_SHIFT),
+ * so that the walk's search reads fewer cache lines.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -14,7 +15,7 @@
 
 #define PAGE_SIZE_PC (1u << BPFPROF_UNWIND_PAGE_SHIFT)
 #define MAX_RULES 65536u
-/* find_rule's bpf_loop steps: enough for 65536 rows in a page */
+/* binary search steps: enough for 65536 rows in a page */
 #define SEARCH_STEPS 17
 
 static int cmp_u32(const void *a, const void *b)
@@ -86,7 +87,7 @@ int unwind_compact__encode(const struct unwind_table *t, uint32_t **words, uint3
 
 		w[p] = pos;
 		if ((i >= t->nr_rows || t->rows[i].pc != start) && cur != BPFPROF_UNWIND_NONE)
-			w[pos++] = (uint32_t)rule_index(rules, nr_rules, cur) << 16;
+			w[pos++] = (start & 0xffff) | (uint32_t)rule_index(rules, nr_rules, cur) << 16;
 		for (; i < t->nr_rows && t->rows[i].pc < start + PAGE_SIZE_PC; i++) {
 			cur = t->rows[i].rule;
 			w[pos++] = (t->rows[i].pc & 0xffff) |

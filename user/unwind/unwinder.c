@@ -822,7 +822,11 @@ int unwinder__load(struct unwinder *u, uint32_t pid, const struct profile_mappin
 	u->st.nr_loads++;
 	for (i = 0; i < nr_maps && !err; i++) {
 		const struct profile_mapping *m = &maps[i];
-		struct bpfprof_unwind_mapping v = { .table = BPFPROF_UNWIND_NO_TABLE };
+		struct bpfprof_unwind_mapping v = {
+			.table = BPFPROF_UNWIND_NO_TABLE,
+			.start = m->start,
+			.end = m->end,
+		};
 
 		if (!executable(m))
 			continue;

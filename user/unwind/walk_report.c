@@ -85,6 +85,11 @@ void unwinder__print_walks(FILE *f, const uint64_t st[BPFPROF_STAT_NR],
 		"%.1f frames a stack; %.1f%% of frames stepped by CFI\n",
 		mode, 100.0 * ended / walks, 1.0 + (double)frames / walks,
 		frames ? 100.0 * st[BPFPROF_STAT_FRAMES_CFI] / frames : 0.0);
+	if (st[BPFPROF_STAT_WALK_SHED])
+		fprintf(f,
+			"bpfprof: %llu user stacks not walked (the leaf only): the ring buffer was over "
+			"half full; consider --ringbuf-size\n",
+			(unsigned long long)st[BPFPROF_STAT_WALK_SHED]);
 	if (log_verbosity < 1)
 		return;
 	fprintf(f,
@@ -93,7 +98,7 @@ void unwinder__print_walks(FILE *f, const uint64_t st[BPFPROF_STAT_NR],
 		"%llu read fault, %llu frame limit, %llu bad frame; %llu walked by frame pointers for want of "
 		"tables; %llu stacks copied for a user-space walk (%llu before their tables were ready, "
 		"%llu past the registered mappings, %llu at a frame-pointer step out of them; %.1f KiB a "
-		"copy)\n",
+		"copy); %llu walks shed (ring buffer over half full)\n",
 		(unsigned long long)st[BPFPROF_STAT_WALK_END],
 		(unsigned long long)(ended - st[BPFPROF_STAT_WALK_END]),
 		(unsigned long long)st[BPFPROF_STAT_WALK_FP_END],
@@ -105,7 +110,8 @@ void unwinder__print_walks(FILE *f, const uint64_t st[BPFPROF_STAT_NR],
 		(unsigned long long)st[BPFPROF_STAT_COPY_NOT_READY],
 		(unsigned long long)st[BPFPROF_STAT_COPY_NO_MAPPING],
 		(unsigned long long)st[BPFPROF_STAT_COPY_FP_UNMAPPED],
-		copies ? st[BPFPROF_STAT_COPY_BYTES] / 1024.0 / copies : 0.0);
+		copies ? st[BPFPROF_STAT_COPY_BYTES] / 1024.0 / copies : 0.0,
+		(unsigned long long)st[BPFPROF_STAT_WALK_SHED]);
 	if (us) {
 		struct rusage ru;
 
