@@ -21,6 +21,7 @@
  *                     and off-CPU blocks alike
  *   unwind.bpf.h      the native walk (include/unwind_walk_step.h's step)
  *   python.bpf.h      the Python unwinder
+ *   v8.bpf.h          V8's JavaScript frames, met on the native walk
  *   walk.bpf.h        a record's walk: native, then the interpreter
  *                     dispatcher, in the program or by tail calls
  *   stack_copy.bpf.h  samples sent as stack copies for user space to walk
@@ -39,6 +40,7 @@
 #include "record.bpf.h"
 #include "unwind.bpf.h"
 #include "python.bpf.h"
+#include "v8.bpf.h"
 #include "walk.bpf.h"
 #include "stack_copy.bpf.h"
 #include "check.bpf.h"

@@ -365,6 +365,10 @@ static __always_inline bool unwind_walk_store(struct unwind_walk_frame *f, struc
 	return true;
 }
 
+/* An interpreter's look at each frame of the chain (bpf/v8.bpf.h) */
+static __always_inline void v8_frame(struct walk *w, struct ustack_chunk *c,
+				     struct bpfprof_sample *e, __u32 i);
+
 /* One frame of the walk in this CPU's slot. Returns 1 to stop the walk (w->f.stop says why). */
 step_fn walk_step(__u32 i, void *data)
 {
@@ -379,6 +383,7 @@ step_fn walk_step(__u32 i, void *data)
 
 	if (!env.w || !env.e || !env.c)
 		return 1;
+	v8_frame(env.w, env.c, env.e, i);
 	return unwind_walk_step(&env.w->f, &env, i);
 }
 

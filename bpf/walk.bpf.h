@@ -3,7 +3,8 @@
  * A record's user walk, the same for every hook (a sample, an off-CPU
  * block's return to user mode): the native walk (unwind.bpf.h), then the
  * interpreter dispatcher, which hands the record to the unwinder of its
- * process's interpreter (python.bpf.h). Where the kernel has bpf_loop the
+ * process's interpreter (python.bpf.h), or adds the frames V8's found on
+ * the way (v8.bpf.h, whose look at each native frame is the walk step's). Where the kernel has bpf_loop the
  * walks run in the hook's own program; the legacy variant's go on by tail
  * calls (COMPAT_WALK_BY_TAIL_CALLS), a bounded number of frames a program,
  * into the hook's walk programs (profile.bpf.c: tail calls stay among
@@ -15,6 +16,7 @@
 #include "state.bpf.h"
 #include "unwind.bpf.h"
 #include "python.bpf.h"
+#include "v8.bpf.h"
 
 /* The hooks whose records are walked; each has its own tail-call programs */
 enum walk_hook {
@@ -85,6 +87,9 @@ static __always_inline void interp_walk(void *ctx, enum walk_hook hook, struct b
 	if (!walk_copy() && py_begin(e, nk, walk_nu(), tgid))
 		for_each_step(PY_STEPS, py_step, NULL);
 	py_end();
+	/* V8's frames were found during the native walk (v8_frame): they join the record */
+	if (!walk_copy())
+		v8_end(e, nk, walk_nu(), tgid);
 }
 
 /*

@@ -120,6 +120,8 @@ struct profile_process {
 	 * images name them for .prof and perf.data. pyfuncs sorted by start.
 	 */
 	uint64_t py_start;
+	/* the DSO its region's frames are named with: "[python]" when NULL, "[js]" for V8's */
+	const char *py_dso;
 	struct profile_pyfunc *pyfuncs;
 	size_t nr_pyfuncs, cap_pyfuncs;
 };
@@ -314,6 +316,16 @@ int profile__find_mapping(const struct profile *p, uint32_t proc, uint64_t addr)
  * Returns 1 when the mapping is new, 0 when it was already there, or -ENOMEM.
  */
 int profile__add_mapping(struct profile *p, uint32_t proc, const struct profile_mapping *m);
+
+/*
+ * Give process proc its Python region (struct profile_process: py_start, a
+ * mapping of PROFILE_PY_REGION_SIZE bytes at an address no mapping of it
+ * uses; V8's JavaScript frames use it too, a process having one
+ * interpreter) if it has none, and its DSO name dso (interned; NULL: the
+ * default) if it has none. Returns 1 when the region was added, 0 (there
+ * already, or no free address), or -ENOMEM.
+ */
+int profile__add_py_region(struct profile *p, uint32_t proc, const char *dso);
 
 /*
  * A Python function in process proc's region: its block of nr_lines

@@ -94,6 +94,13 @@ struct v8_metadata {
 	/* Code::kind in Code::flags (code-kind.h) */
 	int32_t code_kind_mask, code_kind_shift, code_kind_baseline, code_kind_interpreted;
 
+	/*
+	 * Bytecodes::kBytecodeSizes (its symbol's bytes, 3 rows of
+	 * nr_bytecodes: operand scale 1, 2, 4); nr_bytecodes 0: not found
+	 */
+	uint8_t bytecode_sizes[3 * 256];
+	uint32_t nr_bytecodes;
+
 	/* slots of ScopeInfo and DeoptimizationData */
 	int32_t scope_info_first_vars, scope_info_ncontextlocals, scope_info_nparams;
 	int32_t deopt_inlined_count, deopt_literal_array, deopt_shared_function_info;

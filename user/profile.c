@@ -107,6 +107,38 @@ int profile__add_module(struct profile *p, const char *path, uint64_t start, uin
 	return 0;
 }
 
+int profile__add_py_region(struct profile *p, uint32_t proc, const char *dso)
+{
+	struct profile_process *pr = &p->procs[proc];
+	struct profile_mapping m = { 0 };
+	uint64_t at;
+	int tries;
+
+	if (dso && !pr->py_dso && !(pr->py_dso = profile__intern(p, dso)))
+		return -ENOMEM;
+	if (pr->py_start)
+		return 0;
+	for (at = 0x6ffff0000000ull, tries = 0; tries < 64; tries++, at -= 1ull << 30) {
+		bool clash = false;
+
+		for (size_t i = 0; i < pr->nr_mappings && !clash; i++)
+			clash = pr->mappings[i].start < at + PROFILE_PY_REGION_SIZE &&
+				at < pr->mappings[i].end;
+		if (!clash)
+			break;
+	}
+	if (tries == 64)
+		return 0;
+	m.start = at;
+	m.end = at + PROFILE_PY_REGION_SIZE;
+	memcpy(m.perms, "r-xp", 5);
+	m.path = profile__intern(p, "");
+	if (!m.path || profile__add_mapping(p, proc, &m) < 0)
+		return -ENOMEM;
+	pr->py_start = at;
+	return 1;
+}
+
 int profile__add_pyfunc(struct profile *p, uint32_t proc, const char *name, const char *file,
 			uint32_t first_line, uint32_t nr_lines, uint64_t *start)
 {

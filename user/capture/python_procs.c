@@ -364,35 +364,10 @@ static int check_layout(struct py_proc *pp, uint64_t runtime, const char **why)
 	return 0;
 }
 
-/* The process's Python region: PROFILE_PY_REGION_SIZE bytes no mapping uses, as a mapping of p. */
+/* The process's Python region (profile.h) */
 static int add_region(struct profile *p, uint32_t proc)
 {
-	struct profile_process *pr = &p->procs[proc];
-	struct profile_mapping m = { 0 };
-	uint64_t at;
-	int tries;
-
-	if (pr->py_start)
-		return 0;
-	for (at = 0x6ffff0000000ull, tries = 0; tries < 64; tries++, at -= 1ull << 30) {
-		bool clash = false;
-
-		for (size_t i = 0; i < pr->nr_mappings && !clash; i++)
-			clash = pr->mappings[i].start < at + PROFILE_PY_REGION_SIZE &&
-				at < pr->mappings[i].end;
-		if (!clash)
-			break;
-	}
-	if (tries == 64)
-		return 0;
-	m.start = at;
-	m.end = at + PROFILE_PY_REGION_SIZE;
-	memcpy(m.perms, "r-xp", 5);
-	m.path = profile__intern(p, "");
-	if (!m.path || profile__add_mapping(p, proc, &m) < 0)
-		return -ENOMEM;
-	pr->py_start = at;
-	return 1;
+	return profile__add_py_region(p, proc, NULL);
 }
 
 /* One warning per process and interpreter: "python: pid N (comm): what" */

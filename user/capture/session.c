@@ -434,6 +434,9 @@ static int load_skel(struct session *s, const struct session_opts *o)
 		if (!err) {
 			pr_info("kernel %s: BPF variant %s (%s)\n", f.release,
 				kernel_features__variant_name(order[i]), why);
+			if (order[i] == BPF_VARIANT_LEGACY)
+				pr_info("the legacy variant does not look for JavaScript frames "
+					"(bpf/v8.bpf.h): node is profiled natively\n");
 			if (o->offcpu)
 				pr_info("--off-cpu: user stacks walked %s\n",
 					order[i] == BPF_VARIANT_TASK_WORK ||
@@ -1015,11 +1018,27 @@ int session__python_set(struct session *s, uint32_t tgid, const struct bpfprof_p
 		       0;
 }
 
+/* V8's entry of tgid in the walk (bpf/v8.bpf.h), or none (cfg NULL) */
+static int session__v8_set(struct session *s, uint32_t tgid, const struct bpfprof_v8_proc *cfg)
+{
+	if (!cfg)
+		return bpf_map__delete_elem(s->skel->maps.v8_procs, &tgid, sizeof(tgid), 0) &&
+				       errno != ENOENT ?
+			       -errno :
+			       0;
+	return bpf_map__update_elem(s->skel->maps.v8_procs, &tgid, sizeof(tgid), cfg, sizeof(*cfg),
+				    BPF_ANY) ?
+		       -errno :
+		       0;
+}
+
 int session__interp_attach(void *ctx, enum interp_kind kind, uint32_t tgid, const void *layout)
 {
 	switch (kind) {
 	case INTERP_PYTHON:
 		return session__python_set(ctx, tgid, layout);
+	case INTERP_V8:
+		return session__v8_set(ctx, tgid, layout);
 	default:
 		return -EOPNOTSUPP;
 	}

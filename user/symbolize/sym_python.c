@@ -37,7 +37,7 @@ int sym_python__name(struct profile *p, struct profile_location *l)
 		return 0;
 	display_name(f, buf, sizeof(buf));
 	l->func = profile__intern(p, buf);
-	l->dso = profile__intern(p, SYM_PYTHON_DSO);
+	l->dso = pr->py_dso ? pr->py_dso : profile__intern(p, SYM_PYTHON_DSO);
 	l->src_func = f->name;
 	l->src_file = f->file;
 	l->start_line = f->first_line;
