@@ -13,7 +13,8 @@
  *            stub, internal ...; low bit 0), or a standard frame's context
  *            (a tagged heap pointer, low bit 1)
  *   fp - 16  a standard frame's JSFunction
- *   fp - 40  an interpreted frame's bytecode offset (a Smi)
+ *   fp - 32  an interpreted frame's BytecodeArray
+ *   fp - 40  its bytecode offset (a Smi)
  *
  * A standard frame's function is checked to be a JSFunction (its map's
  * instance type a closure type), then classified as the OpenTelemetry
@@ -120,8 +121,9 @@ static __always_inline void v8_frame(struct walk *w, struct ustack_chunk *c,
 {
 	struct bpfprof_v8_proc *cfg;
 	struct v8_walk *v;
-	__u64 fp, marker, fn, map, shared, code, start, off = 0, slot, look, idx;
-	__u32 kind, ckind, size, check;
+	__u64 fp, marker, fn, map, shared, code, start = 0, off = 0, slot, look, idx, obj, bytecode;
+	__u64 ra, after = 0;
+	__u32 kind, ckind = 0, size = 0, check, k;
 	__u16 type;
 
 	if (COMPAT_WALK_BY_TAIL_CALLS)
@@ -160,6 +162,7 @@ static __always_inline void v8_frame(struct walk *w, struct ustack_chunk *c,
 	}
 	if (stack_read(w, c, fp + v->cfg.fp_function, &fn) || !v8_heap_ptr(fn))
 		return;
+	/* a JSFunction: its map's instance type is a closure's */
 	if (bpf_probe_read_user(v->fn, sizeof(v->fn), (const void *)(fn - 1)))
 		goto not_function;
 	map = v8_tagged(v, v->fn, 0, fn);
@@ -170,12 +173,15 @@ static __always_inline void v8_frame(struct walk *w, struct ustack_chunk *c,
 		goto not_function;
 	shared = v8_tagged(v, v->fn, v->cfg.fn_shared, fn);
 	code = v8_tagged(v, v->fn, v->cfg.fn_code, fn);
+	if (!v8_heap_ptr(shared))
+		goto not_function;
 	if (v->n >= V8_MAX_FRAMES) {
 		v->stop = BPFPROF_STAT_V8_LIMIT;
 		return;
 	}
 	kind = BPFPROF_V8_FUNCTION;
-	check = BPFPROF_V8_FN_CHECK(shared);
+	check = 0;
+	obj = shared;
 	look = i ? w->f.pc - 1 : w->f.pc; /* a return address may be just past the code */
 	if (!v8_heap_ptr(code) ||
 	    bpf_probe_read_user(v->code, sizeof(v->code), (const void *)(code - 1))) {
@@ -189,25 +195,57 @@ static __always_inline void v8_frame(struct walk *w, struct ustack_chunk *c,
 				0;
 		if (start && ckind >= v->cfg.kind_baseline && look >= start &&
 		    look < start + size) {
-			kind = ckind == v->cfg.kind_baseline ? BPFPROF_V8_BASELINE :
-							       BPFPROF_V8_OPTIMIZED;
+			/* a baseline Code is the SharedFunctionInfo's; an optimized one names its own */
+			if (ckind == v->cfg.kind_baseline) {
+				kind = BPFPROF_V8_BASELINE;
+			} else {
+				kind = BPFPROF_V8_OPTIMIZED;
+				obj = code;
+			}
 			off = w->f.pc - start;
 			check = BPFPROF_V8_CODE_CHECK(size, ckind);
 		}
 	}
+	/*
+	 * The leaf in a builtin that the function's compiled code called
+	 * without a frame (Builtins_ModulusSmi_Baseline): its return address
+	 * into that code is one of the words at sp, as OpenTelemetry's walk
+	 * looks for it; the builtin stays the leaf, the function after it
+	 */
+	if (i == 0 && kind == BPFPROF_V8_FUNCTION && start && ckind >= v->cfg.kind_baseline) {
+		for (k = 0; k < 3; k++) {
+			if (stack_read(w, c, w->f.sp + 8 * k, &ra))
+				break;
+			if (ra - 1 >= start && ra - 1 < start + size) {
+				kind = ckind == v->cfg.kind_baseline ? BPFPROF_V8_BASELINE :
+								       BPFPROF_V8_OPTIMIZED;
+				obj = kind == BPFPROF_V8_OPTIMIZED ? code : shared;
+				off = ra - start;
+				check = BPFPROF_V8_CODE_CHECK(size, ckind);
+				after = BPFPROF_V8_AFTER;
+				break;
+			}
+		}
+	}
 	if (kind == BPFPROF_V8_FUNCTION &&
-	    !stack_read(w, c, fp + v->cfg.fp_bytecode_offset, &slot) && !(slot & 1)) {
+	    !stack_read(w, c, fp + v->cfg.fp_bytecode_offset, &slot) && !(slot & 1) &&
+	    !stack_read(w, c, fp + v->cfg.fp_bytecode_array, &bytecode) && v8_heap_ptr(bytecode)) {
 		/* a Smi: an interpreted frame (checked after the Code: an optimized frame's spill may be one) */
 		off = (__u32)((__s64)slot >> (v->cfg.smi_shift & 63));
-		if (off)
+		if (off) {
 			kind = BPFPROF_V8_INTERPRETED;
+			check = BPFPROF_V8_PTR_CHECK(bytecode);
+		}
 	}
 	idx = 2 * (__u64)v->n;
 	barrier_var(idx);
 	if (idx > 2 * V8_MAX_FRAMES - 2)
 		return;
-	v->frames[idx] = fn;
-	v->frames[idx + 1] = BPFPROF_V8_WORD1(off, check, i, kind);
+	v->frames[idx] = obj;
+	/* a leaf in an Ignition handler (or in what else is not the function's code) stays */
+	if (i == 0 && (kind == BPFPROF_V8_INTERPRETED || kind == BPFPROF_V8_FUNCTION))
+		after = BPFPROF_V8_AFTER;
+	v->frames[idx + 1] = BPFPROF_V8_WORD1(off, check, i, kind) | after;
 	v->n++;
 	v->last_fp = fp;
 	return;

@@ -233,7 +233,8 @@ _Static_assert(sizeof(struct bpfprof_py_proc) == 80, "struct bpfprof_py_proc lay
  * slots below a JavaScript frame's frame pointer (V8's frame-constants.h:
  * a typed frame's marker, type << 1, or a standard frame's context, a
  * tagged pointer, at fp_marker; the JSFunction at fp_function; an
- * interpreted frame's bytecode offset, a Smi, at fp_bytecode_offset) and
+ * interpreted frame's BytecodeArray at fp_bytecode_array and bytecode
+ * offset, a Smi, at fp_bytecode_offset) and
  * the fields that classify the frame: JSFunction's map's instance type
  * (a closure: [type_function_first, type_function_last]), its Code
  * (JSFunction.code) with the code's start, size and kind. Object offsets
@@ -241,16 +242,25 @@ _Static_assert(sizeof(struct bpfprof_py_proc) == 80, "struct bpfprof_py_proc lay
  * BPFPROF_V8_READ; fp offsets are negative, multiples of 8.
  *
  * Each JavaScript frame on the chain becomes two words of the record's
- * interpreter frames (struct bpfprof_sample), newest first:
- *   word 0  the JSFunction (a tagged pointer, as in the frame)
+ * interpreter frames (struct bpfprof_sample), newest first. Word 0 is an
+ * object of the old or code space, which the young generation's scavenges
+ * do not move (a closure, the JSFunction, may be moved before user space
+ * reads it): the SharedFunctionInfo (interpreted, baseline, function only),
+ * or the Code (optimized), a tagged pointer.
  *   word 1  bits 0-31: the offset: the bytecode offset slot's value
  *           (interpreted; the BytecodeArray's header included), or the
  *           frame's pc - Code's instruction start (baseline, optimized);
  *           bits 32-47: a check value: BPFPROF_V8_CODE_CHECK of the Code
- *           (baseline, optimized), else BPFPROF_V8_FN_CHECK of the
- *           SharedFunctionInfo pointer, to catch an address reused;
+ *           (baseline, optimized), BPFPROF_V8_PTR_CHECK of the frame's
+ *           BytecodeArray (interpreted), 0 (function only), against an
+ *           address reused or code replaced since;
  *           bits 48-57: the native frame it stands for (0: the leaf, k:
- *           the user address k after it); bits 58-60: enum bpfprof_v8_frame
+ *           the user address k after it); bits 58-60: enum bpfprof_v8_frame;
+ *           bit 61 (BPFPROF_V8_AFTER): the native frame stays, the
+ *           JavaScript one goes after it: the leaf ran code not the
+ *           function's own (an Ignition handler, a builtin called without
+ *           a frame of its own, whose return address into the function's
+ *           code was found at sp: the offset is that return address's)
  */
 enum bpfprof_v8_frame {
 	BPFPROF_V8_INTERPRETED = 1, /* Ignition: offset is the bytecode offset slot */
@@ -260,7 +270,8 @@ enum bpfprof_v8_frame {
 };
 
 #define BPFPROF_V8_CODE_CHECK(size, kind) ((__u16)(((__u32)(size) << 4) | ((__u32)(kind)&15)))
-#define BPFPROF_V8_FN_CHECK(sfi) ((__u16)(((sfi) >> 3) ^ ((sfi) >> 19)))
+#define BPFPROF_V8_PTR_CHECK(p) ((__u16)(((p) >> 3) ^ ((p) >> 19)))
+#define BPFPROF_V8_AFTER (1ull << 61)
 #define BPFPROF_V8_WORD1(off, check, idx, kind)                                        \
 	((__u64)(__u32)(off) | ((__u64)(__u16)(check) << 32) | ((__u64)((idx)&0x3ff) << 48) | \
 	 ((__u64)((kind)&7) << 58))
@@ -276,19 +287,22 @@ enum bpfprof_v8_frame {
 #define BPFPROF_V8_READ 64
 
 struct bpfprof_v8_proc {
-	__s8 fp_marker, fp_function, fp_bytecode_offset, fp_low; /* fp_low: the lowest slot read */
+	__s8 fp_marker, fp_function, fp_bytecode_array, fp_bytecode_offset;
+	__s8 fp_low; /* the lowest slot read */
 	__u8 flags; /* BPFPROF_V8_* */
 	__u8 code_kind_shift;
 	__u8 kind_baseline; /* CodeKind::BASELINE; higher kinds are optimized (Maglev, TurboFan) */
 	__u8 smi_shift; /* a Smi's value is its word >> smi_shift (32; 1 with 31-bit Smis) */
+	__u8 pad0;
 	__u16 type_function_first, type_function_last;
 	__u16 map_instance_type; /* Map::instance_type, a u16 */
 	__u16 fn_shared, fn_code; /* JSFunction's */
 	__u16 code_start, code_size, code_flags; /* Code's: start (pointer), size (u32), flags (u32) */
+	__u16 pad1;
 	__u32 code_kind_mask; /* kind = (flags >> shift) & mask */
 };
 
-_Static_assert(sizeof(struct bpfprof_v8_proc) == 28, "struct bpfprof_v8_proc layout");
+_Static_assert(sizeof(struct bpfprof_v8_proc) == 32, "struct bpfprof_v8_proc layout");
 #define BPFPROF_MAX_V8_PROCS 4096
 
 /* Target-filter modes, set in rodata before load. */

@@ -310,11 +310,12 @@ static void report(struct interp_v8 *v, const struct profile_process *pr, const 
  */
 static int bpf_layout(const struct v8_metadata *md, struct bpfprof_v8_proc *c, const char **why)
 {
-	int32_t fps[3] = { md->fp_context_or_frame_type, md->fp_function, md->fp_bytecode_offset };
+	int32_t fps[4] = { md->fp_context_or_frame_type, md->fp_function, md->fp_bytecode_array,
+			   md->fp_bytecode_offset };
 	int32_t low = 0, tsz = md->pointer_compression ? 4 : 8;
 
 	memset(c, 0, sizeof(*c));
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 4; i++) {
 		if (fps[i] == V8MD_ABSENT || fps[i] > -8 || fps[i] < -120 || fps[i] % 8) {
 			*why = "frame slots beyond 120 bytes below the frame pointer";
 			return -ENOTSUP;
@@ -323,7 +324,8 @@ static int bpf_layout(const struct v8_metadata *md, struct bpfprof_v8_proc *c, c
 	}
 	c->fp_marker = (int8_t)fps[0];
 	c->fp_function = (int8_t)fps[1];
-	c->fp_bytecode_offset = (int8_t)fps[2];
+	c->fp_bytecode_array = (int8_t)fps[2];
+	c->fp_bytecode_offset = (int8_t)fps[3];
 	c->fp_low = (int8_t)low;
 	if (md->map_instance_type < 0 || md->map_instance_type > 0xff0 ||
 	    md->js_function_shared < 0 || md->js_function_shared + tsz > BPFPROF_V8_READ ||
@@ -561,18 +563,24 @@ static int v8_merge(void *state, struct profile *p, uint32_t proc, const struct 
 		struct v8_name nm[INLINED_MAX];
 		int n = 0;
 
+		bool after = false;
+
 		if (at[i] >= 0) {
-			n = v8_names__frame(vp->names, w[2 * at[i]], w[2 * at[i] + 1], i == 0, nm,
+			uint64_t w1 = w[2 * at[i] + 1];
+
+			/* after: the native leaf stays, the function (not the leaf) follows */
+			after = w1 & BPFPROF_V8_AFTER;
+			n = v8_names__frame(vp->names, w[2 * at[i]], w1, i == 0 && !after, nm,
 					    INLINED_MAX);
 			if (n < 0)
 				return n;
 			if (!n)
 				ps->unnamed_frames++;
 		}
-		if (!n) {
+		if (!n || after)
 			ips[o++] = nat[i];
+		if (!n)
 			continue;
-		}
 		for (int k = 0; k < n && o < MERGED_ROOM; k++) {
 			uint64_t a = frame_addr(v, vp, p, proc, &nm[k], &err);
 

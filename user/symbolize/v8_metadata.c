@@ -50,8 +50,8 @@ struct entry {
 		n, F(f), k, false \
 	}
 #define VER(n) "_ZN2v88internal7Version" n
-/* v8::internal::Bytecodes::kBytecodeSizes: baseline frames' bytecode walk */
-#define BYTECODE_SIZES "_ZN2v88internal9Bytecodes14kBytecodeSizesE"
+/* v8::internal::interpreter::Bytecodes::kBytecodeSizes: baseline frames' bytecode walk */
+#define BYTECODE_SIZES "_ZN2v88internal11interpreter9Bytecodes14kBytecodeSizesE"
 
 static const struct entry table[] = {
 	R(VER("6major_E"), major, K_VER),

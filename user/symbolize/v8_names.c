@@ -659,26 +659,25 @@ static int64_t bytecode_position(struct v8_names *n, uint64_t sfi, int64_t bc)
 	return raw;
 }
 
-/* The current Code of JSFunction fn, if its check is check: 0 */
-static int fn_code(struct v8_names *n, uint64_t fn, uint16_t check, uint64_t *code)
+/* Whether code is a Code whose size and kind give check (the BPF walk's): 0, or -errno */
+static int code_check(struct v8_names *n, uint64_t code, uint16_t check)
 {
 	const struct v8_metadata *md = &n->md;
 	uint32_t flags, size;
 	uint16_t type;
 
-	if (!has(md->code_flags) || !has(md->code_instruction_size) ||
-	    field(n, fn, md->js_function_code, code) || type_of(n, *code, &type) ||
-	    type != md->type_code || rd(n, *code - 1 + (uint64_t)md->code_flags, &flags, 4) ||
-	    rd(n, *code - 1 + (uint64_t)md->code_instruction_size, &size, 4))
+	if (!has(md->code_flags) || !has(md->code_instruction_size) || type_of(n, code, &type) ||
+	    type != md->type_code || rd(n, code - 1 + (uint64_t)md->code_flags, &flags, 4) ||
+	    rd(n, code - 1 + (uint64_t)md->code_instruction_size, &size, 4))
 		return -EINVAL;
 	if (BPFPROF_V8_CODE_CHECK(size, (flags >> (md->code_kind_shift & 31)) &
 						(uint32_t)md->code_kind_mask) != check)
-		return -ESTALE; /* the function has other code now: no line */
+		return -ESTALE; /* other code at the address now: no line */
 	return 0;
 }
 
-/* A baseline frame's raw source position (pc offset off in fn's Code); -1: unknown */
-static int64_t baseline_position(struct v8_names *n, uint64_t fn, uint16_t check, int64_t off,
+/* A baseline frame's raw source position (pc offset off in sfi's baseline Code); -1: unknown */
+static int64_t baseline_position(struct v8_names *n, uint64_t sfi, uint16_t check, int64_t off,
 				 bool leaf)
 {
 	const struct v8_metadata *md = &n->md;
@@ -688,9 +687,9 @@ static int64_t baseline_position(struct v8_names *n, uint64_t fn, uint16_t check
 	int64_t bco, raw = -1;
 	uint16_t type;
 
-	if (!n->sizes || fn_code(n, fn, check, &code) ||
-	    field(n, code, md->code_deoptimization_data, &ba) || type_of(n, ba, &type) ||
-	    type != md->type_bytecode_array ||
+	if (!n->sizes || field(n, sfi, md->sfi_function_data, &code) ||
+	    code_check(n, code, check) || field(n, code, md->code_deoptimization_data, &ba) ||
+	    type_of(n, ba, &type) || type != md->type_bytecode_array ||
 	    table_of(n, code, md->code_source_position_table, &t, &len))
 		goto out;
 	if (byte_array(n, ba, md->bytecode_array_data, &bc, &bc_len))
@@ -712,6 +711,20 @@ out:
 
 /* --- frames --- */
 
+/* The DeoptimizationData of an optimized Code (a FixedArray of a kind) */
+static int deopt_data(struct v8_names *n, uint64_t code, uint64_t *deopt)
+{
+	const struct v8_metadata *md = &n->md;
+	uint16_t type;
+
+	if (!has(md->code_deoptimization_data) ||
+	    field(n, code, md->code_deoptimization_data, deopt) || type_of(n, *deopt, &type) ||
+	    (type != md->type_fixed_array && type != md->type_trusted_fixed_array &&
+	     type != md->type_protected_fixed_array))
+		return -EINVAL;
+	return 0;
+}
+
 static int add_name(struct v8_names *n, const struct v8_func *f, int64_t script_off)
 {
 	struct v8_name *nm;
@@ -728,32 +741,26 @@ static int add_name(struct v8_names *n, const struct v8_func *f, int64_t script_
 }
 
 /*
- * An optimized frame: code offset off of fn's Code; its inlined functions'
- * names, then fn's own (sfi's) into the names. Returns 0 or -errno.
+ * An optimized frame: code offset off of Code code; its inlined functions'
+ * names, then its own function's (outer) into the names. Returns 0 or -errno.
  */
-static int optimized_names(struct v8_names *n, uint64_t fn, const struct v8_func *outer,
-			   uint16_t check, int64_t off, bool leaf)
+static int optimized_names(struct v8_names *n, uint64_t code, const struct v8_func *outer,
+			   int64_t off, bool leaf)
 {
 	const struct v8_metadata *md = &n->md;
-	uint64_t code, deopt = 0, lits = 0, ip = 0;
+	uint64_t deopt = 0, lits = 0, ip = 0;
 	uint8_t *t = NULL;
 	size_t len;
 	int64_t raw = -1;
 	int err = 0, depth;
 
-	if (fn_code(n, fn, check, &code) ||
-	    table_of(n, code, md->code_source_position_table, &t, &len) ||
+	if (table_of(n, code, md->code_source_position_table, &t, &len) ||
 	    v8_srcpos__find(t, len, leaf ? off : off - 1, &raw))
 		raw = -1;
 	free(t);
 	if (raw >= 0 && V8_SRCPOS_INLINING_ID(raw) >= 0) {
-		uint16_t type;
-
-		if (field(n, code, md->code_deoptimization_data, &deopt) ||
-		    type_of(n, deopt, &type) ||
-		    (type != md->type_fixed_array && type != md->type_trusted_fixed_array &&
-		     type != md->type_protected_fixed_array) ||
-		    !has(md->deopt_literal_array) || !has(md->deopt_inlining_positions) ||
+		if (deopt_data(n, code, &deopt) || !has(md->deopt_literal_array) ||
+		    !has(md->deopt_inlining_positions) ||
 		    field(n, deopt,
 			  md->fixed_array_data + md->tagged_size * md->deopt_literal_array,
 			  &lits) ||
@@ -803,7 +810,7 @@ int v8_names__frame(struct v8_names *n, uint64_t w0, uint64_t w1, bool leaf, str
 {
 	const struct v8_metadata *md = &n->md;
 	uint32_t kind = BPFPROF_V8_KIND(w1), first;
-	uint16_t check = BPFPROF_V8_CHECK(w1), type;
+	uint16_t check = BPFPROF_V8_CHECK(w1);
 	int64_t off = BPFPROF_V8_OFF(w1), raw = -1;
 	uint64_t key, idx, sfi;
 	const struct v8_func *f;
@@ -812,7 +819,9 @@ int v8_names__frame(struct v8_names *n, uint64_t w0, uint64_t w1, bool leaf, str
 	size_t k;
 
 	n->st.frames++;
-	key = hash__mix64(w0 ^ hash__mix64((w1 & ~(0x3ffull << 48)) | (uint64_t)leaf << 63)) | 1;
+	key = hash__mix64(w0 ^ hash__mix64((w1 & 0xffffffffffffull) | (uint64_t)kind << 58 |
+					   (uint64_t)leaf << 63)) |
+	      1;
 	if (u64map__get(&n->res_idx, key, &idx)) {
 		const struct v8_frame_res *r = &n->res[idx - 1];
 
@@ -825,32 +834,42 @@ int v8_names__frame(struct v8_names *n, uint64_t w0, uint64_t w1, bool leaf, str
 		cache_free(n);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	first = (uint32_t)n->nr_names;
-	if (type_of(n, w0, &type) || type < md->type_js_function ||
-	    type > md->type_js_function_last || field(n, w0, md->js_function_shared, &sfi))
-		goto bad;
+	sfi = w0;
+	if (kind == BPFPROF_V8_OPTIMIZED) {
+		uint64_t deopt;
+
+		/* the Code names its function: DeoptimizationData's SharedFunctionInfo */
+		if (code_check(n, w0, check) || deopt_data(n, w0, &deopt) ||
+		    !has(md->deopt_shared_function_info) ||
+		    field(n, deopt,
+			  md->fixed_array_data + md->tagged_size * md->deopt_shared_function_info,
+			  &sfi))
+			goto bad;
+	}
 	f = get_func(n, sfi, &err);
 	if (err)
 		return err;
 	if (!f)
 		goto bad;
 	switch (kind) {
-	case BPFPROF_V8_INTERPRETED:
-		if (check != BPFPROF_V8_FN_CHECK(sfi))
-			goto bad; /* another function at the address */
-		raw = bytecode_position(n, sfi,
-					off - (md->bytecode_array_data - md->heap_object_tag));
+	case BPFPROF_V8_INTERPRETED: {
+		uint64_t ba;
+
+		/* the frame's BytecodeArray is the function's (not flushed and compiled again) */
+		if (!sfi_bytecode(n, sfi, &ba) && BPFPROF_V8_PTR_CHECK(ba) == check)
+			raw = bytecode_position(
+				n, sfi, off - (md->bytecode_array_data - md->heap_object_tag));
 		err = add_name(n, f, raw >= 0 ? V8_SRCPOS_SCRIPT_OFFSET(raw) : -1);
 		break;
+	}
 	case BPFPROF_V8_BASELINE:
-		raw = baseline_position(n, w0, check, off, leaf);
+		raw = baseline_position(n, sfi, check, off, leaf);
 		err = add_name(n, f, raw >= 0 ? V8_SRCPOS_SCRIPT_OFFSET(raw) : -1);
 		break;
 	case BPFPROF_V8_OPTIMIZED:
-		err = optimized_names(n, w0, f, check, off, leaf);
+		err = optimized_names(n, w0, f, off, leaf);
 		break;
 	case BPFPROF_V8_FUNCTION:
-		if (check != BPFPROF_V8_FN_CHECK(sfi))
-			goto bad;
 		err = add_name(n, f, -1);
 		break;
 	default:
