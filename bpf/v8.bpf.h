@@ -149,9 +149,20 @@ static __always_inline void v8_frame(struct walk *w, struct ustack_chunk *c,
 		return;
 	fp = w->f.bp;
 	/* the slots lie between the frame's sp and fp: the walk's copy of the stack holds them */
-	if (!fp || (fp & 7) || arch_kernel_addr(fp) || fp == v->last_fp ||
-	    fp + v->cfg.fp_low < w->f.sp)
+	if (!fp || (fp & 7) || arch_kernel_addr(fp) || fp + v->cfg.fp_low < w->f.sp)
 		return;
+	if (fp == v->last_fp) {
+		/*
+		 * The same frame again: the leaf had none of its own yet (a
+		 * prologue or epilogue, which the walk's leaf repair stepped
+		 * over). Its record stands where the leaf ran that frame's
+		 * own code (a recursion), else it was not that frame's: dropped
+		 */
+		if (i != 1 || v->n != 1)
+			return;
+		if (v->frames[1] & BPFPROF_V8_AFTER)
+			v->n = 0;
+	}
 	if (stack_read(w, c, fp + v->cfg.fp_marker, &marker))
 		return;
 	if (!(marker & 1)) {

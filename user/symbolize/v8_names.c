@@ -22,7 +22,7 @@
 #define MAX_SOURCE (64u << 20) /* code units of a script source scanned for its lines */
 #define MAX_TABLE (4u << 20) /* bytes of a source-position or bytecode table */
 #define MAX_DEPTH 16 /* cons / sliced / thin strings nested; inlining levels */
-#define MAX_SCOPE_SLOTS 24 /* ScopeInfo slots looked at for a name after the context locals */
+#define MAX_SCOPE_SLOTS 6 /* ScopeInfo slots looked at for a name after the context locals */
 #define MAX_CONTEXT_LOCALS 4096
 #define MAX_FRAMES_CACHED (1u << 20) /* frame results kept before the cache starts over */
 #define INLINE_MAX 16
@@ -444,18 +444,31 @@ static void func_name(struct v8_names *n, uint64_t nos, char *buf, size_t size)
 	    ncl > MAX_CONTEXT_LOCALS)
 		return;
 	/*
-	 * After the context locals' names and infos: the function's own name
-	 * ('' when anonymous), then the inferred name ('obj.method'); the first
-	 * non-empty one is V8's DebugName (the OpenTelemetry profiler's heuristic)
+	 * After the context locals' names and infos (scope-info.tq): the
+	 * function variable's name ('' when anonymous) and slot, then the
+	 * inferred name ('obj.method'), each there by a flag, then the
+	 * positions (Smis) and other scopes. The first non-empty name is
+	 * V8's DebugName (the OpenTelemetry profiler's heuristic); the look
+	 * stops at anything else than a String, a Smi or an Oddball, or at two
+	 * Smis in a row (the positions): what follows may be past the object.
 	 */
-	for (int64_t k = md->scope_info_first_vars + 2 * ncl;
-	     k < md->scope_info_first_vars + 2 * ncl + MAX_SCOPE_SLOTS; k++) {
+	for (int64_t k = md->scope_info_first_vars + 2 * ncl, smis = 0;
+	     k < md->scope_info_first_vars + 2 * ncl + MAX_SCOPE_SLOTS && smis < 2; k++) {
 		uint64_t v;
 
 		if (field(n, nos, (int32_t)(ts * (k + 1)), &v))
 			return;
-		if (!is_heap(n, v) || type_of(n, v, &type) || type >= md->type_first_nonstring)
+		if (is_smi(n, v)) {
+			smis++;
 			continue;
+		}
+		smis = 0;
+		if (type_of(n, v, &type))
+			return;
+		if (type == md->type_oddball)
+			continue;
+		if (type >= md->type_first_nonstring)
+			return;
 		if (!read_string(n, v, buf, size) && buf[0])
 			return;
 	}
