@@ -50,6 +50,7 @@ struct v8_names_stats {
 	uint64_t bad; /* frames refused: an object of the wrong type, unreadable, malformed */
 	uint64_t no_line; /* frames named without a line */
 	uint64_t inlined; /* frames of inlined functions added */
+	uint64_t by_pc; /* frames named by their pc alone (v8_names__pc) */
 	uint64_t read_ns; /* time spent reading the process */
 };
 
@@ -74,6 +75,16 @@ void v8_names__free(struct v8_names *n);
  */
 int v8_names__frame(struct v8_names *n, uint64_t w0, uint64_t w1, bool leaf, struct v8_name *out,
 		    size_t max);
+
+/*
+ * The names of native frame pc (a return address unless leaf) when it lies
+ * in compiled code (baseline, optimized) that a frame named before was in,
+ * and that code is still there: a frame the BPF walk could not record (the
+ * leaf in a callee's prologue or epilogue, whose frame is not built yet;
+ * a stack walked from a copy in user space). Returns as
+ * v8_names__frame; 0: not known code.
+ */
+int v8_names__pc(struct v8_names *n, uint64_t pc, bool leaf, struct v8_name *out, size_t max);
 
 void v8_names__stats(const struct v8_names *n, struct v8_names_stats *st);
 

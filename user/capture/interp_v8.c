@@ -506,6 +506,7 @@ static int v8_merge(void *state, struct profile *p, uint32_t proc, const struct 
 	struct v8_proc *vp;
 	uint64_t idx;
 	size_t o = 0, named = 0;
+	bool walked;
 	int err = 0;
 
 	if (!u64map__get(&v->by_pid, (uint64_t)s->tgid + 1, &idx))
@@ -515,15 +516,15 @@ static int v8_merge(void *state, struct profile *p, uint32_t proc, const struct 
 		return 0;
 	ps = proc_stats(v, vp);
 	ps->samples++;
-	if (!vp->attached || !s->py_stop) {
-		ps->not_walked++;
-		return 0;
-	}
-	if (s->py_stop == BPFPROF_STAT_V8_NONE || !s->nr_py) {
-		ps->native++;
-		return 0;
-	}
 	if (s->nr_user > BPFPROF_MAX_USER_STACK)
+		return 0;
+	/* not walked for JavaScript (a stack copy): its compiled frames may be named by pc */
+	walked = vp->attached && s->py_stop;
+	if (!walked)
+		ps->not_walked++;
+	else if (s->py_stop == BPFPROF_STAT_V8_NONE || !s->nr_py)
+		ps->native++;
+	if (!vp->names && !walked)
 		return 0;
 	if (!vp->names) {
 		char path[64];
@@ -553,7 +554,7 @@ static int v8_merge(void *state, struct profile *p, uint32_t proc, const struct 
 	if (!p->procs[proc].py_start)
 		return 0;
 	memset(at, 0xff, sizeof(at[0]) * s->nr_user);
-	for (size_t j = 0; j < s->nr_py && j < BPFPROF_MAX_PY_FRAMES; j++) {
+	for (size_t j = 0; walked && j < s->nr_py && j < BPFPROF_MAX_PY_FRAMES; j++) {
 		uint32_t k = BPFPROF_V8_IDX(w[2 * j + 1]);
 
 		if (k < s->nr_user && at[k] < 0)
@@ -577,6 +578,18 @@ static int v8_merge(void *state, struct profile *p, uint32_t proc, const struct 
 			if (!n)
 				ps->unnamed_frames++;
 		}
+		/* a leaf no record names (a callee's prologue, a copy's frame): its code may be known */
+		if (at[i] < 0 || (after && i == 0)) {
+			int m = v8_names__pc(vp->names, nat[i], i == 0, nm, INLINED_MAX);
+
+			if (m < 0)
+				return m;
+			if (m > 0) {
+				n = m;
+				after = false;
+				ps->by_pc++;
+			}
+		}
 		if (!n || after)
 			ips[o++] = nat[i];
 		if (!n)
@@ -597,7 +610,7 @@ static int v8_merge(void *state, struct profile *p, uint32_t proc, const struct 
 		}
 	}
 	if (!named) {
-		ps->unnamed++;
+		ps->unnamed += walked && s->nr_py;
 		return 0;
 	}
 	ps->with_js++;

@@ -43,6 +43,15 @@ struct v8_script {
 	bool bad; /* its source could not be read: no lines */
 };
 
+/* Compiled code a frame was in: [start, end), and the frame's words to name a pc there */
+struct v8_code_range {
+	uint64_t start, end;
+	uint64_t code; /* the Code: its instruction start still start, or the range is stale */
+	uint64_t w0; /* SharedFunctionInfo (baseline) or Code (optimized) */
+	uint16_t check;
+	uint8_t kind;
+};
+
 /* A frame's result: names[first, first + n) */
 struct v8_frame_res {
 	uint32_t first, n;
@@ -67,6 +76,9 @@ struct v8_names {
 	struct v8_frame_res *res;
 	size_t nr_res, cap_res;
 	struct u64map res_idx; /* hash of (w0, w1, leaf) -> index + 1 into res */
+	/* compiled code seen in frames, sorted by start: a pc no frame record names (v8_names__pc) */
+	struct v8_code_range *ranges;
+	size_t nr_ranges, cap_ranges;
 	struct v8_names_stats st;
 };
 
@@ -124,6 +136,7 @@ void v8_names__free(struct v8_names *n)
 	free(n->scripts);
 	u64map__free(&n->script_idx);
 	cache_free(n);
+	free(n->ranges);
 	free(n->sizes);
 	free(n);
 }
@@ -757,9 +770,11 @@ static int add_name(struct v8_names *n, const struct v8_func *f, int64_t script_
  * An optimized frame: code offset off of Code code; its inlined functions'
  * names, then its own function's (outer) into the names. Returns 0 or -errno.
  */
-static int optimized_names(struct v8_names *n, uint64_t code, const struct v8_func *outer,
+static int optimized_names(struct v8_names *n, uint64_t code, const struct v8_func *outer_p,
 			   int64_t off, bool leaf)
 {
+	/* a copy: reading the inlined functions may move the functions' array */
+	const struct v8_func outer_copy = *outer_p, *outer = &outer_copy;
 	const struct v8_metadata *md = &n->md;
 	uint64_t deopt = 0, lits = 0, ip = 0;
 	uint8_t *t = NULL;
@@ -818,6 +833,56 @@ static int optimized_names(struct v8_names *n, uint64_t code, const struct v8_fu
 	return add_name(n, outer, raw >= 0 ? V8_SRCPOS_SCRIPT_OFFSET(raw) : -1);
 }
 
+/* The instruction range of Code code (its start a pointer field, 11.1+): 0, or -errno */
+static int code_range(struct v8_names *n, uint64_t code, uint64_t *start, uint64_t *end)
+{
+	uint32_t size;
+
+	if (!has(n->md.code_instruction_start) || !has(n->md.code_instruction_size) ||
+	    n->md.major < 11 ||
+	    rd(n, code - 1 + (uint64_t)n->md.code_instruction_start, start, 8) ||
+	    rd(n, code - 1 + (uint64_t)n->md.code_instruction_size, &size, 4) || !size ||
+	    *start < 4096 || (*start >> 47))
+		return -EINVAL;
+	*end = *start + size;
+	return 0;
+}
+
+/* Remember compiled code named by a frame, for v8_names__pc (sorted, no overlap) */
+static void add_range(struct v8_names *n, uint64_t code, uint64_t w0, uint16_t check, uint32_t kind)
+{
+	uint64_t start, end;
+	size_t l = 0, r;
+
+	if (code_range(n, code, &start, &end))
+		return;
+	r = n->nr_ranges;
+	while (l < r) {
+		size_t m = l + (r - l) / 2;
+
+		if (n->ranges[m].start < start)
+			l = m + 1;
+		else
+			r = m;
+	}
+	/* code freed and its place given to new code: the old ranges it overlaps go */
+	while (l > 0 && n->ranges[l - 1].end > start) {
+		memmove(&n->ranges[l - 1], &n->ranges[l], (n->nr_ranges - l) * sizeof(*n->ranges));
+		n->nr_ranges--;
+		l--;
+	}
+	while (l < n->nr_ranges && n->ranges[l].start < end) {
+		memmove(&n->ranges[l], &n->ranges[l + 1],
+			(n->nr_ranges - l - 1) * sizeof(*n->ranges));
+		n->nr_ranges--;
+	}
+	if (array__grow((void **)&n->ranges, &n->cap_ranges, n->nr_ranges + 1, sizeof(*n->ranges)))
+		return; /* only a pc left unnamed */
+	memmove(&n->ranges[l + 1], &n->ranges[l], (n->nr_ranges - l) * sizeof(*n->ranges));
+	n->ranges[l] = (struct v8_code_range){ start, end, code, w0, check, (uint8_t)kind };
+	n->nr_ranges++;
+}
+
 int v8_names__frame(struct v8_names *n, uint64_t w0, uint64_t w1, bool leaf, struct v8_name *out,
 		    size_t max)
 {
@@ -827,6 +892,7 @@ int v8_names__frame(struct v8_names *n, uint64_t w0, uint64_t w1, bool leaf, str
 	int64_t off = BPFPROF_V8_OFF(w1), raw = -1;
 	uint64_t key, idx, sfi;
 	const struct v8_func *f;
+	struct v8_func fc;
 	struct timespec t0, t1;
 	int err = 0;
 	size_t k;
@@ -864,6 +930,8 @@ int v8_names__frame(struct v8_names *n, uint64_t w0, uint64_t w1, bool leaf, str
 		return err;
 	if (!f)
 		goto bad;
+	fc = *f; /* its array may move as inlined functions are read */
+	f = &fc;
 	switch (kind) {
 	case BPFPROF_V8_INTERPRETED: {
 		uint64_t ba;
@@ -875,12 +943,18 @@ int v8_names__frame(struct v8_names *n, uint64_t w0, uint64_t w1, bool leaf, str
 		err = add_name(n, f, raw >= 0 ? V8_SRCPOS_SCRIPT_OFFSET(raw) : -1);
 		break;
 	}
-	case BPFPROF_V8_BASELINE:
+	case BPFPROF_V8_BASELINE: {
+		uint64_t code;
+
 		raw = baseline_position(n, sfi, check, off, leaf);
 		err = add_name(n, f, raw >= 0 ? V8_SRCPOS_SCRIPT_OFFSET(raw) : -1);
+		if (raw >= 0 && !field(n, sfi, md->sfi_function_data, &code))
+			add_range(n, code, w0, check, kind);
 		break;
+	}
 	case BPFPROF_V8_OPTIMIZED:
 		err = optimized_names(n, w0, f, off, leaf);
+		add_range(n, w0, w0, check, kind);
 		break;
 	case BPFPROF_V8_FUNCTION:
 		err = add_name(n, f, -1);
@@ -905,4 +979,29 @@ bad:
 	n->nr_names = first;
 	n->st.bad++;
 	return 0;
+}
+
+int v8_names__pc(struct v8_names *n, uint64_t pc, bool leaf, struct v8_name *out, size_t max)
+{
+	const struct v8_code_range *c;
+	uint64_t look = leaf ? pc : pc - 1, start, end;
+	size_t l = 0, r = n->nr_ranges;
+
+	while (l < r) {
+		size_t m = l + (r - l) / 2;
+
+		if (n->ranges[m].end <= look)
+			l = m + 1;
+		else
+			r = m;
+	}
+	if (l >= n->nr_ranges || n->ranges[l].start > look)
+		return 0;
+	c = &n->ranges[l];
+	/* the code is still there (not moved by compaction, nor freed for other code) */
+	if (code_range(n, c->code, &start, &end) || start != c->start || end != c->end)
+		return 0;
+	n->st.by_pc++;
+	return v8_names__frame(n, c->w0, BPFPROF_V8_WORD1(pc - c->start, c->check, 0, c->kind),
+			       leaf, out, max);
 }

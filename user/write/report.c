@@ -527,21 +527,24 @@ void report__v8(FILE *f, const struct v8_stats *st)
 
 		fprintf(f,
 			"bpfprof: V8: pid %u (%s): %llu samples, %llu with JavaScript frames (%llu "
-			"frames, %llu inlined, %llu without a line, %llu cut at %d); without: %llu in "
+			"frames, %llu inlined, %llu named by pc, %llu without a line, %llu cut at %d); "
+			"without: %llu in "
 			"native code only, %llu not walked (stack copies, legacy variant, before V8 was "
 			"found), %llu whose frames did not check (%llu frames kept native)\n",
 			ps->pid, ps->comm, (unsigned long long)ps->samples,
 			(unsigned long long)ps->with_js, (unsigned long long)ps->frames,
-			(unsigned long long)ps->inlined, (unsigned long long)ps->no_line,
-			(unsigned long long)ps->truncated, BPFPROF_MAX_PY_FRAMES,
-			(unsigned long long)ps->native, (unsigned long long)ps->not_walked,
-			(unsigned long long)ps->unnamed, (unsigned long long)ps->unnamed_frames);
+			(unsigned long long)ps->inlined, (unsigned long long)ps->by_pc,
+			(unsigned long long)ps->no_line, (unsigned long long)ps->truncated,
+			BPFPROF_MAX_PY_FRAMES, (unsigned long long)ps->native,
+			(unsigned long long)ps->not_walked, (unsigned long long)ps->unnamed,
+			(unsigned long long)ps->unnamed_frames);
 	}
 	if (st->frames)
 		fprintf(f,
 			"bpfprof: V8: naming: %llu frames, %.1f %% cached; %llu functions and %llu "
 			"scripts read, %.1f us a function\n",
-			(unsigned long long)st->frames, 100.0 * (double)st->frame_hits / (double)st->frames,
+			(unsigned long long)st->frames,
+			100.0 * (double)st->frame_hits / (double)st->frames,
 			(unsigned long long)st->funcs, (unsigned long long)st->scripts,
 			st->funcs ? (double)st->read_ns / (double)st->funcs / 1000 : 0.0);
 }
