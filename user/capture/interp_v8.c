@@ -20,6 +20,7 @@
 #include "lib_hashmap.h"
 #include "log.h"
 #include "proc_file.h"
+#include "sym_python.h"
 #include "v8_metadata.h"
 #include "v8_names.h"
 
@@ -549,7 +550,7 @@ static int v8_merge(void *state, struct profile *p, uint32_t proc, const struct 
 		memset(&vp->addrs, 0, sizeof(vp->addrs));
 		vp->gen = v->gen;
 	}
-	if (profile__add_py_region(p, proc, "[js]") < 0)
+	if (profile__add_py_region(p, proc, SYM_JS_DSO) < 0)
 		return -ENOMEM;
 	if (!p->procs[proc].py_start)
 		return 0;
