@@ -27,7 +27,9 @@
 #   under their callers (the request listener, an arrow, under
 #   EventEmitter's emit), /compute above /render, at most 4 % of its
 #   samples with a frame left [unknown] or [anon] (see below);
-# - --no-node: the same server unnamed (JIT frames [anon]).
+# - --no-node: the same server unnamed (JIT frames [anon]);
+# - --off-cpu: a function blocked in child_process.execSync named under its
+#   JavaScript callers.
 # About 20 s of one CPU.
 set -uo pipefail
 
@@ -329,6 +331,23 @@ if [ "$un" -gt 0 ] && ! grep -q "(server.js)" "$work/srvn.folded"; then
 	ok "server with --no-node: no JavaScript names, $un samples through [anon] JIT code"
 else
 	fail "--no-node: JIT frames unnamed" "$un [anon], $(grep -c 'server.js' "$work/srvn.folded") named"
+fi
+
+# --- off-CPU: a function blocked in child_process.execSync, under its callers
+cat >"$work/block.js" <<'JS'
+'use strict';
+const cp = require('child_process');
+function waitChild() { cp.execSync('sleep 0.2'); }
+function outer() { waitChild(); }
+const end = Date.now() + 2000;
+while (Date.now() < end) outer();
+JS
+"$BPFPROF" --off-cpu -F 99 -o "$work/on.folded" -o "$work/offcpu.folded" -- node "$work/block.js" >"$work/off.log" 2>&1
+n=$(grep -E "outer \(block.js\)_\[j\];waitChild \(block.js\)_\[j\];execSync \(node:child_process\)_\[j\]" "$work/offcpu.folded" | awk '{ s += $NF } END { print s + 0 }')
+if [ "$n" -gt 0 ]; then
+	ok "off-CPU: waitChild blocked in execSync under outer ($n us)"
+else
+	fail "off-CPU: waitChild under outer" "$(grep -c 'block.js' "$work/offcpu.folded") stacks of block.js" "$(tail -3 "$work/off.log")"
 fi
 
 finish
