@@ -773,7 +773,9 @@ static size_t forget_gone(const struct bpf_map *map)
 
 size_t session__forget_gone(struct session *s)
 {
-	return forget_gone(s->skel->maps.seen) + forget_gone(s->skel->maps.noticed);
+	/* v8_procs too: an exited node's layout (interp_v8.c attaches a reused pid again) */
+	return forget_gone(s->skel->maps.seen) + forget_gone(s->skel->maps.noticed) +
+	       forget_gone(s->skel->maps.v8_procs);
 }
 
 void session__check_stats(struct session *s, uint64_t *same, uint64_t *shorter, uint64_t *differ)
