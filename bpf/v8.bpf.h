@@ -29,9 +29,10 @@
  * Every value read is the process's to forge: a frame whose slots are not
  * a readable JSFunction is skipped (native code's garbage, counted), a
  * Code that cannot be read gives the function without an offset, user
- * space validates what the words point to. A frame costs three user reads
- * (the JSFunction, its map's instance type, its Code) besides the slots,
- * which are in the walk's stack copy.
+ * space validates what the words point to. A frame costs two user reads
+ * (the JSFunction, its Code) besides the slots, which are in the walk's
+ * stack copy, and a third (its map's instance type) for a map not among the
+ * last V8_MAPS closure maps of the process.
  *
  * Not in the legacy variant (bpf_loop-less kernels): its walk is unrolled
  * sixteen frames a program, near the verifier's budget; there node is
@@ -51,6 +52,7 @@ struct {
 } v8_procs SEC(".maps");
 
 #define V8_MAX_FRAMES BPFPROF_MAX_PY_FRAMES
+#define V8_MAPS 4 /* closure maps remembered: a context has a few (sloppy, strict, arrow, method) */
 _Static_assert((V8_MAX_FRAMES & (V8_MAX_FRAMES - 1)) == 0, "a power of two: the copy's mask");
 
 /* A sample's V8 frames between the native walk's steps, in a map value (see struct walk) */
@@ -63,7 +65,16 @@ struct v8_walk {
 	__u32 n; /* frames recorded */
 	__u32 stop; /* enum bpfprof_stat: BPFPROF_STAT_V8_LIMIT once full */
 	__u8 on; /* the sampled process runs V8 */
-	__u8 pad[7];
+	__u8 pad[3];
+	/*
+	 * Maps found to be closures' of process maps_tgid: a frame whose
+	 * JSFunction has one is not read again for its type (user space
+	 * checks every object it names)
+	 */
+	__u32 maps_tgid;
+	__u32 map_next;
+	__u32 pad2;
+	__u64 maps[V8_MAPS];
 	__u8 fn[BPFPROF_V8_READ]; /* the JSFunction's bytes */
 	__u8 code[BPFPROF_V8_READ]; /* its Code's */
 	__u64 frames[2 * V8_MAX_FRAMES];
@@ -141,6 +152,10 @@ static __always_inline void v8_frame(struct walk *w, struct ustack_chunk *c,
 			return;
 		__builtin_memcpy(&v->cfg, cfg, sizeof(v->cfg));
 		v->on = 1;
+		if (v->maps_tgid != w->tgid) {
+			__builtin_memset(v->maps, 0, sizeof(v->maps));
+			v->maps_tgid = w->tgid;
+		}
 		v->tgid = w->tgid;
 		v->time_ns = e->time_ns;
 		stat_inc(BPFPROF_STAT_V8_WALKS);
@@ -177,11 +192,17 @@ static __always_inline void v8_frame(struct walk *w, struct ustack_chunk *c,
 	if (bpf_probe_read_user(v->fn, sizeof(v->fn), (const void *)(fn - 1)))
 		goto not_function;
 	map = v8_tagged(v, v->fn, 0, fn);
-	if (!v8_heap_ptr(map) ||
-	    bpf_probe_read_user(&type, sizeof(type),
-				(const void *)(map - 1 + (v->cfg.map_instance_type & 0xfff))) ||
-	    type < v->cfg.type_function_first || type > v->cfg.type_function_last)
+	if (!v8_heap_ptr(map))
 		goto not_function;
+	if (map != v->maps[0] && map != v->maps[1] && map != v->maps[2] && map != v->maps[3]) {
+		if (bpf_probe_read_user(
+			    &type, sizeof(type),
+			    (const void *)(map - 1 + (v->cfg.map_instance_type & 0xfff))) ||
+		    type < v->cfg.type_function_first || type > v->cfg.type_function_last)
+			goto not_function;
+		v->maps[v->map_next & (V8_MAPS - 1)] = map;
+		v->map_next++;
+	}
 	shared = v8_tagged(v, v->fn, v->cfg.fn_shared, fn);
 	code = v8_tagged(v, v->fn, v->cfg.fn_code, fn);
 	if (!v8_heap_ptr(shared))
