@@ -84,6 +84,8 @@ struct v8_metadata {
 	int32_t fixed_array_length, fixed_array_data;
 	int32_t string_length, seq_one_byte_chars, seq_two_byte_chars;
 	int32_t cons_first, cons_second, thin_actual, sliced_parent, sliced_offset;
+	/* ExternalString's resource; its cached data pointer follows (not in uncached strings) */
+	int32_t external_resource;
 	bool js_function_code_derived, code_fields_derived, bytecode_spt_derived;
 
 	/* string instance-type bits (instance-type.h) */

@@ -172,6 +172,7 @@ static const struct entry table[] = {
 	O(C("SlicedString", "parent__String") "|" C("SlicedString", "parent__Tagged_String_"),
 	  sliced_parent, K_OFF),
 	O(C("SlicedString", "offset__SMI"), sliced_offset, K_OFF),
+	O(C("ExternalString", "resource__Object"), external_resource, K_OFF),
 
 	R(PFX "StringRepresentationMask", string_representation_mask, K_MASK),
 	R(PFX "StringEncodingMask", string_encoding_mask, K_MASK),

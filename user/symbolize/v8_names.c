@@ -26,6 +26,8 @@
 #define MAX_CONTEXT_LOCALS 4096
 #define MAX_FRAMES_CACHED (1u << 20) /* frame results kept before the cache starts over */
 #define INLINE_MAX 16
+/* kUncachedExternalStringMask (instance-type.h): no cached data pointer */
+#define EXTERNAL_UNCACHED 0x10
 
 /* A function (SharedFunctionInfo) read */
 struct v8_func {
@@ -330,12 +332,23 @@ static int string_units(struct v8_names *n, uint64_t str, int64_t start, int64_t
 	if (len < 0 || start < 0 || count < 0 || start + count > len)
 		return -EINVAL;
 	repr = type & md->string_representation_mask;
-	if (repr == md->seq_string_tag) {
+	if (repr == md->seq_string_tag ||
+	    (repr == md->external_string_tag && has(md->external_resource) &&
+	     !(type & EXTERNAL_UNCACHED))) {
 		bool one = (type & md->string_encoding_mask) == md->one_byte_string_tag;
 		uint8_t buf[4096];
 		uint64_t at =
 			str - 1 + (uint64_t)(one ? md->seq_one_byte_chars : md->seq_two_byte_chars);
 		size_t w = one ? 1 : 2;
+
+		/*
+		 * An external string's characters are the embedder's (node's
+		 * own sources: its binary's data): V8 caches their address
+		 * after the resource (ExternalString::resource_data)
+		 */
+		if (repr == md->external_string_tag &&
+		    (err = rd(n, str - 1 + (uint64_t)md->external_resource + 8, &at, 8)))
+			return err;
 
 		at += (uint64_t)start * w;
 		while (count > 0 && !s->full && !s->err) {
@@ -393,7 +406,7 @@ static int string_units(struct v8_names *n, uint64_t str, int64_t start, int64_t
 		err = field(n, str, md->thin_actual, &part);
 		return err ? err : string_units(n, part, start, count, depth + 1, s);
 	}
-	return -EOPNOTSUPP; /* external strings: their bytes are the embedder's */
+	return -EOPNOTSUPP; /* uncached external strings: only the embedder knows their bytes */
 }
 
 /* The length of string str (after its type is checked) */
