@@ -29,7 +29,8 @@
 #   samples with a frame left [unknown] or [anon] (see below);
 # - --no-node: the same server unnamed (JIT frames [anon]);
 # - --off-cpu: a function blocked in child_process.execSync named under its
-#   JavaScript callers.
+#   JavaScript callers;
+# - -a with two node processes, one exiting mid-run: both named.
 # About 20 s of one CPU.
 set -uo pipefail
 
@@ -357,6 +358,27 @@ if [ "$n" -gt 0 ]; then
 	ok "off-CPU: waitChild blocked in execSync under outer ($n us)"
 else
 	fail "off-CPU: waitChild under outer" "$(grep -c 'block.js' "$work/offcpu.folded") stacks of block.js" "$(tail -3 "$work/off.log")"
+fi
+
+# --- -a with two node processes, one exiting mid-run: both named ----------
+node "$work/work.js" 2600 &
+n1=$!
+node "$work/work.js" 4000 &
+n2=$!
+pids+=("$n1" "$n2")
+sleep 0.5
+# --call-graph fp: under -a the tables of every process are built first
+# (seconds: their samples go to user space as stack copies, where no
+# JavaScript walk is done); JavaScript frames keep frame pointers
+"$BPFPROF" -v -a --call-graph fp -F 499 -d 2.5 -o "$work/two.folded" >"$work/two.log" 2>&1
+kill "$n2" 2>/dev/null
+w1=$(grep -E "^node;" "$work/two.folded" | grep -F "hotA (work.js)_[j]" | awk '{ s += $NF } END { print s + 0 }')
+l1=$(grep -cE "^bpfprof: V8: pid $n1 \(node\): [0-9]+ samples, [1-9][0-9]* with JavaScript frames" "$work/two.log")
+l2=$(grep -cE "^bpfprof: V8: pid $n2 \(node\): [0-9]+ samples, [1-9][0-9]* with JavaScript frames" "$work/two.log")
+if [ "$w1" -gt 0 ] && [ "$l1" = 1 ] && [ "$l2" = 1 ]; then
+	ok "-a: two node processes (one exiting mid-run) each with JavaScript frames, hotA named in $w1 samples"
+else
+	fail "-a: two node processes named" "hotA $w1, lines $l1 $l2" "$(grep 'V8: pid' "$work/two.log")"
 fi
 
 finish
