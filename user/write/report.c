@@ -512,7 +512,7 @@ void report__user_stacks(FILE *f, uint64_t same, uint64_t shorter, uint64_t diff
 		(unsigned long long)same, (unsigned long long)shorter, (unsigned long long)differ);
 }
 
-void report__v8(FILE *f, const struct v8_stats *st)
+void report__v8(FILE *f, const struct v8_stats *st, const uint64_t bpf[BPFPROF_STAT_NR])
 {
 	if (!st->nr_files)
 		return;
@@ -547,4 +547,18 @@ void report__v8(FILE *f, const struct v8_stats *st)
 			100.0 * (double)st->frame_hits / (double)st->frames,
 			(unsigned long long)st->funcs, (unsigned long long)st->scripts,
 			st->funcs ? (double)st->read_ns / (double)st->funcs / 1000 : 0.0);
+	if (bpf[BPFPROF_STAT_V8_WALKS])
+		fprintf(f,
+			"bpfprof: V8: BPF walk: %llu samples looked at, %llu JavaScript frames; %llu "
+			"walks with JavaScript frames, %llu without, %llu cut at %d; frames passed: %llu "
+			"typed (entry, exit, stub), %llu not a JSFunction (native code), %llu with no "
+			"readable Code\n",
+			(unsigned long long)bpf[BPFPROF_STAT_V8_WALKS],
+			(unsigned long long)bpf[BPFPROF_STAT_V8_FRAMES],
+			(unsigned long long)bpf[BPFPROF_STAT_V8_END],
+			(unsigned long long)bpf[BPFPROF_STAT_V8_NONE],
+			(unsigned long long)bpf[BPFPROF_STAT_V8_LIMIT], BPFPROF_MAX_PY_FRAMES,
+			(unsigned long long)bpf[BPFPROF_STAT_V8_TYPED],
+			(unsigned long long)bpf[BPFPROF_STAT_V8_NOT_FUNCTION],
+			(unsigned long long)bpf[BPFPROF_STAT_V8_NO_CODE]);
 }
