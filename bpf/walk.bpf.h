@@ -4,11 +4,11 @@
  * block's return to user mode): the native walk (unwind.bpf.h), then the
  * interpreter dispatcher, which hands the record to the unwinder of its
  * process's interpreter (python.bpf.h), or adds the frames V8's found on
- * the way (v8.bpf.h, whose look at each native frame is the walk step's). Where the kernel has bpf_loop the
- * walks run in the hook's own program; the legacy variant's go on by tail
- * calls (COMPAT_WALK_BY_TAIL_CALLS), a bounded number of frames a program,
- * into the hook's walk programs (profile.bpf.c: tail calls stay among
- * programs of one type and hook).
+ * the way (v8.bpf.h, whose look at each native frame is the walk step's).
+ * Where the kernel has bpf_loop the walks run in the hook's own program;
+ * the legacy variant's go on by tail calls (COMPAT_WALK_BY_TAIL_CALLS), a
+ * bounded number of frames a program, into the hook's walk programs
+ * (profile.bpf.c: tail calls stay among programs of one type and hook).
  */
 #ifndef BPFPROF_WALK_BPF_H
 #define BPFPROF_WALK_BPF_H
