@@ -46,6 +46,7 @@ struct v8_proc {
 	int mem_fd; /* /proc/PID/mem, -1: not open */
 	struct v8_names *names; /* its frames' names, kept once read (NULL until a frame comes) */
 	uint64_t gen; /* the profile generation of addrs */
+	uint32_t addrs_proc; /* the profile's entry of the process that addrs are in */
 	struct u64map addrs; /* hash of (name, file, line) -> frame address in the profile */
 	char comm[16];
 	struct v8_proc_stats ps;
@@ -545,10 +546,12 @@ static int v8_merge(void *state, struct profile *p, uint32_t proc, const struct 
 		v->gen_start = p->start_ns;
 		v->gen++;
 	}
-	if (vp->gen != v->gen) {
+	/* ... and each entry of the process in it (an exec gives the pid a new one: agg.c) */
+	if (vp->gen != v->gen || vp->addrs_proc != proc) {
 		u64map__free(&vp->addrs);
 		memset(&vp->addrs, 0, sizeof(vp->addrs));
 		vp->gen = v->gen;
+		vp->addrs_proc = proc;
 	}
 	if (profile__add_py_region(p, proc, SYM_JS_DSO) < 0)
 		return -ENOMEM;
