@@ -22,6 +22,7 @@
  *   unwind.bpf.h      the native walk (include/unwind_walk_step.h's step)
  *   python.bpf.h      the Python unwinder
  *   hotspot.bpf.h     HotSpot's frames, stepped inside the native walk
+ *   v8.bpf.h          V8's JavaScript frames, met on the native walk
  *   walk.bpf.h        a record's walk: native, then the interpreter
  *                     dispatcher, in the program or by tail calls
  *   stack_copy.bpf.h  samples sent as stack copies for user space to walk
@@ -40,6 +41,7 @@
 #include "record.bpf.h"
 #include "unwind.bpf.h"
 #include "python.bpf.h"
+#include "v8.bpf.h"
 #include "walk.bpf.h"
 #include "stack_copy.bpf.h"
 #include "check.bpf.h"

@@ -419,6 +419,9 @@ static __always_inline bool unwind_walk_store(struct unwind_walk_frame *f, struc
 
 /* A frame in a JVM's code cache: HotSpot's step (bpf/hotspot.bpf.h), else false */
 static __always_inline bool hotspot_step(struct walk_env *env, __u32 i, long *ret);
+/* An interpreter's look at each frame of the chain (bpf/v8.bpf.h) */
+static __always_inline void v8_frame(struct walk *w, struct ustack_chunk *c,
+				     struct bpfprof_sample *e, __u32 i);
 
 /* One frame of the walk in this CPU's slot. Returns 1 to stop the walk (w->f.stop says why). */
 step_fn walk_step(__u32 i, void *data)
@@ -437,6 +440,7 @@ step_fn walk_step(__u32 i, void *data)
 		return 1;
 	if (hotspot_step(&env, i, &ret))
 		return ret;
+	v8_frame(env.w, env.c, env.e, i);
 	return unwind_walk_step(&env.w->f, &env, i);
 }
 

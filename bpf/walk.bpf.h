@@ -3,12 +3,13 @@
  * A record's user walk, the same for every hook (a sample, an off-CPU
  * block's return to user mode): the native walk (unwind.bpf.h), then the
  * interpreter dispatcher, which hands the record to the unwinder of its
- * process's interpreter (python.bpf.h), or puts in it the Java frames that
- * the native walk stepped (hotspot.bpf.h). Where the kernel has bpf_loop the
- * walks run in the hook's own program; the legacy variant's go on by tail
- * calls (COMPAT_WALK_BY_TAIL_CALLS), a bounded number of frames a program,
- * into the hook's walk programs (profile.bpf.c: tail calls stay among
- * programs of one type and hook).
+ * process's interpreter (python.bpf.h), or puts in it the frames that the
+ * native walk met: HotSpot's, stepped by it (hotspot.bpf.h), and V8's,
+ * looked at on each native frame (v8.bpf.h). Where the kernel has bpf_loop
+ * the walks run in the hook's own program; the legacy variant's go on by
+ * tail calls (COMPAT_WALK_BY_TAIL_CALLS), a bounded number of frames a
+ * program, into the hook's walk programs (profile.bpf.c: tail calls stay
+ * among programs of one type and hook).
  */
 #ifndef BPFPROF_WALK_BPF_H
 #define BPFPROF_WALK_BPF_H
@@ -17,6 +18,7 @@
 #include "unwind.bpf.h"
 #include "python.bpf.h"
 #include "hotspot.bpf.h"
+#include "v8.bpf.h"
 
 /* The hooks whose records are walked; each has its own tail-call programs */
 enum walk_hook {
@@ -91,6 +93,9 @@ static __always_inline void interp_walk(void *ctx, enum walk_hook hook, struct b
 	py_end();
 	if (!walk_copy())
 		hotspot_end(e, nk, walk_nu()); /* HotSpot's frames were stepped in the native walk */
+	/* V8's frames were found during the native walk (v8_frame): they join the record */
+	if (!walk_copy())
+		v8_end(e, nk, walk_nu(), tgid);
 }
 
 /*

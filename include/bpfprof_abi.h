@@ -108,6 +108,21 @@ enum bpfprof_stat {
 	BPFPROF_STAT_HS_LIMIT = 46, /* BPFPROF_MAX_PY_FRAMES Java frames: the older ones not recorded */
 	BPFPROF_STAT_HS_NO_RA = 47, /* a compiled frame's return address not found */
 	/*
+	 * V8 (struct bpfprof_v8_proc, bpf/v8.bpf.h): samples of a V8 process,
+	 * the JavaScript frames found on their frame-pointer chain, and why a
+	 * sample's JavaScript part ended or had none
+	 */
+	BPFPROF_STAT_V8_WALKS = 50, /* samples of a V8 process whose frames were looked at */
+	BPFPROF_STAT_V8_FRAMES = 51, /* JavaScript frames recorded */
+	BPFPROF_STAT_V8_END = 52, /* walks with JavaScript frames, to the chain's end */
+	BPFPROF_STAT_V8_NONE = 53, /* walks without a JavaScript frame (native code, idle loop) */
+	BPFPROF_STAT_V8_LIMIT = 54, /* BPFPROF_MAX_PY_FRAMES frames: the older ones left out */
+	BPFPROF_STAT_V8_NOT_FUNCTION =
+		55, /* a frame that looked like JavaScript (context slot a heap object) but whose
+		       function slot was no readable JSFunction: native code's garbage, skipped */
+	BPFPROF_STAT_V8_NO_CODE = 56, /* a JSFunction whose Code was not readable: no offset */
+	BPFPROF_STAT_V8_TYPED = 57, /* typed frames passed (entry, exit, stub, internal markers) */
+	/*
 	 * Walks not done: more than half of the ring buffer waited for the
 	 * reader, so the record went with its leaf only, and no stack copy,
 	 * that records keep fitting (bpf/unwind.bpf.h walk_begin)
@@ -116,7 +131,7 @@ enum bpfprof_stat {
 	BPFPROF_STAT_NR = 80, /* 40-49 HotSpot's, 50-59 V8's, 60-79 the walk's costs */
 };
 
-/* Interpreter frames (Python, Java) a sample records at most (the thread's newest ones) */
+/* Interpreter frames (Python, Java, JavaScript) a sample records at most (the thread's newest ones) */
 #define BPFPROF_MAX_PY_FRAMES 128
 
 /*
@@ -127,8 +142,10 @@ enum bpfprof_stat {
  * (at most --max-stack, BPFPROF_MAX_USER_STACK). For a sample taken in kernel mode the
  * user part is the user stack at kernel entry (from the task's saved pt_regs).
  * Then nr_py interpreter frames of the sampled thread, newest first, two
- * words each, which each interpreter defines (a process has one): for
- * Python (struct bpfprof_py_proc says how they are read):
+ * words each, which the process's interpreter defines (a process has
+ * one): Python's below (struct bpfprof_py_proc says how they are read),
+ * Java's at struct bpfprof_hotspot_proc, JavaScript's at struct
+ * bpfprof_v8_proc. Python:
  *   word 0  the code object's address; bit 0 (BPFPROF_PY_ACT_END) set on the
  *           oldest frame of an eval-loop activation (3.11's is_entry frame,
  *           the frame above 3.12+'s C-stack shim, every frame before 3.11)
@@ -293,6 +310,84 @@ struct bpfprof_hotspot_proc {
 _Static_assert(sizeof(struct bpfprof_hotspot_proc) == 16 + 32 * BPFPROF_HS_HEAPS + 24,
 	       "struct bpfprof_hotspot_proc layout");
 #define BPFPROF_MAX_HS_PROCS 256
+
+/*
+ * A V8 process (node) as user space found it (interp_v8.h, from the
+ * v8dbg_* postmortem metadata of its binary), in `v8_procs` by tgid: the
+ * slots below a JavaScript frame's frame pointer (V8's frame-constants.h:
+ * a typed frame's marker, type << 1, or a standard frame's context, a
+ * tagged pointer, at fp_marker; the JSFunction at fp_function; an
+ * interpreted frame's BytecodeArray at fp_bytecode_array and bytecode
+ * offset, a Smi, at fp_bytecode_offset) and
+ * the fields that classify the frame: JSFunction's map's instance type
+ * (a closure: [type_function_first, type_function_last]), its Code
+ * (JSFunction.code) with the code's start, size and kind. Object offsets
+ * are bytes from the object's start (the tagged pointer - 1), each below
+ * BPFPROF_V8_READ; fp offsets are negative, multiples of 8.
+ *
+ * Each JavaScript frame on the chain becomes two words of the record's
+ * interpreter frames (struct bpfprof_sample), newest first. Word 0 is an
+ * object of the old or code space, which the young generation's scavenges
+ * do not move (a closure, the JSFunction, may be moved before user space
+ * reads it): the SharedFunctionInfo (interpreted, baseline, function only),
+ * or the Code (optimized), a tagged pointer.
+ *   word 1  bits 0-31: the offset: the bytecode offset slot's value
+ *           (interpreted; the BytecodeArray's header included), or the
+ *           frame's pc - Code's instruction start (baseline, optimized);
+ *           bits 32-47: a check value: BPFPROF_V8_CODE_CHECK of the Code
+ *           (baseline, optimized), BPFPROF_V8_PTR_CHECK of the frame's
+ *           BytecodeArray (interpreted), 0 (function only), against an
+ *           address reused or code replaced since;
+ *           bits 48-57: the native frame it stands for (0: the leaf, k:
+ *           the user address k after it); bits 58-60: enum bpfprof_v8_frame;
+ *           bit 61 (BPFPROF_V8_AFTER): the native frame stays, the
+ *           JavaScript one goes after it: the leaf ran code not the
+ *           function's own (an Ignition handler, a builtin called without
+ *           a frame of its own, whose return address into the function's
+ *           code was found at sp: the offset is that return address's)
+ */
+enum bpfprof_v8_frame {
+	BPFPROF_V8_INTERPRETED = 1, /* Ignition: offset is the bytecode offset slot */
+	BPFPROF_V8_BASELINE = 2, /* Sparkplug: offset in the Code's instructions */
+	BPFPROF_V8_OPTIMIZED = 3, /* Maglev, TurboFan: offset in the Code's instructions */
+	BPFPROF_V8_FUNCTION = 4, /* a JavaScript frame with no offset known (a builtin's, a Code replaced) */
+};
+
+#define BPFPROF_V8_CODE_CHECK(size, kind) ((__u16)(((__u32)(size) << 4) | ((__u32)(kind)&15)))
+#define BPFPROF_V8_PTR_CHECK(p) ((__u16)(((p) >> 3) ^ ((p) >> 19)))
+#define BPFPROF_V8_AFTER (1ull << 61)
+#define BPFPROF_V8_WORD1(off, check, idx, kind)                                        \
+	((__u64)(__u32)(off) | ((__u64)(__u16)(check) << 32) | ((__u64)((idx)&0x3ff) << 48) | \
+	 ((__u64)((kind)&7) << 58))
+#define BPFPROF_V8_OFF(w1) ((__u32)(w1))
+#define BPFPROF_V8_CHECK(w1) ((__u16)((w1) >> 32))
+#define BPFPROF_V8_IDX(w1) ((__u32)((w1) >> 48) & 0x3ff)
+#define BPFPROF_V8_KIND(w1) ((__u32)((w1) >> 58) & 7)
+
+/* flags of struct bpfprof_v8_proc */
+#define BPFPROF_V8_COMPRESSED 1 /* tagged fields are 32-bit offsets from the cage (4 GiB) base */
+#define BPFPROF_V8_CODE_START_PTR 2 /* Code's instruction start is a pointer field (V8 11.1+) */
+/* The bytes of a JSFunction and of a Code read: every offset used is below */
+#define BPFPROF_V8_READ 64
+
+struct bpfprof_v8_proc {
+	__s8 fp_marker, fp_function, fp_bytecode_array, fp_bytecode_offset;
+	__s8 fp_low; /* the lowest slot read */
+	__u8 flags; /* BPFPROF_V8_* */
+	__u8 code_kind_shift;
+	__u8 kind_baseline; /* CodeKind::BASELINE; higher kinds are optimized (Maglev, TurboFan) */
+	__u8 smi_shift; /* a Smi's value is its word >> smi_shift (32; 1 with 31-bit Smis) */
+	__u8 pad0;
+	__u16 type_function_first, type_function_last;
+	__u16 map_instance_type; /* Map::instance_type, a u16 */
+	__u16 fn_shared, fn_code; /* JSFunction's */
+	__u16 code_start, code_size, code_flags; /* Code's: start (pointer), size (u32), flags (u32) */
+	__u16 pad1;
+	__u32 code_kind_mask; /* kind = (flags >> shift) & mask */
+};
+
+_Static_assert(sizeof(struct bpfprof_v8_proc) == 32, "struct bpfprof_v8_proc layout");
+#define BPFPROF_MAX_V8_PROCS 4096
 
 /* Target-filter modes, set in rodata before load. */
 enum bpfprof_filter {

@@ -120,7 +120,8 @@ struct profile_process {
 	 * images name them for .prof and perf.data. pyfuncs sorted by start.
 	 */
 	uint64_t py_start;
-	const char *py_dso; /* interned: the region's frames' DSO ("[java]"); NULL: "[python]" */
+	/* the DSO its region's frames are named with: "[python]" when NULL, "[js]" for V8's */
+	const char *py_dso;
 	struct profile_pyfunc *pyfuncs;
 	size_t nr_pyfuncs, cap_pyfuncs;
 };
@@ -317,13 +318,14 @@ int profile__find_mapping(const struct profile *p, uint32_t proc, uint64_t addr)
 int profile__add_mapping(struct profile *p, uint32_t proc, const struct profile_mapping *m);
 
 /*
- * Process proc's interpreter-frame region (py_start; Python's or Java's
- * frames: a process has one interpreter): PROFILE_PY_REGION_SIZE bytes
- * that none of its mappings use, added as a mapping of p, below
- * 0x6ffff0000000 in 1 GiB steps. Returns 1 when added, 0 when it was there
- * already or no room was found (py_start stays 0), or -ENOMEM.
+ * Give process proc its Python region (struct profile_process: py_start, a
+ * mapping of PROFILE_PY_REGION_SIZE bytes at an address no mapping of it
+ * uses; V8's JavaScript frames use it too, a process having one
+ * interpreter) if it has none, and its DSO name dso (interned; NULL: the
+ * default) if it has none. Returns 1 when the region was added, 0 (there
+ * already, or no free address), or -ENOMEM.
  */
-int profile__add_py_region(struct profile *p, uint32_t proc);
+int profile__add_py_region(struct profile *p, uint32_t proc, const char *dso);
 
 /*
  * A Python function in process proc's region: its block of nr_lines

@@ -157,9 +157,12 @@ void report__hotspot(FILE *f, const struct hotspot_stats *st);
 /*
  * -v: V8 found so far (interp_v8.h's counters since the start, not per
  * profile): processes with a usable V8, with unusable metadata, node files
- * unreadable or without metadata; nothing when no file was read.
+ * unreadable or without metadata; nothing when no file was read. Then per
+ * process (the first V8_STATS_PROCS) its samples with JavaScript frames
+ * and why the others had none, the naming's cost, and the BPF walk's
+ * counters (bpf: BPFPROF_STAT_V8_*, since the start).
  */
-void report__v8(FILE *f, const struct v8_stats *st);
+void report__v8(FILE *f, const struct v8_stats *st, const uint64_t bpf[BPFPROF_STAT_NR]);
 
 /* -v: the BPF program's cost a sample (run_ns over runs, kernel.bpf_stats_enabled), when it ran. */
 void report__bpf_cost(uint64_t run_ns, uint64_t runs);

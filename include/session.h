@@ -190,8 +190,8 @@ struct session_map_entries {
 };
 void session__map_entries(struct session *s, struct session_map_entries *e);
 /*
- * Drop the `seen` and `noticed` entries (BPF LRU maps keyed by tgid) of
- * processes that no longer exist (kill(tgid, 0): ESRCH), so that they follow
+ * Drop the `seen` and `noticed` entries (BPF LRU maps keyed by tgid), and
+ * `v8_procs`' (a hash), of processes that no longer exist (kill(tgid, 0): ESRCH), so that they follow
  * the processes alive rather than fill up with those gone. A pid taken again
  * in between loses nothing but a notice more. Two system calls an entry; call
  * it about once a second. Returns the entries dropped.

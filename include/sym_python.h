@@ -13,6 +13,8 @@
 
 /* The DSO name Python frames get */
 #define SYM_PYTHON_DSO "[python]"
+/* ... and V8's JavaScript frames, which share the region (profile_process.py_dso) */
+#define SYM_JS_DSO "[js]"
 
 /*
  * Name location l when it lies in its process's Python region: func

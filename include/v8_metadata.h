@@ -84,6 +84,8 @@ struct v8_metadata {
 	int32_t fixed_array_length, fixed_array_data;
 	int32_t string_length, seq_one_byte_chars, seq_two_byte_chars;
 	int32_t cons_first, cons_second, thin_actual, sliced_parent, sliced_offset;
+	/* ExternalString's resource; its cached data pointer follows (not in uncached strings) */
+	int32_t external_resource;
 	bool js_function_code_derived, code_fields_derived, bytecode_spt_derived;
 
 	/* string instance-type bits (instance-type.h) */
@@ -93,6 +95,13 @@ struct v8_metadata {
 
 	/* Code::kind in Code::flags (code-kind.h) */
 	int32_t code_kind_mask, code_kind_shift, code_kind_baseline, code_kind_interpreted;
+
+	/*
+	 * Bytecodes::kBytecodeSizes (its symbol's bytes, 3 rows of
+	 * nr_bytecodes: operand scale 1, 2, 4); nr_bytecodes 0: not found
+	 */
+	uint8_t bytecode_sizes[3 * 256];
+	uint32_t nr_bytecodes;
 
 	/* slots of ScopeInfo and DeoptimizationData */
 	int32_t scope_info_first_vars, scope_info_ncontextlocals, scope_info_nparams;

@@ -449,7 +449,7 @@ static void report_counters(struct interval *iv, const struct profile *p,
 		struct v8_stats v8;
 
 		if (!interps__stats(iv->cap.interps, INTERP_V8, &v8, sizeof(v8)))
-			report__v8(stderr, &v8);
+			report__v8(stderr, &v8, st);
 	}
 	if (!session__bpf_run_time(s, &run_ns, &runs))
 		report__bpf_cost(run_ns, runs);

@@ -107,13 +107,15 @@ int profile__add_module(struct profile *p, const char *path, uint64_t start, uin
 	return 0;
 }
 
-int profile__add_py_region(struct profile *p, uint32_t proc)
+int profile__add_py_region(struct profile *p, uint32_t proc, const char *dso)
 {
 	struct profile_process *pr = &p->procs[proc];
 	struct profile_mapping m = { 0 };
 	uint64_t at;
 	int tries;
 
+	if (dso && !pr->py_dso && !(pr->py_dso = profile__intern(p, dso)))
+		return -ENOMEM;
 	if (pr->py_start)
 		return 0;
 	for (at = 0x6ffff0000000ull, tries = 0; tries < 64; tries++, at -= 1ull << 30) {

@@ -41,8 +41,9 @@ share() { awk '$2 ~ /hotA/ { a += $1 } $2 ~ /hotB/ { b += $1 } END { if (a + b >
 check_node() {
 	local mode=$1 d=$work/$1 log a_share n tol; shift
 	mkdir -p "$d"
-	# node execs in place of sh, whose pid it keeps: --perf-basic-prof's /tmp/perf-PID.map is removed after
-	if ! (cd "$d" && "$BPFPROF" -F 999 -o out.prof -o out.data -o out.folded -o out.pb.gz \
+	# node execs in place of sh, whose pid it keeps: --perf-basic-prof's /tmp/perf-PID.map is removed after;
+	# --no-node: the names under test are the jitdump's and the map's (V8's own come first: node.sh)
+	if ! (cd "$d" && "$BPFPROF" --no-node -F 999 -o out.prof -o out.data -o out.folded -o out.pb.gz \
 		-- sh -c 'echo $$ >node.pid && exec node "$@"' sh "$@" "$top/tests/jit/hot.js" 0.6 cpu >"$d/log" 2>&1); then
 		rm -f "/tmp/perf-$(cat "$d/node.pid" 2>/dev/null).map"
 		fail "$mode: bpfprof exits 0" "$(tail -5 "$d/log")"

@@ -567,9 +567,7 @@ static int hs_find(void *state, struct profile *p, uint32_t proc)
 	j = find_jvm(hs, pr->pid);
 	if (!j || !j->walked || pr->py_start)
 		return err;
-	if (!pr->py_dso && !(pr->py_dso = profile__intern(p, "[java]")))
-		return -ENOMEM;
-	return profile__add_py_region(p, proc);
+	return profile__add_py_region(p, proc, "[java]");
 }
 
 /* j's memory, opened at its first frame to name; -1 when gone or not readable */
@@ -857,12 +855,10 @@ static int hs_merge(void *state, struct profile *p, uint32_t proc, const struct 
 		memset(j->marks, 0, sizeof(j->marks));
 		j->gen = hs->gen;
 	}
-	if (!p->procs[proc].py_start && profile__add_py_region(p, proc) < 0)
+	if (profile__add_py_region(p, proc, "[java]") < 0)
 		return -ENOMEM;
 	if (!p->procs[proc].py_start)
 		return 0;
-	if (!p->procs[proc].py_dso && !(p->procs[proc].py_dso = profile__intern(p, "[java]")))
-		return -ENOMEM;
 	if (npy > BPFPROF_MAX_PY_FRAMES)
 		npy = BPFPROF_MAX_PY_FRAMES;
 	for (size_t i = 0; i < s->nr_user && o < MERGE_MAX; i++) {

@@ -3,7 +3,9 @@
  * V8 behind the interpreter interface (include/interp_v8.h): find reads the
  * v8dbg_* metadata (v8_metadata.h) of each executable file a process maps,
  * once per file (device, inode and path), and records per process which V8
- * it runs; -v names it. attach and merge come with the BPF walk.
+ * it runs; -v names it. attach hands the process's layout to the BPF walk
+ * (bpf/v8.bpf.h); merge names the JavaScript frames it recorded
+ * (v8_names.h) where they were found in the native stack.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,7 +20,9 @@
 #include "lib_hashmap.h"
 #include "log.h"
 #include "proc_file.h"
+#include "sym_python.h"
 #include "v8_metadata.h"
+#include "v8_names.h"
 
 /* node's binary is ~100 MB; a file past this is not read */
 #define MAX_FILE_SIZE (1ull << 30)
@@ -38,6 +42,14 @@ struct v8_file {
 struct v8_proc {
 	uint32_t pid, start;
 	int64_t file; /* index into files, -1: no V8 */
+	bool attached; /* in the BPF walk's v8_procs */
+	int mem_fd; /* /proc/PID/mem, -1: not open */
+	struct v8_names *names; /* its frames' names, kept once read (NULL until a frame comes) */
+	uint64_t gen; /* the profile generation of addrs */
+	uint32_t addrs_proc; /* the profile's entry of the process that addrs are in */
+	struct u64map addrs; /* hash of (name, file, line) -> frame address in the profile */
+	char comm[16];
+	struct v8_proc_stats ps;
 };
 
 struct interp_v8 {
@@ -49,6 +61,9 @@ struct interp_v8 {
 	size_t nr_procs, cap_procs;
 	struct u64map by_pid; /* pid + 1 -> index + 1 into procs */
 	struct v8_stats st;
+	/* the profile whose frame addresses are cached (a new one each interval) */
+	const struct profile *gen_p;
+	uint64_t gen_start, gen;
 	struct v8_file scratch; /* an unreadable file's outcome, for this find only (FILE_SCRATCH) */
 };
 
@@ -83,6 +98,12 @@ static void v8_free(void *state)
 		free(v->files[i].path);
 	free(v->files);
 	u64map__free(&v->file_idx);
+	for (size_t i = 0; i < v->nr_procs; i++) {
+		v8_names__free(v->procs[i].names);
+		u64map__free(&v->procs[i].addrs);
+		if (v->procs[i].mem_fd >= 0)
+			close(v->procs[i].mem_fd);
+	}
 	free(v->procs);
 	u64map__free(&v->by_pid);
 	free(v);
@@ -229,9 +250,11 @@ static int get_proc(struct interp_v8 *v, const struct profile_process *pr, bool 
 	    u64map__put(&v->by_pid, (uint64_t)pr->pid + 1, v->nr_procs + 1))
 		return -ENOMEM;
 	vp = &v->procs[v->nr_procs++];
+	memset(vp, 0, sizeof(*vp));
 	vp->pid = pr->pid;
 	vp->start = pr->start;
 	vp->file = FILE_UNSAID;
+	vp->mem_fd = -1;
 	*out = vp;
 	return 0;
 }
@@ -283,6 +306,87 @@ static void report(struct interp_v8 *v, const struct profile_process *pr, const 
 		f->status == -ENOENT && !f->unreadable ? "no v8dbg_ metadata" : f->why);
 }
 
+/*
+ * The BPF walk's layout of build md (struct bpfprof_v8_proc). Returns 0, or
+ * -ENOTSUP with *why when the build's offsets do not fit it.
+ */
+static int bpf_layout(const struct v8_metadata *md, struct bpfprof_v8_proc *c, const char **why)
+{
+	int32_t fps[4] = { md->fp_context_or_frame_type, md->fp_function, md->fp_bytecode_array,
+			   md->fp_bytecode_offset };
+	int32_t low = 0, tsz = md->pointer_compression ? 4 : 8;
+
+	memset(c, 0, sizeof(*c));
+	for (int i = 0; i < 4; i++) {
+		if (fps[i] == V8MD_ABSENT || fps[i] > -8 || fps[i] < -120 || fps[i] % 8) {
+			*why = "frame slots beyond 120 bytes below the frame pointer";
+			return -ENOTSUP;
+		}
+		low = fps[i] < low ? fps[i] : low;
+	}
+	c->fp_marker = (int8_t)fps[0];
+	c->fp_function = (int8_t)fps[1];
+	c->fp_bytecode_array = (int8_t)fps[2];
+	c->fp_bytecode_offset = (int8_t)fps[3];
+	c->fp_low = (int8_t)low;
+	if (md->map_instance_type < 0 || md->map_instance_type > 0xff0 ||
+	    md->js_function_shared < 0 || md->js_function_shared + tsz > BPFPROF_V8_READ ||
+	    md->js_function_code < 0 || md->js_function_code + tsz > BPFPROF_V8_READ ||
+	    md->type_js_function < 0 || md->type_js_function_last < md->type_js_function ||
+	    md->type_js_function_last > 0xffff || md->heap_object_map != 0) {
+		*why = "JSFunction's fields lie beyond what the BPF walk reads";
+		return -ENOTSUP;
+	}
+	c->map_instance_type = (uint16_t)md->map_instance_type;
+	c->fn_shared = (uint16_t)md->js_function_shared;
+	c->fn_code = (uint16_t)md->js_function_code;
+	c->type_function_first = (uint16_t)md->type_js_function;
+	c->type_function_last = (uint16_t)md->type_js_function_last;
+	c->smi_shift = (uint8_t)(md->smi_shift_size + 1);
+	c->flags = md->pointer_compression ? BPFPROF_V8_COMPRESSED : 0;
+	/* compiled frames: where Code's start is a pointer (11.1.204+) and its kind is known */
+	if (md->code_instruction_start >= 0 && md->code_instruction_start + 8 <= BPFPROF_V8_READ &&
+	    md->code_instruction_size >= 0 && md->code_instruction_size + 4 <= BPFPROF_V8_READ &&
+	    md->code_flags >= 0 && md->code_flags + 4 <= BPFPROF_V8_READ && md->major >= 11 &&
+	    md->code_kind_mask > 0 && md->code_kind_shift >= 0 && md->code_kind_baseline > 0 &&
+	    md->code_kind_baseline < 255) {
+		c->flags |= BPFPROF_V8_CODE_START_PTR;
+		c->code_start = (uint16_t)md->code_instruction_start;
+		c->code_size = (uint16_t)md->code_instruction_size;
+		c->code_flags = (uint16_t)md->code_flags;
+		c->code_kind_mask = (uint32_t)md->code_kind_mask;
+		c->code_kind_shift = (uint8_t)md->code_kind_shift;
+		c->kind_baseline = (uint8_t)md->code_kind_baseline;
+	} else {
+		c->kind_baseline =
+			255; /* no Code read is trusted: interpreted or function-only frames */
+	}
+	return 0;
+}
+
+/* Hand (or take back) vp's layout to the BPF walk; warned once on failure */
+static void attach(struct interp_v8 *v, struct v8_proc *vp, const struct profile_process *pr,
+		   const struct v8_file *f)
+{
+	struct bpfprof_v8_proc cfg;
+	const char *why = NULL;
+	int err;
+
+	if (vp->attached || !f || f->status)
+		return;
+	err = bpf_layout(&f->md, &cfg, &why);
+	if (!err && v->env.attach)
+		err = v->env.attach(v->env.attach_ctx, INTERP_V8, pr->pid, &cfg);
+	if (err) {
+		v->st.nr_attach_failed++;
+		pr_warn("v8: pid %u (%s): JavaScript frames not walked: %s\n", pr->pid, pr->comm,
+			why ? why : strerror(-err));
+		return;
+	}
+	vp->attached = true;
+	v->st.nr_attached++;
+}
+
 static int v8_find(void *state, struct profile *p, uint32_t proc)
 {
 	struct interp_v8 *v = state;
@@ -329,20 +433,195 @@ static int v8_find(void *state, struct profile *p, uint32_t proc)
 		vp->file = FILE_UNSAID;
 	}
 	if (vp->file != found) {
+		if (vp->attached && v->env.attach)
+			v->env.attach(v->env.attach_ctx, INTERP_V8, pr->pid, NULL);
+		vp->attached = false;
 		vp->file = found;
 		report(v, pr,
 		       found == FILE_NONE    ? NULL :
 		       found == FILE_SCRATCH ? &named_copy :
 					       &v->files[found]);
 	}
+	snprintf(vp->comm, sizeof(vp->comm), "%s", pr->comm);
+	if (found >= 0)
+		attach(v, vp, pr, &v->files[found]);
 	return 0;
 }
+
+/* The process's memory, for the namer */
+static int mem_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	struct v8_proc *vp = ctx;
+	ssize_t n;
+
+	if (vp->mem_fd < 0)
+		return -EIO;
+	n = pread(vp->mem_fd, buf, len, (off_t)addr);
+	return n == (ssize_t)len ? 0 : n < 0 ? -errno : -EIO;
+}
+
+/* vp's summary counters: the first V8_STATS_PROCS processes get a line each */
+static struct v8_proc_stats *proc_stats(struct interp_v8 *v, struct v8_proc *vp)
+{
+	if (!vp->ps.pid) {
+		vp->ps.pid = vp->pid;
+		snprintf(vp->ps.comm, sizeof(vp->ps.comm), "%s", vp->comm);
+	}
+	return &vp->ps;
+}
+
+/* The frame address of name nm in p's region of proc (a return address); 0: no room */
+static uint64_t frame_addr(struct interp_v8 *v, struct v8_proc *vp, struct profile *p,
+			   uint32_t proc, const struct v8_name *nm, int *err)
+{
+	uint64_t key = hash__mix64((uint64_t)(uintptr_t)nm->func ^
+				   hash__mix64((uint64_t)(uintptr_t)nm->file + nm->line)) |
+		       1,
+		 a, start;
+	int e;
+
+	(void)v;
+	if (u64map__get(&vp->addrs, key, &a))
+		return a;
+	e = profile__add_pyfunc(p, proc, nm->func, nm->file, nm->line, 1, &start);
+	if (e == -ENOMEM)
+		*err = e;
+	if (e)
+		return 0;
+	a = start + 1;
+	if (u64map__put(&vp->addrs, key, a))
+		*err = -ENOMEM;
+	return a;
+}
+
+/* Room for a merged user stack (interp.h) */
+#define MERGED_ROOM (BPFPROF_MAX_STACK + BPFPROF_MAX_PY_FRAMES + 1)
+#define INLINED_MAX 8
 
 static int v8_merge(void *state, struct profile *p, uint32_t proc, const struct bpfprof_sample *s,
 		    uint64_t *ips, uint16_t *nr_user)
 {
-	(void)state, (void)p, (void)proc, (void)s, (void)ips, (void)nr_user;
-	return 0; /* the BPF walk of JavaScript frames comes next: the record's stack stands */
+	struct interp_v8 *v = state;
+	const uint64_t *nat = (const uint64_t *)s->ips + s->nr_kernel, *w = nat + s->nr_user;
+	int16_t at[BPFPROF_MAX_USER_STACK];
+	struct v8_proc_stats *ps;
+	struct v8_proc *vp;
+	uint64_t idx;
+	size_t o = 0, named = 0;
+	bool walked;
+	int err = 0;
+
+	if (!u64map__get(&v->by_pid, (uint64_t)s->tgid + 1, &idx))
+		return 0;
+	vp = &v->procs[idx - 1];
+	if (vp->file < 0)
+		return 0;
+	ps = proc_stats(v, vp);
+	ps->samples++;
+	if (s->nr_user > BPFPROF_MAX_USER_STACK)
+		return 0;
+	/* not walked for JavaScript (a stack copy): its compiled frames may be named by pc */
+	walked = vp->attached && s->py_stop;
+	if (!walked)
+		ps->not_walked++;
+	else if (s->py_stop == BPFPROF_STAT_V8_NONE || !s->nr_py)
+		ps->native++;
+	if (!vp->names && !walked)
+		return 0;
+	if (!vp->names) {
+		char path[64];
+
+		snprintf(path, sizeof(path), "%s/%u/mem", v->env.proc_dir, vp->pid);
+		if (vp->mem_fd < 0)
+			vp->mem_fd = open(path, O_RDONLY | O_CLOEXEC);
+		vp->names = v8_names__new(&v->files[vp->file].md,
+					  v->files[vp->file].md.bytecode_sizes,
+					  v->files[vp->file].md.nr_bytecodes, mem_read, vp);
+		if (!vp->names)
+			return -ENOMEM;
+	}
+	/* a new profile (interval): its own functions and frame addresses */
+	if (v->gen_p != p || v->gen_start != p->start_ns) {
+		v->gen_p = p;
+		v->gen_start = p->start_ns;
+		v->gen++;
+	}
+	/* ... and each entry of the process in it (an exec gives the pid a new one: agg.c) */
+	if (vp->gen != v->gen || vp->addrs_proc != proc) {
+		u64map__free(&vp->addrs);
+		memset(&vp->addrs, 0, sizeof(vp->addrs));
+		vp->gen = v->gen;
+		vp->addrs_proc = proc;
+	}
+	if (profile__add_py_region(p, proc, SYM_JS_DSO) < 0)
+		return -ENOMEM;
+	if (!p->procs[proc].py_start)
+		return 0;
+	memset(at, 0xff, sizeof(at[0]) * s->nr_user);
+	for (size_t j = 0; walked && j < s->nr_py && j < BPFPROF_MAX_PY_FRAMES; j++) {
+		uint32_t k = BPFPROF_V8_IDX(w[2 * j + 1]);
+
+		if (k < s->nr_user && at[k] < 0)
+			at[k] = (int16_t)j;
+	}
+	for (size_t i = 0; i < s->nr_user && o < MERGED_ROOM; i++) {
+		struct v8_name nm[INLINED_MAX];
+		int n = 0;
+
+		bool after = false;
+
+		if (at[i] >= 0) {
+			uint64_t w1 = w[2 * at[i] + 1];
+
+			/* after: the native leaf stays, the function (not the leaf) follows */
+			after = w1 & BPFPROF_V8_AFTER;
+			n = v8_names__frame(vp->names, w[2 * at[i]], w1, i == 0 && !after, nm,
+					    INLINED_MAX);
+			if (n < 0)
+				return n;
+			if (!n)
+				ps->unnamed_frames++;
+		}
+		/* a leaf no record names (a callee's prologue, a copy's frame): its code may be known */
+		if (at[i] < 0 || (after && i == 0)) {
+			int m = v8_names__pc(vp->names, nat[i], i == 0, nm, INLINED_MAX);
+
+			if (m < 0)
+				return m;
+			if (m > 0) {
+				n = m;
+				after = false;
+				ps->by_pc++;
+			}
+		}
+		if (!n || after)
+			ips[o++] = nat[i];
+		if (!n)
+			continue;
+		for (int k = 0; k < n && o < MERGED_ROOM; k++) {
+			uint64_t a = frame_addr(v, vp, p, proc, &nm[k], &err);
+
+			if (err)
+				return err;
+			if (!a)
+				continue;
+			/* the leaf is looked up at its address, the others at address - 1 */
+			ips[o] = o ? a : a - 1;
+			o++;
+			named++;
+			ps->inlined += k + 1 < n;
+			ps->no_line += !nm[k].line;
+		}
+	}
+	if (!named) {
+		ps->unnamed += walked && s->nr_py;
+		return 0;
+	}
+	ps->with_js++;
+	ps->frames += named;
+	ps->truncated += s->py_stop == BPFPROF_STAT_V8_LIMIT;
+	*nr_user = (uint16_t)o;
+	return 1;
 }
 
 static void v8_forget(void *state, uint32_t pid)
@@ -351,15 +630,41 @@ static void v8_forget(void *state, uint32_t pid)
 	uint64_t idx;
 
 	/* the entry stays (no removal in u64map) and is reset for a next process of that pid */
+	/* its names stay: samples of it still waiting in the ring are named */
 	if (u64map__get(&v->by_pid, (uint64_t)pid + 1, &idx)) {
-		v->procs[idx - 1].file = FILE_UNSAID;
-		v->procs[idx - 1].start = 0;
+		struct v8_proc *vp = &v->procs[idx - 1];
+
+		if (vp->attached && v->env.attach)
+			v->env.attach(v->env.attach_ctx, INTERP_V8, pid, NULL);
+		vp->attached = false;
+		vp->file = FILE_UNSAID;
+		vp->start = 0;
 	}
 }
 
 static void v8_stats(const void *state, void *out)
 {
-	memcpy(out, &((const struct interp_v8 *)state)->st, sizeof(struct v8_stats));
+	const struct interp_v8 *v = state;
+	struct v8_stats *st = out;
+
+	*st = v->st;
+	st->nr_proc_stats = 0;
+	for (size_t i = 0; i < v->nr_procs; i++) {
+		const struct v8_proc *vp = &v->procs[i];
+
+		if (vp->ps.samples && st->nr_proc_stats < V8_STATS_PROCS)
+			st->procs[st->nr_proc_stats++] = vp->ps;
+		if (vp->names) {
+			struct v8_names_stats ns;
+
+			v8_names__stats(vp->names, &ns);
+			st->frames += ns.frames;
+			st->frame_hits += ns.frame_hits;
+			st->funcs += ns.funcs;
+			st->scripts += ns.scripts;
+			st->read_ns += ns.read_ns;
+		}
+	}
 }
 
 const struct interp_ops interp_v8 = {

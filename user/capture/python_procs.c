@@ -553,7 +553,7 @@ int python_procs__scan(struct python_procs *py, struct profile *p, uint32_t proc
 	st = start_time(py, pr->pid);
 	if (pp->file_key == key && pp->start_time == st) {
 		/* known: a new profile only needs its region */
-		return pp->supported ? profile__add_py_region(p, proc) : 0;
+		return pp->supported ? profile__add_py_region(p, proc, NULL) : 0;
 	}
 	/* a new interpreter for this pid (first scan, exec, reused pid): forget the old one */
 	forget(py, pp);
@@ -624,7 +624,7 @@ int python_procs__scan(struct python_procs *py, struct profile *p, uint32_t proc
 		 pr->pid, (unsigned)(ver >> 8), (unsigned)(ver & 0xff), best_m->path,
 		 (unsigned long long)pp->eval_start, (unsigned long long)pp->eval_end,
 		 (unsigned long long)pp->cold_start, (unsigned long long)pp->cold_end);
-	return profile__add_py_region(p, proc);
+	return profile__add_py_region(p, proc, NULL);
 }
 
 static uint64_t now_ns(void)
@@ -786,7 +786,7 @@ int python_procs__merge(struct python_procs *py, struct profile *p, uint32_t pro
 		return 0;
 	if (!pp->supported && pp->retry && s->time_ns >= pp->retry_ns) {
 		pp->retry_ns = s->time_ns + LAYOUT_RETRY_NS;
-		if (!enable(py, pp, &p->procs[proc]) && profile__add_py_region(p, proc) < 0)
+		if (!enable(py, pp, &p->procs[proc]) && profile__add_py_region(p, proc, NULL) < 0)
 			return -ENOMEM;
 	}
 	if (!pp->supported) {
@@ -824,7 +824,7 @@ int python_procs__merge(struct python_procs *py, struct profile *p, uint32_t pro
 		memset(pp->marks, 0, sizeof(pp->marks));
 		pp->gen = py->gen;
 	}
-	if (!p->procs[proc].py_start && profile__add_py_region(p, proc) < 0)
+	if (!p->procs[proc].py_start && profile__add_py_region(p, proc, NULL) < 0)
 		return -ENOMEM;
 	if (!p->procs[proc].py_start)
 		return 0;

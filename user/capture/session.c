@@ -466,6 +466,9 @@ static int load_skel(struct session *s, const struct session_opts *o)
 		if (!err) {
 			pr_info("kernel %s: BPF variant %s (%s)\n", f.release,
 				kernel_features__variant_name(order[i]), why);
+			if (order[i] == BPF_VARIANT_LEGACY)
+				pr_info("the legacy variant does not look for JavaScript frames "
+					"(bpf/v8.bpf.h): node is profiled natively\n");
 			if (o->offcpu)
 				pr_info("--off-cpu: user stacks walked %s\n",
 					order[i] == BPF_VARIANT_TASK_WORK ||
@@ -827,7 +830,9 @@ static size_t forget_gone(const struct bpf_map *map)
 
 size_t session__forget_gone(struct session *s)
 {
-	return forget_gone(s->skel->maps.seen) + forget_gone(s->skel->maps.noticed);
+	/* v8_procs too: an exited node's layout (interp_v8.c attaches a reused pid again) */
+	return forget_gone(s->skel->maps.seen) + forget_gone(s->skel->maps.noticed) +
+	       forget_gone(s->skel->maps.v8_procs);
 }
 
 void session__check_stats(struct session *s, uint64_t *same, uint64_t *shorter, uint64_t *differ)
@@ -1168,6 +1173,20 @@ static int session__hotspot_set(struct session *s, uint32_t tgid,
 		       0;
 }
 
+/* V8's entry of tgid in the walk (bpf/v8.bpf.h), or none (cfg NULL) */
+static int session__v8_set(struct session *s, uint32_t tgid, const struct bpfprof_v8_proc *cfg)
+{
+	if (!cfg)
+		return bpf_map__delete_elem(s->skel->maps.v8_procs, &tgid, sizeof(tgid), 0) &&
+				       errno != ENOENT ?
+			       -errno :
+			       0;
+	return bpf_map__update_elem(s->skel->maps.v8_procs, &tgid, sizeof(tgid), cfg, sizeof(*cfg),
+				    BPF_ANY) ?
+		       -errno :
+		       0;
+}
+
 int session__interp_attach(void *ctx, enum interp_kind kind, uint32_t tgid, const void *layout)
 {
 	switch (kind) {
@@ -1175,6 +1194,8 @@ int session__interp_attach(void *ctx, enum interp_kind kind, uint32_t tgid, cons
 		return session__python_set(ctx, tgid, layout);
 	case INTERP_HOTSPOT:
 		return session__hotspot_set(ctx, tgid, layout);
+	case INTERP_V8:
+		return session__v8_set(ctx, tgid, layout);
 	default:
 		return -EOPNOTSUPP;
 	}

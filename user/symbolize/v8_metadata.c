@@ -50,6 +50,8 @@ struct entry {
 		n, F(f), k, false \
 	}
 #define VER(n) "_ZN2v88internal7Version" n
+/* v8::internal::interpreter::Bytecodes::kBytecodeSizes: baseline frames' bytecode walk */
+#define BYTECODE_SIZES "_ZN2v88internal11interpreter9Bytecodes14kBytecodeSizesE"
 
 static const struct entry table[] = {
 	R(VER("6major_E"), major, K_VER),
@@ -170,6 +172,7 @@ static const struct entry table[] = {
 	O(C("SlicedString", "parent__String") "|" C("SlicedString", "parent__Tagged_String_"),
 	  sliced_parent, K_OFF),
 	O(C("SlicedString", "offset__SMI"), sliced_offset, K_OFF),
+	O(C("ExternalString", "resource__Object"), external_resource, K_OFF),
 
 	R(PFX "StringRepresentationMask", string_representation_mask, K_MASK),
 	R(PFX "StringEncodingMask", string_encoding_mask, K_MASK),
@@ -370,10 +373,19 @@ static int scan(struct reader *r, Elf_Scn *scn, const GElf_Shdr *sh, uint32_t *c
 		name = elf_strptr(r->e, sh->sh_link, s.st_name);
 		if (!name)
 			continue;
-		if (!strncmp(name, PFX, sizeof(PFX) - 1))
+		if (!strncmp(name, PFX, sizeof(PFX) - 1)) {
 			(*count)++;
-		else if (name[0] != '_' || strncmp(name, VER(""), sizeof(VER("")) - 1))
+		} else if (!strcmp(name, BYTECODE_SIZES)) {
+			/* const data: its bytes are the file's; 3 rows (operand scales 1, 2, 4) */
+			if (!r->md->nr_bytecodes && s.st_size && s.st_size % 3 == 0 &&
+			    s.st_size <= sizeof(r->md->bytecode_sizes) &&
+			    !section_bytes(r->e, s.st_shndx, s.st_value, r->md->bytecode_sizes,
+					   s.st_size))
+				r->md->nr_bytecodes = (uint32_t)(s.st_size / 3);
 			continue;
+		} else if (name[0] != '_' || strncmp(name, VER(""), sizeof(VER("")) - 1)) {
+			continue;
+		}
 		if (!strcmp(name, EMBEDDER)) {
 			if (!r->have_embedder)
 				r->embedder = s;

@@ -84,6 +84,12 @@ bool jit_images__why_unnamed(void *ctx, const struct profile *p, uint32_t proc, 
 			err == -ESRCH || err == -ENOENT ? "it had exited" :
 							  strerror(-err),
 			pr->pid);
+	} else if (pr->py_dso && !strcmp(pr->py_dso, SYM_JS_DSO)) {
+		/* node's JavaScript frames are named from its heap: no flag to ask for */
+		snprintf(buf, size,
+			 "the JavaScript frames V8's walk could not name (samples walked from stack "
+			 "copies while the process's unwind tables were built, a leaf in a function's "
+			 "prologue or epilogue, code no frame was seen in)");
 	} else if (dump) {
 		snprintf(
 			buf, size,

@@ -534,7 +534,7 @@ void report__user_stacks(FILE *f, uint64_t same, uint64_t shorter, uint64_t diff
 		(unsigned long long)same, (unsigned long long)shorter, (unsigned long long)differ);
 }
 
-void report__v8(FILE *f, const struct v8_stats *st)
+void report__v8(FILE *f, const struct v8_stats *st, const uint64_t bpf[BPFPROF_STAT_NR])
 {
 	if (!st->nr_files)
 		return;
@@ -544,4 +544,43 @@ void report__v8(FILE *f, const struct v8_stats *st)
 		(unsigned long long)st->nr_procs, (unsigned long long)st->nr_bad,
 		(unsigned long long)st->nr_unreadable, (unsigned long long)st->nr_no_metadata,
 		(unsigned long long)st->nr_v8_files, (unsigned long long)st->nr_files);
+	for (uint32_t i = 0; i < st->nr_proc_stats && i < V8_STATS_PROCS; i++) {
+		const struct v8_proc_stats *ps = &st->procs[i];
+
+		fprintf(f,
+			"bpfprof: V8: pid %u (%s): %llu samples, %llu with JavaScript frames (%llu "
+			"frames, %llu inlined, %llu named by pc, %llu without a line, %llu cut at %d); "
+			"without: %llu in "
+			"native code only, %llu not walked (stack copies, legacy variant, before V8 was "
+			"found), %llu whose frames did not check (%llu frames kept native)\n",
+			ps->pid, ps->comm, (unsigned long long)ps->samples,
+			(unsigned long long)ps->with_js, (unsigned long long)ps->frames,
+			(unsigned long long)ps->inlined, (unsigned long long)ps->by_pc,
+			(unsigned long long)ps->no_line, (unsigned long long)ps->truncated,
+			BPFPROF_MAX_PY_FRAMES, (unsigned long long)ps->native,
+			(unsigned long long)ps->not_walked, (unsigned long long)ps->unnamed,
+			(unsigned long long)ps->unnamed_frames);
+	}
+	if (st->frames)
+		fprintf(f,
+			"bpfprof: V8: naming: %llu frames, %.1f %% cached; %llu functions and %llu "
+			"scripts read, %.1f us a function\n",
+			(unsigned long long)st->frames,
+			100.0 * (double)st->frame_hits / (double)st->frames,
+			(unsigned long long)st->funcs, (unsigned long long)st->scripts,
+			st->funcs ? (double)st->read_ns / (double)st->funcs / 1000 : 0.0);
+	if (bpf[BPFPROF_STAT_V8_WALKS])
+		fprintf(f,
+			"bpfprof: V8: BPF walk: %llu samples looked at, %llu JavaScript frames; %llu "
+			"walks with JavaScript frames, %llu without, %llu cut at %d; frames passed: %llu "
+			"typed (entry, exit, stub), %llu not a JSFunction (native code), %llu with no "
+			"readable Code\n",
+			(unsigned long long)bpf[BPFPROF_STAT_V8_WALKS],
+			(unsigned long long)bpf[BPFPROF_STAT_V8_FRAMES],
+			(unsigned long long)bpf[BPFPROF_STAT_V8_END],
+			(unsigned long long)bpf[BPFPROF_STAT_V8_NONE],
+			(unsigned long long)bpf[BPFPROF_STAT_V8_LIMIT], BPFPROF_MAX_PY_FRAMES,
+			(unsigned long long)bpf[BPFPROF_STAT_V8_TYPED],
+			(unsigned long long)bpf[BPFPROF_STAT_V8_NOT_FUNCTION],
+			(unsigned long long)bpf[BPFPROF_STAT_V8_NO_CODE]);
 }

@@ -1,0 +1,346 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * The V8 unwinder: JavaScript frames of a node process (one in `v8_procs`)
+ * found on the frame-pointer chain the native walk follows. V8 keeps a
+ * frame pointer in every tier (Ignition's trampoline, Sparkplug, Maglev,
+ * TurboFan, builtins), so the native walk already gets through JavaScript;
+ * it calls v8_frame at each of its frames, which reads the frame's slots
+ * below its frame pointer (V8's src/execution/frame-constants.h, offsets
+ * from the process's v8dbg_ metadata, struct bpfprof_v8_proc) from the walk's
+ * own stack copy:
+ *
+ *   fp - 8   a typed frame's marker (StackFrame::Type << 1: entry, exit,
+ *            stub, internal ...; low bit 0), or a standard frame's context
+ *            (a tagged heap pointer, low bit 1)
+ *   fp - 16  a standard frame's JSFunction
+ *   fp - 32  an interpreted frame's BytecodeArray
+ *   fp - 40  its bytecode offset (a Smi)
+ *
+ * A standard frame's function is checked to be a JSFunction (its map's
+ * instance type a closure type), then classified as the OpenTelemetry
+ * profiler's v8_tracer.ebpf.c does: its Code (JSFunction.code) is baseline
+ * or optimized and holds the frame's pc: a compiled frame, its pc's offset
+ * in the code recorded; else a Smi in the bytecode offset slot: an
+ * interpreted frame; else the function alone. The frames wait in the
+ * per-CPU state and go after the record's user addresses at the walk's end
+ * (v8_end, from the interpreter dispatcher), each tied to the native
+ * frame it stands for (include/bpfprof_abi.h, struct bpfprof_v8_proc).
+ *
+ * Every value read is the process's to forge: a frame whose slots are not
+ * a readable JSFunction is skipped (native code's garbage, counted), a
+ * Code that cannot be read gives the function without an offset, user
+ * space validates what the words point to. A frame costs two user reads
+ * (the JSFunction, its Code) besides the slots, which are in the walk's
+ * stack copy, and a third (its map's instance type) for a map not among the
+ * last V8_MAPS closure maps of the process.
+ *
+ * Not in the legacy variant (bpf_loop-less kernels): its walk is unrolled
+ * sixteen frames a program, near the verifier's budget; there node is
+ * profiled natively (docs/INTERPRETERS.md).
+ */
+#ifndef BPFPROF_V8_BPF_H
+#define BPFPROF_V8_BPF_H
+
+#include "state.bpf.h"
+#include "unwind.bpf.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BPFPROF_MAX_V8_PROCS);
+	__type(key, __u32); /* tgid */
+	__type(value, struct bpfprof_v8_proc);
+} v8_procs SEC(".maps");
+
+#define V8_MAX_FRAMES BPFPROF_MAX_PY_FRAMES
+#define V8_MAPS 4 /* closure maps remembered: a context has a few (sloppy, strict, arrow, method) */
+_Static_assert((V8_MAX_FRAMES & (V8_MAX_FRAMES - 1)) == 0, "a power of two: the copy's mask");
+
+/* A sample's V8 frames between the native walk's steps, in a map value (see struct walk) */
+struct v8_walk {
+	struct bpfprof_v8_proc cfg; /* the process's, copied at the walk's first step */
+	__u32 tgid;
+	__u64 time_ns; /* the sample whose frames these are */
+	__u64 last_fp; /* the last frame recorded: a frame is not recorded twice */
+	__u64 base; /* v8_end: e->ips index of the first word */
+	__u32 n; /* frames recorded */
+	__u32 stop; /* enum bpfprof_stat: BPFPROF_STAT_V8_LIMIT once full */
+	__u8 on; /* the sampled process runs V8 */
+	__u8 pad[3];
+	/*
+	 * Maps found to be closures' of process maps_tgid: a frame whose
+	 * JSFunction has one is not read again for its type (user space
+	 * checks every object it names)
+	 */
+	__u32 maps_tgid;
+	__u32 map_next;
+	__u32 pad2;
+	__u64 maps[V8_MAPS];
+	__u8 fn[BPFPROF_V8_READ]; /* the JSFunction's bytes */
+	__u8 code[BPFPROF_V8_READ]; /* its Code's */
+	__u64 frames[2 * V8_MAX_FRAMES];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, WALK_SLOTS);
+	__type(key, __u32);
+	__type(value, struct v8_walk);
+} v8_walk_state SEC(".maps");
+
+#define v8_state()                                                              \
+	({                                                                      \
+		__u32 __slot = cur_slot();                                      \
+		(struct v8_walk *)bpf_map_lookup_elem(&v8_walk_state, &__slot); \
+	})
+
+/* The little-endian fields at byte off of an object's bytes; 0 past its end */
+static __always_inline __u64 v8_u64(const __u8 *buf, __u32 off)
+{
+	if (off > BPFPROF_V8_READ - 8)
+		return 0;
+	return *(const __u64 *)(buf + off);
+}
+
+static __always_inline __u32 v8_u32(const __u8 *buf, __u32 off)
+{
+	if (off > BPFPROF_V8_READ - 4)
+		return 0;
+	return *(const __u32 *)(buf + off);
+}
+
+/* The tagged field at off of an object whose own address is obj: a full pointer */
+static __always_inline __u64 v8_tagged(const struct v8_walk *v, const __u8 *buf, __u32 off,
+				       __u64 obj)
+{
+	if (v->cfg.flags & BPFPROF_V8_COMPRESSED)
+		return (obj & ~0xffffffffull) | v8_u32(buf, off);
+	return v8_u64(buf, off);
+}
+
+/* A tagged heap pointer into user memory */
+static __always_inline bool v8_heap_ptr(__u64 p)
+{
+	return (p & 3) == 1 && p > 4096 && !arch_kernel_addr(p);
+}
+
+/*
+ * The frame the native walk is at (step i: its pc is the record's user
+ * address i, bp its frame pointer): a JavaScript frame is recorded.
+ */
+static __always_inline void v8_frame(struct walk *w, struct ustack_chunk *c,
+				     struct bpfprof_sample *e, __u32 i)
+{
+	struct bpfprof_v8_proc *cfg;
+	struct v8_walk *v;
+	__u64 fp, marker, fn, map, shared, code, start = 0, off = 0, slot, look, idx, obj, bytecode;
+	__u64 ra, after = 0;
+	__u32 kind, ckind = 0, size = 0, check, k;
+	__u16 type;
+
+	if (COMPAT_WALK_BY_TAIL_CALLS)
+		return;
+	v = v8_state();
+	if (!v)
+		return;
+	if (i == 0) {
+		v->on = 0;
+		v->n = 0;
+		v->stop = 0;
+		v->last_fp = 0;
+		cfg = bpf_map_lookup_elem(&v8_procs, &w->tgid);
+		if (!cfg)
+			return;
+		__builtin_memcpy(&v->cfg, cfg, sizeof(v->cfg));
+		v->on = 1;
+		if (v->maps_tgid != w->tgid) {
+			__builtin_memset(v->maps, 0, sizeof(v->maps));
+			v->maps_tgid = w->tgid;
+		}
+		v->tgid = w->tgid;
+		v->time_ns = e->time_ns;
+		stat_inc(BPFPROF_STAT_V8_WALKS);
+	}
+	if (!v->on || v->stop)
+		return;
+	fp = w->f.bp;
+	/* the slots lie between the frame's sp and fp: the walk's copy of the stack holds them */
+	if (!fp || (fp & 7) || arch_kernel_addr(fp) || fp + v->cfg.fp_low < w->f.sp)
+		return;
+	if (fp == v->last_fp) {
+		/*
+		 * The same frame again: the leaf had none of its own yet (a
+		 * prologue or epilogue, which the walk's leaf repair stepped
+		 * over). Its record stands where the leaf ran that frame's
+		 * own code (a recursion), else it was not that frame's: dropped
+		 */
+		if (i != 1 || v->n != 1)
+			return;
+		if (v->frames[1] & BPFPROF_V8_AFTER)
+			v->n = 0;
+	}
+	if (stack_read(w, c, fp + v->cfg.fp_marker, &marker))
+		return;
+	if (!(marker & 1)) {
+		/* a typed frame (its marker) or native code */
+		if (marker < 64)
+			stat_inc(BPFPROF_STAT_V8_TYPED);
+		return;
+	}
+	if (stack_read(w, c, fp + v->cfg.fp_function, &fn) || !v8_heap_ptr(fn))
+		return;
+	/* a JSFunction: its map's instance type is a closure's */
+	if (bpf_probe_read_user(v->fn, sizeof(v->fn), (const void *)(fn - 1)))
+		goto not_function;
+	map = v8_tagged(v, v->fn, 0, fn);
+	if (!v8_heap_ptr(map))
+		goto not_function;
+	if (map != v->maps[0] && map != v->maps[1] && map != v->maps[2] && map != v->maps[3]) {
+		if (bpf_probe_read_user(
+			    &type, sizeof(type),
+			    (const void *)(map - 1 + (v->cfg.map_instance_type & 0xfff))) ||
+		    type < v->cfg.type_function_first || type > v->cfg.type_function_last)
+			goto not_function;
+		v->maps[v->map_next & (V8_MAPS - 1)] = map;
+		v->map_next++;
+	}
+	shared = v8_tagged(v, v->fn, v->cfg.fn_shared, fn);
+	code = v8_tagged(v, v->fn, v->cfg.fn_code, fn);
+	if (!v8_heap_ptr(shared))
+		goto not_function;
+	if (v->n >= V8_MAX_FRAMES) {
+		v->stop = BPFPROF_STAT_V8_LIMIT;
+		return;
+	}
+	kind = BPFPROF_V8_FUNCTION;
+	check = 0;
+	obj = shared;
+	look = i ? w->f.pc - 1 : w->f.pc; /* a return address may be just past the code */
+	if (!v8_heap_ptr(code) ||
+	    bpf_probe_read_user(v->code, sizeof(v->code), (const void *)(code - 1))) {
+		stat_inc(BPFPROF_STAT_V8_NO_CODE);
+	} else {
+		ckind = (v8_u32(v->code, v->cfg.code_flags) >> (v->cfg.code_kind_shift & 31)) &
+			v->cfg.code_kind_mask;
+		size = v8_u32(v->code, v->cfg.code_size);
+		start = (v->cfg.flags & BPFPROF_V8_CODE_START_PTR) ?
+				v8_u64(v->code, v->cfg.code_start) :
+				0;
+		if (start && ckind >= v->cfg.kind_baseline && look >= start &&
+		    look < start + size) {
+			/* a baseline Code is the SharedFunctionInfo's; an optimized one names its own */
+			if (ckind == v->cfg.kind_baseline) {
+				kind = BPFPROF_V8_BASELINE;
+			} else {
+				kind = BPFPROF_V8_OPTIMIZED;
+				obj = code;
+			}
+			off = w->f.pc - start;
+			check = BPFPROF_V8_CODE_CHECK(size, ckind);
+		}
+	}
+	/*
+	 * The leaf in a builtin that the function's compiled code called
+	 * without a frame (Builtins_ModulusSmi_Baseline): its return address
+	 * into that code is one of the words at sp, as OpenTelemetry's walk
+	 * looks for it; the builtin stays the leaf, the function after it
+	 */
+	if (i == 0 && kind == BPFPROF_V8_FUNCTION && start && ckind >= v->cfg.kind_baseline) {
+		for (k = 0; k < 3; k++) {
+			if (stack_read(w, c, w->f.sp + 8 * k, &ra))
+				break;
+			if (ra - 1 >= start && ra - 1 < start + size) {
+				kind = ckind == v->cfg.kind_baseline ? BPFPROF_V8_BASELINE :
+								       BPFPROF_V8_OPTIMIZED;
+				obj = kind == BPFPROF_V8_OPTIMIZED ? code : shared;
+				off = ra - start;
+				check = BPFPROF_V8_CODE_CHECK(size, ckind);
+				after = BPFPROF_V8_AFTER;
+				break;
+			}
+		}
+	}
+	if (kind == BPFPROF_V8_FUNCTION &&
+	    !stack_read(w, c, fp + v->cfg.fp_bytecode_offset, &slot) && !(slot & 1) &&
+	    !stack_read(w, c, fp + v->cfg.fp_bytecode_array, &bytecode) && v8_heap_ptr(bytecode)) {
+		/* a Smi: an interpreted frame (checked after the Code: an optimized frame's spill may be one) */
+		off = (__u32)((__s64)slot >> (v->cfg.smi_shift & 63));
+		if (off) {
+			kind = BPFPROF_V8_INTERPRETED;
+			check = BPFPROF_V8_PTR_CHECK(bytecode);
+		}
+	}
+	idx = 2 * (__u64)v->n;
+	barrier_var(idx);
+	if (idx > 2 * V8_MAX_FRAMES - 2)
+		return;
+	v->frames[idx] = obj;
+	/* a leaf in an Ignition handler (or in what else is not the function's code) stays */
+	if (i == 0 && (kind == BPFPROF_V8_INTERPRETED || kind == BPFPROF_V8_FUNCTION))
+		after = BPFPROF_V8_AFTER;
+	v->frames[idx + 1] = BPFPROF_V8_WORD1(off, check, i, kind) | after;
+	v->n++;
+	v->last_fp = fp;
+	return;
+not_function:
+	stat_inc(BPFPROF_STAT_V8_NOT_FUNCTION);
+}
+
+/* One frame's words into the record after the user addresses (bpf_loop callback or loop body) */
+step_fn v8_copy_step(__u32 j, void *data)
+{
+	struct bpfprof_sample *e;
+	struct v8_walk *v;
+	__u32 slot = cur_slot();
+	__u64 idx, k;
+
+	v = v8_state();
+	e = bpf_map_lookup_elem(&scratch, &slot);
+	if (!v || !e || j >= v->n || j >= V8_MAX_FRAMES)
+		return 1;
+	idx = v->base + 2 * (__u64)j;
+	k = (2 * (__u64)j) & (2 * V8_MAX_FRAMES - 1); /* j < V8_MAX_FRAMES, a power of two */
+	barrier_var(idx);
+	barrier_var(k);
+	if (idx > MAX_IPS + 2 * BPFPROF_MAX_PY_FRAMES - 2 || k > 2 * V8_MAX_FRAMES - 2)
+		return 1;
+	e->ips[idx] = v->frames[k];
+	e->ips[idx + 1] = v->frames[k + 1];
+	return 0;
+}
+
+/*
+ * The native walk of record e (nk kernel, nu user addresses) is over: the
+ * JavaScript frames it met go after the user addresses, with why they
+ * ended in e->py_stop; counted. Nothing for another process's record.
+ */
+static __always_inline void v8_end(struct bpfprof_sample *e, __u64 nk, __u64 nu, __u32 tgid)
+{
+	struct v8_walk *v;
+	__u32 stop;
+
+	if (COMPAT_WALK_BY_TAIL_CALLS)
+		return;
+	v = v8_state();
+	if (!v || !v->on || v->tgid != tgid || v->time_ns != e->time_ns)
+		return;
+	v->on = 0;
+	if (e->nr_py)
+		return; /* a process has one interpreter */
+	if (!v->n) {
+		e->py_stop = BPFPROF_STAT_V8_NONE;
+		stat_inc(BPFPROF_STAT_V8_NONE);
+		return;
+	}
+	v->base = nk + nu;
+	for_each_step(V8_MAX_FRAMES, v8_copy_step, NULL);
+	v = v8_state();
+	if (!v)
+		return;
+	stop = v->stop ? v->stop : BPFPROF_STAT_V8_END;
+	e->nr_py = v->n > V8_MAX_FRAMES ? V8_MAX_FRAMES : v->n;
+	e->py_stop = stop;
+	stat_inc(stop);
+	stat_add(BPFPROF_STAT_V8_FRAMES, e->nr_py);
+}
+
+#endif /* BPFPROF_V8_BPF_H */
