@@ -9,10 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "build_ids.h"
 #include "dso_export.h"
 #include "jit_images.h"
 #include "jvm_perfmap.h"
+#include "lib_io.h"
 #include "log.h"
 #include "outdir.h"
 #include "push.h"
@@ -249,6 +251,14 @@ static double thread_cpu_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+/* struct buf's drain for an output's file (or stdout), before output__commit writes the rest */
+static int drain_to_output(void *ctx, const void *p, size_t n)
+{
+	const struct output *out = ctx;
+
+	return io__write_all(out->tmp_path ? out->fd : STDOUT_FILENO, p, n);
+}
+
 /* Write output j->i and commit it (write, fsync, rename); results in j, reported by the caller. */
 static void *write_one(void *arg)
 {
@@ -263,6 +273,11 @@ static void *write_one(void *arg)
 	double c0 = thread_cpu_ms();
 	int ret = -EINVAL;
 
+	if (out->format == OUTPUT_FOLDED || out->format == OUTPUT_SVG) {
+		/* writers that only append: their tens of MB go to the file as they come */
+		b.drain = drain_to_output;
+		b.drain_ctx = out;
+	}
 	if (out->format == OUTPUT_PERFDATA) {
 		/* streamed while sampling: only its end is written here */
 		ret = perfdata_streams__finish(&o->streams, j->i, j->p, &j->samples,
@@ -275,7 +290,7 @@ static void *write_one(void *arg)
 		output__abort(out);
 	else
 		ret = output__commit(out, out->format == OUTPUT_PERFDATA ? NULL : &b);
-	j->bytes = b.len;
+	j->bytes = b.drained + b.len;
 	buf__free(&b);
 	j->ret = ret;
 	j->cpu_ms = thread_cpu_ms() - c0;

@@ -223,7 +223,7 @@ int write_folded(const struct profile *p, struct buf *out)
 	struct folded_line *lines;
 	struct buf scratch = { 0 };
 	uint32_t *comms = NULL;
-	size_t i, k, n = 0, bytes = 0;
+	size_t i, k, n = 0;
 	int err = -ENOMEM;
 
 	lines = calloc(p->nr_stacks ? p->nr_stacks : 1, sizeof(*lines));
@@ -252,10 +252,6 @@ int write_folded(const struct profile *p, struct buf *out)
 		lines[n++].count = w;
 	}
 	qsort_r(lines, n, sizeof(*lines), cmp_line, &f);
-	for (i = 0; i < f.nr_ids; i++)
-		bytes += f.lens[f.ids[i]];
-	if (buf__reserve(out, bytes + n * 22))
-		goto out_free;
 	for (i = 0; i < n; i++) {
 		uint64_t count = lines[i].count;
 
