@@ -355,11 +355,11 @@ valgrind: all
 # Benchmarks (bench/, results in docs/BENCHMARKS.md): bpfprof against perf record,
 # perf report and go tool pprof on this machine. Needs root; takes about 8
 # minutes, QUICK=1 about 1 for a sanity run. Not part of `make test`.
-BENCH_BINS := $(OUTPUT)/bench/agg_replay $(OUTPUT)/bench/symload $(OUTPUT)/bench/spin \
+BENCH_BINS := $(OUTPUT)/bench/agg_replay $(OUTPUT)/bench/symload $(OUTPUT)/bench/writers_replay $(OUTPUT)/bench/spin \
 	$(OUTPUT)/bench/runstat
 .PHONY: bench bench-floor-bin bench-offcpu-agg-bin
 
-$(OUTPUT)/bench/agg_replay $(OUTPUT)/bench/symload: $(OUTPUT)/bench/%: bench/%.c $(OUTPUT)/libbpfprof.a
+$(OUTPUT)/bench/agg_replay $(OUTPUT)/bench/symload $(OUTPUT)/bench/writers_replay: $(OUTPUT)/bench/%: bench/%.c $(OUTPUT)/libbpfprof.a
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $< $(OUTPUT)/libbpfprof.a $(LDLIBS) -o $@

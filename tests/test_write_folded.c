@@ -153,6 +153,96 @@ static void test_merge_and_sort(void **state)
 }
 
 /*
+ * Lines compare as bytes even where a frame's name is a prefix of another's:
+ * "f;g" < "f_x" (';' 0x3b < '_' 0x5f), "f;z" < "fa" (';' < 'a'), and a line
+ * before the longer line it begins.
+ */
+static void test_sort_across_frames(void **state)
+{
+	struct fixture *f = *state;
+	struct profile *p = f->p;
+	uint32_t a = add_proc(p, 10, "app");
+	const uint64_t s1[] = { 0x30, 0x20, 0x10 }, s2[] = { 0x40, 0x10 }, s3[] = { 0x20, 0x10 };
+	const uint64_t s4[] = { 0x60, 0x20, 0x10 }, s5[] = { 0x50, 0x10 };
+
+	add_stack(p, a, s2, 0, 2, 1); /* main;f_x */
+	add_stack(p, a, s5, 0, 2, 2); /* main;fa */
+	add_stack(p, a, s1, 0, 3, 3); /* main;f;g */
+	add_stack(p, a, s4, 0, 3, 4); /* main;f;z */
+	add_stack(p, a, s3, 0, 2, 5); /* main;f */
+	assert_int_equal(profile__resolve_locs(p), 0);
+	name_loc(p, a, 0x10, "main", "/a", false);
+	name_loc(p, a, 0x20, "f", "/a", false);
+	name_loc(p, a, 0x30, "g", "/a", false);
+	name_loc(p, a, 0x40, "f_x", "/a", false);
+	name_loc(p, a, 0x50, "fa", "/a", false);
+	name_loc(p, a, 0x60, "z", "/a", false);
+
+	assert_int_equal(write_folded(p, &f->out), 0);
+	check_text(&f->out, "app;main;f 5\n"
+			    "app;main;f;g 3\n"
+			    "app;main;f;z 4\n"
+			    "app;main;f_x 1\n"
+			    "app;main;fa 2\n");
+}
+
+static int drain_into(void *ctx, const void *data, size_t n)
+{
+	buf__put_bytes(ctx, data, n);
+	return ((struct buf *)ctx)->err;
+}
+
+static int drain_fails(void *ctx, const void *data, size_t n)
+{
+	return -ENOSPC;
+}
+
+/*
+ * With a drain (struct buf), text past BUF_DRAIN_AT goes to it as it comes:
+ * what it got then what is left in the buffer is the text written whole, and
+ * the buffer stays small; a drain's error is the writer's.
+ */
+static void test_drained(void **state)
+{
+	struct fixture *f = *state;
+	struct profile *p = f->p;
+	uint32_t a = add_proc(p, 10, "app");
+	struct buf sink = { 0 }, b = { .drain = drain_into, .drain_ctx = &sink };
+	struct buf bad = { .drain = drain_fails };
+	char name[300];
+	uint64_t i;
+
+	/* 4000 lines of about 600 bytes: 2.4 MB */
+	for (i = 0; i < 4000; i++) {
+		const uint64_t ips[] = { 0x100000 + i, 0x10 };
+
+		add_stack(p, a, ips, 0, 2, 1 + i % 7);
+	}
+	assert_int_equal(profile__resolve_locs(p), 0);
+	memset(name, 'n', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	name_loc(p, a, 0x10, name, "/a", false);
+	for (i = 0; i < 4000; i++) {
+		snprintf(name, sizeof(name), "%0280llu", (unsigned long long)i);
+		name_loc(p, a, 0x100000 + i, name, "/a", false);
+	}
+	assert_int_equal(write_folded(p, &f->out), 0);
+	assert_true(f->out.len > 2 * BUF_DRAIN_AT);
+	assert_int_equal(write_folded(p, &b), 0);
+	assert_true(b.drained > 0);
+	assert_true(b.cap <= 2 * BUF_DRAIN_AT + 4096);
+	assert_int_equal(b.drained, sink.len);
+	buf__put_bytes(&sink, b.data, b.len);
+	assert_int_equal(sink.len, f->out.len);
+	assert_memory_equal(sink.data, f->out.data, sink.len);
+	assert_int_equal(write_folded(p, &bad), -ENOSPC);
+	assert_int_equal(bad.err, -ENOSPC);
+	buf__free(&sink);
+	buf__free(&b);
+	buf__free(&bad);
+}
+
+/*
  * Addresses of a stripped library that no symbol covers stay separate frames,
  * "DSO+0xADDR", never one "[liblzma.so.5]" for all of them (issue 15).
  */
@@ -292,6 +382,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_user_kernel_jit_unknown, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_merge_and_sort, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sort_across_frames, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_drained, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unnamed_addresses_distinct, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_separators_replaced, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_comm_edges, setup, teardown),

@@ -28,6 +28,17 @@ int buf__reserve(struct buf *b, size_t n)
 	want = b->len + n;
 	if (want <= b->cap)
 		return 0;
+	if (b->drain && b->len >= BUF_DRAIN_AT) {
+		int err = b->drain(b->drain_ctx, b->data, b->len);
+
+		if (err)
+			return b->err = err;
+		b->drained += b->len;
+		b->len = 0;
+		want = n;
+		if (want <= b->cap)
+			return 0;
+	}
 	cap = b->cap ? b->cap : 4096;
 	while (cap < want)
 		cap = cap > SIZE_MAX / 2 ? want : cap * 2;

@@ -3,14 +3,18 @@
 #include <errno.h>
 #include <libgen.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "build_ids.h"
 #include "dso_export.h"
 #include "jit_images.h"
 #include "jvm_perfmap.h"
+#include "lib_io.h"
 #include "log.h"
 #include "outdir.h"
 #include "push.h"
@@ -224,54 +228,118 @@ static void print_written(const struct run_outputs *o, int i, const struct write
 	}
 }
 
+/* One output's writing: in a thread of its own, reading only the profile. */
+struct output_job {
+	struct run_outputs *o;
+	int i;
+	const struct profile *p;
+	pthread_t thread;
+	bool threaded;
+	int ret;
+	bool write_failed; /* the writer failed (not the commit) */
+	struct write_result wres;
+	size_t bytes;
+	uint64_t samples, offcpu_samples;
+	double cpu_ms; /* this output's CPU time, its thread's */
+};
+
+static double thread_cpu_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* struct buf's drain for an output's file (or stdout), before output__commit writes the rest */
+static int drain_to_output(void *ctx, const void *p, size_t n)
+{
+	const struct output *out = ctx;
+
+	return io__write_all(out->tmp_path ? out->fd : STDOUT_FILENO, p, n);
+}
+
+/* Write output j->i and commit it (write, fsync, rename); results in j, reported by the caller. */
+static void *write_one(void *arg)
+{
+	struct output_job *j = arg;
+	struct run_outputs *o = j->o;
+	struct output *out = &o->cfg->outputs[j->i];
+	const struct writer *wr = writer__of(out->format);
+	struct write_opts wo = { .title = o->cfg->offcpu_output[j->i] ?
+						  "bpfprof off-CPU flame graph" :
+						  "bpfprof CPU flame graph" };
+	struct buf b = { 0 };
+	double c0 = thread_cpu_ms();
+	int ret = -EINVAL;
+
+	if (out->format == OUTPUT_FOLDED || out->format == OUTPUT_SVG) {
+		/* writers that only append: their tens of MB go to the file as they come */
+		b.drain = drain_to_output;
+		b.drain_ctx = out;
+	}
+	if (out->format == OUTPUT_PERFDATA) {
+		/* streamed while sampling: only its end is written here */
+		ret = perfdata_streams__finish(&o->streams, j->i, j->p, &j->samples,
+					       &j->offcpu_samples);
+	} else if (wr && wr->write) {
+		ret = wr->write(j->p, &b, &wo, &j->wres);
+	}
+	j->write_failed = ret != 0;
+	if (ret)
+		output__abort(out);
+	else
+		ret = output__commit(out, out->format == OUTPUT_PERFDATA ? NULL : &b);
+	j->bytes = b.drained + b.len;
+	buf__free(&b);
+	j->ret = ret;
+	j->cpu_ms = thread_cpu_ms() - c0;
+	return NULL;
+}
+
+/*
+ * The outputs are written in parallel, each in a thread of its own: they
+ * share only the profile, which none of them changes, and each has its own
+ * file (finalize's latency, docs/BENCHMARKS.md). perf.data, whose streams
+ * are the session's, is finished in the calling thread meanwhile. What they
+ * print comes after, in the outputs' order, as when they were written one by
+ * one.
+ */
 int run_outputs__write(struct run_outputs *o, const struct profile *all)
 {
 	struct profile offcpu_view = *all;
+	struct output_job jobs[o->cfg->nr_outputs ? o->cfg->nr_outputs : 1];
 	int i, err = 0;
 
 	offcpu_view.view = PROFILE_VIEW_OFFCPU;
 	for (i = 0; i < o->cfg->nr_outputs; i++) {
+		struct output_job *j = &jobs[i];
+
 		/* an off-CPU output (cli.h): the same profile, weighed by time blocked */
-		const struct profile *p = o->cfg->offcpu_output[i] ? &offcpu_view : all;
+		*j = (struct output_job){ .o = o,
+					  .i = i,
+					  .p = o->cfg->offcpu_output[i] ? &offcpu_view : all };
+		if (o->cfg->outputs[i].format != OUTPUT_PERFDATA && o->cfg->nr_outputs > 1)
+			j->threaded = !pthread_create(&j->thread, NULL, write_one, j);
+	}
+	for (i = 0; i < o->cfg->nr_outputs; i++)
+		if (!jobs[i].threaded)
+			write_one(&jobs[i]);
+	for (i = 0; i < o->cfg->nr_outputs; i++) {
+		struct output_job *j = &jobs[i];
 		struct output *out = &o->cfg->outputs[i];
-		const struct writer *wr = writer__of(out->format);
-		struct write_opts wo = { .title = o->cfg->offcpu_output[i] ?
-							  "bpfprof off-CPU flame graph" :
-							  "bpfprof CPU flame graph" };
-		struct write_result wres = { 0 };
-		struct buf b = { 0 };
-		uint64_t samples = 0, offcpu_samples = 0;
-		int ret = -EINVAL;
 
-		struct timespec c0, c1;
-
-		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
-		if (out->format == OUTPUT_PERFDATA) {
-			/* streamed while sampling: only its end is written here */
-			ret = perfdata_streams__finish(&o->streams, i, p, &samples,
-						       &offcpu_samples);
-		} else if (wr && wr->write) {
-			ret = wr->write(p, &b, &wo, &wres);
-			if (ret == -E2BIG && out->format == OUTPUT_GPERF)
-				pr_warn("'%s': too many processes for one address space\n",
-					out->path);
-		}
-		if (ret) {
-			if (!o->streams.err[i])
-				pr_warn("cannot write '%s': %s\n", out->path, strerror(-ret));
-			output__abort(out);
-		} else {
-			ret = output__commit(out, out->format == OUTPUT_PERFDATA ? NULL : &b);
-		}
-		if (!ret)
-			print_written(o, i, &wres, b.len, samples, offcpu_samples);
-		buf__free(&b);
-		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
-		pr_debug("'%s': written in %.1f ms of CPU\n", out->path,
-			 (double)(c1.tv_sec - c0.tv_sec) * 1e3 +
-				 (double)(c1.tv_nsec - c0.tv_nsec) / 1e6);
-		if (ret && !err)
-			err = ret;
+		if (j->threaded)
+			pthread_join(j->thread, NULL);
+		if (j->ret == -E2BIG && out->format == OUTPUT_GPERF)
+			pr_warn("'%s': too many processes for one address space\n", out->path);
+		if (j->write_failed && !o->streams.err[i])
+			pr_warn("cannot write '%s': %s\n", out->path, strerror(-j->ret));
+		if (!j->ret)
+			print_written(o, i, &j->wres, j->bytes, j->samples, j->offcpu_samples);
+		pr_debug("'%s': written in %.1f ms of CPU\n", out->path, j->cpu_ms);
+		if (j->ret && !err)
+			err = j->ret;
 	}
 	if (o->pusher) {
 		push__submit(o->pusher, all); /* queued: the network is the push thread's */

@@ -47,7 +47,7 @@ enum frame_kind {
 };
 
 struct node {
-	const char *name; /* borrowed from the profile or from names[] */
+	uint32_t name; /* index into tree.names */
 	uint32_t parent, first_child, next_sibling;
 	uint32_t depth;
 	uint8_t kind;
@@ -55,20 +55,36 @@ struct node {
 	uint64_t offset; /* samples left of this frame, set by layout() */
 };
 
+/*
+ * A distinct frame name, with what drawing it needs, computed once for all
+ * the frames that bear it: its XML-escaped form and its colour's hashes.
+ */
+struct name {
+	char *esc; /* XML-escaped, owned; NULL until first drawn */
+	size_t len, esc_len; /* bytes of the name, of esc */
+	size_t chars; /* UTF-8 characters of the name */
+	double v1, v2; /* namehash() forwards and backwards */
+};
+
 struct tree {
 	struct node *nodes;
 	size_t nr_nodes, cap_nodes;
 	struct idxmap map; /* node indices by (parent, kind, name); the root is not in it */
+	struct strset strs; /* the distinct names, borrowed (from the profile or owned[]) */
+	struct name *names; /* parallel to strs.strs, filled by draw_names() */
 	char **owned; /* "[dso]" names made here */
 	size_t nr_owned, cap_owned;
 };
 
-static uint32_t node_hash(uint32_t parent, uint8_t kind, const char *name)
+static uint32_t node_hash(uint32_t parent, uint8_t kind, uint32_t name)
 {
-	uint64_t h = hash__str(name) ^ ((uint64_t)parent << 8) ^ kind;
+	return (uint32_t)(hash__mix64(((uint64_t)parent << 32 | name) ^ ((uint64_t)kind << 61)) >>
+			  32);
+}
 
-	h *= 0x9e3779b97f4a7c15ULL;
-	return (uint32_t)(h >> 32);
+static const char *name_of(const struct tree *t, const struct node *n)
+{
+	return t->strs.strs[n->name];
 }
 
 static uint32_t node_hash_of(void *ctx, uint32_t idx)
@@ -78,16 +94,15 @@ static uint32_t node_hash_of(void *ctx, uint32_t idx)
 	return node_hash(n->parent, n->kind, n->name);
 }
 
-/* The child of parent with this kind and name, added when missing; NONE on ENOMEM. */
-static uint32_t tree_child(struct tree *t, uint32_t parent, uint8_t kind, const char *name)
+/* The child of parent with this kind and name (an id in t->strs), added when missing; NONE on ENOMEM. */
+static uint32_t tree_child(struct tree *t, uint32_t parent, uint8_t kind, uint32_t name)
 {
 	uint32_t h = node_hash(parent, kind, name), pos, idx;
 	struct node *n;
 
 	idxmap__for_each(&t->map, h, pos) {
 		n = &t->nodes[t->map.slots[pos]];
-		if (n->parent == parent && n->kind == kind &&
-		    (n->name == name || !strcmp(n->name, name)))
+		if (n->parent == parent && n->kind == kind && n->name == name)
 			return t->map.slots[pos];
 	}
 	if (t->nr_nodes >= UINT32_MAX / 4 ||
@@ -117,6 +132,10 @@ static void tree_free(struct tree *t)
 	for (i = 0; i < t->nr_owned; i++)
 		free(t->owned[i]);
 	free(t->owned);
+	for (i = 0; t->names && i < t->strs.nr; i++)
+		free(t->names[i].esc);
+	free(t->names);
+	strset__free(&t->strs);
 	free(t->nodes);
 	idxmap__free(&t->map);
 }
@@ -143,38 +162,46 @@ static const char *bracketed(struct tree *t, const char *dso)
 	return s;
 }
 
-/* Name and kind of every location, computed once: names[i], kinds[i]. */
-static int name_locs(const struct profile *p, struct tree *t, const char **names, uint8_t *kinds)
+/* The id of a name in t->strs, added when new; negative on ENOMEM. */
+static int64_t name_id(struct tree *t, const char *s)
+{
+	return s ? strset__add(&t->strs, s) : -ENOMEM;
+}
+
+/* Name (an id in t->strs) and kind of every location, computed once: names[i], kinds[i]. */
+static int name_locs(const struct profile *p, struct tree *t, uint32_t *names, uint8_t *kinds)
 {
 	size_t i;
 
 	for (i = 0; i < p->nr_locs; i++) {
 		const struct profile_location *l = &p->locs[i];
+		int64_t id;
 
 		kinds[i] = l->is_jit			  ? FRAME_JIT :
 			   l->proc == PROFILE_KERNEL_PROC ? FRAME_KERNEL :
 							    FRAME_USER;
 		if (l->func && l->func[0])
-			names[i] = l->func;
+			id = name_id(t, l->func);
 		else if (l->addr_name)
-			names[i] = l->addr_name;
+			id = name_id(t, l->addr_name);
 		else if (l->dso && l->dso[0])
-			names[i] = bracketed(t, l->dso);
+			id = name_id(t, bracketed(t, l->dso));
 		else
-			names[i] = "[unknown]";
-		if (!names[i])
+			id = name_id(t, "[unknown]");
+		if (id < 0)
 			return -ENOMEM;
+		names[i] = (uint32_t)id;
 	}
 	return 0;
 }
 
 static int add_frame(struct tree *t, uint32_t *at, const struct profile *p,
-		     const struct profile_stack *s, unsigned i, const char **names,
-		     const uint8_t *kinds, uint64_t count)
+		     const struct profile_stack *s, unsigned i, const uint32_t *names,
+		     const uint8_t *kinds, uint32_t unknown, uint64_t count)
 {
 	uint32_t loc = s->locs ? s->locs[i] : NONE;
 	bool kernel = i < s->nr_kernel;
-	const char *name = "[unknown]";
+	uint32_t name = unknown;
 	uint8_t kind = kernel ? FRAME_KERNEL : FRAME_USER;
 
 	if (loc < p->nr_locs) {
@@ -190,15 +217,29 @@ static int add_frame(struct tree *t, uint32_t *at, const struct profile *p,
 
 static int build_tree(const struct profile *p, struct tree *t)
 {
-	const char **names = calloc(p->nr_locs ? p->nr_locs : 1, sizeof(*names));
+	uint32_t *names = calloc(p->nr_locs ? p->nr_locs : 1, sizeof(*names));
+	uint32_t *comms = calloc(p->nr_procs ? p->nr_procs : 1, sizeof(*comms));
 	uint8_t *kinds = calloc(p->nr_locs ? p->nr_locs : 1, sizeof(*kinds));
+	int64_t root, unknown;
 	size_t i;
 	int err = -ENOMEM;
 
-	if (!names || !kinds || idxmap__init(&t->map, 512) ||
+	if (!names || !comms || !kinds || strset__init(&t->strs, false) ||
+	    idxmap__init(&t->map, 512) ||
 	    array__grow((void **)&t->nodes, &t->cap_nodes, 1, sizeof(*t->nodes)))
 		goto out_free;
-	t->nodes[0] = (struct node){ .name = "all",
+	root = name_id(t, "all");
+	unknown = name_id(t, "[unknown]");
+	if (root < 0 || unknown < 0)
+		goto out_free;
+	for (i = 0; i < p->nr_procs; i++) {
+		int64_t id = name_id(t, p->procs[i].comm);
+
+		if (id < 0)
+			goto out_free;
+		comms[i] = (uint32_t)id;
+	}
+	t->nodes[0] = (struct node){ .name = (uint32_t)root,
 				     .parent = NONE,
 				     .first_child = NONE,
 				     .next_sibling = NONE,
@@ -219,30 +260,32 @@ static int build_tree(const struct profile *p, struct tree *t)
 		t->nodes[0].count += w;
 		err = -ENOMEM;
 		at = tree_child(t, 0, FRAME_COMM,
-				s->proc < p->nr_procs ? p->procs[s->proc].comm : "[unknown]");
+				s->proc < p->nr_procs ? comms[s->proc] : (uint32_t)unknown);
 		if (at == NONE)
 			goto out_free;
 		t->nodes[at].count += w;
 		/* user frames root to leaf, then kernel frames root to leaf */
 		for (j = (unsigned)s->nr_kernel + s->nr_user; j-- > s->nr_kernel;)
-			if ((err = add_frame(t, &at, p, s, j, names, kinds, w)))
+			if ((err = add_frame(t, &at, p, s, j, names, kinds, (uint32_t)unknown, w)))
 				goto out_free;
 		for (j = s->nr_kernel; j-- > 0;)
-			if ((err = add_frame(t, &at, p, s, j, names, kinds, w)))
+			if ((err = add_frame(t, &at, p, s, j, names, kinds, (uint32_t)unknown, w)))
 				goto out_free;
 	}
 	err = 0;
 out_free:
 	free(names);
+	free(comms);
 	free(kinds);
 	return err;
 }
 
 static int cmp_node_name(const void *a, const void *b, void *ctx)
 {
-	const struct node *nodes = ctx;
-	const struct node *x = &nodes[*(const uint32_t *)a], *y = &nodes[*(const uint32_t *)b];
-	int c = strcmp(x->name, y->name);
+	const struct tree *t = ctx;
+	const struct node *x = &t->nodes[*(const uint32_t *)a],
+			  *y = &t->nodes[*(const uint32_t *)b];
+	int c = x->name == y->name ? 0 : strcmp(name_of(t, x), name_of(t, y));
 
 	return c ? c : (x->kind > y->kind) - (x->kind < y->kind);
 }
@@ -271,7 +314,7 @@ static int layout(struct tree *t)
 			kids[nr++] = c;
 		}
 		if (nr > 1)
-			qsort_r(kids, nr, sizeof(*kids), cmp_node_name, t->nodes);
+			qsort_r(kids, nr, sizeof(*kids), cmp_node_name, t);
 		n->first_child = nr ? kids[0] : NONE;
 		for (k = 0; k < nr; k++) {
 			struct node *child = &t->nodes[kids[k]];
@@ -367,32 +410,6 @@ static void put_escaped(struct buf *out, const char *s, size_t n)
 }
 
 /*
- * The label that fits a frame w px wide, as flamegraph.pl: the whole name, or
- * its first characters and "..", or nothing below 3 characters. Counts UTF-8
- * characters, never cutting one.
- */
-static void put_label(struct buf *out, const char *name, double w)
-{
-	size_t fit = (size_t)(w / (FONT_SIZE * FONT_WIDTH)), chars = 0, i, cut = 0;
-
-	if (fit < 3)
-		return;
-	for (i = 0; name[i]; i++) {
-		if (((unsigned char)name[i] & 0xc0) == 0x80)
-			continue;
-		if (chars == fit - 2)
-			cut = i;
-		chars++;
-	}
-	if (chars <= fit) {
-		put_escaped(out, name, i);
-		return;
-	}
-	put_escaped(out, name, cut);
-	buf__put_bytes(out, "..", 2);
-}
-
-/*
  * flamegraph.pl's namehash: a value in [0, 1] from the first few characters,
  * so that a name keeps its colour from one graph to the next.
  */
@@ -413,10 +430,118 @@ static double namehash(const char *name, bool reverse)
 	return 1 - vector / max;
 }
 
-/* Warm ("hot") colours for user code; kernel frames blue-green, JIT frames green. */
-static void put_fill(struct buf *out, const struct node *n)
+/*
+ * Every distinct name's escaped text, length in characters and colour
+ * hashes, once: a name is drawn by thousands of frames in deep stacks.
+ */
+static int draw_names(struct tree *t)
 {
-	double v1 = namehash(n->name, false), v2 = namehash(n->name, true);
+	size_t i, j;
+
+	t->names = calloc(t->strs.nr ? t->strs.nr : 1, sizeof(*t->names));
+	if (!t->names)
+		return -ENOMEM;
+	for (i = 0; i < t->strs.nr; i++) {
+		const char *s = t->strs.strs[i];
+		struct name *nm = &t->names[i];
+		struct buf esc = { 0 };
+
+		nm->len = strlen(s);
+		for (j = 0; j < nm->len; j++)
+			nm->chars += ((unsigned char)s[j] & 0xc0) != 0x80;
+		put_escaped(&esc, s, nm->len);
+		buf__put_bytes(&esc, "", 1);
+		if (esc.err) {
+			buf__free(&esc);
+			return -ENOMEM;
+		}
+		nm->esc = (char *)esc.data;
+		nm->esc_len = esc.len - 1;
+		nm->v1 = namehash(s, false);
+		nm->v2 = namehash(s, true);
+	}
+	return 0;
+}
+
+#define PUT_LIT(out, lit) buf__put_bytes(out, lit, sizeof(lit) - 1)
+
+static void put_u64(struct buf *out, uint64_t v)
+{
+	char tmp[20];
+	size_t i = sizeof(tmp);
+
+	do
+		tmp[--i] = (char)('0' + v % 10);
+	while (v /= 10);
+	buf__put_bytes(out, tmp + i, sizeof(tmp) - i);
+}
+
+/*
+ * v as printf's "%.1f" (decimals 1) or "%.2f" (2) prints it, without
+ * printf where the rounding is plain: printf rounds the exact binary value,
+ * so a value within 1e-6 of a tie at the last digit goes to snprintf.
+ */
+static void put_fixed(struct buf *out, double v, int decimals)
+{
+	uint64_t scale = decimals == 2 ? 100 : 10, whole, u;
+	double scaled, frac;
+	char tmp[32];
+	int n;
+
+	if (!(v >= 0 && v < 1e7))
+		goto slow;
+	scaled = v * (double)scale;
+	whole = (uint64_t)scaled;
+	frac = scaled - (double)whole;
+	if (frac > 0.5 - 1e-6 && frac < 0.5 + 1e-6)
+		goto slow;
+	u = whole + (frac > 0.5);
+	put_u64(out, u / scale);
+	tmp[0] = '.';
+	if (decimals == 2) {
+		tmp[1] = (char)('0' + u % 100 / 10);
+		tmp[2] = (char)('0' + u % 10);
+	} else {
+		tmp[1] = (char)('0' + u % 10);
+	}
+	buf__put_bytes(out, tmp, (size_t)decimals + 1);
+	return;
+slow:
+	n = snprintf(tmp, sizeof(tmp), "%.*f", decimals, v);
+	buf__put_bytes(out, tmp, n > 0 ? (size_t)n : 0);
+}
+
+/*
+ * The label that fits a frame w px wide, as flamegraph.pl: the whole name, or
+ * its first characters and "..", or nothing below 3 characters. Counts UTF-8
+ * characters, never cutting one.
+ */
+static void put_label(struct buf *out, const char *name, const struct name *nm, double w)
+{
+	size_t fit = (size_t)(w / (FONT_SIZE * FONT_WIDTH)), chars = 0, i;
+
+	if (fit < 3)
+		return;
+	if (nm->chars <= fit) {
+		buf__put_bytes(out, nm->esc, nm->esc_len);
+		return;
+	}
+	/* the first fit - 2 characters */
+	for (i = 0; name[i]; i++) {
+		if (((unsigned char)name[i] & 0xc0) == 0x80)
+			continue;
+		if (chars == fit - 2)
+			break;
+		chars++;
+	}
+	put_escaped(out, name, i);
+	buf__put_bytes(out, "..", 2);
+}
+
+/* Warm ("hot") colours for user code; kernel frames blue-green, JIT frames green. */
+static void put_fill(struct buf *out, const struct node *n, const struct name *nm)
+{
+	double v1 = nm->v1, v2 = nm->v2;
 	int r, g, b;
 
 	switch (n->kind) {
@@ -430,31 +555,54 @@ static void put_fill(struct buf *out, const struct node *n)
 		r = 205 + (int)(50 * v2), g = (int)(230 * v1), b = (int)(55 * v2);
 		break;
 	}
-	buf__printf(out, "rgb(%d,%d,%d)", r, g, b);
+	PUT_LIT(out, "rgb(");
+	put_u64(out, (uint64_t)r);
+	PUT_LIT(out, ",");
+	put_u64(out, (uint64_t)g);
+	PUT_LIT(out, ",");
+	put_u64(out, (uint64_t)b);
+	PUT_LIT(out, ")");
 }
 
-static void put_frame(struct buf *out, const struct node *n, uint64_t total, double px_per_sample,
-		      int image_height, bool us)
+static void put_frame(struct buf *out, const struct tree *t, const struct node *n, uint64_t total,
+		      double px_per_sample, int image_height, bool us)
 {
 	double x = XPAD + n->offset * px_per_sample, w = n->count * px_per_sample;
 	double y = image_height - YPAD_BOTTOM - (double)(n->depth + 1) * FRAME_HEIGHT;
+	const struct name *nm = &t->names[n->name];
 
-	buf__printf(out, "<g><title>");
-	put_escaped(out, n->name, strlen(n->name));
+	PUT_LIT(out, "<g><title>");
+	buf__put_bytes(out, nm->esc, nm->esc_len);
+	PUT_LIT(out, " (");
+	put_u64(out, n->count);
 	if (us) /* the off-CPU view: widths are µs blocked */
-		buf__printf(out, " (%llu us off-CPU, %.2f%%)</title>", (unsigned long long)n->count,
-			    100.0 * n->count / total);
+		PUT_LIT(out, " us off-CPU, ");
+	else if (n->count == 1)
+		PUT_LIT(out, " sample, ");
 	else
-		buf__printf(out, " (%llu sample%s, %.2f%%)</title>", (unsigned long long)n->count,
-			    n->count == 1 ? "" : "s", 100.0 * n->count / total);
-	buf__printf(out, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%d\" fill=\"", x, y,
-		    w, FRAME_HEIGHT - 1);
-	put_fill(out, n);
-	buf__printf(out, "\" rx=\"2\" ry=\"2\" fg:x=\"%llu\" fg:w=\"%llu\"/>",
-		    (unsigned long long)n->offset, (unsigned long long)n->count);
-	buf__printf(out, "<text x=\"%.2f\" y=\"%.1f\">", x + 3, y + FRAME_HEIGHT - 5);
-	put_label(out, n->name, w - 6);
-	buf__printf(out, "</text></g>\n");
+		PUT_LIT(out, " samples, ");
+	put_fixed(out, 100.0 * n->count / total, 2);
+	PUT_LIT(out, "%)</title><rect x=\"");
+	put_fixed(out, x, 2);
+	PUT_LIT(out, "\" y=\"");
+	put_fixed(out, y, 1);
+	PUT_LIT(out, "\" width=\"");
+	put_fixed(out, w, 2);
+	PUT_LIT(out, "\" height=\"");
+	put_u64(out, FRAME_HEIGHT - 1);
+	PUT_LIT(out, "\" fill=\"");
+	put_fill(out, n, nm);
+	PUT_LIT(out, "\" rx=\"2\" ry=\"2\" fg:x=\"");
+	put_u64(out, n->offset);
+	PUT_LIT(out, "\" fg:w=\"");
+	put_u64(out, n->count);
+	PUT_LIT(out, "\"/><text x=\"");
+	put_fixed(out, x + 3, 2);
+	PUT_LIT(out, "\" y=\"");
+	put_fixed(out, y + FRAME_HEIGHT - 5, 1);
+	PUT_LIT(out, "\">");
+	put_label(out, name_of(t, n), nm, w - 6);
+	PUT_LIT(out, "</text></g>\n");
 }
 
 /* Frames drawn (wide enough), pre-order; returns the deepest depth drawn. */
@@ -480,7 +628,7 @@ static void put_frames(struct buf *out, const struct tree *t, double px_per_samp
 		const struct node *n = &t->nodes[i];
 
 		if (n->count * px_per_sample >= MIN_WIDTH_PX) {
-			put_frame(out, n, total, px_per_sample, image_height, us);
+			put_frame(out, t, n, total, px_per_sample, image_height, us);
 			if (n->first_child != NONE) {
 				i = n->first_child;
 				continue;
@@ -649,6 +797,8 @@ int write_svg(const struct profile *p, struct buf *out, const char *title)
 	err = build_tree(p, &t);
 	if (!err)
 		err = layout(&t);
+	if (!err)
+		err = draw_names(&t);
 	if (err)
 		goto out_free;
 	total = t.nodes[0].count;
