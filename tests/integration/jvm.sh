@@ -238,10 +238,16 @@ check_frames() {
 	chain=$(grep 'JavaChain\.midA' "$d/out.folded" | awk '{s += $NF} END {print s + 0}')
 	leafa=$(grep 'JavaChain\.midA' "$d/out.folded" | grep 'JavaChain\.leafA' | awk '{s += $NF} END {print s + 0}')
 	share=$(awk -v a="$leafa" -v c="$chain" 'BEGIN {printf "%.2f", c ? a / c : 0}')
-	if awk -v s="$share" 'BEGIN {exit !(s >= 0.50 && s <= 0.85)}'; then
-		ok "$name: leafA has $share of midA's samples (2/3 expected)"
+	# tolerance: 4 binomial standard deviations of a 2/3 share over the
+	# chain's samples, at least 0.15 (midA's own loop and calls, which the
+	# tiers weigh differently); a CI host running the kernel matrix beside
+	# gives the JVM fewer samples (55 in one run: 0.45 was 3.4 sigma off
+	# under the old fixed 0.50-0.85 band, 0.62-0.75 in every other run)
+	tol=$(awk -v c="$chain" 'BEGIN {t = c ? 4 * sqrt(2 / 9 / c) : 1; printf "%.2f", t < 0.15 ? 0.15 : t}')
+	if [ "$chain" -ge 30 ] && awk -v s="$share" -v t="$tol" 'BEGIN {exit !(s >= 2 / 3 - t && s <= 2 / 3 + t)}'; then
+		ok "$name: leafA has $share of midA's samples (2/3 expected, +-$tol over $chain samples)"
 	else
-		fail "$name: leafA's share of midA's samples" "$share ($leafa of $chain)"
+		fail "$name: leafA's share of midA's samples" "$share ($leafa of $chain; 2/3 +-$tol, at least 30 samples)"
 	fi
 	if grep -q "HotSpot: pid [0-9]* (java): [0-9]* samples, [0-9]* with Java frames" "$d/log"; then
 		ok "$name: -v summary: $(grep -o '[0-9]* samples, [0-9]* with Java frames ([0-9.]*%' "$d/log" | head -1))"
