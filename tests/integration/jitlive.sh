@@ -12,7 +12,9 @@
 #   left behind, and the JVM must still run. --no-jvm-perfmap must leave it
 #   unnamed and say so, with the remedy. The same JVM in a container (its
 #   own pid namespace, where it is pid 1, and its own /tmp) is asked
-#   through /proc/PID/root and named.
+#   through /proc/PID/root and named. These runs take --no-java: what they
+#   test is the perf-map path, which HotSpot's own frames (jvm.sh) would
+#   otherwise name first.
 # - node --perf-prof (tests/jit/hot.js, hotA 75 %) whose jitdump V8 writes
 #   through a stdio buffer whose last 4 KiB (in a fresh directory: hotB's
 #   LOAD record) reach the file only when node exits: JS:*hotA and JS:*hotB
@@ -122,7 +124,7 @@ EOF
 		c2_wait "$work/jvm.out" || fail "JVM: no C2 code of Hot.hotA and Hot.hotB in 10 s" "$(tail -5 "$work/jvm.out")"
 		d=$work/jvm
 		mkdir -p "$d"
-		"$BPFPROF" -v --call-graph fp -F 999 -p "$jpid" -d 1 -o "$d/out.folded" -o "$d/out.prof" -o "$d/out.data" >"$d/log" 2>&1 ||
+		"$BPFPROF" -v --no-java --call-graph fp -F 999 -p "$jpid" -d 1 -o "$d/out.folded" -o "$d/out.prof" -o "$d/out.data" >"$d/log" 2>&1 ||
 			fail "JVM: bpfprof exits 0" "$(tail -5 "$d/log")"
 		a_share=$(rows "$d/log" | share) n=$(jit_n "$d/log")
 		tol=$(tol_at "$n" 70)
@@ -160,7 +162,7 @@ EOF
 		d=$work/jvm-off
 		mkdir -p "$d"
 		# 0.3 s at 999 Hz: the check needs some JIT samples, not a split
-		"$BPFPROF" --no-jvm-perfmap --call-graph fp -F 999 -p "$jpid" -d 0.3 -o "$d/out.folded" >"$d/log" 2>&1
+		"$BPFPROF" --no-java --no-jvm-perfmap --call-graph fp -F 999 -p "$jpid" -d 0.3 -o "$d/out.folded" >"$d/log" 2>&1
 		if ! grep -q 'Hot\.hot[AB]' "$d/log" &&
 			grep -q "samples (.*) in JIT code of pid $jpid (java) not named: the JVM wrote no perf map (--no-jvm-perfmap); run 'jcmd $jpid Compiler.perfmap'" "$d/log"; then
 			ok "--no-jvm-perfmap: not asked; the unnamed JIT samples reported with the remedy"
@@ -189,7 +191,7 @@ EOF
 			c2_wait "$work/jvm-ct.out" ||
 				fail "JVM in a container: no C2 code of Hot.hotA and Hot.hotB in 10 s" "$(tail -5 "$work/jvm-ct.out")"
 			nspid=$(awk '/^NSpid:/ { print $NF }' "/proc/$cpid/status" 2>/dev/null)
-			"$BPFPROF" -v --call-graph fp -F 999 -p "$cpid" -d 0.7 -o "$d/out.folded" >"$d/log" 2>&1
+			"$BPFPROF" -v --no-java --call-graph fp -F 999 -p "$cpid" -d 0.7 -o "$d/out.folded" >"$d/log" 2>&1
 			a_share=$(rows "$d/log" | share) n=$(jit_n "$d/log")
 			tol=$(tol_at "$n" 70)
 			if [ -n "$cpid" ] && [ "$nspid" != "$cpid" ] && grep -q 'Hot\.hotB(long) \[jit\]$' "$d/log" &&

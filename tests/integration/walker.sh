@@ -66,7 +66,7 @@ for _ in $(seq 250); do
 	[ "$(readlink "/proc/$hc/exe")" = "$(readlink -f "$HOTCOLD")" ] && break
 	sleep 0.02
 done
-"$BPFPROF" --check-user-stacks -a --no-jvm-perfmap -F "$F" -d 1 -o "$work/a.folded" >"$work/a.log" 2>&1
+"$BPFPROF" --check-user-stacks -a --no-java --no-jvm-perfmap -F "$F" -d 1 -o "$work/a.folded" >"$work/a.log" 2>&1
 kill -KILL $hc 2>/dev/null
 wait $hc 2>/dev/null
 hc=
