@@ -13,9 +13,13 @@ ARCH ?= $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' \
 	-e 's/ppc64le/powerpc/' -e 's/s390x/s390/' -e 's/riscv64/riscv/')
 VMLINUX_DIR := vmlinux/$(ARCH)
 
-LIBS_PC := libbpf libelf libdw zlib libprotobuf-c libcurl liblzma libdebuginfod
-PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(LIBS_PC) 2>/dev/null)
-PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(LIBS_PC) 2>/dev/null)
+# libcurl (--push) and libdebuginfod (debug files by build-id) are compiled
+# against but not linked: user/lib/lazy_*.c dlopen them on first use, sparing
+# every other run the ~30 libraries they pull in (include/lazy_lib.h).
+LAZY_PC := libcurl libdebuginfod
+LINK_PC := libbpf libelf libdw zlib libprotobuf-c liblzma
+PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(LINK_PC) $(LAZY_PC) 2>/dev/null)
+PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(LINK_PC) 2>/dev/null)
 CMOCKA_LIBS := $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null)
 
 CFLAGS ?= -g -O2
@@ -23,7 +27,7 @@ CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-init
 CPPFLAGS += -Iinclude -I$(OUTPUT) -I$(OUTPUT)/proto $(PKG_CFLAGS) -D_GNU_SOURCE
 DEPFLAGS = -MMD -MP
 # -liberty: libiberty.a's demangler (demangle.h), a static archive only
-LDLIBS += $(PKG_LIBS) -liberty -pthread
+LDLIBS += $(PKG_LIBS) -liberty -pthread -ldl
 
 # Include the system's arch-specific headers for BPF, as clang -target bpf
 # does not (libbpf-bootstrap's CLANG_BPF_SYS_INCLUDES).
