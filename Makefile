@@ -130,6 +130,21 @@ $(OUTPUT)/profile_%.skel.h: $(OUTPUT)/profile_%.bpf.o $(OUTPUT)/profile.skel.h t
 	$(Q)rm -f $@.tmp $@.layout
 	$(Q)$(BPFTOOL) gen skeleton $< name profile_$*_bpf > $@
 
+# Kernel frames' names by the kernel's own lookup (bpf/kernel_names.bpf.c),
+# loaded when a profile is named rather than /proc/kallsyms read whole
+$(OUTPUT)/kernel_names.bpf.o: bpf/kernel_names.bpf.c include/kernel_names_abi.h $(VMLINUX_DIR)/vmlinux.h | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) -g -O2 --target=bpf -Wall -Werror -D__TARGET_ARCH_$(ARCH) \
+		-I$(VMLINUX_DIR) -Iinclude $(CLANG_BPF_SYS_INCLUDES) -c $< -o $@.tmp
+	$(Q)$(BPFTOOL) gen object $@ $@.tmp
+	$(Q)rm -f $@.tmp
+
+$(OUTPUT)/kernel_names.skel.h: $(OUTPUT)/kernel_names.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name kernel_names_bpf > $@
+
+$(OUTPUT)/kernel_names.o: $(OUTPUT)/kernel_names.skel.h
+
 $(OUTPUT)/session.o: $(OUTPUT)/profile.skel.h $(patsubst %,$(OUTPUT)/%.skel.h,$(BPF_EXTRA_VARIANTS))
 
 $(OUTPUT)/%.o: %.c | $(OUTPUT)

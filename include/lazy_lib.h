@@ -16,12 +16,12 @@
 
 /* One library opened on first use; a static in the file that wraps its API. */
 struct lazy_lib {
-	const char *soname;	/* e.g. "libcurl.so.4" */
-	const char *why;	/* e.g. "--push" */
+	const char *soname; /* e.g. "libcurl.so.4" */
+	const char *why; /* e.g. "--push" */
 	const char *const *names;
 	void **fns;
 	unsigned int n;
-	int state;		/* 0 not tried, 1 loaded, -1 failed (atomic) */
+	int state; /* 0 not tried, 1 loaded, -1 failed (atomic) */
 };
 
 /*

@@ -25,10 +25,10 @@ enum {
 };
 
 static const char *const curl_names[F_NR] = {
-	[F_GLOBAL_INIT] = "curl_global_init",	  [F_EASY_INIT] = "curl_easy_init",
-	[F_EASY_SETOPT] = "curl_easy_setopt",	  [F_EASY_PERFORM] = "curl_easy_perform",
-	[F_EASY_GETINFO] = "curl_easy_getinfo",	  [F_EASY_STRERROR] = "curl_easy_strerror",
-	[F_EASY_CLEANUP] = "curl_easy_cleanup",	  [F_SLIST_APPEND] = "curl_slist_append",
+	[F_GLOBAL_INIT] = "curl_global_init",	    [F_EASY_INIT] = "curl_easy_init",
+	[F_EASY_SETOPT] = "curl_easy_setopt",	    [F_EASY_PERFORM] = "curl_easy_perform",
+	[F_EASY_GETINFO] = "curl_easy_getinfo",	    [F_EASY_STRERROR] = "curl_easy_strerror",
+	[F_EASY_CLEANUP] = "curl_easy_cleanup",	    [F_SLIST_APPEND] = "curl_slist_append",
 	[F_SLIST_FREE_ALL] = "curl_slist_free_all",
 };
 static void *curl_fns[F_NR];
@@ -116,7 +116,8 @@ struct curl_slist *curl_slist_append(struct curl_slist *list, const char *s)
 {
 	if (!lazy_lib__open(&curl_lib))
 		return NULL;
-	return FN(F_SLIST_APPEND, struct curl_slist * (*)(struct curl_slist *, const char *))(list, s);
+	return FN(F_SLIST_APPEND, struct curl_slist * (*)(struct curl_slist *, const char *))(list,
+											      s);
 }
 
 void curl_slist_free_all(struct curl_slist *list)

@@ -52,12 +52,11 @@ void debuginfod_end(debuginfod_client *c)
 	FN(F_END, void (*)(debuginfod_client *))(c);
 }
 
-int debuginfod_find_debuginfo(debuginfod_client *c, const unsigned char *build_id,
-			      int build_id_len, char **path)
+int debuginfod_find_debuginfo(debuginfod_client *c, const unsigned char *build_id, int build_id_len,
+			      char **path)
 {
-	return FN(F_FIND_DEBUGINFO,
-		  int (*)(debuginfod_client *, const unsigned char *, int, char **))(c, build_id,
-										 build_id_len, path);
+	return FN(F_FIND_DEBUGINFO, int (*)(debuginfod_client *, const unsigned char *, int,
+					    char **))(c, build_id, build_id_len, path);
 }
 
 void debuginfod_set_progressfn(debuginfod_client *c, debuginfod_progressfn_t fn)
