@@ -13,9 +13,13 @@ ARCH ?= $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' \
 	-e 's/ppc64le/powerpc/' -e 's/s390x/s390/' -e 's/riscv64/riscv/')
 VMLINUX_DIR := vmlinux/$(ARCH)
 
-LIBS_PC := libbpf libelf libdw zlib libprotobuf-c libcurl liblzma libdebuginfod
-PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(LIBS_PC) 2>/dev/null)
-PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(LIBS_PC) 2>/dev/null)
+# libcurl (--push) and libdebuginfod (debug files by build-id) are compiled
+# against but not linked: user/lib/lazy_*.c dlopen them on first use, sparing
+# every other run the ~30 libraries they pull in (include/lazy_lib.h).
+LAZY_PC := libcurl libdebuginfod
+LINK_PC := libbpf libelf libdw zlib libprotobuf-c liblzma
+PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(LINK_PC) $(LAZY_PC) 2>/dev/null)
+PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(LINK_PC) 2>/dev/null)
 CMOCKA_LIBS := $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null)
 
 CFLAGS ?= -g -O2
@@ -23,7 +27,7 @@ CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-init
 CPPFLAGS += -Iinclude -I$(OUTPUT) -I$(OUTPUT)/proto $(PKG_CFLAGS) -D_GNU_SOURCE
 DEPFLAGS = -MMD -MP
 # -liberty: libiberty.a's demangler (demangle.h), a static archive only
-LDLIBS += $(PKG_LIBS) -liberty -pthread
+LDLIBS += $(PKG_LIBS) -liberty -pthread -ldl
 
 # Include the system's arch-specific headers for BPF, as clang -target bpf
 # does not (libbpf-bootstrap's CLANG_BPF_SYS_INCLUDES).
@@ -125,6 +129,21 @@ $(OUTPUT)/profile_%.skel.h: $(OUTPUT)/profile_%.bpf.o $(OUTPUT)/profile.skel.h t
 		  rm -f $@.tmp $@.layout; exit 1; }
 	$(Q)rm -f $@.tmp $@.layout
 	$(Q)$(BPFTOOL) gen skeleton $< name profile_$*_bpf > $@
+
+# Kernel frames' names by the kernel's own lookup (bpf/kernel_names.bpf.c),
+# loaded when a profile is named rather than /proc/kallsyms read whole
+$(OUTPUT)/kernel_names.bpf.o: bpf/kernel_names.bpf.c include/kernel_names_abi.h $(VMLINUX_DIR)/vmlinux.h | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) -g -O2 --target=bpf -Wall -Werror -D__TARGET_ARCH_$(ARCH) \
+		-I$(VMLINUX_DIR) -Iinclude $(CLANG_BPF_SYS_INCLUDES) -c $< -o $@.tmp
+	$(Q)$(BPFTOOL) gen object $@ $@.tmp
+	$(Q)rm -f $@.tmp
+
+$(OUTPUT)/kernel_names.skel.h: $(OUTPUT)/kernel_names.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name kernel_names_bpf > $@
+
+$(OUTPUT)/kernel_names.o: $(OUTPUT)/kernel_names.skel.h
 
 $(OUTPUT)/session.o: $(OUTPUT)/profile.skel.h $(patsubst %,$(OUTPUT)/%.skel.h,$(BPF_EXTRA_VARIANTS))
 

@@ -217,6 +217,8 @@ static int stages_new(struct run *r)
 	if (!r->sy || symbolizer__set_jit_max_size(r->sy, r->cfg.jit_max_bytes))
 		return -1;
 	symbolizer__set_demangle(r->sy, !r->cfg.no_demangle);
+	/* the profile's kernel frames named by the kernel, not /proc/kallsyms read whole */
+	symbolizer__kernel_names_by_bpf(r->sy);
 	r->cgroups = cgroup_cache__new(NULL);
 	r->procs = proc_table__new("/proc", true);
 	r->iv = r->procs ? interval__new(&r->cfg, &r->out, r->sy, r->procs) : NULL;

@@ -18,6 +18,7 @@
 #include "array.h"
 #include "demangle.h"
 #include "kallsyms.h"
+#include "kernel_names.h"
 #include "lib_hashmap.h"
 #include "log.h"
 #include "proc_file.h"
@@ -60,6 +61,14 @@ struct symbolizer {
 	pthread_t ks_thread; /* symbolizer__load_kernel_async's, until joined */
 	bool ks_async;
 	bool ks_idle; /* that thread runs under SCHED_IDLE until it is waited for */
+	/*
+	 * symbolizer__kernel_names_by_bpf: each profile's kernel frames named by
+	 * the kernel's lookup (kn, opened on first need) rather than from
+	 * /proc/kallsyms read whole; ks then holds only their symbols
+	 */
+	bool kn_wanted;
+	bool kn_tried;
+	struct kernel_names *kn;
 	struct elf_symtab *vdso; /* our own [vdso]: every 64-bit process maps the same image */
 	bool vdso_loaded;
 	struct dso_entry *dsos;
@@ -133,6 +142,7 @@ void symbolizer__free(struct symbolizer *sy)
 	}
 	free(sy->pins);
 	ksyms__free(sy->ks);
+	kernel_names__close(sy->kn);
 	free(sy);
 }
 
@@ -624,12 +634,85 @@ static bool can_leave_idle(void)
 	return data[CAP_TO_INDEX(CAP_SYS_NICE)].effective & CAP_TO_MASK(CAP_SYS_NICE);
 }
 
+void symbolizer__kernel_names_by_bpf(struct symbolizer *sy)
+{
+	sy->kn_wanted = true;
+}
+
+/* The kernel's lookup when wanted and it loads (once), else NULL: /proc/kallsyms is read. */
+static struct kernel_names *kernel_namer(struct symbolizer *sy)
+{
+	if (!sy->kn_wanted)
+		return NULL;
+	if (!sy->kn_tried) {
+		sy->kn_tried = true;
+		sy->kn = kernel_names__open();
+		if (!sy->kn)
+			pr_debug("kernel names by BPF: %s; /proc/kallsyms is read\n", strerror(errno));
+	}
+	return sy->kn;
+}
+
+/* Stop using the kernel's lookup (it failed): from here kernel_symbols reads /proc/kallsyms. */
+static void drop_kernel_namer(struct symbolizer *sy, int err)
+{
+	pr_debug("kernel names by BPF: %s; /proc/kallsyms is read\n", strerror(-err));
+	kernel_names__close(sy->kn);
+	sy->kn = NULL;
+	sy->kn_wanted = false;
+	ksyms__free(sy->ks);
+	sy->ks = NULL;
+	sy->ks_loaded = false;
+}
+
+/*
+ * Name p's kernel locations by the kernel's lookup: sy->ks becomes a table of
+ * just their symbols, which name_kernel then reads as it would the whole one.
+ * Returns 0 (also when the lookup is not used or failed: the whole table is
+ * then read when first needed), or -ENOMEM.
+ */
+static int kernel_symbols_of(struct symbolizer *sy, const struct profile *p)
+{
+	struct kernel_names *kn = kernel_namer(sy);
+	uint64_t *addrs;
+	size_t i, n = 0, len;
+	char *text;
+	int err;
+
+	if (!kn)
+		return 0;
+	addrs = malloc((p->nr_locs ? p->nr_locs : 1) * sizeof(*addrs));
+	if (!addrs)
+		return -ENOMEM;
+	for (i = 0; i < p->nr_locs; i++) {
+		const struct profile_location *l = &p->locs[i];
+
+		if (!l->dso && l->proc == PROFILE_KERNEL_PROC)
+			addrs[n++] = l->addr - l->is_return;
+	}
+	err = kernel_names__kallsyms_text(kn, addrs, n, &text, &len);
+	free(addrs);
+	if (err) {
+		drop_kernel_namer(sy, err);
+		return err == -ENOMEM ? err : 0;
+	}
+	ksyms__free(sy->ks);
+	sy->ks = ksyms__parse(text, len);
+	free(text);
+	if (!sy->ks) {
+		drop_kernel_namer(sy, -ENOMEM);
+		return -ENOMEM;
+	}
+	sy->ks_loaded = true;
+	return 0;
+}
+
 int symbolizer__load_kernel_async(struct symbolizer *sy)
 {
 	struct sched_param sp = { 0 };
 	int err;
 
-	if (sy->ks_loaded || sy->ks_async || !sy->kallsyms_path)
+	if (sy->ks_loaded || sy->ks_async || !sy->kallsyms_path || kernel_namer(sy))
 		return 0;
 	err = pthread_create(&sy->ks_thread, NULL, load_kernel, sy);
 	if (err)
@@ -679,6 +762,12 @@ static void kernel_symbols(struct symbolizer *sy)
 
 int symbolizer__kernel_text(struct symbolizer *sy, uint64_t *text, uint64_t *etext)
 {
+	struct kernel_names *kn = kernel_namer(sy);
+
+	if (kn) {
+		kernel_names__text_bounds(kn, text, etext);
+		return 0;
+	}
 	kernel_symbols(sy);
 	*text = sy->ks ? ksyms__addr(sy->ks, "_text") : 0;
 	*etext = sy->ks ? ksyms__addr(sy->ks, "_etext") : 0;
@@ -992,6 +1081,9 @@ int symbolizer__symbolize(struct symbolizer *sy, struct profile *p)
 	sy->jit_cached = false;
 	expire(sy);
 	sy->gen++; /* what this profile uses, and what the next one pins */
+	err = kernel_symbols_of(sy, p);
+	if (err)
+		return err;
 	for (i = 0; i < p->nr_locs; i++) {
 		struct profile_location *l = &p->locs[i];
 
