@@ -399,8 +399,8 @@ check_cases() {
 # check_frames), leafA and leafB at their marked lines (go tool pprof
 # -lines). The JVMs run 30 s at most, killed after.
 check_ct_all() {
-	local d=$work/ct-all ct='' upid='' cpid='' p f n
-	local -A pid_of=()
+	local d=$work/ct-all ct='' upid='' cpid='' p f n nspid
+	local -A pid_of=() ns_of=()
 	mkdir -p "$d/root"
 	if unshare --mount --pid --fork --propagation private true 2>/dev/null; then
 		ct=$d/root
@@ -433,6 +433,11 @@ check_ct_all() {
 	[ -n "$cpid" ] && pid_of[ct]=$cpid && jpids+=("$cpid")
 	sleep 1
 	"$BPFPROF" -a --call-graph fp -d 2 -v -o "$d/all.data" >"$d/all.log" 2>&1
+	# each JVM's pid in its namespace, for the perf map asked of it for the
+	# perf.data's JIT images (/tmp/perf-NSPID.map: the container shares /tmp)
+	for f in "${!pid_of[@]}"; do
+		ns_of[$f]=$(awk '/^NSpid:/ { print $NF }' "/proc/${pid_of[$f]}/status" 2>/dev/null)
+	done
 	if [ -n "$cpid" ]; then
 		check_ct_p "$d" "$cpid"
 	elif [ -n "$ct" ]; then
@@ -446,17 +451,22 @@ check_ct_all() {
 	for f in "${!pid_of[@]}"; do
 		p=${pid_of[$f]}
 		n=$(awk -v p="$p" '$1 == p { print $2 }' "$d/leafa")
+		nspid=${ns_of[$f]}
 		if grep -qE "HotSpot: pid $p \(java\): [0-9]+ samples, [1-9][0-9]* with Java frames" "$d/all.log" &&
-			[ "${n:-0}" -ge 1 ]; then
-			ok "-a: the JVM $f (pid $p) with Java frames, leafA named in its samples ($n frames)"
+			[ "${n:-0}" -ge 1 ] && [ -n "$nspid" ] && [ ! -e "/tmp/perf-$nspid.map" ]; then
+			ok "-a: the JVM $f (pid $p) with Java frames, leafA named in its samples ($n frames), no perf-$nspid.map left"
 		else
 			fail "-a: the JVM $f (pid $p) with Java frames and leafA named" "${n:-0} leafA frames" \
+				"nspid ${nspid:-none}: $(ls "/tmp/perf-$nspid.map" 2>&1)" \
 				"$(grep "pid $p \|unwind readiness" "$d/all.log" | cut -c1-200)"
 		fi
 	done
 	for p in "${jpids[@]}"; do
 		kill "$p" 2>/dev/null && wait "$p" 2>/dev/null
-		rm -f "/tmp/.java_pid$p"
+	done
+	# HotSpot's attach sockets (left when killed by a signal), by the pids they know
+	for p in "${ns_of[@]}"; do
+		[ -n "$p" ] && rm -f "/tmp/.java_pid$p"
 	done
 	jpids=()
 }

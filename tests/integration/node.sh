@@ -416,7 +416,7 @@ else
 		ctp=$(pgrep -P "$up" -x node) && break
 		sleep 0.05
 	done
-	pids+=($ctp)
+	[ -n "$ctp" ] && pids+=("$ctp")
 	sleep 0.5
 	"$BPFPROF" -v -a -F 499 -d 4 -o "$work/all.folded" >"$work/all.log" 2>&1
 	"$BPFPROF" -v -F 499 -p "$ctp" -d 2 -o "$work/ct.folded" -o "$work/ct.pb.gz" >"$work/ct.log" 2>&1
