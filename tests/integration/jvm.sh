@@ -42,17 +42,22 @@
 #   blocked in Thread.sleep named under its Java caller; a JVM that exits mid-run
 #   still named; `-- java` (start-up included); two JVMs (17 and 25) in
 #   one run, both with Java frames.
+# - a container's JVM (check_ct_all: its own mount + pid namespace, its JDK
+#   and classes at paths only it sees): -p names the whole chain and leafA,
+#   leafB at their lines; -a with it, 17 and 25 on the host: each JVM with
+#   Java frames and leafA named.
 # Cost: each JVM spins one thread about 3 s, jhsdb starts a JVM of its own
-# (about 1 CPU-s), the Java-frame runs 2 threads for 5 s each, 3 runs a JDK:
-# some 70 CPU-s in all.
+# (about 1 CPU-s), the Java-frame runs 2 threads for 5 s each, 3 runs a JDK;
+# check_ct_all 3 JVMs for about 6 s: some 85 CPU-s in all.
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 BPFPROF=${BPFPROF:-$top/bpfprof}
 work=$(mktemp -d /tmp/bpfprof-jvm.XXXXXX)
 jpid= fpid=
+jpids=()
 cleanup() {
-	for p in $jpid $fpid; do
+	for p in $jpid $fpid "${jpids[@]}"; do
 		kill "$p" 2>/dev/null && wait "$p" 2>/dev/null
 		rm -f "/tmp/.java_pid$p"
 	done
@@ -383,6 +388,126 @@ check_cases() {
 	fi
 }
 
+# check_ct_all: a container's JVM, and -a with JVMs of different versions,
+# all at once. OpenJDK 17 in its own mount + pid namespace (pid 1 there),
+# its JDK bind-mounted and JavaChain's class on a tmpfs, at a path only that
+# namespace sees (libjvm.so and the class exist only through /proc/PID/root),
+# beside 17 and Temurin 25 on the host. `-a --call-graph fp -d 2` (not
+# -p): each JVM with Java frames in the -v summary and leafA named in its
+# own samples (perf script of the perf.data, by pid). fp, not the default
+# walk: under -a a process is registered at its first sample and, until its
+# tables are loaded, its samples go to user space as stack copies, walked
+# with no Java frames; measured here, 1.7 s on average and 3.5 s at most
+# with the unwind cache cold (the Java walk in BPF needs no table: it
+# starts at the pc in the code cache; -p's checks use the default walk).
+# Then -p with the container's host pid for 2 s: the whole chain from the
+# thread's root in >= 95 % of the samples with JavaChain frames (as
+# check_frames), leafA and leafB at their marked lines (go tool pprof
+# -lines). The JVMs run 30 s at most, killed after.
+check_ct_all() {
+	local d=$work/ct-all ct='' upid='' cpid='' p f n nspid
+	local -A pid_of=() ns_of=()
+	mkdir -p "$d/root"
+	if unshare --mount --pid --fork --propagation private true 2>/dev/null; then
+		ct=$d/root
+		unshare --mount --pid --fork --propagation private sh -c \
+			"mount -t tmpfs ct '$ct' && mkdir '$ct/jdk' '$ct/app' && mount --bind '$JDK17' '$ct/jdk' &&
+			 cp '$work/java/JavaChain.class' '$ct/app/' && cd '$ct/app' &&
+			 exec '$ct/jdk/bin/java' -XX:-UsePerfData JavaChain 30" >"$d/ct.out" 2>&1 &
+		upid=$!
+		jpids+=("$upid")
+	else
+		skip "a container's JVM" "unshare --mount --pid refused"
+	fi
+	(cd "$work/java" && exec "$JDK17/bin/java" -XX:-UsePerfData JavaChain 30 >"$d/17.out" 2>&1) &
+	pid_of[17]=$!
+	jpids+=($!)
+	if [ -n "$JDK25" ] && [ -x "$JDK25/bin/java" ]; then
+		(cd "$work/java" && exec "$JDK25/bin/java" -XX:-UsePerfData JavaChain 30 >"$d/25.out" 2>&1) &
+		pid_of[25]=$!
+		jpids+=($!)
+	else
+		skip "-a with two JVMs of different versions" "no Temurin 25"
+	fi
+	for _ in $(seq 150); do
+		[ -n "$upid" ] && [ -z "$cpid" ] && cpid=$(pgrep -P "$upid" -x java)
+		n=0
+		for f in "$d"/*.out; do grep -q ready "$f" || n=1; done
+		[ "$n" = 0 ] && { [ -z "$upid" ] || [ -n "$cpid" ]; } && break
+		sleep 0.1
+	done
+	[ -n "$cpid" ] && pid_of[ct]=$cpid && jpids+=("$cpid")
+	sleep 1
+	"$BPFPROF" -a --call-graph fp -d 2 -v -o "$d/all.data" >"$d/all.log" 2>&1
+	# each JVM's pid in its namespace, for the perf map asked of it for the
+	# perf.data's JIT images (/tmp/perf-NSPID.map: the container shares /tmp)
+	for f in "${!pid_of[@]}"; do
+		ns_of[$f]=$(awk '/^NSpid:/ { print $NF }' "/proc/${pid_of[$f]}/status" 2>/dev/null)
+	done
+	if [ -n "$cpid" ]; then
+		check_ct_p "$d" "$cpid"
+	elif [ -n "$ct" ]; then
+		fail "a container's JVM started" "$(cat "$d/ct.out")"
+	fi
+	# leafA's frames of each JVM's samples: perf script's "PID" lines, then
+	# their callchains' "ip sym" lines
+	perf script -i "$d/all.data" --pid "$(IFS=,; echo "${pid_of[*]}")" -F pid,ip,sym 2>/dev/null |
+		awk '/^ *[0-9]+ *$/ { p = $1 } /JavaChain\.leafA\(int\) \(JavaChain\.java\)/ { n[p]++ }
+			END { for (p in n) print p, n[p] }' >"$d/leafa"
+	for f in "${!pid_of[@]}"; do
+		p=${pid_of[$f]}
+		n=$(awk -v p="$p" '$1 == p { print $2 }' "$d/leafa")
+		nspid=${ns_of[$f]}
+		if grep -qE "HotSpot: pid $p \(java\): [0-9]+ samples, [1-9][0-9]* with Java frames" "$d/all.log" &&
+			[ "${n:-0}" -ge 1 ] && [ -n "$nspid" ] && [ ! -e "/tmp/perf-$nspid.map" ]; then
+			ok "-a: the JVM $f (pid $p) with Java frames, leafA named in its samples ($n frames), no perf-$nspid.map left"
+		else
+			fail "-a: the JVM $f (pid $p) with Java frames and leafA named" "${n:-0} leafA frames" \
+				"nspid ${nspid:-none}: $(ls "/tmp/perf-$nspid.map" 2>&1)" \
+				"$(grep "pid $p \|unwind readiness" "$d/all.log" | cut -c1-200)"
+		fi
+	done
+	for p in "${jpids[@]}"; do
+		kill "$p" 2>/dev/null && wait "$p" 2>/dev/null
+	done
+	# HotSpot's attach sockets (left when killed by a signal), by the pids they know
+	for p in "${ns_of[@]}"; do
+		[ -n "$p" ] && rm -f "/tmp/.java_pid$p"
+	done
+	jpids=()
+}
+
+# check_ct_p DIR PID: -p on the container's JVM (host pid PID), see above
+check_ct_p() {
+	local d=$1 cpid=$2 ct=$1/root nspid total whole la lb
+	nspid=$(awk '/^NSpid:/ { print $NF }' "/proc/$cpid/status" 2>/dev/null)
+	"$BPFPROF" -p "$cpid" -d 2 -v -o "$d/ct.folded" -o "$d/ct.pb.gz" >"$d/ct.log" 2>&1
+	total=$(grep 'JavaChain\.' "$d/ct.folded" | awk '{s += $NF} END {print s + 0}')
+	whole=$(grep 'JavaChain\.' "$d/ct.folded" |
+		grep 'start_thread;thread_native_entry(Thread\*);.*;java\.lang\.Thread\.run() (Thread\.java)_\[j\];' |
+		awk '{s += $NF} END {print s + 0}')
+	if [ "$nspid" = 1 ] && [ ! -e "$ct/jdk/lib/server/libjvm.so" ] &&
+		grep -q "java: pid $cpid (java): found HotSpot .* in '$ct/jdk/lib/server/libjvm.so'" "$d/ct.log" &&
+		[ "$total" -ge 10 ] && [ $((whole * 100)) -ge $((total * 95)) ]; then
+		ok "a container's JVM (pid 1 there, libjvm.so only in its root) with -p: whole chain in $whole of $total samples"
+	else
+		fail "a container's JVM with -p: whole chain in >= 95 % of $total samples" "nspid $nspid, $whole" \
+			"$(grep -i 'java: pid\|HotSpot: pid' "$d/ct.log" | cut -c1-200)"
+	fi
+	la=$(grep -n 'LEAF-A' "$top/tests/workload/JavaChain.java" | cut -d: -f1 | paste -sd'|')
+	lb=$(grep -n 'LEAF-B' "$top/tests/workload/JavaChain.java" | cut -d: -f1 | paste -sd'|')
+	if command -v go >/dev/null; then
+		go tool pprof -top -lines "$d/ct.pb.gz" >"$d/lines" 2>/dev/null
+		if grep -qE "JavaChain\.leafA\(int\) JavaChain\.java:($la)\$" "$d/lines" &&
+			grep -qE "JavaChain\.leafB\(int\) JavaChain\.java:($lb)\$" "$d/lines" &&
+			! grep -E 'JavaChain\.leaf[AB]\(int\) JavaChain\.java:' "$d/lines" | grep -vqE "java:($la|$lb)\$"; then
+			ok "a container's JVM: go tool pprof -lines: leafA and leafB at their hot lines"
+		else
+			fail "a container's JVM: pprof lines of leafA, leafB" "$(grep 'JavaChain' "$d/lines" | head -5)"
+		fi
+	fi
+}
+
 if [ ! -x "$JDK17/bin/javac" ]; then
 	skip "HotSpot JVMs" "no OpenJDK 17 javac in $JDK17 (openjdk-17-jdk-headless)"
 else
@@ -411,6 +536,7 @@ else
 		fail "javac JavaCases.java" "$(head -5 "$work/javac.err")"
 	else
 		check_cases
+		check_ct_all
 	fi
 fi
 

@@ -30,8 +30,11 @@
 # - --no-node: the same server unnamed (JIT frames [anon]);
 # - --off-cpu: a function blocked in child_process.execSync named under its
 #   JavaScript callers;
-# - -a with two node processes, one exiting mid-run: both named.
-# About 20 s of one CPU.
+# - -a with two node processes, one exiting mid-run: both named;
+# - a container's node (own mount + pid namespace, binary and script only
+#   in its root): -a with the default call graph, beside a host node, both
+#   named; -p on it: hotA named, spin at its line.
+# About 25 s of one CPU.
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -381,6 +384,65 @@ if [ "$w1" -gt 0 ] && [ "$l1" = 1 ] && [ "$l2" = 1 ]; then
 	ok "-a: two node processes (one exiting mid-run) each with JavaScript frames, hotA named in $w1 samples"
 else
 	fail "-a: two node processes named" "hotA $w1, lines $l1 $l2" "$(grep 'V8: pid' "$work/two.log")"
+fi
+
+# --- a container's node, and -a with the default call graph ----------------
+# node in its own mount + pid namespace (pid 1 there): its binary
+# bind-mounted and work.js on a tmpfs, at paths only that namespace sees
+# (found through /proc/PID/root), beside a node on the host running the same
+# script as hostwork.js. `-a -d 4` with the default walk (dwarf): both with
+# JavaScript frames in the -v summary and hotA named in each one's own
+# samples (hotA (work.js), hotA (hostwork.js)). Under -a a process is registered at its first sample and its
+# samples go to user space as stack copies (no JavaScript walk) until its
+# tables are loaded: node's .eh_frame, under a second when the unwind cache
+# has it, hence 4 s. Then -p with the container's host pid for 2 s: hotA
+# named, spin's hottest pprof line its loop's (work.js:5).
+ct=$work/ct
+mkdir -p "$ct"
+if ! unshare --mount --pid --fork --propagation private true 2>/dev/null; then
+	skip "a container's node" "unshare --mount --pid refused"
+else
+	unshare --mount --pid --fork --propagation private sh -c \
+		"mount -t tmpfs ct '$ct' && touch '$ct/node' && mount --bind '$exe' '$ct/node' &&
+		 cp '$work/work.js' '$ct/' && exec '$ct/node' '$ct/work.js' 20000" 2>"$work/ct.err" &
+	up=$!
+	pids+=("$up")
+	cp "$work/work.js" "$work/hostwork.js"
+	node "$work/hostwork.js" 20000 &
+	hp=$!
+	pids+=("$hp")
+	ctp=
+	for _ in $(seq 100); do
+		ctp=$(pgrep -P "$up" -x node) && break
+		sleep 0.05
+	done
+	[ -n "$ctp" ] && pids+=("$ctp")
+	sleep 0.5
+	"$BPFPROF" -v -a -F 499 -d 4 -o "$work/all.folded" >"$work/all.log" 2>&1
+	"$BPFPROF" -v -F 499 -p "$ctp" -d 2 -o "$work/ct.folded" -o "$work/ct.pb.gz" >"$work/ct.log" 2>&1
+	nspid=$(awk '/^NSpid:/ { print $NF }' "/proc/$ctp/status" 2>/dev/null)
+	kill "$ctp" "$hp" 2>/dev/null
+	for p in "$ctp" "$hp"; do
+		what="the container's node (pid $p)" js=work.js
+		[ "$p" = "$hp" ] && what="the host's node (pid $p)" js=hostwork.js
+		n=$(grep -F "hotA ($js)_[j]" "$work/all.folded" | awk '{ s += $NF } END { print s + 0 }')
+		if [ -n "$p" ] && grep -qE "^bpfprof: V8: pid $p \(node\): [0-9]+ samples, [1-9][0-9]* with JavaScript frames" "$work/all.log" &&
+			[ "${n:-0}" -ge 1 ]; then
+			ok "-a (default call graph): $what with JavaScript frames, hotA ($js) named in $n samples"
+		else
+			fail "-a (default call graph): $what with JavaScript frames and hotA named" "$n samples of hotA ($js)" \
+				"$(grep "V8: pid $p \|unwind readiness" "$work/all.log" | cut -c1-200)"
+		fi
+	done
+	a=$(cum "$work/ct.folded" hotA)
+	line=$(go tool pprof -unit=ms -lines -top -nodecount=1000 "$work/ct.pb.gz" 2>/dev/null | awk '$6 == "spin" { split($7, f, ":"); if ($4 + 0 > best) { best = $4 + 0; l = f[2] } } END { print l }')
+	if [ "$nspid" = 1 ] && [ ! -e "$ct/node" ] && grep -q "v8: pid $ctp (node): found V8 .* in $ct/node " "$work/ct.log" &&
+		[ "$a" -gt 0 ] && [ "$line" = 5 ]; then
+		ok "a container's node (pid 1 there, its binary and script only in its root) with -p: hotA in $a samples, spin at work.js:5"
+	else
+		fail "a container's node with -p: hotA named, spin at work.js:5" "nspid $nspid, hotA $a, line '$line'" \
+			"$(grep -i 'v8' "$work/ct.log" | head -3 | cut -c1-200)" "$(cat "$work/ct.err")"
+	fi
 fi
 
 finish
