@@ -1143,17 +1143,17 @@ void session__unwind_sink(struct session *s, struct unwind_sink *sink)
 	sink->ctx = s;
 }
 
-int session__python_set(struct session *s, uint32_t tgid, const struct bpfprof_py_proc *cfg)
+/* tgid's entry in an interpreter's map of processes: cfg (size bytes), or none (NULL) */
+static int proc_map_set(struct bpf_map *map, uint32_t tgid, const void *cfg, size_t size)
 {
 	if (!cfg)
-		return bpf_map__delete_elem(s->skel->maps.py_procs, &tgid, sizeof(tgid), 0) &&
-				       errno != ENOENT ?
-			       -errno :
-			       0;
-	return bpf_map__update_elem(s->skel->maps.py_procs, &tgid, sizeof(tgid), cfg, sizeof(*cfg),
-				    BPF_ANY) ?
-		       -errno :
-		       0;
+		return bpf_map__delete_elem(map, &tgid, sizeof(tgid), 0) && errno != ENOENT ? -errno : 0;
+	return bpf_map__update_elem(map, &tgid, sizeof(tgid), cfg, size, BPF_ANY) ? -errno : 0;
+}
+
+int session__python_set(struct session *s, uint32_t tgid, const struct bpfprof_py_proc *cfg)
+{
+	return proc_map_set(s->skel->maps.py_procs, tgid, cfg, sizeof(*cfg));
 }
 
 /* tgid's entry in hs_procs (bpf/hotspot.bpf.h): cfg, or none (NULL) */
@@ -1162,29 +1162,13 @@ static int session__hotspot_set(struct session *s, uint32_t tgid,
 {
 	if (!s->skel->rodata->hotspot_in_walk)
 		return -EOPNOTSUPP; /* the legacy variant: no HotSpot step (bpf/hotspot.bpf.h) */
-	if (!cfg)
-		return bpf_map__delete_elem(s->skel->maps.hs_procs, &tgid, sizeof(tgid), 0) &&
-				       errno != ENOENT ?
-			       -errno :
-			       0;
-	return bpf_map__update_elem(s->skel->maps.hs_procs, &tgid, sizeof(tgid), cfg, sizeof(*cfg),
-				    BPF_ANY) ?
-		       -errno :
-		       0;
+	return proc_map_set(s->skel->maps.hs_procs, tgid, cfg, sizeof(*cfg));
 }
 
 /* V8's entry of tgid in the walk (bpf/v8.bpf.h), or none (cfg NULL) */
 static int session__v8_set(struct session *s, uint32_t tgid, const struct bpfprof_v8_proc *cfg)
 {
-	if (!cfg)
-		return bpf_map__delete_elem(s->skel->maps.v8_procs, &tgid, sizeof(tgid), 0) &&
-				       errno != ENOENT ?
-			       -errno :
-			       0;
-	return bpf_map__update_elem(s->skel->maps.v8_procs, &tgid, sizeof(tgid), cfg, sizeof(*cfg),
-				    BPF_ANY) ?
-		       -errno :
-		       0;
+	return proc_map_set(s->skel->maps.v8_procs, tgid, cfg, sizeof(*cfg));
 }
 
 int session__interp_attach(void *ctx, enum interp_kind kind, uint32_t tgid, const void *layout)
