@@ -237,6 +237,7 @@ struct output_job {
 	bool threaded;
 	int ret;
 	bool write_failed; /* the writer failed (not the commit) */
+	struct buf b; /* what the writer left for the commit to write */
 	struct write_result wres;
 	size_t bytes;
 	uint64_t samples, offcpu_samples;
@@ -259,7 +260,10 @@ static int drain_to_output(void *ctx, const void *p, size_t n)
 	return io__write_all(out->tmp_path ? out->fd : STDOUT_FILENO, p, n);
 }
 
-/* Write output j->i and commit it (write, fsync, rename); results in j, reported by the caller. */
+/*
+ * Write output j->i into its temporary file and j->b (in a thread of its
+ * own); the commit is the caller's, in the outputs' order.
+ */
 static void *write_one(void *arg)
 {
 	struct output_job *j = arg;
@@ -269,41 +273,53 @@ static void *write_one(void *arg)
 	struct write_opts wo = { .title = o->cfg->offcpu_output[j->i] ?
 						  "bpfprof off-CPU flame graph" :
 						  "bpfprof CPU flame graph" };
-	struct buf b = { 0 };
 	double c0 = thread_cpu_ms();
 	int ret = -EINVAL;
 
 	if (out->format == OUTPUT_FOLDED || out->format == OUTPUT_SVG) {
 		/* writers that only append: their tens of MB go to the file as they come */
-		b.drain = drain_to_output;
-		b.drain_ctx = out;
+		j->b.drain = drain_to_output;
+		j->b.drain_ctx = out;
 	}
 	if (out->format == OUTPUT_PERFDATA) {
 		/* streamed while sampling: only its end is written here */
 		ret = perfdata_streams__finish(&o->streams, j->i, j->p, &j->samples,
 					       &j->offcpu_samples);
 	} else if (wr && wr->write) {
-		ret = wr->write(j->p, &b, &wo, &j->wres);
+		ret = wr->write(j->p, &j->b, &wo, &j->wres);
 	}
 	j->write_failed = ret != 0;
-	if (ret)
-		output__abort(out);
-	else
-		ret = output__commit(out, out->format == OUTPUT_PERFDATA ? NULL : &b);
-	j->bytes = b.drained + b.len;
-	buf__free(&b);
 	j->ret = ret;
 	j->cpu_ms = thread_cpu_ms() - c0;
 	return NULL;
 }
 
 /*
+ * Commit output j->i (the rest of its bytes, fsync, rename), or discard it
+ * when its writer failed: in the calling thread, one output after the
+ * other, so that signals meet the commits as they did before the writers
+ * ran in threads (output.c: a second SIGINT leaves no temporary, and the
+ * outputs committed before it stand).
+ */
+static void commit_one(struct output_job *j)
+{
+	struct output *out = &j->o->cfg->outputs[j->i];
+
+	if (j->write_failed)
+		output__abort(out);
+	else
+		j->ret = output__commit(out, out->format == OUTPUT_PERFDATA ? NULL : &j->b);
+	j->bytes = j->b.drained + j->b.len;
+	buf__free(&j->b);
+}
+
+/*
  * The outputs are written in parallel, each in a thread of its own: they
  * share only the profile, which none of them changes, and each has its own
  * file (finalize's latency, docs/BENCHMARKS.md). perf.data, whose streams
- * are the session's, is finished in the calling thread meanwhile. What they
- * print comes after, in the outputs' order, as when they were written one by
- * one.
+ * are the session's, is finished in the calling thread meanwhile. Their
+ * commits and what they print come after, in the outputs' order, as when
+ * they were written one by one.
  */
 int run_outputs__write(struct run_outputs *o, const struct profile *all)
 {
@@ -331,6 +347,7 @@ int run_outputs__write(struct run_outputs *o, const struct profile *all)
 
 		if (j->threaded)
 			pthread_join(j->thread, NULL);
+		commit_one(j);
 		if (j->ret == -E2BIG && out->format == OUTPUT_GPERF)
 			pr_warn("'%s': too many processes for one address space\n", out->path);
 		if (j->write_failed && !o->streams.err[i])
