@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
  * HotSpot's frames, stepped inside the native walk (unwind.bpf.h's
- * walk_step calls hotspot_step first): HotSpot's compiled code keeps no
+ * walk_step calls hotspot_walk_step first): HotSpot's compiled code keeps no
  * frame pointer and no CFI describes it, so where the walk's pc falls in a
  * JVM's code cache (a process in `hs_procs`, struct bpfprof_hotspot_proc)
  * the frame is stepped the way HotSpot steps it (frame_x86.inline.hpp's
@@ -392,6 +392,27 @@ static __always_inline bool hotspot_step(struct walk_env *env, __u32 i, long *re
 	*ret = hs_frame(env, h, i);
 	return true;
 }
+
+#if COMPAT_HOTSPOT
+/*
+ * hotspot_step as a global function (unwind.bpf.h walk_step's hook): step
+ * i of the walk in slot; the step's result, -1 for a native step.
+ */
+__noinline int hotspot_walk_step(__u32 slot, __u32 i)
+{
+	long ret;
+	struct walk_env env = {
+		.w = bpf_map_lookup_elem(&walk_state, &slot),
+		.e = bpf_map_lookup_elem(&scratch, &slot),
+		.c = bpf_map_lookup_elem(&ustack, &slot),
+		.slot = slot,
+	};
+
+	if (!env.w || !env.e || !env.c || !hotspot_step(&env, i, &ret))
+		return -1;
+	return ret;
+}
+#endif
 
 /*
  * After the native walk of record e (nk kernel, nu user addresses): its
