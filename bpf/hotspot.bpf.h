@@ -449,4 +449,20 @@ static __always_inline void hotspot_end(struct bpfprof_sample *e, __u64 nk, __u6
 		stat_inc(stop); /* the others were counted where they happened */
 }
 
+#if COMPAT_HOTSPOT
+/*
+ * hotspot_end as a global function (walk.bpf.h's dispatcher), verified once
+ * on its own: the record is this CPU's slot's (scratch), nu its user addresses
+ */
+__noinline int hotspot_walk_end(__u64 nk, __u64 nu)
+{
+	__u32 slot = cur_slot();
+	struct bpfprof_sample *e = bpf_map_lookup_elem(&scratch, &slot);
+
+	if (e)
+		hotspot_end(e, nk, nu);
+	return 0;
+}
+#endif
+
 #endif /* BPFPROF_HOTSPOT_BPF_H */

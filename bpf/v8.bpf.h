@@ -357,4 +357,20 @@ static __always_inline void v8_end(struct bpfprof_sample *e, __u64 nk, __u64 nu,
 	stat_add(BPFPROF_STAT_V8_FRAMES, e->nr_py);
 }
 
+#if !COMPAT_WALK_BY_TAIL_CALLS
+/*
+ * v8_end as a global function (walk.bpf.h's dispatcher), verified once on
+ * its own: the record is this CPU's slot's (scratch)
+ */
+__noinline int v8_walk_end(__u64 nk, __u64 nu, __u32 tgid)
+{
+	__u32 slot = cur_slot();
+	struct bpfprof_sample *e = bpf_map_lookup_elem(&scratch, &slot);
+
+	if (e)
+		v8_end(e, nk, nu, tgid);
+	return 0;
+}
+#endif
+
 #endif /* BPFPROF_V8_BPF_H */
