@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
  * HotSpot's frames, stepped inside the native walk (unwind.bpf.h's
- * walk_step calls hotspot_step first): HotSpot's compiled code keeps no
+ * walk_step calls hotspot_walk_step first): HotSpot's compiled code keeps no
  * frame pointer and no CFI describes it, so where the walk's pc falls in a
  * JVM's code cache (a process in `hs_procs`, struct bpfprof_hotspot_proc)
  * the frame is stepped the way HotSpot steps it (frame_x86.inline.hpp's
@@ -393,6 +393,27 @@ static __always_inline bool hotspot_step(struct walk_env *env, __u32 i, long *re
 	return true;
 }
 
+#if COMPAT_HOTSPOT
+/*
+ * hotspot_step as a global function (unwind.bpf.h walk_step's hook): step
+ * i of the walk in slot; the step's result, -1 for a native step.
+ */
+__noinline int hotspot_walk_step(__u32 slot, __u32 i)
+{
+	long ret;
+	struct walk_env env = {
+		.w = bpf_map_lookup_elem(&walk_state, &slot),
+		.e = bpf_map_lookup_elem(&scratch, &slot),
+		.c = bpf_map_lookup_elem(&ustack, &slot),
+		.slot = slot,
+	};
+
+	if (!env.w || !env.e || !env.c || !hotspot_step(&env, i, &ret))
+		return -1;
+	return ret;
+}
+#endif
+
 /*
  * After the native walk of record e (nk kernel, nu user addresses): its
  * Java frames after the user addresses (nr_py), and how the Java part
@@ -427,5 +448,21 @@ static __always_inline void hotspot_end(struct bpfprof_sample *e, __u64 nk, __u6
 	if (stop == BPFPROF_STAT_HS_NATIVE || stop == BPFPROF_STAT_HS_LIMIT)
 		stat_inc(stop); /* the others were counted where they happened */
 }
+
+#if COMPAT_HOTSPOT
+/*
+ * hotspot_end as a global function (walk.bpf.h's dispatcher), verified once
+ * on its own: the record is this CPU's slot's (scratch), nu its user addresses
+ */
+__noinline int hotspot_walk_end(__u64 nk, __u64 nu)
+{
+	__u32 slot = cur_slot();
+	struct bpfprof_sample *e = bpf_map_lookup_elem(&scratch, &slot);
+
+	if (e)
+		hotspot_end(e, nk, nu);
+	return 0;
+}
+#endif
 
 #endif /* BPFPROF_HOTSPOT_BPF_H */

@@ -417,11 +417,19 @@ static __always_inline bool unwind_walk_store(struct unwind_walk_frame *f, struc
 	return true;
 }
 
-/* A frame in a JVM's code cache: HotSpot's step (bpf/hotspot.bpf.h), else false */
-static __always_inline bool hotspot_step(struct walk_env *env, __u32 i, long *ret);
+/*
+ * The interpreters' hooks, BPF global functions (5.6; not in the legacy
+ * variant, which has neither): the verifier checks each once, on its own,
+ * rather than inside every path of walk_step that reaches it, which tripled
+ * the modern variants' load time (docs/BENCHMARKS.md, issue 34). They take
+ * scalars only and look their state up in slot.
+ *
+ * A frame in a JVM's code cache: HotSpot's step (bpf/hotspot.bpf.h), its
+ * result; -1 for a native step.
+ */
+int hotspot_walk_step(__u32 slot, __u32 i);
 /* An interpreter's look at each frame of the chain (bpf/v8.bpf.h) */
-static __always_inline void v8_frame(struct walk *w, struct ustack_chunk *c,
-				     struct bpfprof_sample *e, __u32 i);
+int v8_walk_frame(__u32 slot, __u32 i);
 
 /* One frame of the walk in this CPU's slot. Returns 1 to stop the walk (w->f.stop says why). */
 step_fn walk_step(__u32 i, void *data)
@@ -438,9 +446,13 @@ step_fn walk_step(__u32 i, void *data)
 
 	if (!env.w || !env.e || !env.c || bench_walk_skip())
 		return 1;
-	if (hotspot_step(&env, i, &ret))
-		return ret;
-	v8_frame(env.w, env.c, env.e, i);
+	if (!BPFPROF_LEGACY) {
+		ret = hotspot_walk_step(slot, i);
+		/* a callback returns 0 or 1: the verifier knows no global function's range */
+		if (ret >= 0)
+			return ret ? 1 : 0;
+		v8_walk_frame(slot, i);
+	}
 	return unwind_walk_step(&env.w->f, &env, i);
 }
 

@@ -4,7 +4,7 @@
  * found on the frame-pointer chain the native walk follows. V8 keeps a
  * frame pointer in every tier (Ignition's trampoline, Sparkplug, Maglev,
  * TurboFan, builtins), so the native walk already gets through JavaScript;
- * it calls v8_frame at each of its frames, which reads the frame's slots
+ * it calls v8_walk_frame at each of its frames, which reads the frame's slots
  * below its frame pointer (V8's src/execution/frame-constants.h, offsets
  * from the process's v8dbg_ metadata, struct bpfprof_v8_proc) from the walk's
  * own stack copy:
@@ -285,6 +285,20 @@ not_function:
 	stat_inc(BPFPROF_STAT_V8_NOT_FUNCTION);
 }
 
+#if !COMPAT_WALK_BY_TAIL_CALLS
+/* v8_frame as a global function (unwind.bpf.h walk_step's hook): step i of the walk in slot */
+__noinline int v8_walk_frame(__u32 slot, __u32 i)
+{
+	struct walk *w = bpf_map_lookup_elem(&walk_state, &slot);
+	struct bpfprof_sample *e = bpf_map_lookup_elem(&scratch, &slot);
+	struct ustack_chunk *c = bpf_map_lookup_elem(&ustack, &slot);
+
+	if (w && e && c)
+		v8_frame(w, c, e, i);
+	return 0;
+}
+#endif
+
 /* One frame's words into the record after the user addresses (bpf_loop callback or loop body) */
 step_fn v8_copy_step(__u32 j, void *data)
 {
@@ -342,5 +356,21 @@ static __always_inline void v8_end(struct bpfprof_sample *e, __u64 nk, __u64 nu,
 	stat_inc(stop);
 	stat_add(BPFPROF_STAT_V8_FRAMES, e->nr_py);
 }
+
+#if !COMPAT_WALK_BY_TAIL_CALLS
+/*
+ * v8_end as a global function (walk.bpf.h's dispatcher), verified once on
+ * its own: the record is this CPU's slot's (scratch)
+ */
+__noinline int v8_walk_end(__u64 nk, __u64 nu, __u32 tgid)
+{
+	__u32 slot = cur_slot();
+	struct bpfprof_sample *e = bpf_map_lookup_elem(&scratch, &slot);
+
+	if (e)
+		v8_end(e, nk, nu, tgid);
+	return 0;
+}
+#endif
 
 #endif /* BPFPROF_V8_BPF_H */

@@ -91,11 +91,17 @@ static __always_inline void interp_walk(void *ctx, enum walk_hook hook, struct b
 	if (!walk_copy() && py_begin(e, nk, walk_nu(), tgid))
 		for_each_step(PY_STEPS, py_step, NULL);
 	py_end();
+#if !BPFPROF_LEGACY
+	/*
+	 * HotSpot's frames were stepped in the native walk, V8's found during it
+	 * (v8_frame): they join the record. Global functions, which the verifier
+	 * checks once rather than in each of this program's states here
+	 */
 	if (!walk_copy())
-		hotspot_end(e, nk, walk_nu()); /* HotSpot's frames were stepped in the native walk */
-	/* V8's frames were found during the native walk (v8_frame): they join the record */
+		hotspot_walk_end(nk, walk_nu());
 	if (!walk_copy())
-		v8_end(e, nk, walk_nu(), tgid);
+		v8_walk_end(nk, walk_nu(), tgid);
+#endif
 }
 
 /*
