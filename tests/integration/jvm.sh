@@ -213,7 +213,7 @@ check_frames() {
 	# ours in the same order, lambda classes left out on both sides
 	trace=$(grep '^trace ' "$d/java.out" | tac | sed 's/^trace \([^ ]*\) .*/\1/' |
 		grep -v 'JavaChain\.leaf\|\$\$Lambda' | paste -sd';')
-	chain=$(grep 'JavaChain\.leafA' "$d/out.folded" | sort -k2 -t' ' -nr | head -1 | tr ';' '\n' |
+	chain=$(grep 'JavaChain\.leafA' "$d/out.folded" | awk '{ print $NF "\t" $0 }' | sort -nr | head -1 | cut -f2- | tr ';' '\n' |
 		sed -n 's/^\([^ (]*\)(.*_\[j\]$/\1/p' | grep -v 'JavaChain\.leaf\|\$\$Lambda' | paste -sd';')
 	if [ -n "$trace" ] && awk -v t="$trace" -v c="$chain" 'BEGIN {
 		nt = split(t, a, ";"); nc = split(c, b, ";"); k = 1

@@ -158,8 +158,12 @@ while time.time() < end:
     pass' "$work/$kind/libnode.so.115" &
 	pids+=($!)
 done
-sleep 0.3
 bad=${pids[-2]} good=${pids[-1]}
+# until both have mapped their fixture (python3's start-up takes longer on a loaded host)
+for _ in $(seq 250); do
+	grep -q libnode.so.115 "/proc/$bad/maps" 2>/dev/null && grep -q libnode.so.115 "/proc/$good/maps" 2>/dev/null && break
+	sleep 0.02
+done
 "$BPFPROF" -v -F 499 -p "$bad,$good" -d 0.5 -o "$work/lib.folded" >"$work/lib.log" 2>&1
 rc=$?
 kill "$bad" "$good" 2>/dev/null
