@@ -222,8 +222,11 @@ static __always_inline void v8_frame(struct walk *w, struct ustack_chunk *c,
 		ckind = (v8_u32(v->code, v->cfg.code_flags) >> (v->cfg.code_kind_shift & 31)) &
 			v->cfg.code_kind_mask;
 		size = v8_u32(v->code, v->cfg.code_size);
+		/* a pointer field (V8 11.1+), or right after the Code's header (node 18) */
 		start = (v->cfg.flags & BPFPROF_V8_CODE_START_PTR) ?
 				v8_u64(v->code, v->cfg.code_start) :
+			(v->cfg.flags & BPFPROF_V8_CODE_START_INLINE) ?
+				code - 1 + v->cfg.code_start :
 				0;
 		if (start && ckind >= v->cfg.kind_baseline && look >= start &&
 		    look < start + size) {

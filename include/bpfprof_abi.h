@@ -367,6 +367,8 @@ enum bpfprof_v8_frame {
 /* flags of struct bpfprof_v8_proc */
 #define BPFPROF_V8_COMPRESSED 1 /* tagged fields are 32-bit offsets from the cage (4 GiB) base */
 #define BPFPROF_V8_CODE_START_PTR 2 /* Code's instruction start is a pointer field (V8 11.1+) */
+/* Code holds its instructions, code_start bytes after its start (V8 before 11.1: node 18) */
+#define BPFPROF_V8_CODE_START_INLINE 4
 /* The bytes of a JSFunction and of a Code read: every offset used is below */
 #define BPFPROF_V8_READ 64
 
@@ -381,7 +383,8 @@ struct bpfprof_v8_proc {
 	__u16 type_function_first, type_function_last;
 	__u16 map_instance_type; /* Map::instance_type, a u16 */
 	__u16 fn_shared, fn_code; /* JSFunction's */
-	__u16 code_start, code_size, code_flags; /* Code's: start (pointer), size (u32), flags (u32) */
+	/* Code's: start (a pointer field, or the header's size: flags), size (u32), flags (u32) */
+	__u16 code_start, code_size, code_flags;
 	__u16 pad1;
 	__u32 code_kind_mask; /* kind = (flags >> shift) & mask */
 };

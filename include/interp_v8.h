@@ -30,6 +30,7 @@ struct v8_proc_stats {
 	uint64_t truncated; /* ... with more than BPFPROF_MAX_PY_FRAMES JavaScript frames */
 	uint64_t unnamed_frames; /* frames refused (native frame kept) */
 	uint64_t by_pc; /* native frames named by their pc in compiled code seen before */
+	uint64_t osr; /* leaves in JIT code not JSFunction.code's: the frame's (OSR) code */
 	uint64_t no_line; /* frames named without a line */
 };
 

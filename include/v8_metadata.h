@@ -70,6 +70,8 @@ struct v8_metadata {
 	int32_t type_shared_function_info, type_code, type_instruction_stream;
 	int32_t type_bytecode_array, type_byte_array, type_fixed_array, type_weak_fixed_array;
 	int32_t type_trusted_byte_array, type_trusted_fixed_array, type_protected_fixed_array;
+	/* 12.x: CodeWrapper (a Code's shape: see code_instruction_start), 13.x: the SFI's wrapper */
+	int32_t type_code_wrapper, type_shared_function_info_wrapper;
 	int32_t type_script, type_scope_info, type_map, type_oddball, type_first_nonstring;
 
 	/* fields */
@@ -78,15 +80,25 @@ struct v8_metadata {
 	int32_t sfi_function_data, sfi_name_or_scope_info, sfi_script_or_debug_info;
 	int32_t script_name, script_source, script_line_ends;
 	int32_t code_deoptimization_data, code_source_position_table;
-	int32_t code_instruction_start, code_instruction_size, code_flags;
+	/*
+	 * Where a Code's instructions are, one of two shapes: a pointer field
+	 * at code_instruction_start (11.1+: Code__instruction_start__Address,
+	 * or derived on 11.x), or inline, code_header_size bytes after the
+	 * Code's start (before 11.1: Code__instruction_start__uintptr_t, the
+	 * header's size, node 18)
+	 */
+	int32_t code_instruction_start, code_header_size, code_instruction_size, code_flags;
 	int32_t instruction_stream_instruction_start;
-	int32_t bytecode_array_data, bytecode_array_source_position_table;
+	/* BytecodeArray's wrapper (12.x: trusted space); its tables follow it */
+	int32_t bytecode_array_data, bytecode_array_wrapper, bytecode_array_source_position_table;
 	int32_t fixed_array_length, fixed_array_data;
 	int32_t string_length, seq_one_byte_chars, seq_two_byte_chars;
 	int32_t cons_first, cons_second, thin_actual, sliced_parent, sliced_offset;
 	/* ExternalString's resource; its cached data pointer follows (not in uncached strings) */
 	int32_t external_resource;
 	bool js_function_code_derived, code_fields_derived, bytecode_spt_derived;
+	bool code_tables_derived; /* Code's deoptimization data and source positions: fallbacks */
+	bool deopt_indexes_derived; /* DeoptimizationData's slots: fallbacks (node 18) */
 
 	/* string instance-type bits (instance-type.h) */
 	int32_t string_representation_mask, string_encoding_mask;
@@ -107,6 +119,8 @@ struct v8_metadata {
 	int32_t scope_info_first_vars, scope_info_ncontextlocals, scope_info_nparams;
 	int32_t deopt_inlined_count, deopt_literal_array, deopt_shared_function_info;
 	int32_t deopt_inlining_positions;
+	/* 13.x: the slot of a SharedFunctionInfoWrapper (deopt_shared_function_info absent) */
+	int32_t deopt_wrapped_shared_function_info;
 };
 
 /*

@@ -344,14 +344,25 @@ static int bpf_layout(const struct v8_metadata *md, struct bpfprof_v8_proc *c, c
 	c->type_function_last = (uint16_t)md->type_js_function_last;
 	c->smi_shift = (uint8_t)(md->smi_shift_size + 1);
 	c->flags = md->pointer_compression ? BPFPROF_V8_COMPRESSED : 0;
-	/* compiled frames: where Code's start is a pointer (11.1.204+) and its kind is known */
-	if (md->code_instruction_start >= 0 && md->code_instruction_start + 8 <= BPFPROF_V8_READ &&
-	    md->code_instruction_size >= 0 && md->code_instruction_size + 4 <= BPFPROF_V8_READ &&
-	    md->code_flags >= 0 && md->code_flags + 4 <= BPFPROF_V8_READ && md->major >= 11 &&
+	/*
+	 * compiled frames: where the Code's kind is known and its start is
+	 * either a pointer field (11.1.204+) or right after its header (node 18)
+	 */
+	if (md->code_instruction_size >= 0 && md->code_instruction_size + 4 <= BPFPROF_V8_READ &&
+	    md->code_flags >= 0 && md->code_flags + 4 <= BPFPROF_V8_READ &&
 	    md->code_kind_mask > 0 && md->code_kind_shift >= 0 && md->code_kind_baseline > 0 &&
-	    md->code_kind_baseline < 255) {
-		c->flags |= BPFPROF_V8_CODE_START_PTR;
-		c->code_start = (uint16_t)md->code_instruction_start;
+	    md->code_kind_baseline < 255 &&
+	    ((md->code_instruction_start >= 0 &&
+	      md->code_instruction_start + 8 <= BPFPROF_V8_READ) ||
+	     (md->code_instruction_start == V8MD_ABSENT && md->code_header_size > 0 &&
+	      md->code_header_size < 4096))) {
+		if (md->code_instruction_start >= 0) {
+			c->flags |= BPFPROF_V8_CODE_START_PTR;
+			c->code_start = (uint16_t)md->code_instruction_start;
+		} else {
+			c->flags |= BPFPROF_V8_CODE_START_INLINE;
+			c->code_start = (uint16_t)md->code_header_size;
+		}
 		c->code_size = (uint16_t)md->code_instruction_size;
 		c->code_flags = (uint16_t)md->code_flags;
 		c->code_kind_mask = (uint32_t)md->code_kind_mask;
@@ -494,6 +505,14 @@ static uint64_t frame_addr(struct interp_v8 *v, struct v8_proc *vp, struct profi
 	return a;
 }
 
+/* Whether pc is in anonymous memory (JIT code) or in no mapping read yet (new JIT code) */
+static bool in_jit(const struct profile *p, uint32_t proc, uint64_t pc)
+{
+	int m = profile__find_mapping(p, proc, pc);
+
+	return m < 0 || !p->procs[proc].mappings[m].path[0];
+}
+
 /* Room for a merged user stack (interp.h) */
 #define MERGED_ROOM (BPFPROF_MAX_STACK + BPFPROF_MAX_PY_FRAMES + 1)
 #define INLINED_MAX 8
@@ -592,6 +611,19 @@ static int v8_merge(void *state, struct profile *p, uint32_t proc, const struct 
 				n = m;
 				after = false;
 				ps->by_pc++;
+			} else if (after && n > 0 && in_jit(p, proc, nat[0])) {
+				/*
+				 * Not an Ignition handler or a builtin (node's
+				 * text) but JIT code, in the frame's function:
+				 * its own code that JSFunction.code does not
+				 * name, OSR code (node 22 enters a hot loop's
+				 * from each call for a while): the frame stands
+				 * for the leaf. (Also a callee's first
+				 * instructions before its frame, of code not
+				 * seen yet: named as its caller.)
+				 */
+				after = false;
+				ps->osr++;
 			}
 		}
 		if (!n || after)

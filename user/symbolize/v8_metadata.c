@@ -110,6 +110,9 @@ static const struct entry table[] = {
 	O(PFX "type_TrustedFixedArray__TRUSTED_FIXED_ARRAY_TYPE", type_trusted_fixed_array, K_TYPE),
 	O(PFX "type_ProtectedFixedArray__PROTECTED_FIXED_ARRAY_TYPE", type_protected_fixed_array,
 	  K_TYPE),
+	O(PFX "type_CodeWrapper__CODE_WRAPPER_TYPE", type_code_wrapper, K_TYPE),
+	O(PFX "type_SharedFunctionInfoWrapper__SHARED_FUNCTION_INFO_WRAPPER_TYPE",
+	  type_shared_function_info_wrapper, K_TYPE),
 	R(PFX "type_Script__SCRIPT_TYPE", type_script, K_TYPE),
 	R(PFX "type_ScopeInfo__SCOPE_INFO_TYPE", type_scope_info, K_TYPE),
 	O(PFX "type_Map__MAP_TYPE", type_map, K_TYPE),
@@ -122,8 +125,9 @@ static const struct entry table[] = {
 	R(C("JSFunction", "shared__SharedFunctionInfo") "|" C("JSFunction",
 							      "shared__Tagged_SharedFunctionInfo_"),
 	  js_function_shared, K_OFF),
-	O(C("JSFunction", "code__Code") "|" C("JSFunction", "code__Tagged_Code_"), js_function_code,
-	  K_OFF),
+	O(C("JSFunction", "code__Code") "|" C("JSFunction", "code__Tagged_Code_") "|" C(
+		  "JSFunction", "code__CodeT"),
+	  js_function_code, K_OFF),
 	O(C("SharedFunctionInfo", "function_data__Object") "|" C("SharedFunctionInfo",
 								 "function_data__Tagged_Object_"),
 	  sfi_function_data, K_OFF),
@@ -148,13 +152,15 @@ static const struct entry table[] = {
 	O(C("Code", "source_position_table__ByteArray") "|" C(
 		  "Code", "source_position_table__Tagged_ByteArray_"),
 	  code_source_position_table, K_OFF),
-	O(C("Code", "instruction_start__uintptr_t") "|" C("Code", "instruction_start__Address"),
-	  code_instruction_start, K_OFF),
+	/* the shape of Code by the type V8 names: a pointer field, or the header's size */
+	O(C("Code", "instruction_start__Address"), code_instruction_start, K_OFF),
+	O(C("Code", "instruction_start__uintptr_t"), code_header_size, K_OFF),
 	O(C("Code", "instruction_size__int"), code_instruction_size, K_OFF),
 	O(C("Code", "flags__uint32_t"), code_flags, K_OFF),
 	O(C("InstructionStream", "instruction_start__uintptr_t"),
 	  instruction_stream_instruction_start, K_OFF),
 	R(C("BytecodeArray", "data__uintptr_t"), bytecode_array_data, K_OFF),
+	O(C("BytecodeArray", "wrapper__Tagged_BytecodeWrapper_"), bytecode_array_wrapper, K_OFF),
 	O(C("BytecodeArray", "source_position_table__Object") "|" C(
 		  "BytecodeArray", "source_position_table__Tagged_HeapObject_"),
 	  bytecode_array_source_position_table, K_OFF),
@@ -196,6 +202,8 @@ static const struct entry table[] = {
 	O(PFX "DeoptimizationDataLiteralArrayIndex", deopt_literal_array, K_IDX),
 	O(PFX "DeoptimizationDataSharedFunctionInfoIndex", deopt_shared_function_info, K_IDX),
 	O(PFX "DeoptimizationDataInliningPositionsIndex", deopt_inlining_positions, K_IDX),
+	O(PFX "DeoptimizationDataWrappedSharedFunctionInfoIndex", deopt_wrapped_shared_function_info,
+	  K_IDX),
 };
 
 #define NR_ENTRIES (sizeof(table) / sizeof(table[0]))
@@ -445,6 +453,8 @@ static bool at_least(const struct v8_metadata *md, int major, int minor, int bui
  */
 static void derive(struct v8_metadata *md)
 {
+	int32_t ts;
+
 	if (md->fp_context_or_frame_type == V8MD_ABSENT)
 		md->fp_context_or_frame_type = md->fp_context;
 	if (md->heap_object_map == V8MD_ABSENT)
@@ -454,6 +464,7 @@ static void derive(struct v8_metadata *md)
 	if (md->tagged_size == V8MD_ABSENT)
 		md->tagged_size = md->system_pointer_size;
 	md->pointer_compression = md->tagged_size == 4;
+	ts = md->tagged_size;
 	/* JS_CLASS_CONSTRUCTOR_TYPE is the last closure type: JSFunction + 15 on 11.3 */
 	if (md->type_js_function_last == V8MD_ABSENT)
 		md->type_js_function_last = md->type_js_function + 15;
@@ -464,16 +475,57 @@ static void derive(struct v8_metadata *md)
 		md->js_function_code_derived = true;
 	}
 	/* Code (ex CodeDataContainer) of 11.1.204 to 11.x: start pointer, flags, size after spt */
-	if (md->code_instruction_start == V8MD_ABSENT && md->code_source_position_table >= 0 &&
-	    at_least(md, 11, 1, 204) && md->major == 11) {
+	if (md->code_instruction_start == V8MD_ABSENT && md->code_header_size == V8MD_ABSENT &&
+	    md->code_source_position_table >= 0 && at_least(md, 11, 1, 204) && md->major == 11) {
 		md->code_instruction_start = md->code_source_position_table + 16;
 		md->code_flags = md->code_source_position_table + 24;
 		md->code_instruction_size = md->code_source_position_table + 32;
 		md->code_fields_derived = true;
 	}
-	if (md->bytecode_array_source_position_table == V8MD_ABSENT && md->major == 11) {
-		md->bytecode_array_source_position_table = 32;
+	/*
+	 * Code's deoptimization data (or a baseline Code's BytecodeArray) and
+	 * source-position table (a baseline Code's bytecode offsets), where
+	 * the metadata lacks them, by the shape of Code it shows (OTel's
+	 * fallbacks; checked on live objects of node 18 and 22):
+	 * - with a CodeWrapper type (12.x): deoptimization data, positions,
+	 *   wrapper, InstructionStream, then the instruction start pointer;
+	 * - instructions inline (Code__instruction_start__uintptr_t, before
+	 *   11.1): relocation info, deoptimization data, positions, the
+	 *   CodeDataContainer, then the instruction size.
+	 */
+	if (md->code_source_position_table == V8MD_ABSENT) {
+		if (md->code_instruction_start >= 3 * ts && md->type_code_wrapper >= 0)
+			md->code_source_position_table = md->code_instruction_start - 3 * ts;
+		else if (md->code_header_size >= 0 && md->code_instruction_start == V8MD_ABSENT &&
+			 md->code_instruction_size >= 2 * ts)
+			md->code_source_position_table = md->code_instruction_size - 2 * ts;
+		md->code_tables_derived = md->code_source_position_table != V8MD_ABSENT;
+	}
+	if (md->code_deoptimization_data == V8MD_ABSENT && md->code_tables_derived &&
+	    md->code_source_position_table >= ts)
+		md->code_deoptimization_data = md->code_source_position_table - ts;
+	/*
+	 * BytecodeArray's source positions: after its wrapper where it has one
+	 * (12.x: length, wrapper, positions, handler table, constant pool),
+	 * else the third field after the length (constant pool, handler table,
+	 * positions: "lost in V8 9.4", OTel; checked on node 18 and 20)
+	 */
+	if (md->bytecode_array_source_position_table == V8MD_ABSENT) {
+		md->bytecode_array_source_position_table =
+			md->bytecode_array_wrapper >= 0 ? md->bytecode_array_wrapper + ts :
+							  md->fixed_array_length + 3 * ts;
 		md->bytecode_spt_derived = true;
+	}
+	/* DeoptimizationData's slots, exported since 11.x, the same since 9.x (OTel; node 18) */
+	if (md->deopt_inlined_count == V8MD_ABSENT && md->deopt_literal_array == V8MD_ABSENT &&
+	    md->deopt_shared_function_info == V8MD_ABSENT &&
+	    md->deopt_wrapped_shared_function_info == V8MD_ABSENT &&
+	    md->deopt_inlining_positions == V8MD_ABSENT) {
+		md->deopt_inlined_count = 1;
+		md->deopt_literal_array = 2;
+		md->deopt_shared_function_info = 6;
+		md->deopt_inlining_positions = 7;
+		md->deopt_indexes_derived = true;
 	}
 	/* "changing with V8_SANDBOX, but Node doesn't turn that on" (OTel, 12.x) */
 	if (md->sfi_function_data == V8MD_ABSENT)

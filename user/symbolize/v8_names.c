@@ -846,16 +846,27 @@ static int optimized_names(struct v8_names *n, uint64_t code, const struct v8_fu
 	return add_name(n, outer, raw >= 0 ? V8_SRCPOS_SCRIPT_OFFSET(raw) : -1);
 }
 
-/* The instruction range of Code code (its start a pointer field, 11.1+): 0, or -errno */
+/*
+ * The instruction range of Code code: its start a pointer field (11.1+), or
+ * right after its header (before 11.1, v8_metadata.h). 0, or -errno.
+ */
 static int code_range(struct v8_names *n, uint64_t code, uint64_t *start, uint64_t *end)
 {
+	const struct v8_metadata *md = &n->md;
 	uint32_t size;
 
-	if (!has(n->md.code_instruction_start) || !has(n->md.code_instruction_size) ||
-	    n->md.major < 11 ||
-	    rd(n, code - 1 + (uint64_t)n->md.code_instruction_start, start, 8) ||
-	    rd(n, code - 1 + (uint64_t)n->md.code_instruction_size, &size, 4) || !size ||
-	    *start < 4096 || (*start >> 47))
+	if (!has(md->code_instruction_size) ||
+	    rd(n, code - 1 + (uint64_t)md->code_instruction_size, &size, 4) || !size)
+		return -EINVAL;
+	if (has(md->code_instruction_start)) {
+		if (rd(n, code - 1 + (uint64_t)md->code_instruction_start, start, 8))
+			return -EINVAL;
+	} else if (has(md->code_header_size)) {
+		*start = code - (uint64_t)md->heap_object_tag + (uint64_t)md->code_header_size;
+	} else {
+		return -EINVAL;
+	}
+	if (*start < 4096 || (*start >> 47))
 		return -EINVAL;
 	*end = *start + size;
 	return 0;

@@ -549,14 +549,15 @@ void report__v8(FILE *f, const struct v8_stats *st, const uint64_t bpf[BPFPROF_S
 
 		fprintf(f,
 			"bpfprof: V8: pid %u (%s): %llu samples, %llu with JavaScript frames (%llu "
-			"frames, %llu inlined, %llu named by pc, %llu without a line, %llu cut at %d); "
+			"frames, %llu inlined, %llu named by pc, %llu leaves in OSR code, %llu without a "
+			"line, %llu cut at %d); "
 			"without: %llu in "
 			"native code only, %llu not walked (stack copies, legacy variant, before V8 was "
 			"found), %llu whose frames did not check (%llu frames kept native)\n",
 			ps->pid, ps->comm, (unsigned long long)ps->samples,
 			(unsigned long long)ps->with_js, (unsigned long long)ps->frames,
 			(unsigned long long)ps->inlined, (unsigned long long)ps->by_pc,
-			(unsigned long long)ps->no_line, (unsigned long long)ps->truncated,
+			(unsigned long long)ps->osr, (unsigned long long)ps->no_line, (unsigned long long)ps->truncated,
 			BPFPROF_MAX_PY_FRAMES, (unsigned long long)ps->native,
 			(unsigned long long)ps->not_walked, (unsigned long long)ps->unnamed,
 			(unsigned long long)ps->unnamed_frames);
