@@ -202,8 +202,8 @@ static const struct entry table[] = {
 	O(PFX "DeoptimizationDataLiteralArrayIndex", deopt_literal_array, K_IDX),
 	O(PFX "DeoptimizationDataSharedFunctionInfoIndex", deopt_shared_function_info, K_IDX),
 	O(PFX "DeoptimizationDataInliningPositionsIndex", deopt_inlining_positions, K_IDX),
-	O(PFX "DeoptimizationDataWrappedSharedFunctionInfoIndex", deopt_wrapped_shared_function_info,
-	  K_IDX),
+	O(PFX "DeoptimizationDataWrappedSharedFunctionInfoIndex",
+	  deopt_wrapped_shared_function_info, K_IDX),
 };
 
 #define NR_ENTRIES (sizeof(table) / sizeof(table[0]))
@@ -511,9 +511,9 @@ static void derive(struct v8_metadata *md)
 	 * positions: "lost in V8 9.4", OTel; checked on node 18 and 20)
 	 */
 	if (md->bytecode_array_source_position_table == V8MD_ABSENT) {
-		md->bytecode_array_source_position_table =
-			md->bytecode_array_wrapper >= 0 ? md->bytecode_array_wrapper + ts :
-							  md->fixed_array_length + 3 * ts;
+		md->bytecode_array_source_position_table = md->bytecode_array_wrapper >= 0 ?
+								   md->bytecode_array_wrapper + ts :
+								   md->fixed_array_length + 3 * ts;
 		md->bytecode_spt_derived = true;
 	}
 	/* DeoptimizationData's slots, exported since 11.x, the same since 9.x (OTel; node 18) */

@@ -557,10 +557,10 @@ void report__v8(FILE *f, const struct v8_stats *st, const uint64_t bpf[BPFPROF_S
 			ps->pid, ps->comm, (unsigned long long)ps->samples,
 			(unsigned long long)ps->with_js, (unsigned long long)ps->frames,
 			(unsigned long long)ps->inlined, (unsigned long long)ps->by_pc,
-			(unsigned long long)ps->osr, (unsigned long long)ps->no_line, (unsigned long long)ps->truncated,
-			BPFPROF_MAX_PY_FRAMES, (unsigned long long)ps->native,
-			(unsigned long long)ps->not_walked, (unsigned long long)ps->unnamed,
-			(unsigned long long)ps->unnamed_frames);
+			(unsigned long long)ps->osr, (unsigned long long)ps->no_line,
+			(unsigned long long)ps->truncated, BPFPROF_MAX_PY_FRAMES,
+			(unsigned long long)ps->native, (unsigned long long)ps->not_walked,
+			(unsigned long long)ps->unnamed, (unsigned long long)ps->unnamed_frames);
 	}
 	if (st->frames)
 		fprintf(f,
