@@ -331,7 +331,8 @@ static int bpf_layout(const struct v8_metadata *md, struct bpfprof_v8_proc *c, c
 	c->fp_low = (int8_t)low;
 	if (md->map_instance_type < 0 || md->map_instance_type > 0xff0 ||
 	    md->js_function_shared < 0 || md->js_function_shared + tsz > BPFPROF_V8_READ ||
-	    md->js_function_code < 0 || md->js_function_code + tsz > BPFPROF_V8_READ ||
+	    (md->js_function_code != V8MD_ABSENT &&
+	     (md->js_function_code < 0 || md->js_function_code + tsz > BPFPROF_V8_READ)) ||
 	    md->type_js_function < 0 || md->type_js_function_last < md->type_js_function ||
 	    md->type_js_function_last > 0xffff || md->heap_object_map != 0) {
 		*why = "JSFunction's fields lie beyond what the BPF walk reads";
@@ -339,7 +340,8 @@ static int bpf_layout(const struct v8_metadata *md, struct bpfprof_v8_proc *c, c
 	}
 	c->map_instance_type = (uint16_t)md->map_instance_type;
 	c->fn_shared = (uint16_t)md->js_function_shared;
-	c->fn_code = (uint16_t)md->js_function_code;
+	/* no JSFunction.code (13.x): the function's map word, never a Code: no compiled frames */
+	c->fn_code = md->js_function_code >= 0 ? (uint16_t)md->js_function_code : 0;
 	c->type_function_first = (uint16_t)md->type_js_function;
 	c->type_function_last = (uint16_t)md->type_js_function_last;
 	c->smi_shift = (uint8_t)(md->smi_shift_size + 1);
@@ -348,9 +350,10 @@ static int bpf_layout(const struct v8_metadata *md, struct bpfprof_v8_proc *c, c
 	 * compiled frames: where the Code's kind is known and its start is
 	 * either a pointer field (11.1.204+) or right after its header (node 18)
 	 */
-	if (md->code_instruction_size >= 0 && md->code_instruction_size + 4 <= BPFPROF_V8_READ &&
-	    md->code_flags >= 0 && md->code_flags + 4 <= BPFPROF_V8_READ &&
-	    md->code_kind_mask > 0 && md->code_kind_shift >= 0 && md->code_kind_baseline > 0 &&
+	if (md->js_function_code >= 0 && md->code_instruction_size >= 0 &&
+	    md->code_instruction_size + 4 <= BPFPROF_V8_READ && md->code_flags >= 0 &&
+	    md->code_flags + 4 <= BPFPROF_V8_READ && md->code_kind_mask > 0 &&
+	    md->code_kind_shift >= 0 && md->code_kind_baseline > 0 &&
 	    md->code_kind_baseline < 255 &&
 	    ((md->code_instruction_start >= 0 &&
 	      md->code_instruction_start + 8 <= BPFPROF_V8_READ) ||

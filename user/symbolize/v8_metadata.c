@@ -82,7 +82,9 @@ static const struct entry table[] = {
 	R(PFX "frametype_InterpretedFrame", ft_interpreted, K_FT),
 	O(PFX "frametype_BaselineFrame", ft_baseline, K_FT),
 	O(PFX "frametype_MaglevFrame", ft_maglev, K_FT),
-	R(PFX "frametype_TurbofanFrame|" PFX "frametype_OptimizedFrame", ft_turbofan, K_FT),
+	R(PFX "frametype_TurbofanFrame|" PFX "frametype_TurbofanJSFrame|" PFX
+	      "frametype_OptimizedFrame",
+	  ft_turbofan, K_FT),
 	R(PFX "frametype_StubFrame", ft_stub, K_FT),
 	O(PFX "frametype_BuiltinFrame", ft_builtin, K_FT),
 	O(PFX "frametype_BuiltinExitFrame", ft_builtin_exit, K_FT),
@@ -468,8 +470,13 @@ static void derive(struct v8_metadata *md)
 	/* JS_CLASS_CONSTRUCTOR_TYPE is the last closure type: JSFunction + 15 on 11.3 */
 	if (md->type_js_function_last == V8MD_ABSENT)
 		md->type_js_function_last = md->type_js_function + 15;
-	/* JSFunction::code sits next to shared: after it before 11.7.368, before it since */
-	if (md->js_function_code == V8MD_ABSENT) {
+	/*
+	 * JSFunction::code sits next to shared: after it before 11.7.368,
+	 * before it since; 13.x (leaptiering, node 24) has a dispatch handle
+	 * there instead, an index into a table the metadata does not give:
+	 * no Code, so frames without code offsets (interpreted ones keep theirs)
+	 */
+	if (md->js_function_code == V8MD_ABSENT && md->major < 13) {
 		md->js_function_code = at_least(md, 11, 7, 368) ? md->js_function_shared - 8 :
 								  md->js_function_shared + 24;
 		md->js_function_code_derived = true;
@@ -554,7 +561,8 @@ static int cross_check(struct reader *r)
 		return fail(r, PFX "SmiShiftSize: %d (31 or 0 are known)", md->smi_shift_size);
 	if (md->fp_function == md->fp_context)
 		return fail(r, PFX "off_fp_function: the context's slot (%d)", md->fp_function);
-	if (md->js_function_code < 0 || md->js_function_code >= 4096)
+	if (md->js_function_code != V8MD_ABSENT &&
+	    (md->js_function_code < 0 || md->js_function_code >= 4096))
 		return fail(r, "JSFunction::code: derived offset %d out of range",
 			    md->js_function_code);
 	return 0;
