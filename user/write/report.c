@@ -549,8 +549,8 @@ void report__v8(FILE *f, const struct v8_stats *st, const uint64_t bpf[BPFPROF_S
 
 		fprintf(f,
 			"bpfprof: V8: pid %u (%s): %llu samples, %llu with JavaScript frames (%llu "
-			"frames, %llu inlined, %llu named by pc, %llu leaves in their function's other code (OSR), %llu without a "
-			"line, %llu cut at %d); "
+			"frames, %llu inlined, %llu named by pc, %llu leaves in their function's "
+			"other code (OSR), %llu without a line, %llu cut at %d); "
 			"without: %llu in "
 			"native code only, %llu not walked (stack copies, legacy variant, before V8 was "
 			"found), %llu whose frames did not check (%llu frames kept native)\n",
