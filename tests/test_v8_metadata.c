@@ -108,6 +108,96 @@ static void test_node20(void **state)
 	assert_int_equal(md.type_trusted_byte_array, V8MD_ABSENT);
 }
 
+/*
+ * node 18 (V8 10.2): Code holds its instructions after a 128-byte header;
+ * its tables, deoptimization slots and BytecodeArray's positions derived
+ * from that shape, as node 18's live objects have them
+ */
+static void test_node18(void **state)
+{
+	struct v8_fopts o = { .syms = node18_syms, .nr = NODE18_NR };
+	struct v8_metadata md;
+	char why[160], ver[64];
+
+	(void)state;
+	if (read_fixture(&o, &md, why, sizeof(why)))
+		fail_msg("refused: %s", why);
+	assert_string_equal(v8_metadata__version(&md, ver, sizeof(ver)), "10.2.154.26-node.38");
+	assert_int_equal(md.nr_read, NODE18_NR);
+	assert_int_equal(md.ft_interpreted, 12);
+	assert_int_equal(md.ft_turbofan, 14); /* OptimizedFrame */
+	assert_int_equal(md.type_js_function, 2065);
+	assert_int_equal(md.type_code, 240);
+	/* JSFunction.code as a CodeT, exported */
+	assert_int_equal(md.js_function_code, 48);
+	assert_false(md.js_function_code_derived);
+	/* instructions inline: no pointer field, the header's size */
+	assert_int_equal(md.code_instruction_start, V8MD_ABSENT);
+	assert_int_equal(md.code_header_size, 128);
+	assert_int_equal(md.code_instruction_size, 40);
+	assert_int_equal(md.code_flags, 48);
+	assert_false(md.code_fields_derived);
+	/* relocation info 8, deoptimization data 16, positions 24, CodeDataContainer 32 */
+	assert_int_equal(md.code_source_position_table, 24);
+	assert_int_equal(md.code_deoptimization_data, 16);
+	assert_true(md.code_tables_derived);
+	assert_int_equal(md.bytecode_array_source_position_table, 32);
+	assert_int_equal(md.bytecode_array_data, 56);
+	assert_int_equal(md.deopt_shared_function_info, 6);
+	assert_int_equal(md.deopt_literal_array, 2);
+	assert_int_equal(md.deopt_inlining_positions, 7);
+	assert_true(md.deopt_indexes_derived);
+	assert_int_equal(md.sfi_function_data, 8);
+	assert_int_equal(md.code_kind_baseline, 11);
+}
+
+/*
+ * node 22 (V8 12.4): Code apart from its InstructionStream, its start a
+ * pointer; its tables before the wrapper, BytecodeArray's positions after
+ * its wrapper, as node 22's live objects have them
+ */
+static void test_node22(void **state)
+{
+	struct v8_fopts o = { .syms = node22_syms, .nr = NODE22_NR };
+	struct v8_metadata md;
+	char ver[64];
+
+	(void)state;
+	assert_int_equal(read_fixture(&o, &md, NULL, 0), 0);
+	assert_string_equal(v8_metadata__version(&md, ver, sizeof(ver)), "12.4.254.21-node.38");
+	/* FirstJSFunctionType too, an alternative of type_JSFunction's read first */
+	assert_int_equal(md.nr_read, NODE22_NR - 1);
+	assert_int_equal(md.type_js_function, 2066);
+	assert_int_equal(md.type_js_function_last, 2082); /* exported */
+	assert_int_equal(md.js_function_shared, 32);
+	assert_int_equal(md.js_function_code, 24);
+	assert_int_equal(md.sfi_script_or_debug_info, 32);
+	assert_int_equal(md.code_instruction_start, 40);
+	assert_int_equal(md.code_header_size, V8MD_ABSENT);
+	assert_int_equal(md.code_flags, 48);
+	assert_int_equal(md.code_instruction_size, 52);
+	/* deoptimization data (or a baseline Code's BytecodeArray) 8, positions 16, wrapper 24 */
+	assert_int_equal(md.code_source_position_table, 16);
+	assert_int_equal(md.code_deoptimization_data, 8);
+	assert_true(md.code_tables_derived);
+	/* length 8, wrapper 16, positions 24 */
+	assert_int_equal(md.bytecode_array_wrapper, 16);
+	assert_int_equal(md.bytecode_array_source_position_table, 24);
+	assert_int_equal(md.bytecode_array_data, 64);
+	assert_int_equal(md.sfi_function_data, 8);
+	assert_int_equal(md.type_trusted_byte_array, 212);
+	assert_int_equal(md.type_trusted_fixed_array, 213);
+	assert_int_equal(md.deopt_shared_function_info, 6); /* exported */
+	assert_false(md.deopt_indexes_derived);
+	assert_int_equal(md.code_kind_baseline, 10);
+	/* without the CodeWrapper type the shape is unknown: no tables derived */
+	o.drop = "v8dbg_type_CodeWrapper__CODE_WRAPPER_TYPE";
+	assert_int_equal(read_fixture(&o, &md, NULL, 0), 0);
+	assert_int_equal(md.code_source_position_table, V8MD_ABSENT);
+	assert_int_equal(md.code_deoptimization_data, V8MD_ABSENT);
+	assert_false(md.code_tables_derived);
+}
+
 /* The same from .dynsym alone (a binary with .symtab stripped) */
 static void test_dynsym(void **state)
 {
@@ -132,13 +222,20 @@ static void test_versions(void **state)
 	/* 11.8.244: JSFunction::code moved before shared (11.7.368) */
 	assert_int_equal(read_fixture(&o, &md, NULL, 0), 0);
 	assert_int_equal(md.js_function_code, 24 - 8);
-	/* 12.3.244: no Code fallbacks known */
+	/* 12.3.244: no Code fallbacks known for its shape (no CodeWrapper, no header size) */
 	o.set = "_ZN2v88internal7Version6major_E";
 	o.set_value = 12;
 	assert_int_equal(read_fixture(&o, &md, NULL, 0), 0);
 	assert_int_equal(md.code_instruction_start, V8MD_ABSENT);
 	assert_false(md.code_fields_derived);
-	assert_int_equal(md.bytecode_array_source_position_table, V8MD_ABSENT);
+	/* BytecodeArray without a wrapper: its positions 3 words after its length, any version */
+	assert_int_equal(md.bytecode_array_source_position_table, 8 + 3 * 8);
+	assert_true(md.bytecode_spt_derived);
+	/* 13.x: no JSFunction::code derived (a dispatch handle there) */
+	o.set_value = 13;
+	assert_int_equal(read_fixture(&o, &md, NULL, 0), 0);
+	assert_int_equal(md.js_function_code, V8MD_ABSENT);
+	assert_false(md.js_function_code_derived);
 	/* optional frame type missing: absent, not 0 */
 	o = (struct v8_fopts){ .drop = "v8dbg_frametype_MaglevFrame" };
 	assert_int_equal(read_fixture(&o, &md, NULL, 0), 0);
@@ -309,6 +406,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_node20),
+		cmocka_unit_test(test_node18),
+		cmocka_unit_test(test_node22),
 		cmocka_unit_test(test_dynsym),
 		cmocka_unit_test(test_versions),
 		cmocka_unit_test(test_alternate_name),

@@ -4,7 +4,8 @@
  * file (through a memfd, as the reader takes a descriptor) with V8's
  * postmortem metadata, then the version printed from what was read. Built
  * and run by `make fuzz`; seeds in tests/fuzz/corpus/v8_metadata (node 20's
- * metadata in tests/v8_fixture.h's ELF, from .symtab and from .dynsym).
+ * metadata in tests/v8_fixture.h's ELF, from .symtab and from .dynsym; node
+ * 18's and 22's, whose other shapes take other derivations).
  */
 #include <stddef.h>
 #include <stdint.h>
