@@ -9,7 +9,9 @@
  * thin and two-byte strings; an optimized frame whose inlined function
  * comes first; then hostile memory: a self-referencing cons string, an
  * object of the wrong type, an untagged word, an unreadable address, a
- * BytecodeArray that is not the frame's, a Code whose check differs.
+ * BytecodeArray that is not the frame's, a Code whose check differs; the
+ * same frames in node 18's and 22's layouts, and a pc named by the range of
+ * a Code of each shape.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -93,12 +95,12 @@ static uint64_t str1(struct heap *h, const char *s)
 	return o;
 }
 
-static struct heap *heap_new(void)
+/* A heap laid out with the metadata of fixture o (node 20's by default) */
+static struct heap *heap_new_as(const struct v8_fopts *o)
 {
-	struct v8_fopts o = { 0 };
 	struct heap *h = calloc(1, sizeof(*h));
 	size_t len;
-	uint8_t *b = v8_fixture(&o, &len);
+	uint8_t *b = v8_fixture(o, &len);
 	int fd = memfd_create("v8md", MFD_CLOEXEC);
 	char why[160];
 
@@ -110,6 +112,13 @@ static struct heap *heap_new(void)
 	free(b);
 	h->next = HEAP_BASE + 64;
 	return h;
+}
+
+static struct heap *heap_new(void)
+{
+	struct v8_fopts o = { 0 };
+
+	return heap_new_as(&o);
 }
 
 /* zigzag VLQ as V8 writes it */
@@ -128,7 +137,12 @@ static size_t put_int(uint8_t *out, int64_t v)
 
 static uint64_t byte_array(struct heap *h, const uint8_t *d, size_t n)
 {
-	uint64_t o = alloc(h, (uint16_t)h->md.type_byte_array, 16 + n);
+	/* tables are in trusted space from 12.x (node 22) */
+	uint64_t o = alloc(h,
+			   (uint16_t)(h->md.type_trusted_byte_array >= 0 ?
+					      h->md.type_trusted_byte_array :
+					      h->md.type_byte_array),
+			   16 + n);
 
 	put64(h, o, h->md.fixed_array_length, smi((int64_t)n));
 	put(h, o, h->md.fixed_array_data, d, n);
@@ -333,6 +347,89 @@ static void test_optimized_inlined(void **state)
 	free(h);
 }
 
+/*
+ * Node 18's and 22's shapes (tests/v8_fixture.h): an interpreted frame
+ * (BytecodeArray's positions 3 words after its length; after its wrapper),
+ * an optimized frame with its inlined function (Code's tables derived from
+ * its shape; node 22's DeoptimizationData a TrustedFixedArray), then a pc in
+ * that Code named by its range: the instructions right after node 18's
+ * 128-byte header, or at node 22's instruction start pointer.
+ */
+static void other_version(const struct v8_fopts *o)
+{
+	struct heap *h = heap_new_as(o);
+	const struct v8_metadata *md = &h->md;
+	uint64_t ba, script = 0, outer = function(h, str1(h, "leaf"), &ba, &script);
+	uint64_t inner = function(h, str1(h, "helper"), &ba, &script);
+	uint64_t code = alloc(h, (uint16_t)md->type_code, 256);
+	uint64_t deopt = alloc(h,
+			       (uint16_t)(md->type_trusted_fixed_array >= 0 ?
+						  md->type_trusted_fixed_array :
+						  md->type_fixed_array),
+			       16 + 8 * 8);
+	uint64_t lits = alloc(h, (uint16_t)md->type_fixed_array, 24);
+	uint32_t flags = 13, size = 0x400;
+	struct {
+		int64_t pos;
+		int32_t fn_id, pad;
+	} ip = { ((int64_t)(WORK_OFF + 1) << 1), 0, 0 };
+	struct v8_names *n = v8_names__new(md, NULL, 0, heap_read, h);
+	struct v8_name out[4];
+	uint64_t start = md->code_header_size >= 0 ? code - 1 + (uint64_t)md->code_header_size :
+						     0x7e0000001000ull;
+	uint64_t w1 =
+		BPFPROF_V8_WORD1(0x21, BPFPROF_V8_CODE_CHECK(size, flags), 2, BPFPROF_V8_OPTIMIZED);
+
+	assert_non_null(n);
+	assert_true(md->code_tables_derived);
+	/* interpreted: line 4, column 3 */
+	assert_int_equal(v8_names__frame(n, inner, interp_w1(h, ba, 2), false, out, 4), 1);
+	assert_string_equal(out[0].func, "helper");
+	assert_int_equal(out[0].line, 4);
+	/* optimized, its inlined function first */
+	put(h, code, md->code_flags, &flags, 4);
+	put(h, code, md->code_instruction_size, &size, 4);
+	if (md->code_instruction_start >= 0)
+		put64(h, code, md->code_instruction_start, start);
+	put64(h, code, md->code_source_position_table, table(h, 21, 0));
+	put64(h, code, md->code_deoptimization_data, deopt);
+	put64(h, deopt, md->fixed_array_length, smi(8));
+	put64(h, deopt, md->fixed_array_data + 8 * md->deopt_literal_array, lits);
+	put64(h, deopt, md->fixed_array_data + 8 * md->deopt_shared_function_info, outer);
+	put64(h, deopt, md->fixed_array_data + 8 * md->deopt_inlining_positions,
+	      byte_array(h, (const uint8_t *)&ip, sizeof(ip)));
+	put64(h, lits, md->fixed_array_length, smi(1));
+	put64(h, lits, md->fixed_array_data, inner);
+	assert_int_equal(v8_names__frame(n, code, w1, false, out, 4), 2);
+	assert_string_equal(out[0].func, "helper");
+	assert_int_equal(out[0].line, 3);
+	assert_string_equal(out[1].func, "leaf");
+	assert_int_equal(out[1].line, 4);
+	/* a return address in that Code, with no frame record: named by its range */
+	assert_int_equal(v8_names__pc(n, start + 0x21, false, out, 4), 2);
+	assert_string_equal(out[1].func, "leaf");
+	/* past its end: not */
+	assert_int_equal(v8_names__pc(n, start + size + 1, false, out, 4), 0);
+	v8_names__free(n);
+	free(h);
+}
+
+static void test_node18(void **state)
+{
+	struct v8_fopts o = { .syms = node18_syms, .nr = NODE18_NR };
+
+	(void)state;
+	other_version(&o);
+}
+
+static void test_node22(void **state)
+{
+	struct v8_fopts o = { .syms = node22_syms, .nr = NODE22_NR };
+
+	(void)state;
+	other_version(&o);
+}
+
 static void test_hostile(void **state)
 {
 	struct heap *h = heap_new();
@@ -365,6 +462,8 @@ int main(void)
 		cmocka_unit_test(test_interpreted),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_optimized_inlined),
+		cmocka_unit_test(test_node18),
+		cmocka_unit_test(test_node22),
 		cmocka_unit_test(test_hostile),
 	};
 
