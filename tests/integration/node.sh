@@ -518,6 +518,12 @@ for v in ${BPFPROF_NODE_VERSIONS:-18.20.8 22.23.5 24.22.3}; do
 	else
 		fail "${tag}-v: found V8 $want_ver in $nb" "$(grep -iE 'v8:' "$work/opt$sfx.log" | head -3)"
 	fi
+	# a V8 whose compiled frames cannot be given lines: one warning saying why
+	if [ "$compiled_lines" = 0 ]; then
+		n=$(grep -c "v8: $nb (V8 $want_ver): compiled JavaScript frames named without lines: " "$work/opt$sfx.log")
+		[ "$n" = 1 ] && ok "${tag}one warning: compiled frames named without lines ($(grep -o 'without lines: .*' "$work/opt$sfx.log"))" ||
+			fail "${tag}one warning for compiled frames without lines" "$n warnings"
+	fi
 	# -p on a node that has run for a second
 	"$nb" "$work/work.js" 6000 &
 	vp=$!

@@ -34,6 +34,7 @@ struct v8_file {
 	char *path;
 	int status; /* 0: usable V8; -ENOENT: none; -EINVAL: refused (why); else unreadable */
 	bool unreadable; /* not opened or not the mapped file (status: why): never cached */
+	bool shape_said; /* the warning on its Code's shape given (once per file) */
 	char why[160];
 	struct v8_metadata md;
 };
@@ -308,9 +309,12 @@ static void report(struct interp_v8 *v, const struct profile_process *pr, const 
 
 /*
  * The BPF walk's layout of build md (struct bpfprof_v8_proc). Returns 0, or
- * -ENOTSUP with *why when the build's offsets do not fit it.
+ * -ENOTSUP with *why when the build's offsets do not fit it. *partial: NULL,
+ * or why the walk takes no code offsets (frames named without lines where
+ * compiled): a shape of Code the metadata does not show.
  */
-static int bpf_layout(const struct v8_metadata *md, struct bpfprof_v8_proc *c, const char **why)
+static int bpf_layout(const struct v8_metadata *md, struct bpfprof_v8_proc *c, const char **why,
+		      const char **partial)
 {
 	int32_t fps[4] = { md->fp_context_or_frame_type, md->fp_function, md->fp_bytecode_array,
 			   md->fp_bytecode_offset };
@@ -374,21 +378,45 @@ static int bpf_layout(const struct v8_metadata *md, struct bpfprof_v8_proc *c, c
 	} else {
 		c->kind_baseline =
 			255; /* no Code read is trusted: interpreted or function-only frames */
+		*partial = md->js_function_code < 0 ?
+				   "no JSFunction::code in its metadata (V8 13+: a dispatch handle)" :
+			   md->code_kind_mask <= 0 || md->code_kind_baseline <= 0 ?
+				   "no CodeKind in its metadata" :
+				   "where Code's instructions start is not in its metadata";
 	}
 	return 0;
 }
 
 /* Hand (or take back) vp's layout to the BPF walk; warned once on failure */
 static void attach(struct interp_v8 *v, struct v8_proc *vp, const struct profile_process *pr,
-		   const struct v8_file *f)
+		   struct v8_file *f)
 {
 	struct bpfprof_v8_proc cfg;
-	const char *why = NULL;
+	const char *why = NULL, *partial = NULL;
+	char ver[64];
 	int err;
 
 	if (vp->attached || !f || f->status)
 		return;
-	err = bpf_layout(&f->md, &cfg, &why);
+	err = bpf_layout(&f->md, &cfg, &why, &partial);
+	if (!err && partial && !f->shape_said) {
+		f->shape_said = true;
+		pr_warn("v8: %s (V8 %s): compiled JavaScript frames named without lines: %s\n",
+			f->path, v8_metadata__version(&f->md, ver, sizeof(ver)), partial);
+	}
+	if (!err)
+		/* -vv: the Code shape the walk was given */
+		pr_debug("v8: pid %u: Code's instructions %s %d; its deoptimization data %d, "
+			 "positions %d%s; BytecodeArray's positions %d%s\n",
+			 pr->pid,
+			 cfg.flags & BPFPROF_V8_CODE_START_PTR	  ? "at the pointer at" :
+			 cfg.flags & BPFPROF_V8_CODE_START_INLINE ? "inline after a header of" :
+								    "not located:",
+			 cfg.code_start, f->md.code_deoptimization_data,
+			 f->md.code_source_position_table,
+			 f->md.code_tables_derived ? " (derived from its shape)" : "",
+			 f->md.bytecode_array_source_position_table,
+			 f->md.bytecode_spt_derived ? " (derived)" : "");
 	if (!err && v->env.attach)
 		err = v->env.attach(v->env.attach_ctx, INTERP_V8, pr->pid, &cfg);
 	if (err) {
