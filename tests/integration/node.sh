@@ -199,7 +199,7 @@ function sortWork() {
 }
 const end = Date.now() + (+process.argv[2] || 3000);
 function loop() {
-  for (let k = 0; k < 20; k++) { hotA(); hotA(); hotA(); hotB(); arrowWork(2000); sortWork(); }
+  for (let k = 0; k < 20; k++) { hotA(); hotA(); hotA(); hotB(); arrowWork(8000); sortWork(); }
   if (Date.now() < end) setImmediate(loop);
 }
 loop();
