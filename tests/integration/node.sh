@@ -180,8 +180,7 @@ grep -q "v8: pid $good (python3): found V8 11.3.244.8-node.38 in $work/node20-sy
 # --- JavaScript frames: work.js, optimized and interpreted ------------------
 cat >"$work/work.js" <<'JS'
 'use strict';
-// hotA does 3 x 30000 units for hotB's 1 x 10000 each round: 9 to 1; the
-// arrow and the class method 8000 (2000 gave them 1-13 samples in 2.5 s)
+// hotA does 3 x 30000 units for hotB's 1 x 10000 each round: 9 to 1 (the arrow: 8000)
 function spin(n) {
   let s = 0;
   for (let i = 0; i < n; i++) s += Math.sqrt(i + s % 7);
