@@ -450,8 +450,10 @@ static bool at_least(const struct v8_metadata *md, int major, int minor, int bui
 
 /*
  * What the metadata lacks, from the fallbacks the OpenTelemetry profiler
- * uses (interpreter/nodev8/v8.go), each checked on node 20's V8 11.3.244
- * against live objects: only within the versions they are known for.
+ * uses (interpreter/nodev8/v8.go), each checked against live objects of
+ * node 18 (V8 10.2), 20 (11.3) and 22 (12.4): only within the versions, or
+ * for the object shapes the metadata shows, they are known for
+ * (docs/INTERPRETERS.md, "What differs between versions").
  */
 static void derive(struct v8_metadata *md)
 {
