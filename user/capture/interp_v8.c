@@ -411,7 +411,7 @@ static void attach(struct interp_v8 *v, struct v8_proc *vp, const struct profile
 			 pr->pid,
 			 cfg.flags & BPFPROF_V8_CODE_START_PTR	  ? "at the pointer at" :
 			 cfg.flags & BPFPROF_V8_CODE_START_INLINE ? "inline after a header of" :
-								    "not located:",
+								    "not located (none read), start",
 			 cfg.code_start, f->md.code_deoptimization_data,
 			 f->md.code_source_position_table,
 			 f->md.code_tables_derived ? " (derived from its shape)" : "",
