@@ -55,13 +55,16 @@
 /* symbols with broken names a lookup steps over before it gives up */
 #define ELF_SYM_BAD_NAME_WALK 16
 
-/* A function symbol while the table is built: what choosing among aliases needs. */
+/*
+ * A function symbol while the table is built: what choosing among aliases
+ * needs. Its load order, the final tie-break, is its place in
+ * elf_symtab.raw, which the sort by address keeps (stable).
+ */
 struct elf_sym_raw {
 	uint64_t addr;
 	uint64_t end; /* exclusive; for size 0: the section end */
 	uint64_t size; /* st_size, 0 when unknown */
 	uint32_t name; /* st_name: offset into string table `tab` */
-	uint32_t seq; /* load order, the final tie-break */
 	uint8_t rank; /* binding preference: GLOBAL 2, WEAK 1, LOCAL 0 */
 	uint8_t tab; /* index into elf_symtab.strtabs */
 };
@@ -552,9 +555,10 @@ static int collect_syms(struct elf_symtab *st, const struct elf_file *f, Elf_Scn
 			continue;
 		if (f->ehdr.e_machine == EM_ARM)
 			sym.st_value &= ~1ULL; /* Thumb bit */
+		/* room for the section's symbols at once: one allocation, not a doubling series */
 		err = st->nr_raw >= UINT32_MAX ? -ENOMEM :
 						 array__grow((void **)&st->raw, &st->cap_raw,
-							     st->nr_raw + 1, sizeof(*st->raw));
+							     st->nr_raw + (nr - i), sizeof(*st->raw));
 		if (err) {
 			free(secs);
 			return err;
@@ -571,7 +575,6 @@ static int collect_syms(struct elf_symtab *st, const struct elf_file *f, Elf_Scn
 		else
 			s->end = sat_add(sym.st_value, ELF_SYM_TAIL_MAX);
 		s->rank = bind_rank(GELF_ST_BIND(sym.st_info));
-		s->seq = (uint32_t)st->nr_raw;
 		s->name = sym.st_name;
 		s->tab = (uint8_t)tab;
 		st->nr_raw++;
@@ -580,70 +583,70 @@ static int collect_syms(struct elf_symtab *st, const struct elf_file *f, Elf_Scn
 	return 0;
 }
 
+/* bits of the address a radix pass sorts on: 2048 counters, 16 KiB, stay in L1/L2 */
+#define SYM_RADIX_BITS 11
+#define SYM_RADIX_SIZE (1u << SYM_RADIX_BITS)
+
 /*
- * Sort key of a collected symbol: address ascending, then within an address
- * the preferred name first: binding rank descending, a sized symbol before a
- * zero-size one, load order. `rest` packs the latter: bits 33-34 2 - rank,
- * bit 32 size == 0, bits 0-31 the load order, which is also the symbol's
- * index in elf_symtab.raw.
+ * Sort the collected symbols by address, stably (so that within an address
+ * they stay in load order): LSD radix sort of the records themselves on
+ * addr - the lowest address, 11 bits a pass, as many passes as the span of
+ * addresses needs (3 for a 100 MB executable). Tables of 100 000 symbols are
+ * common (libLLVM, node); qsort's merge sort through a comparison function,
+ * and later a byte-wise radix sort of (address, preference) keys gathered
+ * back from the records, took most of the load time. Returns the sorted
+ * records (st->raw or a buffer of the same size, malloc'd; the other is
+ * freed), or NULL (ENOMEM: st->raw is left as it was).
  */
-struct sym_key {
-	uint64_t addr;
-	uint64_t rest;
-};
-
-/* One stable counting pass on byte `byte` of addr (field 0) or rest (field 1). Returns false when every key has the same byte. */
-static bool radix_pass(const struct sym_key *src, struct sym_key *dst, size_t n, int field,
-		       unsigned int byte)
+static struct elf_sym_raw *sort_syms(struct elf_sym_raw *raw, size_t n)
 {
-	size_t count[256] = { 0 }, pos[256], i, sum = 0;
-	unsigned int shift = byte * 8, b;
+	struct elf_sym_raw *src = raw, *dst, *t;
+	uint64_t lo = UINT64_MAX, span = 0;
+	size_t *count, i, sum, c;
+	unsigned int shift;
 
-	for (i = 0; i < n; i++)
-		count[((field ? src[i].rest : src[i].addr) >> shift) & 0xff]++;
-	for (b = 0; b < 256; b++) {
-		if (count[b] == n)
-			return false;
-		pos[b] = sum;
-		sum += count[b];
+	dst = malloc(sizeof(*dst) * n);
+	count = malloc(sizeof(*count) * SYM_RADIX_SIZE);
+	if (!dst || !count) {
+		free(dst);
+		free(count);
+		return NULL;
 	}
 	for (i = 0; i < n; i++)
-		dst[pos[((field ? src[i].rest : src[i].addr) >> shift) & 0xff]++] = src[i];
-	return true;
+		if (raw[i].addr < lo)
+			lo = raw[i].addr;
+	for (i = 0; i < n; i++)
+		span |= raw[i].addr - lo;
+	for (shift = 0; shift < 64 && span >> shift; shift += SYM_RADIX_BITS) {
+		memset(count, 0, sizeof(*count) * SYM_RADIX_SIZE);
+		for (i = 0; i < n; i++)
+			count[((src[i].addr - lo) >> shift) & (SYM_RADIX_SIZE - 1)]++;
+		for (sum = 0, i = 0; i < SYM_RADIX_SIZE; i++) {
+			c = count[i];
+			count[i] = sum;
+			sum += c;
+		}
+		for (i = 0; i < n; i++)
+			dst[count[((src[i].addr - lo) >> shift) & (SYM_RADIX_SIZE - 1)]++] = src[i];
+		t = src;
+		src = dst;
+		dst = t;
+	}
+	free(count);
+	free(dst);
+	return src;
 }
 
 /*
- * Sort the collected symbols' keys: LSD radix sort, rest then addr, skipping
- * the bytes all keys share. Tables of 100 000 symbols are common (libLLVM,
- * node), and qsort's merge sort through a comparison function took most of
- * the load time. Returns the sorted keys (malloc'd), or NULL (ENOMEM).
+ * Whether a is preferred to b as an address's name: binding rank
+ * descending, a sized symbol before a zero-size one; equal ones keep load
+ * order (the caller scans in it).
  */
-static struct sym_key *sort_syms(const struct elf_sym_raw *raw, size_t n)
+static bool sym_preferred(const struct elf_sym_raw *a, const struct elf_sym_raw *b)
 {
-	struct sym_key *a = malloc(sizeof(*a) * n), *b = malloc(sizeof(*b) * n), *t;
-	unsigned int byte;
-	size_t i;
-	int field;
-
-	if (!a || !b) {
-		free(a);
-		free(b);
-		return NULL;
-	}
-	for (i = 0; i < n; i++) {
-		a[i].addr = raw[i].addr;
-		a[i].rest = (uint64_t)(2 - raw[i].rank) << 33 | (uint64_t)!raw[i].size << 32 |
-			    raw[i].seq;
-	}
-	for (field = 1; field >= 0; field--)
-		for (byte = 0; byte < (field ? 5u : 8u); byte++)
-			if (radix_pass(a, b, n, field, byte)) {
-				t = a;
-				a = b;
-				b = t;
-			}
-	free(b);
-	return a;
+	if (a->rank != b->rank)
+		return a->rank > b->rank;
+	return a->size && !b->size;
 }
 
 /*
@@ -655,42 +658,43 @@ static struct sym_key *sort_syms(const struct elf_sym_raw *raw, size_t n)
  */
 static int finalize_syms(struct elf_symtab *st)
 {
-	struct elf_sym_raw *r, *best = NULL;
-	struct sym_key *keys;
-	size_t i, n = 0;
-	uint64_t end = 0;
+	struct elf_sym_raw *sorted, *r, *best, *widest;
+	size_t i, j, n = 0;
+	uint64_t len;
 
 	if (!st->nr_raw)
 		goto out;
-	keys = sort_syms(st->raw, st->nr_raw);
-	st->syms = keys ? malloc(sizeof(*st->syms) * st->nr_raw) : NULL;
+	sorted = sort_syms(st->raw, st->nr_raw);
+	st->syms = sorted ? malloc(sizeof(*st->syms) * st->nr_raw) : NULL;
 	if (!st->syms) {
-		free(keys);
+		if (sorted)
+			st->raw = sorted;
 		return -ENOMEM;
 	}
-	for (i = 0; i <= st->nr_raw; i++) {
-		r = i < st->nr_raw ? &st->raw[(uint32_t)keys[i].rest] : NULL;
-		if (best && r && r->addr == best->addr) {
-			if (r->size > best->size) {
-				best->size = r->size;
-				end = r->end;
-			}
-			continue;
-		}
-		if (best) {
-			uint64_t len = end - best->addr;
-
-			st->syms[n].addr = best->addr;
-			st->syms[n].len_tab =
-				(len > ELF_SYM_LEN_MAX ? ELF_SYM_LEN_MAX : (uint32_t)len) |
-				(best->tab ? ELF_SYM_TAB_BIT : 0);
-			st->syms[n].name = best->name;
-			n++;
-		}
-		best = r;
-		end = r ? r->end : 0;
+	st->raw = sorted;
+	for (i = 0; i < st->nr_raw; i = j) {
+		/*
+		 * One address's symbols, in load order: the name is the
+		 * preferred one's (the first of the most preferred), the
+		 * extent the largest size's (the preferred order's first of
+		 * them), as a sort by (preference, load order) would give.
+		 */
+		best = &sorted[i];
+		for (j = i + 1; j < st->nr_raw && sorted[j].addr == best->addr; j++)
+			if (sym_preferred(&sorted[j], best))
+				best = &sorted[j];
+		widest = best;
+		for (r = &sorted[i]; r < &sorted[j]; r++)
+			if (r->size > widest->size ||
+			    (r->size == widest->size && r->size && sym_preferred(r, widest)))
+				widest = r;
+		len = widest->end - best->addr;
+		st->syms[n].addr = best->addr;
+		st->syms[n].len_tab = (len > ELF_SYM_LEN_MAX ? ELF_SYM_LEN_MAX : (uint32_t)len) |
+				      (best->tab ? ELF_SYM_TAB_BIT : 0);
+		st->syms[n].name = best->name;
+		n++;
 	}
-	free(keys);
 	st->nr_syms = n;
 	if (n < st->nr_raw) {
 		struct elf_sym *shrunk = realloc(st->syms, sizeof(*st->syms) * n);
@@ -703,8 +707,8 @@ out:
 	st->raw = NULL;
 #ifdef __GLIBC__
 	/*
-	 * The collected symbols and sort keys (40 + 32 bytes a symbol, 9 MB
-	 * for node) were freed amid the heap, where glibc keeps them: hand
+	 * The collected symbols and the sort's buffer (32 + 32 bytes a
+	 * symbol, 8 MB for node) were freed amid the heap, where glibc keeps them: hand
 	 * the pages back, or they stay in RSS for the rest of the run.
 	 */
 	if (st->nr_raw >= ELF_TRIM_SYMS)
