@@ -52,6 +52,11 @@
 #define ELF_NAME_CHUNK_MAX 65536
 /* a table built from this many symbols gives its scratch memory back to the system */
 #define ELF_TRIM_SYMS 16384
+/* symbols a bucket of the lazy index holds on average, at most twice as many (uniform addresses) */
+#define ELF_BUCKET_SYMS 8
+#define ELF_BUCKET_UNBUILT UINT32_MAX
+/* a bucket this small is sorted by insertion (stable) */
+#define ELF_BUCKET_INSERTION 32
 /* symbols with broken names a lookup steps over before it gives up */
 #define ELF_SYM_BAD_NAME_WALK 16
 
@@ -104,12 +109,29 @@ struct elf_name_chunk {
 	char data[];
 };
 
+/*
+ * The symbols are indexed lazily (finalize_syms): grouped at load by
+ * address into buckets of about ELF_BUCKET_SYMS, in one counting pass, and
+ * a bucket is sorted and made one symbol per address when a lookup first
+ * needs it. A profile names a few hundred addresses of node's 78,000
+ * symbols: sorting them all took most of its table's load.
+ */
 struct elf_symtab {
-	struct elf_sym *syms; /* sorted by addr, one per address */
-	size_t nr_syms;
-	struct elf_sym_raw *raw; /* while loading: every symbol collected */
+	/* bucket b's symbols, sorted by addr, one per address, from bstart[b] once built */
+	struct elf_sym *syms;
+	size_t nr_syms; /* in the buckets built */
+	/*
+	 * every symbol collected: while loading in load order, then grouped
+	 * by bucket (load order within each); freed once every bucket is built
+	 */
+	struct elf_sym_raw *raw;
 	size_t nr_raw;
 	size_t cap_raw;
+	uint64_t lo; /* the lowest symbol address: bucket b holds addresses lo + (b << shift) on */
+	unsigned int shift;
+	uint32_t nr_buckets, nr_unbuilt;
+	uint32_t *bstart; /* nr_buckets + 1: where each bucket's records and symbols begin */
+	uint32_t *bcount; /* each bucket's symbols once built, ELF_BUCKET_UNBUILT before */
 	struct elf_strtab strtabs[ELF_MAX_STRTABS];
 	unsigned int nr_strtabs;
 	struct u64map names; /* name cache: symbol index + 1 -> name, NULL when it has none */
@@ -588,37 +610,28 @@ static int collect_syms(struct elf_symtab *st, const struct elf_file *f, Elf_Scn
 #define SYM_RADIX_SIZE (1u << SYM_RADIX_BITS)
 
 /*
- * Sort the collected symbols by address, stably (so that within an address
+ * Sort n collected symbols by address, stably (so that within an address
  * they stay in load order): LSD radix sort of the records themselves on
  * addr - the lowest address, 11 bits a pass, as many passes as the span of
- * addresses needs (3 for a 100 MB executable). Tables of 100 000 symbols are
- * common (libLLVM, node); qsort's merge sort through a comparison function,
- * and later a byte-wise radix sort of (address, preference) keys gathered
- * back from the records, took most of the load time. Returns the sorted
- * records (st->raw or a buffer of the same size, malloc'd; the other is
- * freed), or NULL (ENOMEM: st->raw is left as it was).
+ * addresses needs; tmp has room for n. A bucket of the lazy index is
+ * sorted so when it is large (a dense run of addresses). Returns a or tmp,
+ * whichever holds the result.
  */
-static struct elf_sym_raw *sort_syms(struct elf_sym_raw *raw, size_t n)
+static struct elf_sym_raw *radix_sort_syms(struct elf_sym_raw *a, struct elf_sym_raw *tmp,
+					   size_t n)
 {
-	struct elf_sym_raw *src = raw, *dst, *t;
+	struct elf_sym_raw *src = a, *dst = tmp, *t;
 	uint64_t lo = UINT64_MAX, span = 0;
-	size_t *count, i, sum, c;
+	size_t count[SYM_RADIX_SIZE], i, sum, c;
 	unsigned int shift;
 
-	dst = malloc(sizeof(*dst) * n);
-	count = malloc(sizeof(*count) * SYM_RADIX_SIZE);
-	if (!dst || !count) {
-		free(dst);
-		free(count);
-		return NULL;
-	}
 	for (i = 0; i < n; i++)
-		if (raw[i].addr < lo)
-			lo = raw[i].addr;
+		if (a[i].addr < lo)
+			lo = a[i].addr;
 	for (i = 0; i < n; i++)
-		span |= raw[i].addr - lo;
+		span |= a[i].addr - lo;
 	for (shift = 0; shift < 64 && span >> shift; shift += SYM_RADIX_BITS) {
-		memset(count, 0, sizeof(*count) * SYM_RADIX_SIZE);
+		memset(count, 0, sizeof(count));
 		for (i = 0; i < n; i++)
 			count[((src[i].addr - lo) >> shift) & (SYM_RADIX_SIZE - 1)]++;
 		for (sum = 0, i = 0; i < SYM_RADIX_SIZE; i++) {
@@ -632,9 +645,28 @@ static struct elf_sym_raw *sort_syms(struct elf_sym_raw *raw, size_t n)
 		src = dst;
 		dst = t;
 	}
-	free(count);
-	free(dst);
 	return src;
+}
+
+/* Sort a bucket's records by address in place, stably; by insertion where memory is short. */
+static void sort_bucket(struct elf_sym_raw *a, size_t n)
+{
+	struct elf_sym_raw *tmp, *sorted, cur;
+	size_t i, j;
+
+	if (n > ELF_BUCKET_INSERTION && (tmp = malloc(sizeof(*tmp) * n))) {
+		sorted = radix_sort_syms(a, tmp, n);
+		if (sorted != a)
+			memcpy(a, sorted, sizeof(*a) * n);
+		free(tmp);
+		return;
+	}
+	for (i = 1; i < n; i++) {
+		cur = a[i];
+		for (j = i; j > 0 && a[j - 1].addr > cur.addr; j--)
+			a[j] = a[j - 1];
+		a[j] = cur;
+	}
 }
 
 /*
@@ -650,71 +682,135 @@ static bool sym_preferred(const struct elf_sym_raw *a, const struct elf_sym_raw 
 }
 
 /*
- * Sort and keep one symbol per address: the best name, the largest size,
- * in the compact form lookups use; the collected symbols are freed.
- * Zero-size symbols need no clipping at the next symbol: a lookup picks the
- * last symbol at or below the address, so the next one takes over anyway.
- * Returns 0 or -ENOMEM.
+ * Build bucket b of the lazy index: its records sorted by address, one
+ * symbol per address, the best name and the largest size, in the compact
+ * form lookups use. Zero-size symbols need no clipping at the next symbol:
+ * a lookup picks the last symbol at or below the address, so the next one
+ * takes over anyway. The records stay until every bucket is built
+ * (drop_raw). Lookups call it through a const table: the index is not part
+ * of the table's value.
  */
-static int finalize_syms(struct elf_symtab *st)
+static void build_bucket(struct elf_symtab *st, uint32_t b)
 {
-	struct elf_sym_raw *sorted, *r, *best, *widest;
-	size_t i, j, n = 0;
+	struct elf_sym_raw *recs, *r, *best, *widest;
+	size_t i, j, k, n = 0;
+	struct elf_sym *out;
 	uint64_t len;
 
-	if (!st->nr_raw)
-		goto out;
-	sorted = sort_syms(st->raw, st->nr_raw);
-	st->syms = sorted ? malloc(sizeof(*st->syms) * st->nr_raw) : NULL;
-	if (!st->syms) {
-		if (sorted)
-			st->raw = sorted;
-		return -ENOMEM;
-	}
-	st->raw = sorted;
-	for (i = 0; i < st->nr_raw; i = j) {
+	if (st->bcount[b] != ELF_BUCKET_UNBUILT)
+		return;
+	recs = &st->raw[st->bstart[b]];
+	k = st->bstart[b + 1] - st->bstart[b];
+	out = &st->syms[st->bstart[b]];
+	sort_bucket(recs, k);
+	for (i = 0; i < k; i = j) {
 		/*
 		 * One address's symbols, in load order: the name is the
 		 * preferred one's (the first of the most preferred), the
 		 * extent the largest size's (the preferred order's first of
 		 * them), as a sort by (preference, load order) would give.
 		 */
-		best = &sorted[i];
-		for (j = i + 1; j < st->nr_raw && sorted[j].addr == best->addr; j++)
-			if (sym_preferred(&sorted[j], best))
-				best = &sorted[j];
+		best = &recs[i];
+		for (j = i + 1; j < k && recs[j].addr == best->addr; j++)
+			if (sym_preferred(&recs[j], best))
+				best = &recs[j];
 		widest = best;
-		for (r = &sorted[i]; r < &sorted[j]; r++)
+		for (r = &recs[i]; r < &recs[j]; r++)
 			if (r->size > widest->size ||
 			    (r->size == widest->size && r->size && sym_preferred(r, widest)))
 				widest = r;
 		len = widest->end - best->addr;
-		st->syms[n].addr = best->addr;
-		st->syms[n].len_tab = (len > ELF_SYM_LEN_MAX ? ELF_SYM_LEN_MAX : (uint32_t)len) |
-				      (best->tab ? ELF_SYM_TAB_BIT : 0);
-		st->syms[n].name = best->name;
+		out[n].addr = best->addr;
+		out[n].len_tab = (len > ELF_SYM_LEN_MAX ? ELF_SYM_LEN_MAX : (uint32_t)len) |
+				 (best->tab ? ELF_SYM_TAB_BIT : 0);
+		out[n].name = best->name;
 		n++;
 	}
-	st->nr_syms = n;
-	if (n < st->nr_raw) {
-		struct elf_sym *shrunk = realloc(st->syms, sizeof(*st->syms) * n);
+	st->bcount[b] = (uint32_t)n;
+	st->nr_syms += n;
+	st->nr_unbuilt--;
+}
 
-		if (shrunk)
-			st->syms = shrunk;
+/* Every bucket built: the records are not needed any more (not while a caller scans them). */
+static void drop_raw(struct elf_symtab *st)
+{
+	if (st->raw && !st->nr_unbuilt) {
+		free(st->raw);
+		st->raw = NULL;
 	}
-out:
+}
+
+/* The bucket address addr falls in, the last one for addresses past it; addr >= st->lo. */
+static uint32_t bucket_of(const struct elf_symtab *st, uint64_t addr)
+{
+	uint64_t b = (addr - st->lo) >> st->shift;
+
+	return b < st->nr_buckets ? (uint32_t)b : st->nr_buckets - 1;
+}
+
+/*
+ * Group the collected symbols by bucket (one counting pass and one stable
+ * scatter) for the lazy index; no bucket is built yet. Returns 0 or
+ * -ENOMEM.
+ */
+static int finalize_syms(struct elf_symtab *st)
+{
+	struct elf_sym_raw *grouped;
+	uint64_t span = 0, want;
+	uint32_t b, *pos;
+	size_t i;
+
+	if (!st->nr_raw) {
+		free(st->raw);
+		st->raw = NULL;
+		st->cap_raw = 0;
+		return 0;
+	}
+	st->lo = UINT64_MAX;
+	for (i = 0; i < st->nr_raw; i++)
+		if (st->raw[i].addr < st->lo)
+			st->lo = st->raw[i].addr;
+	for (i = 0; i < st->nr_raw; i++)
+		span |= st->raw[i].addr - st->lo;
+	/* fewest bits of shift that keep the buckets at most want */
+	want = 1;
+	while (want * ELF_BUCKET_SYMS < st->nr_raw)
+		want <<= 1;
+	for (st->shift = 0; st->shift < 63 && (span >> st->shift) >= want; st->shift++)
+		;
+	st->nr_buckets = (uint32_t)(span >> st->shift) + 1;
+	st->bstart = calloc((size_t)st->nr_buckets + 1, sizeof(*st->bstart));
+	st->bcount = malloc(sizeof(*st->bcount) * st->nr_buckets);
+	/* pages touched only where buckets are built */
+	st->syms = malloc(sizeof(*st->syms) * st->nr_raw);
+	grouped = malloc(sizeof(*grouped) * st->nr_raw);
+	if (!st->bstart || !st->bcount || !st->syms || !grouped) {
+		free(grouped);
+		return -ENOMEM;
+	}
+	for (i = 0; i < st->nr_raw; i++)
+		st->bstart[bucket_of(st, st->raw[i].addr) + 1]++;
+	for (b = 0; b < st->nr_buckets; b++)
+		st->bstart[b + 1] += st->bstart[b];
+	pos = st->bcount; /* the scatter's positions, then each bucket's state */
+	memcpy(pos, st->bstart, sizeof(*pos) * st->nr_buckets);
+	for (i = 0; i < st->nr_raw; i++)
+		grouped[pos[bucket_of(st, st->raw[i].addr)]++] = st->raw[i];
+	for (b = 0; b < st->nr_buckets; b++)
+		st->bcount[b] = ELF_BUCKET_UNBUILT;
+	st->nr_unbuilt = st->nr_buckets;
 	free(st->raw);
-	st->raw = NULL;
+	st->raw = grouped;
+	st->cap_raw = st->nr_raw;
 #ifdef __GLIBC__
 	/*
-	 * The collected symbols and the sort's buffer (32 + 32 bytes a
-	 * symbol, 8 MB for node) were freed amid the heap, where glibc keeps them: hand
-	 * the pages back, or they stay in RSS for the rest of the run.
+	 * The records as collected (32 bytes a symbol, 2.5 MB for node)
+	 * were freed amid the heap, where glibc keeps them: hand the pages
+	 * back, or they stay in RSS for the rest of the run.
 	 */
 	if (st->nr_raw >= ELF_TRIM_SYMS)
 		malloc_trim(0);
 #endif
-	st->nr_raw = st->cap_raw = 0;
 	return 0;
 }
 
@@ -989,7 +1085,7 @@ static int keep_strtabs(struct elf_symtab *st, struct elf_file *f, struct elf_fi
 	unsigned int i, k;
 	int err;
 
-	if (!st->nr_syms) {
+	if (!st->nr_buckets) {
 		st->nr_strtabs = 0;
 		return 0;
 	}
@@ -1124,7 +1220,7 @@ struct elf_symtab *elf_symtab__load_opts(const char *path, const struct elf_load
 	err = keep_strtabs(st, &f, &dbg, path);
 	if (err)
 		goto out_free;
-	pr_debug("elf: '%s': %zu function symbols, names %s\n", path, st->nr_syms,
+	pr_debug("elf: '%s': %zu function symbols collected, names %s\n", path, st->nr_raw,
 		 st->nr_strtabs && st->strtabs[0].fd < 0 ? "read whole" : "read on lookup");
 	elf_file__close(&dbg);
 	elf_file__close(&f);
@@ -1162,6 +1258,8 @@ void elf_symtab__free(struct elf_symtab *st)
 	u64map__free(&st->names);
 	free(st->syms);
 	free(st->raw);
+	free(st->bstart);
+	free(st->bcount);
 	free(st->loads);
 	free(st->debug_path);
 	go_pclntab__free(st->go);
@@ -1277,38 +1375,71 @@ static const char *sym_name(struct elf_symtab *st, uint32_t i)
 	return name;
 }
 
-/* The symbol covering vaddr, as elf_symtab__lookup_offset says; NULL when none */
-static const char *lookup_sym(const struct elf_symtab *st, uint64_t vaddr, uint64_t *sym_off)
+/*
+ * The symbol before (b, k) in address order, building the buckets it
+ * crosses: *b and *k move there. A cursor (b, k) is the k-th symbol of
+ * bucket b counted from 1; false when none is before.
+ */
+static bool sym_prev(struct elf_symtab *st, uint32_t *b, uint32_t *k)
 {
-	size_t lo = 0, hi = st->nr_syms, mid;
-	const struct elf_sym *s;
+	if (*k > 1) {
+		(*k)--;
+		return true;
+	}
+	while (*b > 0) {
+		(*b)--;
+		build_bucket(st, *b);
+		if (st->bcount[*b]) {
+			*k = st->bcount[*b];
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The symbol covering vaddr, as elf_symtab__lookup_offset says; NULL when none */
+static const char *lookup_sym(const struct elf_symtab *cst, uint64_t vaddr, uint64_t *sym_off)
+{
+	/* the lazy index and the name cache are not part of the table's value: lookups stay const */
+	struct elf_symtab *st = (struct elf_symtab *)cst;
+	size_t lo, hi, mid;
+	const struct elf_sym *s, *syms;
 	const char *name = NULL;
 	unsigned int steps;
+	uint32_t b, k;
+	bool any;
 
-	/* First symbol above vaddr; the candidate is the one before it. */
+	if (!st->nr_buckets || vaddr < st->lo)
+		return NULL;
+	b = bucket_of(st, vaddr);
+	build_bucket(st, b);
+	/* First symbol above vaddr in its bucket; the candidate is the one before it. */
+	syms = &st->syms[st->bstart[b]];
+	lo = 0;
+	hi = st->bcount[b];
 	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;
-		if (st->syms[mid].addr <= vaddr)
+		if (syms[mid].addr <= vaddr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (!lo)
-		return NULL;
+	k = (uint32_t)lo + 1; /* the cursor past the candidate */
+	any = sym_prev(st, &b, &k);
 	/*
 	 * A symbol whose name turns out empty or broken counts as absent, as
 	 * if it had been dropped at load: the one below it may cover vaddr.
-	 * The cache is not part of the table's value, so lookups stay const to
-	 * callers.
 	 */
-	for (steps = 0; lo > 0 && steps < ELF_SYM_BAD_NAME_WALK; lo--, steps++) {
-		name = sym_name((struct elf_symtab *)st, (uint32_t)(lo - 1));
+	for (steps = 0; any && steps < ELF_SYM_BAD_NAME_WALK; steps++) {
+		name = sym_name(st, st->bstart[b] + k - 1);
 		if (name)
 			break;
+		any = sym_prev(st, &b, &k);
 	}
+	drop_raw(st);
 	if (!name)
 		return NULL;
-	s = &st->syms[lo - 1];
+	s = &st->syms[st->bstart[b] + k - 1];
 	if (vaddr - s->addr >= (s->len_tab & ELF_SYM_LEN_MAX))
 		return NULL;
 	if (sym_off)
@@ -1321,28 +1452,43 @@ static const char *lookup_sym(const struct elf_symtab *st, uint64_t vaddr, uint6
  * .symtab; a stripped executable's _start is not in .dynsym): from e_entry
  * to the next symbol, ELF_ENTRY_SPAN bytes at most. Executables and shared
  * objects that have an entry point only (ELF gABI: e_entry 0 for none).
+ * By addresses alone (names are read, and their absence cached, on
+ * lookup), from the records: the next symbol's address, and whether the
+ * symbol of any address at or below e_entry covers it (only an address
+ * with a record reaching past e_entry can: its bucket is built to tell).
  */
 static void set_entry(struct elf_symtab *st, const struct elf_file *f)
 {
-	uint64_t next = UINT64_MAX, end;
+	uint64_t e = f->ehdr.e_entry, next = UINT64_MAX, end;
+	const struct elf_sym_raw *r;
+	const struct elf_sym *sy;
+	uint32_t b, j;
 	size_t i;
 
 	st->entry = st->entry_end = 0;
-	if ((f->ehdr.e_type != ET_EXEC && f->ehdr.e_type != ET_DYN) || !f->ehdr.e_entry)
+	if ((f->ehdr.e_type != ET_EXEC && f->ehdr.e_type != ET_DYN) || !e)
 		return;
-	/* by addresses alone: names are read (and their absence cached) on lookup */
-	for (i = 0; i < st->nr_syms; i++) {
-		const struct elf_sym *sy = &st->syms[i];
-
-		if (sy->addr > f->ehdr.e_entry) {
-			next = sy->addr;
-			break;
+	for (i = 0; i < st->nr_raw; i++)
+		if (st->raw[i].addr > e && st->raw[i].addr < next)
+			next = st->raw[i].addr;
+	/* bucket by bucket: building one reorders its own records only */
+	for (b = 0; b < st->nr_buckets; b++) {
+		for (i = st->bstart[b]; i < st->bstart[b + 1]; i++) {
+			r = &st->raw[i];
+			if (r->addr <= e && r->end > e)
+				break;
 		}
-		if (f->ehdr.e_entry - sy->addr < (sy->len_tab & ELF_SYM_LEN_MAX))
-			return; /* a symbol covers it */
+		if (i == st->bstart[b + 1])
+			continue;
+		build_bucket(st, b);
+		for (j = 0; j < st->bcount[b]; j++) {
+			sy = &st->syms[st->bstart[b] + j];
+			if (sy->addr <= e && e - sy->addr < (sy->len_tab & ELF_SYM_LEN_MAX))
+				return; /* a symbol covers it */
+		}
 	}
-	end = f->ehdr.e_entry + ELF_ENTRY_SPAN;
-	st->entry = f->ehdr.e_entry;
+	end = e + ELF_ENTRY_SPAN;
+	st->entry = e;
 	st->entry_end = next < end ? next : end;
 }
 
@@ -1392,8 +1538,14 @@ size_t elf_symtab__build_id(const struct elf_symtab *st, uint8_t id[ELF_BUILD_ID
 	return st->build_id_len;
 }
 
-size_t elf_symtab__count(const struct elf_symtab *st)
+size_t elf_symtab__count(const struct elf_symtab *cst)
 {
+	/* every bucket built (not part of the table's value: the count stays const) */
+	struct elf_symtab *st = (struct elf_symtab *)cst;
+
+	for (uint32_t b = 0; b < st->nr_buckets; b++)
+		build_bucket(st, b);
+	drop_raw(st);
 	return st->nr_syms;
 }
 
