@@ -578,9 +578,10 @@ static int collect_syms(struct elf_symtab *st, const struct elf_file *f, Elf_Scn
 		if (f->ehdr.e_machine == EM_ARM)
 			sym.st_value &= ~1ULL; /* Thumb bit */
 		/* room for the section's symbols at once: one allocation, not a doubling series */
-		err = st->nr_raw >= UINT32_MAX ? -ENOMEM :
-						 array__grow((void **)&st->raw, &st->cap_raw,
-							     st->nr_raw + (nr - i), sizeof(*st->raw));
+		err = st->nr_raw >= UINT32_MAX ?
+			      -ENOMEM :
+			      array__grow((void **)&st->raw, &st->cap_raw, st->nr_raw + (nr - i),
+					  sizeof(*st->raw));
 		if (err) {
 			free(secs);
 			return err;
@@ -617,8 +618,7 @@ static int collect_syms(struct elf_symtab *st, const struct elf_file *f, Elf_Scn
  * sorted so when it is large (a dense run of addresses). Returns a or tmp,
  * whichever holds the result.
  */
-static struct elf_sym_raw *radix_sort_syms(struct elf_sym_raw *a, struct elf_sym_raw *tmp,
-					   size_t n)
+static struct elf_sym_raw *radix_sort_syms(struct elf_sym_raw *a, struct elf_sym_raw *tmp, size_t n)
 {
 	struct elf_sym_raw *src = a, *dst = tmp, *t;
 	uint64_t lo = UINT64_MAX, span = 0;
