@@ -1538,14 +1538,19 @@ size_t elf_symtab__build_id(const struct elf_symtab *st, uint8_t id[ELF_BUILD_ID
 	return st->build_id_len;
 }
 
+void elf_symtab__settle(struct elf_symtab *st)
+{
+	for (uint32_t b = 0; st->nr_unbuilt && b < st->nr_buckets; b++)
+		build_bucket(st, b);
+	drop_raw(st);
+}
+
 size_t elf_symtab__count(const struct elf_symtab *cst)
 {
 	/* every bucket built (not part of the table's value: the count stays const) */
 	struct elf_symtab *st = (struct elf_symtab *)cst;
 
-	for (uint32_t b = 0; b < st->nr_buckets; b++)
-		build_bucket(st, b);
-	drop_raw(st);
+	elf_symtab__settle(st);
 	return st->nr_syms;
 }
 

@@ -216,6 +216,15 @@ static void expire(struct symbolizer *sy)
 	jit_procs__expire(sy->jit);
 }
 
+void symbolizer__settle(struct symbolizer *sy)
+{
+	for (size_t i = 0; i < sy->nr_dsos; i++)
+		if (sy->dsos[i].st)
+			elf_symtab__settle(sy->dsos[i].st);
+	if (sy->vdso)
+		elf_symtab__settle(sy->vdso);
+}
+
 void symbolizer__counts(const struct symbolizer *sy, struct symbolizer_counts *c)
 {
 	c->nr_pins = sy->nr_pins;
