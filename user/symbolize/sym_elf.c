@@ -734,10 +734,15 @@ static void build_bucket(struct elf_symtab *st, uint32_t b)
 /* Every bucket built: the records are not needed any more (not while a caller scans them). */
 static void drop_raw(struct elf_symtab *st)
 {
-	if (st->raw && !st->nr_unbuilt) {
-		free(st->raw);
-		st->raw = NULL;
-	}
+	if (!st->raw || st->nr_unbuilt)
+		return;
+	free(st->raw);
+	st->raw = NULL;
+#ifdef __GLIBC__
+	/* freed amid the heap, where glibc keeps them (finalize_syms) */
+	if (st->nr_raw >= ELF_TRIM_SYMS)
+		malloc_trim(0);
+#endif
 }
 
 /* The bucket address addr falls in, the last one for addresses past it; addr >= st->lo. */
