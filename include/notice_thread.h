@@ -111,6 +111,17 @@ int notice_thread__start(const struct notice_thread_opts *o, struct notice_threa
  */
 struct notice_item *notice_thread__take(struct notice_thread *nt);
 
+/*
+ * An eventfd (owned by nt) readable once a capture has been queued since the
+ * last notice_thread__drain_wake, for the reader's poll: a short process's
+ * capture (its Python interpreter's find: /proc/PID/mem) is merged while it
+ * lives, not at the reader's next batch of records. -1 when none (nt NULL).
+ */
+int notice_thread__wake_fd(const struct notice_thread *nt);
+
+/* Reset the wake-up (a nonblocking eventfd read); the caller takes the captures after. */
+void notice_thread__drain_wake(struct notice_thread *nt);
+
 /* Close what it holds and give its block back (or unmap it). NULL is fine. */
 void notice_item__free(struct notice_item *it);
 

@@ -278,6 +278,16 @@ struct notice_thread *proc_table__notice_thread(const struct proc_table *t);
 int proc_table__take_captured(struct proc_table *t);
 
 /*
+ * The notices' thread's wake-up (notice_thread__wake_fd; -1 without the
+ * thread), for the run loop's poll, and what the loop calls when it wakes:
+ * the wake-up drained, then proc_table__take_captured. So a short process's
+ * capture, and its Python interpreter's find with it, comes while it lives,
+ * not at the reader's next batch of records. Returns 0 or -ENOMEM.
+ */
+int proc_table__notices_wake_fd(const struct proc_table *t);
+int proc_table__take_noticed(struct proc_table *t);
+
+/*
  * --call-graph dwarf: learn of executable mappings as they happen (perf's
  * dummy event with MMAP2 records, mmap_events.h), so that a process gone
  * before its maps were read still has them, and its exec mappings register

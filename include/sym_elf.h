@@ -95,8 +95,17 @@ int elf_symtab__offset_to_vaddr(const struct elf_symtab *st, uint64_t off, uint6
 /* GNU build-id of the file (NT_GNU_BUILD_ID note); returns its length (bytes, ≤ 20) or 0 when absent. */
 size_t elf_symtab__build_id(const struct elf_symtab *st, uint8_t id[ELF_BUILD_ID_MAX]);
 
-/* Number of function symbols loaded. */
+/* Number of function symbols loaded (one an address): the lazy index finished first (settle). */
 size_t elf_symtab__count(const struct elf_symtab *st);
+
+/*
+ * The table is indexed lazily (sym_elf.c: buckets of addresses, each sorted
+ * when a lookup first needs it), and the symbols as collected (32 bytes
+ * each) are kept until every bucket is: finish the index and free them,
+ * for a table kept across profiles (--interval). Lookups' results do not
+ * change.
+ */
+void elf_symtab__settle(struct elf_symtab *st);
 
 /*
  * Read only the GNU build-id note of the file at `path`. Returns its length

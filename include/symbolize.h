@@ -140,6 +140,14 @@ bool symbolizer__has_jit(const struct symbolizer *sy, const struct profile_proce
  * symbolized lets go of what the two before it did not use (processes gone,
  * files no longer mapped): a run of weeks holds what its processes use.
  */
+/*
+ * Between profiles (--interval): the symbol tables kept for the next ones
+ * finish their lazy indexes and free the symbols as collected
+ * (elf_symtab__settle), so that what a long run holds is their built form.
+ * Names do not change.
+ */
+void symbolizer__settle(struct symbolizer *sy);
+
 struct symbolizer_counts {
 	size_t nr_pins, nr_files, nr_jit_procs, nr_jit_fds;
 };

@@ -334,6 +334,56 @@ static void test_pie(void **state)
 	check_binary("pie", funcs, 4);
 }
 
+/*
+ * The lazy index (buckets of addresses built when a lookup first needs
+ * them) answers as the whole table built at once: every file offset of the
+ * binaries, looked up in a scrambled order on a fresh table, against a
+ * table whose buckets elf_symtab__settle built first; the count the same
+ * before and after a settle.
+ */
+static void check_lazy_index(const char *name)
+{
+	const char *bin = tpath(name);
+	struct elf_symtab *lazy = elf_symtab__load(bin, ""), *built = elf_symtab__load(bin, "");
+	uint64_t off, i, size, lazy_off, built_off, x = 88172645463325252ULL;
+	const char *a, *b;
+	struct stat sb;
+	size_t named = 0;
+
+	assert_non_null(lazy);
+	assert_non_null(built);
+	assert_int_equal(stat(bin, &sb), 0);
+	size = (uint64_t)sb.st_size;
+	elf_symtab__settle(built);
+	for (i = 0; i < 4 * size; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		off = i < size ? (i * 7919) % size : x % size;
+		lazy_off = built_off = UINT64_MAX;
+		a = elf_symtab__lookup_offset(lazy, off, &lazy_off);
+		b = elf_symtab__lookup_offset(built, off, &built_off);
+		if (!a || !b) {
+			assert_ptr_equal(a, b);
+			continue;
+		}
+		assert_string_equal(a, b);
+		assert_int_equal(lazy_off, built_off);
+		named++;
+	}
+	assert_true(named > 0);
+	assert_int_equal(elf_symtab__count(lazy), elf_symtab__count(built));
+	elf_symtab__free(lazy);
+	elf_symtab__free(built);
+}
+
+static void test_lazy_index(void **state)
+{
+	check_lazy_index("pie");
+	check_lazy_index("nopie");
+	check_lazy_index("libhot.so");
+}
+
 static void test_nopie(void **state)
 {
 	static const char *const funcs[] = { "hot_alpha", "hot_beta", "hot_local", "main" };
@@ -822,6 +872,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pie),
+		cmocka_unit_test(test_lazy_index),
 		cmocka_unit_test(test_nopie),
 		cmocka_unit_test(test_shared),
 		cmocka_unit_test(test_shared_32bit),

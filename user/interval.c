@@ -359,6 +359,8 @@ int interval__end_at_boundary(struct interval *iv)
 	err = interval__release(iv, true);
 	if (!err)
 		err = interval__end(iv);
+	/* the symbol tables kept for the next intervals: their built form only */
+	symbolizer__settle(iv->sy);
 	iv->ended_ns = iv->p->end_ns;
 	interval__drop(iv);
 	return err;

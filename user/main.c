@@ -322,6 +322,10 @@ static int session_open(struct run *r)
 				strerror(-err));
 		else
 			session__notices_elsewhere(r->cap.s);
+		/* a capture merged at once (run_loop), not at the next batch of records */
+		if (!err && proc_table__notices_wake_fd(r->procs) >= 0 &&
+		    session__watch_fd(r->cap.s, proc_table__notices_wake_fd(r->procs)))
+			pr_debug("notices: captures not watched by the run loop\n");
 	}
 	/*
 	 * after the sampling events: a script (or a user) that waits for
@@ -398,6 +402,10 @@ static int run_loop(struct run *r)
 		}
 		/* the executable mappings made (also drains the mmap events' wake-up) */
 		proc_table__exec_mappings(r->procs);
+		/* what the notices' thread captured (drains its wake-up): Python found while it lives */
+		err2 = proc_table__take_noticed(r->procs);
+		if (err2)
+			return err2;
 		err2 = interval__release(r->iv, false);
 		if (err2)
 			return err2;

@@ -58,6 +58,7 @@ struct notice_thread {
 	struct notice_thread_opts o;
 	struct ring_buffer *rb;
 	int epfd, stopfd;
+	int wakefd; /* an eventfd signalled at each capture queued, for the reader's poll; -1: none */
 	pthread_t thread;
 	bool started, stopped;
 
@@ -258,6 +259,9 @@ static bool push(struct notice_thread *nt, struct notice_item *it)
 	while (!__atomic_compare_exchange_n(&nt->head, &it->next, it, true, __ATOMIC_RELEASE,
 					    __ATOMIC_RELAXED))
 		;
+	/* the reader merges it now, not at its next batch of records (up to 100 ms later) */
+	if (nt->wakefd >= 0)
+		(void)eventfd_write(nt->wakefd, 1);
 	return true;
 }
 
@@ -442,7 +446,7 @@ int notice_thread__start(const struct notice_thread_opts *o, struct notice_threa
 	if (!nt)
 		return -ENOMEM;
 	nt->o = *o;
-	nt->epfd = nt->stopfd = -1;
+	nt->epfd = nt->stopfd = nt->wakefd = -1;
 	nt->buf_size = NOTICE_MAPS_FIRST;
 	nt->buf = mmap(NULL, nt->buf_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
 		       0);
@@ -458,7 +462,8 @@ int notice_thread__start(const struct notice_thread_opts *o, struct notice_threa
 	}
 	nt->epfd = epoll_create1(EPOLL_CLOEXEC);
 	nt->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (nt->epfd < 0 || nt->stopfd < 0) {
+	nt->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (nt->epfd < 0 || nt->stopfd < 0 || nt->wakefd < 0) {
 		err = -errno;
 		goto out_free;
 	}
@@ -508,6 +513,19 @@ struct notice_item *notice_thread__take(struct notice_thread *nt)
 	return prev;
 }
 
+int notice_thread__wake_fd(const struct notice_thread *nt)
+{
+	return nt ? nt->wakefd : -1;
+}
+
+void notice_thread__drain_wake(struct notice_thread *nt)
+{
+	eventfd_t n;
+
+	if (nt && nt->wakefd >= 0)
+		(void)eventfd_read(nt->wakefd, &n);
+}
+
 void notice_thread__stop(struct notice_thread *nt)
 {
 	uint64_t one = 1;
@@ -536,6 +554,8 @@ void notice_thread__free(struct notice_thread *nt)
 		close(nt->epfd);
 	if (nt->stopfd >= 0)
 		close(nt->stopfd);
+	if (nt->wakefd >= 0)
+		close(nt->wakefd);
 	if (nt->buf)
 		munmap(nt->buf, nt->buf_size);
 	for (it = nt->spare; it; it = next) {

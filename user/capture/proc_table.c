@@ -522,6 +522,17 @@ int proc_table__take_captured(struct proc_table *t)
 	return err == -ENOMEM ? err : 0;
 }
 
+int proc_table__notices_wake_fd(const struct proc_table *t)
+{
+	return notice_thread__wake_fd(t->notices);
+}
+
+int proc_table__take_noticed(struct proc_table *t)
+{
+	notice_thread__drain_wake(t->notices);
+	return proc_table__take_captured(t);
+}
+
 /* maps_cache's fallback: a gone process's maps rendered from its MMAP2 records */
 static int maps_from_events(void *ctx, uint32_t pid, uint32_t start, char **text, size_t *len)
 {

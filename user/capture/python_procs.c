@@ -552,7 +552,15 @@ int python_procs__scan(struct python_procs *py, struct profile *p, uint32_t proc
 		return -ENOMEM;
 	st = start_time(py, pr->pid);
 	if (pp->file_key == key && pp->start_time == st) {
-		/* known: a new profile only needs its region */
+		/*
+		 * known: a new profile only needs its region. A layout check
+		 * that failed (a process caught in its dynamic loader) is
+		 * retried at each scan too: the notices' 10, 30 and 70 ms
+		 * ones come while the process lives, where a retry at its
+		 * records' merge may come after a short one's exit.
+		 */
+		if (!pp->supported && pp->retry && enable(py, pp, pr))
+			return 0;
 		return pp->supported ? profile__add_py_region(p, proc, NULL) : 0;
 	}
 	/* a new interpreter for this pid (first scan, exec, reused pid): forget the old one */

@@ -52,16 +52,24 @@
 #define ELF_NAME_CHUNK_MAX 65536
 /* a table built from this many symbols gives its scratch memory back to the system */
 #define ELF_TRIM_SYMS 16384
+/* symbols a bucket of the lazy index holds on average, at most twice as many (uniform addresses) */
+#define ELF_BUCKET_SYMS 8
+#define ELF_BUCKET_UNBUILT UINT32_MAX
+/* a bucket this small is sorted by insertion (stable) */
+#define ELF_BUCKET_INSERTION 32
 /* symbols with broken names a lookup steps over before it gives up */
 #define ELF_SYM_BAD_NAME_WALK 16
 
-/* A function symbol while the table is built: what choosing among aliases needs. */
+/*
+ * A function symbol while the table is built: what choosing among aliases
+ * needs. Its load order, the final tie-break, is its place in
+ * elf_symtab.raw, which the sort by address keeps (stable).
+ */
 struct elf_sym_raw {
 	uint64_t addr;
 	uint64_t end; /* exclusive; for size 0: the section end */
 	uint64_t size; /* st_size, 0 when unknown */
 	uint32_t name; /* st_name: offset into string table `tab` */
-	uint32_t seq; /* load order, the final tie-break */
 	uint8_t rank; /* binding preference: GLOBAL 2, WEAK 1, LOCAL 0 */
 	uint8_t tab; /* index into elf_symtab.strtabs */
 };
@@ -101,12 +109,29 @@ struct elf_name_chunk {
 	char data[];
 };
 
+/*
+ * The symbols are indexed lazily (finalize_syms): grouped at load by
+ * address into buckets of about ELF_BUCKET_SYMS, in one counting pass, and
+ * a bucket is sorted and made one symbol per address when a lookup first
+ * needs it. A profile names a few hundred addresses of node's 78,000
+ * symbols: sorting them all took most of its table's load.
+ */
 struct elf_symtab {
-	struct elf_sym *syms; /* sorted by addr, one per address */
-	size_t nr_syms;
-	struct elf_sym_raw *raw; /* while loading: every symbol collected */
+	/* bucket b's symbols, sorted by addr, one per address, from bstart[b] once built */
+	struct elf_sym *syms;
+	size_t nr_syms; /* in the buckets built */
+	/*
+	 * every symbol collected: while loading in load order, then grouped
+	 * by bucket (load order within each); freed once every bucket is built
+	 */
+	struct elf_sym_raw *raw;
 	size_t nr_raw;
 	size_t cap_raw;
+	uint64_t lo; /* the lowest symbol address: bucket b holds addresses lo + (b << shift) on */
+	unsigned int shift;
+	uint32_t nr_buckets, nr_unbuilt;
+	uint32_t *bstart; /* nr_buckets + 1: where each bucket's records and symbols begin */
+	uint32_t *bcount; /* each bucket's symbols once built, ELF_BUCKET_UNBUILT before */
 	struct elf_strtab strtabs[ELF_MAX_STRTABS];
 	unsigned int nr_strtabs;
 	struct u64map names; /* name cache: symbol index + 1 -> name, NULL when it has none */
@@ -552,9 +577,11 @@ static int collect_syms(struct elf_symtab *st, const struct elf_file *f, Elf_Scn
 			continue;
 		if (f->ehdr.e_machine == EM_ARM)
 			sym.st_value &= ~1ULL; /* Thumb bit */
-		err = st->nr_raw >= UINT32_MAX ? -ENOMEM :
-						 array__grow((void **)&st->raw, &st->cap_raw,
-							     st->nr_raw + 1, sizeof(*st->raw));
+		/* room for the section's symbols at once: one allocation, not a doubling series */
+		err = st->nr_raw >= UINT32_MAX ?
+			      -ENOMEM :
+			      array__grow((void **)&st->raw, &st->cap_raw, st->nr_raw + (nr - i),
+					  sizeof(*st->raw));
 		if (err) {
 			free(secs);
 			return err;
@@ -571,7 +598,6 @@ static int collect_syms(struct elf_symtab *st, const struct elf_file *f, Elf_Scn
 		else
 			s->end = sat_add(sym.st_value, ELF_SYM_TAIL_MAX);
 		s->rank = bind_rank(GELF_ST_BIND(sym.st_info));
-		s->seq = (uint32_t)st->nr_raw;
 		s->name = sym.st_name;
 		s->tab = (uint8_t)tab;
 		st->nr_raw++;
@@ -580,137 +606,216 @@ static int collect_syms(struct elf_symtab *st, const struct elf_file *f, Elf_Scn
 	return 0;
 }
 
+/* bits of the address a radix pass sorts on: 2048 counters, 16 KiB, stay in L1/L2 */
+#define SYM_RADIX_BITS 11
+#define SYM_RADIX_SIZE (1u << SYM_RADIX_BITS)
+
 /*
- * Sort key of a collected symbol: address ascending, then within an address
- * the preferred name first: binding rank descending, a sized symbol before a
- * zero-size one, load order. `rest` packs the latter: bits 33-34 2 - rank,
- * bit 32 size == 0, bits 0-31 the load order, which is also the symbol's
- * index in elf_symtab.raw.
+ * Sort n collected symbols by address, stably (so that within an address
+ * they stay in load order): LSD radix sort of the records themselves on
+ * addr - the lowest address, 11 bits a pass, as many passes as the span of
+ * addresses needs; tmp has room for n. A bucket of the lazy index is
+ * sorted so when it is large (a dense run of addresses). Returns a or tmp,
+ * whichever holds the result.
  */
-struct sym_key {
-	uint64_t addr;
-	uint64_t rest;
-};
-
-/* One stable counting pass on byte `byte` of addr (field 0) or rest (field 1). Returns false when every key has the same byte. */
-static bool radix_pass(const struct sym_key *src, struct sym_key *dst, size_t n, int field,
-		       unsigned int byte)
+static struct elf_sym_raw *radix_sort_syms(struct elf_sym_raw *a, struct elf_sym_raw *tmp, size_t n)
 {
-	size_t count[256] = { 0 }, pos[256], i, sum = 0;
-	unsigned int shift = byte * 8, b;
+	struct elf_sym_raw *src = a, *dst = tmp, *t;
+	uint64_t lo = UINT64_MAX, span = 0;
+	size_t count[SYM_RADIX_SIZE], i, sum, c;
+	unsigned int shift;
 
 	for (i = 0; i < n; i++)
-		count[((field ? src[i].rest : src[i].addr) >> shift) & 0xff]++;
-	for (b = 0; b < 256; b++) {
-		if (count[b] == n)
-			return false;
-		pos[b] = sum;
-		sum += count[b];
-	}
+		if (a[i].addr < lo)
+			lo = a[i].addr;
 	for (i = 0; i < n; i++)
-		dst[pos[((field ? src[i].rest : src[i].addr) >> shift) & 0xff]++] = src[i];
-	return true;
+		span |= a[i].addr - lo;
+	for (shift = 0; shift < 64 && span >> shift; shift += SYM_RADIX_BITS) {
+		memset(count, 0, sizeof(count));
+		for (i = 0; i < n; i++)
+			count[((src[i].addr - lo) >> shift) & (SYM_RADIX_SIZE - 1)]++;
+		for (sum = 0, i = 0; i < SYM_RADIX_SIZE; i++) {
+			c = count[i];
+			count[i] = sum;
+			sum += c;
+		}
+		for (i = 0; i < n; i++)
+			dst[count[((src[i].addr - lo) >> shift) & (SYM_RADIX_SIZE - 1)]++] = src[i];
+		t = src;
+		src = dst;
+		dst = t;
+	}
+	return src;
+}
+
+/* Sort a bucket's records by address in place, stably; by insertion where memory is short. */
+static void sort_bucket(struct elf_sym_raw *a, size_t n)
+{
+	struct elf_sym_raw *tmp, *sorted, cur;
+	size_t i, j;
+
+	if (n > ELF_BUCKET_INSERTION && (tmp = malloc(sizeof(*tmp) * n))) {
+		sorted = radix_sort_syms(a, tmp, n);
+		if (sorted != a)
+			memcpy(a, sorted, sizeof(*a) * n);
+		free(tmp);
+		return;
+	}
+	for (i = 1; i < n; i++) {
+		cur = a[i];
+		for (j = i; j > 0 && a[j - 1].addr > cur.addr; j--)
+			a[j] = a[j - 1];
+		a[j] = cur;
+	}
 }
 
 /*
- * Sort the collected symbols' keys: LSD radix sort, rest then addr, skipping
- * the bytes all keys share. Tables of 100 000 symbols are common (libLLVM,
- * node), and qsort's merge sort through a comparison function took most of
- * the load time. Returns the sorted keys (malloc'd), or NULL (ENOMEM).
+ * Whether a is preferred to b as an address's name: binding rank
+ * descending, a sized symbol before a zero-size one; equal ones keep load
+ * order (the caller scans in it).
  */
-static struct sym_key *sort_syms(const struct elf_sym_raw *raw, size_t n)
+static bool sym_preferred(const struct elf_sym_raw *a, const struct elf_sym_raw *b)
 {
-	struct sym_key *a = malloc(sizeof(*a) * n), *b = malloc(sizeof(*b) * n), *t;
-	unsigned int byte;
-	size_t i;
-	int field;
-
-	if (!a || !b) {
-		free(a);
-		free(b);
-		return NULL;
-	}
-	for (i = 0; i < n; i++) {
-		a[i].addr = raw[i].addr;
-		a[i].rest = (uint64_t)(2 - raw[i].rank) << 33 | (uint64_t)!raw[i].size << 32 |
-			    raw[i].seq;
-	}
-	for (field = 1; field >= 0; field--)
-		for (byte = 0; byte < (field ? 5u : 8u); byte++)
-			if (radix_pass(a, b, n, field, byte)) {
-				t = a;
-				a = b;
-				b = t;
-			}
-	free(b);
-	return a;
+	if (a->rank != b->rank)
+		return a->rank > b->rank;
+	return a->size && !b->size;
 }
 
 /*
- * Sort and keep one symbol per address: the best name, the largest size,
- * in the compact form lookups use; the collected symbols are freed.
- * Zero-size symbols need no clipping at the next symbol: a lookup picks the
- * last symbol at or below the address, so the next one takes over anyway.
- * Returns 0 or -ENOMEM.
+ * Build bucket b of the lazy index: its records sorted by address, one
+ * symbol per address, the best name and the largest size, in the compact
+ * form lookups use. Zero-size symbols need no clipping at the next symbol:
+ * a lookup picks the last symbol at or below the address, so the next one
+ * takes over anyway. The records stay until every bucket is built
+ * (drop_raw). Lookups call it through a const table: the index is not part
+ * of the table's value.
  */
-static int finalize_syms(struct elf_symtab *st)
+static void build_bucket(struct elf_symtab *st, uint32_t b)
 {
-	struct elf_sym_raw *r, *best = NULL;
-	struct sym_key *keys;
-	size_t i, n = 0;
-	uint64_t end = 0;
+	struct elf_sym_raw *recs, *r, *best, *widest;
+	size_t i, j, k, n = 0;
+	struct elf_sym *out;
+	uint64_t len;
 
-	if (!st->nr_raw)
-		goto out;
-	keys = sort_syms(st->raw, st->nr_raw);
-	st->syms = keys ? malloc(sizeof(*st->syms) * st->nr_raw) : NULL;
-	if (!st->syms) {
-		free(keys);
-		return -ENOMEM;
+	if (st->bcount[b] != ELF_BUCKET_UNBUILT)
+		return;
+	recs = &st->raw[st->bstart[b]];
+	k = st->bstart[b + 1] - st->bstart[b];
+	out = &st->syms[st->bstart[b]];
+	sort_bucket(recs, k);
+	for (i = 0; i < k; i = j) {
+		/*
+		 * One address's symbols, in load order: the name is the
+		 * preferred one's (the first of the most preferred), the
+		 * extent the largest size's (the preferred order's first of
+		 * them), as a sort by (preference, load order) would give.
+		 */
+		best = &recs[i];
+		for (j = i + 1; j < k && recs[j].addr == best->addr; j++)
+			if (sym_preferred(&recs[j], best))
+				best = &recs[j];
+		widest = best;
+		for (r = &recs[i]; r < &recs[j]; r++)
+			if (r->size > widest->size ||
+			    (r->size == widest->size && r->size && sym_preferred(r, widest)))
+				widest = r;
+		len = widest->end - best->addr;
+		out[n].addr = best->addr;
+		out[n].len_tab = (len > ELF_SYM_LEN_MAX ? ELF_SYM_LEN_MAX : (uint32_t)len) |
+				 (best->tab ? ELF_SYM_TAB_BIT : 0);
+		out[n].name = best->name;
+		n++;
 	}
-	for (i = 0; i <= st->nr_raw; i++) {
-		r = i < st->nr_raw ? &st->raw[(uint32_t)keys[i].rest] : NULL;
-		if (best && r && r->addr == best->addr) {
-			if (r->size > best->size) {
-				best->size = r->size;
-				end = r->end;
-			}
-			continue;
-		}
-		if (best) {
-			uint64_t len = end - best->addr;
+	st->bcount[b] = (uint32_t)n;
+	st->nr_syms += n;
+	st->nr_unbuilt--;
+}
 
-			st->syms[n].addr = best->addr;
-			st->syms[n].len_tab =
-				(len > ELF_SYM_LEN_MAX ? ELF_SYM_LEN_MAX : (uint32_t)len) |
-				(best->tab ? ELF_SYM_TAB_BIT : 0);
-			st->syms[n].name = best->name;
-			n++;
-		}
-		best = r;
-		end = r ? r->end : 0;
-	}
-	free(keys);
-	st->nr_syms = n;
-	if (n < st->nr_raw) {
-		struct elf_sym *shrunk = realloc(st->syms, sizeof(*st->syms) * n);
-
-		if (shrunk)
-			st->syms = shrunk;
-	}
-out:
+/* Every bucket built: the records are not needed any more (not while a caller scans them). */
+static void drop_raw(struct elf_symtab *st)
+{
+	if (!st->raw || st->nr_unbuilt)
+		return;
 	free(st->raw);
 	st->raw = NULL;
 #ifdef __GLIBC__
+	/* freed amid the heap, where glibc keeps them (finalize_syms) */
+	if (st->nr_raw >= ELF_TRIM_SYMS)
+		malloc_trim(0);
+#endif
+}
+
+/* The bucket address addr falls in, the last one for addresses past it; addr >= st->lo. */
+static uint32_t bucket_of(const struct elf_symtab *st, uint64_t addr)
+{
+	uint64_t b = (addr - st->lo) >> st->shift;
+
+	return b < st->nr_buckets ? (uint32_t)b : st->nr_buckets - 1;
+}
+
+/*
+ * Group the collected symbols by bucket (one counting pass and one stable
+ * scatter) for the lazy index; no bucket is built yet. Returns 0 or
+ * -ENOMEM.
+ */
+static int finalize_syms(struct elf_symtab *st)
+{
+	struct elf_sym_raw *grouped;
+	uint64_t span = 0, want;
+	uint32_t b, *pos;
+	size_t i;
+
+	if (!st->nr_raw) {
+		free(st->raw);
+		st->raw = NULL;
+		st->cap_raw = 0;
+		return 0;
+	}
+	st->lo = UINT64_MAX;
+	for (i = 0; i < st->nr_raw; i++)
+		if (st->raw[i].addr < st->lo)
+			st->lo = st->raw[i].addr;
+	for (i = 0; i < st->nr_raw; i++)
+		span |= st->raw[i].addr - st->lo;
+	/* fewest bits of shift that keep the buckets at most want */
+	want = 1;
+	while (want * ELF_BUCKET_SYMS < st->nr_raw)
+		want <<= 1;
+	for (st->shift = 0; st->shift < 63 && (span >> st->shift) >= want; st->shift++)
+		;
+	st->nr_buckets = (uint32_t)(span >> st->shift) + 1;
+	st->bstart = calloc((size_t)st->nr_buckets + 1, sizeof(*st->bstart));
+	st->bcount = malloc(sizeof(*st->bcount) * st->nr_buckets);
+	/* pages touched only where buckets are built */
+	st->syms = malloc(sizeof(*st->syms) * st->nr_raw);
+	grouped = malloc(sizeof(*grouped) * st->nr_raw);
+	if (!st->bstart || !st->bcount || !st->syms || !grouped) {
+		free(grouped);
+		return -ENOMEM;
+	}
+	for (i = 0; i < st->nr_raw; i++)
+		st->bstart[bucket_of(st, st->raw[i].addr) + 1]++;
+	for (b = 0; b < st->nr_buckets; b++)
+		st->bstart[b + 1] += st->bstart[b];
+	pos = st->bcount; /* the scatter's positions, then each bucket's state */
+	memcpy(pos, st->bstart, sizeof(*pos) * st->nr_buckets);
+	for (i = 0; i < st->nr_raw; i++)
+		grouped[pos[bucket_of(st, st->raw[i].addr)]++] = st->raw[i];
+	for (b = 0; b < st->nr_buckets; b++)
+		st->bcount[b] = ELF_BUCKET_UNBUILT;
+	st->nr_unbuilt = st->nr_buckets;
+	free(st->raw);
+	st->raw = grouped;
+	st->cap_raw = st->nr_raw;
+#ifdef __GLIBC__
 	/*
-	 * The collected symbols and sort keys (40 + 32 bytes a symbol, 9 MB
-	 * for node) were freed amid the heap, where glibc keeps them: hand
-	 * the pages back, or they stay in RSS for the rest of the run.
+	 * The records as collected (32 bytes a symbol, 2.5 MB for node)
+	 * were freed amid the heap, where glibc keeps them: hand the pages
+	 * back, or they stay in RSS for the rest of the run.
 	 */
 	if (st->nr_raw >= ELF_TRIM_SYMS)
 		malloc_trim(0);
 #endif
-	st->nr_raw = st->cap_raw = 0;
 	return 0;
 }
 
@@ -985,7 +1090,7 @@ static int keep_strtabs(struct elf_symtab *st, struct elf_file *f, struct elf_fi
 	unsigned int i, k;
 	int err;
 
-	if (!st->nr_syms) {
+	if (!st->nr_buckets) {
 		st->nr_strtabs = 0;
 		return 0;
 	}
@@ -1120,7 +1225,7 @@ struct elf_symtab *elf_symtab__load_opts(const char *path, const struct elf_load
 	err = keep_strtabs(st, &f, &dbg, path);
 	if (err)
 		goto out_free;
-	pr_debug("elf: '%s': %zu function symbols, names %s\n", path, st->nr_syms,
+	pr_debug("elf: '%s': %zu function symbols collected, names %s\n", path, st->nr_raw,
 		 st->nr_strtabs && st->strtabs[0].fd < 0 ? "read whole" : "read on lookup");
 	elf_file__close(&dbg);
 	elf_file__close(&f);
@@ -1158,6 +1263,8 @@ void elf_symtab__free(struct elf_symtab *st)
 	u64map__free(&st->names);
 	free(st->syms);
 	free(st->raw);
+	free(st->bstart);
+	free(st->bcount);
 	free(st->loads);
 	free(st->debug_path);
 	go_pclntab__free(st->go);
@@ -1273,38 +1380,71 @@ static const char *sym_name(struct elf_symtab *st, uint32_t i)
 	return name;
 }
 
-/* The symbol covering vaddr, as elf_symtab__lookup_offset says; NULL when none */
-static const char *lookup_sym(const struct elf_symtab *st, uint64_t vaddr, uint64_t *sym_off)
+/*
+ * The symbol before (b, k) in address order, building the buckets it
+ * crosses: *b and *k move there. A cursor (b, k) is the k-th symbol of
+ * bucket b counted from 1; false when none is before.
+ */
+static bool sym_prev(struct elf_symtab *st, uint32_t *b, uint32_t *k)
 {
-	size_t lo = 0, hi = st->nr_syms, mid;
-	const struct elf_sym *s;
+	if (*k > 1) {
+		(*k)--;
+		return true;
+	}
+	while (*b > 0) {
+		(*b)--;
+		build_bucket(st, *b);
+		if (st->bcount[*b]) {
+			*k = st->bcount[*b];
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The symbol covering vaddr, as elf_symtab__lookup_offset says; NULL when none */
+static const char *lookup_sym(const struct elf_symtab *cst, uint64_t vaddr, uint64_t *sym_off)
+{
+	/* the lazy index and the name cache are not part of the table's value: lookups stay const */
+	struct elf_symtab *st = (struct elf_symtab *)cst;
+	size_t lo, hi, mid;
+	const struct elf_sym *s, *syms;
 	const char *name = NULL;
 	unsigned int steps;
+	uint32_t b, k;
+	bool any;
 
-	/* First symbol above vaddr; the candidate is the one before it. */
+	if (!st->nr_buckets || vaddr < st->lo)
+		return NULL;
+	b = bucket_of(st, vaddr);
+	build_bucket(st, b);
+	/* First symbol above vaddr in its bucket; the candidate is the one before it. */
+	syms = &st->syms[st->bstart[b]];
+	lo = 0;
+	hi = st->bcount[b];
 	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;
-		if (st->syms[mid].addr <= vaddr)
+		if (syms[mid].addr <= vaddr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (!lo)
-		return NULL;
+	k = (uint32_t)lo + 1; /* the cursor past the candidate */
+	any = sym_prev(st, &b, &k);
 	/*
 	 * A symbol whose name turns out empty or broken counts as absent, as
 	 * if it had been dropped at load: the one below it may cover vaddr.
-	 * The cache is not part of the table's value, so lookups stay const to
-	 * callers.
 	 */
-	for (steps = 0; lo > 0 && steps < ELF_SYM_BAD_NAME_WALK; lo--, steps++) {
-		name = sym_name((struct elf_symtab *)st, (uint32_t)(lo - 1));
+	for (steps = 0; any && steps < ELF_SYM_BAD_NAME_WALK; steps++) {
+		name = sym_name(st, st->bstart[b] + k - 1);
 		if (name)
 			break;
+		any = sym_prev(st, &b, &k);
 	}
+	drop_raw(st);
 	if (!name)
 		return NULL;
-	s = &st->syms[lo - 1];
+	s = &st->syms[st->bstart[b] + k - 1];
 	if (vaddr - s->addr >= (s->len_tab & ELF_SYM_LEN_MAX))
 		return NULL;
 	if (sym_off)
@@ -1317,28 +1457,43 @@ static const char *lookup_sym(const struct elf_symtab *st, uint64_t vaddr, uint6
  * .symtab; a stripped executable's _start is not in .dynsym): from e_entry
  * to the next symbol, ELF_ENTRY_SPAN bytes at most. Executables and shared
  * objects that have an entry point only (ELF gABI: e_entry 0 for none).
+ * By addresses alone (names are read, and their absence cached, on
+ * lookup), from the records: the next symbol's address, and whether the
+ * symbol of any address at or below e_entry covers it (only an address
+ * with a record reaching past e_entry can: its bucket is built to tell).
  */
 static void set_entry(struct elf_symtab *st, const struct elf_file *f)
 {
-	uint64_t next = UINT64_MAX, end;
+	uint64_t e = f->ehdr.e_entry, next = UINT64_MAX, end;
+	const struct elf_sym_raw *r;
+	const struct elf_sym *sy;
+	uint32_t b, j;
 	size_t i;
 
 	st->entry = st->entry_end = 0;
-	if ((f->ehdr.e_type != ET_EXEC && f->ehdr.e_type != ET_DYN) || !f->ehdr.e_entry)
+	if ((f->ehdr.e_type != ET_EXEC && f->ehdr.e_type != ET_DYN) || !e)
 		return;
-	/* by addresses alone: names are read (and their absence cached) on lookup */
-	for (i = 0; i < st->nr_syms; i++) {
-		const struct elf_sym *sy = &st->syms[i];
-
-		if (sy->addr > f->ehdr.e_entry) {
-			next = sy->addr;
-			break;
+	for (i = 0; i < st->nr_raw; i++)
+		if (st->raw[i].addr > e && st->raw[i].addr < next)
+			next = st->raw[i].addr;
+	/* bucket by bucket: building one reorders its own records only */
+	for (b = 0; b < st->nr_buckets; b++) {
+		for (i = st->bstart[b]; i < st->bstart[b + 1]; i++) {
+			r = &st->raw[i];
+			if (r->addr <= e && r->end > e)
+				break;
 		}
-		if (f->ehdr.e_entry - sy->addr < (sy->len_tab & ELF_SYM_LEN_MAX))
-			return; /* a symbol covers it */
+		if (i == st->bstart[b + 1])
+			continue;
+		build_bucket(st, b);
+		for (j = 0; j < st->bcount[b]; j++) {
+			sy = &st->syms[st->bstart[b] + j];
+			if (sy->addr <= e && e - sy->addr < (sy->len_tab & ELF_SYM_LEN_MAX))
+				return; /* a symbol covers it */
+		}
 	}
-	end = f->ehdr.e_entry + ELF_ENTRY_SPAN;
-	st->entry = f->ehdr.e_entry;
+	end = e + ELF_ENTRY_SPAN;
+	st->entry = e;
 	st->entry_end = next < end ? next : end;
 }
 
@@ -1388,8 +1543,19 @@ size_t elf_symtab__build_id(const struct elf_symtab *st, uint8_t id[ELF_BUILD_ID
 	return st->build_id_len;
 }
 
-size_t elf_symtab__count(const struct elf_symtab *st)
+void elf_symtab__settle(struct elf_symtab *st)
 {
+	for (uint32_t b = 0; st->nr_unbuilt && b < st->nr_buckets; b++)
+		build_bucket(st, b);
+	drop_raw(st);
+}
+
+size_t elf_symtab__count(const struct elf_symtab *cst)
+{
+	/* every bucket built (not part of the table's value: the count stays const) */
+	struct elf_symtab *st = (struct elf_symtab *)cst;
+
+	elf_symtab__settle(st);
 	return st->nr_syms;
 }
 

@@ -14,6 +14,7 @@
 #include <sys/auxv.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include "array.h"
 #include "demangle.h"
@@ -87,7 +88,17 @@ struct symbolizer {
 	bool debuginfod; /* symbolizer__use_debuginfod called: fetch what is missing */
 	bool no_demangle; /* symbolizer__set_demangle(false): names stay as the files spell them */
 	struct debuginfod_opts debuginfod_opts;
+	uint64_t load_ns; /* this thread's CPU loading symbol tables (get_dso), for -vv */
+	size_t nr_loaded;
 };
+
+static uint64_t thread_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
 
 static void join_kernel_load(struct symbolizer *sy);
 
@@ -203,6 +214,15 @@ static void expire(struct symbolizer *sy)
 	}
 	sy->nr_dsos = kept;
 	jit_procs__expire(sy->jit);
+}
+
+void symbolizer__settle(struct symbolizer *sy)
+{
+	for (size_t i = 0; i < sy->nr_dsos; i++)
+		if (sy->dsos[i].st)
+			elf_symtab__settle(sy->dsos[i].st);
+	if (sy->vdso)
+		elf_symtab__settle(sy->vdso);
 }
 
 void symbolizer__counts(const struct symbolizer *sy, struct symbolizer_counts *c)
@@ -553,6 +573,7 @@ static struct dso_entry *get_dso(struct symbolizer *sy, uint32_t pid,
 				 const struct profile_mapping *m)
 {
 	struct dso_entry *d;
+	uint64_t t0;
 	size_t i;
 
 	for (i = sy->nr_dsos; i-- > 0;)
@@ -574,7 +595,10 @@ static struct dso_entry *get_dso(struct symbolizer *sy, uint32_t pid,
 	d->dev_minor = m->dev_minor;
 	d->pid = pid;
 	d->gen = sy->gen;
+	t0 = thread_ns();
 	d->st = open_elf(sy, pid, m, NULL);
+	sy->load_ns += thread_ns() - t0;
+	sy->nr_loaded++;
 	if (d->st)
 		d->build_id_len = elf_symtab__build_id(d->st, d->build_id);
 	return d;
@@ -1066,6 +1090,7 @@ int symbolizer__demangle_names(struct profile *p)
 
 int symbolizer__symbolize(struct symbolizer *sy, struct profile *p)
 {
+	uint64_t t0 = thread_ns(), t1, t2, t3, load0 = sy->load_ns, nr0 = sy->nr_loaded;
 	size_t i;
 	int err;
 
@@ -1081,9 +1106,11 @@ int symbolizer__symbolize(struct symbolizer *sy, struct profile *p)
 	sy->jit_cached = false;
 	expire(sy);
 	sy->gen++; /* what this profile uses, and what the next one pins */
+	t1 = thread_ns();
 	err = kernel_symbols_of(sy, p);
 	if (err)
 		return err;
+	t2 = thread_ns();
 	for (i = 0; i < p->nr_locs; i++) {
 		struct profile_location *l = &p->locs[i];
 
@@ -1093,5 +1120,13 @@ int symbolizer__symbolize(struct symbolizer *sy, struct profile *p)
 		if (err)
 			return err;
 	}
-	return sy->no_demangle ? 0 : symbolizer__demangle_names(p);
+	t3 = thread_ns();
+	err = sy->no_demangle ? 0 : symbolizer__demangle_names(p);
+	/* where symbolizing's time goes (bench/finalize.sh, docs/BENCHMARKS.md) */
+	pr_debug("symbolizing: CPU ms: %.1f locations and JIT files, %.1f kernel symbols, %.1f naming "
+		 "%zu locations (of it %.1f loading %zu symbol tables), %.1f demangling\n",
+		 (double)(t1 - t0) / 1e6, (double)(t2 - t1) / 1e6, (double)(t3 - t2) / 1e6,
+		 p->nr_locs, (double)(sy->load_ns - load0) / 1e6, sy->nr_loaded - nr0,
+		 (double)(thread_ns() - t3) / 1e6);
+	return err;
 }
