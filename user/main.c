@@ -350,6 +350,11 @@ static int session_open(struct run *r)
 		return err;
 	}
 	interval__attach(r->iv, &r->cap);
+	/* V8 found before the targets' samples start: their first ones walked for JavaScript */
+	for (i = 0; i < cfg->nr_pids && !err; i++)
+		err = proc_table__find_interps(r->procs, cfg->pids[i], 1u << INTERP_V8) == -ENOMEM ?
+			      -ENOMEM :
+			      0;
 	for (i = 0; i < cfg->nr_pids && !err; i++)
 		err = session__add_target(r->cap.s, cfg->pids[i]);
 	if (!err && r->tg.child > 0 && !cfg->all_cpus)
