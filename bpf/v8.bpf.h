@@ -89,7 +89,6 @@ struct v8_walk {
 	__u32 tgid;
 	__u64 time_ns; /* the sample whose frames these are */
 	__u64 last_fp; /* the last frame recorded: a frame is not recorded twice */
-	__u64 base; /* v8_end: e->ips index of the first word */
 	__u32 n; /* frames recorded */
 	__u32 stop; /* enum bpfprof_stat: BPFPROF_STAT_V8_LIMIT once full */
 	__u8 on; /* the sampled process runs V8 */
@@ -402,29 +401,6 @@ __noinline int v8_walk_frame(__u32 slot, __u32 i)
 }
 #endif
 
-/* One frame's words into the record after the user addresses (bpf_loop callback or loop body) */
-step_fn v8_copy_step(__u32 j, void *data)
-{
-	struct bpfprof_sample *e;
-	struct v8_walk *v;
-	__u32 slot = cur_slot();
-	__u64 idx, k;
-
-	v = v8_state();
-	e = bpf_map_lookup_elem(&scratch, &slot);
-	if (!v || !e || j >= v->n || j >= V8_MAX_FRAMES)
-		return 1;
-	idx = v->base + 2 * (__u64)j;
-	k = (2 * (__u64)j) & (2 * V8_MAX_FRAMES - 1); /* j < V8_MAX_FRAMES, a power of two */
-	barrier_var(idx);
-	barrier_var(k);
-	if (idx > MAX_IPS + 2 * BPFPROF_MAX_PY_FRAMES - 2 || k > 2 * V8_MAX_FRAMES - 2)
-		return 1;
-	e->ips[idx] = v->frames[k];
-	e->ips[idx + 1] = v->frames[k + 1];
-	return 0;
-}
-
 /*
  * The native walk of record e (nk kernel, nu user addresses) is over: the
  * JavaScript frames it met go after the user addresses, with why they
@@ -433,6 +409,7 @@ step_fn v8_copy_step(__u32 j, void *data)
 static __always_inline void v8_end(struct bpfprof_sample *e, __u64 nk, __u64 nu, __u32 tgid)
 {
 	struct v8_walk *v;
+	__u64 base, n;
 	__u32 stop;
 
 	if (COMPAT_WALK_BY_TAIL_CALLS)
@@ -448,13 +425,22 @@ static __always_inline void v8_end(struct bpfprof_sample *e, __u64 nk, __u64 nu,
 		stat_inc(BPFPROF_STAT_V8_NONE);
 		return;
 	}
-	v->base = nk + nu;
-	for_each_step(V8_MAX_FRAMES, v8_copy_step, NULL);
-	v = v8_state();
-	if (!v)
+	/*
+	 * One copy of all the frames' words, not a bpf_loop step a frame (two
+	 * map lookups each): e->ips has room for 2 * V8_MAX_FRAMES words past
+	 * MAX_IPS
+	 */
+	base = nk + nu;
+	n = v->n;
+	if (n > V8_MAX_FRAMES)
+		n = V8_MAX_FRAMES;
+	barrier_var(base);
+	barrier_var(n);
+	if (base > MAX_IPS || n > V8_MAX_FRAMES ||
+	    bpf_probe_read_kernel(&e->ips[base], 16 * n, v->frames))
 		return;
 	stop = v->stop ? v->stop : BPFPROF_STAT_V8_END;
-	e->nr_py = v->n > V8_MAX_FRAMES ? V8_MAX_FRAMES : v->n;
+	e->nr_py = n;
 	e->py_stop = stop;
 	stat_inc(stop);
 	stat_add(BPFPROF_STAT_V8_FRAMES, e->nr_py);
