@@ -90,6 +90,7 @@ struct v8_walk {
 	__u64 time_ns; /* the sample whose frames these are */
 	__u64 last_fp; /* the last frame recorded: a frame is not recorded twice */
 	__u32 n; /* frames recorded */
+	__u32 cached; /* of them classified from fns (BPFPROF_STAT_V8_CACHED at v8_end) */
 	__u32 stop; /* enum bpfprof_stat: BPFPROF_STAT_V8_LIMIT once full */
 	__u8 on; /* the sampled process runs V8 */
 	__u8 pad[3];
@@ -291,10 +292,9 @@ static __always_inline void v8_classify(struct walk *w, struct ustack_chunk *c, 
  * its Code).
  */
 static __always_inline void v8_frame(struct walk *w, struct ustack_chunk *c,
-				     struct bpfprof_sample *e, __u32 i)
+				     struct bpfprof_sample *e, struct v8_walk *v, __u32 i)
 {
 	struct bpfprof_v8_proc *cfg;
-	struct v8_walk *v;
 	struct v8_fn *ent;
 	struct v8_class cl;
 	__u64 fp, marker, fn, idx;
@@ -302,12 +302,10 @@ static __always_inline void v8_frame(struct walk *w, struct ustack_chunk *c,
 
 	if (COMPAT_WALK_BY_TAIL_CALLS)
 		return;
-	v = v8_state();
-	if (!v)
-		return;
 	if (i == 0) {
 		v->on = 0;
 		v->n = 0;
+		v->cached = 0;
 		v->stop = 0;
 		v->last_fp = 0;
 		cfg = bpf_map_lookup_elem(&v8_procs, &w->tgid);
@@ -369,8 +367,7 @@ static __always_inline void v8_frame(struct walk *w, struct ustack_chunk *c,
 		fresh = true;
 		v8_classify(w, c, v, ent, fp, i, &cl);
 	}
-	if (!fresh)
-		stat_inc(BPFPROF_STAT_V8_CACHED);
+	v->cached += !fresh; /* counted at v8_end: a stat_inc is a map lookup */
 	idx = 2 * (__u64)v->n;
 	barrier_var(idx);
 	if (idx > 2 * V8_MAX_FRAMES - 2)
@@ -391,12 +388,19 @@ not_function:
 /* v8_frame as a global function (unwind.bpf.h walk_step's hook): step i of the walk in slot */
 __noinline int v8_walk_frame(__u32 slot, __u32 i)
 {
-	struct walk *w = bpf_map_lookup_elem(&walk_state, &slot);
-	struct bpfprof_sample *e = bpf_map_lookup_elem(&scratch, &slot);
-	struct ustack_chunk *c = bpf_map_lookup_elem(&ustack, &slot);
+	struct v8_walk *v = bpf_map_lookup_elem(&v8_walk_state, &slot);
+	struct bpfprof_sample *e;
+	struct ustack_chunk *c;
+	struct walk *w;
 
+	/* a process without V8 (or a walk over): one lookup a step, not four */
+	if (!v || (i && (!v->on || v->stop)))
+		return 0;
+	w = bpf_map_lookup_elem(&walk_state, &slot);
+	e = bpf_map_lookup_elem(&scratch, &slot);
+	c = bpf_map_lookup_elem(&ustack, &slot);
 	if (w && e && c)
-		v8_frame(w, c, e, i);
+		v8_frame(w, c, e, v, i);
 	return 0;
 }
 #endif
@@ -444,6 +448,7 @@ static __always_inline void v8_end(struct bpfprof_sample *e, __u64 nk, __u64 nu,
 	e->py_stop = stop;
 	stat_inc(stop);
 	stat_add(BPFPROF_STAT_V8_FRAMES, e->nr_py);
+	stat_add(BPFPROF_STAT_V8_CACHED, v->cached);
 }
 
 #if !COMPAT_WALK_BY_TAIL_CALLS

@@ -25,8 +25,9 @@
 # - an HTTP server on node's own http module under a load generator of
 #   ours on the loopback, attached with -p after 2 s: its handlers named
 #   under their callers (the request listener, an arrow, under
-#   EventEmitter's emit), /compute above /render, at most 4 % of its
-#   samples with a frame left [unknown] or [anon] (see below);
+#   EventEmitter's emit), /compute above /render, at most 2 % of its
+#   samples with a frame left [unknown] or [anon] (the issue's bound; see
+#   below);
 # - --no-node: the same server unnamed (JIT frames [anon]);
 # - --off-cpu: a function blocked in child_process.execSync named under its
 #   JavaScript callers;
@@ -341,16 +342,19 @@ if [ "$c" -gt "$r" ] && [ "$r" -gt 0 ]; then
 else
 	fail "server: handlers under their callers" "compute $c render $r of $tot" "$(grep 'V8: pid' "$work/srv.log")"
 fi
-# At most 4 %, not the issue's 2 %: the samples of the first second after
-# -p go to user space as stack copies while node's unwind tables are built
-# (no JavaScript walk there: their compiled frames are named only by pc in
-# code seen before), and a leaf in a callee's prologue or epilogue has no
-# frame yet (measured: 1.5 to 3.5 % in all, about 1 % once tables are ready).
+# The issue's 2 %, with no further tolerance: -p finds V8 before the
+# target's sampling starts and loads its tables at once (no stack copies),
+# so what is left is a leaf in a callee's prologue or epilogue (its frame
+# not built yet) whose code no earlier frame was seen in: measured 0.7 to
+# 1.2 % of 1,300-1,400 samples on a loaded 2-CPU host (10 runs), where a
+# binomial 4 sigma above 1.2 % is 2.0 %. (Before, the samples of node's
+# first 100-130 ms, while its metadata was read at the first sample, were
+# not walked: 1.5 to 3.5 % in all.)
 un=$(grep -E "\[unknown\]|\[anon\]" "$work/srv.folded" | awk '{ s += $NF } END { print s + 0 }')
-if awk -v u="$un" -v t="$tot" 'BEGIN { exit !(t > 100 && u <= 0.04 * t) }'; then
-	ok "server: $un of $tot samples with a frame [unknown] or [anon] (at most 4 %)"
+if awk -v u="$un" -v t="$tot" 'BEGIN { exit !(t > 100 && u <= 0.02 * t) }'; then
+	ok "server: $un of $tot samples with a frame [unknown] or [anon] (at most 2 %)"
 else
-	fail "server: at most 4 % [unknown]" "$un of $tot" "$(grep 'V8: pid' "$work/srv.log")"
+	fail "server: at most 2 % [unknown]" "$un of $tot" "$(grep 'V8: pid' "$work/srv.log")"
 fi
 un=$(grep -E "\[anon\]" "$work/srvn.folded" | awk '{ s += $NF } END { print s + 0 }')
 if [ "$un" -gt 0 ] && ! grep -q "(server.js)" "$work/srvn.folded"; then
