@@ -215,20 +215,31 @@ struct v8_class {
 	__u64 obj, off;
 	__u32 kind, check;
 	__u64 after;
+	/* the frame's own slots: an interpreted frame's bytecode offset (a Smi, not 0) and array */
+	__u64 bc_off, bytecode;
+	bool interp;
 };
+
+/* Whether look (a pc, or a return address - 1) lies in ent's baseline or optimized Code */
+static __always_inline bool v8_in_code(const struct v8_walk *v, const struct v8_fn *ent, __u64 look)
+{
+	return ent->code && ent->start && ent->ckind >= v->cfg.kind_baseline &&
+	       look >= ent->start && look < ent->start + ent->size;
+}
 
 /*
  * Classify the frame at fp (step i of the walk) of the function that ent
  * describes, as the OpenTelemetry profiler's v8_tracer.ebpf.c does: its
  * Code baseline or optimized and holding the frame's pc: a compiled frame,
  * its pc's offset in the code; else a Smi in the bytecode offset slot: an
- * interpreted frame; else the function alone (BPFPROF_V8_FUNCTION).
+ * interpreted frame (cl->interp, from its slots); else the function alone
+ * (BPFPROF_V8_FUNCTION).
  */
 static __always_inline void v8_classify(struct walk *w, struct ustack_chunk *c, struct v8_walk *v,
-					const struct v8_fn *ent, __u64 fp, __u32 i,
+					const struct v8_fn *ent, __u64 look, __u32 i,
 					struct v8_class *cl)
 {
-	__u64 start = ent->start, look, slot, bytecode, ra;
+	__u64 start = ent->start, ra;
 	__u32 size = ent->size, ckind = ent->ckind, k;
 
 	cl->kind = BPFPROF_V8_FUNCTION;
@@ -236,9 +247,7 @@ static __always_inline void v8_classify(struct walk *w, struct ustack_chunk *c, 
 	cl->off = 0;
 	cl->after = 0;
 	cl->obj = ent->shared;
-	look = i ? w->f.pc - 1 : w->f.pc; /* a return address may be just past the code */
-	if (ent->code && start && ckind >= v->cfg.kind_baseline && look >= start &&
-	    look < start + size) {
+	if (v8_in_code(v, ent, look)) {
 		/* a baseline Code is the SharedFunctionInfo's; an optimized one names its own */
 		if (ckind == v->cfg.kind_baseline) {
 			cl->kind = BPFPROF_V8_BASELINE;
@@ -271,15 +280,11 @@ static __always_inline void v8_classify(struct walk *w, struct ustack_chunk *c, 
 			}
 		}
 	}
-	if (cl->kind == BPFPROF_V8_FUNCTION &&
-	    !stack_read(w, c, fp + v->cfg.fp_bytecode_offset, &slot) && !(slot & 1) &&
-	    !stack_read(w, c, fp + v->cfg.fp_bytecode_array, &bytecode) && v8_heap_ptr(bytecode)) {
-		/* a Smi: an interpreted frame (checked after the Code: an optimized frame's spill may be one) */
-		cl->off = (__u32)((__s64)slot >> (v->cfg.smi_shift & 63));
-		if (cl->off) {
-			cl->kind = BPFPROF_V8_INTERPRETED;
-			cl->check = BPFPROF_V8_PTR_CHECK(bytecode);
-		}
+	/* a Smi: an interpreted frame (checked after the Code: an optimized frame's spill may be one) */
+	if (cl->kind == BPFPROF_V8_FUNCTION && cl->interp) {
+		cl->off = cl->bc_off;
+		cl->kind = BPFPROF_V8_INTERPRETED;
+		cl->check = BPFPROF_V8_PTR_CHECK(cl->bytecode);
 	}
 }
 
@@ -297,8 +302,8 @@ static __always_inline void v8_frame(struct walk *w, struct ustack_chunk *c,
 	struct bpfprof_v8_proc *cfg;
 	struct v8_fn *ent;
 	struct v8_class cl;
-	__u64 fp, marker, fn, idx;
-	bool fresh = false;
+	__u64 fp, marker, fn, idx, slot, look;
+	bool fresh = false, hit;
 
 	if (COMPAT_WALK_BY_TAIL_CALLS)
 		return;
@@ -349,8 +354,22 @@ static __always_inline void v8_frame(struct walk *w, struct ustack_chunk *c,
 	}
 	if (stack_read(w, c, fp + v->cfg.fp_function, &fn) || !v8_heap_ptr(fn))
 		return;
+	/* an interpreted frame's slots: a Smi bytecode offset (not 0), a BytecodeArray */
+	cl.interp = !stack_read(w, c, fp + v->cfg.fp_bytecode_offset, &slot) && !(slot & 1) &&
+		    !stack_read(w, c, fp + v->cfg.fp_bytecode_array, &cl.bytecode) &&
+		    v8_heap_ptr(cl.bytecode) &&
+		    (cl.bc_off = (__u32)((__s64)slot >> (v->cfg.smi_shift & 63))) != 0;
+	look = i ? w->f.pc - 1 : w->f.pc; /* a return address may be just past the code */
 	ent = &v->fns[v8_fn_slot(fn)];
-	if (ent->fn != fn || ent->tgid != w->tgid) {
+	hit = ent->fn == fn && ent->tgid == w->tgid;
+	/*
+	 * a frame neither interpreted nor in the entry's Code: its Code may
+	 * have been replaced since (tiered up): read again (a leaf in a
+	 * builtin or in a callee's prologue too: one read a sample)
+	 */
+	if (hit && !cl.interp && !v8_in_code(v, ent, look))
+		hit = false;
+	if (!hit) {
 		if (v8_fn_read(v, ent, fn, w->tgid))
 			goto not_function;
 		fresh = true;
@@ -359,14 +378,7 @@ static __always_inline void v8_frame(struct walk *w, struct ustack_chunk *c,
 		v->stop = BPFPROF_STAT_V8_LIMIT;
 		return;
 	}
-	v8_classify(w, c, v, ent, fp, i, &cl);
-	/* what the entry could not classify may be its Code replaced since: read again */
-	if (cl.kind == BPFPROF_V8_FUNCTION && !fresh) {
-		if (v8_fn_read(v, ent, fn, w->tgid))
-			goto not_function;
-		fresh = true;
-		v8_classify(w, c, v, ent, fp, i, &cl);
-	}
+	v8_classify(w, c, v, ent, look, i, &cl);
 	v->cached += !fresh; /* counted at v8_end: a stat_inc is a map lookup */
 	idx = 2 * (__u64)v->n;
 	barrier_var(idx);
