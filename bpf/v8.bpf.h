@@ -272,7 +272,8 @@ static __always_inline void v8_classify(struct walk *w, struct ustack_chunk *c, 
 			if (ra - 1 >= start && ra - 1 < start + size) {
 				cl->kind = ckind == v->cfg.kind_baseline ? BPFPROF_V8_BASELINE :
 									   BPFPROF_V8_OPTIMIZED;
-				cl->obj = cl->kind == BPFPROF_V8_OPTIMIZED ? ent->code : ent->shared;
+				cl->obj = cl->kind == BPFPROF_V8_OPTIMIZED ? ent->code :
+									     ent->shared;
 				cl->off = ra - start;
 				cl->check = BPFPROF_V8_CODE_CHECK(size, ckind);
 				cl->after = BPFPROF_V8_AFTER;
