@@ -407,12 +407,14 @@ fi
 # node in its own mount + pid namespace (pid 1 there): its binary
 # bind-mounted and work.js on a tmpfs, at paths only that namespace sees
 # (found through /proc/PID/root), beside a node on the host running the same
-# script as hostwork.js. `-a -d 4` with the default walk (dwarf): both with
+# script as hostwork.js. `-a -d 6` with the default walk (dwarf): both with
 # JavaScript frames in the -v summary and hotA named in each one's own
 # samples (hotA (work.js), hotA (hostwork.js)). Under -a a process is registered at its first sample and its
 # samples go to user space as stack copies (no JavaScript walk) until its
 # tables are loaded: node's .eh_frame, under a second when the unwind cache
-# has it, hence 4 s. Then -p with the container's host pid for 2 s: hotA
+# has it, but 3.6 s on average (4.6 at most, 30 processes registered) in a
+# run beside other helpers' builds (load 10), whose -d 4 left neither node
+# a sample walked in BPF: hence 6 s. Then -p with the container's host pid for 2 s: hotA
 # named, spin's hottest pprof line its loop's (work.js:5).
 ct=$work/ct
 mkdir -p "$ct"
@@ -435,7 +437,7 @@ else
 	done
 	[ -n "$ctp" ] && pids+=("$ctp")
 	sleep 0.5
-	"$BPFPROF" -v -a -F 499 -d 4 -o "$work/all.folded" >"$work/all.log" 2>&1
+	"$BPFPROF" -v -a -F 499 -d 6 -o "$work/all.folded" >"$work/all.log" 2>&1
 	"$BPFPROF" -v -F 499 -p "$ctp" -d 2 -o "$work/ct.folded" -o "$work/ct.pb.gz" >"$work/ct.log" 2>&1
 	nspid=$(awk '/^NSpid:/ { print $NF }' "/proc/$ctp/status" 2>/dev/null)
 	kill "$ctp" "$hp" 2>/dev/null
