@@ -251,6 +251,10 @@ static int unwinder_start(struct run *r)
 		r->cap.copies = unwind_copies__new(r->cap.unwinder, r->cfg.max_stack, &procs);
 		if (!r->cap.copies)
 			return -ENOMEM;
+		/* a copy's JavaScript frames, as the BPF walk's V8 step records them */
+		if (interps__has(r->cap.interps, INTERP_V8))
+			unwind_copies__set_interp(r->cap.copies, interps__copy_frames,
+						  r->cap.interps);
 	}
 	for (i = 0; i < r->cfg.nr_pids; i++) {
 		err = proc_table__register(r->procs, r->cfg.pids[i], true);
