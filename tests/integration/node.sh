@@ -390,8 +390,9 @@ n2=$!
 pids+=("$n1" "$n2")
 sleep 0.5
 # --call-graph fp: under -a the tables of every process are built first
-# (seconds: their samples go to user space as stack copies, where no
-# JavaScript walk is done); JavaScript frames keep frame pointers
+# (seconds: their samples go to user space as stack copies, whose
+# JavaScript frames are found there only once V8 is); JavaScript frames
+# keep frame pointers
 "$BPFPROF" -v -a --call-graph fp -F 499 -d 2.5 -o "$work/two.folded" >"$work/two.log" 2>&1
 kill "$n2" 2>/dev/null
 w1=$(grep -E "^node;" "$work/two.folded" | grep -F "hotA (work.js)_[j]" | awk '{ s += $NF } END { print s + 0 }')
@@ -410,7 +411,8 @@ fi
 # script as hostwork.js. `-a -d 6` with the default walk (dwarf): both with
 # JavaScript frames in the -v summary and hotA named in each one's own
 # samples (hotA (work.js), hotA (hostwork.js)). Under -a a process is registered at its first sample and its
-# samples go to user space as stack copies (no JavaScript walk) until its
+# samples go to user space as stack copies (their JavaScript frames found
+# in user space, v8_copy_walk.c, once V8 is found in it) until its
 # tables are loaded: node's .eh_frame, under a second when the unwind cache
 # has it, but 3.6 s on average (4.6 at most, 30 processes registered) in a
 # run beside other helpers' builds (load 10), whose -d 4 left neither node
