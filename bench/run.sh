@@ -13,7 +13,9 @@
 # machine, hours on a loaded 2-CPU VM where a process takes 65 ms to start).
 # Not in the default list: bpf-cost.sh OLD/bpfprof NEW/bpfprof, the BPF
 # program's run time per sample of several builds, in turn; python (the
-# Python walk's BPF time a sample, 30 frames, and the naming cost); cache (the
+# Python walk's BPF time a sample, 30 frames, and the naming cost); java and
+# node (the same for 30 Java or JavaScript frames; node: BEFORE=old/bpfprof
+# runs an older build in the same rounds); cache (the
 # unwind table cache: a restart warm against cold, about 5 minutes).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)

@@ -29,10 +29,12 @@
  * Every value read is the process's to forge: a frame whose slots are not
  * a readable JSFunction is skipped (native code's garbage, counted), a
  * Code that cannot be read gives the function without an offset, user
- * space validates what the words point to. A frame costs two user reads
- * (the JSFunction, its Code) besides the slots, which are in the walk's
- * stack copy, and a third (its map's instance type) for a map not among the
- * last V8_MAPS closure maps of the process.
+ * space validates what the words point to. The slots are in the walk's
+ * stack copy; a function met in the last frames or samples is classified
+ * from a per-CPU cache (struct v8_fn, checked against the frame: no user
+ * read), another costs two user reads (the JSFunction, its Code) and a
+ * third (its map's instance type) for a map not among the last V8_MAPS
+ * closure maps of the process.
  *
  * Not in the legacy variant (bpf_loop-less kernels): its walk is unrolled
  * sixteen frames a program, near the verifier's budget; there node is
@@ -55,14 +57,40 @@ struct {
 #define V8_MAPS 4 /* closure maps remembered: a context has a few (sloppy, strict, arrow, method) */
 _Static_assert((V8_MAX_FRAMES & (V8_MAX_FRAMES - 1)) == 0, "a power of two: the copy's mask");
 
+/*
+ * A JSFunction as the walk last read it (v8_fn_read): what classifies its
+ * frames, so that a function seen again (a recursion, a hot caller, the
+ * next sample's same stack) costs no user read. An entry is only a guess
+ * (the function may have been moved, its address reused, its Code
+ * replaced): what a frame takes from it is checked against the frame
+ * itself: its pc inside the entry's Code, or the interpreted frame's own
+ * slots (user space checks the BytecodeArray from the stack against the
+ * SharedFunctionInfo's); a frame the entry cannot classify reads the
+ * function again.
+ */
+struct v8_fn {
+	__u64 fn; /* the tagged JSFunction; 0: empty */
+	__u64 shared; /* its SharedFunctionInfo */
+	__u64 code; /* its Code; 0: none readable */
+	__u64 start; /* the Code's instruction start, size and kind */
+	__u32 size;
+	__u16 ckind;
+	__u16 pad;
+	__u32 tgid;
+	__u32 pad2;
+};
+
+#define V8_FNS 64 /* a power of two: the cache's mask */
+_Static_assert((V8_FNS & (V8_FNS - 1)) == 0, "a power of two: the cache's mask");
+
 /* A sample's V8 frames between the native walk's steps, in a map value (see struct walk) */
 struct v8_walk {
 	struct bpfprof_v8_proc cfg; /* the process's, copied at the walk's first step */
 	__u32 tgid;
 	__u64 time_ns; /* the sample whose frames these are */
 	__u64 last_fp; /* the last frame recorded: a frame is not recorded twice */
-	__u64 base; /* v8_end: e->ips index of the first word */
 	__u32 n; /* frames recorded */
+	__u32 cached; /* of them classified from fns (BPFPROF_STAT_V8_CACHED at v8_end) */
 	__u32 stop; /* enum bpfprof_stat: BPFPROF_STAT_V8_LIMIT once full */
 	__u8 on; /* the sampled process runs V8 */
 	__u8 pad[3];
@@ -78,6 +106,7 @@ struct v8_walk {
 	__u8 fn[BPFPROF_V8_READ]; /* the JSFunction's bytes */
 	__u8 code[BPFPROF_V8_READ]; /* its Code's */
 	__u64 frames[2 * V8_MAX_FRAMES];
+	struct v8_fn fns[V8_FNS]; /* recent functions, by address (v8_fn_slot) */
 };
 
 struct {
@@ -123,28 +152,169 @@ static __always_inline bool v8_heap_ptr(__u64 p)
 	return (p & 3) == 1 && p > 4096 && !arch_kernel_addr(p);
 }
 
-/*
- * The frame the native walk is at (step i: its pc is the record's user
- * address i, bp its frame pointer): a JavaScript frame is recorded.
- */
-static __always_inline void v8_frame(struct walk *w, struct ustack_chunk *c,
-				     struct bpfprof_sample *e, __u32 i)
+/* The cache entry of JSFunction fn (its address's bits above the object alignment) */
+static __always_inline __u32 v8_fn_slot(__u64 fn)
 {
-	struct bpfprof_v8_proc *cfg;
-	struct v8_walk *v;
-	__u64 fp, marker, fn, map, shared, code, start = 0, off = 0, slot, look, idx, obj, bytecode;
-	__u64 ra, after = 0;
-	__u32 kind, ckind = 0, size = 0, check, k;
+	return (__u32)((fn >> 3) ^ (fn >> 11)) & (V8_FNS - 1);
+}
+
+/*
+ * Read JSFunction fn and its Code into entry ent: 0, or -1 when fn is no
+ * JSFunction (its map's instance type not a closure's, its
+ * SharedFunctionInfo not a heap object). A Code not readable leaves
+ * ent->code 0 (counted).
+ */
+static __always_inline int v8_fn_read(struct v8_walk *v, struct v8_fn *ent, __u64 fn, __u32 tgid)
+{
+	__u64 map, shared, code;
 	__u16 type;
 
+	ent->fn = 0;
+	if (bpf_probe_read_user(v->fn, sizeof(v->fn), (const void *)(fn - 1)))
+		return -1;
+	map = v8_tagged(v, v->fn, 0, fn);
+	if (!v8_heap_ptr(map))
+		return -1;
+	if (map != v->maps[0] && map != v->maps[1] && map != v->maps[2] && map != v->maps[3]) {
+		if (bpf_probe_read_user(
+			    &type, sizeof(type),
+			    (const void *)(map - 1 + (v->cfg.map_instance_type & 0xfff))) ||
+		    type < v->cfg.type_function_first || type > v->cfg.type_function_last)
+			return -1;
+		v->maps[v->map_next & (V8_MAPS - 1)] = map;
+		v->map_next++;
+	}
+	shared = v8_tagged(v, v->fn, v->cfg.fn_shared, fn);
+	code = v8_tagged(v, v->fn, v->cfg.fn_code, fn);
+	if (!v8_heap_ptr(shared))
+		return -1;
+	ent->shared = shared;
+	ent->code = 0;
+	ent->start = 0;
+	ent->size = 0;
+	ent->ckind = 0;
+	if (!v8_heap_ptr(code) ||
+	    bpf_probe_read_user(v->code, sizeof(v->code), (const void *)(code - 1))) {
+		stat_inc(BPFPROF_STAT_V8_NO_CODE);
+	} else {
+		ent->code = code;
+		ent->ckind = (v8_u32(v->code, v->cfg.code_flags) >> (v->cfg.code_kind_shift & 31)) &
+			     v->cfg.code_kind_mask;
+		ent->size = v8_u32(v->code, v->cfg.code_size);
+		/* a pointer field (V8 11.1+), or right after the Code's header (node 18) */
+		ent->start = (v->cfg.flags & BPFPROF_V8_CODE_START_PTR) ?
+				     v8_u64(v->code, v->cfg.code_start) :
+			     (v->cfg.flags & BPFPROF_V8_CODE_START_INLINE) ?
+				     code - 1 + v->cfg.code_start :
+				     0;
+	}
+	ent->tgid = tgid;
+	ent->fn = fn;
+	return 0;
+}
+
+/* A frame's classification (v8_classify): the record's words */
+struct v8_class {
+	__u64 obj, off;
+	__u32 kind, check;
+	__u64 after;
+	/* the frame's own slots: an interpreted frame's bytecode offset (a Smi, not 0) and array */
+	__u64 bc_off, bytecode;
+	bool interp;
+};
+
+/* Whether look (a pc, or a return address - 1) lies in ent's baseline or optimized Code */
+static __always_inline bool v8_in_code(const struct v8_walk *v, const struct v8_fn *ent, __u64 look)
+{
+	return ent->code && ent->start && ent->ckind >= v->cfg.kind_baseline &&
+	       look >= ent->start && look < ent->start + ent->size;
+}
+
+/*
+ * Classify the frame at fp (step i of the walk) of the function that ent
+ * describes, as the OpenTelemetry profiler's v8_tracer.ebpf.c does: its
+ * Code baseline or optimized and holding the frame's pc: a compiled frame,
+ * its pc's offset in the code; else a Smi in the bytecode offset slot: an
+ * interpreted frame (cl->interp, from its slots); else the function alone
+ * (BPFPROF_V8_FUNCTION).
+ */
+static __always_inline void v8_classify(struct walk *w, struct ustack_chunk *c, struct v8_walk *v,
+					const struct v8_fn *ent, __u64 look, __u32 i,
+					struct v8_class *cl)
+{
+	__u64 start = ent->start, ra;
+	__u32 size = ent->size, ckind = ent->ckind, k;
+
+	cl->kind = BPFPROF_V8_FUNCTION;
+	cl->check = 0;
+	cl->off = 0;
+	cl->after = 0;
+	cl->obj = ent->shared;
+	if (v8_in_code(v, ent, look)) {
+		/* a baseline Code is the SharedFunctionInfo's; an optimized one names its own */
+		if (ckind == v->cfg.kind_baseline) {
+			cl->kind = BPFPROF_V8_BASELINE;
+		} else {
+			cl->kind = BPFPROF_V8_OPTIMIZED;
+			cl->obj = ent->code;
+		}
+		cl->off = w->f.pc - start;
+		cl->check = BPFPROF_V8_CODE_CHECK(size, ckind);
+	}
+	/*
+	 * The leaf in a builtin that the function's compiled code called
+	 * without a frame (Builtins_ModulusSmi_Baseline): its return address
+	 * into that code is one of the words at sp, as OpenTelemetry's walk
+	 * looks for it; the builtin stays the leaf, the function after it
+	 */
+	if (i == 0 && cl->kind == BPFPROF_V8_FUNCTION && ent->code && start &&
+	    ckind >= v->cfg.kind_baseline) {
+		for (k = 0; k < 3; k++) {
+			if (stack_read(w, c, w->f.sp + 8 * k, &ra))
+				break;
+			if (ra - 1 >= start && ra - 1 < start + size) {
+				cl->kind = ckind == v->cfg.kind_baseline ? BPFPROF_V8_BASELINE :
+									   BPFPROF_V8_OPTIMIZED;
+				cl->obj = cl->kind == BPFPROF_V8_OPTIMIZED ? ent->code :
+									     ent->shared;
+				cl->off = ra - start;
+				cl->check = BPFPROF_V8_CODE_CHECK(size, ckind);
+				cl->after = BPFPROF_V8_AFTER;
+				break;
+			}
+		}
+	}
+	/* a Smi: an interpreted frame (checked after the Code: an optimized frame's spill may be one) */
+	if (cl->kind == BPFPROF_V8_FUNCTION && cl->interp) {
+		cl->off = cl->bc_off;
+		cl->kind = BPFPROF_V8_INTERPRETED;
+		cl->check = BPFPROF_V8_PTR_CHECK(cl->bytecode);
+	}
+}
+
+/*
+ * The frame the native walk is at (step i: its pc is the record's user
+ * address i, bp its frame pointer): a JavaScript frame is recorded. Its
+ * function is classified from the per-CPU cache of recent functions when
+ * the entry classifies it (v8_fn), else read (two or three user reads: the
+ * JSFunction, its map's type unless one of the last V8_MAPS closure maps,
+ * its Code).
+ */
+static __always_inline void v8_frame(struct walk *w, struct ustack_chunk *c,
+				     struct bpfprof_sample *e, struct v8_walk *v, __u32 i)
+{
+	struct bpfprof_v8_proc *cfg;
+	struct v8_fn *ent;
+	struct v8_class cl;
+	__u64 fp, marker, fn, idx, slot, look;
+	bool fresh = false, hit;
+
 	if (COMPAT_WALK_BY_TAIL_CALLS)
-		return;
-	v = v8_state();
-	if (!v)
 		return;
 	if (i == 0) {
 		v->on = 0;
 		v->n = 0;
+		v->cached = 0;
 		v->stop = 0;
 		v->last_fp = 0;
 		cfg = bpf_map_lookup_elem(&v8_procs, &w->tgid);
@@ -188,99 +358,41 @@ static __always_inline void v8_frame(struct walk *w, struct ustack_chunk *c,
 	}
 	if (stack_read(w, c, fp + v->cfg.fp_function, &fn) || !v8_heap_ptr(fn))
 		return;
-	/* a JSFunction: its map's instance type is a closure's */
-	if (bpf_probe_read_user(v->fn, sizeof(v->fn), (const void *)(fn - 1)))
-		goto not_function;
-	map = v8_tagged(v, v->fn, 0, fn);
-	if (!v8_heap_ptr(map))
-		goto not_function;
-	if (map != v->maps[0] && map != v->maps[1] && map != v->maps[2] && map != v->maps[3]) {
-		if (bpf_probe_read_user(
-			    &type, sizeof(type),
-			    (const void *)(map - 1 + (v->cfg.map_instance_type & 0xfff))) ||
-		    type < v->cfg.type_function_first || type > v->cfg.type_function_last)
+	/* an interpreted frame's slots: a Smi bytecode offset (not 0), a BytecodeArray */
+	cl.interp = !stack_read(w, c, fp + v->cfg.fp_bytecode_offset, &slot) && !(slot & 1) &&
+		    !stack_read(w, c, fp + v->cfg.fp_bytecode_array, &cl.bytecode) &&
+		    v8_heap_ptr(cl.bytecode) &&
+		    (cl.bc_off = (__u32)((__s64)slot >> (v->cfg.smi_shift & 63))) != 0;
+	look = i ? w->f.pc - 1 : w->f.pc; /* a return address may be just past the code */
+	ent = &v->fns[v8_fn_slot(fn)];
+	hit = ent->fn == fn && ent->tgid == w->tgid;
+	/*
+	 * a frame neither interpreted nor in the entry's Code: its Code may
+	 * have been replaced since (tiered up): read again (a leaf in a
+	 * builtin or in a callee's prologue too: one read a sample)
+	 */
+	if (hit && !cl.interp && !v8_in_code(v, ent, look))
+		hit = false;
+	if (!hit) {
+		if (v8_fn_read(v, ent, fn, w->tgid))
 			goto not_function;
-		v->maps[v->map_next & (V8_MAPS - 1)] = map;
-		v->map_next++;
+		fresh = true;
 	}
-	shared = v8_tagged(v, v->fn, v->cfg.fn_shared, fn);
-	code = v8_tagged(v, v->fn, v->cfg.fn_code, fn);
-	if (!v8_heap_ptr(shared))
-		goto not_function;
 	if (v->n >= V8_MAX_FRAMES) {
 		v->stop = BPFPROF_STAT_V8_LIMIT;
 		return;
 	}
-	kind = BPFPROF_V8_FUNCTION;
-	check = 0;
-	obj = shared;
-	look = i ? w->f.pc - 1 : w->f.pc; /* a return address may be just past the code */
-	if (!v8_heap_ptr(code) ||
-	    bpf_probe_read_user(v->code, sizeof(v->code), (const void *)(code - 1))) {
-		stat_inc(BPFPROF_STAT_V8_NO_CODE);
-	} else {
-		ckind = (v8_u32(v->code, v->cfg.code_flags) >> (v->cfg.code_kind_shift & 31)) &
-			v->cfg.code_kind_mask;
-		size = v8_u32(v->code, v->cfg.code_size);
-		/* a pointer field (V8 11.1+), or right after the Code's header (node 18) */
-		start = (v->cfg.flags & BPFPROF_V8_CODE_START_PTR) ?
-				v8_u64(v->code, v->cfg.code_start) :
-			(v->cfg.flags & BPFPROF_V8_CODE_START_INLINE) ?
-				code - 1 + v->cfg.code_start :
-				0;
-		if (start && ckind >= v->cfg.kind_baseline && look >= start &&
-		    look < start + size) {
-			/* a baseline Code is the SharedFunctionInfo's; an optimized one names its own */
-			if (ckind == v->cfg.kind_baseline) {
-				kind = BPFPROF_V8_BASELINE;
-			} else {
-				kind = BPFPROF_V8_OPTIMIZED;
-				obj = code;
-			}
-			off = w->f.pc - start;
-			check = BPFPROF_V8_CODE_CHECK(size, ckind);
-		}
-	}
-	/*
-	 * The leaf in a builtin that the function's compiled code called
-	 * without a frame (Builtins_ModulusSmi_Baseline): its return address
-	 * into that code is one of the words at sp, as OpenTelemetry's walk
-	 * looks for it; the builtin stays the leaf, the function after it
-	 */
-	if (i == 0 && kind == BPFPROF_V8_FUNCTION && start && ckind >= v->cfg.kind_baseline) {
-		for (k = 0; k < 3; k++) {
-			if (stack_read(w, c, w->f.sp + 8 * k, &ra))
-				break;
-			if (ra - 1 >= start && ra - 1 < start + size) {
-				kind = ckind == v->cfg.kind_baseline ? BPFPROF_V8_BASELINE :
-								       BPFPROF_V8_OPTIMIZED;
-				obj = kind == BPFPROF_V8_OPTIMIZED ? code : shared;
-				off = ra - start;
-				check = BPFPROF_V8_CODE_CHECK(size, ckind);
-				after = BPFPROF_V8_AFTER;
-				break;
-			}
-		}
-	}
-	if (kind == BPFPROF_V8_FUNCTION &&
-	    !stack_read(w, c, fp + v->cfg.fp_bytecode_offset, &slot) && !(slot & 1) &&
-	    !stack_read(w, c, fp + v->cfg.fp_bytecode_array, &bytecode) && v8_heap_ptr(bytecode)) {
-		/* a Smi: an interpreted frame (checked after the Code: an optimized frame's spill may be one) */
-		off = (__u32)((__s64)slot >> (v->cfg.smi_shift & 63));
-		if (off) {
-			kind = BPFPROF_V8_INTERPRETED;
-			check = BPFPROF_V8_PTR_CHECK(bytecode);
-		}
-	}
+	v8_classify(w, c, v, ent, look, i, &cl);
+	v->cached += !fresh; /* counted at v8_end: a stat_inc is a map lookup */
 	idx = 2 * (__u64)v->n;
 	barrier_var(idx);
 	if (idx > 2 * V8_MAX_FRAMES - 2)
 		return;
-	v->frames[idx] = obj;
+	v->frames[idx] = cl.obj;
 	/* a leaf in an Ignition handler (or in what else is not the function's code) stays */
-	if (i == 0 && (kind == BPFPROF_V8_INTERPRETED || kind == BPFPROF_V8_FUNCTION))
-		after = BPFPROF_V8_AFTER;
-	v->frames[idx + 1] = BPFPROF_V8_WORD1(off, check, i, kind) | after;
+	if (i == 0 && (cl.kind == BPFPROF_V8_INTERPRETED || cl.kind == BPFPROF_V8_FUNCTION))
+		cl.after = BPFPROF_V8_AFTER;
+	v->frames[idx + 1] = BPFPROF_V8_WORD1(cl.off, cl.check, i, cl.kind) | cl.after;
 	v->n++;
 	v->last_fp = fp;
 	return;
@@ -292,38 +404,22 @@ not_function:
 /* v8_frame as a global function (unwind.bpf.h walk_step's hook): step i of the walk in slot */
 __noinline int v8_walk_frame(__u32 slot, __u32 i)
 {
-	struct walk *w = bpf_map_lookup_elem(&walk_state, &slot);
-	struct bpfprof_sample *e = bpf_map_lookup_elem(&scratch, &slot);
-	struct ustack_chunk *c = bpf_map_lookup_elem(&ustack, &slot);
+	struct v8_walk *v = bpf_map_lookup_elem(&v8_walk_state, &slot);
+	struct bpfprof_sample *e;
+	struct ustack_chunk *c;
+	struct walk *w;
 
+	/* a process without V8 (or a walk over): one lookup a step, not four */
+	if (!v || (i && (!v->on || v->stop)))
+		return 0;
+	w = bpf_map_lookup_elem(&walk_state, &slot);
+	e = bpf_map_lookup_elem(&scratch, &slot);
+	c = bpf_map_lookup_elem(&ustack, &slot);
 	if (w && e && c)
-		v8_frame(w, c, e, i);
+		v8_frame(w, c, e, v, i);
 	return 0;
 }
 #endif
-
-/* One frame's words into the record after the user addresses (bpf_loop callback or loop body) */
-step_fn v8_copy_step(__u32 j, void *data)
-{
-	struct bpfprof_sample *e;
-	struct v8_walk *v;
-	__u32 slot = cur_slot();
-	__u64 idx, k;
-
-	v = v8_state();
-	e = bpf_map_lookup_elem(&scratch, &slot);
-	if (!v || !e || j >= v->n || j >= V8_MAX_FRAMES)
-		return 1;
-	idx = v->base + 2 * (__u64)j;
-	k = (2 * (__u64)j) & (2 * V8_MAX_FRAMES - 1); /* j < V8_MAX_FRAMES, a power of two */
-	barrier_var(idx);
-	barrier_var(k);
-	if (idx > MAX_IPS + 2 * BPFPROF_MAX_PY_FRAMES - 2 || k > 2 * V8_MAX_FRAMES - 2)
-		return 1;
-	e->ips[idx] = v->frames[k];
-	e->ips[idx + 1] = v->frames[k + 1];
-	return 0;
-}
 
 /*
  * The native walk of record e (nk kernel, nu user addresses) is over: the
@@ -333,6 +429,7 @@ step_fn v8_copy_step(__u32 j, void *data)
 static __always_inline void v8_end(struct bpfprof_sample *e, __u64 nk, __u64 nu, __u32 tgid)
 {
 	struct v8_walk *v;
+	__u64 base, n;
 	__u32 stop;
 
 	if (COMPAT_WALK_BY_TAIL_CALLS)
@@ -348,16 +445,26 @@ static __always_inline void v8_end(struct bpfprof_sample *e, __u64 nk, __u64 nu,
 		stat_inc(BPFPROF_STAT_V8_NONE);
 		return;
 	}
-	v->base = nk + nu;
-	for_each_step(V8_MAX_FRAMES, v8_copy_step, NULL);
-	v = v8_state();
-	if (!v)
+	/*
+	 * One copy of all the frames' words, not a bpf_loop step a frame (two
+	 * map lookups each): e->ips has room for 2 * V8_MAX_FRAMES words past
+	 * MAX_IPS
+	 */
+	base = nk + nu;
+	n = v->n;
+	if (n > V8_MAX_FRAMES)
+		n = V8_MAX_FRAMES;
+	barrier_var(base);
+	barrier_var(n);
+	if (base > MAX_IPS || n > V8_MAX_FRAMES ||
+	    bpf_probe_read_kernel(&e->ips[base], 16 * n, v->frames))
 		return;
 	stop = v->stop ? v->stop : BPFPROF_STAT_V8_END;
-	e->nr_py = v->n > V8_MAX_FRAMES ? V8_MAX_FRAMES : v->n;
+	e->nr_py = n;
 	e->py_stop = stop;
 	stat_inc(stop);
 	stat_add(BPFPROF_STAT_V8_FRAMES, e->nr_py);
+	stat_add(BPFPROF_STAT_V8_CACHED, v->cached);
 }
 
 #if !COMPAT_WALK_BY_TAIL_CALLS

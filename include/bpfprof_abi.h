@@ -122,6 +122,7 @@ enum bpfprof_stat {
 		       function slot was no readable JSFunction: native code's garbage, skipped */
 	BPFPROF_STAT_V8_NO_CODE = 56, /* a JSFunction whose Code was not readable: no offset */
 	BPFPROF_STAT_V8_TYPED = 57, /* typed frames passed (entry, exit, stub, internal markers) */
+	BPFPROF_STAT_V8_CACHED = 58, /* frames classified from the per-CPU cache: no user read */
 	/*
 	 * Walks not done: more than half of the ring buffer waited for the
 	 * reader, so the record went with its leaf only, and no stack copy,

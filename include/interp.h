@@ -23,6 +23,7 @@
 #include <stdint.h>
 #include "bpfprof_abi.h"
 #include "profile.h"
+#include "unwind_step.h"
 
 enum interp_kind {
 	INTERP_PYTHON, /* CPython 3.8-3.13 (python_procs.h) */
@@ -73,6 +74,15 @@ struct interp_ops {
 	 */
 	int (*merge)(void *state, struct profile *p, uint32_t proc, const struct bpfprof_sample *s,
 		     uint64_t *ips, uint16_t *nr_user);
+	/*
+	 * copy_frames (optional): the interpreter frames the BPF walk's step
+	 * hook would have recorded for a sample sent as a stack copy (the
+	 * copy's walk: include/unwind_copies.h, unwind_copies_interp_fn).
+	 * Returns the frames written into words (2 words each), 0: none.
+	 */
+	uint32_t (*copy_frames)(void *state, uint32_t pid, const struct unwind_step_frame *frames,
+				uint32_t nr, const struct unwind_step_stack *stack, uint64_t *words,
+				uint32_t max_frames, uint32_t *stop);
 	/* forget: process pid has exited: its interpreter leaves BPF and the caches. */
 	void (*forget)(void *state, uint32_t pid);
 	/*
@@ -120,6 +130,13 @@ int interps__find_kinds(struct interps *r, uint32_t kinds, struct profile *p, ui
 int interps__merge(struct interps *r, struct profile *p, uint32_t proc,
 		   const struct bpfprof_sample *s, uint64_t *ips, uint16_t *nr_user);
 
+/*
+ * copy_frames of the first implementation that has frames for the copy
+ * (an unwind_copies_interp_fn; ctx: the registry), else 0.
+ */
+uint32_t interps__copy_frames(void *ctx, uint32_t pid, const struct unwind_step_frame *frames,
+			      uint32_t nr, const struct unwind_step_stack *stack, uint64_t *words,
+			      uint32_t max_frames, uint32_t *stop);
 /* forget pid in every implementation. */
 void interps__forget(struct interps *r, uint32_t pid);
 

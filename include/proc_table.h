@@ -241,6 +241,16 @@ void proc_table__copies_procs(struct proc_table *t, struct unwind_copies_procs *
 int proc_table__register(struct proc_table *t, uint32_t pid, bool now);
 
 /*
+ * Find the interpreters of kinds (a mask of 1 << enum interp_kind) that
+ * process pid runs now, from its maps, through the interpreters set with
+ * proc_table__set_interps: for a -p target before its sampling starts, so
+ * that its first samples are walked (a V8 found at the first sample's maps
+ * leaves the samples of its metadata's read unwalked). Returns 0, -ENOMEM,
+ * or -errno when the process cannot be read (then found as before).
+ */
+int proc_table__find_interps(struct proc_table *t, uint32_t pid, uint32_t kinds);
+
+/*
  * The notice of a process's first samples (a BPFPROF_REC_NOTICE record of
  * size bytes; anything else is ignored), read on this thread: its maps read
  * and remembered, its files pinned by the symbolizer while it lives, so

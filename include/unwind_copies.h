@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "bpfprof_abi.h"
+#include "unwind_step.h"
 #include "unwinder.h"
 
 struct unwind_copies;
@@ -52,6 +53,22 @@ struct unwind_copies_procs {
 struct unwind_copies *unwind_copies__new(struct unwinder *u, uint32_t max_stack,
 					 const struct unwind_copies_procs *procs);
 void unwind_copies__free(struct unwind_copies *c);
+
+/*
+ * An interpreter's frames of a copy's walk, as the BPF walk's step hooks
+ * record them (V8's: interp.h, interps__copy_frames): process pid's frames
+ * (frames[i]: step i's pc, sp and bp; the user addresses as ips) over its
+ * stack copy; at most max_frames frames of 2 words into words, newest
+ * first, as the record carries them after its user addresses. Returns the
+ * frames written and *stop (enum bpfprof_stat: why they ended), 0 for none.
+ */
+typedef uint32_t (*unwind_copies_interp_fn)(void *ctx, uint32_t pid,
+					     const struct unwind_step_frame *frames, uint32_t nr,
+					     const struct unwind_step_stack *stack, uint64_t *words,
+					     uint32_t max_frames, uint32_t *stop);
+
+/* Set the interpreters' look at each copy's frames (NULL: none, as before) */
+void unwind_copies__set_interp(struct unwind_copies *c, unwind_copies_interp_fn fn, void *ctx);
 
 /*
  * Walk copy record rec (size: the bytes received) into *out, a sample as

@@ -73,4 +73,20 @@ void unwind_step__walk(const struct unwind_step_regs *regs, const struct unwind_
 		       unwind_step_rule_fn rule, void *ctx, uint32_t max, uint64_t *ips,
 		       struct unwind_step_result *res);
 
+/* A frame as the walk's step i began: the state the BPF walk's interpreter hooks see */
+struct unwind_step_frame {
+	uint64_t pc, sp, bp;
+};
+
+/*
+ * unwind_step__walk, and each step's frame into frames[0..*nr_frames)
+ * (room for max), for an interpreter's look at the frames (V8's, as
+ * bpf/v8.bpf.h's v8_frame sees them at each step).
+ */
+void unwind_step__walk_frames(const struct unwind_step_regs *regs,
+			      const struct unwind_step_stack *stack, unwind_step_rule_fn rule,
+			      void *ctx, uint32_t max, uint64_t *ips,
+			      struct unwind_step_frame *frames, uint32_t *nr_frames,
+			      struct unwind_step_result *res);
+
 #endif /* BPFPROF_UNWIND_STEP_H */

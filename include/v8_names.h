@@ -51,6 +51,7 @@ struct v8_names_stats {
 	uint64_t no_line; /* frames named without a line */
 	uint64_t inlined; /* frames of inlined functions added */
 	uint64_t by_pc; /* frames named by their pc alone (v8_names__pc) */
+	uint64_t script_retries; /* reads of a script's source tried again after one failed */
 	uint64_t read_ns; /* time spent reading the process */
 };
 

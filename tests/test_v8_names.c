@@ -456,6 +456,66 @@ static void test_hostile(void **state)
 	free(h);
 }
 
+/*
+ * A script's source that could not be read (a cons string being flattened,
+ * a source moved while read): its frames named without a line and not
+ * cached, the source read again at the next look; one never readable is
+ * given up after SCRIPT_TRIES reads (7 retries at the 2nd, 3rd, 5th ...
+ * 65th look since the failure before, that one's included: 134 looks),
+ * then cached
+ */
+static void test_script_retry(void **state)
+{
+	struct heap *h = heap_new();
+	uint64_t ba, script = 0, sfi = function(h, str1(h, "leaf"), &ba, &script), src;
+	struct v8_names *n = v8_names__new(&h->md, NULL, 0, heap_read, h);
+	struct v8_names_stats st;
+	struct v8_name out[2];
+	int k;
+
+	(void)state;
+	memcpy(&src, h->b + (script - 1 + h->md.script_source - HEAP_BASE), 8);
+	put64(h, script, h->md.script_source, 0x1000001);
+	assert_int_equal(v8_names__frame(n, sfi, interp_w1(h, ba, 2), false, out, 2), 1);
+	assert_string_equal(out[0].func, "leaf");
+	assert_int_equal(out[0].line, 0);
+	/* readable again: the next look reads it, with the line */
+	put64(h, script, h->md.script_source, src);
+	assert_int_equal(v8_names__frame(n, sfi, interp_w1(h, ba, 2), false, out, 2), 1);
+	assert_int_equal(out[0].line, 4);
+	assert_int_equal(out[0].col, 3);
+	v8_names__stats(n, &st);
+	assert_int_equal(st.frame_hits, 0);
+	assert_int_equal(st.script_retries, 1);
+	assert_int_equal(st.scripts, 1);
+	/* now cached */
+	assert_int_equal(v8_names__frame(n, sfi, interp_w1(h, ba, 2), false, out, 2), 1);
+	assert_int_equal(out[0].line, 4);
+	v8_names__stats(n, &st);
+	assert_int_equal(st.frame_hits, 1);
+	v8_names__free(n);
+
+	/* never readable: 134 looks read it 7 more times, then the lineless result is kept */
+	put64(h, script, h->md.script_source, 0x1000001);
+	n = v8_names__new(&h->md, NULL, 0, heap_read, h);
+	assert_non_null(n);
+	for (k = 0; k < 134; k++) {
+		assert_int_equal(v8_names__frame(n, sfi, interp_w1(h, ba, 2), false, out, 2), 1);
+		assert_int_equal(out[0].line, 0);
+	}
+	v8_names__stats(n, &st);
+	assert_int_equal(st.script_retries, 7);
+	assert_int_equal(st.frame_hits, 0);
+	assert_int_equal(v8_names__frame(n, sfi, interp_w1(h, ba, 2), false, out, 2), 1);
+	assert_int_equal(out[0].line, 0);
+	v8_names__stats(n, &st);
+	assert_int_equal(st.script_retries, 7);
+	assert_int_equal(st.frame_hits, 1);
+	assert_int_equal(st.scripts, 0);
+	v8_names__free(n);
+	free(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -465,6 +525,7 @@ int main(void)
 		cmocka_unit_test(test_node18),
 		cmocka_unit_test(test_node22),
 		cmocka_unit_test(test_hostile),
+		cmocka_unit_test(test_script_retry),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

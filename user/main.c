@@ -251,6 +251,10 @@ static int unwinder_start(struct run *r)
 		r->cap.copies = unwind_copies__new(r->cap.unwinder, r->cfg.max_stack, &procs);
 		if (!r->cap.copies)
 			return -ENOMEM;
+		/* a copy's JavaScript frames, as the BPF walk's V8 step records them */
+		if (interps__has(r->cap.interps, INTERP_V8))
+			unwind_copies__set_interp(r->cap.copies, interps__copy_frames,
+						  r->cap.interps);
 	}
 	for (i = 0; i < r->cfg.nr_pids; i++) {
 		err = proc_table__register(r->procs, r->cfg.pids[i], true);
@@ -354,6 +358,11 @@ static int session_open(struct run *r)
 		return err;
 	}
 	interval__attach(r->iv, &r->cap);
+	/* V8 found before the targets' samples start: their first ones walked for JavaScript */
+	for (i = 0; i < cfg->nr_pids && !err; i++)
+		err = proc_table__find_interps(r->procs, cfg->pids[i], 1u << INTERP_V8) == -ENOMEM ?
+			      -ENOMEM :
+			      0;
 	for (i = 0; i < cfg->nr_pids && !err; i++)
 		err = session__add_target(r->cap.s, cfg->pids[i]);
 	if (!err && r->tg.child > 0 && !cfg->all_cpus)

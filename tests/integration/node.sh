@@ -25,8 +25,9 @@
 # - an HTTP server on node's own http module under a load generator of
 #   ours on the loopback, attached with -p after 2 s: its handlers named
 #   under their callers (the request listener, an arrow, under
-#   EventEmitter's emit), /compute above /render, at most 4 % of its
-#   samples with a frame left [unknown] or [anon] (see below);
+#   EventEmitter's emit), /compute above /render, at most 2 % of its
+#   samples with a frame left [unknown] or [anon] (the issue's bound; see
+#   below);
 # - --no-node: the same server unnamed (JIT frames [anon]);
 # - --off-cpu: a function blocked in child_process.execSync named under its
 #   JavaScript callers;
@@ -361,7 +362,7 @@ for _ in $(seq 50); do [ -s "$work/port" ] && break; sleep 0.1; done
 node "$work/load.js" "$(cat "$work/port")" 14000 &
 pids+=($!)
 sleep 2
-"$BPFPROF" -v -F 499 -p "$sp" -d 5 -o "$work/srv.folded" >"$work/srv.log" 2>&1
+"$BPFPROF" -v -F 999 -p "$sp" -d 5 -o "$work/srv.folded" >"$work/srv.log" 2>&1
 "$BPFPROF" -F 499 -p "$sp" -d 1 --no-node -o "$work/srvn.folded" >/dev/null 2>&1
 kill "${pids[-1]}" "$sp" 2>/dev/null
 sv() { grep -F "$1" "$work/srv.folded" | awk '{ s += $NF } END { print s + 0 }'; }
@@ -373,16 +374,21 @@ if [ "$c" -gt "$r" ] && [ "$r" -gt 0 ]; then
 else
 	fail "server: handlers under their callers" "compute $c render $r of $tot" "$(grep 'V8: pid' "$work/srv.log")"
 fi
-# At most 4 %, not the issue's 2 %: the samples of the first second after
-# -p go to user space as stack copies while node's unwind tables are built
-# (no JavaScript walk there: their compiled frames are named only by pc in
-# code seen before), and a leaf in a callee's prologue or epilogue has no
-# frame yet (measured: 1.5 to 3.5 % in all, about 1 % once tables are ready).
+# The issue's 2 %, with no further tolerance: -p finds V8 before the
+# target's sampling starts and loads its tables at once (no stack copies),
+# so what is left is mostly a leaf in a callee's prologue or epilogue (its
+# frame not built yet) whose code no earlier frame was seen in: measured
+# 0.5 to 1.5 % (about 1 % on average) of 850-1,550 samples at 499 Hz on a
+# loaded 2-CPU host (15 runs, load 5-10). Sampled at 999 Hz here (about
+# 2,500 samples) so that the count's own spread (binomial: 0.2 points at
+# 1 %) keeps a run at the average rate 5 sigma below the bound. (Before,
+# the samples of node's first 100-130 ms, while its metadata was read at
+# the first sample, were not walked: 1.5 to 3.5 % in all.)
 un=$(grep -E "\[unknown\]|\[anon\]" "$work/srv.folded" | awk '{ s += $NF } END { print s + 0 }')
-if awk -v u="$un" -v t="$tot" 'BEGIN { exit !(t > 100 && u <= 0.04 * t) }'; then
-	ok "server: $un of $tot samples with a frame [unknown] or [anon] (at most 4 %)"
+if awk -v u="$un" -v t="$tot" 'BEGIN { exit !(t > 100 && u <= 0.02 * t) }'; then
+	ok "server: $un of $tot samples with a frame [unknown] or [anon] (at most 2 %)"
 else
-	fail "server: at most 4 % [unknown]" "$un of $tot" "$(grep 'V8: pid' "$work/srv.log")"
+	fail "server: at most 2 % [unknown]" "$un of $tot" "$(grep 'V8: pid' "$work/srv.log")"
 fi
 un=$(grep -E "\[anon\]" "$work/srvn.folded" | awk '{ s += $NF } END { print s + 0 }')
 if [ "$un" -gt 0 ] && ! grep -q "(server.js)" "$work/srvn.folded"; then
@@ -416,8 +422,9 @@ n2=$!
 pids+=("$n1" "$n2")
 sleep 0.5
 # --call-graph fp: under -a the tables of every process are built first
-# (seconds: their samples go to user space as stack copies, where no
-# JavaScript walk is done); JavaScript frames keep frame pointers
+# (seconds: their samples go to user space as stack copies, whose
+# JavaScript frames are found there only once V8 is); JavaScript frames
+# keep frame pointers
 "$BPFPROF" -v -a --call-graph fp -F 499 -d 2.5 -o "$work/two.folded" >"$work/two.log" 2>&1
 kill "$n2" 2>/dev/null
 w1=$(grep -E "^node;" "$work/two.folded" | grep -F "hotA (work.js)_[j]" | awk '{ s += $NF } END { print s + 0 }')
@@ -433,12 +440,15 @@ fi
 # node in its own mount + pid namespace (pid 1 there): its binary
 # bind-mounted and work.js on a tmpfs, at paths only that namespace sees
 # (found through /proc/PID/root), beside a node on the host running the same
-# script as hostwork.js. `-a -d 4` with the default walk (dwarf): both with
+# script as hostwork.js. `-a -d 6` with the default walk (dwarf): both with
 # JavaScript frames in the -v summary and hotA named in each one's own
 # samples (hotA (work.js), hotA (hostwork.js)). Under -a a process is registered at its first sample and its
-# samples go to user space as stack copies (no JavaScript walk) until its
+# samples go to user space as stack copies (their JavaScript frames found
+# in user space, v8_copy_walk.c, once V8 is found in it) until its
 # tables are loaded: node's .eh_frame, under a second when the unwind cache
-# has it, hence 4 s. Then -p with the container's host pid for 2 s: hotA
+# has it, but 3.6 s on average (4.6 at most, 30 processes registered) in a
+# run beside other helpers' builds (load 10), whose -d 4 left neither node
+# a sample walked in BPF: hence 6 s. Then -p with the container's host pid for 2 s: hotA
 # named, spin's hottest pprof line its loop's (work.js:5).
 ct=$work/ct
 mkdir -p "$ct"
@@ -461,7 +471,7 @@ else
 	done
 	[ -n "$ctp" ] && pids+=("$ctp")
 	sleep 0.5
-	"$BPFPROF" -v -a -F 499 -d 4 -o "$work/all.folded" >"$work/all.log" 2>&1
+	"$BPFPROF" -v -a -F 499 -d 6 -o "$work/all.folded" >"$work/all.log" 2>&1
 	"$BPFPROF" -v -F 499 -p "$ctp" -d 2 -o "$work/ct.folded" -o "$work/ct.pb.gz" >"$work/ct.log" 2>&1
 	nspid=$(awk '/^NSpid:/ { print $NF }' "/proc/$ctp/status" 2>/dev/null)
 	kill "$ctp" "$hp" 2>/dev/null

@@ -91,6 +91,26 @@ int interps__merge(struct interps *r, struct profile *p, uint32_t proc,
 	return 0;
 }
 
+uint32_t interps__copy_frames(void *ctx, uint32_t pid, const struct unwind_step_frame *frames,
+			      uint32_t nr, const struct unwind_step_stack *stack, uint64_t *words,
+			      uint32_t max_frames, uint32_t *stop)
+{
+	struct interps *r = ctx;
+
+	*stop = 0;
+	for (int k = 0; r && k < INTERP_NR; k++) {
+		uint32_t n;
+
+		if (!r->state[k] || !impls[k]->copy_frames)
+			continue;
+		n = impls[k]->copy_frames(r->state[k], pid, frames, nr, stack, words, max_frames,
+					  stop);
+		if (n || *stop)
+			return n;
+	}
+	return 0;
+}
+
 void interps__forget(struct interps *r, uint32_t pid)
 {
 	for (int k = 0; k < INTERP_NR; k++)

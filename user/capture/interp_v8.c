@@ -21,6 +21,7 @@
 #include "log.h"
 #include "proc_file.h"
 #include "sym_python.h"
+#include "v8_copy_walk.h"
 #include "v8_metadata.h"
 #include "v8_names.h"
 
@@ -43,7 +44,9 @@ struct v8_file {
 struct v8_proc {
 	uint32_t pid, start;
 	int64_t file; /* index into files, -1: no V8 */
-	bool attached; /* in the BPF walk's v8_procs */
+	bool attached; /* in the BPF walk's v8_procs, with cfg */
+	struct bpfprof_v8_proc cfg; /* what the BPF walk was given: the copies' walk's too */
+	struct v8_copy_cache *copy_cache; /* the copies' walk's functions (NULL until a copy) */
 	int mem_fd; /* /proc/PID/mem, -1: not open */
 	struct v8_names *names; /* its frames' names, kept once read (NULL until a frame comes) */
 	uint64_t gen; /* the profile generation of addrs */
@@ -102,6 +105,7 @@ static void v8_free(void *state)
 	for (size_t i = 0; i < v->nr_procs; i++) {
 		v8_names__free(v->procs[i].names);
 		u64map__free(&v->procs[i].addrs);
+		free(v->procs[i].copy_cache);
 		if (v->procs[i].mem_fd >= 0)
 			close(v->procs[i].mem_fd);
 	}
@@ -426,6 +430,7 @@ static void attach(struct interp_v8 *v, struct v8_proc *vp, const struct profile
 		return;
 	}
 	vp->attached = true;
+	vp->cfg = cfg;
 	v->st.nr_attached++;
 }
 
@@ -687,6 +692,34 @@ static int v8_merge(void *state, struct profile *p, uint32_t proc, const struct 
 	return 1;
 }
 
+/* A stack copy's JavaScript frames (interp.h copy_frames), as the BPF walk would record them */
+static uint32_t v8_copy_frames(void *state, uint32_t pid, const struct unwind_step_frame *frames,
+			       uint32_t nr, const struct unwind_step_stack *stack, uint64_t *words,
+			       uint32_t max_frames, uint32_t *stop)
+{
+	struct interp_v8 *v = state;
+	struct v8_proc *vp;
+	uint64_t idx;
+	char path[64];
+
+	*stop = 0;
+	if (!u64map__get(&v->by_pid, (uint64_t)pid + 1, &idx))
+		return 0;
+	vp = &v->procs[idx - 1];
+	if (!vp->attached)
+		return 0;
+	if (vp->mem_fd < 0) {
+		snprintf(path, sizeof(path), "%s/%u/mem", v->env.proc_dir, vp->pid);
+		vp->mem_fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (vp->mem_fd < 0)
+			return 0;
+	}
+	if (!vp->copy_cache && !(vp->copy_cache = calloc(1, sizeof(*vp->copy_cache))))
+		return 0;
+	return v8_copy_walk(&vp->cfg, mem_read, vp, vp->copy_cache, frames, nr, stack, words,
+			    max_frames, stop);
+}
+
 static void v8_forget(void *state, uint32_t pid)
 {
 	struct interp_v8 *v = state;
@@ -702,6 +735,8 @@ static void v8_forget(void *state, uint32_t pid)
 		vp->attached = false;
 		vp->file = FILE_UNSAID;
 		vp->start = 0;
+		free(vp->copy_cache);
+		vp->copy_cache = NULL;
 	}
 }
 
@@ -736,6 +771,7 @@ const struct interp_ops interp_v8 = {
 	.free = v8_free,
 	.find = v8_find,
 	.merge = v8_merge,
+	.copy_frames = v8_copy_frames,
 	.forget = v8_forget,
 	.stats = v8_stats,
 	.stats_size = sizeof(struct v8_stats),

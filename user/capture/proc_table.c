@@ -393,6 +393,33 @@ int proc_table__register(struct proc_table *t, uint32_t pid, bool now)
 	return err;
 }
 
+int proc_table__find_interps(struct proc_table *t, uint32_t pid, uint32_t kinds)
+{
+	uint64_t start = proc_table__start_time(t, pid);
+	struct profile *scratch;
+	char *text = NULL;
+	size_t len = 0;
+	bool created;
+	int proc, err;
+
+	if (!t->interps || !start)
+		return 0;
+	err = proc_table__read_maps(t->proc_dir, pid, &text, &len);
+	if (err)
+		return err;
+	scratch = profile__new();
+	proc = scratch ? profile__process_start(scratch, pid, (uint32_t)start, &created) : -ENOMEM;
+	err = proc < 0 ? proc : procmaps__merge(scratch, (uint32_t)proc, text, len, "target");
+	/* the comm the interpreters' lines name it by */
+	if (err >= 0 && proc_table__comm(t, pid, start, scratch->procs[proc].comm))
+		err = -ESRCH;
+	if (err >= 0)
+		err = interps__find_kinds(t->interps, kinds, scratch, (uint32_t)proc);
+	profile__free(scratch);
+	free(text);
+	return err < 0 ? err : 0;
+}
+
 /*
  * The maps text of (pid, start) as remembered, merged into a profile of
  * that process alone (what the symbolizer pins from), then handed to pin or

@@ -26,6 +26,15 @@
 #define MAX_CONTEXT_LOCALS 4096
 #define MAX_FRAMES_CACHED (1u << 20) /* frame results kept before the cache starts over */
 #define INLINE_MAX 16
+/*
+ * Reads of a script's source that may fail before its lines are given up
+ * (a cons string flattened, a source moved while read): the k-th retry at
+ * the (2^(k-1) + 1)-th look at one of its frames since the failure before
+ * (that look included), so that a source read in a bad moment is read
+ * again at the next look, one that cannot be read costs a bounded number
+ * of reads (134 looks for the 7 retries)
+ */
+#define SCRIPT_TRIES 8
 /* kUncachedExternalStringMask (instance-type.h): no cached data pointer */
 #define EXTERNAL_UNCACHED 0x10
 
@@ -42,7 +51,8 @@ struct v8_script {
 	uint64_t addr, source; /* the check against reuse: the same source object */
 	uint32_t *ends;
 	size_t nr_ends;
-	bool bad; /* its source could not be read: no lines */
+	uint8_t fails; /* reads of its line ends failed (no ends): retried up to SCRIPT_TRIES */
+	uint32_t asks; /* lines asked for since the last failed read, that one's included */
 };
 
 /* Compiled code a frame was in: [start, end), and the frame's words to name a pc there */
@@ -81,6 +91,11 @@ struct v8_names {
 	/* compiled code seen in frames, sorted by start: a pc no frame record names (v8_names__pc) */
 	struct v8_code_range *ranges;
 	size_t nr_ranges, cap_ranges;
+	/*
+	 * a line of the frame being named is missing for a read that will be
+	 * tried again (a script's source): its result is not cached
+	 */
+	bool retry;
 	struct v8_names_stats st;
 };
 
@@ -535,13 +550,13 @@ static void script_lines(struct v8_names *n, struct v8_script *sc, uint64_t scri
 	if (string_len(n, sc->source, &len) || len > MAX_SOURCE ||
 	    string_units(n, sc->source, 0, len, 0, &s) || s.err) {
 		free(s.ends);
-		sc->bad = true;
+		sc->fails++;
 		return;
 	}
 	/* the last line ends at the source's end */
 	if (array__grow((void **)&s.ends, &s.cap_ends, s.nr_ends + 1, sizeof(*s.ends))) {
 		free(s.ends);
-		sc->bad = true;
+		sc->fails++;
 		return;
 	}
 	s.ends[s.nr_ends++] = (uint32_t)len;
@@ -640,13 +655,24 @@ static struct v8_func *get_func(struct v8_names *n, uint64_t sfi, int *err)
 /* The line and column of script offset off in f's script (0, 0: unknown) */
 static void position(struct v8_names *n, const struct v8_func *f, int64_t off, struct v8_name *out)
 {
-	const struct v8_script *sc;
+	struct v8_script *sc;
 
 	out->line = out->col = 0;
 	if (f->script_idx < 0 || off < 0)
 		return;
 	sc = &n->scripts[f->script_idx];
-	if (sc->bad || v8_srcpos__line(sc->ends, sc->nr_ends, off, &out->line, &out->col))
+	if (!sc->ends && sc->fails && sc->fails < SCRIPT_TRIES) {
+		/* its source (the field again: it may have been moved) read again, in time */
+		if (++sc->asks > 1u << (sc->fails - 1)) {
+			sc->asks = 0;
+			if (field(n, sc->addr, n->md.script_source, &sc->source))
+				sc->source = 0;
+			script_lines(n, sc, sc->addr);
+			n->st.script_retries++;
+		}
+		n->retry |= !sc->ends && sc->fails < SCRIPT_TRIES;
+	}
+	if (!sc->ends || v8_srcpos__line(sc->ends, sc->nr_ends, off, &out->line, &out->col))
 		out->line = out->col = 0;
 }
 
@@ -937,6 +963,7 @@ int v8_names__frame(struct v8_names *n, uint64_t w0, uint64_t w1, bool leaf, str
 		cache_free(n);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	first = (uint32_t)n->nr_names;
+	n->retry = false;
 	sfi = w0;
 	if (kind == BPFPROF_V8_OPTIMIZED) {
 		uint64_t deopt;
@@ -988,15 +1015,20 @@ int v8_names__frame(struct v8_names *n, uint64_t w0, uint64_t w1, bool leaf, str
 	}
 	if (err)
 		return err;
-	if (array__grow((void **)&n->res, &n->cap_res, n->nr_res + 1, sizeof(*n->res)) ||
-	    u64map__put(&n->res_idx, key, n->nr_res + 1))
-		return -ENOMEM;
-	n->res[n->nr_res++] = (struct v8_frame_res){ first, (uint32_t)(n->nr_names - first) };
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	n->st.read_ns += (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000ull +
 			 (uint64_t)(t1.tv_nsec - t0.tv_nsec);
 	for (k = 0; k < n->nr_names - first && k < max; k++)
 		out[k] = n->names[first + k];
+	if (n->retry) {
+		/* named without a line for now: named again at the next look */
+		n->nr_names = first;
+		return (int)k;
+	}
+	if (array__grow((void **)&n->res, &n->cap_res, n->nr_res + 1, sizeof(*n->res)) ||
+	    u64map__put(&n->res_idx, key, n->nr_res + 1))
+		return -ENOMEM;
+	n->res[n->nr_res++] = (struct v8_frame_res){ first, (uint32_t)(n->nr_names - first) };
 	return (int)k;
 bad:
 	/* not cached: a later sample may find the object readable */

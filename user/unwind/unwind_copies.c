@@ -53,6 +53,10 @@ struct unwind_copies {
 	struct unwind_copies_procs procs; /* registrations, remembered maps */
 	uint64_t gone_loads;
 	struct bpfprof_sample *out; /* a released record's sample */
+	/* the interpreters' frames of a copy (unwind_copies__set_interp) */
+	unwind_copies_interp_fn interp;
+	void *interp_ctx;
+	struct unwind_step_frame frames[BPFPROF_MAX_USER_STACK];
 	/* the last sample's walk, for unwind_copies__check_record */
 	uint64_t ips[BPFPROF_MAX_USER_STACK];
 	uint32_t nr;
@@ -96,6 +100,12 @@ struct unwind_copies *unwind_copies__new(struct unwinder *u, uint32_t max_stack,
 	c->max_stack = max_stack && max_stack <= BPFPROF_MAX_USER_STACK ? max_stack :
 									  BPFPROF_MAX_STACK;
 	return c;
+}
+
+void unwind_copies__set_interp(struct unwind_copies *c, unwind_copies_interp_fn fn, void *ctx)
+{
+	c->interp = fn;
+	c->interp_ctx = ctx;
 }
 
 void unwind_copies__free(struct unwind_copies *c)
@@ -175,6 +185,7 @@ static int walk_record(struct unwind_copies *c, const void *data, size_t size, b
 	struct rule_ctx rc = { .u = c->u };
 	uint64_t t0;
 	size_t nk;
+	uint32_t nr_frames = 0, nr_py = 0, py_stop = 0;
 	bool ready;
 
 	if (size < BPFPROF_SAMPLE_COPY_HDR_SIZE)
@@ -215,7 +226,8 @@ walk:
 	stack.addr = regs.sp;
 	stack.size = rec->stack_size;
 	stack.holes = rec->holes;
-	unwind_step__walk(&regs, &stack, ready ? rule_of : NULL, &rc, c->max_stack, c->ips, &res);
+	unwind_step__walk_frames(&regs, &stack, ready ? rule_of : NULL, &rc, c->max_stack, c->ips,
+				 c->frames, &nr_frames, &res);
 	/*
 	 * a pc in none of the registered mappings: mapped since; registered
 	 * again, then walked. So is a frame-pointer step's out of them where
@@ -275,7 +287,14 @@ walk:
 	out->py_stop = 0;
 	memcpy(out->ips, rec->data, nk * 8);
 	memcpy(out->ips + nk, c->ips, (size_t)res.nr * 8);
-	*out_size = BPFPROF_SAMPLE_HDR_SIZE + (nk + res.nr) * 8;
+	/* an interpreter's frames, after the user addresses, as the BPF walk puts them */
+	if (c->interp && nr_frames)
+		nr_py = c->interp(c->interp_ctx, rc.pid, c->frames, nr_frames, &stack,
+				  (uint64_t *)(out->ips + nk + res.nr), BPFPROF_MAX_PY_FRAMES,
+				  &py_stop);
+	out->nr_py = (uint16_t)nr_py;
+	out->py_stop = py_stop;
+	*out_size = BPFPROF_SAMPLE_HDR_SIZE + (nk + res.nr + 2 * nr_py) * 8;
 	return 0;
 bad:
 	if (!c->warned)

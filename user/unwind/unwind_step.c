@@ -96,6 +96,17 @@ void unwind_step__walk(const struct unwind_step_regs *regs, const struct unwind_
 		       unwind_step_rule_fn rule, void *ctx, uint32_t max, uint64_t *ips,
 		       struct unwind_step_result *res)
 {
+	uint32_t nr;
+
+	unwind_step__walk_frames(regs, stack, rule, ctx, max, ips, NULL, &nr, res);
+}
+
+void unwind_step__walk_frames(const struct unwind_step_regs *regs,
+			      const struct unwind_step_stack *stack, unwind_step_rule_fn rule,
+			      void *ctx, uint32_t max, uint64_t *ips,
+			      struct unwind_step_frame *frames, uint32_t *nr_frames,
+			      struct unwind_step_result *res)
+{
 	struct step_env env = {
 		.regs = regs, .stack = stack, .rule = rule, .ctx = ctx, .ips = ips, .res = res
 	};
@@ -103,6 +114,7 @@ void unwind_step__walk(const struct unwind_step_regs *regs, const struct unwind_
 	uint32_t i;
 
 	memset(res, 0, sizeof(*res));
+	*nr_frames = 0;
 	if (!regs->ip || arch_kernel_addr(regs->ip) || !max)
 		return;
 	if (max > BPFPROF_MAX_USER_STACK)
@@ -116,9 +128,14 @@ void unwind_step__walk(const struct unwind_step_regs *regs, const struct unwind_
 	w.tables = rule != NULL;
 	ips[0] = regs->ip;
 	/* as the BPF program: max - 1 steps (bpf_loop's count), the leaf being stored already */
-	for (i = 0; i + 1 < max; i++)
+	for (i = 0; i + 1 < max; i++) {
+		if (frames) {
+			frames[i] = (struct unwind_step_frame){ w.pc, w.sp, w.bp };
+			*nr_frames = i + 1;
+		}
 		if (unwind_walk_step(&w, &env, i))
 			break;
+	}
 	res->nr = (uint32_t)w.end;
 	res->stop = w.stop ? w.stop : BPFPROF_STAT_WALK_LIMIT;
 }

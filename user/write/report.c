@@ -572,12 +572,14 @@ void report__v8(FILE *f, const struct v8_stats *st, const uint64_t bpf[BPFPROF_S
 			st->funcs ? (double)st->read_ns / (double)st->funcs / 1000 : 0.0);
 	if (bpf[BPFPROF_STAT_V8_WALKS])
 		fprintf(f,
-			"bpfprof: V8: BPF walk: %llu samples looked at, %llu JavaScript frames; %llu "
+			"bpfprof: V8: BPF walk: %llu samples looked at, %llu JavaScript frames (%llu "
+			"from the per-CPU cache); %llu "
 			"walks with JavaScript frames, %llu without, %llu cut at %d; frames passed: %llu "
 			"typed (entry, exit, stub), %llu not a JSFunction (native code), %llu with no "
 			"readable Code\n",
 			(unsigned long long)bpf[BPFPROF_STAT_V8_WALKS],
 			(unsigned long long)bpf[BPFPROF_STAT_V8_FRAMES],
+			(unsigned long long)bpf[BPFPROF_STAT_V8_CACHED],
 			(unsigned long long)bpf[BPFPROF_STAT_V8_END],
 			(unsigned long long)bpf[BPFPROF_STAT_V8_NONE],
 			(unsigned long long)bpf[BPFPROF_STAT_V8_LIMIT], BPFPROF_MAX_PY_FRAMES,
