@@ -19,6 +19,7 @@
 
 #include <signal.h>
 #include <stddef.h>
+#include <stdbool.h>
 #include "buf.h"
 
 /* Permission bits of an output unless --output-mode says otherwise. */
@@ -43,6 +44,7 @@ struct output {
 	/* tmp_path exists in the directory: read by output__abort_signal_safe */
 	volatile sig_atomic_t named;
 	int fd; /* -1 when closed */
+	bool synced; /* output__sync has written and fsynced its content */
 };
 
 /* Format for a file name ("x.prof"), or OUTPUT_NONE when the extension is unknown. */
@@ -58,8 +60,20 @@ const char *output__format_name(enum output_format f);
  */
 int output__open(struct output *o);
 /*
+ * Write all of b to the temporary file and fsync it, ahead of
+ * output__commit: in the output's own writer thread, so that the outputs'
+ * fsyncs (tens of ms each for a file of tens of MB, fsync(2)) overlap
+ * instead of following one another in the committing thread. b's bytes go
+ * to b->drained (b->len 0). On failure the file is cut back to what b's
+ * drain wrote and b kept, so output__commit writes it again in the
+ * outputs' order (after a failed output before it freed its space); b->err
+ * is set only when that cut fails. Nothing is done for stdout or a buffer
+ * already failed.
+ */
+void output__sync(struct output *o, struct buf *b);
+/*
  * Write all of b (NULL: the content was already written to o->fd), fsync,
- * set the mode, rename into place. Returns 0 or -errno (message naming the
+ * (both skipped after output__sync), set the mode, rename into place. Returns 0 or -errno (message naming the
  * file printed, temporary removed, an existing target left as it was).
  */
 int output__commit(struct output *o, const struct buf *b);

@@ -198,6 +198,30 @@ static void sync_dir(const char *path)
 	free(dir);
 }
 
+void output__sync(struct output *o, struct buf *b)
+{
+	int err;
+
+	if (!o->tmp_path || b->err)
+		return;
+	err = io__write_all(o->fd, b->data, b->len);
+	if (!err && fsync(o->fd))
+		err = -errno;
+	if (err) {
+		/*
+		 * Back to what the drain wrote, for the commit to write again
+		 * in the outputs' order: an output before it that fails frees
+		 * its space then (a disk full keeps the outputs that fit)
+		 */
+		if (ftruncate(o->fd, (off_t)b->drained) || lseek(o->fd, (off_t)b->drained, SEEK_SET) < 0)
+			b->err = err;
+		return;
+	}
+	b->drained += b->len;
+	b->len = 0;
+	o->synced = true;
+}
+
 int output__commit(struct output *o, const struct buf *b)
 {
 	sigset_t old;
@@ -215,8 +239,8 @@ int output__commit(struct output *o, const struct buf *b)
 			pr_warn("cannot write profile to stdout: %s\n", strerror(-err));
 		return err;
 	}
-	err = b ? io__write_all(o->fd, b->data, b->len) : 0;
-	if (!err && fsync(o->fd))
+	err = b && !o->synced ? io__write_all(o->fd, b->data, b->len) : 0;
+	if (!err && !o->synced && fsync(o->fd))
 		err = -errno;
 	if (!err && fchmod(o->fd, o->mode ? o->mode : OUTPUT_DEFAULT_MODE))
 		err = -errno;

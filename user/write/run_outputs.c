@@ -291,6 +291,12 @@ static void *write_one(void *arg)
 	j->write_failed = ret != 0;
 	j->ret = ret;
 	j->cpu_ms = thread_cpu_ms() - c0;
+	/*
+	 * its bytes to the disk here, beside the other outputs' (the rename is
+	 * the commit's); perf.data's file is the streams', synced at its commit
+	 */
+	if (!ret && out->format != OUTPUT_PERFDATA)
+		output__sync(out, &j->b);
 	return NULL;
 }
 

@@ -49,6 +49,7 @@ enum frame_kind {
 struct node {
 	uint32_t name; /* index into tree.names */
 	uint32_t parent, first_child, next_sibling;
+	uint32_t last_child; /* the child tree_child() gave last: stacks share long prefixes */
 	uint32_t depth;
 	uint8_t kind;
 	uint64_t count;
@@ -60,8 +61,8 @@ struct node {
  * the frames that bear it: its XML-escaped form and its colour's hashes.
  */
 struct name {
-	char *esc; /* XML-escaped, owned; NULL until first drawn */
-	size_t len, esc_len; /* bytes of the name, of esc */
+	size_t esc_off; /* XML-escaped, at tree.esc.data + esc_off */
+	size_t len, esc_len; /* bytes of the name, of its escaped form */
 	size_t chars; /* UTF-8 characters of the name */
 	double v1, v2; /* namehash() forwards and backwards */
 };
@@ -72,6 +73,12 @@ struct tree {
 	struct idxmap map; /* node indices by (parent, kind, name); the root is not in it */
 	struct strset strs; /* the distinct names, borrowed (from the profile or owned[]) */
 	struct name *names; /* parallel to strs.strs, filled by draw_names() */
+	/*
+	 * Every name's escaped form, end to end: one buffer, not one
+	 * allocation a name (a buffer of its own each was 4 KiB of fresh
+	 * memory a name: page faults were a quarter of the writer's time)
+	 */
+	struct buf esc;
 	char **owned; /* "[dso]" names made here */
 	size_t nr_owned, cap_owned;
 };
@@ -97,13 +104,16 @@ static uint32_t node_hash_of(void *ctx, uint32_t idx)
 /* The child of parent with this kind and name (an id in t->strs), added when missing; NONE on ENOMEM. */
 static uint32_t tree_child(struct tree *t, uint32_t parent, uint8_t kind, uint32_t name)
 {
-	uint32_t h = node_hash(parent, kind, name), pos, idx;
+	uint32_t h, pos, idx = t->nodes[parent].last_child;
 	struct node *n;
 
+	if (idx != NONE && t->nodes[idx].kind == kind && t->nodes[idx].name == name)
+		return idx;
+	h = node_hash(parent, kind, name);
 	idxmap__for_each(&t->map, h, pos) {
 		n = &t->nodes[t->map.slots[pos]];
 		if (n->parent == parent && n->kind == kind && n->name == name)
-			return t->map.slots[pos];
+			return t->nodes[parent].last_child = t->map.slots[pos];
 	}
 	if (t->nr_nodes >= UINT32_MAX / 4 ||
 	    array__grow((void **)&t->nodes, &t->cap_nodes, t->nr_nodes + 1, sizeof(*t->nodes)))
@@ -116,11 +126,13 @@ static uint32_t tree_child(struct tree *t, uint32_t parent, uint8_t kind, uint32
 		.name = name,
 		.parent = parent,
 		.first_child = NONE,
+		.last_child = NONE,
 		.next_sibling = t->nodes[parent].first_child,
 		.depth = t->nodes[parent].depth + 1,
 		.kind = kind,
 	};
 	t->nodes[parent].first_child = idx;
+	t->nodes[parent].last_child = idx;
 	idxmap__insert(&t->map, h, idx);
 	return idx;
 }
@@ -132,9 +144,8 @@ static void tree_free(struct tree *t)
 	for (i = 0; i < t->nr_owned; i++)
 		free(t->owned[i]);
 	free(t->owned);
-	for (i = 0; t->names && i < t->strs.nr; i++)
-		free(t->names[i].esc);
 	free(t->names);
+	buf__free(&t->esc);
 	strset__free(&t->strs);
 	free(t->nodes);
 	idxmap__free(&t->map);
@@ -242,6 +253,7 @@ static int build_tree(const struct profile *p, struct tree *t)
 	t->nodes[0] = (struct node){ .name = (uint32_t)root,
 				     .parent = NONE,
 				     .first_child = NONE,
+				     .last_child = NONE,
 				     .next_sibling = NONE,
 				     .kind = FRAME_ROOT };
 	t->nr_nodes = 1;
@@ -444,19 +456,15 @@ static int draw_names(struct tree *t)
 	for (i = 0; i < t->strs.nr; i++) {
 		const char *s = t->strs.strs[i];
 		struct name *nm = &t->names[i];
-		struct buf esc = { 0 };
 
 		nm->len = strlen(s);
 		for (j = 0; j < nm->len; j++)
 			nm->chars += ((unsigned char)s[j] & 0xc0) != 0x80;
-		put_escaped(&esc, s, nm->len);
-		buf__put_bytes(&esc, "", 1);
-		if (esc.err) {
-			buf__free(&esc);
+		nm->esc_off = t->esc.len;
+		put_escaped(&t->esc, s, nm->len);
+		if (t->esc.err)
 			return -ENOMEM;
-		}
-		nm->esc = (char *)esc.data;
-		nm->esc_len = esc.len - 1;
+		nm->esc_len = t->esc.len - nm->esc_off;
 		nm->v1 = namehash(s, false);
 		nm->v2 = namehash(s, true);
 	}
@@ -516,14 +524,15 @@ slow:
  * its first characters and "..", or nothing below 3 characters. Counts UTF-8
  * characters, never cutting one.
  */
-static void put_label(struct buf *out, const char *name, const struct name *nm, double w)
+static void put_label(struct buf *out, const struct tree *t, const char *name, const struct name *nm,
+		      double w)
 {
 	size_t fit = (size_t)(w / (FONT_SIZE * FONT_WIDTH)), chars = 0, i;
 
 	if (fit < 3)
 		return;
 	if (nm->chars <= fit) {
-		buf__put_bytes(out, nm->esc, nm->esc_len);
+		buf__put_bytes(out, t->esc.data + nm->esc_off, nm->esc_len);
 		return;
 	}
 	/* the first fit - 2 characters */
@@ -572,7 +581,7 @@ static void put_frame(struct buf *out, const struct tree *t, const struct node *
 	const struct name *nm = &t->names[n->name];
 
 	PUT_LIT(out, "<g><title>");
-	buf__put_bytes(out, nm->esc, nm->esc_len);
+	buf__put_bytes(out, t->esc.data + nm->esc_off, nm->esc_len);
 	PUT_LIT(out, " (");
 	put_u64(out, n->count);
 	if (us) /* the off-CPU view: widths are µs blocked */
@@ -601,7 +610,7 @@ static void put_frame(struct buf *out, const struct tree *t, const struct node *
 	PUT_LIT(out, "\" y=\"");
 	put_fixed(out, y + FRAME_HEIGHT - 5, 1);
 	PUT_LIT(out, "\">");
-	put_label(out, name_of(t, n), nm, w - 6);
+	put_label(out, t, name_of(t, n), nm, w - 6);
 	PUT_LIT(out, "</text></g>\n");
 }
 
