@@ -47,6 +47,16 @@ static __always_inline struct pt_regs *arch_sample_regs(struct bpf_perf_event_da
 	return (struct pt_regs *)&ctx->regs;
 }
 
+/*
+ * The sample interrupted user mode: the kernel's user_mode()
+ * (arch/x86/include/asm/ptrace.h), the CPL in cs's low bits
+ */
+static __always_inline bool arch_sample_user_mode(struct bpf_perf_event_data *ctx)
+{
+	/* a word read: the context allows no narrower one (cs is a u16 in a union since 6.x) */
+	return (*(volatile __u64 *)&arch_sample_regs(ctx)->cs & 3) != 0;
+}
+
 /* r's registers in DWARF order (include/arch_x86.h) into out[0..ARCH_NR_DWREGS) */
 static __always_inline void arch_dwarf_regs(__u64 *out, const struct pt_regs *r)
 {

@@ -33,6 +33,7 @@ static __always_inline void stack_record_begin(struct bpfprof_sample *e, struct 
 		e->cgroup_id = BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id);
 		bpf_probe_read_kernel(e->comm, sizeof(e->comm), task->comm);
 	}
+	bench_part(12);
 	e->start = process_start(task);
 	e->nr_py = 0;
 	e->py_stop = 0;
@@ -65,12 +66,21 @@ static __always_inline void stack_record_send(void *rec, __u64 hdr, __u64 size,
 	__u64 len = hdr + BPFPROF_SAMPLE_HDR_SIZE +
 		    ((__u64)s->nr_kernel + s->nr_user + 2 * (__u64)s->nr_py) * 8;
 
+	__u64 flags;
+
 	if (len > size)
 		len = size;
-	if (bpf_ringbuf_output(&samples, rec, len, ring_wakeup(s->tgid)))
+	bench_part(8);
+	flags = ring_wakeup(s->tgid, s->start);
+	bench_part(9);
+	if (bpf_ringbuf_output(&samples, rec, len, flags))
 		stat_inc(dropped);
 	else
 		stat_inc(sent);
+	if (flags == BPF_RB_FORCE_WAKEUP)
+		bench_part(10);
+	else
+		bench_part(13);
 }
 
 #endif /* BPFPROF_RECORD_BPF_H */

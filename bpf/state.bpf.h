@@ -161,6 +161,9 @@ struct {
 #define bench_walk_time_begin() /* the native walk's time */
 #define bench_walk_time_end(frames)
 #endif
+#ifndef bench_part
+#define bench_part(k) /* on_sample's part k ends */
+#endif
 #ifndef bench_offcpu_send
 #define bench_offcpu_send(r) false /* an off-CPU record was dealt with instead of sent */
 #endif

@@ -161,7 +161,13 @@ struct walk {
 	__u8 kregs; /* ip0, sp0, bp0 are the task's saved user registers, not the sample's */
 	__u8 after_syscall; /* ip0 follows a syscall instruction: its row is ip0 - 1's (walk_begin) */
 	__u8 young; /* the process was registered less than YOUNG_NS before the sample */
-	__u8 pad[3];
+	/*
+	 * The process is a JVM (hs_procs), node (v8_procs): only then does
+	 * each frame call their hooks (walk_step), which cost two global
+	 * function calls and their state's look-ups a frame (walk_interps)
+	 */
+	__u8 hotspot, v8;
+	__u8 pad[1];
 	__u64 ip0, sp0, bp0; /* the registers the walk began from */
 	__u32 now; /* the sample's time >> 30 (about seconds): tables' `used` */
 	__u32 steps; /* steps done: the legacy variant's walk goes on across tail calls */
@@ -446,13 +452,14 @@ step_fn walk_step(__u32 i, void *data)
 
 	if (!env.w || !env.e || !env.c || bench_walk_skip())
 		return 1;
-	if (!BPFPROF_LEGACY) {
+	if (!BPFPROF_LEGACY && env.w->hotspot) {
 		ret = hotspot_walk_step(slot, i);
 		/* a callback returns 0 or 1: the verifier knows no global function's range */
 		if (ret >= 0)
 			return ret ? 1 : 0;
-		v8_walk_frame(slot, i);
 	}
+	if (!BPFPROF_LEGACY && env.w->v8)
+		v8_walk_frame(slot, i);
 	return unwind_walk_step(&env.w->f, &env, i);
 }
 
