@@ -51,6 +51,22 @@ static __always_inline __u32 process_start(struct task_struct *t)
 }
 
 /*
+ * process_start of the running task: where the kernel gives its BTF
+ * pointer (not the legacy variant), by plain loads rather than two
+ * bpf_probe_read_kernel calls
+ */
+static __always_inline __u32 process_start_current(void)
+{
+#if BPFPROF_LEGACY
+	return process_start(current_task());
+#else
+	__u64 ns = bpf_get_current_task_btf()->group_leader->start_boottime;
+
+	return clock_tick_ns ? (__u32)(ns / clock_tick_ns) : 0;
+#endif
+}
+
+/*
  * A process's first samples after its exec are also announced in `notices`
  * (struct bpfprof_notice), a small ring buffer that user space reads before
  * the samples' backlog, so that the process's maps and files are read while
@@ -106,7 +122,7 @@ static __always_inline bool notice(__u32 tgid)
 	n.nr_seen = ++st->nr;
 	/* an off-CPU block may be sent from another task: its start is then unknown */
 	if (id >> 32 == tgid)
-		n.start = process_start(current_task());
+		n.start = process_start_current();
 	bpf_ringbuf_output(&notices, &n, sizeof(n), BPF_RB_FORCE_WAKEUP);
 	return false;
 }

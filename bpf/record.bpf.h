@@ -29,12 +29,13 @@ static __always_inline void stack_record_begin(struct bpfprof_sample *e, struct 
 	if (current) {
 		e->cgroup_id = bpf_get_current_cgroup_id();
 		bpf_get_current_comm(e->comm, sizeof(e->comm));
+		bench_part(12);
+		e->start = process_start_current();
 	} else {
 		e->cgroup_id = BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id);
 		bpf_probe_read_kernel(e->comm, sizeof(e->comm), task->comm);
+		e->start = process_start(task);
 	}
-	bench_part(12);
-	e->start = process_start(task);
 	e->nr_py = 0;
 	e->py_stop = 0;
 	e->pad = 0;
