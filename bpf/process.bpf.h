@@ -168,13 +168,14 @@ __u32 execs = 0;
  */
 static __always_inline __u64 ring_wakeup(__u32 tgid, __u32 start)
 {
-	__u64 flags = BPF_RB_NO_WAKEUP, now;
+	__u64 flags = BPF_RB_NO_WAKEUP, now, avail = bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA);
 	__u32 zero = 0, gen = execs;
 	struct known_proc *k = bpf_map_lookup_elem(&known_proc, &zero);
 	__u8 *nr_seen;
 	bool woken_for = false;
 
-	if (bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= wakeup_bytes) {
+	ring_crowd_note(avail);
+	if (avail >= wakeup_bytes) {
 		now = bpf_ktime_get_ns();
 		if (now - batch_woken_ns >= BATCH_WAKE_GAP_NS) {
 			batch_woken_ns = now;
