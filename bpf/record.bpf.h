@@ -64,16 +64,23 @@ static __always_inline __u64 stack_record_kernel(struct bpfprof_sample *e, long 
 static __always_inline void stack_record_send(void *rec, __u64 hdr, __u64 size,
 					      struct bpfprof_sample *s, __u32 sent, __u32 dropped)
 {
-	__u64 len = hdr + BPFPROF_SAMPLE_HDR_SIZE +
-		    ((__u64)s->nr_kernel + s->nr_user + 2 * (__u64)s->nr_py) * 8;
+	__u64 len, flags;
 
-	__u64 flags;
-
-	if (len > size)
-		len = size;
 	bench_part(8);
 	flags = ring_wakeup(s->tgid, s->start);
 	bench_part(9);
+	/*
+	 * The length after the wake-up's calls, bounded next to the output:
+	 * kept across them, it went to the stack, where 5.10's verifier
+	 * forgets a scalar's bounds (5.16 keeps them)
+	 */
+	len = hdr + BPFPROF_SAMPLE_HDR_SIZE +
+	      ((__u64)s->nr_kernel + s->nr_user + 2 * (__u64)s->nr_py) * 8;
+	if (len > size)
+		len = size;
+	barrier_var(len);
+	if (len > size)
+		len = size;
 	if (bpf_ringbuf_output(&samples, rec, len, flags))
 		stat_inc(dropped);
 	else
