@@ -25,7 +25,15 @@
  *  BPFPROF_BENCH_PARTS          on_sample's time by parts: bench_part(k)
  *                               stamps the end of part k (bpf_ktime_get_ns),
  *                               summed per CPU in bench_parts (ns[k] the
- *                               time from part k - 1's stamp, n[k] how many)
+ *                               time from the stamp before, n[k] how many;
+ *                               the parts' numbers are in profile.bpf.c,
+ *                               record.bpf.h, walk.bpf.h)
+ *
+ * These are built by hand in an OUTPUT of their own, e.g.
+ *   make OUTPUT=.output-parts BIN=.output-parts/bpfprof \
+ *        BPF_CFLAGS="-DBPFPROF_BENCH -Ibench -DBPFPROF_BENCH_PARTS" .output-parts/bpfprof
+ * and their maps read with bpftool while they run (map ids from the
+ * process's /proc/PID/fdinfo).
  */
 #ifndef BPFPROF_BENCH_BPF_H
 #define BPFPROF_BENCH_BPF_H
