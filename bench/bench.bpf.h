@@ -22,6 +22,18 @@
  *                               summed per CPU in bench_walk: apart from
  *                               the kernel stack's and the record's costs,
  *                               which vary with what else the host runs
+ *  BPFPROF_BENCH_PARTS          on_sample's time by parts: bench_part(k)
+ *                               stamps the end of part k (bpf_ktime_get_ns),
+ *                               summed per CPU in bench_parts (ns[k] the
+ *                               time from the stamp before, n[k] how many;
+ *                               the parts' numbers are in profile.bpf.c,
+ *                               record.bpf.h, walk.bpf.h)
+ *
+ * These are built by hand in an OUTPUT of their own, e.g.
+ *   make OUTPUT=.output-parts BIN=.output-parts/bpfprof \
+ *        BPF_CFLAGS="-DBPFPROF_BENCH -Ibench -DBPFPROF_BENCH_PARTS" .output-parts/bpfprof
+ * and their maps read with bpftool while they run (map ids from the
+ * process's /proc/PID/fdinfo).
  */
 #ifndef BPFPROF_BENCH_BPF_H
 #define BPFPROF_BENCH_BPF_H
@@ -89,6 +101,39 @@ static __always_inline void bench_read_time(bool end)
 #define bench_read_time(end) bench_read_time(end)
 #define bench_walk_time_begin() bench_walk_time_begin()
 #define bench_walk_time_end(frames) bench_walk_time_end(frames)
+#endif
+
+#ifdef BPFPROF_BENCH_PARTS
+#define BENCH_PARTS 16
+struct bench_parts_val {
+	__u64 t; /* the last stamp */
+	__u64 ns[BENCH_PARTS];
+	__u64 n[BENCH_PARTS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct bench_parts_val);
+} bench_parts SEC(".maps");
+
+/* Part k ends (k 0: the program's start, only stamped) */
+static __always_inline void bench_part(__u32 k)
+{
+	__u32 zero = 0;
+	struct bench_parts_val *v = bpf_map_lookup_elem(&bench_parts, &zero);
+	__u64 now = bpf_ktime_get_ns();
+
+	if (!v)
+		return;
+	if (k && k < BENCH_PARTS) {
+		v->ns[k] += now - v->t;
+		v->n[k]++;
+	}
+	v->t = now;
+}
+#define bench_part(k) bench_part(k)
 #endif
 
 #ifdef BPFPROF_BENCH_OFFCPU_AGG

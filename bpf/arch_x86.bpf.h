@@ -47,6 +47,23 @@ static __always_inline struct pt_regs *arch_sample_regs(struct bpf_perf_event_da
 	return (struct pt_regs *)&ctx->regs;
 }
 
+/*
+ * The sample interrupted user mode: the kernel's user_mode()
+ * (arch/x86/include/asm/ptrace.h), the CPL in cs's low bits
+ */
+/*
+ * cs in the perf_event program's context: the user ABI's struct pt_regs
+ * (arch/x86/include/uapi/asm/ptrace.h: r15 ... orig_ax, ip, cs), at a fixed
+ * offset, read whole. Not by vmlinux.h's field: the kernel's own struct
+ * made cs a u16 in a union (6.x), which CO-RE then relocates to a 2-byte
+ * load the context refuses (and an 8-byte one is refused where it is u16)
+ */
+#define ARCH_CTX_CS_OFF (17 * 8)
+static __always_inline bool arch_sample_user_mode(struct bpf_perf_event_data *ctx)
+{
+	return (*(volatile __u64 *)((void *)ctx + ARCH_CTX_CS_OFF) & 3) != 0;
+}
+
 /* r's registers in DWARF order (include/arch_x86.h) into out[0..ARCH_NR_DWREGS) */
 static __always_inline void arch_dwarf_regs(__u64 *out, const struct pt_regs *r)
 {

@@ -51,6 +51,22 @@ static __always_inline __u32 process_start(struct task_struct *t)
 }
 
 /*
+ * process_start of the running task: where the kernel gives its BTF
+ * pointer (not the legacy variant), by plain loads rather than two
+ * bpf_probe_read_kernel calls
+ */
+static __always_inline __u32 process_start_current(void)
+{
+#if BPFPROF_LEGACY
+	return process_start(current_task());
+#else
+	__u64 ns = bpf_get_current_task_btf()->group_leader->start_boottime;
+
+	return clock_tick_ns ? (__u32)(ns / clock_tick_ns) : 0;
+#endif
+}
+
+/*
  * A process's first samples after its exec are also announced in `notices`
  * (struct bpfprof_notice), a small ring buffer that user space reads before
  * the samples' backlog, so that the process's maps and files are read while
@@ -82,7 +98,8 @@ struct {
 	__type(value, struct notice_state);
 } noticed SEC(".maps");
 
-static __always_inline void notice(__u32 tgid)
+/* Sends the process's due notice, if any. Returns true once all its notices are sent. */
+static __always_inline bool notice(__u32 tgid)
 {
 	__u64 id = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns();
 	struct notice_state *st = bpf_map_lookup_elem(&noticed, &tgid), first = { .first_ns = now };
@@ -96,30 +113,78 @@ static __always_inline void notice(__u32 tgid)
 		bpf_map_update_elem(&noticed, &tgid, &first, BPF_ANY);
 		st = bpf_map_lookup_elem(&noticed, &tgid);
 		if (!st)
-			return;
-	} else if (st->nr >= NOTICES ||
-		   now - st->first_ns < ((1ULL << st->nr) - 1) * NOTICE_STEP_NS) {
-		return;
+			return false;
+	} else if (st->nr >= NOTICES) {
+		return true;
+	} else if (now - st->first_ns < ((1ULL << st->nr) - 1) * NOTICE_STEP_NS) {
+		return false;
 	}
 	n.nr_seen = ++st->nr;
 	/* an off-CPU block may be sent from another task: its start is then unknown */
 	if (id >> 32 == tgid)
-		n.start = process_start(current_task());
+		n.start = process_start_current();
 	bpf_ringbuf_output(&notices, &n, sizeof(n), BPF_RB_FORCE_WAKEUP);
+	return false;
 }
 
 /*
- * The ring buffer's wake-up policy for a record of process tgid: the reader
- * is woken once wakeup_bytes are waiting, and for a process's first
- * WAKE_FIRST_SAMPLES records (its maps are read while it still runs).
+ * A forced wake-up costs the CPU that sends it an interrupt to itself
+ * (irq_work) and the reader's wake-up: 10 us a record on this project's
+ * VMs (docs/BENCHMARKS.md, issue 34), where a record costs 0.5 us. A batch
+ * (wakeup_bytes waiting) wakes the reader once a BATCH_WAKE_GAP_NS at most,
+ * from whichever CPU: while the reader is behind, it is awake and reading
+ * (its epoll is level-triggered: it sleeps only on an empty ring), and
+ * waking it again at every record took more than a third of the program's
+ * time under load. CLOCK_MONOTONIC ns of the last one.
  */
-static __always_inline __u64 ring_wakeup(__u32 tgid)
-{
-	__u64 flags = bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
-			      BPF_RB_FORCE_WAKEUP :
-			      BPF_RB_NO_WAKEUP;
-	__u8 *nr_seen = bpf_map_lookup_elem(&seen, &tgid);
+#define BATCH_WAKE_GAP_NS (10ULL * 1000 * 1000)
+__u64 batch_woken_ns = 0;
 
+/*
+ * The last process on this CPU whose first records were all sent (woken
+ * for and noticed): its next records skip the `seen` and `noticed` lookups.
+ * It is that process while no exec happened anywhere since (execs) and its
+ * start time is the same (a pid reused by a fork).
+ */
+struct known_proc {
+	__u32 tgid, start, execs, pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct known_proc);
+} known_proc SEC(".maps");
+
+/* Execs seen by on_exec: a change makes every CPU's known_proc unknown */
+__u32 execs = 0;
+
+/*
+ * The ring buffer's wake-up policy for a record of process (tgid, start):
+ * the reader is woken once wakeup_bytes are waiting (BATCH_WAKE_GAP_NS
+ * apart at most), and for a process's first WAKE_FIRST_SAMPLES records
+ * (its maps are read while it still runs).
+ */
+static __always_inline __u64 ring_wakeup(__u32 tgid, __u32 start)
+{
+	__u64 flags = BPF_RB_NO_WAKEUP, now, avail = bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA);
+	__u32 zero = 0, gen = execs;
+	struct known_proc *k = bpf_map_lookup_elem(&known_proc, &zero);
+	__u8 *nr_seen;
+	bool woken_for = false;
+
+	ring_crowd_note(avail);
+	if (avail >= wakeup_bytes) {
+		now = bpf_ktime_get_ns();
+		if (now - batch_woken_ns >= BATCH_WAKE_GAP_NS) {
+			batch_woken_ns = now;
+			flags = BPF_RB_FORCE_WAKEUP;
+		}
+	}
+	if (k && k->tgid == tgid && k->start == start && k->execs == gen)
+		return flags;
+	nr_seen = bpf_map_lookup_elem(&seen, &tgid);
 	if (!nr_seen) {
 		__u8 one = 1;
 
@@ -128,8 +193,14 @@ static __always_inline __u64 ring_wakeup(__u32 tgid)
 	} else if (*nr_seen < WAKE_FIRST_SAMPLES) {
 		*nr_seen += 1;
 		flags = BPF_RB_FORCE_WAKEUP;
+	} else {
+		woken_for = true;
 	}
-	notice(tgid);
+	if (notice(tgid) && woken_for && k) {
+		k->tgid = tgid;
+		k->start = start;
+		k->execs = gen;
+	}
 	return flags;
 }
 
@@ -148,6 +219,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 
 	bpf_map_delete_elem(&seen, &tgid);
 	bpf_map_delete_elem(&noticed, &tgid);
+	__sync_fetch_and_add(&execs, 1); /* after the deletes: known_proc's entries are stale */
 	if (!exec_target || tgid != exec_target)
 		return 0;
 	bpf_map_update_elem(&targets, &tgid, &one, BPF_ANY);

@@ -108,6 +108,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	if (bench_sample_skip())
 		return 0;
+	bench_part(0);
 	if (!wanted(tgid)) {
 		stat_inc(BPFPROF_STAT_FILTERED);
 		return 0;
@@ -116,13 +117,28 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	e = bpf_map_lookup_elem(&scratch, &zero);
 	if (!e)
 		return 0;
+	bench_part(1);
 	stack_record_begin(e, current_task(), tgid, tid, bpf_ktime_get_ns(), true);
+	bench_part(2);
 	py_reset();
-	nk = stack_record_kernel(e, bpf_get_stack(ctx, e->ips, BPFPROF_MAX_STACK * 8, 0));
+	bench_part(7);
+	/*
+	 * A sample in user mode has no kernel stack: bpf_get_stack would find
+	 * none (get_perf_callchain walks the kernel's only where
+	 * !user_mode(regs)), after its set-up and a clear of the buffer
+	 */
+	nk = stack_record_kernel(e, arch_sample_user_mode(ctx) ?
+					    0 :
+					    bpf_get_stack(ctx, e->ips, BPFPROF_MAX_STACK * 8, 0));
+	bench_part(3);
 	slot_sample_begin();
-	if (user_stack_begin(ctx, e, nk, tgid))
+	if (user_stack_begin(ctx, e, nk, tgid)) {
+		bench_part(4);
 		stack_walk(ctx, HOOK_SAMPLE, e, nk, tgid);
+		bench_part(6);
+	}
 	sample_end(ctx, true);
+	bench_part(11);
 	return 0;
 }
 

@@ -142,7 +142,7 @@ static __always_inline void send_sample_copy(struct bpf_perf_event_data *ctx,
 	size = BPFPROF_SAMPLE_COPY_HDR_SIZE + off + copied;
 	if (size > sizeof(b->c))
 		size = sizeof(b->c);
-	if (bpf_ringbuf_output(&samples, &b->c, size, ring_wakeup(e->tgid))) {
+	if (bpf_ringbuf_output(&samples, &b->c, size, ring_wakeup(e->tgid, e->start))) {
 		stat_inc(BPFPROF_STAT_DROPPED);
 		return;
 	}

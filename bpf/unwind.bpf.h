@@ -29,6 +29,7 @@
 #define BPFPROF_UNWIND_BPF_H
 
 #include "state.bpf.h"
+#include "process.bpf.h"
 #include <bpf/bpf_endian.h>
 
 /* What a step of the walk works on (struct walk_env, below) */
@@ -161,7 +162,13 @@ struct walk {
 	__u8 kregs; /* ip0, sp0, bp0 are the task's saved user registers, not the sample's */
 	__u8 after_syscall; /* ip0 follows a syscall instruction: its row is ip0 - 1's (walk_begin) */
 	__u8 young; /* the process was registered less than YOUNG_NS before the sample */
-	__u8 pad[3];
+	/*
+	 * The process is a JVM (hs_procs), node (v8_procs): only then does
+	 * each frame call their hooks (walk_step), which cost two global
+	 * function calls and their state's look-ups a frame (walk_interps)
+	 */
+	__u8 hotspot, v8;
+	__u8 pad[1];
 	__u64 ip0, sp0, bp0; /* the registers the walk began from */
 	__u32 now; /* the sample's time >> 30 (about seconds): tables' `used` */
 	__u32 steps; /* steps done: the legacy variant's walk goes on across tail calls */
@@ -383,11 +390,61 @@ static __always_inline void unwind_walk_unmapped(struct unwind_walk_frame *f, st
 		env->w->copy = BPFPROF_STAT_COPY_FP_UNMAPPED;
 }
 
+/*
+ * The leaf's code bytes (unwind_walk_code) at the last pcs met on this CPU,
+ * one cache a slot: a user read costs 0.35 us and more on this project's
+ * VMs (docs/BENCHMARKS.md, issue 34), and every walk by frame pointers
+ * makes one for its leaf, whose pcs recur (a hot loop). An entry holds
+ * for its process, while no exec happened anywhere (execs) and within the
+ * walk's second (struct walk's now): code changes at an address only where
+ * a JIT rewrites it, and then is read again a second later at the latest.
+ */
+#define CODE_CACHE 256
+struct code_entry {
+	__u64 pc;
+	__u32 tgid, now, execs;
+	__u8 code[4];
+};
+
+struct code_cache {
+	struct code_entry e[CODE_CACHE];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, WALK_SLOTS);
+	__type(key, __u32);
+	__type(value, struct code_cache);
+} code_cache SEC(".maps");
+
 /* The leaf's code, but with --check-user-stacks, whose kernel walker has no prologue repair */
 static __always_inline bool unwind_walk_code(struct unwind_walk_frame *f, struct walk_env *env,
 					     __u64 pc, __u8 *code)
 {
-	return !check_user_stack && !bpf_probe_read_user(code, 4, (const void *)(pc - 1));
+	struct code_cache *cc;
+	struct code_entry *ce;
+	__u32 gen = execs;
+
+	if (check_user_stack)
+		return false;
+	/* not in the legacy variant, whose 16 steps a program each verify it (+50 % there) */
+	cc = BPFPROF_LEGACY ? NULL : bpf_map_lookup_elem(&code_cache, &env->slot);
+	if (!cc)
+		return !bpf_probe_read_user(code, 4, (const void *)(pc - 1));
+	ce = &cc->e[(pc ^ (pc >> 8)) & (CODE_CACHE - 1)];
+	if (ce->pc == pc && ce->tgid == env->w->tgid && ce->now == env->w->now &&
+	    ce->execs == gen) {
+		__builtin_memcpy(code, ce->code, 4);
+		return true;
+	}
+	if (bpf_probe_read_user(code, 4, (const void *)(pc - 1)))
+		return false;
+	ce->pc = pc;
+	ce->tgid = env->w->tgid;
+	ce->now = env->w->now;
+	ce->execs = gen;
+	__builtin_memcpy(ce->code, code, 4);
+	return true;
 }
 
 static __always_inline int unwind_walk_read(struct unwind_walk_frame *f, struct walk_env *env,
@@ -446,13 +503,14 @@ step_fn walk_step(__u32 i, void *data)
 
 	if (!env.w || !env.e || !env.c || bench_walk_skip())
 		return 1;
-	if (!BPFPROF_LEGACY) {
+	if (!BPFPROF_LEGACY && env.w->hotspot) {
 		ret = hotspot_walk_step(slot, i);
 		/* a callback returns 0 or 1: the verifier knows no global function's range */
 		if (ret >= 0)
 			return ret ? 1 : 0;
-		v8_walk_frame(slot, i);
 	}
+	if (!BPFPROF_LEGACY && env.w->v8)
+		v8_walk_frame(slot, i);
 	return unwind_walk_step(&env.w->f, &env, i);
 }
 

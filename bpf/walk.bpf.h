@@ -71,6 +71,30 @@ struct {
 #define interp_jmp(hook) ((hook) == HOOK_SAMPLE ? (void *)&py_jmp_sample : (void *)&py_jmp_sys_exit)
 
 /*
+ * Whether the walk's process (tgid) is a JVM's, node's: the native walk
+ * calls their per-frame hooks only then (struct walk's hotspot, v8)
+ */
+static __always_inline void walk_interps(__u32 tgid)
+{
+	__u32 slot = cur_slot();
+	struct walk *w = bpf_map_lookup_elem(&walk_state, &slot);
+
+	if (!w || BPFPROF_LEGACY)
+		return;
+	w->hotspot = !!bpf_map_lookup_elem(&hs_procs, &tgid);
+	w->v8 = !!bpf_map_lookup_elem(&v8_procs, &tgid);
+}
+
+/* walk_interps' finding for V8 (v8), else for HotSpot */
+static __always_inline bool walk_interp(bool v8)
+{
+	__u32 slot = cur_slot();
+	struct walk *w = bpf_map_lookup_elem(&walk_state, &slot);
+
+	return w && (v8 ? w->v8 : w->hotspot);
+}
+
+/*
  * The interpreter dispatcher: after the native walk of record e (nk kernel
  * addresses, process tgid), the unwinder of the process's interpreter, if
  * it has one and the sample is not going out as a stack copy. By tail call
@@ -97,9 +121,9 @@ static __always_inline void interp_walk(void *ctx, enum walk_hook hook, struct b
 	 * (v8_frame): they join the record. Global functions, which the verifier
 	 * checks once rather than in each of this program's states here
 	 */
-	if (!walk_copy())
+	if (!walk_copy() && walk_interp(false))
 		hotspot_walk_end(nk, walk_nu());
-	if (!walk_copy())
+	if (!walk_copy() && walk_interp(true))
 		v8_walk_end(nk, walk_nu(), tgid);
 #endif
 }
@@ -117,9 +141,11 @@ static __always_inline void stack_walk(void *ctx, enum walk_hook hook, struct bp
 		bpf_tail_call(ctx, walk_jmp(hook), 0);
 		return;
 	}
+	walk_interps(tgid);
 	bench_walk_time_begin();
 	for_each_step(max_user_stack - 1, walk_step, NULL);
 	bench_walk_time_end(walk_nu());
+	bench_part(5);
 	interp_walk(ctx, hook, e, nk, tgid);
 }
 
