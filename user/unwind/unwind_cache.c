@@ -143,7 +143,7 @@ static int bad(char *why, size_t why_len, const char *fmt, ...)
 /*
  * The words make a compact table the walker can use (unwind_compact.c): a
  * page index from nr_pages + 1 rising to the rules, rows with low pcs
- * rising within each page and rule indices below nr_rules.
+ * in their page and rising within it, and rule indices below nr_rules.
  */
 static int check_layout(const uint32_t *w, uint32_t nr_words, const struct bpfprof_unwind_table *in,
 			uint64_t base, uint64_t end, char *why, size_t why_len)
@@ -171,6 +171,15 @@ static int check_layout(const uint32_t *w, uint32_t nr_words, const struct bpfpr
 			if (BPFPROF_UNWIND_ROW_RULE(w[i]) >= in->nr_rules)
 				return bad(why, why_len, "malformed table: word %u: rule %u of %u",
 					   i, BPFPROF_UNWIND_ROW_RULE(w[i]), in->nr_rules);
+			/*
+			 * a row's 16 pc bits are the pc's low 16 (unwind_compact.c):
+			 * those above the page's offset are its page's number
+			 */
+			if ((BPFPROF_UNWIND_ROW_PC(w[i]) ^ ((uint64_t)p << BPFPROF_UNWIND_PAGE_SHIFT)) &
+			    0xffff & ~((1u << BPFPROF_UNWIND_PAGE_SHIFT) - 1))
+				return bad(why, why_len,
+					   "malformed table: word %u: pc 0x%x outside page %u", i,
+					   BPFPROF_UNWIND_ROW_PC(w[i]), p);
 			if (i > w[p] &&
 			    BPFPROF_UNWIND_ROW_PC(w[i]) <= BPFPROF_UNWIND_ROW_PC(w[i - 1]))
 				return bad(why, why_len,
