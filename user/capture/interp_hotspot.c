@@ -864,6 +864,14 @@ static int hs_merge(void *state, struct profile *p, uint32_t proc, const struct 
 	for (size_t i = 0; i < s->nr_user && o < MERGE_MAX; i++) {
 		int64_t run;
 
+		/*
+		 * Java frames past the record's room (BPF stopped recording
+		 * them, the native walk went on): the stack ends at the last
+		 * one recorded, its root cut as --max-stack cuts one, not
+		 * joined to the thread's root with its middle missing
+		 */
+		if (r >= npy && s->py_stop == BPFPROF_STAT_HS_LIMIT)
+			break;
 		if (r >= npy || BPFPROF_HS_INDEX(w[2 * r]) != i) {
 			out[o++] = nat[i];
 			continue;
