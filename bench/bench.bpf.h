@@ -22,12 +22,17 @@
  *                               summed per CPU in bench_walk: apart from
  *                               the kernel stack's and the record's costs,
  *                               which vary with what else the host runs
+ *  BPFPROF_BENCH_V8_FRAME_SKIP  the V8 hook returns after its state's
+ *                               look-up at every step but the first: the
+ *                               hook's call alone (bench/node.sh's figure)
  *  BPFPROF_BENCH_PARTS          on_sample's time by parts: bench_part(k)
  *                               stamps the end of part k (bpf_ktime_get_ns),
  *                               summed per CPU in bench_parts (ns[k] the
  *                               time from the stamp before, n[k] how many;
  *                               the parts' numbers are in profile.bpf.c,
- *                               record.bpf.h, walk.bpf.h)
+ *                               record.bpf.h, walk.bpf.h); with
+ *                               BPFPROF_BENCH_HOOK_TIME, 14 and 15 the time
+ *                               inside the V8 hooks (bench_hook_time)
  *
  * These are built by hand in an OUTPUT of their own, e.g.
  *   make OUTPUT=.output-parts BIN=.output-parts/bpfprof \
@@ -44,6 +49,10 @@
 
 #ifdef BPFPROF_BENCH_NO_USER_WALK
 #define bench_walk_skip() true
+#endif
+
+#ifdef BPFPROF_BENCH_V8_FRAME_SKIP
+#define bench_v8_frame_skip() true
 #endif
 
 #ifdef BPFPROF_BENCH_NO_ROW_SEARCH
@@ -109,6 +118,7 @@ struct bench_parts_val {
 	__u64 t; /* the last stamp */
 	__u64 ns[BENCH_PARTS];
 	__u64 n[BENCH_PARTS];
+	__u64 h; /* the running hook's start (bench_hook_time) */
 };
 
 struct {
@@ -134,6 +144,31 @@ static __always_inline void bench_part(__u32 k)
 	v->t = now;
 }
 #define bench_part(k) bench_part(k)
+
+#ifdef BPFPROF_BENCH_HOOK_TIME
+/*
+ * The time inside an interpreter's hook (the V8 frame hook: 14; its end:
+ * 15), in bench_parts beside the parts; the stamp before it is kept, so
+ * the part around it is not cut (two stamps a call: the part that holds
+ * the hook grows by them)
+ */
+static __always_inline void bench_hook_time(__u32 k, bool end)
+{
+	__u32 zero = 0;
+	struct bench_parts_val *v = bpf_map_lookup_elem(&bench_parts, &zero);
+	__u64 now = bpf_ktime_get_ns();
+
+	if (!v || k >= BENCH_PARTS)
+		return;
+	if (!end) {
+		v->h = now;
+		return;
+	}
+	v->ns[k] += now - v->h;
+	v->n[k]++;
+}
+#define bench_hook_time(k, end) bench_hook_time(k, end)
+#endif
 #endif
 
 #ifdef BPFPROF_BENCH_OFFCPU_AGG

@@ -183,6 +183,12 @@ struct {
 #define bench_walk_time_begin() /* the native walk's time */
 #define bench_walk_time_end(frames)
 #endif
+#ifndef bench_v8_frame_skip
+#define bench_v8_frame_skip() false /* the V8 hook returns at each step but the first */
+#endif
+#ifndef bench_hook_time
+#define bench_hook_time(k, end) /* an interpreter hook k's time (bench parts k) */
+#endif
 #ifndef bench_part
 #define bench_part(k) /* on_sample's part k ends */
 #endif

@@ -478,15 +478,18 @@ static __always_inline bool unwind_walk_store(struct unwind_walk_frame *f, struc
  * The interpreters' hooks, BPF global functions (5.6; not in the legacy
  * variant, which has neither): the verifier checks each once, on its own,
  * rather than inside every path of walk_step that reaches it, which tripled
- * the modern variants' load time (docs/BENCHMARKS.md, issue 34). They take
- * scalars only and look their state up in slot.
+ * the modern variants' load time (docs/BENCHMARKS.md, issue 34). HotSpot's
+ * takes scalars and looks its state up in slot; V8's, called at most of a
+ * node walk's steps, is given the step's (pointers to a type's memory as a
+ * global function's arguments: 5.12).
  *
  * A frame in a JVM's code cache: HotSpot's step (bpf/hotspot.bpf.h), its
  * result; -1 for a native step.
  */
 int hotspot_walk_step(__u32 slot, __u32 i);
-/* An interpreter's look at each frame of the chain (bpf/v8.bpf.h) */
-int v8_walk_frame(__u32 slot, __u32 i);
+/* An interpreter's look at each frame of the chain (bpf/v8.bpf.h), given the step's state */
+int v8_walk_frame(struct walk *w, struct bpfprof_sample *e, struct ustack_chunk *c, __u32 slot,
+		  __u32 i);
 
 /* One frame of the walk in this CPU's slot. Returns 1 to stop the walk (w->f.stop says why). */
 step_fn walk_step(__u32 i, void *data)
@@ -509,8 +512,11 @@ step_fn walk_step(__u32 i, void *data)
 		if (ret >= 0)
 			return ret ? 1 : 0;
 	}
-	if (!BPFPROF_LEGACY && env.w->v8)
-		v8_walk_frame(slot, i);
+	if (!BPFPROF_LEGACY && env.w->v8) {
+		bench_hook_time(14, false);
+		v8_walk_frame(env.w, env.e, env.c, slot, i);
+		bench_hook_time(14, true);
+	}
 	return unwind_walk_step(&env.w->f, &env, i);
 }
 

@@ -123,8 +123,11 @@ static __always_inline void interp_walk(void *ctx, enum walk_hook hook, struct b
 	 */
 	if (!walk_copy() && walk_interp(false))
 		hotspot_walk_end(nk, walk_nu());
-	if (!walk_copy() && walk_interp(true))
+	if (!walk_copy() && walk_interp(true)) {
+		bench_hook_time(15, false);
 		v8_walk_end(nk, walk_nu(), tgid);
+		bench_hook_time(15, true);
+	}
 #endif
 }
 
