@@ -4,7 +4,9 @@
  * found on the frame-pointer chain the native walk follows. V8 keeps a
  * frame pointer in every tier (Ignition's trampoline, Sparkplug, Maglev,
  * TurboFan, builtins), so the native walk already gets through JavaScript;
- * it calls v8_walk_frame at each of its frames, which reads the frame's slots
+ * it calls v8_walk_frame at each frame it steps without a row (JIT code and
+ * node's embedded builtins have no CFI; a native frame with a row is not
+ * JavaScript's), which reads the frame's slots
  * below its frame pointer (V8's src/execution/frame-constants.h, offsets
  * from the process's v8dbg_ metadata, struct bpfprof_v8_proc) from the walk's
  * own stack copy:
@@ -295,6 +297,39 @@ static __always_inline void v8_classify(struct walk *w, struct ustack_chunk *c, 
 }
 
 /*
+ * A walk of process tgid's stack, for the sample at time_ns, begins in
+ * this CPU's slot (walk.bpf.h's walk_interps): where the process runs V8
+ * (its v8_procs entry, copied) its JavaScript frames are looked for.
+ * Returns whether they are.
+ */
+static __always_inline bool v8_walk_begin(__u32 tgid, __u64 time_ns)
+{
+	struct bpfprof_v8_proc *cfg;
+	struct v8_walk *v;
+
+	if (COMPAT_WALK_BY_TAIL_CALLS)
+		return false;
+	cfg = bpf_map_lookup_elem(&v8_procs, &tgid);
+	v = cfg ? v8_state() : NULL;
+	if (!v)
+		return false;
+	__builtin_memcpy(&v->cfg, cfg, sizeof(v->cfg));
+	v->n = 0;
+	v->cached = 0;
+	v->stop = 0;
+	v->last_fp = 0;
+	if (v->maps_tgid != tgid) {
+		__builtin_memset(v->maps, 0, sizeof(v->maps));
+		v->maps_tgid = tgid;
+	}
+	v->tgid = tgid;
+	v->time_ns = time_ns;
+	v->on = 1;
+	stat_inc(BPFPROF_STAT_V8_WALKS);
+	return true;
+}
+
+/*
  * The frame the native walk is at (step i: its pc is the record's user
  * address i, bp its frame pointer): a JavaScript frame is recorded. Its
  * function is classified from the per-CPU cache of recent functions when
@@ -302,10 +337,9 @@ static __always_inline void v8_classify(struct walk *w, struct ustack_chunk *c, 
  * JSFunction, its map's type unless one of the last V8_MAPS closure maps,
  * its Code).
  */
-static __always_inline void v8_frame(struct walk *w, struct ustack_chunk *c,
-				     struct bpfprof_sample *e, struct v8_walk *v, __u32 i)
+static __always_inline void v8_frame(struct walk *w, struct ustack_chunk *c, struct v8_walk *v,
+				     __u32 i)
 {
-	struct bpfprof_v8_proc *cfg;
 	struct v8_fn *ent;
 	struct v8_class cl;
 	__u64 fp, marker, fn, idx, slot, look;
@@ -313,25 +347,6 @@ static __always_inline void v8_frame(struct walk *w, struct ustack_chunk *c,
 
 	if (COMPAT_WALK_BY_TAIL_CALLS)
 		return;
-	if (i == 0) {
-		v->on = 0;
-		v->n = 0;
-		v->cached = 0;
-		v->stop = 0;
-		v->last_fp = 0;
-		cfg = bpf_map_lookup_elem(&v8_procs, &w->tgid);
-		if (!cfg)
-			return;
-		__builtin_memcpy(&v->cfg, cfg, sizeof(v->cfg));
-		v->on = 1;
-		if (v->maps_tgid != w->tgid) {
-			__builtin_memset(v->maps, 0, sizeof(v->maps));
-			v->maps_tgid = w->tgid;
-		}
-		v->tgid = w->tgid;
-		v->time_ns = e->time_ns;
-		stat_inc(BPFPROF_STAT_V8_WALKS);
-	}
 	if (!v->on || v->stop)
 		return;
 	fp = w->f.bp;
@@ -415,24 +430,20 @@ not_function:
 
 #if !COMPAT_WALK_BY_TAIL_CALLS
 /*
- * v8_frame as a global function (unwind.bpf.h walk_step's hook): step i of
- * the walk in slot, whose state, record and stack copy walk_step passes
- * (it has them: three look-ups a step fewer, a third of the hook's cost at
- * node's ~50 steps a sample; the verifier takes each pointer as memory of
- * its type's size that may be NULL)
+ * v8_frame as a global function (unwind.bpf.h's unwind_walk_no_row): step
+ * i of the walk in slot, whose state and stack copy the step passes (it
+ * has them: no look-ups; the verifier takes each pointer as memory of its
+ * type's size that may be NULL)
  */
-__noinline int v8_walk_frame(struct walk *w, struct bpfprof_sample *e, struct ustack_chunk *c,
-			     __u32 slot, __u32 i)
+__noinline int v8_walk_frame(struct walk *w, struct ustack_chunk *c, __u32 slot, __u32 i)
 {
 	struct v8_walk *v = bpf_map_lookup_elem(&v8_walk_state, &slot);
 
-	/* a process without V8 (or a walk over): one lookup a step */
-	if (!v || (i && (!v->on || v->stop)))
+	if (!v || !v->on || v->stop || !w || !c)
 		return 0;
 	if (i && bench_v8_frame_skip())
 		return 0;
-	if (w && e && c)
-		v8_frame(w, c, e, v, i);
+	v8_frame(w, c, v, i);
 	return 0;
 }
 #endif

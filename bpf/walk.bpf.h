@@ -71,10 +71,11 @@ struct {
 #define interp_jmp(hook) ((hook) == HOOK_SAMPLE ? (void *)&py_jmp_sample : (void *)&py_jmp_sys_exit)
 
 /*
- * Whether the walk's process (tgid) is a JVM's, node's: the native walk
- * calls their per-frame hooks only then (struct walk's hotspot, v8)
+ * Whether the walk's process (tgid; the sample at time_ns) is a JVM's,
+ * node's: the native walk calls their per-frame hooks only then (struct
+ * walk's hotspot, v8), and V8's walk state is set up here, once a walk
  */
-static __always_inline void walk_interps(__u32 tgid)
+static __always_inline void walk_interps(__u32 tgid, __u64 time_ns)
 {
 	__u32 slot = cur_slot();
 	struct walk *w = bpf_map_lookup_elem(&walk_state, &slot);
@@ -82,7 +83,7 @@ static __always_inline void walk_interps(__u32 tgid)
 	if (!w || BPFPROF_LEGACY)
 		return;
 	w->hotspot = !!bpf_map_lookup_elem(&hs_procs, &tgid);
-	w->v8 = !!bpf_map_lookup_elem(&v8_procs, &tgid);
+	w->v8 = v8_walk_begin(tgid, time_ns);
 }
 
 /* walk_interps' finding for V8 (v8), else for HotSpot */
@@ -144,7 +145,7 @@ static __always_inline void stack_walk(void *ctx, enum walk_hook hook, struct bp
 		bpf_tail_call(ctx, walk_jmp(hook), 0);
 		return;
 	}
-	walk_interps(tgid);
+	walk_interps(tgid, e->time_ns);
 	bench_walk_time_begin();
 	for_each_step(max_user_stack - 1, walk_step, NULL);
 	bench_walk_time_end(walk_nu());

@@ -76,6 +76,7 @@ void unwind_step__walk(const struct unwind_step_regs *regs, const struct unwind_
 /* A frame as the walk's step i began: the state the BPF walk's interpreter hooks see */
 struct unwind_step_frame {
 	uint64_t pc, sp, bp;
+	bool no_row; /* stepped by frame pointers where no row was found (unwind_walk_no_row) */
 };
 
 /*

@@ -42,6 +42,11 @@
  *   bool unwind_walk_store(struct unwind_walk_frame *w, UNWIND_WALK_ENV *env,
  *                          __u64 idx, __u64 ra)
  *       ips[idx] = ra; false (nothing stored) past the walk's limit
+ *   void unwind_walk_no_row(struct unwind_walk_frame *w, UNWIND_WALK_ENV *env,
+ *                           __u32 i)
+ *       frame i (w's registers) has no row: it is stepped by frame pointers,
+ *       as code that a JIT wrote is (V8's JavaScript frames: bpf/v8.bpf.h
+ *       looks at them here, and only here)
  *
  * What is x86-64's (signal frame, prologue bytes, kernel addresses) comes
  * from include/arch.h.
@@ -87,6 +92,8 @@ static __always_inline void unwind_walk_counted(struct unwind_walk_frame *w, UNW
 						bool fp_step);
 static __always_inline bool unwind_walk_store(struct unwind_walk_frame *w, UNWIND_WALK_ENV *env,
 					      __u64 idx, __u64 ra);
+static __always_inline void unwind_walk_no_row(struct unwind_walk_frame *w, UNWIND_WALK_ENV *env,
+					       __u32 i);
 
 static __always_inline long unwind_walk_stop(struct unwind_walk_frame *w, __u32 reason)
 {
@@ -152,10 +159,12 @@ static __always_inline long unwind_walk_step(struct unwind_walk_frame *w, UNWIND
 	} else {
 		/* no row: a frame-pointer step, { saved bp, return address } at bp */
 		__u8 code[4];
-		__u64 above = (i == 0 && w->leaf && unwind_walk_code(w, env, pc, code)) ?
-				      arch_leaf_prologue(code) :
-				      0;
+		__u64 above;
 
+		unwind_walk_no_row(w, env, i);
+		above = (i == 0 && w->leaf && unwind_walk_code(w, env, pc, code)) ?
+				arch_leaf_prologue(code) :
+				0;
 		fp_step = true;
 		if (above) {
 			ra_at = sp + above - 8;

@@ -162,6 +162,35 @@ static void test_fp_step(void **state)
 	assert_int_equal(res.frames_cfi, 1);
 }
 
+/*
+ * The frames an interpreter looks at (unwind_step__walk_frames): each
+ * step's registers, and whether it found no row (V8's frames: the BPF
+ * walk's hook runs there only): c's yes, b's (a row) no, _start's END no
+ */
+static void test_frames_no_row(void **state)
+{
+	struct fixture *f = *state;
+	struct unwind_step_result res;
+	struct unwind_step_regs regs = { .ip = CODE + 0x250, .sp = S, .bp = S + 0x10 };
+	struct unwind_step_stack st = { .data = (const uint8_t *)f->stack,
+					.addr = S,
+					.size = sizeof(f->stack) };
+	struct unwind_step_frame fr[8];
+	uint32_t nr;
+
+	memset(f->stack, 0xa5, sizeof(f->stack));
+	f->stack[2] = S + 0x30;
+	f->stack[3] = CODE + 0x160;
+	f->stack[6] = S + 0x100;
+	f->stack[7] = CODE + 0x008;
+	unwind_step__walk_frames(&regs, &st, rule_of, f, 8, f->ips, fr, &nr, &res);
+	assert_int_equal(res.stop, BPFPROF_STAT_WALK_END);
+	assert_int_equal(nr, 3);
+	assert_true(fr[0].pc == CODE + 0x250 && fr[0].bp == S + 0x10 && fr[0].no_row);
+	assert_true(fr[1].pc == CODE + 0x160 && fr[1].bp == S + 0x30 && !fr[1].no_row);
+	assert_true(fr[2].pc == CODE + 0x008 && !fr[2].no_row);
+}
+
 /* a leaf with no row at `push %rbp` (the byte at ip is 0x55): the return address is at [sp] */
 static void test_leaf_prologue(void **state)
 {
@@ -358,6 +387,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cfi_to_end, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_after_syscall, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fp_step, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_frames_no_row, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_leaf_prologue, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_plt, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_signal, setup, teardown),

@@ -101,7 +101,10 @@ static void function(struct mem *m, uint64_t f, uint64_t shared, uint64_t c)
 	put64(m->heap, f - 1 - HEAP + 48, c);
 }
 
-/* frames[4] over m's stack: optimized leaf, interpreted caller, typed frame, no JSFunction */
+/*
+ * frames[4] over m's stack, each stepped without a row: optimized leaf,
+ * interpreted caller, typed frame, no JSFunction
+ */
 static void setup(struct mem *m, struct unwind_step_frame *fr, struct unwind_step_stack *st)
 {
 	uint16_t t = 2066, other = 5;
@@ -127,10 +130,10 @@ static void setup(struct mem *m, struct unwind_step_frame *fr, struct unwind_ste
 	/* frame 3: a context, but no JSFunction */
 	put64(m->stack, 0x3f0 - 8, CTX);
 	put64(m->stack, 0x3f0 - 16, NOTFN);
-	fr[0] = (struct unwind_step_frame){ CODE1 + 0x10, SP, SP + 0x100 };
-	fr[1] = (struct unwind_step_frame){ 0x12345, SP + 0x110, SP + 0x200 };
-	fr[2] = (struct unwind_step_frame){ 0x23456, SP + 0x210, SP + 0x300 };
-	fr[3] = (struct unwind_step_frame){ 0x34567, SP + 0x310, SP + 0x3f0 };
+	fr[0] = (struct unwind_step_frame){ CODE1 + 0x10, SP, SP + 0x100, true };
+	fr[1] = (struct unwind_step_frame){ 0x12345, SP + 0x110, SP + 0x200, true };
+	fr[2] = (struct unwind_step_frame){ 0x23456, SP + 0x210, SP + 0x300, true };
+	fr[3] = (struct unwind_step_frame){ 0x34567, SP + 0x310, SP + 0x3f0, true };
 	*st = (struct unwind_step_stack){ m->stack, SP, sizeof(m->stack), 0 };
 }
 
@@ -181,6 +184,13 @@ static void test_frames(void **state)
 	n = v8_copy_walk(&cfg, mem_read, m, cache, fr, 4, &st, w, 1, &stop);
 	assert_int_equal(n, 1);
 	assert_int_equal(stop, BPFPROF_STAT_V8_LIMIT);
+
+	/* a frame that had a row is native code's: not looked at, as the BPF walk's hook */
+	fr[1].no_row = false;
+	n = v8_copy_walk(&cfg, mem_read, m, cache, fr, 4, &st, w, 4, &stop);
+	assert_int_equal(n, 1);
+	assert_true(w[0] == C3);
+	fr[1].no_row = true;
 
 	/* the slots in a hole of the copy: nothing */
 	st.holes = 1;

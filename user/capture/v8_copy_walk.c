@@ -120,6 +120,9 @@ uint32_t v8_copy_walk(const struct bpfprof_v8_proc *cfg, v8_copy_read_fn read, v
 		struct v8_copy_fn *ent;
 		bool interp;
 
+		/* only where the step found no row, as the BPF walk's hook (unwind_walk_no_row) */
+		if (!f->no_row)
+			continue;
 		if (!fp || (fp & 7) || fp >= (1ull << 47) ||
 		    fp + (int64_t)cfg->fp_low < f->sp)
 			continue;

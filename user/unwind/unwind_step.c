@@ -19,6 +19,7 @@ struct step_env {
 	uint32_t max;
 	uint64_t *ips;
 	struct unwind_step_result *res;
+	bool no_row; /* the step's frame had no row (unwind_walk_no_row) */
 };
 
 #define UNWIND_WALK_ENV struct step_env
@@ -92,6 +93,12 @@ static __always_inline bool unwind_walk_store(struct unwind_walk_frame *w, struc
 	return true;
 }
 
+static __always_inline void unwind_walk_no_row(struct unwind_walk_frame *w, struct step_env *env,
+					       __u32 i)
+{
+	env->no_row = true;
+}
+
 void unwind_step__walk(const struct unwind_step_regs *regs, const struct unwind_step_stack *stack,
 		       unwind_step_rule_fn rule, void *ctx, uint32_t max, uint64_t *ips,
 		       struct unwind_step_result *res)
@@ -129,11 +136,17 @@ void unwind_step__walk_frames(const struct unwind_step_regs *regs,
 	ips[0] = regs->ip;
 	/* as the BPF program: max - 1 steps (bpf_loop's count), the leaf being stored already */
 	for (i = 0; i + 1 < max; i++) {
+		bool stop;
+
 		if (frames) {
-			frames[i] = (struct unwind_step_frame){ w.pc, w.sp, w.bp };
+			frames[i] = (struct unwind_step_frame){ w.pc, w.sp, w.bp, false };
 			*nr_frames = i + 1;
 		}
-		if (unwind_walk_step(&w, &env, i))
+		env.no_row = false;
+		stop = unwind_walk_step(&w, &env, i);
+		if (frames)
+			frames[i].no_row = env.no_row;
+		if (stop)
 			break;
 	}
 	res->nr = (uint32_t)w.end;
