@@ -86,6 +86,16 @@ struct v8_fn {
 #define V8_FNS 64 /* a power of two: the cache's mask */
 _Static_assert((V8_FNS & (V8_FNS - 1)) == 0, "a power of two: the cache's mask");
 
+/* A frame's classification (v8_classify): the record's words */
+struct v8_class {
+	__u64 obj, off;
+	__u32 kind, check;
+	__u64 after;
+	/* the frame's own slots: an interpreted frame's bytecode offset (a Smi, not 0) and array */
+	__u64 bc_off, bytecode;
+	bool interp;
+};
+
 /* A sample's V8 frames between the native walk's steps, in a map value (see struct walk) */
 struct v8_walk {
 	struct bpfprof_v8_proc cfg; /* the process's, copied at the walk's first step */
@@ -108,6 +118,7 @@ struct v8_walk {
 	__u64 maps[V8_MAPS];
 	__u8 fn[BPFPROF_V8_READ]; /* the JSFunction's bytes */
 	__u8 code[BPFPROF_V8_READ]; /* its Code's */
+	struct v8_class cl; /* the frame being classified (in the map: the BPF stack is 512 bytes for every call level) */
 	__u64 frames[2 * V8_MAX_FRAMES];
 	struct v8_fn fns[V8_FNS]; /* recent functions, by address (v8_fn_slot) */
 };
@@ -217,21 +228,35 @@ static __always_inline int v8_fn_read(struct v8_walk *v, struct v8_fn *ent, __u6
 	return 0;
 }
 
-/* A frame's classification (v8_classify): the record's words */
-struct v8_class {
-	__u64 obj, off;
-	__u32 kind, check;
-	__u64 after;
-	/* the frame's own slots: an interpreted frame's bytecode offset (a Smi, not 0) and array */
-	__u64 bc_off, bytecode;
-	bool interp;
-};
 
 /* Whether look (a pc, or a return address - 1) lies in ent's baseline or optimized Code */
 static __always_inline bool v8_in_code(const struct v8_walk *v, const struct v8_fn *ent, __u64 look)
 {
 	return ent->code && ent->start && ent->ckind >= v->cfg.kind_baseline &&
 	       look >= ent->start && look < ent->start + ent->size;
+}
+
+/*
+ * v8_fn_read into the cache's entry k for the frame of the walk w whose pc
+ * (or return address - 1) is look, remembered where it lies outside the
+ * Code read. A global function, called on a cache miss: the verifier
+ * checks it once, not in each of v8_frame's paths to it. Returns 0, or -1
+ * when fn is no JSFunction.
+ */
+__noinline int v8_walk_fn_read(struct v8_walk *v, struct walk *w, __u32 k, __u64 fn, __u64 look)
+{
+	struct v8_fn *ent;
+
+	if (!v || !w)
+		return -1;
+	ent = &v->fns[k & (V8_FNS - 1)];
+	if (v8_fn_read(v, ent, fn, w->tgid))
+		return -1;
+	if (!v8_in_code(v, ent, look)) {
+		ent->outside = look;
+		ent->outside_now = w->now;
+	}
+	return 0;
 }
 
 /*
@@ -302,17 +327,15 @@ static __always_inline void v8_classify(struct walk *w, struct ustack_chunk *c, 
  * (its v8_procs entry, copied) its JavaScript frames are looked for.
  * Returns whether they are.
  */
-static __always_inline bool v8_walk_begin(__u32 tgid, __u64 time_ns)
+static __always_inline int v8_begin(__u32 tgid, __u64 time_ns)
 {
 	struct bpfprof_v8_proc *cfg;
 	struct v8_walk *v;
 
-	if (COMPAT_WALK_BY_TAIL_CALLS)
-		return false;
 	cfg = bpf_map_lookup_elem(&v8_procs, &tgid);
 	v = cfg ? v8_state() : NULL;
 	if (!v)
-		return false;
+		return 0;
 	__builtin_memcpy(&v->cfg, cfg, sizeof(v->cfg));
 	v->n = 0;
 	v->cached = 0;
@@ -326,8 +349,20 @@ static __always_inline bool v8_walk_begin(__u32 tgid, __u64 time_ns)
 	v->time_ns = time_ns;
 	v->on = 1;
 	stat_inc(BPFPROF_STAT_V8_WALKS);
-	return true;
+	return 1;
 }
+
+#if !COMPAT_WALK_BY_TAIL_CALLS
+/*
+ * v8_begin as a global function: the walk's program goes on from one state
+ * whatever it found (an inlined one left two, and the native walk's
+ * bpf_loop callback was verified for each: twice its instructions)
+ */
+__noinline int v8_walk_begin(__u32 tgid, __u64 time_ns)
+{
+	return v8_begin(tgid, time_ns);
+}
+#endif
 
 /*
  * The frame the native walk is at (step i: its pc is the record's user
@@ -341,7 +376,7 @@ static __always_inline void v8_frame(struct walk *w, struct ustack_chunk *c, str
 				     __u32 i)
 {
 	struct v8_fn *ent;
-	struct v8_class cl;
+	struct v8_class *cl = &v->cl;
 	__u64 fp, marker, fn, idx, slot, look;
 	bool fresh = false, hit;
 
@@ -378,15 +413,15 @@ static __always_inline void v8_frame(struct walk *w, struct ustack_chunk *c, str
 	look = i ? w->f.pc - 1 : w->f.pc; /* a return address may be just past the code */
 	ent = &v->fns[v8_fn_slot(fn)];
 	hit = ent->fn == fn && ent->tgid == w->tgid;
-	cl.interp = false;
+	cl->interp = false;
 	/* a frame in the entry's Code is compiled: its interpreter slots are not read */
 	if (!hit || !v8_in_code(v, ent, look)) {
 		/* an interpreted frame's slots: a Smi bytecode offset (not 0), a BytecodeArray */
-		cl.interp = !stack_read(w, c, fp + v->cfg.fp_bytecode_offset, &slot) &&
+		cl->interp = !stack_read(w, c, fp + v->cfg.fp_bytecode_offset, &slot) &&
 			    !(slot & 1) &&
-			    !stack_read(w, c, fp + v->cfg.fp_bytecode_array, &cl.bytecode) &&
-			    v8_heap_ptr(cl.bytecode) &&
-			    (cl.bc_off = (__u32)((__s64)slot >> (v->cfg.smi_shift & 63))) != 0;
+			    !stack_read(w, c, fp + v->cfg.fp_bytecode_array, &cl->bytecode) &&
+			    v8_heap_ptr(cl->bytecode) &&
+			    (cl->bc_off = (__u32)((__s64)slot >> (v->cfg.smi_shift & 63))) != 0;
 		/*
 		 * a frame neither interpreted nor in the entry's Code: its
 		 * Code may have been replaced since (tiered up): read again,
@@ -394,33 +429,29 @@ static __always_inline void v8_frame(struct walk *w, struct ustack_chunk *c, str
 		 * within the walk's second (OSR code, a leaf in a builtin:
 		 * a read a sample, 2 user reads of 0.35 us and more)
 		 */
-		if (!cl.interp && (ent->outside != look || ent->outside_now != w->now))
+		if (!cl->interp && (ent->outside != look || ent->outside_now != w->now))
 			hit = false;
 	}
 	if (!hit) {
-		if (v8_fn_read(v, ent, fn, w->tgid))
+		if (v8_walk_fn_read(v, w, v8_fn_slot(fn), fn, look))
 			goto not_function;
 		fresh = true;
-		if (!v8_in_code(v, ent, look)) {
-			ent->outside = look;
-			ent->outside_now = w->now;
-		}
 	}
 	if (v->n >= V8_MAX_FRAMES) {
 		v->stop = BPFPROF_STAT_V8_LIMIT;
 		return;
 	}
-	v8_classify(w, c, v, ent, look, i, &cl);
+	v8_classify(w, c, v, ent, look, i, cl);
 	v->cached += !fresh; /* counted at v8_end: a stat_inc is a map lookup */
 	idx = 2 * (__u64)v->n;
 	barrier_var(idx);
 	if (idx > 2 * V8_MAX_FRAMES - 2)
 		return;
-	v->frames[idx] = cl.obj;
+	v->frames[idx] = cl->obj;
 	/* a leaf in an Ignition handler (or in what else is not the function's code) stays */
-	if (i == 0 && (cl.kind == BPFPROF_V8_INTERPRETED || cl.kind == BPFPROF_V8_FUNCTION))
-		cl.after = BPFPROF_V8_AFTER;
-	v->frames[idx + 1] = BPFPROF_V8_WORD1(cl.off, cl.check, i, cl.kind) | cl.after;
+	if (i == 0 && (cl->kind == BPFPROF_V8_INTERPRETED || cl->kind == BPFPROF_V8_FUNCTION))
+		cl->after = BPFPROF_V8_AFTER;
+	v->frames[idx + 1] = BPFPROF_V8_WORD1(cl->off, cl->check, i, cl->kind) | cl->after;
 	v->n++;
 	v->last_fp = fp;
 	return;

@@ -77,13 +77,15 @@ struct {
  */
 static __always_inline void walk_interps(__u32 tgid, __u64 time_ns)
 {
+#if !BPFPROF_LEGACY
 	__u32 slot = cur_slot();
 	struct walk *w = bpf_map_lookup_elem(&walk_state, &slot);
 
-	if (!w || BPFPROF_LEGACY)
+	if (!w)
 		return;
 	w->hotspot = !!bpf_map_lookup_elem(&hs_procs, &tgid);
-	w->v8 = v8_walk_begin(tgid, time_ns);
+	w->v8 = v8_walk_begin(tgid, time_ns) > 0;
+#endif
 }
 
 /* walk_interps' finding for V8 (v8), else for HotSpot */
