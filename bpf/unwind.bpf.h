@@ -488,7 +488,12 @@ static __always_inline bool unwind_walk_store(struct unwind_walk_frame *f, struc
  */
 int hotspot_walk_step(__u32 slot, __u32 i);
 
-/* An interpreter's look at each frame stepped by frame pointers (bpf/v8.bpf.h), given the step's state */
+/*
+ * An interpreter's look at each frame stepped by frame pointers (bpf/v8.bpf.h),
+ * given the step's state: its common frame inline, the others by a call
+ */
+static __always_inline int v8_frame_fast(struct walk *w, struct ustack_chunk *c, __u32 slot,
+					 __u32 i);
 int v8_walk_frame(struct walk *w, struct ustack_chunk *c, __u32 slot, __u32 i);
 
 /*
@@ -505,7 +510,8 @@ static __always_inline void unwind_walk_no_row(struct unwind_walk_frame *f, stru
 	if (BPFPROF_LEGACY || !env->w->v8)
 		return;
 	bench_hook_time(14, false);
-	v8_walk_frame(env->w, env->c, env->slot, i);
+	if (!v8_frame_fast(env->w, env->c, env->slot, i))
+		v8_walk_frame(env->w, env->c, env->slot, i);
 	bench_hook_time(14, true);
 }
 
