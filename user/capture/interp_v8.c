@@ -20,6 +20,7 @@
 #include "lib_hashmap.h"
 #include "log.h"
 #include "proc_file.h"
+#include "proc_mem.h"
 #include "sym_python.h"
 #include "v8_copy_walk.h"
 #include "v8_metadata.h"
@@ -40,24 +41,6 @@ struct v8_file {
 	struct v8_metadata md;
 };
 
-/*
- * A process's memory as the namer and the copies' walk read it: small
- * fields of a few objects (a function's, its map's, its script's), several
- * from the same lines. A pread of /proc/PID/mem costs about the same for 8
- * bytes as for 256 (the page's lookup), so reads within a line are served
- * from the line, read once per sample merged or copy walked: never across
- * them, the process runs on. An aligned line is within one page: it reads
- * where a read inside it would; a line that does not is read as asked.
- */
-#define MEM_LINE 256
-#define MEM_LINES 32
-
-struct v8_mem {
-	int fd; /* /proc/PID/mem, -1: not open */
-	uint64_t tag[MEM_LINES]; /* the line's address + 1; 0: none */
-	uint8_t line[MEM_LINES][MEM_LINE];
-};
-
 /* What a process runs: its file, as last reported */
 struct v8_proc {
 	uint32_t pid, start;
@@ -65,7 +48,7 @@ struct v8_proc {
 	bool attached; /* in the BPF walk's v8_procs, with cfg */
 	struct bpfprof_v8_proc cfg; /* what the BPF walk was given: the copies' walk's too */
 	struct v8_copy_cache *copy_cache; /* the copies' walk's functions (NULL until a copy) */
-	struct v8_mem *mem; /* NULL until a read is needed; the readers' context (vp moves) */
+	struct proc_mem *mem; /* NULL until a read is needed; the readers' context (vp moves) */
 	struct v8_names *names; /* its frames' names, kept once read (NULL until a frame comes) */
 	uint64_t gen; /* the profile generation of addrs */
 	uint32_t addrs_proc; /* the profile's entry of the process that addrs are in */
@@ -124,9 +107,7 @@ static void v8_free(void *state)
 		v8_names__free(v->procs[i].names);
 		u64map__free(&v->procs[i].addrs);
 		free(v->procs[i].copy_cache);
-		if (v->procs[i].mem && v->procs[i].mem->fd >= 0)
-			close(v->procs[i].mem->fd);
-		free(v->procs[i].mem);
+		proc_mem__free(v->procs[i].mem);
 	}
 	free(v->procs);
 	u64map__free(&v->by_pid);
@@ -515,31 +496,6 @@ static int v8_find(void *state, struct profile *p, uint32_t proc)
 	return 0;
 }
 
-/* The process's memory, for the namer and the copies' walk (ctx: its struct v8_mem) */
-static int mem_read(void *ctx, uint64_t addr, void *buf, size_t len)
-{
-	struct v8_mem *m = ctx;
-	uint64_t at = addr & ~(uint64_t)(MEM_LINE - 1);
-	size_t k = (size_t)(at / MEM_LINE) % MEM_LINES;
-	ssize_t n;
-
-	if (m->fd < 0)
-		return -EIO;
-	if (len && addr - at + len <= MEM_LINE) {
-		if (m->tag[k] != at + 1) {
-			m->tag[k] = 0;
-			if (pread(m->fd, m->line[k], MEM_LINE, (off_t)at) == MEM_LINE)
-				m->tag[k] = at + 1;
-		}
-		if (m->tag[k] == at + 1) {
-			memcpy(buf, &m->line[k][addr - at], len);
-			return 0;
-		}
-	}
-	n = pread(m->fd, buf, len, (off_t)addr);
-	return n == (ssize_t)len ? 0 : n < 0 ? -errno : -EIO;
-}
-
 /*
  * vp's memory for a sample's reads, the lines of the last one forgotten;
  * opened where it is not and open says so. 0, -ENOMEM, or -errno of the
@@ -549,18 +505,13 @@ static int mem_begin(const struct interp_v8 *v, struct v8_proc *vp, bool open_it
 {
 	char path[64];
 
-	if (!vp->mem) {
-		vp->mem = malloc(sizeof(*vp->mem));
-		if (!vp->mem)
-			return -ENOMEM;
-		vp->mem->fd = -1;
-	}
-	memset(vp->mem->tag, 0, sizeof(vp->mem->tag));
-	if (vp->mem->fd >= 0 || !open_it)
+	if (!vp->mem && !(vp->mem = proc_mem__new()))
+		return -ENOMEM;
+	proc_mem__forget(vp->mem);
+	if (proc_mem__is_open(vp->mem) || !open_it)
 		return 0;
 	snprintf(path, sizeof(path), "%s/%u/mem", v->env.proc_dir, vp->pid);
-	vp->mem->fd = open(path, O_RDONLY | O_CLOEXEC);
-	return vp->mem->fd < 0 ? -errno : 0;
+	return proc_mem__open(vp->mem, path);
 }
 
 /* vp's summary counters: the first V8_STATS_PROCS processes get a line each */
@@ -643,9 +594,9 @@ static int v8_merge(void *state, struct profile *p, uint32_t proc, const struct 
 	if (mem_begin(v, vp, !vp->names) == -ENOMEM)
 		return -ENOMEM;
 	if (!vp->names) {
-		vp->names = v8_names__new(&v->files[vp->file].md,
-					  v->files[vp->file].md.bytecode_sizes,
-					  v->files[vp->file].md.nr_bytecodes, mem_read, vp->mem);
+		vp->names =
+			v8_names__new(&v->files[vp->file].md, v->files[vp->file].md.bytecode_sizes,
+				      v->files[vp->file].md.nr_bytecodes, proc_mem__read, vp->mem);
 		if (!vp->names)
 			return -ENOMEM;
 	}
@@ -765,8 +716,8 @@ static uint32_t v8_copy_frames(void *state, uint32_t pid, const struct unwind_st
 		return 0;
 	if (!vp->copy_cache && !(vp->copy_cache = calloc(1, sizeof(*vp->copy_cache))))
 		return 0;
-	return v8_copy_walk(&vp->cfg, mem_read, vp->mem, vp->copy_cache, frames, nr, stack, words,
-			    max_frames, stop);
+	return v8_copy_walk(&vp->cfg, proc_mem__read, vp->mem, vp->copy_cache, frames, nr, stack,
+			    words, max_frames, stop);
 }
 
 static void v8_forget(void *state, uint32_t pid)
