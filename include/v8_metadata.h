@@ -42,7 +42,8 @@ struct v8_metadata {
 	/* Version::major_, minor_, build_, patch_; embedder_ ("-node.38") or "" */
 	int32_t major, minor, build, patch;
 	char embedder[32];
-	/* v8dbg_* symbols in the file (the larger of its .dynsym and .symtab counts) */
+	/* v8dbg_* data symbols in the file (the larger of its .dynsym and .symtab
+	 * counts; functions are not looked at) */
 	uint32_t nr_symbols;
 	/* the values of the table (v8_metadata.c) read from the file */
 	uint32_t nr_read;

@@ -309,6 +309,21 @@ static void test_missing(void **state)
 	refused(&o, "v8dbg_class_JSFunction__shared__SharedFunctionInfo: missing");
 }
 
+/* V8's metadata are data: a function of a metadata's name is not read (nor counted) */
+static void test_function_not_metadata(void **state)
+{
+	struct v8_fopts o = { .func = "v8dbg_off_fp_function" };
+	struct v8_metadata md;
+	char why[160];
+
+	(void)state;
+	refused(&o, "v8dbg_off_fp_function: missing");
+	o.func = "v8dbg_off_fp_args"; /* an optional one: read without it */
+	assert_int_equal(read_fixture(&o, &md, why, sizeof(why)), 0);
+	assert_int_equal(md.nr_symbols, NODE20_NR - 4 - 1);
+	assert_int_equal(md.nr_read, NODE20_NR - 1);
+}
+
 static void test_absurd(void **state)
 {
 	static const struct {
@@ -413,6 +428,7 @@ int main(void)
 		cmocka_unit_test(test_alternate_name),
 		cmocka_unit_test(test_not_v8),
 		cmocka_unit_test(test_missing),
+		cmocka_unit_test(test_function_not_metadata),
 		cmocka_unit_test(test_absurd),
 		cmocka_unit_test(test_bad_symbols),
 		cmocka_unit_test(test_pointer_compression),

@@ -339,6 +339,7 @@ struct v8_fopts {
 	int32_t set_value;
 	const char *size8; /* a symbol given st_size 8 */
 	const char *outside; /* a symbol whose value is past .data */
+	const char *func; /* a symbol typed a function (STT_FUNC), not data */
 	bool dynsym; /* the table is .dynsym, not .symtab */
 	bool no_embedder; /* no Version::embedder_ */
 	uint64_t embedder_ptr; /* nonzero: embedder_ points there instead */
@@ -422,6 +423,8 @@ static uint8_t *v8_fixture(const struct v8_fopts *o, size_t *len)
 			s.st_size = 8;
 		if (o->outside && !strcmp(name, o->outside))
 			s.st_value = V8F_DATA_ADDR + 0x100000;
+		if (o->func && !strcmp(name, o->func))
+			s.st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC);
 		v8f_put(&sym, &s, sizeof(s));
 	}
 	memcpy(eh.e_ident, ELFMAG, SELFMAG);

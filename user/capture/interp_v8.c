@@ -20,6 +20,7 @@
 #include "lib_hashmap.h"
 #include "log.h"
 #include "proc_file.h"
+#include "proc_mem.h"
 #include "sym_python.h"
 #include "v8_copy_walk.h"
 #include "v8_metadata.h"
@@ -47,7 +48,7 @@ struct v8_proc {
 	bool attached; /* in the BPF walk's v8_procs, with cfg */
 	struct bpfprof_v8_proc cfg; /* what the BPF walk was given: the copies' walk's too */
 	struct v8_copy_cache *copy_cache; /* the copies' walk's functions (NULL until a copy) */
-	int mem_fd; /* /proc/PID/mem, -1: not open */
+	struct proc_mem *mem; /* NULL until a read is needed; the readers' context (vp moves) */
 	struct v8_names *names; /* its frames' names, kept once read (NULL until a frame comes) */
 	uint64_t gen; /* the profile generation of addrs */
 	uint32_t addrs_proc; /* the profile's entry of the process that addrs are in */
@@ -106,8 +107,7 @@ static void v8_free(void *state)
 		v8_names__free(v->procs[i].names);
 		u64map__free(&v->procs[i].addrs);
 		free(v->procs[i].copy_cache);
-		if (v->procs[i].mem_fd >= 0)
-			close(v->procs[i].mem_fd);
+		proc_mem__free(v->procs[i].mem);
 	}
 	free(v->procs);
 	u64map__free(&v->by_pid);
@@ -259,7 +259,6 @@ static int get_proc(struct interp_v8 *v, const struct profile_process *pr, bool 
 	vp->pid = pr->pid;
 	vp->start = pr->start;
 	vp->file = FILE_UNSAID;
-	vp->mem_fd = -1;
 	*out = vp;
 	return 0;
 }
@@ -382,11 +381,12 @@ static int bpf_layout(const struct v8_metadata *md, struct bpfprof_v8_proc *c, c
 	} else {
 		c->kind_baseline =
 			255; /* no Code read is trusted: interpreted or function-only frames */
-		*partial = md->js_function_code < 0 ?
-				   "no JSFunction::code in its metadata (V8 13+: a dispatch handle)" :
-			   md->code_kind_mask <= 0 || md->code_kind_baseline <= 0 ?
-				   "no CodeKind in its metadata" :
-				   "where Code's instructions start is not in its metadata";
+		*partial =
+			md->js_function_code < 0 ?
+				"no JSFunction::code in its metadata (V8 13+: a dispatch handle)" :
+			md->code_kind_mask <= 0 || md->code_kind_baseline <= 0 ?
+				"no CodeKind in its metadata" :
+				"where Code's instructions start is not in its metadata";
 	}
 	return 0;
 }
@@ -413,9 +413,10 @@ static void attach(struct interp_v8 *v, struct v8_proc *vp, const struct profile
 		pr_debug("v8: pid %u: Code's instructions %s %d; its deoptimization data %d, "
 			 "positions %d%s; BytecodeArray's positions %d%s\n",
 			 pr->pid,
-			 cfg.flags & BPFPROF_V8_CODE_START_PTR	  ? "at the pointer at" :
-			 cfg.flags & BPFPROF_V8_CODE_START_INLINE ? "inline after a header of" :
-								    "not located (none read), start",
+			 cfg.flags & BPFPROF_V8_CODE_START_PTR ? "at the pointer at" :
+			 cfg.flags & BPFPROF_V8_CODE_START_INLINE ?
+								 "inline after a header of" :
+								 "not located (none read), start",
 			 cfg.code_start, f->md.code_deoptimization_data,
 			 f->md.code_source_position_table,
 			 f->md.code_tables_derived ? " (derived from its shape)" : "",
@@ -495,16 +496,22 @@ static int v8_find(void *state, struct profile *p, uint32_t proc)
 	return 0;
 }
 
-/* The process's memory, for the namer */
-static int mem_read(void *ctx, uint64_t addr, void *buf, size_t len)
+/*
+ * vp's memory for a sample's reads, the lines of the last one forgotten;
+ * opened where it is not and open says so. 0, -ENOMEM, or -errno of the
+ * open (vp->mem is there, its reads fail).
+ */
+static int mem_begin(const struct interp_v8 *v, struct v8_proc *vp, bool open_it)
 {
-	struct v8_proc *vp = ctx;
-	ssize_t n;
+	char path[64];
 
-	if (vp->mem_fd < 0)
-		return -EIO;
-	n = pread(vp->mem_fd, buf, len, (off_t)addr);
-	return n == (ssize_t)len ? 0 : n < 0 ? -errno : -EIO;
+	if (!vp->mem && !(vp->mem = proc_mem__new()))
+		return -ENOMEM;
+	proc_mem__forget(vp->mem);
+	if (proc_mem__is_open(vp->mem) || !open_it)
+		return 0;
+	snprintf(path, sizeof(path), "%s/%u/mem", v->env.proc_dir, vp->pid);
+	return proc_mem__open(vp->mem, path);
 }
 
 /* vp's summary counters: the first V8_STATS_PROCS processes get a line each */
@@ -583,15 +590,13 @@ static int v8_merge(void *state, struct profile *p, uint32_t proc, const struct 
 		ps->native++;
 	if (!vp->names && !walked)
 		return 0;
+	/* its reads go to /proc/PID/mem, opened with the namer (one that cannot be fails them) */
+	if (mem_begin(v, vp, !vp->names) == -ENOMEM)
+		return -ENOMEM;
 	if (!vp->names) {
-		char path[64];
-
-		snprintf(path, sizeof(path), "%s/%u/mem", v->env.proc_dir, vp->pid);
-		if (vp->mem_fd < 0)
-			vp->mem_fd = open(path, O_RDONLY | O_CLOEXEC);
-		vp->names = v8_names__new(&v->files[vp->file].md,
-					  v->files[vp->file].md.bytecode_sizes,
-					  v->files[vp->file].md.nr_bytecodes, mem_read, vp);
+		vp->names =
+			v8_names__new(&v->files[vp->file].md, v->files[vp->file].md.bytecode_sizes,
+				      v->files[vp->file].md.nr_bytecodes, proc_mem__read, vp->mem);
 		if (!vp->names)
 			return -ENOMEM;
 	}
@@ -700,7 +705,6 @@ static uint32_t v8_copy_frames(void *state, uint32_t pid, const struct unwind_st
 	struct interp_v8 *v = state;
 	struct v8_proc *vp;
 	uint64_t idx;
-	char path[64];
 
 	*stop = 0;
 	if (!u64map__get(&v->by_pid, (uint64_t)pid + 1, &idx))
@@ -708,16 +712,12 @@ static uint32_t v8_copy_frames(void *state, uint32_t pid, const struct unwind_st
 	vp = &v->procs[idx - 1];
 	if (!vp->attached)
 		return 0;
-	if (vp->mem_fd < 0) {
-		snprintf(path, sizeof(path), "%s/%u/mem", v->env.proc_dir, vp->pid);
-		vp->mem_fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (vp->mem_fd < 0)
-			return 0;
-	}
+	if (mem_begin(v, vp, true))
+		return 0;
 	if (!vp->copy_cache && !(vp->copy_cache = calloc(1, sizeof(*vp->copy_cache))))
 		return 0;
-	return v8_copy_walk(&vp->cfg, mem_read, vp, vp->copy_cache, frames, nr, stack, words,
-			    max_frames, stop);
+	return v8_copy_walk(&vp->cfg, proc_mem__read, vp->mem, vp->copy_cache, frames, nr, stack,
+			    words, max_frames, stop);
 }
 
 static void v8_forget(void *state, uint32_t pid)
