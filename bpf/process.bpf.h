@@ -98,8 +98,11 @@ struct {
 	__type(value, struct notice_state);
 } noticed SEC(".maps");
 
-/* Sends the process's due notice, if any. Returns true once all its notices are sent. */
-static __always_inline bool notice(__u32 tgid)
+/*
+ * Sends the due notice of process (tgid, start: its record's), if any.
+ * Returns true once all its notices are sent.
+ */
+static __always_inline bool notice(__u32 tgid, __u32 start)
 {
 	__u64 id = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns();
 	struct notice_state *st = bpf_map_lookup_elem(&noticed, &tgid), first = { .first_ns = now };
@@ -120,9 +123,15 @@ static __always_inline bool notice(__u32 tgid)
 		return false;
 	}
 	n.nr_seen = ++st->nr;
-	/* an off-CPU block may be sent from another task: its start is then unknown */
+	/*
+	 * an off-CPU block may be sent from another task: its start is then
+	 * unknown. The record's own start, not process_start_current()
+	 * again: each BTF pointer load the verifier meets costs it a few
+	 * linear searches of the kernel's BTF (btf_nested_type_is_trusted),
+	 * about 1 ms of start-up for each of ring_wakeup's inlined copies
+	 */
 	if (id >> 32 == tgid)
-		n.start = process_start_current();
+		n.start = start;
 	bpf_ringbuf_output(&notices, &n, sizeof(n), BPF_RB_FORCE_WAKEUP);
 	return false;
 }
@@ -196,7 +205,7 @@ static __always_inline __u64 ring_wakeup(__u32 tgid, __u32 start)
 	} else {
 		woken_for = true;
 	}
-	if (notice(tgid) && woken_for && k) {
+	if (notice(tgid, start) && woken_for && k) {
 		k->tgid = tgid;
 		k->start = start;
 		k->execs = gen;
