@@ -111,13 +111,17 @@ struct {
 	__type(value, struct walk_slot);
 } walk_slot SEC(".maps");
 
-/* The slot of the walk that runs on this CPU */
+/*
+ * The slot of the walk that runs on this CPU. From the map's value, masked
+ * (cur is SLOT_SAMPLE or SLOT_OFFCPU): no branch, so the verifier does not
+ * follow the two slots apart as exact keys through the program's lookups
+ */
 static __always_inline __u32 cur_slot(void)
 {
 	__u32 zero = 0;
 	struct walk_slot *s = bpf_map_lookup_elem(&walk_slot, &zero);
 
-	return s && s->cur == SLOT_OFFCPU ? SLOT_OFFCPU : SLOT_SAMPLE;
+	return s ? s->cur & SLOT_OFFCPU : SLOT_SAMPLE;
 }
 
 /* The off-CPU path's walk begins (1) or ends (0). */
