@@ -175,7 +175,7 @@ __u32 execs = 0;
  * apart at most), and for a process's first WAKE_FIRST_SAMPLES records
  * (its maps are read while it still runs).
  */
-static __always_inline __u64 ring_wakeup(__u32 tgid, __u32 start)
+static __always_inline __u64 ring_wakeup_here(__u32 tgid, __u32 start)
 {
 	__u64 flags = BPF_RB_NO_WAKEUP, now, avail = bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA);
 	__u32 zero = 0, gen = execs;
@@ -211,6 +211,27 @@ static __always_inline __u64 ring_wakeup(__u32 tgid, __u32 start)
 		k->execs = gen;
 	}
 	return flags;
+}
+
+/*
+ * ring_wakeup_here in a global function but in the legacy variant: the
+ * verifier checks its branches (the first records, the notices) once, in a
+ * frame of its own, rather than in each state a record goes out in, where
+ * they and their stack were copied at every branch (docs/BENCHMARKS.md,
+ * issue 34 start-up, second pass). The flags of bpf_ringbuf_output.
+ */
+#if BPFPROF_LEGACY
+static __always_inline int ring_wakeup_flags(__u32 tgid, __u32 start)
+#else
+__noinline int ring_wakeup_flags(__u32 tgid, __u32 start)
+#endif
+{
+	return (int)ring_wakeup_here(tgid, start);
+}
+
+static __always_inline __u64 ring_wakeup(__u32 tgid, __u32 start)
+{
+	return (__u32)ring_wakeup_flags(tgid, start);
 }
 
 /*
