@@ -490,30 +490,33 @@ int v8_walk_frame(__u32 slot, __u32 i);
 
 /*
  * The native step of frame i of the walk in slot (unwind_walk_step on the
- * slot's state): 1 to stop the walk (w->f.stop says why), 0 to go on, -1
- * where the slot's state is missing. A global function (not in the legacy
- * variant, whose walk programs inline it): the verifier checks it once, on
- * its own, where as a part of walk_step, a bpf_loop callback, it followed
- * the step's paths in each state the callback was entered with (4,067 of
- * on_sample's 18,792 processed instructions; docs/BENCHMARKS.md, issue 34
- * start-up, second pass).
+ * slot's state w, record e, stack copy c: walk_step's look-ups): 1 to stop
+ * the walk (w->f.stop says why), 0 to go on, -1 where one is missing. A
+ * global function (not in the legacy variant, whose walk programs inline
+ * it): the verifier checks it once, on its own, where as a part of
+ * walk_step, a bpf_loop callback, it followed the step's paths in each
+ * state the callback was entered with (4,067 of on_sample's 18,792
+ * processed instructions; docs/BENCHMARKS.md, issue 34 start-up, second
+ * pass). Pointers, not look-ups again: a frame costs one call more only.
  */
 #if BPFPROF_LEGACY
-static __always_inline int native_walk_step(__u32 slot, __u32 i)
+static __always_inline int native_walk_step(struct walk *w, struct bpfprof_sample *e,
+					    struct ustack_chunk *c, __u32 slot, __u32 i)
 #else
-__noinline int native_walk_step(__u32 slot, __u32 i)
+__noinline int native_walk_step(struct walk *w, struct bpfprof_sample *e, struct ustack_chunk *c,
+				__u32 slot, __u32 i)
 #endif
 {
 	struct walk_env env = {
-		.w = bpf_map_lookup_elem(&walk_state, &slot),
-		.e = bpf_map_lookup_elem(&scratch, &slot),
-		.c = bpf_map_lookup_elem(&ustack, &slot),
+		.w = w,
+		.e = e,
+		.c = c,
 		.slot = slot,
 	};
 
-	if (!env.w || !env.e || !env.c)
+	if (!w || !e || !c)
 		return -1;
-	return unwind_walk_step(&env.w->f, &env, i);
+	return unwind_walk_step(&w->f, &env, i);
 }
 
 /* One frame of the walk in this CPU's slot. Returns 1 to stop the walk (w->f.stop says why). */
@@ -540,7 +543,7 @@ step_fn walk_step(__u32 i, void *data)
 	if (!BPFPROF_LEGACY && env.w->v8)
 		v8_walk_frame(slot, i);
 	/* a callback returns 0 or 1: the verifier knows no global function's range */
-	return native_walk_step(slot, i) ? 1 : 0;
+	return native_walk_step(env.w, env.e, env.c, slot, i) ? 1 : 0;
 }
 
 /*
