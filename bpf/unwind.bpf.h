@@ -462,7 +462,8 @@ static __always_inline void unwind_walk_new_stack(struct unwind_walk_frame *f, s
 static __always_inline void unwind_walk_counted(struct unwind_walk_frame *f, struct walk_env *env,
 						bool fp_step)
 {
-	stat_add_here(fp_step ? BPFPROF_STAT_FRAMES_FP : BPFPROF_STAT_FRAMES_CFI, 1); /* a frame's: no call */
+	/* inline: a frame's count costs no call (stat_add) */
+	stat_add_here(fp_step ? BPFPROF_STAT_FRAMES_FP : BPFPROF_STAT_FRAMES_CFI, 1);
 }
 
 static __always_inline bool unwind_walk_store(struct unwind_walk_frame *f, struct walk_env *env,
