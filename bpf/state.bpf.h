@@ -83,7 +83,7 @@ static __always_inline void stat_add_here(__u32 idx, __u64 n)
  * Counter idx of this CPU += n; returns 0. A global function but in the
  * legacy variant: each inlined lookup of a per-CPU array is a patch of
  * the whole program at load (do_misc_fixups: the instructions and their
- * verifier data moved, every branch adjusted), and 44 of on_sample's 120
+ * verifier data moved, every branch adjusted), and 44 of on_sample's 140 or so
  * were the counters' (docs/BENCHMARKS.md, issue 34 start-up, second pass)
  */
 #if BPFPROF_LEGACY
