@@ -13,6 +13,7 @@ const volatile bool filter_cgroup = false;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, COMPAT_PERF_HASH_FLAGS); /* allocated as entries come: start-up */
 	__uint(max_entries, BPFPROF_MAX_TARGETS);
 	__type(key, __u32); /* tgid */
 	__type(value, __u8);

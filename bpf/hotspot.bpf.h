@@ -50,6 +50,7 @@ const volatile bool hotspot_in_walk = COMPAT_HOTSPOT;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, COMPAT_PERF_HASH_FLAGS); /* allocated as entries come: start-up */
 	__uint(max_entries, BPFPROF_MAX_HS_PROCS);
 	__type(key, __u32); /* tgid */
 	__type(value, struct bpfprof_hotspot_proc);

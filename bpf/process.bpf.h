@@ -98,8 +98,11 @@ struct {
 	__type(value, struct notice_state);
 } noticed SEC(".maps");
 
-/* Sends the process's due notice, if any. Returns true once all its notices are sent. */
-static __always_inline bool notice(__u32 tgid)
+/*
+ * Sends the due notice of process (tgid, start: its record's), if any.
+ * Returns true once all its notices are sent.
+ */
+static __always_inline bool notice(__u32 tgid, __u32 start)
 {
 	__u64 id = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns();
 	struct notice_state *st = bpf_map_lookup_elem(&noticed, &tgid), first = { .first_ns = now };
@@ -120,9 +123,15 @@ static __always_inline bool notice(__u32 tgid)
 		return false;
 	}
 	n.nr_seen = ++st->nr;
-	/* an off-CPU block may be sent from another task: its start is then unknown */
+	/*
+	 * an off-CPU block may be sent from another task: its start is then
+	 * unknown. The record's own start, not process_start_current()
+	 * again: each BTF pointer load the verifier meets costs it a few
+	 * linear searches of the kernel's BTF (btf_nested_type_is_trusted),
+	 * about 1 ms of start-up for each of ring_wakeup's inlined copies
+	 */
 	if (id >> 32 == tgid)
-		n.start = process_start_current();
+		n.start = start;
 	bpf_ringbuf_output(&notices, &n, sizeof(n), BPF_RB_FORCE_WAKEUP);
 	return false;
 }
@@ -166,7 +175,7 @@ __u32 execs = 0;
  * apart at most), and for a process's first WAKE_FIRST_SAMPLES records
  * (its maps are read while it still runs).
  */
-static __always_inline __u64 ring_wakeup(__u32 tgid, __u32 start)
+static __always_inline __u64 ring_wakeup_here(__u32 tgid, __u32 start)
 {
 	__u64 flags = BPF_RB_NO_WAKEUP, now, avail = bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA);
 	__u32 zero = 0, gen = execs;
@@ -196,12 +205,33 @@ static __always_inline __u64 ring_wakeup(__u32 tgid, __u32 start)
 	} else {
 		woken_for = true;
 	}
-	if (notice(tgid) && woken_for && k) {
+	if (notice(tgid, start) && woken_for && k) {
 		k->tgid = tgid;
 		k->start = start;
 		k->execs = gen;
 	}
 	return flags;
+}
+
+/*
+ * ring_wakeup_here in a global function but in the legacy variant: the
+ * verifier checks its branches (the first records, the notices) once, in a
+ * frame of its own, rather than in each state a record goes out in, where
+ * they and their stack were copied at every branch (docs/BENCHMARKS.md,
+ * issue 34 start-up, second pass). The flags of bpf_ringbuf_output.
+ */
+#if BPFPROF_LEGACY
+static __always_inline int ring_wakeup_flags(__u32 tgid, __u32 start)
+#else
+__noinline int ring_wakeup_flags(__u32 tgid, __u32 start)
+#endif
+{
+	return (int)ring_wakeup_here(tgid, start);
+}
+
+static __always_inline __u64 ring_wakeup(__u32 tgid, __u32 start)
+{
+	return (__u32)ring_wakeup_flags(tgid, start);
 }
 
 /*

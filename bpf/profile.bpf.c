@@ -54,7 +54,7 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
  * goes out. Everything comes from the per-CPU record and walk state, so
  * that the legacy variant's last tail call can run it.
  *
- * may_copy: the sample may go as a stack copy (send_sample_copy). A
+ * may_copy: the sample may go as a stack copy (sample_copy_send). A
  * constant: the legacy variant's walk_sample and py_walk_sample, whose
  * verification was near the 1 M instruction limit with --check-user-stacks'
  * 127-step comparison (walk_sample 294 k since issue 34's row search),
@@ -75,7 +75,7 @@ static __always_inline void sample_send(struct bpf_perf_event_data *ctx, bool ma
 	if (nk > BPFPROF_MAX_STACK)
 		nk = BPFPROF_MAX_STACK;
 	if (may_copy && walk_copy()) {
-		send_sample_copy(ctx, e, nk);
+		sample_copy_send(ctx, nk);
 		return;
 	}
 	nu = walk_end(&stop);

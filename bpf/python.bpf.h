@@ -38,6 +38,7 @@
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, COMPAT_PERF_HASH_FLAGS); /* allocated as entries come: start-up */
 	__uint(max_entries, BPFPROF_MAX_PY_PROCS);
 	__type(key, __u32); /* tgid */
 	__type(value, struct bpfprof_py_proc);

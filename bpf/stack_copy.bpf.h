@@ -153,4 +153,26 @@ static __always_inline void send_sample_copy(struct bpf_perf_event_data *ctx,
 	stat_add(BPFPROF_STAT_COPY_BYTES, size);
 }
 
+/*
+ * send_sample_copy of this CPU's sample record (scratch's SLOT_SAMPLE) with
+ * nk kernel addresses; returns 0. A global function (not in the legacy
+ * variant, which copies in on_sample only): the verifier checks it once,
+ * where inlined in sample_send it followed the copy's code in each state
+ * a walk ended in (1,947 of on_sample's processed instructions;
+ * docs/BENCHMARKS.md, issue 34 start-up, second pass).
+ */
+#if BPFPROF_LEGACY
+static __always_inline int sample_copy_send(struct bpf_perf_event_data *ctx, __u64 nk)
+#else
+__noinline int sample_copy_send(struct bpf_perf_event_data *ctx, __u64 nk)
+#endif
+{
+	__u32 slot = SLOT_SAMPLE;
+	struct bpfprof_sample *e = bpf_map_lookup_elem(&scratch, &slot);
+
+	if (e)
+		send_sample_copy(ctx, e, nk);
+	return 0;
+}
+
 #endif /* BPFPROF_STACK_COPY_BPF_H */

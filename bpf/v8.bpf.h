@@ -209,7 +209,7 @@ static __always_inline int v8_fn_read(struct v8_walk *v, struct v8_fn *ent, __u6
 	ent->ckind = 0;
 	if (!v8_heap_ptr(code) ||
 	    bpf_probe_read_user(v->code, sizeof(v->code), (const void *)(code - 1))) {
-		stat_inc(BPFPROF_STAT_V8_NO_CODE);
+		stat_add_here(BPFPROF_STAT_V8_NO_CODE, 1); /* inline: a fifth call level passes 512 bytes of stack */
 	} else {
 		ent->code = code;
 		ent->ckind = (v8_u32(v->code, v->cfg.code_flags) >> (v->cfg.code_kind_shift & 31)) &
@@ -405,7 +405,7 @@ static __always_inline void v8_frame(struct walk *w, struct ustack_chunk *c, str
 	if (!(marker & 1)) {
 		/* a typed frame (its marker) or native code */
 		if (marker < 64)
-			stat_inc(BPFPROF_STAT_V8_TYPED);
+			stat_add_here(BPFPROF_STAT_V8_TYPED, 1);
 		return;
 	}
 	if (stack_read(w, c, fp + v->cfg.fp_function, &fn) || !v8_heap_ptr(fn))
@@ -456,7 +456,7 @@ static __always_inline void v8_frame(struct walk *w, struct ustack_chunk *c, str
 	v->last_fp = fp;
 	return;
 not_function:
-	stat_inc(BPFPROF_STAT_V8_NOT_FUNCTION);
+	stat_add_here(BPFPROF_STAT_V8_NOT_FUNCTION, 1); /* inline, as v8_fn_read's */
 }
 
 /*
