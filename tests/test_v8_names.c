@@ -516,6 +516,53 @@ static void test_script_retry(void **state)
 	free(h);
 }
 
+/*
+ * A Script whose name was not readable when its function was first named:
+ * the file is read again at the next looks (up to SCRIPT_TRIES), and the
+ * frame is not cached without it meanwhile
+ */
+static void test_file_retry(void **state)
+{
+	struct heap *h = heap_new();
+	uint64_t ba, script = 0, sfi = function(h, str1(h, "leaf"), &ba, &script), name;
+	struct v8_names *n = v8_names__new(&h->md, NULL, 0, heap_read, h);
+	struct v8_names_stats st;
+	struct v8_name out[2];
+	int k;
+
+	(void)state;
+	assert_non_null(n);
+	memcpy(&name, h->b + (script - 1 + h->md.script_name - HEAP_BASE), 8);
+	put64(h, script, h->md.script_name, 0x1000001);
+	assert_int_equal(v8_names__frame(n, sfi, interp_w1(h, ba, 2), false, out, 2), 1);
+	assert_string_equal(out[0].func, "leaf");
+	assert_string_equal(out[0].file, "");
+	/* readable now: the next look has it, and the one after from the cache */
+	put64(h, script, h->md.script_name, name);
+	assert_int_equal(v8_names__frame(n, sfi, interp_w1(h, ba, 2), false, out, 2), 1);
+	assert_string_equal(out[0].file, "/app/x.js");
+	assert_int_equal(out[0].line, 4);
+	assert_int_equal(v8_names__frame(n, sfi, interp_w1(h, ba, 2), false, out, 2), 1);
+	assert_string_equal(out[0].file, "/app/x.js");
+	v8_names__stats(n, &st);
+	assert_int_equal(st.frame_hits, 1);
+	assert_int_equal(st.funcs, 1);
+	v8_names__free(n);
+
+	/* a script without a name (eval): tried a bounded number of times, then cached */
+	put64(h, script, h->md.script_name, 0x1000001);
+	n = v8_names__new(&h->md, NULL, 0, heap_read, h);
+	assert_non_null(n);
+	for (k = 0; k < 10; k++) {
+		assert_int_equal(v8_names__frame(n, sfi, interp_w1(h, ba, 2), false, out, 2), 1);
+		assert_string_equal(out[0].file, "");
+	}
+	v8_names__stats(n, &st);
+	assert_true(st.frame_hits >= 1 && st.frame_hits <= 3);
+	v8_names__free(n);
+	free(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -526,6 +573,7 @@ int main(void)
 		cmocka_unit_test(test_node22),
 		cmocka_unit_test(test_hostile),
 		cmocka_unit_test(test_script_retry),
+		cmocka_unit_test(test_file_retry),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

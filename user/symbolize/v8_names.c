@@ -44,6 +44,12 @@ struct v8_func {
 	uint64_t name_or_scope, script; /* the fields it was read from: the check against reuse */
 	const char *name, *file; /* in strs: kept for the namer's life */
 	int64_t script_idx; /* index into scripts, -1: none */
+	/*
+	 * reads of its Script's name that gave none: retried at each look up to
+	 * SCRIPT_TRIES (a read in a bad moment named a whole run's hottest
+	 * functions without their file: node 18, about 1 run in 4 of node.sh)
+	 */
+	uint8_t file_fails;
 };
 
 /* A script's line ends */
@@ -593,11 +599,47 @@ static int64_t get_script(struct v8_names *n, uint64_t script)
 	return (int64_t)idx - 1;
 }
 
+/*
+ * The name of script (a Script) into file[size]; "" where it has none
+ * readable. Returns whether the read is to be tried again later.
+ */
+static bool script_file(struct v8_names *n, uint64_t script, char *file, size_t size)
+{
+	uint64_t file_v;
+
+	file[0] = 0;
+	if (!field(n, script, n->md.script_name, &file_v) && is_heap(n, file_v))
+		read_string(n, file_v, file, size);
+	return !file[0];
+}
+
+/*
+ * f's Script had no name when f was read: read again (f->file_fails
+ * times so far); its frames are not cached meanwhile (n->retry)
+ */
+static int retry_file(struct v8_names *n, struct v8_func *f)
+{
+	char file[1024];
+	int64_t fi;
+
+	if (script_file(n, f->script, file, sizeof(file))) {
+		f->file_fails++;
+		n->retry |= f->file_fails < SCRIPT_TRIES;
+		return 0;
+	}
+	fi = strset__add(&n->strs, file);
+	if (fi < 0)
+		return -ENOMEM;
+	f->file = n->strs.strs[fi];
+	f->file_fails = 0;
+	return 0;
+}
+
 /* The function of SharedFunctionInfo sfi, cached and checked; NULL when not one (or ENOMEM: *err) */
 static struct v8_func *get_func(struct v8_names *n, uint64_t sfi, int *err)
 {
 	const struct v8_metadata *md = &n->md;
-	uint64_t nos, script, idx, file_v;
+	uint64_t nos, script, idx;
 	struct v8_func *f;
 	char name[MAX_NAME], file[1024];
 	uint16_t type;
@@ -608,8 +650,11 @@ static struct v8_func *get_func(struct v8_names *n, uint64_t sfi, int *err)
 		return NULL;
 	if (u64map__get(&n->func_idx, sfi, &idx)) {
 		f = &n->funcs[idx - 1];
-		if (f->name_or_scope == nos && f->script == script)
+		if (f->name_or_scope == nos && f->script == script) {
+			if (f->file_fails && f->file_fails < SCRIPT_TRIES && retry_file(n, f))
+				*err = -ENOMEM;
 			return f;
+		}
 		/* moved or reused by the garbage collector: read again */
 	} else {
 		if (array__grow((void **)&n->funcs, &n->cap_funcs, n->nr_funcs + 1,
@@ -630,8 +675,10 @@ static struct v8_func *get_func(struct v8_names *n, uint64_t sfi, int *err)
 	func_name(n, nos, name, sizeof(name));
 	file[0] = 0;
 	if (!type_of(n, script, &type) && type == md->type_script) {
-		if (!field(n, script, md->script_name, &file_v) && is_heap(n, file_v))
-			read_string(n, file_v, file, sizeof(file));
+		if (script_file(n, script, file, sizeof(file))) {
+			f->file_fails = 1;
+			n->retry = true;
+		}
 		f->script_idx = get_script(n, script);
 		if (f->script_idx < 0) {
 			*err = -ENOMEM;
