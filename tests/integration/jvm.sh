@@ -229,7 +229,7 @@ check_frames() {
 		go tool pprof -traces -lines "$d/out.pb.gz" >"$d/traces" 2>/dev/null
 		while read -r _ m fl; do
 			case $m in *Lambda* | JavaChain.leaf*) continue ;; esac
-			grep -qF "$m(" "$d/traces" && grep -F "$m(" "$d/traces" | grep -qF ") $fl" ||
+			grep -qF "$m(" "$d/traces" && grep -qF ") $fl" < <(grep -F "$m(" "$d/traces") ||
 				missing="$missing $m:$fl"
 		done < <(grep '^trace ' "$d/java.out")
 		if [ -z "$missing" ] && [ -s "$d/traces" ]; then
@@ -324,7 +324,7 @@ check_cases() {
 	fi
 	# 400 calls deep: the deepest frames kept (--max-stack 127 native frames, inlined ones more)
 	deep=$(grep -F 'JavaCases.bottom(long)' "$d/out.folded" | awk '{n = gsub(/JavaCases\.down\(int, long\)/, ""); if (n > m) m = n} END {print m + 0}')
-	if [ "$deep" -ge 100 ] && grep -F 'JavaCases.bottom(long)' "$d/out.folded" | grep -qv 'start_thread'; then
+	if [ "$deep" -ge 100 ] && grep -qv 'start_thread' < <(grep -F 'JavaCases.bottom(long)' "$d/out.folded"); then
 		ok "cases: recursion 400 deep: $deep frames of down() kept at the leaf's end, the root cut"
 	else
 		fail "cases: deep recursion" "$deep frames of down()"

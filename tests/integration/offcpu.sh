@@ -217,8 +217,8 @@ fi
 # system call entry. Scheduler functions (.sched.text: schedule, do_nanosleep)
 # are not among them: the kernel leaves them out of another task's stack
 # (stack_trace_save_tsk), as /proc/PID/stack does.
-if grep ';sleep_part;' "$work/offcpu.folded" | grep -q 'nanosleep_\[k\]' &&
-	grep ';pipe_part;' "$work/offcpu.folded" | grep -q 'pipe_read_\[k\]' &&
+if grep -q 'nanosleep_\[k\]' < <(grep ';sleep_part;' "$work/offcpu.folded") &&
+	grep -q 'pipe_read_\[k\]' < <(grep ';pipe_part;' "$work/offcpu.folded") &&
 	! grep -E ';(sleep|pipe)_part;' "$work/offcpu.folded" | grep -vq 'entry_SYSCALL_64'; then
 	ok "kernel frames: nanosleep under sleep_part, pipe_read under pipe_part, from the syscall entry"
 else
@@ -290,7 +290,7 @@ se_share=$(awk -v s="$se_s" -v p="$se_p" 'BEGIN { if (s + p) printf "%.1f", 100 
 se_want=$(awk -v s="$(wall_us "$work/parts-se" sleep_part)" -v p="$(wall_us "$work/parts-se" pipe_part)" \
 	'BEGIN { if (s + p) printf "%.1f", 100 * s / (s + p) }')
 if [ "$rc" = 0 ] && grep -q 'user stacks walked at sys_exit' "$work/se.log" && near "$se_share" "$se_want" 5 &&
-	grep ';sleep_part;' "$work/offcpu-se.folded" | grep -q 'nanosleep_\[k\]'; then
+	grep -q 'nanosleep_\[k\]' < <(grep ';sleep_part;' "$work/offcpu-se.folded"); then
 	ok "sys_exit path: sleep_part $se_share % of the blocked time against $se_want % of the wall time"
 else
 	fail "sys_exit path: rc=$rc, $se_share % against $se_want %" "$(grep -v '^bpfprof: \(elf\|unwind\|maps\)' "$work/se.log")"
@@ -308,7 +308,7 @@ lg_share=$(awk -v s="$lg_s" -v p="$lg_p" 'BEGIN { if (s + p) printf "%.1f", 100 
 lg_want=$(awk -v s="$(wall_us "$work/parts-lg" sleep_part)" -v p="$(wall_us "$work/parts-lg" pipe_part)" \
 	'BEGIN { if (s + p) printf "%.1f", 100 * s / (s + p) }')
 if [ "$rc" = 0 ] && grep -q 'BPF variant legacy' "$work/lg.log" && grep -q 'user stacks walked at sys_exit' "$work/lg.log" &&
-	near "$lg_share" "$lg_want" 5 && grep ';sleep_part;' "$work/offcpu-lg.folded" | grep -q 'nanosleep_\[k\]'; then
+	near "$lg_share" "$lg_want" 5 && grep -q 'nanosleep_\[k\]' < <(grep ';sleep_part;' "$work/offcpu-lg.folded"); then
 	ok "legacy variant: sleep_part $lg_share % of the blocked time against $lg_want % of the wall time"
 else
 	fail "legacy variant: rc=$rc, $lg_share % against $lg_want %" "$(grep -v '^bpfprof: \(elf\|unwind\|maps\)' "$work/lg.log")"

@@ -270,7 +270,7 @@ if command -v unshare >/dev/null; then
 		kill -KILL "$cp" 2>/dev/null
 		wait "$ush" 2>/dev/null
 		read -r share n <<<"$(folded_share "$work/ctr.folded" hot_a "main;run;via_x;hot_a")"
-		if grep ';hot_a ' "$work/ctr.folded" | grep -qv '^nofp;_start;'; then
+		if grep -qv '^nofp;_start;' < <(grep ';hot_a ' "$work/ctr.folded"); then
 			share="$share (but not all from _start)"
 			n=0
 		fi
