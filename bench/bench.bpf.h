@@ -10,6 +10,15 @@
  *                               cost alone
  *  BPFPROF_BENCH_OFFCPU_AGG     bench/offcpu.sh: off-CPU blocks are
  *                               aggregated in BPF instead of sent
+ *  BPFPROF_BENCH_PRIMITIVES     on_sample does only what any sample's
+ *                               record needs, then returns: the header's
+ *                               helpers (cpu, time, cgroup, comm), one
+ *                               read of the user stack from sp to its
+ *                               page's end, and a 400-byte record reserved,
+ *                               filled and discarded in the ring buffer
+ *                               (an output's work; the reader sees none).
+ *                               A floor under issue 34's per-sample goals
+ *                               on the host it runs on (bench/bpf-cost.sh)
  *
  * The walk's cost by parts (docs/BENCHMARKS.md, issue 34): each takes one
  * part of a sample's work away, and bench/bpf-cost.sh compares the builds.
@@ -44,7 +53,48 @@
 #define BPFPROF_BENCH_BPF_H
 
 #ifdef BPFPROF_BENCH_EMPTY_PROGRAM
-#define bench_sample_skip() true
+#define bench_sample_skip(ctx) true
+#endif
+
+#ifdef BPFPROF_BENCH_PRIMITIVES
+#define BENCH_RECORD_BYTES 400
+struct bench_page {
+	__u8 b[4096];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct bench_page);
+} bench_page SEC(".maps");
+
+/* The primitives' floor (above); true: the sample ends here */
+static __always_inline bool bench_primitives(struct bpf_perf_event_data *ctx)
+{
+	__u32 zero = 0;
+	struct bpfprof_sample *e = bpf_map_lookup_elem(&scratch, &zero);
+	struct bench_page *page = bpf_map_lookup_elem(&bench_page, &zero);
+	__u64 sp = PT_REGS_SP(&ctx->regs);
+	void *rec;
+
+	if (!e || !page)
+		return true;
+	e->cpu = bpf_get_smp_processor_id();
+	e->time_ns = bpf_ktime_get_ns();
+	e->cgroup_id = bpf_get_current_cgroup_id();
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	/* a sample in user mode: its sp is the user stack's (kernel ones are skipped) */
+	if (sp && !(sp >> 47))
+		bpf_probe_read_user(page->b, 4096 - (sp & 4095), (void *)sp);
+	rec = bpf_ringbuf_reserve(&samples, BENCH_RECORD_BYTES, 0);
+	if (rec) {
+		__builtin_memcpy(rec, e, BENCH_RECORD_BYTES);
+		bpf_ringbuf_discard(rec, BPF_RB_NO_WAKEUP);
+	}
+	return true;
+}
+#define bench_sample_skip(ctx) bench_primitives(ctx)
 #endif
 
 #ifdef BPFPROF_BENCH_NO_USER_WALK

@@ -106,7 +106,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 
 	if (tid == 0) /* the idle task: nothing to attribute */
 		return 0;
-	if (bench_sample_skip())
+	if (bench_sample_skip(ctx))
 		return 0;
 	bench_part(0);
 	if (!wanted(tgid)) {

@@ -187,7 +187,7 @@ struct {
 #include "bench.bpf.h"
 #endif
 #ifndef bench_sample_skip
-#define bench_sample_skip() false /* on_sample returns at once */
+#define bench_sample_skip(ctx) false /* on_sample returns at once */
 #endif
 #ifndef bench_walk_skip
 #define bench_walk_skip() false /* the user walk stops after the leaf */

@@ -170,6 +170,8 @@ struct walk {
 	__u8 hotspot, v8;
 	__u8 pad[1];
 	__u64 ip0, sp0, bp0; /* the registers the walk began from */
+	__u64 reg_ns; /* the process's registration time (unwind_procs); 0: none */
+	__u32 rule_idx, rule_gen; /* find_rule's rule cache entry, while it searches */
 	__u32 now; /* the sample's time >> 30 (about seconds): tables' `used` */
 	__u32 steps; /* steps done: the legacy variant's walk goes on across tail calls */
 	/* last, not cleared at walk_begin (rows_n says what it holds) */
@@ -276,24 +278,45 @@ static __always_inline __u32 row_le_mask(__u32 word, __u32 off)
 #define UNWIND_NARROW_STEPS (BPFPROF_UNWIND_PAGE_SHIFT + 1 - UNWIND_ROWS_CHUNK_SHIFT)
 
 /*
- * The rule of the row that covers rel in table `table`: its page's rows
- * from the page index; halved with a word read a step while more than
+ * The rules found in the last walks on this CPU, one cache a slot, by
+ * table load (struct bpfprof_unwind_table's gen) and pc: a table's words
+ * are in an inner map, whose look-ups the verifier cannot inline, so a
+ * row search costs three to five helper calls (each an indirect call and
+ * a return through a thunk on this project's hosts: docs/BENCHMARKS.md,
+ * issue 34), where a profile's frames come back to the same few thousand
+ * pcs. Direct-mapped; an entry another pc took is found again by search.
+ */
+#define RULE_CACHE 1024
+struct rule_entry {
+	__u64 rel; /* the pc, relative to its table */
+	__u32 table, gen; /* the table's slot and load; gen 0: no entry */
+	__u32 rule;
+	__u32 pad;
+};
+
+struct rule_cache {
+	struct rule_entry e[RULE_CACHE];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, WALK_SLOTS);
+	__type(key, __u32);
+	__type(value, struct rule_cache);
+} rule_cache SEC(".maps");
+
+/*
+ * The rule of the row that covers rel in table t (slot `table`): its page's
+ * rows from the page index; halved with a word read a step while more than
  * UNWIND_ROWS_CHUNK, then copied into w->rows with one read and searched
  * there without a helper call; the copy is kept in *w for the next frames.
- * `now`: the walk's time stamp, kept in the table's `used`.
  */
-static __always_inline __u32 find_rule(struct walk *w, __u32 table, __u64 rel, __u32 now)
+static __always_inline __u32 search_rule(struct walk *w, struct bpfprof_unwind_table *t,
+					 __u32 table, __u64 rel)
 {
-	struct bpfprof_unwind_table *t = bpf_map_lookup_elem(&unwind_tables, &table);
 	__u32 page, lo, hi, l, r, m, mask, word, off = rel & 0xffff, k;
 	void *rows;
 
-	if (bench_row_search_skip())
-		return BPFPROF_UNWIND_NONE;
-	if (!t || !t->nr_pages || (rel >> BPFPROF_UNWIND_PAGE_SHIFT) >= t->nr_pages)
-		return BPFPROF_UNWIND_NONE;
-	if (t->used != now)
-		t->used = now; /* for user space's choice of what goes when memory runs out */
 	rows = bpf_map_lookup_elem(&unwind_rows, &table);
 	page = rel >> BPFPROF_UNWIND_PAGE_SHIFT;
 	if (!rows || !table_word(rows, page, &lo) || !table_word(rows, page + 1, &hi) || lo >= hi)
@@ -333,6 +356,61 @@ static __always_inline __u32 find_rule(struct walk *w, __u32 table, __u64 rel, _
 	return word;
 }
 
+/*
+ * The rule of the row that covers rel in table `table`, from this slot's
+ * rule cache, else by search_rule (and then cached; not in the legacy
+ * variant, whose 16 steps a program each would verify it). `now`: the
+ * walk's time stamp, kept in the table's `used`.
+ */
+static __always_inline __u32 find_rule(struct walk *w, __u32 slot, __u32 table, __u64 rel,
+				       __u32 now)
+{
+	struct bpfprof_unwind_table *t = bpf_map_lookup_elem(&unwind_tables, &table);
+	struct rule_cache *rc;
+	struct rule_entry *ce;
+	__u32 gen, rule, idx;
+
+	if (bench_row_search_skip())
+		return BPFPROF_UNWIND_NONE;
+	if (!t || !t->nr_pages || (rel >> BPFPROF_UNWIND_PAGE_SHIFT) >= t->nr_pages)
+		return BPFPROF_UNWIND_NONE;
+	if (t->used != now)
+		t->used = now; /* for user space's choice of what goes when memory runs out */
+	if (BPFPROF_LEGACY)
+		return search_rule(w, t, table, rel);
+	/*
+	 * read before the search: the slot may be loaded again meanwhile (the
+	 * rule is then cached under the old gen, which no description holds
+	 * any more)
+	 */
+	gen = *(volatile __u32 *)&t->gen;
+	rc = bpf_map_lookup_elem(&rule_cache, &slot);
+	if (!rc) /* one search path only, for the verifier: a slot's entry is always there */
+		return BPFPROF_UNWIND_NONE;
+	idx = (rel ^ (rel >> 10) ^ (table * 0x9e3779b1u)) & (RULE_CACHE - 1);
+	ce = &rc->e[idx];
+	if (gen && ce->gen == gen && ce->rel == rel && ce->table == table)
+		return ce->rule;
+	/*
+	 * the entry's key now, its rule after the search, from the walk's
+	 * state: kept on the BPF stack across the search they made the
+	 * task-work variant's four call levels pass its 512 bytes
+	 */
+	ce->gen = 0;
+	ce->rel = rel;
+	ce->table = table;
+	w->rule_idx = idx;
+	w->rule_gen = gen;
+	rule = search_rule(w, t, table, rel);
+	rc = bpf_map_lookup_elem(&rule_cache, &slot);
+	if (rc) {
+		ce = &rc->e[w->rule_idx & (RULE_CACHE - 1)];
+		ce->rule = rule;
+		ce->gen = w->rule_gen;
+	}
+	return rule;
+}
+
 /* --- the step's accessors (include/unwind_walk_step.h): the live stack and the maps --- */
 
 /* What a step of the walk in slot `slot` works on */
@@ -344,9 +422,36 @@ struct walk_env {
 };
 
 /*
+ * The mappings the last walks on this CPU found in the trie, one cache a
+ * slot, by process and 64 KiB of address: a walk goes through a few
+ * mappings (the program, libc, ...), each first met by a trie lookup,
+ * which walks the trie's nodes comparing keys bit by bit, and a helper
+ * call. An entry holds for its process's registration (unwind_procs'
+ * time, which user space writes after a registration's stale mappings
+ * are gone: user/unwind/unwinder.c); only mappings found are cached.
+ */
+#define MAP_CACHE 256
+struct map_entry {
+	__u64 reg_ns; /* the registration it was found under; 0: none */
+	__u64 start, end, bias;
+	__u32 tgid, table;
+};
+
+struct map_cache {
+	struct map_entry e[MAP_CACHE];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, WALK_SLOTS);
+	__type(key, __u32);
+	__type(value, struct map_cache);
+} map_cache SEC(".maps");
+
+/*
  * The rule of the mapping that holds look: its table's row, if it has a
- * table. The mapping comes from the trie where look is outside the last
- * frame's (a trie lookup walks its nodes, comparing keys bit by bit).
+ * table. The mapping comes from the map cache, else from the trie, where
+ * look is outside the last frame's.
  */
 static __always_inline int unwind_walk_rule(struct unwind_walk_frame *f, struct walk_env *env,
 					    __u64 look, __u32 *rule)
@@ -354,21 +459,46 @@ static __always_inline int unwind_walk_rule(struct unwind_walk_frame *f, struct 
 	struct walk *w = env->w;
 	struct bpfprof_unwind_mapping *m;
 	struct bpfprof_unwind_key key;
+	struct map_cache *mc;
+	struct map_entry *me;
+	__u32 idx = ((look >> 16) ^ (w->tgid * 0x9e3779b1u)) & (MAP_CACHE - 1);
 
 	if (look - w->map_start >= w->map_end - w->map_start) {
-		key.prefixlen = 96;
-		key.tgid = bpf_htonl(w->tgid);
-		key.addr = bpf_cpu_to_be64(look);
-		m = bpf_map_lookup_elem(&unwind_mappings, &key);
-		if (!m)
-			return -1;
-		w->map_start = m->start;
-		w->map_end = m->end;
-		w->map_bias = m->bias;
-		w->map_table = m->table;
+		/* not in the legacy variant, whose 16 steps a program each would verify it */
+		mc = BPFPROF_LEGACY ? NULL : bpf_map_lookup_elem(&map_cache, &env->slot);
+		me = mc ? &mc->e[idx] : NULL;
+		if (me && w->reg_ns && me->reg_ns == w->reg_ns && me->tgid == w->tgid &&
+		    look - me->start < me->end - me->start) {
+			w->map_start = me->start;
+			w->map_end = me->end;
+			w->map_bias = me->bias;
+			w->map_table = me->table;
+		} else {
+			key.prefixlen = 96;
+			key.tgid = bpf_htonl(w->tgid);
+			key.addr = bpf_cpu_to_be64(look);
+			m = bpf_map_lookup_elem(&unwind_mappings, &key);
+			if (!m)
+				return -1;
+			w->map_start = m->start;
+			w->map_end = m->end;
+			w->map_bias = m->bias;
+			w->map_table = m->table;
+			/* looked up again: kept across the trie's, it took stack (find_rule) */
+			mc = BPFPROF_LEGACY ? NULL : bpf_map_lookup_elem(&map_cache, &env->slot);
+			if (mc) {
+				me = &mc->e[((look >> 16) ^ (w->tgid * 0x9e3779b1u)) & (MAP_CACHE - 1)];
+				me->reg_ns = w->reg_ns;
+				me->tgid = w->tgid;
+				me->start = w->map_start;
+				me->end = w->map_end;
+				me->bias = w->map_bias;
+				me->table = w->map_table;
+			}
+		}
 	}
 	if (w->map_table != BPFPROF_UNWIND_NO_TABLE)
-		*rule = find_rule(w, w->map_table, look - w->map_bias, w->now);
+		*rule = find_rule(w, env->slot, w->map_table, look - w->map_bias, w->now);
 	return 0;
 }
 
@@ -617,7 +747,8 @@ static __always_inline bool walk_begin(struct bpfprof_sample *e, __u64 nk, __u32
 	}
 	reg = unwind_tables_on ? bpf_map_lookup_elem(&unwind_procs, &tgid) : NULL;
 	w->f.tables = !!reg;
-	w->young = reg && e->time_ns - *reg < YOUNG_NS;
+	w->reg_ns = reg ? *reg : 0;
+	w->young = reg && e->time_ns - w->reg_ns < YOUNG_NS;
 	if (unwind_tables_on && !w->f.tables) {
 		/* a sample's stack is copied for user space; an off-CPU block's is walked by frame pointers */
 		if (copy_stacks && slot == SLOT_SAMPLE) {

@@ -486,7 +486,18 @@ struct bpfprof_unwind_table {
 	__u32 rules; /* word index of the rules */
 	__u32 nr_rules;
 	__u32 used; /* written by the walk: bpf_ktime_get_ns() >> 30 when last used */
+	/*
+	 * The load this description is of: user space gives every table it
+	 * puts in a slot a new non-zero number, written with the description,
+	 * after the words. The walk's per-CPU cache of rules found
+	 * (bpf/unwind.bpf.h rule_cache) holds a rule for (slot, gen), so a slot
+	 * loaded again with another file's table finds none of the old ones.
+	 */
+	__u32 gen;
+	__u32 pad;
 };
+
+_Static_assert(sizeof(struct bpfprof_unwind_table) == 24, "struct bpfprof_unwind_table layout");
 
 /* Two words of a table: one element of its array */
 struct bpfprof_unwind_words {

@@ -47,6 +47,7 @@ struct session {
 	session_record_fn on_record;
 	void *ctx;
 	uint64_t unwind_budget; /* bytes of unwind tables at most; 0 when none are built */
+	uint32_t table_gen; /* the last struct bpfprof_unwind_table.gen given a load */
 	/*
 	 * The notices of processes' first samples (struct bpfprof_notice),
 	 * read before the samples and between every NOTICE_EVERY of them:
@@ -938,6 +939,7 @@ static int sink_load_table(void *ctx, uint32_t id, const struct bpfprof_unwind_t
 {
 	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
 	struct session *s = ctx;
+	struct bpfprof_unwind_table load_info;
 	uint32_t n = (nr_words + 1) / 2;
 
 	view_drop(s, id);
@@ -946,6 +948,11 @@ static int sink_load_table(void *ctx, uint32_t id, const struct bpfprof_unwind_t
 	int fd, err = 0;
 
 	*bytes = 0;
+	/* a new load's number (never 0, what an empty slot's description holds) */
+	if (!++s->table_gen)
+		s->table_gen = 1;
+	load_info = *info;
+	load_info.gen = s->table_gen;
 	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_words", sizeof(__u32),
 			    sizeof(struct bpfprof_unwind_words), n ? n : 1, &opts);
 	if (fd < 0)
@@ -965,13 +972,13 @@ static int sink_load_table(void *ctx, uint32_t id, const struct bpfprof_unwind_t
 	if (!array__grow((void **)&s->pending, &s->cap_pending, s->nr_pending + 1,
 			 sizeof(*s->pending))) {
 		s->pending[s->nr_pending++] =
-			(struct pending_table){ .id = id, .fd = fd, .info = *info };
+			(struct pending_table){ .id = id, .fd = fd, .info = load_info };
 		return 0;
 	}
 	if (bpf_map__update_elem(s->skel->maps.unwind_rows, &id, sizeof(id), &fd, sizeof(fd),
 				 BPF_ANY) ||
-	    bpf_map__update_elem(s->skel->maps.unwind_tables, &id, sizeof(id), info, sizeof(*info),
-				 BPF_ANY))
+	    bpf_map__update_elem(s->skel->maps.unwind_tables, &id, sizeof(id), &load_info,
+				 sizeof(load_info), BPF_ANY))
 		err = -errno;
 	close(fd); /* unwind_rows holds it */
 	if (err)

@@ -869,11 +869,17 @@ int unwinder__load(struct unwinder *u, uint32_t pid, const struct profile_mappin
 		u->st.nr_procs++;
 	}
 	if (!err) {
-		u->sink.set_proc(u->sink.ctx, pid, true);
 		/* the stale entries go after the new ones are in */
 		for (i = 0; i < old.nr_keys; i++)
 			if (!has_key(fresh.keys, fresh.nr_keys, &old.keys[i]))
 				u->sink.del_mapping(u->sink.ctx, &old.keys[i]);
+		/*
+		 * then the registration's time, which the walk's per-CPU cache of
+		 * mappings holds its entries under (bpf/unwind.bpf.h map_cache):
+		 * a mapping the walk found before the stale ones went is cached
+		 * under the time before
+		 */
+		u->sink.set_proc(u->sink.ctx, pid, true);
 		u->st.nr_entries += fresh.nr_keys;
 		u->st.nr_entries -= old.nr_keys;
 		for (i = 0; i < old.nr_files; i++)
