@@ -403,6 +403,12 @@ bench-floor-bin:
 	$(Q)$(MAKE) --no-print-directory OUTPUT=$(FLOOR_OUTPUT) BIN=$(FLOOR_OUTPUT)/bpfprof \
 		BPF_CFLAGS="$(BENCH_BPF_CFLAGS) -DBPFPROF_BENCH_EMPTY_PROGRAM" $(FLOOR_OUTPUT)/bpfprof
 
+# bench/bpf-cost.sh's floor: bpfprof whose BPF program does a record's primitives alone
+PRIMITIVES_OUTPUT := .output-bench-primitives
+bench-primitives-bin:
+	$(Q)$(MAKE) --no-print-directory OUTPUT=$(PRIMITIVES_OUTPUT) BIN=$(PRIMITIVES_OUTPUT)/bpfprof \
+		BPF_CFLAGS="$(BENCH_BPF_CFLAGS) -DBPFPROF_BENCH_PRIMITIVES" $(PRIMITIVES_OUTPUT)/bpfprof
+
 # bench/offcpu.sh: bpfprof whose off-CPU blocks are aggregated in BPF instead of sent
 OFFCPU_AGG_OUTPUT := .output-bench-offcpu-agg
 bench-offcpu-agg-bin:
@@ -410,8 +416,10 @@ bench-offcpu-agg-bin:
 		BPF_CFLAGS="$(BENCH_BPF_CFLAGS) -DBPFPROF_BENCH_OFFCPU_AGG" $(OFFCPU_AGG_OUTPUT)/bpfprof
 
 bench: deps
-	$(Q)$(MAKE) --no-print-directory $(BIN) $(BENCH_BINS) bench-floor-bin bench-offcpu-agg-bin
-	$(Q)OUTPUT=$(abspath $(OUTPUT)) BPFPROF=$(abspath $(BIN)) QUICK=$(QUICK) bench/run.sh
+	$(Q)$(MAKE) --no-print-directory $(BIN) $(BENCH_BINS) bench-floor-bin bench-offcpu-agg-bin \
+		bench-primitives-bin
+	$(Q)OUTPUT=$(abspath $(OUTPUT)) BPFPROF=$(abspath $(BIN)) QUICK=$(QUICK) \
+		PRIMITIVES=$(abspath $(PRIMITIVES_OUTPUT))/bpfprof bench/run.sh
 
 # make install / uninstall: the files docs/HOST.md lists (and
 # tests/integration/install.sh checks), under DESTDIR + PREFIX. The unit gets
@@ -457,7 +465,7 @@ format:
 
 clean:
 	$(call msg,CLEAN)
-	$(Q)rm -rf $(OUTPUT) $(SAN_OUTPUT) bpfprof $(OFFCPU_AGG_OUTPUT)
+	$(Q)rm -rf $(OUTPUT) $(SAN_OUTPUT) bpfprof $(OFFCPU_AGG_OUTPUT) $(FLOOR_OUTPUT) $(PRIMITIVES_OUTPUT)
 
 # A build made before the move names user/NAME.c in its .d files: those old
 # paths are nothing to make (the object is rebuilt once, from its new place).

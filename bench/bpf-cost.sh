@@ -15,6 +15,13 @@
 #   /frame   dwarf's slope between spin -d 4 and -d 40 (11 and 47 frames),
 #            in ns a frame, of -p spin's workers (kept_run); PER_FRAME=0
 #            leaves it out
+#   floor    with PRIMITIVES=path/to/bpfprof (make bench-primitives-bin:
+#            BPFPROF_BENCH_PRIMITIVES, bench/bench.bpf.h), the same -a run
+#            of a build whose program does only what any record needs (the
+#            header's helpers, one read of the user stack to its page's
+#            end, a 400-byte record in the ring buffer) and no walk, in the
+#            same rounds: the goals' floor on the host measured, the
+#            reference of the RESULT lines (make bench runs it so)
 # Measured this way: the kernel's user-stack walk (bpf_get_stack with
 # BPF_F_USER_STACK) against the walk in bpf/unwind.bpf.h, and the walk's
 # parts (docs/BENCHMARKS.md, issue 34).
@@ -85,8 +92,15 @@ kept_run() {
 		END { if (n > 0 && r > 0) printf "%.0f\n", t * r / n }' "$work/kept.err"
 }
 
+PRIMITIVES=${PRIMITIVES:-}
 declare -A dwarf fp slope=()
+floor=()
 for ((r = 1; r <= ROUNDS; r++)); do
+	if [ -n "$PRIMITIVES" ]; then
+		p=$(one_run "$PRIMITIVES" "$DEPTH" fp)
+		floor+=("$p")
+		echo "round $r: the primitives alone ($PRIMITIVES): ${p:-?} ns a run"
+	fi
 	for b in "$@"; do
 		d=$(one_run "$b" "$DEPTH" dwarf)
 		f=$(one_run "$b" "$DEPTH" fp)
@@ -105,13 +119,22 @@ for ((r = 1; r <= ROUNDS; r++)); do
 		echo "$line"
 	done
 done
+ref=- fl=
+if [ ${#floor[@]} -gt 0 ] && [ -n "$(median "${floor[@]}")" ]; then
+	fl=$(median "${floor[@]}")
+	ref="a record's primitives alone $fl ns"
+fi
+# ratio FIGURE: FIGURE / the floor, or -
+ratio() { if [ -n "$fl" ] && [ -n "$1" ]; then calc "$1 / $fl"; else echo -; fi; }
 for b in "$@"; do
 	# shellcheck disable=SC2086
-	result "BPF run time per sample, -a -F 999, spin -d $DEPTH, dwarf ($b)" "$(median ${dwarf[$b]:-}) ns" "-" "-" "<= 2500 ns" \
-		"$(verdict "$(median ${dwarf[$b]:-})" "<=" 2500)"
+	d=$(median ${dwarf[$b]:-})
 	# shellcheck disable=SC2086
-	result "BPF run time per sample, -a -F 999, spin -d $DEPTH, fp ($b)" "$(median ${fp[$b]:-}) ns" "-" "-" "<= 1000 ns" \
-		"$(verdict "$(median ${fp[$b]:-})" "<=" 1000)"
+	f=$(median ${fp[$b]:-})
+	result "BPF run time per sample, -a -F 999, spin -d $DEPTH, dwarf ($b)" "$d ns" "$ref" "$(ratio "$d")" "<= 2500 ns" \
+		"$(verdict "$d" "<=" 2500)"
+	result "BPF run time per sample, -a -F 999, spin -d $DEPTH, fp ($b)" "$f ns" "$ref" "$(ratio "$f")" "<= 1000 ns" \
+		"$(verdict "$f" "<=" 1000)"
 	if [ "$PER_FRAME" = 1 ]; then
 		# shellcheck disable=SC2086
 		result "BPF run time per frame, dwarf, -p (slope -d 4 to 40) ($b)" "$(median ${slope[$b]:-}) ns" "-" "-" "-" "info"

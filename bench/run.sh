@@ -11,8 +11,10 @@
 # churn (100 000 short processes under -a --interval: RSS, descriptors, BPF
 # map entries at each quarter; not in the default list: minutes on an idle
 # machine, hours on a loaded 2-CPU VM where a process takes 65 ms to start).
-# Not in the default list: bpf-cost.sh OLD/bpfprof NEW/bpfprof, the BPF
-# program's run time per sample of several builds, in turn; python (the
+# bpf-cost (the BPF program's run time a sample at 24 frames, dwarf and fp,
+# and per frame, against the primitives' floor when PRIMITIVES names that
+# build: `make bench` does; bpf-cost.sh OLD/bpfprof NEW/bpfprof compares
+# builds in turn). Not in the default list: python (the
 # Python walk's BPF time a sample, 30 frames, and the naming cost); java and
 # node (the same for 30 Java or JavaScript frames; node: BEFORE=old/bpfprof
 # runs an older build in the same rounds); cache (the
@@ -23,7 +25,7 @@ export OUTPUT=${OUTPUT:-$top/.output}
 export BPFPROF=${BPFPROF:-$top/bpfprof}
 export QUICK=${QUICK:-0}
 names=("$@")
-[ ${#names[@]} -gt 0 ] || names=(overhead floor agg-throughput finalize memory loss symbols ready mmap_events)
+[ ${#names[@]} -gt 0 ] || names=(overhead floor bpf-cost agg-throughput finalize memory loss symbols ready mmap_events)
 logdir=$OUTPUT/bench-results
 mkdir -p "$logdir"
 log=$logdir/$(date -u +%Y%m%dT%H%M%SZ).log
