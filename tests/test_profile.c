@@ -6,7 +6,7 @@
  * kernel and user are other stacks; repeats add to the first entry; keys of
  * every length, many more than one arena chunk holds, keep their addresses
  * and are found again after the index grows; off-CPU blocks land on the same
- * entry as samples.
+ * entry as samples; the split path (hash, prefetch, add) agrees with it.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -69,6 +69,38 @@ static void test_key_parts(void **state)
 	assert_int_equal(p->stacks[1].count, 1);
 	assert_int_equal(p->stacks[1].off_count, 1);
 	assert_int_equal(p->stacks[1].off_ns, 5000);
+	profile__free(p);
+}
+
+/* The split path files callchains where profile__add_stack does; one pid's entries stay apart */
+static void test_hashed_path(void **state)
+{
+	struct profile *p = new_profile(1);
+	const uint64_t ips[2] = { 0x401000, 0x402000 };
+	bool created;
+	uint32_t h;
+	int image;
+
+	assert_int_equal(profile__add_stack(p, 0, ips, 0, 2, 1, 10, &created), 0);
+	h = profile__stack_hash(100, ips, 0, 2);
+	profile__prefetch_stack(p, h);
+	assert_int_equal(profile__add_stack_hashed(p, 0, h, ips, 0, 2, 1, 10, &created), 0);
+	assert_false(created);
+	assert_int_equal(p->stacks[0].count, 2);
+	/* a second entry of pid 100 (an exec's image): same hash, another stack */
+	image = profile__add_process(p, 100, 0);
+	assert_int_equal(image, 1);
+	assert_int_equal(profile__add_stack_hashed(p, 1, h, ips, 0, 2, 1, 10, &created), 1);
+	assert_true(created);
+	assert_int_equal(profile__add_stack(p, 1, ips, 0, 2, 1, 10, &created), 1);
+	assert_false(created);
+	assert_int_equal(profile__add_stack(p, 0, ips, 0, 2, 1, 10, &created), 0);
+	assert_int_equal(p->stacks[0].count, 3);
+	assert_int_equal(p->stacks[1].count, 2);
+	/* the hash covers pid, the split and every address */
+	assert_true(profile__stack_hash(101, ips, 0, 2) != h);
+	assert_true(profile__stack_hash(100, ips, 1, 1) != h);
+	assert_true(profile__stack_hash(100, (const uint64_t[]){ 0x402000, 0x401000 }, 0, 2) != h);
 	profile__free(p);
 }
 
@@ -143,6 +175,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_key_parts),
+		cmocka_unit_test(test_hashed_path),
 		cmocka_unit_test(test_many_keys),
 	};
 

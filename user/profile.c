@@ -287,16 +287,19 @@ static inline uint64_t mum(uint64_t a, uint64_t b)
 }
 
 /*
- * Not inlined: inlined into profile__add_stack, gcc 12 sends each product
- * through the stack (a store and a reload a frame pair); alone, the loop
- * stays in registers
+ * Seeded with the process's pid rather than its entry's index, so that a
+ * record can be hashed before its entry is looked up (entries of one pid:
+ * an exec's images, a reused pid, share hashes, told apart by the key).
+ * Not inlined: inlined into its callers, gcc 12 sends each product through
+ * the stack (a store and a reload a frame pair); alone, the loop stays in
+ * registers.
  */
-static __attribute__((noinline)) uint32_t stack_hash(uint32_t proc, const uint64_t *ips,
-						     uint16_t nk, uint16_t nu)
+__attribute__((noinline)) uint32_t profile__stack_hash(uint32_t pid, const uint64_t *ips,
+						       uint16_t nk, uint16_t nu)
 {
 	static const uint64_t k0 = 0xa0761d6478bd642fULL, k1 = 0xe7037ed1a0b428dbULL,
 			      k2 = 0x8ebc6af09c88c6e3ULL;
-	uint64_t h = hash__mix64(((uint64_t)proc << 32) | ((uint32_t)nk << 16) | nu), acc = 0;
+	uint64_t h = hash__mix64(((uint64_t)pid << 32) | ((uint32_t)nk << 16) | nu), acc = 0;
 	unsigned i, n = (unsigned)nk + nu;
 
 	/* each pair's key depends on its position, so swapped frames hash apart */
@@ -306,6 +309,13 @@ static __attribute__((noinline)) uint32_t stack_hash(uint32_t proc, const uint64
 		acc += mum(ips[i] ^ (k0 + i * k2), k1);
 	h = hash__mix64(h ^ acc);
 	return (uint32_t)(h ^ (h >> 32));
+}
+
+void profile__prefetch_stack(const struct profile *p, uint32_t h)
+{
+	const struct keyidx *t = &p->index->stacks;
+
+	__builtin_prefetch(&t->slots[h & t->mask]);
 }
 
 /* The header word of a stack's key: what, beside its addresses, tells stacks apart */
@@ -346,8 +356,18 @@ static uint64_t *key_alloc(struct key_arena *a, size_t words)
 int profile__add_stack(struct profile *p, uint32_t proc, const uint64_t *ips, uint16_t nr_kernel,
 		       uint16_t nr_user, uint64_t count, uint64_t value, bool *created)
 {
+	uint32_t h = profile__stack_hash(p->procs[proc].pid, ips, nr_kernel, nr_user);
+
+	return profile__add_stack_hashed(p, proc, h, ips, nr_kernel, nr_user, count, value,
+					 created);
+}
+
+int profile__add_stack_hashed(struct profile *p, uint32_t proc, uint32_t h, const uint64_t *ips,
+			      uint16_t nr_kernel, uint16_t nr_user, uint64_t count, uint64_t value,
+			      bool *created)
+{
 	struct keyidx *t = &p->index->stacks;
-	uint32_t h = stack_hash(proc, ips, nr_kernel, nr_user), pos;
+	uint32_t pos;
 	uint64_t hdr = key_header(proc, nr_kernel, nr_user), *key;
 	size_t n = (size_t)nr_kernel + nr_user;
 	struct profile_stack *s;

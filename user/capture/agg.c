@@ -675,6 +675,7 @@ int agg__record(struct agg *a, const void *data, size_t size)
 	struct profile_sample ev;
 	const uint64_t *ips;
 	uint16_t nr_user;
+	uint32_t hash;
 	int proc, st, err = 0;
 
 	/* an off-CPU block: its stacks are a sample record's, after the block's length */
@@ -692,6 +693,17 @@ int agg__record(struct agg *a, const void *data, size_t size)
 		pr_debug("ring buffer: malformed record of %zu bytes skipped\n", size);
 		return -EINVAL;
 	}
+	/*
+	 * The stack's place in the index is fetched (on a big profile, from
+	 * memory) while the process is looked up: the record's own callchain,
+	 * hashed as the entry of its tgid will file it (samples: off-CPU
+	 * blocks, far fewer, go through profile__add_offcpu)
+	 */
+	hash = off ? 0 :
+		     profile__stack_hash(s->tgid, (const uint64_t *)s->ips, s->nr_kernel,
+					 s->nr_user);
+	if (!off)
+		profile__prefetch_stack(a->p, hash);
 	/* at the process limit only known processes keep their own entry */
 	if (a->p->nr_procs - (a->other >= 0) >= a->max_procs) {
 		proc = profile__find_process_start(a->p, s->tgid, s->start);
@@ -752,6 +764,9 @@ int agg__record(struct agg *a, const void *data, size_t size)
 	if (off)
 		st = profile__add_offcpu(a->p, (uint32_t)proc, ips, s->nr_kernel,
 					 other ? 0 : nr_user, 1, off->off_ns, &created);
+	else if (!other && ips == (const uint64_t *)s->ips && a->p->procs[proc].pid == s->tgid)
+		st = profile__add_stack_hashed(a->p, (uint32_t)proc, hash, ips, s->nr_kernel,
+					       nr_user, 1, a->period_ns, &created);
 	else
 		st = profile__add_stack(a->p, (uint32_t)proc, ips, s->nr_kernel,
 					other ? 0 : nr_user, 1, a->period_ns, &created);
