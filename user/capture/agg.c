@@ -716,7 +716,8 @@ int agg__record(struct agg *a, const void *data, size_t size)
 	}
 	if (proc < 0)
 		return proc;
-	if (ensure_state(a))
+	/* every entry has its state but a new one (not on a repeat: no call) */
+	if (a->nr_known < a->p->nr_procs && ensure_state(a))
 		return -ENOMEM;
 	created_proc = created;
 	if (created)
