@@ -9,6 +9,9 @@
  *   probe loop stays inline at the call site (idxmap__for_each) and a lookup
  *   costs no indirect call; only growing asks the caller for each entry's
  *   hash.
+ * - struct keyidx: an idxmap whose slots also keep each entry's 32-bit hash
+ *   and a pointer to its key, for sets larger than the caches (the profile's
+ *   distinct stacks): see below.
  * - struct strset: interned strings in insertion order (index = position),
  *   found by content through an idxmap; owned copies or borrowed pointers.
  * - struct u64map: nonzero u64 keys, each with a u64 value, stored in the
@@ -75,6 +78,53 @@ void idxmap__insert(struct idxmap *m, uint32_t h, uint32_t idx);
  */
 #define idxmap__for_each(m, h, pos)                                      \
 	for ((pos) = (h) & (m)->mask; (m)->slots[(pos)] != IDXMAP_EMPTY; \
+	     (pos) = ((pos) + 1) & (m)->mask)
+
+/*
+ * struct keyidx: open addressing, linear probing, load factor at or under
+ * 1/2, like idxmap, but a slot (16 bytes) holds the entry's 32-bit hash and
+ * a pointer to its key (caller-owned, stable, never NULL: NULL marks a free
+ * slot) beside its index. A probe skips the other hashes without reading an
+ * entry, and a hit reaches the key straight from the slot, while the entry
+ * itself can be fetched in parallel: on a set far larger than the caches,
+ * one memory round trip before the key instead of two (slot, entry, key).
+ * Growing re-places slots by their stored hashes, so needs no callback.
+ */
+struct keyidx_slot {
+	uint32_t hash;
+	uint32_t idx;
+	const void *key; /* NULL: free */
+};
+
+struct keyidx {
+	struct keyidx_slot *slots; /* owned */
+	uint32_t mask; /* capacity - 1, capacity a power of two; 0 before init */
+	uint32_t used;
+};
+
+/*
+ * Empty map with room for max_entries at load 1/2 (capacity a power of two,
+ * at least 16). Returns 0 or -ENOMEM.
+ */
+int keyidx__init(struct keyidx *m, size_t max_entries);
+void keyidx__free(struct keyidx *m);
+
+/*
+ * Make room for one more entry: past load 1/2, double the capacity; a zeroed
+ * map gets its first 16 slots. Returns 0 or -ENOMEM (the map is unchanged then).
+ */
+int keyidx__reserve(struct keyidx *m);
+
+/* Put (h, idx, key) in the first free slot of h's probe sequence; keyidx__reserve first. */
+void keyidx__insert(struct keyidx *m, uint32_t h, uint32_t idx, const void *key);
+
+/*
+ * The probe sequence of hash h: pos runs over the occupied slots from h's
+ * first one to the first free one; skip those whose hash is not h, compare
+ * m->slots[pos].key with the key sought.
+ */
+#define keyidx__for_each(m, h, pos)                                           \
+	for ((pos) = (h) & (m)->mask; (m)->slots[(pos)].key;                  \
 	     (pos) = ((pos) + 1) & (m)->mask)
 
 struct strset {

@@ -280,6 +280,22 @@ int profile__add_stack(struct profile *p, uint32_t proc, const uint64_t *ips, ui
 		       uint16_t nr_user, uint64_t count, uint64_t value, bool *created);
 
 /*
+ * The hot path's split of profile__add_stack, for a caller with work to do
+ * between hashing a callchain and adding it (the aggregator: the process
+ * lookup): profile__stack_hash hashes the callchain of process id pid (the
+ * pid of the entry it will go to: p->procs[proc].pid), profile__prefetch_stack
+ * starts fetching its place in the stack index (a hint: it changes nothing,
+ * and the index may grow meanwhile), and profile__add_stack_hashed adds it
+ * as profile__add_stack does, with h that hash. Returns as profile__add_stack.
+ */
+uint32_t profile__stack_hash(uint32_t pid, const uint64_t *ips, uint16_t nr_kernel,
+			     uint16_t nr_user);
+void profile__prefetch_stack(const struct profile *p, uint32_t h);
+int profile__add_stack_hashed(struct profile *p, uint32_t proc, uint32_t h, const uint64_t *ips,
+			      uint16_t nr_kernel, uint16_t nr_user, uint64_t count, uint64_t value,
+			      bool *created);
+
+/*
  * Add `blocks` off-CPU blocks of total length off_ns (ns) to the stack of
  * this callchain (made with count 0 when new). Returns the stack index or
  * -ENOMEM; *created as for profile__add_stack.

@@ -193,6 +193,52 @@ static void test_pid_reuse(void **state)
 	assert_int_equal(profile__find_process(p, 4100), late);
 }
 
+/*
+ * Records go to the entry profile__find_process_start names, or a new one,
+ * however the aggregator remembers the last entries found: pids sharing one
+ * remembered place (4100 and 4164), starts unknown then known, a reused pid.
+ */
+static void test_process_lookup_sequence(void **state)
+{
+	static const struct {
+		uint32_t tgid, start;
+		int proc; /* the entry it must land on */
+	} seq[] = {
+		{ 4100, 0, 0 },	  { 4164, 0, 1 },   { 4100, 0, 0 },   { 4100, 500, 0 },
+		{ 4100, 500, 0 }, { 4164, 0, 1 },   { 4100, 900, 2 }, { 4100, 500, 0 },
+		{ 4100, 0, 2 },	  { 4100, 900, 2 }, { 4164, 700, 1 }, { 4164, 0, 1 },
+		{ 4164, 800, 3 }, { 4164, 700, 1 }, { 4100, 900, 2 },
+	};
+	struct fixture *f = *state;
+	struct profile *p = f->p;
+	const uint64_t u[] = { 0x401000 };
+	uint64_t want[4] = { 0 };
+	int newest = -1;
+	size_t i;
+
+	write_proc_file(4100, "maps", maps_a);
+	write_proc_file(4100, "comm", "app\n");
+	write_proc_file(4164, "maps", maps_a);
+	write_proc_file(4164, "comm", "app\n");
+	for (i = 0; i < sizeof(seq) / sizeof(seq[0]); i++) {
+		sample_start = seq[i].start;
+		assert_int_equal(
+			send_sample(f->a, seq[i].tgid, (10 + i) * MS, "app", NULL, 0, u, 1), 0);
+		want[seq[i].proc]++;
+		if (seq[i].proc > newest)
+			newest = seq[i].proc;
+		assert_int_equal(p->nr_procs, newest + 1);
+		for (int k = 0; k <= newest; k++)
+			assert_int_equal(p->procs[k].nr_samples, want[k]);
+	}
+	sample_start = 0;
+	assert_int_equal(p->nr_procs, 4);
+	assert_int_equal(p->procs[0].start, 500);
+	assert_int_equal(p->procs[1].start, 700);
+	assert_int_equal(p->procs[2].start, 900);
+	assert_int_equal(p->procs[3].start, 800);
+}
+
 static void test_comm_fallback_full_length(void **state)
 {
 	struct fixture *f = *state;
@@ -1006,6 +1052,7 @@ int main(void)
 		cmocka_unit_test(test_record_time),
 		cmocka_unit_test_setup_teardown(test_processes_and_comm, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pid_reuse, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_process_lookup_sequence, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_comm_fallback_full_length, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_maps_snapshot_first_sample, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_maps_reread, setup, teardown),

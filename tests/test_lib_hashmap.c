@@ -3,7 +3,9 @@
  * cmocka tests for user/lib/lib_hashmap.c (include/lib_hashmap.h): idxmap
  * lookups through the caller's keys across growth (load factor at or under
  * 1/2, every entry found again after each doubling, colliding hashes probed
- * past), a zeroed map reserving its first slots; strset indices in insertion
+ * past), a zeroed map reserving its first slots; keyidx the same, its
+ * slots keeping hash and key pointer across growth, equal hashes of
+ * different keys told apart by the key; strset indices in insertion
  * order, owned copies and borrowed pointers, find; u64map puts, overwrites
  * and gets across growth, a zeroed map empty; FNV-1a's published test
  * vectors and splitmix64's finalizer.
@@ -73,6 +75,60 @@ static void test_idxmap(void **state)
 	assert_int_equal(idxmap__init(&m, 0), 0);
 	assert_int_equal(m.mask + 1, 16);
 	idxmap__free(&m);
+}
+
+static int64_t keyidx_lookup(const struct keyidx *m, uint64_t k)
+{
+	uint32_t h = weak_hash(k), pos;
+
+	keyidx__for_each(m, h, pos) {
+		if (m->slots[pos].hash != h)
+			continue;
+		if (*(const uint64_t *)m->slots[pos].key == k)
+			return m->slots[pos].idx;
+	}
+	return -ENOENT;
+}
+
+static void test_keyidx(void **state)
+{
+	struct keyidx m = { 0 };
+	uint32_t i, j, pos, same;
+
+	for (i = 0; i < 5000; i++) {
+		keys[i] = (uint64_t)i * 7 + 3;
+		assert_int_equal(keyidx__reserve(&m), 0);
+		assert_int_equal(keyidx_lookup(&m, keys[i]), -ENOENT);
+		keyidx__insert(&m, weak_hash(keys[i]), i, &keys[i]);
+		assert_int_equal(m.used, i + 1);
+		assert_true((size_t)m.used * 2 <= (size_t)m.mask + 1);
+		assert_int_equal(m.mask & (m.mask + 1), 0);
+		if ((i & (i + 1)) ==
+		    0) /* after each doubling: hash, index and key moved together */
+			for (j = 0; j <= i; j++)
+				assert_int_equal(keyidx_lookup(&m, keys[j]), j);
+	}
+	for (j = 0; j < 5000; j++)
+		assert_int_equal(keyidx_lookup(&m, keys[j]), j);
+	/* 1 hashes like keys 0..2 (none there) and 3 (there): the key tells them apart */
+	assert_int_equal(keyidx_lookup(&m, 1), -ENOENT);
+	assert_int_equal(keyidx_lookup(&m, 3), 0);
+	/* every entry of hash 0 (keys 3 and 10) is in its probe sequence */
+	same = 0;
+	keyidx__for_each(&m, 0, pos)
+		same += m.slots[pos].hash == 0;
+	assert_int_equal(same, 2);
+	keyidx__free(&m);
+	assert_null(m.slots);
+
+	assert_int_equal(keyidx__init(&m, 100), 0);
+	assert_int_equal(m.mask + 1, 256);
+	for (pos = 0; pos <= m.mask; pos++) /* free slots: no key */
+		assert_null(m.slots[pos].key);
+	keyidx__free(&m);
+	assert_int_equal(keyidx__init(&m, 0), 0);
+	assert_int_equal(m.mask + 1, 16);
+	keyidx__free(&m);
 }
 
 static void test_strset(void **state)
@@ -149,6 +205,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_idxmap),
+		cmocka_unit_test(test_keyidx),
 		cmocka_unit_test(test_strset),
 		cmocka_unit_test(test_u64map),
 		cmocka_unit_test(test_hashes),

@@ -4,6 +4,15 @@
  * locations, with open-addressing hash indexes that hold array indices, so the
  * arrays may grow (realloc) without invalidating the tables. Sampling feeds it
  * one record at a time; the stack index is the aggregation hot path.
+ *
+ * A repeated stack (nearly every sample) costs one hash of its addresses and
+ * one slot probe, then a compare against its stored key, read straight from
+ * the slot (struct keyidx): the key, a header word (proc, nr_kernel, nr_user)
+ * and then the addresses, lies contiguous in a key arena, so the compare
+ * reads one run of memory, while the stack's entry, where the counts go, is
+ * fetched in parallel. With more stacks than the caches hold, that is one
+ * memory round trip before the compare instead of two (slot, entry, then its
+ * separately allocated addresses), and nothing is allocated on a repeat.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -12,9 +21,26 @@
 #include "lib_hashmap.h"
 #include "profile.h"
 
+/*
+ * Where the stacks' keys live: chunks that never move (stacks[].ips point
+ * into them), each key a header word then its addresses. Chunks double from
+ * KEY_CHUNK_MIN to KEY_CHUNK_MAX words; a key that does not fit the rest of
+ * the current one starts the next.
+ */
+#define KEY_CHUNK_MIN 512
+#define KEY_CHUNK_MAX (128 * 1024)
+
+struct key_arena {
+	uint64_t **chunks; /* owned */
+	size_t nr_chunks, cap_chunks;
+	uint64_t *next; /* the current chunk's free part */
+	size_t left; /* its words */
+};
+
 struct profile_index {
 	struct idxmap procs; /* by pid */
-	struct idxmap stacks; /* by stack hash */
+	struct keyidx stacks; /* by stack hash, keys in stack_keys */
+	struct key_arena stack_keys;
 	struct idxmap locs; /* by (proc, addr) */
 	struct strset strs; /* interned strings, owned */
 };
@@ -22,11 +48,6 @@ struct profile_index {
 static uint32_t proc_hash_of(void *ctx, uint32_t idx)
 {
 	return (uint32_t)hash__mix64(((struct profile *)ctx)->procs[idx].pid);
-}
-
-static uint32_t stack_hash_of(void *ctx, uint32_t idx)
-{
-	return ((struct profile *)ctx)->stacks[idx].hash;
 }
 
 static uint32_t loc_hash(uint32_t proc, uint64_t addr, bool is_return)
@@ -50,7 +71,7 @@ struct profile *profile__new(void)
 		return NULL;
 	p->index = calloc(1, sizeof(*p->index));
 	if (!p->index || idxmap__init(&p->index->procs, 32) ||
-	    idxmap__init(&p->index->stacks, 512) || idxmap__init(&p->index->locs, 512) ||
+	    keyidx__init(&p->index->stacks, 512) || idxmap__init(&p->index->locs, 512) ||
 	    strset__init(&p->index->strs, true)) {
 		profile__free(p);
 		errno = ENOMEM;
@@ -70,10 +91,8 @@ void profile__free(struct profile *p)
 		free(p->procs[i].jit_maps);
 		free(p->procs[i].pyfuncs);
 	}
-	for (i = 0; i < p->nr_stacks; i++) {
-		free(p->stacks[i].ips);
+	for (i = 0; i < p->nr_stacks; i++)
 		free(p->stacks[i].locs);
-	}
 	free(p->procs);
 	free(p->stacks);
 	free(p->locs);
@@ -81,7 +100,10 @@ void profile__free(struct profile *p)
 	if (p->index) {
 		strset__free(&p->index->strs);
 		idxmap__free(&p->index->procs);
-		idxmap__free(&p->index->stacks);
+		keyidx__free(&p->index->stacks);
+		for (i = 0; i < p->index->stack_keys.nr_chunks; i++)
+			free(p->index->stack_keys.chunks[i]);
+		free(p->index->stack_keys.chunks);
 		idxmap__free(&p->index->locs);
 		free(p->index);
 	}
@@ -264,11 +286,20 @@ static inline uint64_t mum(uint64_t a, uint64_t b)
 #endif
 }
 
-static uint32_t stack_hash(uint32_t proc, const uint64_t *ips, uint16_t nk, uint16_t nu)
+/*
+ * Seeded with the process's pid rather than its entry's index, so that a
+ * record can be hashed before its entry is looked up (entries of one pid:
+ * an exec's images, a reused pid, share hashes, told apart by the key).
+ * Not inlined: inlined into its callers, gcc 12 sends each product through
+ * the stack (a store and a reload a frame pair); alone, the loop stays in
+ * registers.
+ */
+__attribute__((noinline)) uint32_t profile__stack_hash(uint32_t pid, const uint64_t *ips,
+						       uint16_t nk, uint16_t nu)
 {
 	static const uint64_t k0 = 0xa0761d6478bd642fULL, k1 = 0xe7037ed1a0b428dbULL,
 			      k2 = 0x8ebc6af09c88c6e3ULL;
-	uint64_t h = hash__mix64(((uint64_t)proc << 32) | ((uint32_t)nk << 16) | nu), acc = 0;
+	uint64_t h = hash__mix64(((uint64_t)pid << 32) | ((uint32_t)nk << 16) | nu), acc = 0;
 	unsigned i, n = (unsigned)nk + nu;
 
 	/* each pair's key depends on its position, so swapped frames hash apart */
@@ -280,41 +311,101 @@ static uint32_t stack_hash(uint32_t proc, const uint64_t *ips, uint16_t nk, uint
 	return (uint32_t)(h ^ (h >> 32));
 }
 
+void profile__prefetch_stack(const struct profile *p, uint32_t h)
+{
+	const struct keyidx *t = &p->index->stacks;
+
+	__builtin_prefetch(&t->slots[h & t->mask]);
+}
+
+/* The header word of a stack's key: what, beside its addresses, tells stacks apart */
+static inline uint64_t key_header(uint32_t proc, uint16_t nk, uint16_t nu)
+{
+	return ((uint64_t)proc << 32) | ((uint32_t)nk << 16) | nu;
+}
+
+/* Room for a key of `words` words in the arena. Returns it, or NULL. */
+static uint64_t *key_alloc(struct key_arena *a, size_t words)
+{
+	uint64_t *key;
+
+	if (a->left < words) {
+		size_t size = a->nr_chunks ?
+				      KEY_CHUNK_MIN << (a->nr_chunks < 8 ? a->nr_chunks : 8) :
+				      KEY_CHUNK_MIN;
+
+		if (size > KEY_CHUNK_MAX)
+			size = KEY_CHUNK_MAX;
+		if (size < words)
+			size = words;
+		if (array__grow((void **)&a->chunks, &a->cap_chunks, a->nr_chunks + 1,
+				sizeof(*a->chunks)) ||
+		    !(a->next = malloc(size * sizeof(*a->next)))) {
+			a->left = 0;
+			return NULL;
+		}
+		a->chunks[a->nr_chunks++] = a->next;
+		a->left = size;
+	}
+	key = a->next;
+	a->next += words;
+	a->left -= words;
+	return key;
+}
+
 int profile__add_stack(struct profile *p, uint32_t proc, const uint64_t *ips, uint16_t nr_kernel,
 		       uint16_t nr_user, uint64_t count, uint64_t value, bool *created)
 {
-	struct idxmap *t = &p->index->stacks;
-	uint32_t h = stack_hash(proc, ips, nr_kernel, nr_user), pos;
+	uint32_t h = profile__stack_hash(p->procs[proc].pid, ips, nr_kernel, nr_user);
+
+	return profile__add_stack_hashed(p, proc, h, ips, nr_kernel, nr_user, count, value,
+					 created);
+}
+
+int profile__add_stack_hashed(struct profile *p, uint32_t proc, uint32_t h, const uint64_t *ips,
+			      uint16_t nr_kernel, uint16_t nr_user, uint64_t count, uint64_t value,
+			      bool *created)
+{
+	struct keyidx *t = &p->index->stacks;
+	uint32_t pos;
+	uint64_t hdr = key_header(proc, nr_kernel, nr_user), *key;
 	size_t n = (size_t)nr_kernel + nr_user;
 	struct profile_stack *s;
 
 	*created = false;
-	idxmap__for_each(t, h, pos) {
-		s = &p->stacks[t->slots[pos]];
-		if (s->hash == h && s->proc == proc && s->nr_kernel == nr_kernel &&
-		    s->nr_user == nr_user && !memcmp(s->ips, ips, n * sizeof(*ips))) {
+	keyidx__for_each(t, h, pos) {
+		const uint64_t *k = t->slots[pos].key;
+
+		if (t->slots[pos].hash != h)
+			continue;
+		/* the counts go there if the key matches: fetch it meanwhile */
+		s = &p->stacks[t->slots[pos].idx];
+		__builtin_prefetch(s, 1);
+		if (k[0] == hdr && !memcmp(k + 1, ips, n * sizeof(*ips))) {
 			s->count += count;
 			s->value += value;
 			p->nr_samples += count;
-			return t->slots[pos];
+			return t->slots[pos].idx;
 		}
 	}
-	if (p->nr_stacks >= INT32_MAX || idxmap__reserve(t, stack_hash_of, p) ||
+	if (p->nr_stacks >= INT32_MAX || keyidx__reserve(t) ||
 	    array__grow((void **)&p->stacks, &p->cap_stacks, p->nr_stacks + 1, sizeof(*p->stacks)))
 		return -ENOMEM;
+	key = key_alloc(&p->index->stack_keys, 1 + n);
+	if (!key)
+		return -ENOMEM;
+	key[0] = hdr;
+	memcpy(key + 1, ips, n * sizeof(*ips));
 	s = &p->stacks[p->nr_stacks];
 	memset(s, 0, sizeof(*s));
-	s->ips = malloc(n ? n * sizeof(*ips) : 1);
-	if (!s->ips)
-		return -ENOMEM;
-	memcpy(s->ips, ips, n * sizeof(*ips));
+	s->ips = key + 1;
 	s->proc = proc;
 	s->nr_kernel = nr_kernel;
 	s->nr_user = nr_user;
 	s->count = count;
 	s->value = value;
 	s->hash = h;
-	idxmap__insert(t, h, p->nr_stacks);
+	keyidx__insert(t, h, p->nr_stacks, key);
 	p->nr_samples += count;
 	*created = true;
 	return p->nr_stacks++;

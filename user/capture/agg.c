@@ -69,6 +69,23 @@ struct proc_state {
 	uint8_t kind; /* enum proc_kind */
 };
 
+/*
+ * The process entry of a (tgid, start), remembered direct-mapped by tgid:
+ * records come from a few processes at a time, and a hit spares the
+ * profile's process index (a hash, then every entry of the pid for the
+ * newest). Only a new entry in p->procs can change what (tgid, start) finds
+ * (start times only go from unknown to known, which takes candidates away,
+ * never the one found), so the hints hold while p->nr_procs is what it was
+ * when they were made.
+ */
+#define PROC_HINTS 64
+
+struct proc_hint {
+	uint32_t tgid;
+	uint32_t start;
+	int32_t proc; /* -1: empty */
+};
+
 struct agg {
 	struct profile *p;
 	struct proc_table *t; /* borrowed: comm, start time, cgroup, maps */
@@ -85,6 +102,8 @@ struct agg {
 	struct agg_stats st;
 	struct agg_observer obs;
 	struct agg_frames frames;
+	size_t hints_nr_procs; /* p->nr_procs the hints were made with */
+	struct proc_hint hints[PROC_HINTS];
 	uint64_t merged[BPFPROF_MAX_STACK * 2 + BPFPROF_MAX_PY_FRAMES + 1]; /* kernel + merged user */
 };
 
@@ -114,6 +133,54 @@ static int notify_maps(struct agg *a, uint32_t proc, uint64_t time_ns)
 	return a->obs.maps_changed ? a->obs.maps_changed(a->obs.ctx, a->p, proc, time_ns) : 0;
 }
 
+static void forget_hints(struct agg *a)
+{
+	for (size_t i = 0; i < PROC_HINTS; i++)
+		a->hints[i].proc = -1;
+	a->hints_nr_procs = a->p->nr_procs;
+}
+
+/* The entry of (tgid, start) as profile__process_start finds or makes it; *created likewise. */
+static int process_of(struct agg *a, uint32_t tgid, uint32_t start, bool *created)
+{
+	struct proc_hint *h = &a->hints[tgid % PROC_HINTS];
+	int proc;
+
+	if (a->hints_nr_procs != a->p->nr_procs)
+		forget_hints(a);
+	else if (h->proc >= 0 && h->tgid == tgid && h->start == start) {
+		*created = false;
+		return h->proc;
+	}
+	proc = profile__process_start(a->p, tgid, start, created);
+	if (proc < 0)
+		return proc;
+	if (a->hints_nr_procs != a->p->nr_procs)
+		forget_hints(a);
+	*h = (struct proc_hint){ .tgid = tgid, .start = start, .proc = proc };
+	return proc;
+}
+
+/*
+ * Whether a process's comm and a record's differ, as strncmp over
+ * PROFILE_COMM_LEN - 1 characters says, on every sample of a main thread:
+ * the same bytes (nearly always) answer with two loads and no call.
+ */
+static bool comm_differs(const char *comm, const char *sample_comm)
+{
+	uint64_t a0, a1, b0, b1;
+
+	_Static_assert(PROFILE_COMM_LEN == 16 && BPFPROF_TASK_COMM_LEN == 16,
+		       "two overlapping words cover 15 characters");
+	memcpy(&a0, comm, 8);
+	memcpy(&a1, comm + 7, 8);
+	memcpy(&b0, sample_comm, 8);
+	memcpy(&b1, sample_comm + 7, 8);
+	if (a0 == b0 && a1 == b1)
+		return false;
+	return strncmp(comm, sample_comm, PROFILE_COMM_LEN - 1);
+}
+
 struct agg *agg__new(struct profile *p, struct proc_table *t, uint64_t period_ns)
 {
 	struct agg *a = calloc(1, sizeof(*a));
@@ -126,6 +193,7 @@ struct agg *agg__new(struct profile *p, struct proc_table *t, uint64_t period_ns
 	a->max_tracked = a->evict_at = AGG_MAX_TRACKED;
 	a->max_procs = AGG_MAX_PROCS;
 	a->other = -1;
+	forget_hints(a);
 	return a;
 }
 
@@ -607,6 +675,7 @@ int agg__record(struct agg *a, const void *data, size_t size)
 	struct profile_sample ev;
 	const uint64_t *ips;
 	uint16_t nr_user;
+	uint32_t hash;
 	int proc, st, err = 0;
 
 	/* an off-CPU block: its stacks are a sample record's, after the block's length */
@@ -624,6 +693,17 @@ int agg__record(struct agg *a, const void *data, size_t size)
 		pr_debug("ring buffer: malformed record of %zu bytes skipped\n", size);
 		return -EINVAL;
 	}
+	/*
+	 * The stack's place in the index is fetched (on a big profile, from
+	 * memory) while the process is looked up: the record's own callchain,
+	 * hashed as the entry of its tgid will file it (samples: off-CPU
+	 * blocks, far fewer, go through profile__add_offcpu)
+	 */
+	hash = off ? 0 :
+		     profile__stack_hash(s->tgid, (const uint64_t *)s->ips, s->nr_kernel,
+					 s->nr_user);
+	if (!off)
+		profile__prefetch_stack(a->p, hash);
 	/* at the process limit only known processes keep their own entry */
 	if (a->p->nr_procs - (a->other >= 0) >= a->max_procs) {
 		proc = profile__find_process_start(a->p, s->tgid, s->start);
@@ -632,11 +712,12 @@ int agg__record(struct agg *a, const void *data, size_t size)
 			other = true;
 		}
 	} else {
-		proc = profile__process_start(a->p, s->tgid, s->start, &created);
+		proc = process_of(a, s->tgid, s->start, &created);
 	}
 	if (proc < 0)
 		return proc;
-	if (ensure_state(a))
+	/* every entry has its state but a new one (not on a repeat: no call) */
+	if (a->nr_known < a->p->nr_procs && ensure_state(a))
 		return -ENOMEM;
 	created_proc = created;
 	if (created)
@@ -659,7 +740,7 @@ int agg__record(struct agg *a, const void *data, size_t size)
 	 * replace the old ones they overlap) and those after get the new.
 	 */
 	if (s->tid == s->tgid && !other && !created_proc &&
-	    strncmp(a->p->procs[proc].comm, s->comm, PROFILE_COMM_LEN - 1)) {
+	    comm_differs(a->p->procs[proc].comm, s->comm)) {
 		proc = new_image(a, (uint32_t)proc, s);
 		if (proc < 0)
 			return proc;
@@ -684,6 +765,9 @@ int agg__record(struct agg *a, const void *data, size_t size)
 	if (off)
 		st = profile__add_offcpu(a->p, (uint32_t)proc, ips, s->nr_kernel,
 					 other ? 0 : nr_user, 1, off->off_ns, &created);
+	else if (!other && ips == (const uint64_t *)s->ips && a->p->procs[proc].pid == s->tgid)
+		st = profile__add_stack_hashed(a->p, (uint32_t)proc, hash, ips, s->nr_kernel,
+					       nr_user, 1, a->period_ns, &created);
 	else
 		st = profile__add_stack(a->p, (uint32_t)proc, ips, s->nr_kernel,
 					other ? 0 : nr_user, 1, a->period_ns, &created);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Index map, string set and u64 map (include/lib_hashmap.h). */
+/* Index maps, string set and u64 map (include/lib_hashmap.h). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +60,62 @@ void idxmap__insert(struct idxmap *m, uint32_t h, uint32_t idx)
 	idxmap__for_each(m, h, pos)
 		;
 	m->slots[pos] = idx;
+	m->used++;
+}
+
+static int keyidx_init_cap(struct keyidx *m, size_t cap)
+{
+	if (cap > (size_t)UINT32_MAX + 1)
+		return -ENOMEM;
+	m->slots = calloc(cap, sizeof(*m->slots));
+	if (!m->slots)
+		return -ENOMEM;
+	m->mask = (uint32_t)(cap - 1);
+	m->used = 0;
+	return 0;
+}
+
+int keyidx__init(struct keyidx *m, size_t max_entries)
+{
+	size_t cap = 16;
+
+	while (cap < max_entries * 2)
+		cap *= 2;
+	return keyidx_init_cap(m, cap);
+}
+
+void keyidx__free(struct keyidx *m)
+{
+	free(m->slots);
+	memset(m, 0, sizeof(*m));
+}
+
+int keyidx__reserve(struct keyidx *m)
+{
+	struct keyidx n;
+	uint32_t i;
+
+	if (!m->slots)
+		return keyidx__init(m, 8);
+	if (((size_t)m->used + 1) * 2 <= (size_t)m->mask + 1)
+		return 0;
+	if (keyidx_init_cap(&n, ((size_t)m->mask + 1) * 2))
+		return -ENOMEM;
+	for (i = 0; i <= m->mask; i++)
+		if (m->slots[i].key)
+			keyidx__insert(&n, m->slots[i].hash, m->slots[i].idx, m->slots[i].key);
+	free(m->slots);
+	*m = n;
+	return 0;
+}
+
+void keyidx__insert(struct keyidx *m, uint32_t h, uint32_t idx, const void *key)
+{
+	uint32_t pos;
+
+	keyidx__for_each(m, h, pos)
+		;
+	m->slots[pos] = (struct keyidx_slot){ .hash = h, .idx = idx, .key = key };
 	m->used++;
 }
 
