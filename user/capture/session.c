@@ -7,6 +7,7 @@
  * include/uapi/linux/perf_event.h define the attr fields used here.
  */
 #include <errno.h>
+#include <limits.h>
 #include <linux/perf_event.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -24,6 +25,7 @@
 #include <bpf/libbpf.h>
 #include "array.h"
 #include "bpfprof_abi.h"
+#include "core_btf.h"
 #include "log.h"
 #include "session.h"
 #include "unwind_compact.h"
@@ -43,6 +45,7 @@ struct session {
 	 */
 	uint32_t interp_walks, interp_more;
 	pthread_mutex_t widen_lock;
+	char core_btf[PATH_MAX]; /* the BTF skel's CO-RE was relocated against (core_btf.h); "": the kernel's */
 	struct ring_buffer *rb;
 	/*
 	 * What session__poll waits on: the ring buffer's own epoll descriptor
@@ -241,9 +244,14 @@ static const void *variant_elf(enum bpf_variant v, size_t *sz)
 	}
 }
 
-/* profile_bpf__open() with variant v's object. Returns NULL with errno set on failure. */
-static struct profile_bpf *open_variant(enum bpf_variant v)
+/*
+ * profile_bpf__open() with variant v's object, its CO-RE relocations
+ * against the BTF in file btf (core_btf.h), or NULL: the kernel's. Returns
+ * NULL with errno set on failure.
+ */
+static struct profile_bpf *open_variant(enum bpf_variant v, const char *btf)
 {
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .btf_custom_path = btf);
 	struct profile_bpf *obj = calloc(1, sizeof(*obj));
 	int err;
 
@@ -254,7 +262,7 @@ static struct profile_bpf *open_variant(enum bpf_variant v)
 	err = profile_bpf__create_skeleton(obj);
 	if (!err) {
 		obj->skeleton->data = (void *)variant_elf(v, &obj->skeleton->data_sz);
-		err = bpf_object__open_skeleton(obj->skeleton, NULL);
+		err = bpf_object__open_skeleton(obj->skeleton, &opts);
 	}
 	if (err) {
 		profile_bpf__destroy(obj);
@@ -309,17 +317,18 @@ static int set_tail_call(struct bpf_map *map, struct bpf_program *prog)
 
 
 /*
- * Open, configure and load variant v of the BPF object. Returns 0 or
- * -errno; the caller says what failed.
+ * Open, configure and load variant v of the BPF object, its CO-RE
+ * relocations against the BTF in file btf (NULL: the kernel's). Returns 0
+ * or -errno; the caller says what failed.
  */
-static int load_variant(struct session *s, const struct session_opts *o,
-			const struct kernel_features *f, enum bpf_variant v)
+static int load_variant_with(struct session *s, const struct session_opts *o,
+			     const struct kernel_features *f, enum bpf_variant v, const char *btf)
 {
 	bool task_work = v == BPF_VARIANT_TASK_WORK || v == BPF_VARIANT_TASK_WORK7;
 	int err;
 
 	load_error[0] = verifier_error[0] = '\0';
-	s->skel = open_variant(v);
+	s->skel = open_variant(v, btf);
 	if (!s->skel) {
 		err = -errno;
 		snprintf(load_error, sizeof(load_error), "cannot open the BPF object: %s",
@@ -424,6 +433,54 @@ static int load_variant(struct session *s, const struct session_opts *o,
 		err = set_tail_call(s->skel->maps.walk_jmp_sys_exit, s->skel->progs.walk_sys_exit);
 	if (!err && v == BPF_VARIANT_LEGACY && o->offcpu)
 		err = set_tail_call(s->skel->maps.py_jmp_sys_exit, s->skel->progs.py_walk_sys_exit);
+	return err;
+}
+
+/*
+ * Variant v loaded (load_variant_with), its CO-RE relocations against the
+ * kernel's BTF cut to the object's types, from the cache (core_btf.h);
+ * where the cut is not cached yet, against the kernel's whole BTF, and the
+ * cut written for the next start. --off-cpu's tracing programs need
+ * libbpf's parse of the whole BTF anyway (their attach points' ids): no
+ * cut. Returns 0 or -errno; the caller says what failed.
+ */
+static int load_variant(struct session *s, const struct session_opts *o,
+			const struct kernel_features *f, enum bpf_variant v)
+{
+	char path[PATH_MAX];
+	size_t size;
+	const void *elf = variant_elf(v, &size);
+	int cached = o->offcpu ? -ENOTSUP : core_btf__path(elf, size, path, sizeof(path));
+	int err;
+
+	s->core_btf[0] = '\0';
+	if (!cached) {
+		err = load_variant_with(s, o, f, v, path);
+		if (!err) {
+			snprintf(s->core_btf, sizeof(s->core_btf), "%s", path);
+			pr_debug("CO-RE: against the kernel's BTF cut in '%s'\n", path);
+			return 0;
+		}
+		/* the verifier's refusal is the variant's, not the cut's */
+		if (verifier_error[0])
+			return err;
+		pr_info("CO-RE against the kernel's BTF cut in '%s' failed (%s): against the "
+			"kernel's whole BTF\n",
+			path, load_error);
+		profile_bpf__destroy(s->skel);
+		s->skel = NULL;
+	}
+	err = load_variant_with(s, o, f, v, NULL);
+	if (!err && cached == -ENOENT) {
+		int werr = core_btf__write(path, bpf_object__btf(s->skel->obj));
+
+		if (werr)
+			pr_info("CO-RE: cannot cache the kernel's BTF cut in '%s': %s\n", path,
+				strerror(-werr));
+		else
+			pr_info("CO-RE: the kernel's BTF cut to the object's types cached in '%s'\n",
+				path);
+	}
 	return err;
 }
 
@@ -1227,7 +1284,7 @@ static int sample_prog_widen(struct session *s)
 	char names[64];
 	int err = 0;
 
-	w = open_variant(s->variant);
+	w = open_variant(s->variant, s->core_btf[0] ? s->core_btf : NULL);
 	if (!w) {
 		err = -errno;
 		goto out;
