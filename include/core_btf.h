@@ -7,7 +7,9 @@
  * than parsing /sys/kernel/btf/vmlinux. The file is named by a hash of the
  * kernel's identity (/sys/kernel/notes: its GNU build-id; /proc/version;
  * the size of its BTF) and of the object's bytes: another kernel or
- * another build of bpfprof makes another file.
+ * another build of bpfprof makes another file. A directory that is not
+ * the user's own, mode 0700 (made so where missing), is not used: its files
+ * decide what the programs read.
  */
 #ifndef BPFPROF_CORE_BTF_H
 #define BPFPROF_CORE_BTF_H
@@ -22,8 +24,8 @@ struct btf;
  * The cache's file for object obj (size bytes: the object file's bytes)
  * on this kernel, into path (size path_size). Returns 0 when it exists,
  * -ENOENT when it does not yet (path: where core_btf__write puts it),
- * another -errno when there is no cache (no directory, the kernel's
- * identity unreadable).
+ * another -errno when there is no cache (none named, -EPERM: a directory
+ * another user could write, the kernel's identity unreadable).
  */
 int core_btf__path(const void *obj, size_t size, char *path, size_t path_size);
 /*

@@ -80,6 +80,15 @@ else
 	done
 fi
 
+# a cache another user could write: not used, said so
+mkdir -p "$work/open" && chmod 0777 "$work/open"
+BPFPROF_BTF_CACHE=$work/open "$BPFPROF" -v -o "$work/o.prof" -- true >"$work/open.log" 2>&1
+if grep -q "the BTF cache '$work/open' is not used" "$work/open.log" && [ -z "$(ls "$work/open")" ]; then
+	ok "CO-RE cut: a cache directory of mode 0777 is not used"
+else
+	fail "CO-RE cut: a cache directory of mode 0777" "$(ls "$work/open")" "$(grep CO-RE "$work/open.log")"
+fi
+
 # --- the interpreters' unwinders, verified when needed ------------------------
 # insns LOG: the instructions the start-up line says were verified
 insns() { sed -n 's/.*variant verified, \([0-9]*\) instructions.*/\1/p' "$1" | head -1; }

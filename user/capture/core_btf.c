@@ -59,6 +59,10 @@ int core_btf__path(const void *obj, size_t size, char *path, size_t path_size)
 
 	if (!dir[0])
 		return -ENOTDIR;
+	/* what relocates the programs: a directory of this user's alone, as the unwind cache's */
+	if (!stat(dir, &st) &&
+	    (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077)))
+		return -EPERM;
 	/* the kernel: its build-id, its version line, its BTF's size */
 	err = hash_file(&h, "/sys/kernel/notes");
 	if (!err)

@@ -454,6 +454,10 @@ static int load_variant(struct session *s, const struct session_opts *o,
 	int err;
 
 	s->core_btf[0] = '\0';
+	if (cached == -EPERM)
+		pr_info("CO-RE: the BTF cache '%s' is not used: not this user's alone (mode 0700)\n",
+			getenv("BPFPROF_BTF_CACHE") ? getenv("BPFPROF_BTF_CACHE") :
+						      CORE_BTF_DEFAULT_DIR);
 	if (!cached) {
 		err = load_variant_with(s, o, f, v, path);
 		if (!err) {
@@ -465,10 +469,11 @@ static int load_variant(struct session *s, const struct session_opts *o,
 		if (verifier_error[0])
 			return err;
 		pr_info("CO-RE against the kernel's BTF cut in '%s' failed (%s): against the "
-			"kernel's whole BTF\n",
+			"kernel's whole BTF, and the cut written again\n",
 			path, load_error);
 		profile_bpf__destroy(s->skel);
 		s->skel = NULL;
+		cached = -ENOENT;
 	}
 	err = load_variant_with(s, o, f, v, NULL);
 	if (!err && cached == -ENOENT) {
@@ -1232,9 +1237,13 @@ static int proc_map_set(struct bpf_map *map, uint32_t tgid, const void *cfg, siz
 	return bpf_map__update_elem(map, &tgid, sizeof(tgid), cfg, size, BPF_ANY) ? -errno : 0;
 }
 
+static int interp_walk_ready(struct session *s, enum interp_kind kind);
+
 int session__python_set(struct session *s, uint32_t tgid, const struct bpfprof_py_proc *cfg)
 {
-	return proc_map_set(s->skel->maps.py_procs, tgid, cfg, sizeof(*cfg));
+	int err = cfg ? interp_walk_ready(s, INTERP_PYTHON) : 0;
+
+	return err ? err : proc_map_set(s->skel->maps.py_procs, tgid, cfg, sizeof(*cfg));
 }
 
 /* tgid's entry in hs_procs (bpf/hotspot.bpf.h): cfg, or none (NULL) */
