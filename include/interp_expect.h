@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The interpreters a run expects from what it is told at start: the
- * command's name, or for a script the interpreter its "#!" line names, and
- * the target processes' executables. A guess, and only a matter of when:
+ * command's name, or for a script the interpreter its "#!" line names, the
+ * target processes' executables, and with -a those of the processes
+ * running then. A guess, and only a matter of when:
  * the unwinders of the interpreters expected are verified with the sampler
  * at start-up, the others' when a process of theirs is first attached
  * (include/session.h, interp_walks), which the BPF walk has no frames of
@@ -27,5 +28,10 @@ uint32_t interp_expect_name(const char *name);
 uint32_t interp_expect_command(const char *cmd, const char *path);
 /* What process pid's executable (proc_dir/PID/exe, proc_dir: "/proc") is, by its name */
 uint32_t interp_expect_pid(const char *proc_dir, uint32_t pid);
+/*
+ * What the processes running now are (-a: the host's), by their
+ * executables' names; the look stops once every kind of want is found.
+ */
+uint32_t interp_expect_running(const char *proc_dir, uint32_t want);
 
 #endif /* BPFPROF_INTERP_EXPECT_H */

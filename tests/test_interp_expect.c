@@ -119,6 +119,14 @@ static void test_pid(void **state)
 	assert_int_equal(interp_expect_pid(proc, 42), V8);
 	assert_int_equal(interp_expect_pid(proc, 43), PY);
 	assert_int_equal(interp_expect_pid(proc, 44), 0);
+	/* the running processes (a non-numeric entry, a process without exe among them) */
+	snprintf(link, sizeof(link), "%s/proc/self", dir);
+	assert_int_equal(mkdir(link, 0755), 0);
+	snprintf(link, sizeof(link), "%s/proc/45", dir);
+	assert_int_equal(mkdir(link, 0755), 0);
+	assert_int_equal(interp_expect_running(proc, PY | V8 | JVM), PY | V8);
+	assert_int_equal(interp_expect_running(proc, JVM), 0);
+	assert_int_equal(interp_expect_running(proc, V8), V8);
 }
 
 int main(void)

@@ -279,9 +279,9 @@ static uint32_t interps_enabled(const struct bpfprof_config *cfg)
 }
 
 /*
- * Those of them the command or the target processes name (interp_expect.h):
- * their unwinders are verified before sampling, the others' at their first
- * process (session_opts.interp_walks)
+ * Those of them the command or the target processes name, and with -a those
+ * the host runs now (interp_expect.h): their unwinders are verified before
+ * sampling, the others' at their first process (session_opts.interp_walks)
  */
 static uint32_t interps_expected(const struct bpfprof_config *cfg)
 {
@@ -289,6 +289,8 @@ static uint32_t interps_expected(const struct bpfprof_config *cfg)
 
 	for (int i = 0; i < cfg->nr_pids; i++)
 		kinds |= interp_expect_pid("/proc", cfg->pids[i]);
+	if (cfg->all_cpus)
+		kinds |= interp_expect_running("/proc", interps_enabled(cfg) & ~kinds);
 	return kinds & interps_enabled(cfg);
 }
 

@@ -5,6 +5,7 @@
  * interpreter path, then at most one argument; /usr/bin/env's program
  * after its options).
  */
+#include <dirent.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,4 +120,24 @@ uint32_t interp_expect_pid(const char *proc_dir, uint32_t pid)
 	if ((size_t)n > strlen(DELETED) && !strcmp(exe + n - strlen(DELETED), DELETED))
 		exe[n - strlen(DELETED)] = '\0';
 	return interp_expect_name(exe);
+}
+
+uint32_t interp_expect_running(const char *proc_dir, uint32_t want)
+{
+	DIR *d = opendir(proc_dir);
+	struct dirent *de;
+	uint32_t kinds = 0;
+
+	if (!d)
+		return 0;
+	while ((kinds & want) != want && (de = readdir(d))) {
+		char *end;
+		unsigned long pid = strtoul(de->d_name, &end, 10);
+
+		if (*end || !pid || pid > UINT32_MAX)
+			continue;
+		kinds |= interp_expect_pid(proc_dir, (uint32_t)pid);
+	}
+	closedir(d);
+	return kinds & want;
 }
