@@ -389,13 +389,13 @@ static int load_variant_with(struct session *s, const struct session_opts *o,
 	/* the maps only --off-cpu uses: not created without it */
 	if (!err && !o->offcpu)
 		err = bpf_map__set_autocreate(s->skel->maps.offcpu_start, false);
-	/* the legacy variant's walks go on by tail calls, one program per hook */
 	/* the legacy variant's on_sample is the sample itself: no tail call to sample_main */
 	if (!err && v == BPF_VARIANT_LEGACY) {
 		err = bpf_program__set_autoload(s->skel->progs.sample_main, false);
 		if (!err)
 			err = bpf_map__set_autocreate(s->skel->maps.sample_jmp, false);
 	}
+	/* the legacy variant's walks go on by tail calls, one program per hook */
 	if (!err && v != BPF_VARIANT_LEGACY) {
 		err = bpf_program__set_autoload(s->skel->progs.walk_sample, false);
 		if (!err)
