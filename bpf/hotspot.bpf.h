@@ -38,6 +38,7 @@
 
 #include "state.bpf.h"
 #include "unwind.bpf.h"
+#include "interp.bpf.h"
 
 /*
  * HotSpot's step in the walk: not in the legacy variant, whose walk
@@ -409,6 +410,8 @@ __noinline int hotspot_walk_step(__u32 slot, __u32 i)
 		.slot = slot,
 	};
 
+	if (!interp_walk_on(BPFPROF_WALK_HOTSPOT))
+		return -1;
 	if (!env.w || !env.e || !env.c || !hotspot_step(&env, i, &ret))
 		return -1;
 	return ret;
@@ -426,7 +429,7 @@ static __always_inline void hotspot_end(struct bpfprof_sample *e, __u64 nk, __u6
 	__u32 slot = cur_slot(), stop;
 	__u64 idx = nk + nu, n, size;
 
-	if (!COMPAT_HOTSPOT)
+	if (!COMPAT_HOTSPOT || !interp_walk_on(BPFPROF_WALK_HOTSPOT))
 		return;
 	h = bpf_map_lookup_elem(&hs_walk_state, &slot);
 	if (!h || !h->on || h->time_ns != e->time_ns || h->tid != e->tid)

@@ -239,9 +239,13 @@ static __always_inline __u64 ring_wakeup(__u32 tgid, __u32 start)
  * once more), so that the new program's maps and name are read while it
  * still runs; a 60 ms command forked by a shell and first sampled before its
  * exec would otherwise be gone by the next batch. Command mode: the command
- * becomes a target at its exec.
+ * becomes a target at its exec. A raw tracepoint rather than tp_btf: the
+ * same arguments, read through BPF_CORE_READ, without a tracing program's
+ * BTF id, which libbpf finds by parsing the whole of the kernel's BTF at
+ * each load (user/capture/core_btf.c spares the CO-RE relocations that
+ * parse; docs/BENCHMARKS.md, issue 34).
  */
-SEC("tp_btf/sched_process_exec")
+SEC("raw_tp/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
 	__u32 tgid = BPF_CORE_READ(p, tgid);
@@ -258,7 +262,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 }
 
 /* Command mode: a child of a target becomes a target before it can run. */
-SEC("tp_btf/sched_process_fork")
+SEC("raw_tp/sched_process_fork") /* raw: as on_exec */
 int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 {
 	__u32 ptgid, ctgid;

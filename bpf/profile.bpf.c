@@ -95,8 +95,12 @@ static __always_inline void sample_end(struct bpf_perf_event_data *ctx, bool may
 	slot_sample_end(); /* the walk this sample interrupted, if any, goes on in its slot */
 }
 
-SEC("perf_event")
-int on_sample(struct bpf_perf_event_data *ctx)
+/*
+ * A sample's record: filter, kernel stack, user walk, send. The attached
+ * program's body in the legacy variant; in the others sample_main's, which
+ * on_sample tail-calls.
+ */
+static __always_inline int sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, tid = (__u32)id;
@@ -140,6 +144,40 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	sample_end(ctx, true);
 	bench_part(11);
 	return 0;
+}
+
+/*
+ * Where the kernel has bpf_loop (every variant but legacy) the sample's
+ * program is sample_main in slot 0 of sample_jmp, tail-called by the
+ * attached on_sample: user space loads it first without the interpreters'
+ * unwinders no process needs yet (interp.bpf.h), and swaps in a load with
+ * them when such a process appears (user/capture/session.c), without
+ * detaching anything. A direct tail call: the JIT patches a jump.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} sample_jmp SEC(".maps");
+
+SEC("perf_event")
+int on_sample(struct bpf_perf_event_data *ctx)
+{
+	if (BPFPROF_LEGACY)
+		return sample(ctx);
+	if (bench_sample_skip())
+		return 0; /* bench/floor.sh's empty program: no tail call either */
+	bpf_tail_call(ctx, &sample_jmp, 0);
+	return 0;
+}
+
+SEC("perf_event")
+int sample_main(struct bpf_perf_event_data *ctx)
+{
+	if (BPFPROF_LEGACY)
+		return 0; /* not loaded there: on_sample is the sample */
+	return sample(ctx);
 }
 
 /*

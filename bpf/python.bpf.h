@@ -35,6 +35,7 @@
 #define BPFPROF_PYTHON_BPF_H
 
 #include "state.bpf.h"
+#include "interp.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -185,6 +186,8 @@ static __always_inline bool py_begin(struct bpfprof_sample *e, __u64 nk, __u64 n
 	w->steps = 0;
 	e->nr_py = 0;
 	e->py_stop = 0;
+	if (!interp_walk_on(BPFPROF_WALK_PYTHON))
+		return false;
 	cfg = bpf_map_lookup_elem(&py_procs, &tgid);
 	if (!cfg)
 		return false;

@@ -47,6 +47,7 @@
 
 #include "state.bpf.h"
 #include "unwind.bpf.h"
+#include "interp.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -360,6 +361,8 @@ static __always_inline int v8_begin(__u32 tgid, __u64 time_ns)
  */
 __noinline int v8_walk_begin(__u32 tgid, __u64 time_ns)
 {
+	if (!interp_walk_on(BPFPROF_WALK_V8))
+		return 0;
 	return v8_begin(tgid, time_ns);
 }
 #endif
@@ -472,11 +475,14 @@ not_function:
 static __always_inline int v8_frame_fast(struct walk *w, struct ustack_chunk *c, __u32 slot,
 					 __u32 i)
 {
-	struct v8_walk *v = bpf_map_lookup_elem(&v8_walk_state, &slot);
 	__u64 fp = w->f.bp, marker, fn, look, idx, kind;
+	struct v8_walk *v;
 	struct v8_fn *ent;
 
-	if (COMPAT_WALK_BY_TAIL_CALLS || !v || !v->on || v->stop)
+	if (COMPAT_WALK_BY_TAIL_CALLS || !interp_walk_on(BPFPROF_WALK_V8))
+		return 1;
+	v = bpf_map_lookup_elem(&v8_walk_state, &slot);
+	if (!v || !v->on || v->stop)
 		return 1;
 	if (!fp || (fp & 7) || arch_kernel_addr(fp) || fp + v->cfg.fp_low < w->f.sp)
 		return 1;
@@ -536,7 +542,7 @@ static __always_inline void v8_end(struct bpfprof_sample *e, __u64 nk, __u64 nu,
 	__u64 base, n;
 	__u32 stop;
 
-	if (COMPAT_WALK_BY_TAIL_CALLS)
+	if (COMPAT_WALK_BY_TAIL_CALLS || !interp_walk_on(BPFPROF_WALK_V8))
 		return;
 	v = v8_state();
 	if (!v || !v->on || v->tgid != tgid || v->time_ns != e->time_ns)

@@ -313,6 +313,17 @@ _Static_assert(sizeof(struct bpfprof_hotspot_proc) == 16 + 32 * BPFPROF_HS_HEAPS
 #define BPFPROF_MAX_HS_PROCS 256
 
 /*
+ * The interpreters' unwinders one load of the sampler walks with (rodata
+ * interp_walks, bpf/interp.bpf.h): the verifier drops the others' code, and
+ * user space loads the program again with them when such a process appears
+ * (user/capture/session.c, sample_prog_widen). A bit per enum interp_kind.
+ */
+#define BPFPROF_WALK_PYTHON (1u << 0)
+#define BPFPROF_WALK_HOTSPOT (1u << 1)
+#define BPFPROF_WALK_V8 (1u << 2)
+#define BPFPROF_WALK_INTERPS (BPFPROF_WALK_PYTHON | BPFPROF_WALK_HOTSPOT | BPFPROF_WALK_V8)
+
+/*
  * A V8 process (node) as user space found it (interp_v8.h, from the
  * v8dbg_* postmortem metadata of its binary), in `v8_procs` by tgid: the
  * slots below a JavaScript frame's frame pointer (V8's frame-constants.h:

@@ -44,6 +44,15 @@ struct session_opts {
 	bool copy_stacks;
 	uint32_t max_user_stack; /* --max-stack: 1..BPFPROF_MAX_USER_STACK; 0: BPFPROF_MAX_STACK */
 	uint32_t check_unwind_every; /* --check-unwind: a stack copy every N user-mode samples; 0 none */
+	/*
+	 * The interpreters' unwinders (BPFPROF_WALK_*) the sampler is verified
+	 * with at start-up (interp_walks), and those it is verified with
+	 * again, all at once, in place of the first when a process of one of
+	 * them is first attached (interp_more; session__interp_attach): an
+	 * interpreter no process runs costs no verifier time. --off-cpu and
+	 * the legacy variant, whose other programs walk too, load all of them.
+	 */
+	uint32_t interp_walks, interp_more;
 	const uint64_t *cgroup_ids; /* cgroup v2 ids to keep; NULL: all */
 	size_t nr_cgroups;
 	session_record_fn on_record;

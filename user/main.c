@@ -23,6 +23,7 @@
 #include "cgroup.h"
 #include "cli.h"
 #include "interp.h"
+#include "interp_expect.h"
 #include "interval.h"
 #include "log.h"
 #include "mmap_events.h"
@@ -266,6 +267,33 @@ static int unwinder_start(struct run *r)
 	return 0;
 }
 
+/* The interpreters this run looks for: 1u << enum interp_kind (BPFPROF_WALK_*'s bits) */
+static uint32_t interps_enabled(const struct bpfprof_config *cfg)
+{
+	_Static_assert(BPFPROF_WALK_PYTHON == 1u << INTERP_PYTHON &&
+			       BPFPROF_WALK_HOTSPOT == 1u << INTERP_HOTSPOT &&
+			       BPFPROF_WALK_V8 == 1u << INTERP_V8,
+		       "BPFPROF_WALK_* by enum interp_kind");
+	return (cfg->no_python ? 0 : 1u << INTERP_PYTHON) |
+	       (cfg->no_java ? 0 : 1u << INTERP_HOTSPOT) | (cfg->no_node ? 0 : 1u << INTERP_V8);
+}
+
+/*
+ * Those of them the command or the target processes name, and with -a those
+ * the host runs now (interp_expect.h): their unwinders are verified before
+ * sampling, the others' at their first process (session_opts.interp_walks)
+ */
+static uint32_t interps_expected(const struct bpfprof_config *cfg)
+{
+	uint32_t kinds = cfg->command ? interp_expect_command(cfg->command[0], NULL) : 0;
+
+	for (int i = 0; i < cfg->nr_pids; i++)
+		kinds |= interp_expect_pid("/proc", cfg->pids[i]);
+	if (cfg->all_cpus)
+		kinds |= interp_expect_running("/proc", interps_enabled(cfg) & ~kinds);
+	return kinds & interps_enabled(cfg);
+}
+
 /*
  * The command started (held before its exec), the session opened with its
  * records going to the interval, the notices' thread, the mmap events, the
@@ -288,6 +316,8 @@ static int session_open(struct run *r)
 		.copy_stacks = true,
 		.check_unwind_every = cfg->check_unwind ? 4 : 0,
 		.max_user_stack = cfg->max_stack,
+		.interp_walks = interps_expected(cfg),
+		.interp_more = interps_enabled(cfg),
 		.cgroup_ids = cfg->cgroup_ids,
 		.nr_cgroups = (size_t)cfg->nr_cgroups,
 		.on_record = interval__on_record,
@@ -346,9 +376,7 @@ static int session_open(struct run *r)
 	if (cfg->check_unwind && !(r->cap.checker = unwind_check__new()))
 		return -ENOMEM;
 	env.attach_ctx = r->cap.s;
-	r->cap.interps = interps__new(&env, (cfg->no_python ? 0 : 1u << INTERP_PYTHON) |
-						    (cfg->no_java ? 0 : 1u << INTERP_HOTSPOT) |
-						    (cfg->no_node ? 0 : 1u << INTERP_V8));
+	r->cap.interps = interps__new(&env, interps_enabled(cfg));
 	if (!r->cap.interps)
 		return -errno;
 	proc_table__set_interps(r->procs, r->cap.interps);

@@ -7,7 +7,9 @@
  * include/uapi/linux/perf_event.h define the attr fields used here.
  */
 #include <errno.h>
+#include <limits.h>
 #include <linux/perf_event.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <signal.h>
@@ -23,6 +25,7 @@
 #include <bpf/libbpf.h>
 #include "array.h"
 #include "bpfprof_abi.h"
+#include "core_btf.h"
 #include "log.h"
 #include "session.h"
 #include "unwind_compact.h"
@@ -34,6 +37,15 @@
 
 struct session {
 	struct profile_bpf *skel;
+	enum bpf_variant variant; /* the variant skel was loaded from */
+	/*
+	 * The interpreters' unwinders the sample's program in sample_jmp walks
+	 * with (BPFPROF_WALK_*), and those a later load adds (session_opts);
+	 * under widen_lock, as the interpreters attach from more than one thread
+	 */
+	uint32_t interp_walks, interp_more;
+	pthread_mutex_t widen_lock;
+	char core_btf[PATH_MAX]; /* the BTF skel's CO-RE was relocated against (core_btf.h); "": the kernel's */
 	struct ring_buffer *rb;
 	/*
 	 * What session__poll waits on: the ring buffer's own epoll descriptor
@@ -233,9 +245,14 @@ static const void *variant_elf(enum bpf_variant v, size_t *sz)
 	}
 }
 
-/* profile_bpf__open() with variant v's object. Returns NULL with errno set on failure. */
-static struct profile_bpf *open_variant(enum bpf_variant v)
+/*
+ * profile_bpf__open() with variant v's object, its CO-RE relocations
+ * against the BTF in file btf (core_btf.h), or NULL: the kernel's. Returns
+ * NULL with errno set on failure.
+ */
+static struct profile_bpf *open_variant(enum bpf_variant v, const char *btf)
 {
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .btf_custom_path = btf);
 	struct profile_bpf *obj = calloc(1, sizeof(*obj));
 	int err;
 
@@ -246,7 +263,7 @@ static struct profile_bpf *open_variant(enum bpf_variant v)
 	err = profile_bpf__create_skeleton(obj);
 	if (!err) {
 		obj->skeleton->data = (void *)variant_elf(v, &obj->skeleton->data_sz);
-		err = bpf_object__open_skeleton(obj->skeleton, NULL);
+		err = bpf_object__open_skeleton(obj->skeleton, &opts);
 	}
 	if (err) {
 		profile_bpf__destroy(obj);
@@ -301,17 +318,18 @@ static int set_tail_call(struct bpf_map *map, struct bpf_program *prog)
 
 
 /*
- * Open, configure and load variant v of the BPF object. Returns 0 or
- * -errno; the caller says what failed.
+ * Open, configure and load variant v of the BPF object, its CO-RE
+ * relocations against the BTF in file btf (NULL: the kernel's). Returns 0
+ * or -errno; the caller says what failed.
  */
-static int load_variant(struct session *s, const struct session_opts *o,
-			const struct kernel_features *f, enum bpf_variant v)
+static int load_variant_with(struct session *s, const struct session_opts *o,
+			     const struct kernel_features *f, enum bpf_variant v, const char *btf)
 {
 	bool task_work = v == BPF_VARIANT_TASK_WORK || v == BPF_VARIANT_TASK_WORK7;
 	int err;
 
 	load_error[0] = verifier_error[0] = '\0';
-	s->skel = open_variant(v);
+	s->skel = open_variant(v, btf);
 	if (!s->skel) {
 		err = -errno;
 		snprintf(load_error, sizeof(load_error), "cannot open the BPF object: %s",
@@ -334,6 +352,12 @@ static int load_variant(struct session *s, const struct session_opts *o,
 						  o->max_user_stack :
 						  BPFPROF_MAX_STACK;
 	s->skel->rodata->thread_size = kernel_thread_size(f->release);
+	/* the interpreters' unwinders verified now (bpf/interp.bpf.h) */
+	s->variant = v;
+	s->interp_more = o->interp_more;
+	s->interp_walks = v == BPF_VARIANT_LEGACY || o->offcpu ? BPFPROF_WALK_INTERPS :
+								 o->interp_walks;
+	s->skel->rodata->interp_walks = s->interp_walks;
 	/* wake the consumer at 1/8 of the buffer: batches records, leaves headroom */
 	s->skel->rodata->wakeup_bytes = o->ringbuf_bytes / 8;
 	/* the records' process start times in /proc/PID/stat's unit (issue 24: identity) */
@@ -366,6 +390,12 @@ static int load_variant(struct session *s, const struct session_opts *o,
 	/* the maps only --off-cpu uses: not created without it */
 	if (!err && !o->offcpu)
 		err = bpf_map__set_autocreate(s->skel->maps.offcpu_start, false);
+	/* the legacy variant's on_sample is the sample itself: no tail call to sample_main */
+	if (!err && v == BPF_VARIANT_LEGACY) {
+		err = bpf_program__set_autoload(s->skel->progs.sample_main, false);
+		if (!err)
+			err = bpf_map__set_autocreate(s->skel->maps.sample_jmp, false);
+	}
 	/* the legacy variant's walks go on by tail calls, one program per hook */
 	if (!err && v != BPF_VARIANT_LEGACY) {
 		err = bpf_program__set_autoload(s->skel->progs.walk_sample, false);
@@ -394,6 +424,8 @@ static int load_variant(struct session *s, const struct session_opts *o,
 	err = profile_bpf__load(s->skel);
 	if (err && !load_error[0])
 		snprintf(load_error, sizeof(load_error), "%s", strerror(-err));
+	if (!err && v != BPF_VARIANT_LEGACY)
+		err = set_tail_call(s->skel->maps.sample_jmp, s->skel->progs.sample_main);
 	if (!err && v == BPF_VARIANT_LEGACY)
 		err = set_tail_call(s->skel->maps.walk_jmp_sample, s->skel->progs.walk_sample);
 	if (!err && v == BPF_VARIANT_LEGACY)
@@ -402,6 +434,59 @@ static int load_variant(struct session *s, const struct session_opts *o,
 		err = set_tail_call(s->skel->maps.walk_jmp_sys_exit, s->skel->progs.walk_sys_exit);
 	if (!err && v == BPF_VARIANT_LEGACY && o->offcpu)
 		err = set_tail_call(s->skel->maps.py_jmp_sys_exit, s->skel->progs.py_walk_sys_exit);
+	return err;
+}
+
+/*
+ * Variant v loaded (load_variant_with), its CO-RE relocations against the
+ * kernel's BTF cut to the object's types, from the cache (core_btf.h);
+ * where the cut is not cached yet, against the kernel's whole BTF, and the
+ * cut written for the next start. --off-cpu's tracing programs need
+ * libbpf's parse of the whole BTF anyway (their attach points' ids): no
+ * cut. Returns 0 or -errno; the caller says what failed.
+ */
+static int load_variant(struct session *s, const struct session_opts *o,
+			const struct kernel_features *f, enum bpf_variant v)
+{
+	char path[PATH_MAX];
+	size_t size;
+	const void *elf = variant_elf(v, &size);
+	int cached = o->offcpu ? -ENOTSUP : core_btf__path(elf, size, path, sizeof(path));
+	int err;
+
+	s->core_btf[0] = '\0';
+	if (cached == -EPERM)
+		pr_info("CO-RE: the BTF cache '%s' is not used: not this user's alone (mode 0700)\n",
+			getenv("BPFPROF_BTF_CACHE") ? getenv("BPFPROF_BTF_CACHE") :
+						      CORE_BTF_DEFAULT_DIR);
+	if (!cached) {
+		err = load_variant_with(s, o, f, v, path);
+		if (!err) {
+			snprintf(s->core_btf, sizeof(s->core_btf), "%s", path);
+			pr_debug("CO-RE: against the kernel's BTF cut in '%s'\n", path);
+			return 0;
+		}
+		/* the verifier's refusal is the variant's, not the cut's */
+		if (verifier_error[0])
+			return err;
+		pr_info("CO-RE against the kernel's BTF cut in '%s' failed (%s): against the "
+			"kernel's whole BTF, and the cut written again\n",
+			path, load_error);
+		profile_bpf__destroy(s->skel);
+		s->skel = NULL;
+		cached = -ENOENT;
+	}
+	err = load_variant_with(s, o, f, v, NULL);
+	if (!err && cached == -ENOENT) {
+		int werr = core_btf__write(path, bpf_object__btf(s->skel->obj));
+
+		if (werr)
+			pr_info("CO-RE: cannot cache the kernel's BTF cut in '%s': %s\n", path,
+				strerror(-werr));
+		else
+			pr_info("CO-RE: the kernel's BTF cut to the object's types cached in '%s'\n",
+				path);
+	}
 	return err;
 }
 
@@ -552,6 +637,7 @@ int session__open(const struct session_opts *o, struct session **out)
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
+	pthread_mutex_init(&s->widen_lock, NULL);
 	s->on_record = o->on_record;
 	s->ctx = o->ctx;
 	s->epfd = -1;
@@ -1158,9 +1244,13 @@ static int proc_map_set(struct bpf_map *map, uint32_t tgid, const void *cfg, siz
 	return bpf_map__update_elem(map, &tgid, sizeof(tgid), cfg, size, BPF_ANY) ? -errno : 0;
 }
 
+static int interp_walk_ready(struct session *s, enum interp_kind kind);
+
 int session__python_set(struct session *s, uint32_t tgid, const struct bpfprof_py_proc *cfg)
 {
-	return proc_map_set(s->skel->maps.py_procs, tgid, cfg, sizeof(*cfg));
+	int err = cfg ? interp_walk_ready(s, INTERP_PYTHON) : 0;
+
+	return err ? err : proc_map_set(s->skel->maps.py_procs, tgid, cfg, sizeof(*cfg));
 }
 
 /* tgid's entry in hs_procs (bpf/hotspot.bpf.h): cfg, or none (NULL) */
@@ -1178,8 +1268,103 @@ static int session__v8_set(struct session *s, uint32_t tgid, const struct bpfpro
 	return proc_map_set(s->skel->maps.v8_procs, tgid, cfg, sizeof(*cfg));
 }
 
+/* The names of the interpreters in walks (BPFPROF_WALK_*), for -v */
+static void walk_names(uint32_t walks, char *buf, size_t size)
+{
+	static const char *const names[] = { "Python", "Java", "JavaScript" };
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (uint32_t i = 0; i < INTERP_NR; i++)
+		if (walks & (1u << i) && n < size)
+			n += (size_t)snprintf(buf + n, size - n, "%s%s", n ? ", " : "", names[i]);
+}
+
+/*
+ * sample_main loaded again, with every interpreter's unwinder that can come
+ * (s->interp_more), its maps the session's (bpf_map__reuse_fd; its own
+ * read-only data, a copy of the first load's but for interp_walks), and
+ * put in sample_jmp's slot in place of the first: on_sample tail-calls it
+ * from the next sample on. Called with widen_lock held. Returns 0 or
+ * -errno, printed.
+ */
+static int sample_prog_widen(struct session *s)
+{
+	uint32_t walks = s->interp_walks | s->interp_more;
+	uint64_t t0 = thread_cpu_ns();
+	struct bpf_map *m, *wm;
+	struct bpf_program *p;
+	struct profile_bpf *w;
+	struct bpf_prog_info info;
+	uint32_t len = sizeof(info);
+	char names[64];
+	int err = 0;
+
+	w = open_variant(s->variant, s->core_btf[0] ? s->core_btf : NULL);
+	if (!w) {
+		err = -errno;
+		goto out;
+	}
+	memcpy(w->rodata, s->skel->rodata, sizeof(*w->rodata));
+	w->rodata->interp_walks = walks;
+	bpf_object__for_each_program(p, w->obj)
+		if (!err)
+			err = bpf_program__set_autoload(p, p == w->progs.sample_main);
+	/* the same object: its maps in the same order */
+	wm = bpf_object__next_map(w->obj, NULL);
+	bpf_object__for_each_map(m, s->skel->obj) {
+		if (!err && m != s->skel->maps.rodata)
+			err = bpf_map__fd(m) >= 0 ? bpf_map__reuse_fd(wm, bpf_map__fd(m)) :
+						    bpf_map__set_autocreate(wm, false);
+		wm = bpf_object__next_map(w->obj, wm);
+	}
+	if (!err)
+		err = profile_bpf__load(w);
+	if (!err)
+		err = set_tail_call(s->skel->maps.sample_jmp, w->progs.sample_main);
+	memset(&info, 0, sizeof(info));
+	if (!err && bpf_obj_get_info_by_fd(bpf_program__fd(w->progs.sample_main), &info, &len))
+		info.verified_insns = 0;
+out:
+	/* the slot holds the program: the object is no longer needed */
+	profile_bpf__destroy(w);
+	walk_names(walks & ~s->interp_walks, names, sizeof(names));
+	if (err) {
+		pr_warn("cannot load the %s unwinders: %s\n", names, strerror(-err));
+		return err;
+	}
+	pr_info("the %s unwinders loaded with the first such process: %u instructions "
+		"verified, %.1f ms of CPU\n",
+		names, info.verified_insns, (double)(thread_cpu_ns() - t0) / 1e6);
+	s->interp_walks = walks;
+	return 0;
+}
+
+/*
+ * The sample's program walks kind's frames once kind's process is
+ * attached: loaded again with them the first time. Returns 0 or -errno
+ * (-EOPNOTSUPP: not an interpreter this run walks).
+ */
+static int interp_walk_ready(struct session *s, enum interp_kind kind)
+{
+	uint32_t bit = 1u << kind;
+	int err = 0;
+
+	pthread_mutex_lock(&s->widen_lock);
+	if (!(s->interp_walks & bit))
+		err = s->interp_more & bit ? sample_prog_widen(s) : -EOPNOTSUPP;
+	/* a failed load is not tried again for each process */
+	s->interp_more &= err ? ~bit : ~0u;
+	pthread_mutex_unlock(&s->widen_lock);
+	return err;
+}
+
 int session__interp_attach(void *ctx, enum interp_kind kind, uint32_t tgid, const void *layout)
 {
+	int err = layout && kind < INTERP_NR ? interp_walk_ready(ctx, kind) : 0;
+
+	if (err)
+		return err;
 	switch (kind) {
 	case INTERP_PYTHON:
 		return session__python_set(ctx, tgid, layout);
@@ -1239,5 +1424,6 @@ void session__close(struct session *s)
 	profile_bpf__destroy(s->skel);
 	free(s->links);
 	free(s->pfds);
+	pthread_mutex_destroy(&s->widen_lock);
 	free(s);
 }
