@@ -240,11 +240,15 @@ static __always_inline bool v8_in_code(const struct v8_walk *v, const struct v8_
 /*
  * v8_fn_read into the cache's entry k for the frame of the walk w whose pc
  * (or return address - 1) is look, remembered where it lies outside the
- * Code read. A global function, called on a cache miss: the verifier
- * checks it once, not in each of v8_frame's paths to it. Returns 0, or -1
- * when fn is no JSFunction.
+ * Code read. Returns 0, or -1 when fn is no JSFunction. Inline in
+ * v8_walk_frame (itself a global function, verified once): as a global
+ * function of its own it made a fourth call level under the sample's
+ * program, whose stacks (128 + 192 + 160 + 96 bytes) Linux 6.1 refused
+ * (the 512-byte limit on a chain of calls), and the modern variant fell
+ * back to the legacy one there.
  */
-__noinline int v8_walk_fn_read(struct v8_walk *v, struct walk *w, __u32 k, __u64 fn, __u64 look)
+static __always_inline int v8_walk_fn_read(struct v8_walk *v, struct walk *w, __u32 k, __u64 fn,
+					   __u64 look)
 {
 	struct v8_fn *ent;
 

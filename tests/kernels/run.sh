@@ -121,6 +121,21 @@ ran() {
 }
 
 # --- one kernel's files ------------------------------------------------------
+# variant_first KERNEL NAME LOG WANT: run NAME loaded variant WANT, the one
+# the kernel has what for (docs/KERNELS.md), at the first try: a variant
+# refused (a chain of calls past 512 bytes of stack) falls back to the next
+# and still passes every other check, with fewer frames and twice the
+# verifier's time
+variant_first() {
+	local got
+	got=$(sed -n 's/.*: BPF variant \([a-z0-9-]*\) (.*/\1/p' "$3" | tail -1)
+	if [ "$got" = "$4" ] && ! grep -q 'did not load' "$3"; then
+		ok "$1: $2: the $4 variant loaded, at the first try"
+	else
+		fail "$1: $2: variant '$got', want $4 at the first try" "$(grep -E 'BPF variant|did not load' "$3")"
+	fi
+}
+
 judge() {
 	local k=$1 o=$2 a b n t r tol s p jw=$work/judge.$1
 	mkdir -p "$jw"
@@ -142,6 +157,7 @@ judge() {
 		split "$k" cmd folded "$a" "$b" "$t"
 		[ "$(awk '{ s += $NF } END { print s + 0 }' "$o/cmd.folded")" = "$n" ] &&
 			ok "$k: cmd: folded holds all $n samples" || fail "$k: cmd: folded total against bpfprof's $n"
+		variant_first "$k" cmd "$o/cmd.log" "$([ "$k" = 5.10 ] && echo legacy || echo modern)"
 		if has go; then
 			if pprof -top -unit=ms -nodecount=50 "$o/cmd.prof" >"$jw/top" && pprof_clean; then
 				split "$k" cmd "go tool pprof -top .prof" "$(flat hot_a "$jw/top")" "$(flat hot_b "$jw/top")" "$t"
@@ -239,6 +255,13 @@ judge() {
 	# 5. --off-cpu (offcpu.sh's first run)
 	if ran "$k" offcpu; then
 		local s_off p_off spin_off main_off s_wall p_wall want
+		# every interpreter's unwinder is loaded at start-up with --off-cpu
+		case $k in
+		5.10) want=legacy ;;
+		7.*) want=task-work-7 ;;
+		*) want=modern ;;
+		esac
+		variant_first "$k" offcpu "$o/offcpu.log" "$want"
 		s_off=$(folded_us "$o/offcpu.folded" sleep_part)
 		p_off=$(folded_us "$o/offcpu.folded" pipe_part)
 		spin_off=$(folded_us "$o/offcpu.folded" spin_part)
