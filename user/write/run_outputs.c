@@ -245,6 +245,7 @@ struct output_job {
 	size_t bytes;
 	uint64_t samples, offcpu_samples;
 	double cpu_ms; /* this output's CPU time, its thread's */
+	bool done; /* write_one has returned (set by its thread; atomic) */
 };
 
 static uint64_t mono_ns(void)
@@ -318,7 +319,17 @@ static void *write_one(void *arg)
 	 */
 	if (!ret)
 		output__sync(out, out->format == OUTPUT_PERFDATA ? NULL : &j->b);
+	__atomic_store_n(&j->done, true, __ATOMIC_RELEASE);
 	return NULL;
+}
+
+/* Whether an output after i is still being written, in its thread. */
+static bool writing_after(const struct output_job *jobs, int nr, int i)
+{
+	for (int k = i + 1; k < nr; k++)
+		if (jobs[k].threaded && !__atomic_load_n(&jobs[k].done, __ATOMIC_ACQUIRE))
+			return true;
+	return false;
 }
 
 /*
@@ -440,15 +451,23 @@ int run_outputs__write(struct run_outputs *o, const struct profile *all)
 	for (i = 0; i < o->cfg->nr_outputs; i++)
 		if (!jobs[i].threaded)
 			write_one(&jobs[i]);
-	for (i = 0; i < o->cfg->nr_outputs; i++)
-		if (jobs[i].threaded)
-			pthread_join(jobs[i].thread, NULL);
-	t1 = mono_ns();
+	t1 = t0;
 	for (i = 0; i < o->cfg->nr_outputs; i++) {
 		struct output_job *j = &jobs[i];
 		struct output *out = &o->cfg->outputs[i];
 
+		if (j->threaded)
+			pthread_join(j->thread, NULL);
+		t1 = mono_ns(); /* the last output written: what follows is committing */
 		commit_one(j);
+		/*
+		 * while a later output is still being written this thread would
+		 * only wait for it: the file this one replaced is let go of now
+		 */
+		if (j->replaced >= 0 && writing_after(jobs, o->cfg->nr_outputs, i)) {
+			close(j->replaced);
+			j->replaced = -1;
+		}
 		if (j->ret == -E2BIG && out->format == OUTPUT_GPERF)
 			pr_warn("'%s': too many processes for one address space\n", out->path);
 		if (j->write_failed && !o->streams.err[i])
@@ -462,8 +481,8 @@ int run_outputs__write(struct run_outputs *o, const struct profile *all)
 	sync_dirs(o, jobs);
 	let_go_replaced(o, jobs);
 	/* finalize's wall time after the names (docs/BENCHMARKS.md) */
-	pr_info("outputs: wall ms: %.1f writing them (their threads), %.1f committing them in "
-		"order (renames, their directories' fsync)\n",
+	pr_info("outputs: wall ms: %.1f until the last was written (their threads), %.1f "
+		"committing it and what it waited for (renames, their directories' fsync)\n",
 		(double)(t1 - t0) / 1e6, (double)(mono_ns() - t1) / 1e6);
 	if (o->pusher) {
 		push__submit(o->pusher, all); /* queued: the network is the push thread's */
