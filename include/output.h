@@ -68,7 +68,9 @@ int output__open(struct output *o);
  * drain wrote and b kept, so output__commit writes it again in the
  * outputs' order (after a failed output before it freed its space); b->err
  * is set only when that cut fails. Nothing is done for stdout or a buffer
- * already failed.
+ * already failed. b NULL: the content is in the file already (perf.data's
+ * streams), only fsynced; when that fails, output__commit fsyncs again
+ * and reports it.
  */
 void output__sync(struct output *o, struct buf *b);
 /*
@@ -77,6 +79,24 @@ void output__sync(struct output *o, struct buf *b);
  * file printed, temporary removed, an existing target left as it was).
  */
 int output__commit(struct output *o, const struct buf *b);
+/*
+ * output__commit but for the directory's fsync: for a caller that commits
+ * several outputs and then syncs their directory once (output__sync_dir),
+ * rather than once an output (a journal commit each on ext4). Same returns.
+ * replaced (may be NULL): set to a descriptor (O_PATH) of the file the
+ * rename replaced, -1 when none (or on error); the caller closes it. That
+ * last close is what frees the old file's blocks and page cache (the
+ * inode's eviction: 7-13 ms for a 26 MB file on ext4 here, which the
+ * rename itself would otherwise spend; docs/BENCHMARKS.md), so a caller can
+ * do it off its path.
+ */
+int output__rename(struct output *o, const struct buf *b, int *replaced);
+/*
+ * fsync the directory of path ("dir/name"; the current one without a
+ * slash): makes the renames into it durable. Best effort: some file
+ * systems refuse, and nothing is reported.
+ */
+void output__sync_dir(const char *path);
 /* Remove the temporary file, if any. Safe to call twice. */
 void output__abort(struct output *o);
 /*

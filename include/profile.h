@@ -325,6 +325,14 @@ uint64_t profile__total_weight(const struct profile *p);
 
 /* Index of the mapping of process `proc` that contains addr, or -1. */
 int profile__find_mapping(const struct profile *p, uint32_t proc, uint64_t addr);
+/*
+ * Index of the mapping of s->proc that user frame i of s (0: the leaf) falls
+ * in, or -1: a return address (i > 0) is looked up one byte back, as it may
+ * sit just past its mapping's end. Its location's, once resolved
+ * (profile__resolve_locs: a load rather than a search, which a pass over
+ * every frame of a large profile paid 300,000 times), else searched.
+ */
+int profile__user_frame_mapping(const struct profile *p, const struct profile_stack *s, size_t i);
 
 /*
  * Insert a mapping into process `proc`, removing the existing mappings it

@@ -13,6 +13,7 @@
 #ifndef BPFPROF_RUN_OUTPUTS_H
 #define BPFPROF_RUN_OUTPUTS_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include "cli.h"
@@ -41,6 +42,15 @@ struct run_outputs {
 	 * records name them. NULL when no such output is written to a file.
 	 */
 	char *jit_dir;
+	/*
+	 * The files the last commits replaced (output__rename), closed by a
+	 * thread of their own: their eviction is not the commits' wait.
+	 * Joined at the next write and at run_outputs__free.
+	 */
+	int replaced[CLI_MAX_OUTPUTS];
+	int nr_replaced;
+	pthread_t let_go;
+	bool letting_go;
 };
 
 /*

@@ -775,6 +775,63 @@ static void test_resolve_locs(void **state)
 	profile__free(p);
 }
 
+/*
+ * Stacks after one another share their root side: those locations are taken
+ * from the stack before (same process, return addresses on both sides),
+ * and are the ones a look-up frame by frame gives.
+ */
+static void test_resolve_locs_shared_root(void **state)
+{
+	struct profile *p = profile__new();
+	struct profile_mapping m = { .perms = "r-xp", .start = 0x400000, .end = 0x500000 };
+	const uint64_t L1 = 0x401000, L2 = 0x402000, R1 = 0x410000, R2 = 0x420000, R3 = 0x430000;
+	const uint64_t t0[] = { L1, R1, R2, R3 }, t1[] = { L2, R1, R2, R3 }, t2[] = { R1, R2, R3 },
+		       t3[] = { K1, R2, R3 }, t4[] = { L1, R1, R2, R3 };
+	uint32_t a, b, kp = PROFILE_KERNEL_PROC;
+	bool created;
+
+	assert_non_null(p);
+	a = (uint32_t)profile__process(p, 100, &created);
+	b = (uint32_t)profile__process(p, 200, &created);
+	m.path = profile__intern(p, "/usr/bin/app");
+	assert_int_equal(profile__add_mapping(p, a, &m), 1);
+	assert_int_equal(profile__add_mapping(p, b, &m), 1);
+	add_stack(p, a, t0, 0, 4);
+	add_stack(p, a, t1, 0, 4);
+	add_stack(p, a, t2, 0, 3);
+	add_stack(p, a, t3, 1, 2);
+	add_stack(p, b, t4, 0, 4);
+	assert_int_equal(profile__resolve_locs(p), 0);
+
+	check_loc(loc(p, 0, 0), L1, a, false, 0);
+	check_loc(loc(p, 0, 1), R1, a, true, 0);
+	check_loc(loc(p, 0, 3), R3, a, true, 0);
+	/* t1: a leaf of its own, the three returns t0's */
+	check_loc(loc(p, 1, 0), L2, a, false, 0);
+	for (size_t i = 1; i < 4; i++)
+		assert_int_equal(p->stacks[1].locs[i], p->stacks[0].locs[i]);
+	/* t2: R1 is its leaf, another location than t0's return R1; R2, R3 shared */
+	check_loc(loc(p, 2, 0), R1, a, false, 0);
+	assert_int_not_equal(p->stacks[2].locs[0], p->stacks[0].locs[1]);
+	assert_int_equal(p->stacks[2].locs[1], p->stacks[0].locs[2]);
+	assert_int_equal(p->stacks[2].locs[2], p->stacks[0].locs[3]);
+	/* t3: a kernel leaf, then R2 as the user leaf (new), R3 shared */
+	check_loc(loc(p, 3, 0), K1, kp, false, -1);
+	check_loc(loc(p, 3, 1), R2, a, false, 0);
+	assert_int_not_equal(p->stacks[3].locs[1], p->stacks[0].locs[2]);
+	assert_int_equal(p->stacks[3].locs[2], p->stacks[0].locs[3]);
+	/* t4: the same addresses in another process are other locations */
+	for (size_t i = 0; i < 4; i++) {
+		check_loc(loc(p, 4, i), t4[i], b, i > 0, 0);
+		assert_int_not_equal(p->stacks[4].locs[i], p->stacks[0].locs[i]);
+	}
+	/* L1 R1 R2 R3 L2 R1-leaf R2-leaf K1 (a); L1 R1 R2 R3 (b) */
+	assert_int_equal(p->nr_locs, 12);
+	/* the frames' mappings, from their locations */
+	assert_int_equal(profile__user_frame_mapping(p, &p->stacks[3], 1), 0);
+	profile__free(p);
+}
+
 static void test_resolve_locs_from_records(void **state)
 {
 	struct fixture *f = *state;
@@ -1067,6 +1124,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_observer, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_offcpu_records, setup, teardown),
 		cmocka_unit_test(test_resolve_locs),
+		cmocka_unit_test(test_resolve_locs_shared_root),
 		cmocka_unit_test_setup_teardown(test_resolve_locs_from_records, setup, teardown),
 	};
 

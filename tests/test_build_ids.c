@@ -171,9 +171,9 @@ static void assert_id(const struct profile_mapping *m, uint8_t id_byte)
 	assert_memory_equal(m->build_id, want, 20);
 }
 
-static void test_fill(void **state)
+/* resolved: the frames' mappings are their locations' (profile__user_frame_mapping) */
+static void fill(struct fixture *f, bool resolved)
 {
-	struct fixture *f = *state;
 	char host_lib[128], both_lib[128], deleted[160];
 	/* leaf in /opt/a; return addresses: one just past /opt/b's end (looked up at -1) */
 	const uint64_t s1[] = { BASE + 0x10, BASE + 0x2000, BASE + 0x4010, BASE + 0x6010 };
@@ -207,6 +207,8 @@ static void test_fill(void **state)
 	add_stack(f, f->proc_b, s2, 3);
 	add_stack(f, f->proc_b, s3, 1);
 	add_stack(f, f->proc_a, s4, 1);
+	if (resolved)
+		assert_int_equal(profile__resolve_locs(f->p), 0);
 
 	assert_int_equal(build_ids__fill(f->p, f->proc), 0);
 	assert_id(map_of(f, f->proc_a, BASE), 0x11);
@@ -226,6 +228,16 @@ static void test_fill(void **state)
 	assert_id(map_of(f, f->proc_b, BASE + 0x8000), 0x33);
 }
 
+static void test_fill(void **state)
+{
+	fill(*state, false);
+}
+
+static void test_fill_resolved(void **state)
+{
+	fill(*state, true);
+}
+
 static void test_empty(void **state)
 {
 	struct fixture *f = *state;
@@ -237,6 +249,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_fill, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fill_resolved, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_empty, setup, teardown),
 	};
 

@@ -181,12 +181,79 @@ static void test_profile_pass(void **state)
 	profile__free(p);
 }
 
+/*
+ * Enough distinct symbols for the pass to split its demangling over two
+ * threads: every location named as one pass at a time names it, two
+ * symbols of one demangled name share its interned string
+ */
+static void test_profile_pass_split(void **state)
+{
+	enum { STACKS = 12, DEPTH = 100, SYMS = 700 };
+	struct profile *p = profile__new();
+	uint64_t ips[DEPTH];
+	char sym[64], want[64];
+	const char *ctor = NULL;
+	bool created;
+	int proc;
+	size_t i, k;
+
+	assert_non_null(p);
+	proc = profile__process(p, 1, &created);
+	assert_true(proc >= 0);
+	for (k = 0; k < STACKS; k++) {
+		for (i = 0; i < DEPTH; i++)
+			ips[i] = 0x10000 + (k * DEPTH + i) * 16;
+		add_stack(p, (uint32_t)proc, ips, 0, DEPTH, 1);
+	}
+	assert_int_equal(profile__resolve_locs(p), 0);
+	for (i = 0; i < STACKS * DEPTH; i++) {
+		size_t j = i % SYMS;
+
+		if (i == 3 || i == 4) /* a constructor's complete and base object symbols */
+			snprintf(sym, sizeof(sym), "_ZN2ns1CC%zuEv", i - 2);
+		else if (j % 5 == 0)
+			snprintf(sym, sizeof(sym), "plain%zu", j);
+		else
+			snprintf(sym, sizeof(sym), "_ZN2ns%zuf%zuEv",
+				 1 + (size_t)snprintf(NULL, 0, "%zu", j), j);
+		name_loc(p, (uint32_t)proc, 0x10000 + i * 16, sym, "app", false);
+	}
+	assert_int_equal(symbolizer__demangle_names(p), 0);
+	for (i = 0; i < p->nr_locs; i++) {
+		const struct profile_location *l = &p->locs[i];
+		size_t n = (size_t)(l->addr - 0x10000) / 16, j = n % SYMS;
+
+		if (n == 3 || n == 4) {
+			assert_string_equal(l->func, "ns::C::C()");
+			snprintf(sym, sizeof(sym), "_ZN2ns1CC%zuEv", n - 2);
+			assert_string_equal(l->sys_func, sym);
+			if (ctor)
+				assert_ptr_equal(l->func, ctor);
+			ctor = l->func;
+		} else if (j % 5 == 0) {
+			snprintf(want, sizeof(want), "plain%zu", j);
+			assert_string_equal(l->func, want);
+			assert_null(l->sys_func);
+		} else {
+			snprintf(want, sizeof(want), "ns::f%zu()", j);
+			assert_string_equal(l->func, want);
+			assert_non_null(l->sys_func);
+			assert_memory_equal(l->sys_func, "_ZN2ns", 6);
+		}
+	}
+	profile__free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_cxx),	    cmocka_unit_test(test_rust),
-		cmocka_unit_test(test_not_mangled), cmocka_unit_test(test_cut),
-		cmocka_unit_test(test_hostile),	    cmocka_unit_test(test_profile_pass),
+		cmocka_unit_test(test_cxx),
+		cmocka_unit_test(test_rust),
+		cmocka_unit_test(test_not_mangled),
+		cmocka_unit_test(test_cut),
+		cmocka_unit_test(test_hostile),
+		cmocka_unit_test(test_profile_pass),
+		cmocka_unit_test(test_profile_pass_split),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -456,6 +456,14 @@ int profile__find_mapping(const struct profile *p, uint32_t proc, uint64_t addr)
 	return -1;
 }
 
+int profile__user_frame_mapping(const struct profile *p, const struct profile_stack *s, size_t i)
+{
+	/* intern_loc's look-up, made when the location was */
+	if (s->locs)
+		return p->locs[s->locs[s->nr_kernel + i]].mapping;
+	return profile__find_mapping(p, s->proc, s->ips[s->nr_kernel + i] - (i > 0));
+}
+
 int profile__add_mapping(struct profile *p, uint32_t proc, const struct profile_mapping *m)
 {
 	struct profile_process *pr = &p->procs[proc];
@@ -517,20 +525,48 @@ static int intern_loc(struct profile *p, uint32_t proc, uint64_t addr, bool is_r
 	return 0;
 }
 
+/*
+ * How many user frames of s, from its root, are those of prev (the same
+ * process, the same return addresses), the leaf left out: their locations
+ * are prev's. Stacks come in the order they were first sampled, and one
+ * after another they share most of their root side (a C++ compiler's 48
+ * frames a stack), which is then not looked up again frame by frame.
+ */
+static size_t shared_root(const struct profile_stack *s, const struct profile_stack *prev)
+{
+	const uint64_t *a = s->ips + s->nr_kernel + s->nr_user,
+		       *b = prev->ips + prev->nr_kernel + prev->nr_user;
+	size_t n = 0, max;
+
+	if (!prev->locs || prev->proc != s->proc || !s->nr_user || !prev->nr_user)
+		return 0;
+	max = (size_t)(s->nr_user < prev->nr_user ? s->nr_user : prev->nr_user) - 1;
+	while (n < max && a[-1 - (long)n] == b[-1 - (long)n])
+		n++;
+	return n;
+}
+
 int profile__resolve_locs(struct profile *p)
 {
+	const struct profile_stack *prev = NULL;
 	size_t i, j;
 
 	for (i = 0; i < p->nr_stacks; i++) {
 		struct profile_stack *s = &p->stacks[i];
-		size_t n = (size_t)s->nr_kernel + s->nr_user;
+		size_t n = (size_t)s->nr_kernel + s->nr_user, shared;
 
-		if (s->locs)
+		if (s->locs) {
+			prev = s;
 			continue;
+		}
 		s->locs = malloc(n ? n * sizeof(*s->locs) : 1);
 		if (!s->locs)
 			return -ENOMEM;
-		for (j = 0; j < n; j++) {
+		shared = prev ? shared_root(s, prev) : 0;
+		for (j = 0; j < shared; j++)
+			s->locs[n - 1 - j] =
+				prev->locs[(size_t)prev->nr_kernel + prev->nr_user - 1 - j];
+		for (j = 0; j < n - shared; j++) {
 			uint32_t owner = j < s->nr_kernel ? PROFILE_KERNEL_PROC : s->proc;
 			/* leaf of each side is the interrupted instruction; the rest return addresses */
 			bool ret = j != 0 && j != s->nr_kernel;
@@ -541,6 +577,7 @@ int profile__resolve_locs(struct profile *p)
 				return -ENOMEM;
 			}
 		}
+		prev = s;
 	}
 	return 0;
 }

@@ -43,15 +43,17 @@ int build_ids__fill(struct profile *p, const char *proc_dir)
 	for (s = 0; s < p->nr_stacks && !err; s++) {
 		const struct profile_stack *st = &p->stacks[s];
 		struct profile_process *pr = &p->procs[st->proc];
+		int last = -1;
 
 		for (i = 0; i < st->nr_user && !err; i++) {
-			/* a return address may sit just past its mapping's end */
-			uint64_t ip = st->ips[st->nr_kernel + i] - (i > 0), idx;
-			int m = profile__find_mapping(p, st->proc, ip), n;
+			int m = profile__user_frame_mapping(p, st, i), n;
 			struct profile_mapping *pm;
+			uint64_t idx;
 
-			if (m < 0)
+			/* the frames of one mapping come in runs */
+			if (m < 0 || m == last)
 				continue;
+			last = m;
 			pm = &pr->mappings[m];
 			if (pm->build_id_len || !pm->path || pm->path[0] != '/' ||
 			    strstr(pm->path, " (deleted)"))

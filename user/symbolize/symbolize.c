@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "array.h"
+#include "buf.h"
 #include "demangle.h"
 #include "kallsyms.h"
 #include "kernel_names.h"
@@ -1054,37 +1055,106 @@ void symbolizer__set_demangle(struct symbolizer *sy, bool on)
 	sy->no_demangle = !on;
 }
 
+/* Distinct symbols at least this many: their demangling is split over two threads */
+#define DEMANGLE_SPLIT_MIN 512
+
+/* Demangling syms[from, to): each one's text in text, at off[i] (SIZE_MAX: none) */
+struct demangle_part {
+	const char *const *syms;
+	size_t *off;
+	size_t from, to;
+	struct buf text; /* owned: the demangled names, NUL-terminated, end to end */
+};
+
+static void *demangle_part(void *arg)
+{
+	struct demangle_part *d = arg;
+	char buf[DEMANGLE_MAX];
+
+	for (size_t i = d->from; i < d->to && !d->text.err; i++) {
+		size_t n = demangle(d->syms[i], buf, sizeof(buf));
+
+		d->off[i] = n ? d->text.len : SIZE_MAX;
+		if (n)
+			buf__put_bytes(&d->text, buf, n + 1);
+	}
+	return NULL;
+}
+
 int symbolizer__demangle_names(struct profile *p)
 {
-	/* interned symbol -> its interned demangled name, 0 when it has none: once a symbol */
-	struct u64map done = { 0 };
-	char buf[DEMANGLE_MAX];
-	uint64_t named;
-	size_t i;
+	/* interned symbol -> its index in syms + 1: each distinct symbol demangled once */
+	struct u64map first = { 0 };
+	const char **syms = NULL, **named = NULL;
+	size_t *off = NULL, nr = 0, cap = 0, i;
+	struct demangle_part part[2] = { 0 };
+	pthread_t thread;
+	bool threaded = false;
+	uint64_t idx;
 	int err = 0;
 
+	/* the distinct symbols, in the locations' order */
 	for (i = 0; i < p->nr_locs && !err; i++) {
-		struct profile_location *l = &p->locs[i];
+		const struct profile_location *l = &p->locs[i];
 
-		if (!l->func || l->sys_func || l->src_func)
+		if (!l->func || l->sys_func || l->src_func ||
+		    u64map__get(&first, (uintptr_t)l->func, &idx))
 			continue;
-		if (!u64map__get(&done, (uintptr_t)l->func, &named)) {
-			named = 0;
-			if (demangle(l->func, buf, sizeof(buf))) {
-				named = (uintptr_t)profile__intern(p, buf);
-				if (!named) {
-					err = -ENOMEM;
-					break;
-				}
-			}
-			err = u64map__put(&done, (uintptr_t)l->func, named);
-		}
-		if (named) {
-			l->sys_func = l->func;
-			l->func = (const char *)(uintptr_t)named;
+		err = array__grow((void **)&syms, &cap, nr + 1, sizeof(*syms));
+		if (!err) {
+			syms[nr++] = l->func;
+			err = u64map__put(&first, (uintptr_t)l->func, nr);
 		}
 	}
-	u64map__free(&done);
+	off = err ? NULL : malloc((nr ? nr : 1) * sizeof(*off));
+	named = off ? calloc(nr ? nr : 1, sizeof(*named)) : NULL;
+	if (!named) {
+		err = -ENOMEM;
+		goto out;
+	}
+	/*
+	 * Demangled in two halves, the second in a thread of its own:
+	 * libiberty's callbacks keep no state, and finalize's other CPU is
+	 * idle while this one symbolizes (docs/BENCHMARKS.md)
+	 */
+	part[0] = (struct demangle_part){ .syms = syms, .off = off, .to = nr / 2 };
+	part[1] = (struct demangle_part){ .syms = syms, .off = off, .from = nr / 2, .to = nr };
+	if (nr >= DEMANGLE_SPLIT_MIN)
+		threaded = !pthread_create(&thread, NULL, demangle_part, &part[1]);
+	demangle_part(&part[0]);
+	if (threaded)
+		pthread_join(thread, NULL);
+	else
+		demangle_part(&part[1]);
+	err = part[0].text.err ?: part[1].text.err;
+	/* interned in the locations' order, as when each was demangled at its first location */
+	for (i = 0; i < p->nr_locs && !err; i++) {
+		struct profile_location *l = &p->locs[i];
+		const struct demangle_part *d;
+		size_t k;
+
+		if (!l->func || l->sys_func || l->src_func ||
+		    !u64map__get(&first, (uintptr_t)l->func, &idx))
+			continue;
+		k = (size_t)idx - 1;
+		d = &part[k >= part[1].from];
+		if (d->off[k] == SIZE_MAX)
+			continue;
+		if (!named[k] &&
+		    !(named[k] = profile__intern(p, (char *)d->text.data + d->off[k]))) {
+			err = -ENOMEM;
+			break;
+		}
+		l->sys_func = l->func;
+		l->func = named[k];
+	}
+out:
+	buf__free(&part[0].text);
+	buf__free(&part[1].text);
+	free(syms);
+	free(off);
+	free(named);
+	u64map__free(&first);
 	return err;
 }
 

@@ -120,6 +120,7 @@ int output__open(struct output *o)
 	o->fd = -1;
 	o->tmp_path = NULL;
 	o->named = 0;
+	o->synced = false; /* each --interval's file: not the last one's */
 	if (!strcmp(o->path, "-"))
 		return 0;
 	err = check_target(o, &dlen);
@@ -184,8 +185,7 @@ static int name_tmpfile(struct output *o)
 	return -EEXIST;
 }
 
-/* Make the rename itself durable; best effort (some file systems refuse). */
-static void sync_dir(const char *path)
+void output__sync_dir(const char *path)
 {
 	const char *slash = strrchr(path, '/');
 	char *dir = slash ? strndup(path, (size_t)(slash - path) + 1) : strdup(".");
@@ -202,8 +202,13 @@ void output__sync(struct output *o, struct buf *b)
 {
 	int err;
 
-	if (!o->tmp_path || b->err)
+	if (!o->tmp_path || (b && b->err))
 		return;
+	if (!b) {
+		/* the content is the file's already: a failed fsync is the commit's to retry and report */
+		o->synced = !fsync(o->fd);
+		return;
+	}
 	err = io__write_all(o->fd, b->data, b->len);
 	if (!err && fsync(o->fd))
 		err = -errno;
@@ -222,10 +227,13 @@ void output__sync(struct output *o, struct buf *b)
 	o->synced = true;
 }
 
-int output__commit(struct output *o, const struct buf *b)
+int output__rename(struct output *o, const struct buf *b, int *replaced)
 {
 	sigset_t old;
 	int err;
+
+	if (replaced)
+		*replaced = -1;
 
 	if (b && b->err) {
 		err = b->err;
@@ -250,6 +258,9 @@ int output__commit(struct output *o, const struct buf *b)
 		err = -errno;
 	o->fd = -1;
 	if (!err) {
+		/* a reference to the file replaced (O_PATH: opens nothing, follows no link) */
+		if (replaced)
+			*replaced = open(o->path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 		block_signals(&old);
 		err = rename(o->tmp_path, o->path) ? -errno : 0;
 		o->named = !!err;
@@ -258,13 +269,26 @@ int output__commit(struct output *o, const struct buf *b)
 	if (err) {
 		pr_warn("cannot write '%s': %s; no file written\n", o->path, strerror(-err));
 		output__abort(o);
+		if (replaced && *replaced >= 0)
+			close(*replaced);
+		if (replaced)
+			*replaced = -1;
 		return err;
 	}
 	/* named is 0 before the free: the signal handler reads tmp_path while named */
 	free(o->tmp_path);
 	o->tmp_path = NULL;
-	sync_dir(o->path);
 	return 0;
+}
+
+int output__commit(struct output *o, const struct buf *b)
+{
+	bool file = o->tmp_path != NULL; /* not stdout */
+	int err = output__rename(o, b, NULL);
+
+	if (!err && file)
+		output__sync_dir(o->path);
+	return err;
 }
 
 void output__abort(struct output *o)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The run's outputs, one set a profile (include/run_outputs.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
 #include <pthread.h>
@@ -237,12 +238,23 @@ struct output_job {
 	bool threaded;
 	int ret;
 	bool write_failed; /* the writer failed (not the commit) */
+	bool renamed; /* committed into its directory, which sync_dirs syncs */
+	int replaced; /* the file its rename replaced (output__rename), or -1 */
 	struct buf b; /* what the writer left for the commit to write */
 	struct write_result wres;
 	size_t bytes;
 	uint64_t samples, offcpu_samples;
 	double cpu_ms; /* this output's CPU time, its thread's */
+	bool done; /* write_one has returned (set by its thread; atomic) */
 };
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
 
 static double thread_cpu_ms(void)
 {
@@ -252,12 +264,22 @@ static double thread_cpu_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-/* struct buf's drain for an output's file (or stdout), before output__commit writes the rest */
+/*
+ * struct buf's drain for an output's file (or stdout), before output__commit
+ * writes the rest. A file's pages are sent to the disk as they come
+ * (sync_file_range: started, not waited for), so that the fsync at the end
+ * waits for the last MiB rather than for the whole file (tens of MB: 15-20
+ * ms here, at the end of finalize's longest thread).
+ */
 static int drain_to_output(void *ctx, const void *p, size_t n)
 {
 	const struct output *out = ctx;
+	int err = io__write_all(out->tmp_path ? out->fd : STDOUT_FILENO, p, n);
 
-	return io__write_all(out->tmp_path ? out->fd : STDOUT_FILENO, p, n);
+	/* a hint: its errors come at the fsync */
+	if (!err && out->tmp_path)
+		sync_file_range(out->fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+	return err;
 }
 
 /*
@@ -293,30 +315,110 @@ static void *write_one(void *arg)
 	j->cpu_ms = thread_cpu_ms() - c0;
 	/*
 	 * its bytes to the disk here, beside the other outputs' (the rename is
-	 * the commit's); perf.data's file is the streams', synced at its commit
+	 * the commit's); perf.data's file is the streams', written already
 	 */
-	if (!ret && out->format != OUTPUT_PERFDATA)
-		output__sync(out, &j->b);
+	if (!ret)
+		output__sync(out, out->format == OUTPUT_PERFDATA ? NULL : &j->b);
+	__atomic_store_n(&j->done, true, __ATOMIC_RELEASE);
 	return NULL;
 }
 
+/* Whether an output after i is still being written, in its thread. */
+static bool writing_after(const struct output_job *jobs, int nr, int i)
+{
+	for (int k = i + 1; k < nr; k++)
+		if (jobs[k].threaded && !__atomic_load_n(&jobs[k].done, __ATOMIC_ACQUIRE))
+			return true;
+	return false;
+}
+
 /*
- * Commit output j->i (the rest of its bytes, fsync, rename), or discard it
- * when its writer failed: in the calling thread, one output after the
- * other, so that signals meet the commits as they did before the writers
- * ran in threads (output.c: a second SIGINT leaves no temporary, and the
- * outputs committed before it stand).
+ * Commit output j->i (the rest of its bytes, fsync, rename; its directory's
+ * fsync is sync_dirs'), or discard it when its writer failed: in the calling
+ * thread, one output after the other, so that signals meet the commits as
+ * they did before the writers ran in threads (output.c: a second SIGINT
+ * leaves no temporary, and the outputs committed before it stand).
  */
 static void commit_one(struct output_job *j)
 {
 	struct output *out = &j->o->cfg->outputs[j->i];
 
-	if (j->write_failed)
+	j->renamed = false;
+	j->replaced = -1;
+	if (j->write_failed) {
 		output__abort(out);
-	else
-		j->ret = output__commit(out, out->format == OUTPUT_PERFDATA ? NULL : &j->b);
+	} else {
+		j->renamed = out->tmp_path != NULL; /* a file, not stdout */
+		j->ret = output__rename(out, out->format == OUTPUT_PERFDATA ? NULL : &j->b,
+					&j->replaced);
+		j->renamed &= !j->ret;
+	}
 	j->bytes = j->b.drained + j->b.len;
 	buf__free(&j->b);
+}
+
+/* "dir/" of path, its length ("" and 0 for the current directory) */
+static size_t dir_len(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? (size_t)(slash - path) + 1 : 0;
+}
+
+/*
+ * The renames made durable: each directory that received one synced once,
+ * after them all (one journal commit rather than one an output; the same
+ * directory spelled two ways is synced twice, which is harmless).
+ */
+static void sync_dirs(const struct run_outputs *o, const struct output_job *jobs)
+{
+	for (int i = 0; i < o->cfg->nr_outputs; i++) {
+		const char *path = o->cfg->outputs[i].path;
+		size_t len = dir_len(path);
+		bool done = false;
+
+		for (int k = 0; k < i && !done; k++)
+			done = jobs[k].renamed && dir_len(o->cfg->outputs[k].path) == len &&
+			       !strncmp(o->cfg->outputs[k].path, path, len);
+		if (jobs[i].renamed && !done)
+			output__sync_dir(path);
+	}
+}
+
+static void *close_replaced(void *arg)
+{
+	struct run_outputs *o = arg;
+
+	for (int i = 0; i < o->nr_replaced; i++)
+		close(o->replaced[i]);
+	return NULL;
+}
+
+/* The last commits' replaced files let go of (their thread joined, or closed here). */
+static void join_let_go(struct run_outputs *o)
+{
+	if (o->letting_go)
+		pthread_join(o->let_go, NULL);
+	else
+		close_replaced(o);
+	o->letting_go = false;
+	o->nr_replaced = 0;
+}
+
+/*
+ * The files the commits replaced, closed in a thread of their own: their
+ * last close frees their blocks and page cache (tens of ms for the tens
+ * of MB of a previous run's outputs), meanwhile this thread goes on.
+ */
+static void let_go_replaced(struct run_outputs *o, const struct output_job *jobs)
+{
+	for (int i = 0; i < o->cfg->nr_outputs; i++)
+		if (jobs[i].replaced >= 0)
+			o->replaced[o->nr_replaced++] = jobs[i].replaced;
+	if (o->nr_replaced)
+		o->letting_go = !pthread_create(&o->let_go, NULL, close_replaced, o);
+	if (!o->letting_go)
+		join_let_go(o);
 }
 
 /*
@@ -331,8 +433,10 @@ int run_outputs__write(struct run_outputs *o, const struct profile *all)
 {
 	struct profile offcpu_view = *all;
 	struct output_job jobs[o->cfg->nr_outputs ? o->cfg->nr_outputs : 1];
+	uint64_t t0 = mono_ns(), t1;
 	int i, err = 0;
 
+	join_let_go(o); /* the last profile's (--interval) */
 	offcpu_view.view = PROFILE_VIEW_OFFCPU;
 	for (i = 0; i < o->cfg->nr_outputs; i++) {
 		struct output_job *j = &jobs[i];
@@ -347,13 +451,23 @@ int run_outputs__write(struct run_outputs *o, const struct profile *all)
 	for (i = 0; i < o->cfg->nr_outputs; i++)
 		if (!jobs[i].threaded)
 			write_one(&jobs[i]);
+	t1 = t0;
 	for (i = 0; i < o->cfg->nr_outputs; i++) {
 		struct output_job *j = &jobs[i];
 		struct output *out = &o->cfg->outputs[i];
 
 		if (j->threaded)
 			pthread_join(j->thread, NULL);
+		t1 = mono_ns(); /* the last output written: what follows is committing */
 		commit_one(j);
+		/*
+		 * while a later output is still being written this thread would
+		 * only wait for it: the file this one replaced is let go of now
+		 */
+		if (j->replaced >= 0 && writing_after(jobs, o->cfg->nr_outputs, i)) {
+			close(j->replaced);
+			j->replaced = -1;
+		}
 		if (j->ret == -E2BIG && out->format == OUTPUT_GPERF)
 			pr_warn("'%s': too many processes for one address space\n", out->path);
 		if (j->write_failed && !o->streams.err[i])
@@ -364,6 +478,12 @@ int run_outputs__write(struct run_outputs *o, const struct profile *all)
 		if (j->ret && !err)
 			err = j->ret;
 	}
+	sync_dirs(o, jobs);
+	let_go_replaced(o, jobs);
+	/* finalize's wall time after the names (docs/BENCHMARKS.md) */
+	pr_info("outputs: wall ms: %.1f until the last was written (their threads), %.1f "
+		"committing it and what it waited for (renames, their directories' fsync)\n",
+		(double)(t1 - t0) / 1e6, (double)(mono_ns() - t1) / 1e6);
 	if (o->pusher) {
 		push__submit(o->pusher, all); /* queued: the network is the push thread's */
 		if (log_verbosity)
@@ -408,6 +528,8 @@ int run_outputs__finish(struct run_outputs *o)
 
 void run_outputs__free(struct run_outputs *o)
 {
+	if (o->cfg)
+		join_let_go(o);
 	push__free(o->pusher);
 	o->pusher = NULL;
 }

@@ -699,9 +699,7 @@ static int build_id_section(struct perfdata_writer *w, const struct profile *p, 
 		int last = -1;
 
 		for (i = 0; i < st->nr_user; i++) {
-			/* a return address may sit just past its mapping's end */
-			uint64_t ip = st->ips[st->nr_kernel + i] - (i > 0);
-			int m = profile__find_mapping(p, st->proc, ip);
+			int m = profile__user_frame_mapping(p, st, i);
 			const struct profile_mapping *pm;
 			const char *name;
 			uint64_t idx;

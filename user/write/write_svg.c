@@ -473,52 +473,6 @@ static int draw_names(struct tree *t)
 
 #define PUT_LIT(out, lit) buf__put_bytes(out, lit, sizeof(lit) - 1)
 
-static void put_u64(struct buf *out, uint64_t v)
-{
-	char tmp[20];
-	size_t i = sizeof(tmp);
-
-	do
-		tmp[--i] = (char)('0' + v % 10);
-	while (v /= 10);
-	buf__put_bytes(out, tmp + i, sizeof(tmp) - i);
-}
-
-/*
- * v as printf's "%.1f" (decimals 1) or "%.2f" (2) prints it, without
- * printf where the rounding is plain: printf rounds the exact binary value,
- * so a value within 1e-6 of a tie at the last digit goes to snprintf.
- */
-static void put_fixed(struct buf *out, double v, int decimals)
-{
-	uint64_t scale = decimals == 2 ? 100 : 10, whole, u;
-	double scaled, frac;
-	char tmp[32];
-	int n;
-
-	if (!(v >= 0 && v < 1e7))
-		goto slow;
-	scaled = v * (double)scale;
-	whole = (uint64_t)scaled;
-	frac = scaled - (double)whole;
-	if (frac > 0.5 - 1e-6 && frac < 0.5 + 1e-6)
-		goto slow;
-	u = whole + (frac > 0.5);
-	put_u64(out, u / scale);
-	tmp[0] = '.';
-	if (decimals == 2) {
-		tmp[1] = (char)('0' + u % 100 / 10);
-		tmp[2] = (char)('0' + u % 10);
-	} else {
-		tmp[1] = (char)('0' + u % 10);
-	}
-	buf__put_bytes(out, tmp, (size_t)decimals + 1);
-	return;
-slow:
-	n = snprintf(tmp, sizeof(tmp), "%.*f", decimals, v);
-	buf__put_bytes(out, tmp, n > 0 ? (size_t)n : 0);
-}
-
 /*
  * The label that fits a frame w px wide, as flamegraph.pl: the whole name, or
  * its first characters and "..", or nothing below 3 characters. Counts UTF-8
@@ -547,8 +501,61 @@ static void put_label(struct buf *out, const struct tree *t, const char *name, c
 	buf__put_bytes(out, "..", 2);
 }
 
+/*
+ * A frame's text up to its label is written straight into the buffer, room
+ * made once (a call to buf__put_bytes a piece was a quarter of the writer's
+ * instructions): at most FRAME_HEAD_MAX bytes besides its escaped name
+ */
+#define FIXED_MAX 330 /* "%.2f" of any double: 309 digits, the point, 2 decimals */
+#define FRAME_HEAD_MAX (256 + 6 * FIXED_MAX + 8 * 20)
+
+#define W_LIT(w, lit) (memcpy(w, lit, sizeof(lit) - 1), (w) + sizeof(lit) - 1)
+
+static char *w_u64(char *w, uint64_t v)
+{
+	char tmp[20];
+	size_t i = sizeof(tmp);
+
+	do
+		tmp[--i] = (char)('0' + v % 10);
+	while (v /= 10);
+	memcpy(w, tmp + i, sizeof(tmp) - i);
+	return w + sizeof(tmp) - i;
+}
+
+/*
+ * v at w as printf's "%.1f" (decimals 1) or "%.2f" (2) prints it, without
+ * printf where the rounding is plain: printf rounds the exact binary value,
+ * so a value within 1e-6 of a tie at the last digit goes to snprintf. At
+ * most FIXED_MAX bytes.
+ */
+static char *w_fixed(char *w, double v, int decimals)
+{
+	uint64_t scale = decimals == 2 ? 100 : 10, whole, u;
+	double scaled, frac;
+	int n;
+
+	if (!(v >= 0 && v < 1e7))
+		goto slow;
+	scaled = v * (double)scale;
+	whole = (uint64_t)scaled;
+	frac = scaled - (double)whole;
+	if (frac > 0.5 - 1e-6 && frac < 0.5 + 1e-6)
+		goto slow;
+	u = whole + (frac > 0.5);
+	w = w_u64(w, u / scale);
+	*w++ = '.';
+	if (decimals == 2)
+		*w++ = (char)('0' + u % 100 / 10);
+	*w++ = (char)('0' + u % 10);
+	return w;
+slow:
+	n = snprintf(w, FIXED_MAX, "%.*f", decimals, v);
+	return w + (n > 0 && n < FIXED_MAX ? n : 0);
+}
+
 /* Warm ("hot") colours for user code; kernel frames blue-green, JIT frames green. */
-static void put_fill(struct buf *out, const struct node *n, const struct name *nm)
+static char *w_fill(char *w, const struct node *n, const struct name *nm)
 {
 	double v1 = nm->v1, v2 = nm->v2;
 	int r, g, b;
@@ -564,13 +571,13 @@ static void put_fill(struct buf *out, const struct node *n, const struct name *n
 		r = 205 + (int)(50 * v2), g = (int)(230 * v1), b = (int)(55 * v2);
 		break;
 	}
-	PUT_LIT(out, "rgb(");
-	put_u64(out, (uint64_t)r);
-	PUT_LIT(out, ",");
-	put_u64(out, (uint64_t)g);
-	PUT_LIT(out, ",");
-	put_u64(out, (uint64_t)b);
-	PUT_LIT(out, ")");
+	w = W_LIT(w, "rgb(");
+	w = w_u64(w, (uint64_t)r);
+	w = W_LIT(w, ",");
+	w = w_u64(w, (uint64_t)g);
+	w = W_LIT(w, ",");
+	w = w_u64(w, (uint64_t)b);
+	return W_LIT(w, ")");
 }
 
 static void put_frame(struct buf *out, const struct tree *t, const struct node *n, uint64_t total,
@@ -579,37 +586,43 @@ static void put_frame(struct buf *out, const struct tree *t, const struct node *
 	double x = XPAD + n->offset * px_per_sample, w = n->count * px_per_sample;
 	double y = image_height - YPAD_BOTTOM - (double)(n->depth + 1) * FRAME_HEIGHT;
 	const struct name *nm = &t->names[n->name];
+	char *at;
 
-	PUT_LIT(out, "<g><title>");
-	buf__put_bytes(out, t->esc.data + nm->esc_off, nm->esc_len);
-	PUT_LIT(out, " (");
-	put_u64(out, n->count);
+	if (buf__reserve(out, nm->esc_len + FRAME_HEAD_MAX))
+		return;
+	at = (char *)out->data + out->len;
+	at = W_LIT(at, "<g><title>");
+	memcpy(at, t->esc.data + nm->esc_off, nm->esc_len);
+	at += nm->esc_len;
+	at = W_LIT(at, " (");
+	at = w_u64(at, n->count);
 	if (us) /* the off-CPU view: widths are µs blocked */
-		PUT_LIT(out, " us off-CPU, ");
+		at = W_LIT(at, " us off-CPU, ");
 	else if (n->count == 1)
-		PUT_LIT(out, " sample, ");
+		at = W_LIT(at, " sample, ");
 	else
-		PUT_LIT(out, " samples, ");
-	put_fixed(out, 100.0 * n->count / total, 2);
-	PUT_LIT(out, "%)</title><rect x=\"");
-	put_fixed(out, x, 2);
-	PUT_LIT(out, "\" y=\"");
-	put_fixed(out, y, 1);
-	PUT_LIT(out, "\" width=\"");
-	put_fixed(out, w, 2);
-	PUT_LIT(out, "\" height=\"");
-	put_u64(out, FRAME_HEIGHT - 1);
-	PUT_LIT(out, "\" fill=\"");
-	put_fill(out, n, nm);
-	PUT_LIT(out, "\" rx=\"2\" ry=\"2\" fg:x=\"");
-	put_u64(out, n->offset);
-	PUT_LIT(out, "\" fg:w=\"");
-	put_u64(out, n->count);
-	PUT_LIT(out, "\"/><text x=\"");
-	put_fixed(out, x + 3, 2);
-	PUT_LIT(out, "\" y=\"");
-	put_fixed(out, y + FRAME_HEIGHT - 5, 1);
-	PUT_LIT(out, "\">");
+		at = W_LIT(at, " samples, ");
+	at = w_fixed(at, 100.0 * n->count / total, 2);
+	at = W_LIT(at, "%)</title><rect x=\"");
+	at = w_fixed(at, x, 2);
+	at = W_LIT(at, "\" y=\"");
+	at = w_fixed(at, y, 1);
+	at = W_LIT(at, "\" width=\"");
+	at = w_fixed(at, w, 2);
+	at = W_LIT(at, "\" height=\"");
+	at = w_u64(at, FRAME_HEIGHT - 1);
+	at = W_LIT(at, "\" fill=\"");
+	at = w_fill(at, n, nm);
+	at = W_LIT(at, "\" rx=\"2\" ry=\"2\" fg:x=\"");
+	at = w_u64(at, n->offset);
+	at = W_LIT(at, "\" fg:w=\"");
+	at = w_u64(at, n->count);
+	at = W_LIT(at, "\"/><text x=\"");
+	at = w_fixed(at, x + 3, 2);
+	at = W_LIT(at, "\" y=\"");
+	at = w_fixed(at, y + FRAME_HEIGHT - 5, 1);
+	at = W_LIT(at, "\">");
+	out->len = (size_t)(at - (char *)out->data);
 	put_label(out, t, name_of(t, n), nm, w - 6);
 	PUT_LIT(out, "</text></g>\n");
 }
