@@ -45,6 +45,14 @@ struct session {
 	 */
 	uint32_t interp_walks, interp_more;
 	pthread_mutex_t widen_lock;
+	/*
+	 * The load that adds interp_more's unwinders runs on a thread of its
+	 * own (widen_thread), started by the first attach that needs it: on
+	 * the reader's thread its 30-50 ms of verifier time (more under load)
+	 * left the ring buffer unread, and a loaded host's walks were shed
+	 */
+	pthread_t widen_thread;
+	bool widen_started;
 	char core_btf[PATH_MAX]; /* the BTF skel's CO-RE was relocated against (core_btf.h); "": the kernel's */
 	struct ring_buffer *rb;
 	/*
@@ -1288,9 +1296,8 @@ static void walk_names(uint32_t walks, char *buf, size_t size)
  * from the next sample on. Called with widen_lock held. Returns 0 or
  * -errno, printed.
  */
-static int sample_prog_widen(struct session *s)
+static int sample_prog_widen(struct session *s, uint32_t have, uint32_t walks)
 {
-	uint32_t walks = s->interp_walks | s->interp_more;
 	uint64_t t0 = thread_cpu_ns();
 	struct bpf_map *m, *wm;
 	struct bpf_program *p;
@@ -1328,7 +1335,7 @@ static int sample_prog_widen(struct session *s)
 out:
 	/* the slot holds the program: the object is no longer needed */
 	profile_bpf__destroy(w);
-	walk_names(walks & ~s->interp_walks, names, sizeof(names));
+	walk_names(walks & ~have, names, sizeof(names));
 	if (err) {
 		pr_warn("cannot load the %s unwinders: %s\n", names, strerror(-err));
 		return err;
@@ -1336,14 +1343,41 @@ out:
 	pr_info("the %s unwinders loaded with the first such process: %u instructions "
 		"verified, %.1f ms of CPU\n",
 		names, info.verified_insns, (double)(thread_cpu_ns() - t0) / 1e6);
-	s->interp_walks = walks;
 	return 0;
 }
 
 /*
+ * widen_thread: sample_prog_widen outside widen_lock (the attaches meanwhile
+ * find it started), then what it loaded, or that it failed: a failed load is
+ * not tried again for each process
+ */
+static void *widen_main(void *arg)
+{
+	struct session *s = arg;
+	uint32_t have, walks;
+	int err;
+
+	pthread_mutex_lock(&s->widen_lock);
+	have = s->interp_walks;
+	walks = have | s->interp_more;
+	pthread_mutex_unlock(&s->widen_lock);
+	err = sample_prog_widen(s, have, walks);
+	pthread_mutex_lock(&s->widen_lock);
+	if (err)
+		s->interp_more = 0;
+	else
+		s->interp_walks = walks;
+	pthread_mutex_unlock(&s->widen_lock);
+	return NULL;
+}
+
+/*
  * The sample's program walks kind's frames once kind's process is
- * attached: loaded again with them the first time. Returns 0 or -errno
- * (-EOPNOTSUPP: not an interpreter this run walks).
+ * attached: loaded again with them the first time, on widen_thread. Its
+ * entry may go in meanwhile: the program in place has no code that reads
+ * it (interp_walks), so the process's first samples, until the load is in,
+ * have its native frames only. Returns 0 or -errno (-EOPNOTSUPP: not an
+ * interpreter this run walks, or its load failed).
  */
 static int interp_walk_ready(struct session *s, enum interp_kind kind)
 {
@@ -1351,10 +1385,20 @@ static int interp_walk_ready(struct session *s, enum interp_kind kind)
 	int err = 0;
 
 	pthread_mutex_lock(&s->widen_lock);
-	if (!(s->interp_walks & bit))
-		err = s->interp_more & bit ? sample_prog_widen(s) : -EOPNOTSUPP;
-	/* a failed load is not tried again for each process */
-	s->interp_more &= err ? ~bit : ~0u;
+	if (!(s->interp_walks & bit)) {
+		if (!(s->interp_more & bit))
+			err = -EOPNOTSUPP;
+		else if (!s->widen_started) {
+			err = -pthread_create(&s->widen_thread, NULL, widen_main, s);
+			s->widen_started = !err;
+			/* no thread: not tried again for each process */
+			if (err) {
+				pr_warn("cannot load the interpreters' unwinders: %s\n",
+					strerror(-err));
+				s->interp_more = 0;
+			}
+		}
+	}
 	pthread_mutex_unlock(&s->widen_lock);
 	return err;
 }
@@ -1404,6 +1448,8 @@ void session__close(struct session *s)
 	if (!s)
 		return;
 
+	if (s->widen_started)
+		pthread_join(s->widen_thread, NULL);
 	if (s->links)
 		for (cpu = 0; cpu < s->nr_cpus; cpu++)
 			bpf_link__destroy(s->links[cpu]);
