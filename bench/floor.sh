@@ -4,7 +4,8 @@
 # itself (a cpu-clock perf event per CPU firing at -F, an hrtimer interrupt
 # and an overflow each time) rather than what the profiler does per sample.
 # bench/spin's fixed work on every CPU, as in bench/overhead.sh, alone and
-# under, interleaved over ROUNDS rounds (order rotating), medians:
+# under, interleaved over ROUNDS rounds (order rotating; each profiled run
+# against the alone runs on both sides of it), medians:
 #   empty   bpfprof -a -F 999 built with BPFPROF_BENCH_EMPTY_PROGRAM (its
 #           program returns at once: no stacks, no ring buffer; make bench
 #           builds it into .output-bench-empty)
@@ -19,7 +20,7 @@ set -euo pipefail
 
 EMPTY=${EMPTY:-$top/.output-bench-empty/bpfprof}
 [ -x "$EMPTY" ] || { echo "bench: missing '$EMPTY': run 'make bench-floor-bin'" >&2; exit 1; }
-ROUNDS=${ROUNDS:-7}
+ROUNDS=${ROUNDS:-5}
 SECONDS_PER_RUN=${SECONDS_PER_RUN:-3}
 if [ "$QUICK" = 1 ]; then
 	ROUNDS=1 SECONDS_PER_RUN=1
@@ -38,20 +39,28 @@ run() { # VARIANT ROUND: spin's report in $work/VARIANT.ROUND
 	esac
 }
 
-variants=(alone empty bpfprof perf-g perf)
+# each profiled run against the mean of the alone runs just before and after
+# it (bench/overhead.sh says why)
+variants=(empty bpfprof perf-g perf)
 for ((r = 1; r <= ROUNDS; r++)); do
+	run alone "$r.0"
 	for ((i = 0; i < ${#variants[@]}; i++)); do
-		run "${variants[$(((i + r - 1) % ${#variants[@]}))]}" "$r"
+		v=${variants[$(((i + r - 1) % ${#variants[@]}))]}
+		run "$v" "$r"
+		run alone "$r.$((i + 1))"
+		echo "$i $((i + 1))" >"$work/$v.$r.alone"
 	done
-	printf 'round %d:' "$r"
+	printf 'round %d: alone' "$r"
+	for ((i = 0; i <= ${#variants[@]}; i++)); do printf ' %ss' "$(field "$work/alone.$r.$i" elapsed_s)"; done
 	for v in "${variants[@]}"; do printf ' %s %ss' "$v" "$(field "$work/$v.$r" elapsed_s)"; done
 	echo
 done
 
 slowdowns() {
-	local r
+	local r a b
 	for ((r = 1; r <= ROUNDS; r++)); do
-		calc "($(field "$work/$1.$r" elapsed_s) / $(field "$work/alone.$r" elapsed_s) - 1) * 100"
+		read -r a b <"$work/$1.$r.alone"
+		calc "($(field "$work/$1.$r" elapsed_s) * 2 / ($(field "$work/alone.$r.$a" elapsed_s) + $(field "$work/alone.$r.$b" elapsed_s)) - 1) * 100"
 	done
 }
 for v in empty bpfprof perf-g perf; do

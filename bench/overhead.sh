@@ -7,8 +7,8 @@
 #    time: alone, under `bpfprof -a -F 999`, under `perf record -a -g -F 999`,
 #    and both again at 99 Hz. ROUNDS rounds, the order rotating every round
 #    so that a disturbance hits every variant alike; each profiled run is
-#    compared with the alone run of its round, and the median slowdown is
-#    printed. Goals: bpfprof's slowdown at most half of perf record's (999 Hz);
+#    compared with the mean of the alone runs just before and after it, and
+#    the median slowdown is printed. Goals: bpfprof's slowdown at most half of perf record's (999 Hz);
 #    at most 1 % at 99 Hz.
 # 2. Cost per sample, from the same 999 Hz runs. The figure (issue 34) is
 #    what sampling costs: bpfprof's CPU time while the load runs (every
@@ -70,22 +70,37 @@ run() {
 	esac
 }
 
-variants=(alone bpf999 perf999 bpf99 perf99)
+# Each profiled run is bracketed by runs of the load alone, and compared
+# with their mean: the host's speed drifts over seconds (other guests, the
+# CPU's clock), and an alone run next to each profiled one on both sides
+# cancels a drift that is linear over the three, where one alone run a
+# round was up to four runs away from what it was compared with.
+variants=(bpf999 perf999 bpf99 perf99)
 for ((r = 1; r <= ROUNDS; r++)); do
+	run alone "$r.0"
 	for ((i = 0; i < ${#variants[@]}; i++)); do
 		v=${variants[$(((i + r - 1) % ${#variants[@]}))]}
 		run "$v" "$r"
+		run alone "$r.$((i + 1))"
+		echo "$((i)) $((i + 1))" >"$work/$v.$r.alone"
 	done
-	printf 'round %d:' "$r" >&2
+	printf 'round %d: alone' "$r" >&2
+	for ((i = 0; i <= ${#variants[@]}; i++)); do printf ' %ss' "$(field "$work/alone.$r.$i.spin" elapsed_s)" >&2; done
 	for v in "${variants[@]}"; do printf ' %s %ss' "$v" "$(field "$work/$v.$r.spin" elapsed_s)" >&2; done
 	echo >&2
 done
 
-# slowdown of VARIANT in %, per round against that round's alone time
+# the alone time VARIANT's run of ROUND is compared with: the mean of the two around it
+alone_of() {
+	local a b
+	read -r a b <"$work/$1.$2.alone"
+	calc "($(field "$work/alone.$2.$a.spin" elapsed_s) + $(field "$work/alone.$2.$b.spin" elapsed_s)) / 2"
+}
+# slowdown of VARIANT in %, per round against the alone runs around it
 slowdowns() {
 	local r
 	for ((r = 1; r <= ROUNDS; r++)); do
-		calc "($(field "$work/$1.$r.spin" elapsed_s) / $(field "$work/alone.$r.spin" elapsed_s) - 1) * 100"
+		calc "($(field "$work/$1.$r.spin" elapsed_s) / $(alone_of "$1" "$r") - 1) * 100"
 	done
 }
 # counter deltas over the load: CPU ns of the profiler, BPF run time and runs
@@ -118,8 +133,8 @@ b999=$(median $(slowdowns bpf999))
 p999=$(median $(slowdowns perf999))
 b99=$(median $(slowdowns bpf99))
 p99=$(median $(slowdowns perf99))
-alone=$(median $(for ((r = 1; r <= ROUNDS; r++)); do field "$work/alone.$r.spin" elapsed_s; done))
-echo "spin alone: median $alone s over $ROUNDS rounds, $NCPU CPUs"
+alone=$(median $(for ((r = 1; r <= ROUNDS; r++)); do for ((i = 0; i <= ${#variants[@]}; i++)); do field "$work/alone.$r.$i.spin" elapsed_s; done; done))
+echo "spin alone: median $alone s over $ROUNDS rounds of $((${#variants[@]} + 1)) runs, $NCPU CPUs"
 echo "slowdown % per round: bpfprof 999 Hz: $(slowdowns bpf999 | tr '\n' ' ')"
 echo "                      perf 999 Hz:    $(slowdowns perf999 | tr '\n' ' ')"
 echo "                      bpfprof 99 Hz:  $(slowdowns bpf99 | tr '\n' ' ')"
