@@ -30,6 +30,9 @@ struct {
 	__uint(max_entries, 8 * 1024 * 1024); /* resized from --ringbuf-size before load */
 } samples SEC(".maps");
 
+/* samples' size in bytes, from --ringbuf-size (a helper call a record saved) */
+const volatile __u64 samples_bytes = 8 * 1024 * 1024;
+
 /*
  * More than half of the ring buffer waits for the reader: a record's user
  * walk is shed (walk_begin) so that its bytes, and the time a walk takes,
@@ -60,7 +63,7 @@ static __always_inline void ring_crowd_note(__u64 avail)
 	__u32 zero = 0, *crowded = bpf_map_lookup_elem(&ring_crowd, &zero);
 
 	if (crowded)
-		*crowded = avail > bpf_ringbuf_query(&samples, BPF_RB_RING_SIZE) / 2;
+		*crowded = avail > samples_bytes / 2;
 }
 
 struct {

@@ -368,6 +368,7 @@ static int load_variant_with(struct session *s, const struct session_opts *o,
 	s->skel->rodata->interp_walks = s->interp_walks;
 	/* wake the consumer at 1/8 of the buffer: batches records, leaves headroom */
 	s->skel->rodata->wakeup_bytes = o->ringbuf_bytes / 8;
+	s->skel->rodata->samples_bytes = o->ringbuf_bytes;
 	/* the records' process start times in /proc/PID/stat's unit (issue 24: identity) */
 	s->skel->rodata->clock_tick_ns =
 		1000000000ULL / (uint64_t)(sysconf(_SC_CLK_TCK) > 0 ? sysconf(_SC_CLK_TCK) : 100);
