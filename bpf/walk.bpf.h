@@ -83,9 +83,11 @@ static __always_inline void walk_interps(__u32 tgid, __u64 time_ns)
 
 	if (!w)
 		return;
-	w->hotspot = !!bpf_map_lookup_elem(&hs_procs, &tgid);
+	/* a load without an interpreter's unwinder skips its hash look-up */
+	w->hotspot = interp_walk_on(BPFPROF_WALK_HOTSPOT) && bpf_map_lookup_elem(&hs_procs, &tgid);
 	/* the global function's call (about 28 ns on SRSO hosts) only for node */
-	w->v8 = bpf_map_lookup_elem(&v8_procs, &tgid) && v8_walk_begin(tgid, time_ns) > 0;
+	w->v8 = interp_walk_on(BPFPROF_WALK_V8) && bpf_map_lookup_elem(&v8_procs, &tgid) &&
+		v8_walk_begin(tgid, time_ns) > 0;
 #endif
 }
 
