@@ -54,6 +54,27 @@ void agg__free(struct agg *a);
 int agg__record(struct agg *a, const void *data, size_t size);
 
 /*
+ * The same, for a caller that hands over many records in a row (the ring
+ * buffer's reader, a poll's batch): the record is checked (-EINVAL as
+ * above, at once) and copied, and aggregated AGG_AHEAD (8) records later,
+ * or at agg__flush or the next agg__record, in the order taken. Meanwhile
+ * its place in the stack index, then its stored key, are fetched from
+ * memory, while the records before it are aggregated. Everything
+ * agg__record does happens as it would, in the same order (observer calls,
+ * maps reads, stack indices), only later: flush before reading the profile
+ * or anything the observer wrote. Returns 0, -EINVAL, or the error
+ * (agg__record's) of the earlier record aggregated now. Records queued at
+ * agg__free are dropped.
+ */
+int agg__queue(struct agg *a, const void *data, size_t size);
+
+/*
+ * Aggregate every queued record, oldest first. Returns 0 or the first
+ * error among them (agg__record's); the rest are aggregated still.
+ */
+int agg__flush(struct agg *a);
+
+/*
  * The time stamp (CLOCK_MONOTONIC ns) of a sample or off-CPU record, for
  * cutting the stream at a run's or interval's end. Returns 0, or -EINVAL
  * for any other record.

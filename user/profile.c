@@ -311,11 +311,36 @@ __attribute__((noinline)) uint32_t profile__stack_hash(uint32_t pid, const uint6
 	return (uint32_t)(h ^ (h >> 32));
 }
 
+/* At most this much of a key is fetched ahead: deeper stacks' roots rarely differ */
+#define PREFETCH_KEY_BYTES 512
+
 void profile__prefetch_stack(const struct profile *p, uint32_t h)
 {
 	const struct keyidx *t = &p->index->stacks;
 
 	__builtin_prefetch(&t->slots[h & t->mask]);
+}
+
+void profile__prefetch_key(const struct profile *p, uint32_t h, size_t nr_ips)
+{
+	const struct keyidx *t = &p->index->stacks;
+	size_t bytes = (1 + nr_ips) * sizeof(uint64_t), i;
+	uint32_t pos;
+
+	if (bytes > PREFETCH_KEY_BYTES)
+		bytes = PREFETCH_KEY_BYTES;
+	keyidx__for_each(t, h, pos) {
+		const char *k = t->slots[pos].key;
+
+		if (t->slots[pos].hash != h)
+			continue;
+		/* the key's lines (a 32-frame key: 264 bytes, over 5 or 6), the entry the counts go to */
+		for (i = 0; i < bytes; i += 64)
+			__builtin_prefetch(k + i);
+		__builtin_prefetch(k + bytes - 1);
+		__builtin_prefetch(&p->stacks[t->slots[pos].idx], 1);
+		return;
+	}
 }
 
 /* The header word of a stack's key: what, beside its addresses, tells stacks apart */
