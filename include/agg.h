@@ -55,8 +55,9 @@ int agg__record(struct agg *a, const void *data, size_t size);
 
 /*
  * The same, for a caller that hands over many records in a row (the ring
- * buffer's reader, a poll's batch): the record is checked (-EINVAL as
- * above, at once) and copied, and aggregated AGG_AHEAD (8) records later,
+ * buffer's reader, a poll's batch), on a profile larger than the caches
+ * (below): the record is checked (-EINVAL as above, at once) and copied,
+ * and aggregated 8 records later,
  * or at agg__flush or the next agg__record, in the order taken. Meanwhile
  * its place in the stack index, then its stored key, are fetched from
  * memory, while the records before it are aggregated. Everything
@@ -67,6 +68,17 @@ int agg__record(struct agg *a, const void *data, size_t size);
  * agg__free are dropped.
  */
 int agg__queue(struct agg *a, const void *data, size_t size);
+
+/*
+ * Below AGG_QUEUE_FROM_STACKS stacks in the profile, agg__queue aggregates
+ * each record at once, as agg__record: the index, keys and entries (about
+ * 360 bytes a 32-frame stack) fit a core's 1 MiB L2, nothing is waited for,
+ * and the copy and the queue's own work (a fifth more instructions a record)
+ * would be all it brought. The profile only grows: past it, every record is
+ * queued. agg__queue_from sets another size (0: always queued; tests).
+ */
+#define AGG_QUEUE_FROM_STACKS 2048
+void agg__queue_from(struct agg *a, size_t nr_stacks);
 
 /*
  * Aggregate every queued record, oldest first. Returns 0 or the first

@@ -1072,6 +1072,7 @@ static void test_queue_same_as_record(void **state)
 	assert_non_null(g.p);
 	g.a = agg__new(g.p, f->t, PERIOD_NS);
 	assert_non_null(g.a);
+	agg__queue_from(g.a, 0); /* queued from the first record */
 	agg__set_observer(f->a, &ow);
 	agg__set_observer(g.a, &og);
 	for (i = 0; i < n; i++) {
@@ -1139,6 +1140,7 @@ static void test_queue_free_pending(void **state)
 	void *buf;
 
 	write_proc_file(3001, "maps", maps_a);
+	agg__queue_from(f->a, 0);
 	buf = mixed_record(0, &size);
 	assert_int_equal(agg__queue(f->a, buf, size), 0);
 	assert_int_equal(agg__queue(f->a, buf, size), 0);

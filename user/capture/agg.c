@@ -99,6 +99,7 @@ struct proc_hint {
 #ifndef AGG_AHEAD
 #define AGG_AHEAD 8
 #endif
+
 #define AGG_MAX_RECORD (BPFPROF_OFFCPU_HDR_SIZE + sizeof(struct bpfprof_sample))
 
 struct agg_pending {
@@ -138,6 +139,7 @@ struct agg {
 	struct agg_observer obs;
 	struct agg_frames frames;
 	struct agg_ahead *ahead; /* records queued by agg__queue; NULL before the first */
+	size_t queue_from; /* agg__queue_from's */
 	size_t hints_nr_procs; /* p->nr_procs the hints were made with */
 	struct proc_hint hints[PROC_HINTS];
 	uint64_t merged[BPFPROF_MAX_STACK * 2 + BPFPROF_MAX_PY_FRAMES + 1]; /* kernel + merged user */
@@ -229,8 +231,14 @@ struct agg *agg__new(struct profile *p, struct proc_table *t, uint64_t period_ns
 	a->max_tracked = a->evict_at = AGG_MAX_TRACKED;
 	a->max_procs = AGG_MAX_PROCS;
 	a->other = -1;
+	a->queue_from = AGG_QUEUE_FROM_STACKS;
 	forget_hints(a);
 	return a;
+}
+
+void agg__queue_from(struct agg *a, size_t nr_stacks)
+{
+	a->queue_from = nr_stacks;
 }
 
 void agg__set_limits(struct agg *a, size_t max_tracked, size_t max_procs)
@@ -798,6 +806,8 @@ int agg__queue(struct agg *a, const void *data, size_t size)
 	if (!s)
 		return -EINVAL;
 	if (!q) {
+		if (a->p->nr_stacks < a->queue_from)
+			return aggregate(a, s, off, hash_ahead(a, s, off));
 		q = a->ahead = calloc(1, sizeof(*q));
 		if (!q)
 			return -ENOMEM;
