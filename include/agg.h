@@ -70,15 +70,18 @@ int agg__record(struct agg *a, const void *data, size_t size);
 int agg__queue(struct agg *a, const void *data, size_t size);
 
 /*
- * Below AGG_QUEUE_FROM_STACKS stacks in the profile, agg__queue aggregates
- * each record at once, as agg__record: the index, keys and entries (about
- * 360 bytes a 32-frame stack) fit a core's 1 MiB L2, nothing is waited for,
- * and the copy and the queue's own work (a fifth more instructions a record)
- * would be all it brought. The profile only grows: past it, every record is
- * queued. agg__queue_from sets another size (0: always queued; tests).
+ * While the profile's stacks take less than AGG_QUEUE_FROM_BYTES (their
+ * index slots, entries and keys: about 360 bytes a 32-frame stack),
+ * agg__queue aggregates each record at once, as agg__record: their memory
+ * answers soon enough, and the copy and the queue's own work (a third more
+ * instructions a record) would be all it brought. Measured on the 2-vCPU
+ * VM (bench/agg_replay, 32 frames): the queue costs 24-30 % more a sample
+ * at 2000-6000 stacks (0.7-2.2 MB), saves 7-23 % at 10 000 (3.6 MB) and 29 %
+ * at 30 000. The profile only grows: once past it, every record is queued.
+ * agg__queue_from sets another size (0: always queued; tests).
  */
-#define AGG_QUEUE_FROM_STACKS 2048
-void agg__queue_from(struct agg *a, size_t nr_stacks);
+#define AGG_QUEUE_FROM_BYTES (3u << 20)
+void agg__queue_from(struct agg *a, size_t bytes);
 
 /*
  * Aggregate every queued record, oldest first. Returns 0 or the first
