@@ -1027,7 +1027,7 @@ static void *mixed_record(unsigned i, size_t *size)
 	s->tid = (i / 4) % 2 ? tgid + 1 : tgid; /* leaders' samples: the exec check */
 	s->time_ns = 1000 * MS + i * MS;
 	/* process 3003 execs at record 40: its leader's name changes */
-	memcpy(s->comm, tgid == 3003 && i >= 40 ? "app" : comms[tgid - 3001], 4);
+	strcpy(s->comm, tgid == 3003 && i >= 40 ? "app" : comms[tgid - 3001]);
 	s->nr_kernel = nk;
 	s->nr_user = nu;
 	for (j = 0; j < nk; j++)
