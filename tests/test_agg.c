@@ -1007,6 +1007,21 @@ static int log_offcpu(void *ctx, const struct profile *p, uint32_t proc,
 	return 0;
 }
 
+/* A frames hook standing for an interpreter's: its frames (their first words) after the user ones */
+static int merge_py(void *ctx, struct profile *p, uint32_t proc, const struct bpfprof_sample *s,
+		    uint64_t *ips, uint16_t *nr_user)
+{
+	const uint64_t *py = (const uint64_t *)s->ips + s->nr_kernel + s->nr_user;
+
+	if (!s->nr_py)
+		return 0;
+	memcpy(ips, s->ips + s->nr_kernel, s->nr_user * sizeof(*ips));
+	for (uint16_t i = 0; i < s->nr_py; i++)
+		ips[s->nr_user + i] = py[2 * i];
+	*nr_user = s->nr_user + s->nr_py;
+	return 1;
+}
+
 /* One record of the mixed sequence below, in a buffer of exactly its size (the sanitizers' overreads) */
 static void *mixed_record(unsigned i, size_t *size)
 {
@@ -1014,7 +1029,7 @@ static void *mixed_record(unsigned i, size_t *size)
 	struct bpfprof_offcpu r;
 	struct bpfprof_sample *s = &r.s;
 	uint32_t tgid = 3001 + i % 4;
-	uint16_t nk = i % 3, nu = 1 + i % 5, j;
+	uint16_t nk = i % 3, nu = 1 + i % 5, npy = i % 13 == 3 ? 2 : 0, j;
 	bool off = i % 11 == 5;
 	size_t hdr = off ? BPFPROF_OFFCPU_HDR_SIZE : 0;
 	void *buf;
@@ -1037,7 +1052,11 @@ static void *mixed_record(unsigned i, size_t *size)
 		s->ips[nk + j] = (j % 2 ? 0x7f0000000000ULL : 0x400000) + 0x40 * ((i / 7 + j) % 4);
 	if (tgid == 3004 && i == 27)
 		s->ips[nk] = 0x7f3000000000ULL;
-	*size = hdr + BPFPROF_SAMPLE_HDR_SIZE + ((size_t)nk + nu) * 8;
+	/* an interpreter's frames, two words each, after the user addresses */
+	s->nr_py = npy;
+	for (j = 0; j < 2 * npy; j++)
+		s->ips[nk + nu + j] = 0x7f0000000800ULL + 0x40 * (j / 2) + (j % 2) * (i + 1);
+	*size = hdr + BPFPROF_SAMPLE_HDR_SIZE + ((size_t)nk + nu + 2 * npy) * 8;
 	buf = malloc(*size);
 	assert_non_null(buf);
 	memcpy(buf, off ? (void *)&r : (void *)s, *size);
@@ -1048,8 +1067,8 @@ static void *mixed_record(unsigned i, size_t *size)
  * agg__queue then agg__flush makes what agg__record makes record by record:
  * the same processes (an exec's new image among them), stacks in the same
  * order with the same counts, maps re-read alike, the observer called with
- * the same events in the same order; a malformed record is refused at
- * once. Queued records come before one given to agg__record after them,
+ * the same events in the same order, an interpreter's frames as its hook
+ * merges them; a malformed record is refused at once. Queued records come before one given to agg__record after them,
  * and are not in the profile before the flush.
  */
 static void test_queue_same_as_record(void **state)
@@ -1073,6 +1092,8 @@ static void test_queue_same_as_record(void **state)
 	g.a = agg__new(g.p, f->t, PERIOD_NS);
 	assert_non_null(g.a);
 	agg__queue_from(g.a, 0); /* queued from the first record */
+	agg__set_frames(f->a, &(struct agg_frames){ .merge = merge_py });
+	agg__set_frames(g.a, &(struct agg_frames){ .merge = merge_py });
 	agg__set_observer(f->a, &ow);
 	agg__set_observer(g.a, &og);
 	for (i = 0; i < n; i++) {
@@ -1112,6 +1133,9 @@ static void test_queue_same_as_record(void **state)
 	assert_int_equal(g.p->nr_samples, f->p->nr_samples);
 	assert_int_equal(g.p->nr_offcpu_blocks, f->p->nr_offcpu_blocks);
 	assert_true(f->p->nr_offcpu_blocks > 0);
+	for (i = 0; i < f->p->nr_stacks && f->p->stacks[i].nr_user < 7; i++)
+		;
+	assert_true(i < f->p->nr_stacks); /* an interpreter's frames merged in */
 	assert_int_equal(g.p->nr_stacks, f->p->nr_stacks);
 	for (i = 0; i < f->p->nr_stacks; i++) {
 		const struct profile_stack *a = &f->p->stacks[i], *b = &g.p->stacks[i];

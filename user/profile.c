@@ -311,6 +311,30 @@ __attribute__((noinline)) uint32_t profile__stack_hash(uint32_t pid, const uint6
 	return (uint32_t)(h ^ (h >> 32));
 }
 
+__attribute__((noinline)) uint32_t profile__stack_hash_copy(uint32_t pid, const uint64_t *ips,
+							    uint16_t nk, uint16_t nu, uint64_t *dst)
+{
+	static const uint64_t k0 = 0xa0761d6478bd642fULL, k1 = 0xe7037ed1a0b428dbULL,
+			      k2 = 0x8ebc6af09c88c6e3ULL;
+	uint64_t h = hash__mix64(((uint64_t)pid << 32) | ((uint32_t)nk << 16) | nu), acc = 0;
+	unsigned i, n = (unsigned)nk + nu;
+
+	/* profile__stack_hash's sum, each address stored to dst as it is read */
+	for (i = 0; i + 1 < n; i += 2) {
+		uint64_t a = ips[i], b = ips[i + 1];
+
+		dst[i] = a;
+		dst[i + 1] = b;
+		acc += mum(a ^ (k0 + i * k2), b ^ k1);
+	}
+	if (i < n) {
+		dst[i] = ips[i];
+		acc += mum(ips[i] ^ (k0 + i * k2), k1);
+	}
+	h = hash__mix64(h ^ acc);
+	return (uint32_t)(h ^ (h >> 32));
+}
+
 /* At most this much of a key is fetched ahead: deeper stacks' roots rarely differ */
 #define PREFETCH_KEY_BYTES 512
 

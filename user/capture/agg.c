@@ -825,11 +825,23 @@ int agg__queue(struct agg *a, const void *data, size_t size)
 		err = aggregate(a, r->s, r->off, r->hash);
 		q->nr--;
 	}
-	/* hashed where it lies: loads just after the copy's stores would wait on them */
-	r->hash = hash_ahead(a, s, off);
-	memcpy(r->rec.bytes, data, record_bytes(s, off));
 	r->off = off ? (const void *)r->rec.bytes : NULL;
 	r->s = off ? &r->off->s : (const void *)r->rec.bytes;
+	if (off) {
+		memcpy(r->rec.bytes, data, record_bytes(s, off));
+		r->hash = 0;
+	} else {
+		/* the header, then the callchain copied as it is hashed, then any interpreter frames */
+		struct bpfprof_sample *c = (struct bpfprof_sample *)r->rec.bytes;
+		size_t n = (size_t)s->nr_kernel + s->nr_user;
+
+		memcpy(c, s, BPFPROF_SAMPLE_HDR_SIZE);
+		r->hash = profile__stack_hash_copy(s->tgid, (const uint64_t *)s->ips, s->nr_kernel,
+						   s->nr_user, (uint64_t *)c->ips);
+		profile__prefetch_stack(a->p, r->hash);
+		if (s->nr_py)
+			memcpy(c->ips + n, s->ips + n, 2 * (size_t)s->nr_py * sizeof(*c->ips));
+	}
 	q->next = (q->next + 1) % AGG_AHEAD;
 	/* the one halfway through: its slot is in by now, fetch the key it points to */
 	if (++q->nr > AGG_AHEAD / 2) {
