@@ -94,19 +94,17 @@ struct proc_hint {
  * entry AGG_AHEAD / 2 records later, aggregated AGG_AHEAD records later.
  * On a profile larger than the caches those two reads, one after the other,
  * were most of a record's time; spread over the records in between, they
- * overlap other records' work. A record copy is at most AGG_MAX_RECORD
- * bytes, of which only `size` are touched.
+ * overlap other records' work. A copy has room for AGG_MAX_RECORD bytes;
+ * only those the record's fields use are written (record_bytes).
  */
-#ifndef AGG_AHEAD
 #define AGG_AHEAD 8
-#endif
 
 #define AGG_MAX_RECORD (BPFPROF_OFFCPU_HDR_SIZE + sizeof(struct bpfprof_sample))
 
 struct agg_pending {
 	const struct bpfprof_sample *s; /* in rec */
 	const struct bpfprof_offcpu *off; /* in rec: an off-CPU block; NULL for a sample */
-	uint32_t hash; /* hash_ahead's */
+	uint32_t hash; /* profile__stack_hash of its callchain; 0 for an off-CPU block */
 	union {
 		uint64_t align;
 		uint8_t bytes[AGG_MAX_RECORD];
