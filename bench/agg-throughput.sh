@@ -3,9 +3,10 @@
 # Benchmark 3 (issue 8): aggregation throughput without BPF. bench/agg_replay
 # replays ring-buffer sample records (32 frames: 8 kernel, 24 user; 10 000
 # distinct stacks over 8 processes, each process with its maps read from a
-# fake /proc) through agg__record() on one CPU, RUNS times; the median rate,
-# samples per second of the replaying thread's CPU time (so that other load on
-# the machine does not count), is the figure; the wall-clock rate is printed
+# fake /proc) through the aggregator as the reader feeds it (agg__queue, a
+# flush at each 64 KiB, the BPF side's wake-up) on one CPU, RUNS times; the
+# median rate, samples per second of the replaying thread's CPU time (so that
+# other load on the machine does not count), is the figure; the wall-clock rate is printed
 # too. Goal: at least 5 million samples per second.
 # Reference: perf report aggregating the same records. agg_replay writes the
 # first REF_SAMPLES of its replay as perf.data through bpfprof's streaming

@@ -2,7 +2,9 @@
 /*
  * Aggregation throughput without BPF: replay ring-buffer sample records
  * (include/bpfprof_abi.h), exactly the bytes the BPF program sends, through
- * agg__record() on one core and report samples per second. The records are
+ * the aggregator on one core, as the reader does (agg__queue, agg__flush at
+ * each poll's end, here every WAKEUP_BYTES of records), and report samples
+ * per second. The records are
  * NR_STACKS distinct callchains of DEPTH frames (a quarter kernel, the rest
  * user, as a deep user stack entering the kernel looks) spread over NR_PROCS
  * processes, replayed in a fixed pseudo-random order, each sample a fresh
@@ -49,6 +51,7 @@
 #define KERNEL_BASE 0xffffffff81000000ULL
 #define RING_BYTES (8u << 20)		/* bpfprof's default --ringbuf-size */
 #define PERIOD_NS 1001001ULL		/* 999 Hz */
+#define WAKEUP_BYTES (64u << 10)	/* the BPF side wakes the reader once this much waits */
 
 static char tmpdir[64];
 
@@ -128,7 +131,7 @@ int main(int argc, char **argv)
 	int cpu = -1, opt, fd = -1, err;
 	struct sink sink = { 0 };
 	uint8_t *recs, *ring;
-	size_t rec_size, ring_off = 0;
+	size_t rec_size, ring_off = 0, batch = 0;
 	uint32_t *order;
 	struct profile *p;
 	struct agg *a;
@@ -250,16 +253,33 @@ int main(int argc, char **argv)
 		ring_off += (rec_size + 8 + 7) & ~7ULL;	/* 8-byte record header, 8-byte aligned */
 		s->cpu = (uint32_t)(n & 1);
 		s->time_ns = 1000000000ULL + n * 500000ULL;
-		err = agg__record(a, s, rec_size);
+		/*
+		 * As the reader takes them (interval.c): queued, and flushed at
+		 * the end of each poll's batch, here the WAKEUP_BYTES that wake
+		 * the reader (bpf/process.bpf.h's wakeup_bytes)
+		 */
+		err = agg__queue(a, s, rec_size);
+		batch += rec_size + 8;
+		if (!err && batch >= WAKEUP_BYTES) {
+			batch = 0;
+			err = agg__flush(a);
+		}
 		if (err) {
-			fprintf(stderr, "agg__record: %s\n", strerror(-err));
+			fprintf(stderr, "agg__queue: %s\n", strerror(-err));
 			return 1;
 		}
-		if (sink.w && sink.left && (n & 1023) == 1023 && perfdata__round(sink.w))
+		/* the reader's round after a poll: the batch's records in first */
+		if (sink.w && sink.left && (n & 1023) == 1023 &&
+		    (agg__flush(a) || perfdata__round(sink.w)))
 			return 1;
 	}
+	err = agg__flush(a);
 	t1 = now_s(CLOCK_MONOTONIC);
 	c1 = now_s(CLOCK_THREAD_CPUTIME_ID);
+	if (err) {
+		fprintf(stderr, "agg__flush: %s\n", strerror(-err));
+		return 1;
+	}
 
 	/* every stack is drawn within the first million samples */
 	if (p->nr_samples != nr_samples || p->nr_stacks > nr_stacks ||

@@ -94,7 +94,9 @@ void interval__attach(struct interval *iv, const struct interval_capture *c);
  * copy is walked here (or kept until its process is registered); a record
  * stamped at or past the cut is carried to the next period and stops the
  * ring buffer's consumer (-ECANCELED, after libbpf has counted it consumed),
- * or dropped in the last period. Returns 0, -ECANCELED, or -ENOMEM.
+ * or dropped in the last period. The others are queued to the aggregator
+ * (agg__queue): in the profile once the poll's interval__release has run.
+ * Returns 0, -ECANCELED, or -ENOMEM.
  */
 int interval__on_record(void *ctx, void *data, size_t size);
 
@@ -109,7 +111,8 @@ int interval__poll_timeout_ms(const struct interval *iv, uint64_t now);
 
 /*
  * The stack copies whose processes are registered now (all: every one, as
- * a period ends), walked and taken as samples. Returns 0 or -ENOMEM.
+ * a period ends), walked and taken as samples; then every record queued by
+ * interval__on_record is in the profile (agg__flush). Returns 0 or -ENOMEM.
  */
 int interval__release(struct interval *iv, bool all);
 

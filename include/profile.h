@@ -290,7 +290,22 @@ int profile__add_stack(struct profile *p, uint32_t proc, const uint64_t *ips, ui
  */
 uint32_t profile__stack_hash(uint32_t pid, const uint64_t *ips, uint16_t nr_kernel,
 			     uint16_t nr_user);
+/*
+ * profile__stack_hash's value, the nr_kernel + nr_user addresses copied to
+ * dst (not overlapping ips) in the same pass: for a caller that keeps a
+ * copy of the record (the aggregator's queue), each address read once.
+ */
+uint32_t profile__stack_hash_copy(uint32_t pid, const uint64_t *ips, uint16_t nr_kernel,
+				  uint16_t nr_user, uint64_t *dst);
 void profile__prefetch_stack(const struct profile *p, uint32_t h);
+/*
+ * The next step ahead, once the slot is in (a caller that sees several
+ * records at a time: the aggregator's queue): start fetching the key that
+ * the first slot of hash h points to (nr_ips addresses after its header
+ * word, up to 512 bytes of it) and the stack's entry. A hint as well:
+ * nothing changes, and no key may match.
+ */
+void profile__prefetch_key(const struct profile *p, uint32_t h, size_t nr_ips);
 int profile__add_stack_hashed(struct profile *p, uint32_t proc, uint32_t h, const uint64_t *ips,
 			      uint16_t nr_kernel, uint16_t nr_user, uint64_t count, uint64_t value,
 			      bool *created);

@@ -954,6 +954,224 @@ static void test_observer(void **state)
 	assert_int_equal(agg__nr_bad(f->a), 1);
 }
 
+/* The observer's calls in full, for two aggregators to be compared call for call */
+struct call_log {
+	struct call {
+		char kind; /* 'm' maps, 's' sample, 'o' off-CPU block */
+		uint32_t proc, pid, tid, nr_kernel, nr_user;
+		uint64_t time_ns, off_ns, first_ip;
+		size_t nr_mappings;
+	} c[256];
+	size_t n;
+};
+
+static int log_maps(void *ctx, const struct profile *p, uint32_t proc, uint64_t time_ns)
+{
+	struct call_log *l = ctx;
+
+	assert_true(l->n < 256);
+	l->c[l->n++] = (struct call){ .kind = 'm',
+				      .proc = proc,
+				      .time_ns = time_ns,
+				      .nr_mappings = p->procs[proc].nr_mappings };
+	return 0;
+}
+
+static void log_event(struct call_log *l, char kind, const struct profile *p, uint32_t proc,
+		      const struct profile_sample *s)
+{
+	assert_true(l->n < 256);
+	l->c[l->n++] = (struct call){ .kind = kind,
+				      .proc = proc,
+				      .pid = s->pid,
+				      .tid = s->tid,
+				      .nr_kernel = s->nr_kernel,
+				      .nr_user = s->nr_user,
+				      .time_ns = s->time_ns,
+				      .off_ns = s->off_ns,
+				      .first_ip = s->nr_kernel + s->nr_user ? s->ips[0] : 0,
+				      .nr_mappings = p->procs[proc].nr_mappings };
+}
+
+static int log_sample(void *ctx, const struct profile *p, uint32_t proc,
+		      const struct profile_sample *s)
+{
+	log_event(ctx, 's', p, proc, s);
+	return 0;
+}
+
+static int log_offcpu(void *ctx, const struct profile *p, uint32_t proc,
+		      const struct profile_sample *s)
+{
+	log_event(ctx, 'o', p, proc, s);
+	return 0;
+}
+
+/* A frames hook standing for an interpreter's: its frames (their first words) after the user ones */
+static int merge_py(void *ctx, struct profile *p, uint32_t proc, const struct bpfprof_sample *s,
+		    uint64_t *ips, uint16_t *nr_user)
+{
+	const uint64_t *py = (const uint64_t *)s->ips + s->nr_kernel + s->nr_user;
+
+	if (!s->nr_py)
+		return 0;
+	memcpy(ips, s->ips + s->nr_kernel, s->nr_user * sizeof(*ips));
+	for (uint16_t i = 0; i < s->nr_py; i++)
+		ips[s->nr_user + i] = py[2 * i];
+	*nr_user = s->nr_user + s->nr_py;
+	return 1;
+}
+
+/* One record of the mixed sequence below, in a buffer of exactly its size (the sanitizers' overreads) */
+static void *mixed_record(unsigned i, size_t *size)
+{
+	static const char *const comms[] = { "app", "app", "sh", "app" };
+	struct bpfprof_offcpu r;
+	struct bpfprof_sample *s = &r.s;
+	uint32_t tgid = 3001 + i % 4;
+	uint16_t nk = i % 3, nu = 1 + i % 5, npy = i % 13 == 3 ? 2 : 0, j;
+	bool off = i % 11 == 5;
+	size_t hdr = off ? BPFPROF_OFFCPU_HDR_SIZE : 0;
+	void *buf;
+
+	memset(&r, 0, sizeof(r));
+	r.type = BPFPROF_REC_OFFCPU;
+	r.off_ns = 1000 + i;
+	s->type = BPFPROF_REC_SAMPLE;
+	s->tgid = tgid;
+	s->tid = (i / 4) % 2 ? tgid + 1 : tgid; /* leaders' samples: the exec check */
+	s->time_ns = 1000 * MS + i * MS;
+	/* process 3003 execs at record 40: its leader's name changes */
+	strcpy(s->comm, tgid == 3003 && i >= 40 ? "app" : comms[tgid - 3001]);
+	s->nr_kernel = nk;
+	s->nr_user = nu;
+	for (j = 0; j < nk; j++)
+		s->ips[j] = 0xffffffff81000000ULL + 0x100 * ((i / 7 + j) % 3);
+	/* repeats (i / 7) and new stacks; one address of 3004's outside its maps (a re-read) */
+	for (j = 0; j < nu; j++)
+		s->ips[nk + j] = (j % 2 ? 0x7f0000000000ULL : 0x400000) + 0x40 * ((i / 7 + j) % 4);
+	if (tgid == 3004 && i == 27)
+		s->ips[nk] = 0x7f3000000000ULL;
+	/* an interpreter's frames, two words each, after the user addresses */
+	s->nr_py = npy;
+	for (j = 0; j < 2 * npy; j++)
+		s->ips[nk + nu + j] = 0x7f0000000800ULL + 0x40 * (j / 2) + (j % 2) * (i + 1);
+	*size = hdr + BPFPROF_SAMPLE_HDR_SIZE + ((size_t)nk + nu + 2 * npy) * 8;
+	buf = malloc(*size);
+	assert_non_null(buf);
+	memcpy(buf, off ? (void *)&r : (void *)s, *size);
+	return buf;
+}
+
+/*
+ * agg__queue then agg__flush makes what agg__record makes record by record:
+ * the same processes (an exec's new image among them), stacks in the same
+ * order with the same counts, maps re-read alike, the observer called with
+ * the same events in the same order, an interpreter's frames as its hook
+ * merges them; a malformed record is refused at once. Queued records come before one given to agg__record after them,
+ * and are not in the profile before the flush.
+ */
+static void test_queue_same_as_record(void **state)
+{
+	struct fixture *f = *state, g = { 0 };
+	struct call_log *want = calloc(1, sizeof(*want)), *got = calloc(1, sizeof(*got));
+	struct agg_observer ow = { log_maps, log_sample, log_offcpu, want },
+			    og = { log_maps, log_sample, log_offcpu, got };
+	const unsigned n = 60;
+	size_t i, j, size;
+	void *buf;
+
+	assert_non_null(want);
+	assert_non_null(got);
+	for (i = 0; i < 4; i++) {
+		write_proc_file(3001 + i, "maps", maps_a);
+		write_proc_file(3001 + i, "comm", i == 2 ? "sh\n" : "app\n");
+	}
+	g.p = profile__new();
+	assert_non_null(g.p);
+	g.a = agg__new(g.p, f->t, PERIOD_NS);
+	assert_non_null(g.a);
+	agg__queue_from(g.a, 0); /* queued from the first record */
+	agg__set_frames(f->a, &(struct agg_frames){ .merge = merge_py });
+	agg__set_frames(g.a, &(struct agg_frames){ .merge = merge_py });
+	agg__set_observer(f->a, &ow);
+	agg__set_observer(g.a, &og);
+	for (i = 0; i < n; i++) {
+		buf = mixed_record(i, &size);
+		assert_int_equal(agg__record(f->a, buf, size), 0);
+		/* the second half queued, but for one given to agg__record: the queued first */
+		if (i == 45)
+			assert_int_equal(agg__record(g.a, buf, size), 0);
+		else
+			assert_int_equal(agg__queue(g.a, buf, size), 0);
+		free(buf);
+		if (i == 20) {
+			assert_true(g.p->nr_samples + g.p->nr_offcpu_blocks < i + 1);
+			assert_int_equal(agg__flush(g.a), 0);
+			assert_int_equal(g.p->nr_samples, f->p->nr_samples);
+		}
+		if (i == 30) { /* malformed: refused at once, nothing queued */
+			assert_int_equal(agg__queue(g.a, "x", 1), -EINVAL);
+			assert_int_equal(agg__nr_bad(g.a), 1);
+		}
+	}
+	assert_int_equal(agg__flush(g.a), 0);
+	assert_int_equal(agg__flush(g.a), 0); /* nothing left: nothing done */
+
+	assert_int_equal(got->n, want->n);
+	assert_true(want->n > n); /* maps calls beside every record's */
+	for (i = 0; i < want->n; i++)
+		assert_memory_equal(&got->c[i], &want->c[i], sizeof(want->c[i]));
+	assert_int_equal(g.p->nr_procs, f->p->nr_procs);
+	assert_int_equal(f->p->nr_procs, 5); /* 3003's exec: an image of its own */
+	for (i = 0; i < f->p->nr_procs; i++) {
+		assert_int_equal(g.p->procs[i].pid, f->p->procs[i].pid);
+		assert_string_equal(g.p->procs[i].comm, f->p->procs[i].comm);
+		assert_int_equal(g.p->procs[i].nr_samples, f->p->procs[i].nr_samples);
+		assert_int_equal(g.p->procs[i].nr_mappings, f->p->procs[i].nr_mappings);
+	}
+	assert_int_equal(g.p->nr_samples, f->p->nr_samples);
+	assert_int_equal(g.p->nr_offcpu_blocks, f->p->nr_offcpu_blocks);
+	assert_true(f->p->nr_offcpu_blocks > 0);
+	for (i = 0; i < f->p->nr_stacks && f->p->stacks[i].nr_user < 7; i++)
+		;
+	assert_true(i < f->p->nr_stacks); /* an interpreter's frames merged in */
+	assert_int_equal(g.p->nr_stacks, f->p->nr_stacks);
+	for (i = 0; i < f->p->nr_stacks; i++) {
+		const struct profile_stack *a = &f->p->stacks[i], *b = &g.p->stacks[i];
+
+		assert_int_equal(b->proc, a->proc);
+		assert_int_equal(b->nr_kernel, a->nr_kernel);
+		assert_int_equal(b->nr_user, a->nr_user);
+		assert_int_equal(b->count, a->count);
+		assert_int_equal(b->value, a->value);
+		assert_int_equal(b->off_count, a->off_count);
+		assert_int_equal(b->off_ns, a->off_ns);
+		for (j = 0; j < (size_t)a->nr_kernel + a->nr_user; j++)
+			assert_int_equal(b->ips[j], a->ips[j]);
+	}
+	agg__free(g.a);
+	profile__free(g.p);
+	free(want);
+	free(got);
+}
+
+/* Records left queued are dropped with the aggregator (the sanitizers: nothing leaks) */
+static void test_queue_free_pending(void **state)
+{
+	struct fixture *f = *state;
+	size_t size;
+	void *buf;
+
+	write_proc_file(3001, "maps", maps_a);
+	agg__queue_from(f->a, 0);
+	buf = mixed_record(0, &size);
+	assert_int_equal(agg__queue(f->a, buf, size), 0);
+	assert_int_equal(agg__queue(f->a, buf, size), 0);
+	free(buf);
+	assert_int_equal(f->p->nr_samples, 0);
+}
+
 static int offcpu_seen;
 
 static int on_offcpu(void *ctx, const struct profile *p, uint32_t proc,
@@ -1122,6 +1340,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_malformed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_observer, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_queue_same_as_record, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_queue_free_pending, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_offcpu_records, setup, teardown),
 		cmocka_unit_test(test_resolve_locs),
 		cmocka_unit_test(test_resolve_locs_shared_root),

@@ -120,6 +120,31 @@ static unsigned key_of(unsigned i, uint64_t *ips, uint16_t *nk, uint16_t *nu, ui
 	return n;
 }
 
+/*
+ * profile__stack_hash_copy: profile__stack_hash's value whatever the length
+ * (odd, even, none), the addresses copied, nothing written past them
+ */
+static void test_hash_copy(void **state)
+{
+	uint64_t ips[9], dst[10];
+	unsigned n, i;
+
+	for (i = 0; i < 9; i++)
+		ips[i] = 0xffffffff81000000ULL + i * 0x1234567ULL;
+	for (n = 0; n <= 9; n++) {
+		uint16_t nk = n / 3, nu = n - n / 3;
+
+		memset(dst, 0xa5, sizeof(dst));
+		assert_int_equal(profile__stack_hash_copy(4242, ips, nk, nu, dst),
+				 profile__stack_hash(4242, ips, nk, nu));
+		assert_memory_equal(dst, ips, n * sizeof(*ips));
+		assert_int_equal(dst[n], 0xa5a5a5a5a5a5a5a5ULL);
+	}
+	/* the pid seeds it */
+	assert_int_not_equal(profile__stack_hash_copy(1, ips, 2, 3, dst),
+			     profile__stack_hash(2, ips, 2, 3));
+}
+
 static void test_many_keys(void **state)
 {
 	struct profile *p = new_profile(3);
@@ -176,6 +201,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_key_parts),
 		cmocka_unit_test(test_hashed_path),
+		cmocka_unit_test(test_hash_copy),
 		cmocka_unit_test(test_many_keys),
 	};
 

@@ -226,7 +226,16 @@ int interval__on_record(void *ctx, void *data, size_t size)
 	}
 	if (iv->cut_ns && !agg__record_time(data, size, &t) && t >= iv->cut_ns)
 		return iv->last ? 0 : carry_record(iv, data, size);
-	err = agg__record(iv->agg, data, size);
+	/* aggregated a few records later, its stack's memory fetched meanwhile (agg.h) */
+	err = agg__queue(iv->agg, data, size);
+
+	return err == -ENOMEM ? err : 0;
+}
+
+/* The records queued by interval__on_record, into the profile: before anything reads it. */
+static int flush_records(struct interval *iv)
+{
+	int err = agg__flush(iv->agg);
 
 	return err == -ENOMEM ? err : 0;
 }
@@ -241,7 +250,9 @@ static int on_released(void *ctx, const struct bpfprof_sample *s, size_t size)
 
 int interval__release(struct interval *iv, bool all)
 {
-	return iv->cap.copies ? unwind_copies__release(iv->cap.copies, all, on_released, iv) : 0;
+	int err = iv->cap.copies ? unwind_copies__release(iv->cap.copies, all, on_released, iv) : 0;
+
+	return err ?: flush_records(iv);
 }
 
 int interval__on_notice(void *ctx, void *data, size_t size)
@@ -270,7 +281,7 @@ static int feed_carried(struct interval *iv)
 			err = 0;
 	}
 	buf__free(&b);
-	return err;
+	return err ?: flush_records(iv);
 }
 
 int interval__begin(struct interval *iv, uint64_t boundary)
@@ -481,6 +492,9 @@ int interval__end(struct interval *iv)
 		pr_warn("ring buffer: %s\n", strerror(-err));
 		return err;
 	}
+	/* the drained records in the profile, then the streams' round */
+	if (flush_records(iv))
+		return -ENOMEM;
 	if (err)
 		interval__batch_read(iv);
 	/* what the notices' thread captured since the last record */

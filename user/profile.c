@@ -311,11 +311,60 @@ __attribute__((noinline)) uint32_t profile__stack_hash(uint32_t pid, const uint6
 	return (uint32_t)(h ^ (h >> 32));
 }
 
+__attribute__((noinline)) uint32_t profile__stack_hash_copy(uint32_t pid, const uint64_t *ips,
+							    uint16_t nk, uint16_t nu, uint64_t *dst)
+{
+	static const uint64_t k0 = 0xa0761d6478bd642fULL, k1 = 0xe7037ed1a0b428dbULL,
+			      k2 = 0x8ebc6af09c88c6e3ULL;
+	uint64_t h = hash__mix64(((uint64_t)pid << 32) | ((uint32_t)nk << 16) | nu), acc = 0;
+	unsigned i, n = (unsigned)nk + nu;
+
+	/* profile__stack_hash's sum, each address stored to dst as it is read */
+	for (i = 0; i + 1 < n; i += 2) {
+		uint64_t a = ips[i], b = ips[i + 1];
+
+		dst[i] = a;
+		dst[i + 1] = b;
+		acc += mum(a ^ (k0 + i * k2), b ^ k1);
+	}
+	if (i < n) {
+		dst[i] = ips[i];
+		acc += mum(ips[i] ^ (k0 + i * k2), k1);
+	}
+	h = hash__mix64(h ^ acc);
+	return (uint32_t)(h ^ (h >> 32));
+}
+
+/* At most this much of a key is fetched ahead: deeper stacks' roots rarely differ */
+#define PREFETCH_KEY_BYTES 512
+
 void profile__prefetch_stack(const struct profile *p, uint32_t h)
 {
 	const struct keyidx *t = &p->index->stacks;
 
 	__builtin_prefetch(&t->slots[h & t->mask]);
+}
+
+void profile__prefetch_key(const struct profile *p, uint32_t h, size_t nr_ips)
+{
+	const struct keyidx *t = &p->index->stacks;
+	size_t bytes = (1 + nr_ips) * sizeof(uint64_t), i;
+	uint32_t pos;
+
+	if (bytes > PREFETCH_KEY_BYTES)
+		bytes = PREFETCH_KEY_BYTES;
+	keyidx__for_each(t, h, pos) {
+		const char *k = t->slots[pos].key;
+
+		if (t->slots[pos].hash != h)
+			continue;
+		/* the key's lines (a 32-frame key: 264 bytes, over 5 or 6), the entry the counts go to */
+		for (i = 0; i < bytes; i += 64)
+			__builtin_prefetch(k + i);
+		__builtin_prefetch(k + bytes - 1);
+		__builtin_prefetch(&p->stacks[t->slots[pos].idx], 1);
+		return;
+	}
 }
 
 /* The header word of a stack's key: what, beside its addresses, tells stacks apart */

@@ -33,6 +33,7 @@
 #include "agg.h"
 #include "array.h"
 #include "bpfprof_abi.h"
+#include "lib_hashmap.h"
 #include "log.h"
 #include "proc_table.h"
 #include "procmaps.h"
@@ -86,6 +87,40 @@ struct proc_hint {
 	int32_t proc; /* -1: empty */
 };
 
+/*
+ * Records taken by agg__queue and not yet aggregated, oldest first: each a
+ * copy (the ring buffer takes its memory back once the callback returns),
+ * its stack hashed and its index slot fetched when it came in, its key and
+ * entry AGG_AHEAD / 2 records later, aggregated AGG_AHEAD records later.
+ * On a profile larger than the caches those two reads, one after the other,
+ * were most of a record's time; spread over the records in between, they
+ * overlap other records' work. A copy has room for AGG_MAX_RECORD bytes;
+ * only those the record's fields use are written (record_bytes).
+ */
+#define AGG_AHEAD 8
+
+#define AGG_MAX_RECORD (BPFPROF_OFFCPU_HDR_SIZE + sizeof(struct bpfprof_sample))
+
+struct agg_pending {
+	const struct bpfprof_sample *s; /* in rec */
+	const struct bpfprof_offcpu *off; /* in rec: an off-CPU block; NULL for a sample */
+	uint32_t hash; /* profile__stack_hash of its callchain; 0 for an off-CPU block */
+	union {
+		uint64_t align;
+		uint8_t bytes[AGG_MAX_RECORD];
+	} rec;
+};
+
+/* pending[] as a ring: the oldest record at (next - nr) % AGG_AHEAD */
+struct agg_ahead {
+	uint32_t next; /* where the next record goes */
+	uint32_t nr; /* records queued */
+	struct agg_pending pending[AGG_AHEAD];
+};
+
+_Static_assert((AGG_AHEAD & (AGG_AHEAD - 1)) == 0 && AGG_AHEAD >= 2,
+	       "AGG_AHEAD: a power of two, with a halfway point");
+
 struct agg {
 	struct profile *p;
 	struct proc_table *t; /* borrowed: comm, start time, cgroup, maps */
@@ -102,6 +137,9 @@ struct agg {
 	struct agg_stats st;
 	struct agg_observer obs;
 	struct agg_frames frames;
+	struct agg_ahead *ahead; /* records queued by agg__queue; NULL before the first */
+	size_t index_bytes; /* what the profile's stacks take in the index, entries and keys */
+	size_t queue_from; /* agg__queue_from's: index_bytes from which records are queued */
 	size_t hints_nr_procs; /* p->nr_procs the hints were made with */
 	struct proc_hint hints[PROC_HINTS];
 	uint64_t merged[BPFPROF_MAX_STACK * 2 + BPFPROF_MAX_PY_FRAMES + 1]; /* kernel + merged user */
@@ -141,7 +179,8 @@ static void forget_hints(struct agg *a)
 }
 
 /* The entry of (tgid, start) as profile__process_start finds or makes it; *created likewise. */
-static int process_of(struct agg *a, uint32_t tgid, uint32_t start, bool *created)
+static inline __attribute__((always_inline)) int process_of(struct agg *a, uint32_t tgid,
+							    uint32_t start, bool *created)
 {
 	struct proc_hint *h = &a->hints[tgid % PROC_HINTS];
 	int proc;
@@ -193,8 +232,14 @@ struct agg *agg__new(struct profile *p, struct proc_table *t, uint64_t period_ns
 	a->max_tracked = a->evict_at = AGG_MAX_TRACKED;
 	a->max_procs = AGG_MAX_PROCS;
 	a->other = -1;
+	a->queue_from = AGG_QUEUE_FROM_BYTES;
 	forget_hints(a);
 	return a;
+}
+
+void agg__queue_from(struct agg *a, size_t bytes)
+{
+	a->queue_from = bytes;
 }
 
 void agg__set_limits(struct agg *a, size_t max_tracked, size_t max_procs)
@@ -215,6 +260,7 @@ void agg__free(struct agg *a)
 	if (!a)
 		return;
 	free(a->state);
+	free(a->ahead);
 	free(a);
 }
 
@@ -666,22 +712,21 @@ int agg__record_time(const void *data, size_t size, uint64_t *time_ns)
 	return 0;
 }
 
-int agg__record(struct agg *a, const void *data, size_t size)
+/*
+ * The sample record within a record of `size` bytes (an off-CPU block's
+ * after its length: *off set), checked. Returns it, or NULL for a malformed
+ * record (counted, logged).
+ */
+static inline const struct bpfprof_sample *
+checked_sample(struct agg *a, const void *data, size_t size, const struct bpfprof_offcpu **off)
 {
 	const struct bpfprof_sample *s = data;
-	const struct bpfprof_offcpu *off = NULL;
-	bool created = false, other = false, created_proc;
-	char comm[PROFILE_COMM_LEN];
-	struct profile_sample ev;
-	const uint64_t *ips;
-	uint16_t nr_user;
-	uint32_t hash;
-	int proc, st, err = 0;
 
+	*off = NULL;
 	/* an off-CPU block: its stacks are a sample record's, after the block's length */
 	if (size >= BPFPROF_OFFCPU_HDR_SIZE && *(const uint32_t *)data == BPFPROF_REC_OFFCPU) {
-		off = data;
-		s = &off->s;
+		*off = data;
+		s = &(*off)->s;
 		size -= BPFPROF_OFFCPU_HDR_SIZE;
 	}
 	if (size < BPFPROF_SAMPLE_HDR_SIZE || s->type != BPFPROF_REC_SAMPLE ||
@@ -691,19 +736,139 @@ int agg__record(struct agg *a, const void *data, size_t size)
 			    ((size_t)s->nr_kernel + s->nr_user + 2 * (size_t)s->nr_py) * 8) {
 		a->nr_bad++;
 		pr_debug("ring buffer: malformed record of %zu bytes skipped\n", size);
-		return -EINVAL;
+		return NULL;
 	}
-	/*
-	 * The stack's place in the index is fetched (on a big profile, from
-	 * memory) while the process is looked up: the record's own callchain,
-	 * hashed as the entry of its tgid will file it (samples: off-CPU
-	 * blocks, far fewer, go through profile__add_offcpu)
-	 */
-	hash = off ? 0 :
-		     profile__stack_hash(s->tgid, (const uint64_t *)s->ips, s->nr_kernel,
-					 s->nr_user);
-	if (!off)
-		profile__prefetch_stack(a->p, hash);
+	return s;
+}
+
+/*
+ * The record's own callchain hashed as the entry of its tgid will file it,
+ * and its place in the stack index fetched (on a big profile, from memory)
+ * while other work goes on: samples only (off-CPU blocks, far fewer, go
+ * through profile__add_offcpu). Returns the hash, 0 for a block.
+ */
+static uint32_t hash_ahead(const struct agg *a, const struct bpfprof_sample *s,
+			   const struct bpfprof_offcpu *off)
+{
+	uint32_t hash;
+
+	if (off)
+		return 0;
+	hash = profile__stack_hash(s->tgid, (const uint64_t *)s->ips, s->nr_kernel, s->nr_user);
+	profile__prefetch_stack(a->p, hash);
+	return hash;
+}
+
+static int aggregate(struct agg *a, const struct bpfprof_sample *s,
+		     const struct bpfprof_offcpu *off, uint32_t hash);
+static inline __attribute__((always_inline)) int aggregate_now(struct agg *a,
+							       const struct bpfprof_sample *s,
+							       const struct bpfprof_offcpu *off,
+							       uint32_t hash);
+
+/* Bytes of a checked record that its fields use: what a queued copy keeps. */
+static size_t record_bytes(const struct bpfprof_sample *s, const struct bpfprof_offcpu *off)
+{
+	return (off ? BPFPROF_OFFCPU_HDR_SIZE : 0) + BPFPROF_SAMPLE_HDR_SIZE +
+	       ((size_t)s->nr_kernel + s->nr_user + 2 * (size_t)s->nr_py) * 8;
+}
+
+int agg__flush(struct agg *a)
+{
+	struct agg_ahead *q = a->ahead;
+	int err = 0, e;
+
+	while (q && q->nr) {
+		const struct agg_pending *r = &q->pending[(q->next - q->nr--) % AGG_AHEAD];
+
+		e = aggregate(a, r->s, r->off, r->hash);
+		if (!err)
+			err = e;
+	}
+	return err;
+}
+
+int agg__record(struct agg *a, const void *data, size_t size)
+{
+	const struct bpfprof_offcpu *off;
+	const struct bpfprof_sample *s;
+	int err = agg__flush(a); /* records queued before it come first */
+
+	s = checked_sample(a, data, size, &off);
+	if (!s)
+		return err ?: -EINVAL;
+	return aggregate_now(a, s, off, hash_ahead(a, s, off)) ?: err;
+}
+
+int agg__queue(struct agg *a, const void *data, size_t size)
+{
+	const struct bpfprof_offcpu *off;
+	const struct bpfprof_sample *s = checked_sample(a, data, size, &off);
+	struct agg_ahead *q = a->ahead;
+	struct agg_pending *r;
+	int err = 0;
+
+	if (!s)
+		return -EINVAL;
+	if (!q) {
+		if (a->index_bytes < a->queue_from)
+			return aggregate_now(a, s, off, hash_ahead(a, s, off));
+		q = a->ahead = calloc(1, sizeof(*q));
+		if (!q)
+			return -ENOMEM;
+	}
+	r = &q->pending[q->next];
+	/* full: the oldest, in the place this one takes, goes in first */
+	if (q->nr == AGG_AHEAD) {
+		err = aggregate(a, r->s, r->off, r->hash);
+		q->nr--;
+	}
+	r->off = off ? (const void *)r->rec.bytes : NULL;
+	r->s = off ? &r->off->s : (const void *)r->rec.bytes;
+	if (off) {
+		memcpy(r->rec.bytes, data, record_bytes(s, off));
+		r->hash = 0;
+	} else {
+		/* the header, then the callchain copied as it is hashed, then any interpreter frames */
+		struct bpfprof_sample *c = (struct bpfprof_sample *)r->rec.bytes;
+		size_t n = (size_t)s->nr_kernel + s->nr_user;
+
+		memcpy(c, s, BPFPROF_SAMPLE_HDR_SIZE);
+		r->hash = profile__stack_hash_copy(s->tgid, (const uint64_t *)s->ips, s->nr_kernel,
+						   s->nr_user, (uint64_t *)c->ips);
+		profile__prefetch_stack(a->p, r->hash);
+		if (s->nr_py)
+			memcpy(c->ips + n, s->ips + n, 2 * (size_t)s->nr_py * sizeof(*c->ips));
+	}
+	q->next = (q->next + 1) % AGG_AHEAD;
+	/* the one halfway through: its slot is in by now, fetch the key it points to */
+	if (++q->nr > AGG_AHEAD / 2) {
+		r = &q->pending[(q->next - 1 - AGG_AHEAD / 2) % AGG_AHEAD];
+		if (!r->off)
+			profile__prefetch_key(a->p, r->hash,
+					      (size_t)r->s->nr_kernel + r->s->nr_user);
+	}
+	return err;
+}
+
+/*
+ * One checked record, hashed (hash_ahead), into the profile: the body of
+ * agg__record. Inlined where records go in one at a time (agg__record,
+ * agg__queue below its size): as one function with the check and the hash,
+ * as before the queue, a record costs some 30 instructions less there.
+ */
+static inline __attribute__((always_inline)) int aggregate_now(struct agg *a,
+							       const struct bpfprof_sample *s,
+							       const struct bpfprof_offcpu *off,
+							       uint32_t hash)
+{
+	bool created = false, other = false, created_proc;
+	char comm[PROFILE_COMM_LEN];
+	struct profile_sample ev;
+	const uint64_t *ips;
+	uint16_t nr_user;
+	int proc, st, err = 0;
+
 	/* at the process limit only known processes keep their own entry */
 	if (a->p->nr_procs - (a->other >= 0) >= a->max_procs) {
 		proc = profile__find_process_start(a->p, s->tgid, s->start);
@@ -773,6 +938,11 @@ int agg__record(struct agg *a, const void *data, size_t size)
 					other ? 0 : nr_user, 1, a->period_ns, &created);
 	if (st < 0)
 		return st;
+	if (created) /* the entry, the key, two index slots (load 1/2 at most) */
+		a->index_bytes +=
+			sizeof(struct profile_stack) + 2 * sizeof(struct keyidx_slot) +
+			(1 + (size_t)a->p->stacks[st].nr_kernel + a->p->stacks[st].nr_user) *
+				sizeof(uint64_t);
 	if (a->state[proc].stale && !other && !too_soon(&a->state[proc], s->time_ns)) {
 		/* a read put off earlier */
 		a->state[proc].stale = false;
@@ -799,4 +969,11 @@ int agg__record(struct agg *a, const void *data, size_t size)
 	if (off)
 		return a->obs.offcpu(a->obs.ctx, a->p, (uint32_t)proc, &ev);
 	return a->obs.sample(a->obs.ctx, a->p, (uint32_t)proc, &ev);
+}
+
+/* The queue's: out of line */
+static int aggregate(struct agg *a, const struct bpfprof_sample *s,
+		     const struct bpfprof_offcpu *off, uint32_t hash)
+{
+	return aggregate_now(a, s, off, hash);
 }
