@@ -8,12 +8,14 @@
  */
 #include <errno.h>
 #include <linux/perf_event.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -27,6 +29,8 @@
 #define SAMPLE_ID_SIZE 16
 /* an expiry pass at most this often (ns of the records' clock) */
 #define PASS_NS 1000000000ULL
+/* the reader's rounds at most this often: a burst's records (a build's forks and execs) go together */
+#define ROUND_GAP_NS (10ULL * 1000 * 1000)
 
 struct mapping {
 	uint64_t start, end, pgoff, ino;
@@ -60,6 +64,7 @@ struct mmap_events {
 	/* executable mappings made, for mmap_events__take_exec; nr_exec also read without the lock */
 	struct mmap_events_exec exec[MMAP_EVENTS_MAX_EXEC];
 	int wake_fd; /* an eventfd: signalled when one is added, drained by take_exec; -1: none */
+	bool exec_added; /* since the last signal: one a round (or a record handed in), not one each */
 	size_t nr_exec;
 	uint64_t exec_dropped;
 
@@ -69,6 +74,8 @@ struct mmap_events {
 	pthread_t thread;
 	bool started;
 	int stop; /* set by __free, read by the thread: atomics */
+	int stop_fd; /* an eventfd __free signals: the thread waits for records or it, no timeout */
+	int epfd; /* the thread's: the rings' epoll descriptor (libbpf's) and stop_fd */
 	char *batch;
 	size_t batch_len, batch_cap;
 	struct queued *q;
@@ -88,6 +95,7 @@ struct mmap_events *mmap_events__new(size_t max_bytes, uint64_t keep_ns, uint64_
 	m->keep_ns = keep_ns;
 	m->tick_ns = tick_ns;
 	m->map_fd = -1;
+	m->stop_fd = m->epfd = -1;
 	m->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	return m;
 }
@@ -115,11 +123,16 @@ void mmap_events__free(struct mmap_events *m)
 		return;
 	if (m->started) {
 		__atomic_store_n(&m->stop, 1, __ATOMIC_RELEASE);
+		(void)eventfd_write(m->stop_fd, 1);
 		pthread_join(m->thread, NULL);
 	}
 	perf_buffer__free(m->pb);
 	if (m->map_fd >= 0)
 		close(m->map_fd);
+	if (m->epfd >= 0)
+		close(m->epfd);
+	if (m->stop_fd >= 0)
+		close(m->stop_fd);
 	if (m->wake_fd >= 0)
 		close(m->wake_fd);
 	while (m->nr)
@@ -294,8 +307,7 @@ static int on_mmap2(struct mmap_events *m, const struct perf_event_header *h)
 			m->exec_dropped++;
 		__atomic_store_n(&m->nr_exec,
 				 m->nr_exec + (m->nr_exec < MMAP_EVENTS_MAX_EXEC), __ATOMIC_RELEASE);
-		if (m->wake_fd >= 0)
-			(void)eventfd_write(m->wake_fd, 1);
+		m->exec_added = true;
 	}
 	return err;
 }
@@ -397,12 +409,21 @@ static int handle(struct mmap_events *m, const struct perf_event_header *h, size
 	return err;
 }
 
+/* The caller's poll told of executable mappings added (one eventfd write for all of them); under the lock */
+static void signal_exec(struct mmap_events *m)
+{
+	if (m->exec_added && m->wake_fd >= 0)
+		(void)eventfd_write(m->wake_fd, 1);
+	m->exec_added = false;
+}
+
 int mmap_events__record(struct mmap_events *m, const void *rec, size_t size)
 {
 	int err;
 
 	pthread_mutex_lock(&m->lock);
 	err = handle(m, rec, size);
+	signal_exec(m);
 	pthread_mutex_unlock(&m->lock);
 	return err;
 }
@@ -552,31 +573,56 @@ static int by_time(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 /*
  * The reader: each round drains every CPU's ring, then handles the round's
  * records in time order (a fork is written on the parent's CPU, the
  * child's exec and mappings maybe on another: in ring order a child's exec
- * could come before its fork). Wakes at half a ring or every 10 ms: an
- * executable mapping of a registered process (V8's code space) is
- * registered once read, its samples sent as stack copies until then (50
- * ms: 20-70 copies of a 0.5 s node run).
+ * could come before its fork). An executable mapping of a registered
+ * process (V8's code space) is registered once read, its samples sent as
+ * stack copies until then (50 ms: 20-70 copies of a 0.5 s node run), so a
+ * record wakes the thread (a watermark of 1 byte); rounds are
+ * ROUND_GAP_NS apart at least, so a burst of records costs at most one
+ * wake-up a round, and an idle machine none. It was a 10 ms poll: 100
+ * wake-ups a second whatever came, about 28 us of CPU each on this
+ * project's VMs (docs/BENCHMARKS.md, issue 34, owncpu).
  */
 static void *reader(void *arg)
 {
 	struct mmap_events *m = arg;
 
-	while (!__atomic_load_n(&m->stop, __ATOMIC_ACQUIRE)) {
-		perf_buffer__poll(m->pb, 10);
+	for (;;) {
+		struct epoll_event ev[2];
+		struct pollfd stop = { .fd = m->stop_fd, .events = POLLIN };
+		uint64_t start, now;
+		bool stopping;
+
+		epoll_wait(m->epfd, ev, 2, -1);
+		stopping = __atomic_load_n(&m->stop, __ATOMIC_ACQUIRE);
+		start = mono_ns();
 		perf_buffer__consume(m->pb);
-		if (!m->nr_q)
-			continue;
-		qsort(m->q, m->nr_q, sizeof(*m->q), by_time);
-		pthread_mutex_lock(&m->lock);
-		for (size_t i = 0; i < m->nr_q; i++)
-			handle(m, (const void *)(m->batch + m->q[i].off), m->q[i].size);
-		pthread_mutex_unlock(&m->lock);
-		m->nr_q = 0;
-		m->batch_len = 0;
+		if (m->nr_q) {
+			qsort(m->q, m->nr_q, sizeof(*m->q), by_time);
+			pthread_mutex_lock(&m->lock);
+			for (size_t i = 0; i < m->nr_q; i++)
+				handle(m, (const void *)(m->batch + m->q[i].off), m->q[i].size);
+			signal_exec(m);
+			pthread_mutex_unlock(&m->lock);
+			m->nr_q = 0;
+			m->batch_len = 0;
+		}
+		if (stopping)
+			break;
+		now = mono_ns();
+		if (now - start < ROUND_GAP_NS)
+			poll(&stop, 1, (int)((start + ROUND_GAP_NS - now + 999999) / 1000000));
 	}
 	return NULL;
 }
@@ -594,11 +640,13 @@ int mmap_events__start(struct mmap_events *m, size_t pages_per_cpu)
 		.comm_exec = 1,
 		.task = 1,
 		.sample_id_all = 1,
+		/* any record wakes the reader (its rounds are ROUND_GAP_NS apart at least) */
 		.watermark = 1,
-		.wakeup_watermark = (uint32_t)(pages_per_cpu * (size_t)sysconf(_SC_PAGESIZE) / 2),
+		.wakeup_watermark = 1,
 		.use_clockid = m->tick_ns != 0,
 		.clockid = CLOCK_BOOTTIME,
 	};
+	struct epoll_event ev = { .events = EPOLLIN };
 	int ncpu = libbpf_num_possible_cpus(), err;
 	sigset_t all, old;
 
@@ -618,16 +666,32 @@ int mmap_events__start(struct mmap_events *m, size_t pages_per_cpu)
 		m->map_fd = -1;
 		return err;
 	}
-	/* signals are the main thread's: its poll wakes on them (as push.c's thread) */
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	err = -pthread_create(&m->thread, NULL, reader, m);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	m->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	m->epfd = epoll_create1(EPOLL_CLOEXEC);
+	err = m->stop_fd < 0 || m->epfd < 0 ? -errno : 0;
+	ev.data.fd = perf_buffer__epoll_fd(m->pb);
+	if (!err && epoll_ctl(m->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev))
+		err = -errno;
+	ev.data.fd = m->stop_fd;
+	if (!err && epoll_ctl(m->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev))
+		err = -errno;
+	if (!err) {
+		/* signals are the main thread's: its poll wakes on them (as push.c's thread) */
+		sigfillset(&all);
+		pthread_sigmask(SIG_BLOCK, &all, &old);
+		err = -pthread_create(&m->thread, NULL, reader, m);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
 	if (err) {
 		perf_buffer__free(m->pb);
 		m->pb = NULL;
 		close(m->map_fd);
 		m->map_fd = -1;
+		if (m->epfd >= 0)
+			close(m->epfd);
+		if (m->stop_fd >= 0)
+			close(m->stop_fd);
+		m->epfd = m->stop_fd = -1;
 		return err;
 	}
 	pthread_setname_np(m->thread, "bpfprof-mmap"); /* bench/mmap_events.sh reads its CPU time */
