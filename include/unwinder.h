@@ -163,6 +163,16 @@ int unwinder__queue_text(struct unwinder *u, uint32_t pid, const char *text, siz
 bool unwinder__has_proc(struct unwinder *u, uint32_t pid);
 
 /*
+ * Whether process pid may be registered, without the lock (any thread,
+ * also while the background thread holds it through a table load's RCU
+ * grace period): false when it is not; true when it is, or when another
+ * registered pid shares its slot (pid modulo 65,536). What for: the mmap
+ * events' thread leaves out the executable mappings of processes that are
+ * not registered (mmap_events__set_exec_filter) without waiting on the lock.
+ */
+bool unwinder__may_have_proc(const struct unwinder *u, uint32_t pid);
+
+/*
  * The rule the BPF walk finds for user address addr of process pid: the
  * executable mapping of the registration that holds addr, then its table's
  * row (unwind_compact__lookup over the words sink->table_words gives).

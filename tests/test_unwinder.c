@@ -267,8 +267,13 @@ static void test_load_self(void **state)
 	int checked = 0;
 
 	assert_non_null(u);
+	assert_false(unwinder__may_have_proc(u, getpid()));
 	assert_int_equal(load_pid(u, getpid()), 0);
 	assert_int_equal(f->procs_ready, 1);
+	/* registered: said without the lock; another slot's pid not, one sharing its slot too */
+	assert_true(unwinder__may_have_proc(u, getpid()));
+	assert_false(unwinder__may_have_proc(u, getpid() + 1));
+	assert_true(unwinder__may_have_proc(u, getpid() + 65536));
 	unwinder__stats(u, &st);
 	assert_true(st.nr_built >= 2); /* this test and libc at least */
 	assert_true(st.nr_rows > 1000);
@@ -330,9 +335,12 @@ static void test_load_self(void **state)
 		unwinder__stats(u, &st);
 		assert_int_equal(st.nr_built, built);
 		assert_int_equal(f->nr, nr);
+		assert_true(unwinder__may_have_proc(u, getpid()));
 	}
-	/* forgotten: entries gone, tables freed */
+	/* forgotten: entries gone, tables freed, no longer said registered (counted once) */
 	unwinder__forget(u, getpid());
+	assert_false(unwinder__may_have_proc(u, getpid()));
+	assert_false(unwinder__may_have_proc(u, getpid() + 65536));
 	assert_int_equal(f->nr, 0);
 	assert_int_equal(f->procs_gone, 1);
 	unwinder__stats(u, &st);

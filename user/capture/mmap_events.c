@@ -65,6 +65,8 @@ struct mmap_events {
 	struct mmap_events_exec exec[MMAP_EVENTS_MAX_EXEC];
 	int wake_fd; /* an eventfd: signalled when one is added, drained by take_exec; -1: none */
 	bool exec_added; /* since the last signal: one a round (or a record handed in), not one each */
+	bool (*exec_wanted)(void *ctx, uint32_t pid); /* mmap_events__set_exec_filter's; NULL: all */
+	void *exec_ctx;
 	size_t nr_exec;
 	uint64_t exec_dropped;
 
@@ -300,7 +302,7 @@ static int on_mmap2(struct mmap_events *m, const struct perf_event_header *h)
 	err = trim(m, p, x.start, x.end);
 	if (!err && (x.prot & PROT_EXEC))
 		err = mapping_add(m, p, &x);
-	if (!err && (x.prot & PROT_EXEC)) {
+	if (!err && (x.prot & PROT_EXEC) && (!m->exec_wanted || m->exec_wanted(m->exec_ctx, pid))) {
 		if (m->nr_exec < MMAP_EVENTS_MAX_EXEC)
 			m->exec[m->nr_exec] = (struct mmap_events_exec){ pid, x.start, x.end };
 		else
@@ -431,6 +433,15 @@ int mmap_events__record(struct mmap_events *m, const void *rec, size_t size)
 int mmap_events__wake_fd(const struct mmap_events *m)
 {
 	return m->wake_fd;
+}
+
+void mmap_events__set_exec_filter(struct mmap_events *m, bool (*wanted)(void *ctx, uint32_t pid),
+				  void *ctx)
+{
+	pthread_mutex_lock(&m->lock);
+	m->exec_wanted = wanted;
+	m->exec_ctx = ctx;
+	pthread_mutex_unlock(&m->lock);
 }
 
 size_t mmap_events__take_exec(struct mmap_events *m, struct mmap_events_exec *out, size_t max,

@@ -200,9 +200,25 @@ void proc_table__set_cgroups(struct proc_table *t, struct cgroup_cache *c)
 	t->cgroups = c;
 }
 
+static bool exec_wanted(void *ctx, uint32_t pid)
+{
+	return unwinder__may_have_proc(ctx, pid);
+}
+
+/*
+ * The mmap events keep for proc_table__exec_mappings only the executable
+ * mappings of registered processes, the only ones it looks at
+ */
+static void filter_exec(struct proc_table *t)
+{
+	if (t->mmaps)
+		mmap_events__set_exec_filter(t->mmaps, t->unwinder ? exec_wanted : NULL, t->unwinder);
+}
+
 void proc_table__set_unwinder(struct proc_table *t, struct unwinder *u)
 {
 	t->unwinder = u;
+	filter_exec(t);
 }
 
 void proc_table__set_symbolizer(struct proc_table *t, struct symbolizer *sy)
@@ -583,6 +599,7 @@ void proc_table__watch_mmaps(struct proc_table *t, size_t pages)
 	}
 	if (t->maps)
 		maps_cache__set_fallback(t->maps, maps_from_events, t->mmaps);
+	filter_exec(t);
 }
 
 bool proc_table__watching_mmaps(const struct proc_table *t)

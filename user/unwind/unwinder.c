@@ -39,6 +39,8 @@
 #include "unwinder.h"
 
 #define MAX_SEGS 4
+/* unwinder__may_have_proc's slots: registered processes counted by pid modulo this */
+#define PROC_SLOTS (1u << 16)
 
 /* One file's table: where its rows are, and how its addresses map. */
 struct file_entry {
@@ -98,6 +100,12 @@ struct unwinder {
 	struct proc_entry *procs;
 	size_t nr_procs, cap_procs;
 	uint8_t *slot_used; /* per table slot */
+	/*
+	 * Registered processes by pid modulo PROC_SLOTS (under the lock;
+	 * read without it, relaxed: unwinder__may_have_proc). At most 64 pids
+	 * (2^22, pid_max's limit, over the slots) share one: no overflow.
+	 */
+	uint8_t *proc_slots;
 	struct unwinder_stats st;
 	struct unwind_cache *cache; /* borrowed; NULL: none */
 	bool warned_full, warned_evict;
@@ -152,7 +160,8 @@ struct unwinder *unwinder__new(const struct unwind_sink *sink, bool build_tables
 	pthread_mutex_init(&u->lock, NULL);
 	pthread_cond_init(&u->cond, NULL);
 	u->slot_used = calloc(sink->max_tables ? sink->max_tables : 1, 1);
-	if (!u->slot_used) {
+	u->proc_slots = calloc(PROC_SLOTS, 1);
+	if (!u->slot_used || !u->proc_slots) {
 		unwinder__free(u);
 		errno = ENOMEM;
 		return NULL;
@@ -198,6 +207,7 @@ void unwinder__free(struct unwinder *u)
 	free(u->procs);
 	free(u->files);
 	free(u->slot_used);
+	free(u->proc_slots);
 	pthread_mutex_destroy(&u->lock);
 	pthread_cond_destroy(&u->cond);
 	free(u);
@@ -867,6 +877,7 @@ int unwinder__load(struct unwinder *u, uint32_t pid, const struct profile_mappin
 	} else {
 		u->procs[u->nr_procs++] = fresh;
 		u->st.nr_procs++;
+		__atomic_add_fetch(&u->proc_slots[pid % PROC_SLOTS], 1, __ATOMIC_RELAXED);
 	}
 	if (!err) {
 		/* the stale entries go after the new ones are in */
@@ -973,6 +984,7 @@ void unwinder__forget(struct unwinder *u, uint32_t pid)
 		proc_entry_free(pe);
 		*pe = u->procs[--u->nr_procs];
 		u->st.nr_procs--;
+		__atomic_sub_fetch(&u->proc_slots[pid % PROC_SLOTS], 1, __ATOMIC_RELAXED);
 	}
 	pthread_mutex_unlock(&u->lock);
 }
@@ -1136,6 +1148,11 @@ bool unwinder__has_proc(struct unwinder *u, uint32_t pid)
 	found = find_proc(u, pid) != NULL;
 	pthread_mutex_unlock(&u->lock);
 	return found;
+}
+
+bool unwinder__may_have_proc(const struct unwinder *u, uint32_t pid)
+{
+	return __atomic_load_n(&u->proc_slots[pid % PROC_SLOTS], __ATOMIC_RELAXED) != 0;
 }
 
 int unwinder__rule(struct unwinder *u, uint32_t pid, uint64_t addr, uint32_t *rule)
