@@ -212,7 +212,8 @@ static bool exec_wanted(void *ctx, uint32_t pid)
 static void filter_exec(struct proc_table *t)
 {
 	if (t->mmaps)
-		mmap_events__set_exec_filter(t->mmaps, t->unwinder ? exec_wanted : NULL, t->unwinder);
+		mmap_events__set_exec_filter(t->mmaps, t->unwinder ? exec_wanted : NULL,
+					     t->unwinder);
 }
 
 void proc_table__set_unwinder(struct proc_table *t, struct unwinder *u)
