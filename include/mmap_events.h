@@ -116,6 +116,20 @@ size_t mmap_events__take_exec(struct mmap_events *m, struct mmap_events_exec *ou
 			      uint64_t *dropped);
 
 /*
+ * A number that changes whenever process pid's executable mappings may have
+ * changed since it was read: an executable mapping made (PERF_RECORD_MMAP2
+ * with PROT_EXEC: mmap, or mprotect adding it), an exec (COMM with
+ * COMM_EXEC), its exit, records lost (any pid's), or the same of another
+ * pid sharing its counter (pid modulo 16,384: a change told where there was
+ * none, never the reverse). Unmappings make no record: not counted. It
+ * counts the records handled, which the reader thread (mmap_events__start)
+ * does within about 10 ms of the kernel writing them. Any thread, without the
+ * lock. What for: the notices' thread rereads a process's maps only when
+ * this changed since its last read (notice_thread__use_mmap_events).
+ */
+uint64_t mmap_events__changes(const struct mmap_events *m, uint32_t pid);
+
+/*
  * Keep for mmap_events__take_exec only the executable mappings of the
  * processes wanted(ctx, pid) says yes to (NULL: all, the default). Called
  * on the reader thread with the object's lock held: it must not block

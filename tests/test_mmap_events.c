@@ -284,6 +284,53 @@ static void test_exec_filter(void **state)
 	mmap_events__free(m);
 }
 
+/*
+ * mmap_events__changes moves with a process's executable mappings made, its
+ * exec, its exit and lost records; not with another's (unless it shares its
+ * counter), nor with a data mapping or a thread's exit
+ */
+static void test_changes(void **state)
+{
+	struct mmap_events *m = mmap_events__new(1 << 20, KEEP_NS, TICK_NS);
+	uint64_t c100, c101;
+	struct rec r;
+
+	(void)state;
+	c100 = mmap_events__changes(m, 100);
+	c101 = mmap_events__changes(m, 101);
+	mmap2(&r, 100, 0x600000, 0x1000, 0, 3, "/usr/bin/as", S); /* rw-: not code */
+	feed(m, &r);
+	assert_true(mmap_events__changes(m, 100) == c100);
+	mmap2(&r, 100, 0x400000, 0x2000, 0, 5, "/usr/bin/as", S);
+	feed(m, &r);
+	assert_true(mmap_events__changes(m, 100) != c100);
+	assert_true(mmap_events__changes(m, 101) == c101);
+	/* the same counter: pid + 16384 is told of 100's changes (never the reverse) */
+	assert_true(mmap_events__changes(m, 100 + 16384) == mmap_events__changes(m, 100));
+	c100 = mmap_events__changes(m, 100);
+	task(&r, 4 /* EXIT */, 100, 1, 105, S + 1); /* a thread's */
+	feed(m, &r);
+	assert_true(mmap_events__changes(m, 100) == c100);
+	comm_exec(&r, 100, "ld", S + 2);
+	feed(m, &r);
+	assert_true(mmap_events__changes(m, 100) != c100);
+	c100 = mmap_events__changes(m, 100);
+	task(&r, 4 /* EXIT */, 100, 1, 100, S + 3);
+	feed(m, &r);
+	assert_true(mmap_events__changes(m, 100) != c100);
+	/* lost records: whose they were is not known, every process's moves */
+	c100 = mmap_events__changes(m, 100);
+	c101 = mmap_events__changes(m, 101);
+	begin(&r, 2 /* PERF_RECORD_LOST */, 0);
+	put64(&r, 1); /* id */
+	put64(&r, 3); /* lost */
+	end(&r, 0, S + 4);
+	feed(m, &r);
+	assert_true(mmap_events__changes(m, 100) != c100);
+	assert_true(mmap_events__changes(m, 101) != c101);
+	mmap_events__free(m);
+}
+
 /* fork copies the parent's, exec empties them, threads make no process, start ticks from the fork */
 static void test_fork_exec(void **state)
 {
@@ -520,6 +567,7 @@ int main(void)
 		cmocka_unit_test(test_mmap2_render),
 		cmocka_unit_test(test_take_exec),
 		cmocka_unit_test(test_exec_filter),
+		cmocka_unit_test(test_changes),
 		cmocka_unit_test(test_fork_exec),
 		cmocka_unit_test(test_overlap),
 		cmocka_unit_test(test_exit_and_reuse),

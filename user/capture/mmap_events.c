@@ -29,6 +29,8 @@
 #define SAMPLE_ID_SIZE 16
 /* an expiry pass at most this often (ns of the records' clock) */
 #define PASS_NS 1000000000ULL
+/* mmap_events__changes' counters: processes by pid modulo this */
+#define CHANGE_SLOTS (1u << 14)
 /* the reader's rounds at most this often: a burst's records (a build's forks and execs) go together */
 #define ROUND_GAP_NS (10ULL * 1000 * 1000)
 
@@ -65,7 +67,14 @@ struct mmap_events {
 	struct mmap_events_exec exec[MMAP_EVENTS_MAX_EXEC];
 	int wake_fd; /* an eventfd: signalled when one is added, drained by take_exec; -1: none */
 	bool exec_added; /* since the last signal: one a round (or a record handed in), not one each */
-	bool (*exec_wanted)(void *ctx, uint32_t pid); /* mmap_events__set_exec_filter's; NULL: all */
+	/*
+	 * mmap_events__changes': per pid modulo CHANGE_SLOTS, and for every
+	 * process (records lost); written under the lock, read without it
+	 */
+	uint32_t *changes;
+	uint32_t changes_all;
+	/* mmap_events__set_exec_filter's; NULL: all */
+	bool (*exec_wanted)(void *ctx, uint32_t pid);
 	void *exec_ctx;
 	size_t nr_exec;
 	uint64_t exec_dropped;
@@ -99,6 +108,12 @@ struct mmap_events *mmap_events__new(size_t max_bytes, uint64_t keep_ns, uint64_
 	m->map_fd = -1;
 	m->stop_fd = m->epfd = -1;
 	m->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	m->changes = calloc(CHANGE_SLOTS, sizeof(*m->changes));
+	if (!m->changes) {
+		mmap_events__free(m);
+		errno = ENOMEM;
+		return NULL;
+	}
 	return m;
 }
 
@@ -142,6 +157,7 @@ void mmap_events__free(struct mmap_events *m)
 	free(m->p);
 	free(m->batch);
 	free(m->q);
+	free(m->changes);
 	pthread_mutex_destroy(&m->lock);
 	free(m);
 }
@@ -259,6 +275,12 @@ static void expire(struct mmap_events *m, uint64_t now)
 			proc_drop(m, i--);
 }
 
+/* Process pid's executable mappings may have changed (mmap_events__changes); under the lock */
+static void changed(struct mmap_events *m, uint32_t pid)
+{
+	__atomic_add_fetch(&m->changes[pid % CHANGE_SLOTS], 1, __ATOMIC_RELEASE);
+}
+
 static int on_mmap2(struct mmap_events *m, const struct perf_event_header *h)
 {
 	/* u32 pid, tid; u64 addr, len, pgoff; u32 maj, min; u64 ino, ino_generation; u32 prot, flags; char filename[] */
@@ -294,6 +316,8 @@ static int on_mmap2(struct mmap_events *m, const struct perf_event_header *h)
 		x.name = "";
 	x.start = addr;
 	x.end = addr + len;
+	if (x.prot & PROT_EXEC)
+		changed(m, pid);
 	p = newest(m, pid);
 	if (!p && !(x.prot & PROT_EXEC))
 		return 0;
@@ -333,6 +357,8 @@ static int on_fork_exit(struct mmap_events *m, const struct perf_event_header *h
 		p = newest(m, pid);
 		if (p && pid == tid)
 			p->exit_ns = time ? time : 1;
+		if (pid == tid)
+			changed(m, pid);
 		return 0;
 	}
 	if (pid == ppid) /* a new thread */
@@ -363,6 +389,7 @@ static int on_comm(struct mmap_events *m, const struct perf_event_header *h)
 	if (h->size < sizeof(*h) + 8 + 8 + SAMPLE_ID_SIZE)
 		return -EINVAL;
 	memcpy(&pid, b, 4);
+	changed(m, pid);
 	p = newest(m, pid);
 	if (!p)
 		return proc_add(m, pid, 0) ? 0 : -ENOMEM;
@@ -398,6 +425,8 @@ static int handle(struct mmap_events *m, const struct perf_event_header *h, size
 			memcpy(&lost, (const char *)(h + 1) + 8, 8);
 			m->st.lost += lost;
 		}
+		/* whose records they were is not known: every process's may have changed */
+		__atomic_add_fetch(&m->changes_all, 1, __ATOMIC_RELEASE);
 		break;
 	default:
 		break;
@@ -433,6 +462,12 @@ int mmap_events__record(struct mmap_events *m, const void *rec, size_t size)
 int mmap_events__wake_fd(const struct mmap_events *m)
 {
 	return m->wake_fd;
+}
+
+uint64_t mmap_events__changes(const struct mmap_events *m, uint32_t pid)
+{
+	return (uint64_t)__atomic_load_n(&m->changes_all, __ATOMIC_ACQUIRE) << 32 |
+	       __atomic_load_n(&m->changes[pid % CHANGE_SLOTS], __ATOMIC_ACQUIRE);
 }
 
 void mmap_events__set_exec_filter(struct mmap_events *m, bool (*wanted)(void *ctx, uint32_t pid),
