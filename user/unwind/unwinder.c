@@ -1095,10 +1095,13 @@ int unwinder__queue(struct unwinder *u, uint32_t pid, const struct profile_mappi
 		return 0;
 	}
 	if (!err && !u->thread_started) {
-		if (pthread_create(&u->thread, NULL, worker, u))
+		if (pthread_create(&u->thread, NULL, worker, u)) {
 			err = -EAGAIN;
-		else
+		} else {
 			u->thread_started = true;
+			/* its CPU apart in bench/overhead.sh (/proc/PID/task/TID/comm) */
+			pthread_setname_np(u->thread, "bpfprof-unwind");
+		}
 	}
 	for (i = 0; !err && i < u->nr_jobs; i++) {
 		if (u->jobs[i].pid != pid)
