@@ -384,7 +384,11 @@ static int on_ring(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-/* The rechecks due; returns the wait until the next one, ms (-1: none) */
+/*
+ * The rechecks due, and those due within a quarter of their wait (made
+ * early: a wake-up serves the watches whose rechecks fall close, not one
+ * each); returns the wait until the next one, ms (-1: none)
+ */
 static int rechecks(struct notice_thread *nt)
 {
 	uint64_t now = clock_ns(CLOCK_MONOTONIC), next = UINT64_MAX;
@@ -394,11 +398,12 @@ static int rechecks(struct notice_thread *nt)
 
 		if (!w->pid)
 			continue;
-		if (w->next_ns <= now) {
+		if (w->next_ns <= now + w->step_ns / 4) {
 			int ret;
 
 			budget(nt);
-			ret = capture(nt, w, 0, w->next_ns);
+			/* "due" for -vv's delay: now, when made early */
+			ret = capture(nt, w, 0, w->next_ns < now ? w->next_ns : now);
 			if (ret != UNCHANGED)
 				__atomic_add_fetch(&nt->rechanged, ret == CAPTURED,
 						   __ATOMIC_RELAXED);
