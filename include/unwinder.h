@@ -32,6 +32,16 @@ struct unwind_sink {
 	int (*set_mapping)(void *ctx, const struct bpfprof_unwind_key *k,
 			   const struct bpfprof_unwind_mapping *v);
 	int (*del_mapping)(void *ctx, const struct bpfprof_unwind_key *k);
+	/*
+	 * Optional, the same for n entries at once (a process's: one syscall,
+	 * BPF_MAP_UPDATE_BATCH / DELETE_BATCH on the trie, where there were
+	 * one each; NULL: one call each). set_mappings: keys k[i] to v[i], in
+	 * order, 0 or -errno (those before the failing one set);
+	 * del_mappings: every key present goes, the others are left out.
+	 */
+	int (*set_mappings)(void *ctx, const struct bpfprof_unwind_key *k,
+			    const struct bpfprof_unwind_mapping *v, uint32_t n);
+	void (*del_mappings)(void *ctx, const struct bpfprof_unwind_key *k, uint32_t n);
 	/* the process's entries are complete (ready) or gone (!ready) */
 	int (*set_proc)(void *ctx, uint32_t tgid, bool ready);
 	/*

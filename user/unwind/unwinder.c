@@ -710,30 +710,72 @@ static bool has_key(const struct bpfprof_unwind_key *keys, size_t n,
 	return false;
 }
 
-/* Add the LPM entries of one mapping to `pe` and the trie. */
-static int add_entries(struct unwinder *u, struct proc_entry *pe, const struct profile_mapping *m,
-		       const struct bpfprof_unwind_mapping *v)
+/*
+ * Add the LPM entries of one mapping to `pe` (its keys, and their values
+ * in *vals, grown with them), for set_entries to put in the trie.
+ */
+static int add_entries(struct proc_entry *pe, const struct profile_mapping *m,
+		       const struct bpfprof_unwind_mapping *v, struct bpfprof_unwind_mapping **vals,
+		       size_t *cap_vals)
 {
 	struct bpfprof_unwind_key keys[128];
-	int n = unwinder__lpm_keys(pe->pid, m->start, m->end, keys, 128), i, err;
+	int n = unwinder__lpm_keys(pe->pid, m->start, m->end, keys, 128), i;
 
 	if (n < 0)
 		return n;
 	if (array__grow((void **)&pe->ranges, &pe->cap_ranges, pe->nr_ranges + 1,
-			sizeof(*pe->ranges)))
+			sizeof(*pe->ranges)) ||
+	    array__grow((void **)&pe->keys, &pe->cap_keys, pe->nr_keys + n, sizeof(*pe->keys)) ||
+	    array__grow((void **)vals, cap_vals, pe->nr_keys + n, sizeof(**vals)))
 		return -ENOMEM;
 	pe->ranges[pe->nr_ranges++] =
 		(struct proc_range){ .start = m->start, .end = m->end, .v = *v };
 	for (i = 0; i < n; i++) {
-		err = u->sink.set_mapping(u->sink.ctx, &keys[i], v);
-		if (err)
-			return err;
-		if (array__grow((void **)&pe->keys, &pe->cap_keys, pe->nr_keys + 1,
-				sizeof(*pe->keys)))
-			return -ENOMEM;
+		(*vals)[pe->nr_keys] = *v;
 		pe->keys[pe->nr_keys++] = keys[i];
 	}
 	return 0;
+}
+
+/* n entries into the trie, in order: one sink call where it takes them together. 0 or -errno. */
+static int set_entries(struct unwinder *u, const struct bpfprof_unwind_key *keys,
+		       const struct bpfprof_unwind_mapping *vals, size_t n)
+{
+	int err = 0;
+
+	if (!n)
+		return 0;
+	if (u->sink.set_mappings)
+		return u->sink.set_mappings(u->sink.ctx, keys, vals, (uint32_t)n);
+	for (size_t i = 0; i < n && !err; i++)
+		err = u->sink.set_mapping(u->sink.ctx, &keys[i], &vals[i]);
+	return err;
+}
+
+/* n entries out of the trie (those not there are left out) */
+static void del_entries(struct unwinder *u, const struct bpfprof_unwind_key *keys, size_t n)
+{
+	if (!n)
+		return;
+	if (u->sink.del_mappings) {
+		u->sink.del_mappings(u->sink.ctx, keys, (uint32_t)n);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		u->sink.del_mapping(u->sink.ctx, &keys[i]);
+}
+
+/* keys[0..n) not among have[0..nr_have), gathered into out (n of room): how many */
+static size_t keys_not_in(const struct bpfprof_unwind_key *keys, size_t n,
+			  const struct bpfprof_unwind_key *have, size_t nr_have,
+			  struct bpfprof_unwind_key *out)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (!has_key(have, nr_have, &keys[i]))
+			out[k++] = keys[i];
+	return k;
 }
 
 static bool executable(const struct profile_mapping *m)
@@ -772,9 +814,10 @@ int unwinder__load(struct unwinder *u, uint32_t pid, const struct profile_mappin
 {
 	struct proc_entry old = { 0 }, *pe, fresh = { .pid = pid, .sig = maps_sig(maps, nr_maps) };
 	uint32_t *idx = calloc(nr_maps ? nr_maps : 1, sizeof(*idx));
+	struct bpfprof_unwind_mapping *vals = NULL; /* fresh.keys' values */
 	char root[sizeof(u->proc_dir) + 16];
 	uint64_t t0;
-	size_t i;
+	size_t i, cap_vals = 0;
 	int err = 0;
 
 	if (!idx)
@@ -853,14 +896,26 @@ int unwinder__load(struct unwinder *u, uint32_t pid, const struct profile_mappin
 			idx[i] = UINT32_MAX; /* the reference is fresh's now */
 		}
 		if (!err)
-			err = add_entries(u, &fresh, m, &v);
+			err = add_entries(&fresh, m, &v, &vals, &cap_vals);
 	}
+	/* the process's entries, all at once (before unwind_procs says it is ready) */
+	if (!err)
+		err = set_entries(u, fresh.keys, vals, fresh.nr_keys);
+	free(vals);
 	if (err) {
 		/* undo: entries of fresh that the old registration does not have */
+		struct bpfprof_unwind_key *gone = malloc((fresh.nr_keys ?: 1) * sizeof(*gone));
+
 		pe = find_proc(u, pid);
-		for (i = 0; i < fresh.nr_keys; i++)
-			if (!pe || !has_key(pe->keys, pe->nr_keys, &fresh.keys[i]))
-				u->sink.del_mapping(u->sink.ctx, &fresh.keys[i]);
+		if (gone)
+			del_entries(u, gone,
+				    keys_not_in(fresh.keys, fresh.nr_keys, pe ? pe->keys : NULL,
+						pe ? pe->nr_keys : 0, gone));
+		else
+			for (i = 0; i < fresh.nr_keys; i++)
+				if (!pe || !has_key(pe->keys, pe->nr_keys, &fresh.keys[i]))
+					u->sink.del_mapping(u->sink.ctx, &fresh.keys[i]);
+		free(gone);
 		for (i = 0; i < fresh.nr_files; i++)
 			file_unref(u, fresh.files[i]);
 		proc_entry_free(&fresh);
@@ -881,9 +936,17 @@ int unwinder__load(struct unwinder *u, uint32_t pid, const struct profile_mappin
 	}
 	if (!err) {
 		/* the stale entries go after the new ones are in */
-		for (i = 0; i < old.nr_keys; i++)
-			if (!has_key(fresh.keys, fresh.nr_keys, &old.keys[i]))
-				u->sink.del_mapping(u->sink.ctx, &old.keys[i]);
+		struct bpfprof_unwind_key *stale = malloc((old.nr_keys ?: 1) * sizeof(*stale));
+
+		if (stale)
+			del_entries(u, stale,
+				    keys_not_in(old.keys, old.nr_keys, fresh.keys, fresh.nr_keys,
+						stale));
+		else
+			for (i = 0; i < old.nr_keys; i++)
+				if (!has_key(fresh.keys, fresh.nr_keys, &old.keys[i]))
+					u->sink.del_mapping(u->sink.ctx, &old.keys[i]);
+		free(stale);
 		/*
 		 * then the registration's time, which the walk's per-CPU cache of
 		 * mappings holds its entries under (bpf/unwind.bpf.h map_cache):
@@ -976,8 +1039,7 @@ void unwinder__forget(struct unwinder *u, uint32_t pid)
 	pe = find_proc(u, pid);
 	if (pe) {
 		u->sink.set_proc(u->sink.ctx, pid, false);
-		for (i = 0; i < pe->nr_keys; i++)
-			u->sink.del_mapping(u->sink.ctx, &pe->keys[i]);
+		del_entries(u, pe->keys, pe->nr_keys);
 		u->st.nr_entries -= pe->nr_keys;
 		for (i = 0; i < pe->nr_files; i++)
 			file_unref(u, pe->files[i]);
