@@ -112,7 +112,7 @@ thread_ms() {
 	local f
 	for f in "$work/$1.$2.s0" "$work/$1.$2.s1"; do
 		awk -v t="$3" '$1 == "thread:" { n = ($2 ~ /^bpfprof-/) ? $2 : "main"; if (n == t) s += $3 } END { print s + 0 }' "$f"
-	done | awk 'NR == 1 { a = $1 } NR == 2 { printf "%.1f", ($1 - a) / 1e6 }'
+	done | awk 'NR == 1 { a = $1 } NR == 2 { printf "%.1f\n", ($1 - a) / 1e6 }'
 }
 bpf_prog_ns() { calc "$(bpf_delta "$1" "$2" run_time_ns) / $(bpf_delta "$1" "$2" run_cnt)"; }
 # bpfprof's CPU ns while sampling, per sample
