@@ -35,7 +35,10 @@
  * twice the last wait each time, up to a wait of NOTICE_RECHECK_LAST_MS
  * (about 20 s after its notices in all), and captured again when they
  * changed. At most NOTICE_WATCH_MAX processes are watched (past that, the
- * one due last leaves); a gone process leaves at its next recheck.
+ * one due last leaves); a gone process leaves at its next recheck. A
+ * wake-up also makes the rechecks due within a quarter of their wait; with
+ * the mmap events (notice_thread__use_mmap_events) a recheck reads the maps
+ * only after an event of the process's mappings.
  *
  * Priority and bounds: SCHED_FIFO priority 1 where permitted (CAP_SYS_NICE;
  * refused: normal priority, said once at -v), so that a loaded machine's
