@@ -58,8 +58,9 @@ run() {
 	# program counters before and after the work.
 	local prof="\$(cut -d' ' -f4 /proc/\$PPID/stat)"
 	# one process (awk), not one per descriptor: bpfprof -a reads the maps of every process it
-	# samples; the threads' sum printed before the descriptors, which may close while read
-	local snap="p=$prof; awk -v k=cpu: 'FILENAME ~ /schedstat/ { cpu += \$1; next } !done { print k, cpu + 0; done = 1 } FNR == 1 { b = 0 } /^prog_type:/ { b = 1 } b && /^run_/' /proc/\$p/task/*/schedstat /proc/\$p/fdinfo/* 2>/dev/null"
+	# samples; the threads' sum printed before the descriptors, which may close while read, and
+	# each thread name's ("thread: NAME NS": bpfprof-notice, -mmap, -unwind, the main thread's)
+	local snap="p=$prof; awk -v k=cpu: 'FILENAME ~ /comm\$/ { d = FILENAME; sub(/comm\$/, \"\", d); name[d] = \$1; next } FILENAME ~ /schedstat/ { cpu += \$1; d = FILENAME; sub(/schedstat\$/, \"\", d); by[name[d]] += \$1; next } !done { print k, cpu + 0; for (n in by) print \"thread:\", n, by[n]; done = 1 } FNR == 1 { b = 0 } /^prog_type:/ { b = 1 } b && /^run_/' /proc/\$p/task/*/comm /proc/\$p/task/*/schedstat /proc/\$p/fdinfo/* 2>/dev/null"
 	local load=("$RUNSTAT" -o "$base.in" -- sh -c "{ $snap; } >$base.s0; $spin >$base.spin; { $snap; } >$base.s1; true")
 	case $v in
 	alone)	"$RUNSTAT" -o "$base.rs" -- sh -c "$spin >$base.spin" ;;
@@ -120,6 +121,14 @@ cpu_s() {
 # it had spent when the work ended (ms)
 startup_ms() { calc "$(cpu_at "$work/$1.$2.s0") / 1e6"; }
 finalize_ms() { calc "$(cpu_s "$1" "$2") * 1e3 - $(cpu_at "$work/$1.$2.s1") / 1e6"; }
+# the CPU ms of THREAD's threads (a comm name; "main" for those not named bpfprof-*: the reader)
+# while sampling: VARIANT ROUND THREAD; a thread started meanwhile counts from 0
+thread_ms() {
+	local f
+	for f in "$work/$1.$2.s0" "$work/$1.$2.s1"; do
+		awk -v t="$3" '$1 == "thread:" { n = ($2 ~ /^bpfprof-/) ? $2 : "main"; if (n == t) s += $3 } END { print s + 0 }' "$f"
+	done | awk 'NR == 1 { a = $1 } NR == 2 { printf "%.1f\n", ($1 - a) / 1e6 }'
+}
 bpf_prog_ns() { calc "$(bpf_delta "$1" "$2" run_time_ns) / $(bpf_delta "$1" "$2" run_cnt)"; }
 # bpfprof's CPU ns while sampling, per sample
 window_ns() { calc "$(cpu_ns "$1" "$2") / $(bpf_delta "$1" "$2" run_cnt)"; }
@@ -167,6 +176,12 @@ echo "  bpfprof's sampling (CPU while sampling + BPF), ns per sample: ${samp_all
 echo "  bpfprof's BPF program, ns per run: ${prog_all[*]}"
 echo "  bpfprof's CPU while sampling, ns per sample: ${win_all[*]}"
 echo "  bpfprof's start-up, finalize, ms of CPU: ${st_all[*]}; ${fin_all[*]}"
+# where the CPU while sampling went, by thread (medians over the rounds)
+by_thread=""
+for t in main bpfprof-notice bpfprof-mmap bpfprof-unwind; do
+	by_thread+=" $t $(median $(for ((r = 1; r <= ROUNDS; r++)); do thread_ms bpf999 "$r" "$t"; done))"
+done
+echo "  bpfprof's CPU while sampling by thread, ms (median; main: the reader and the rest):$by_thread"
 echo "last bpfprof run: $(sed -n 's/^bpfprof: \([0-9.]* s, [0-9]* samples, [0-9]* lost\).*/\1/p' "$work/bpf999.$ROUNDS.err"), own CPU $(cpu_s bpf999 "$ROUNDS") s, $(cat "$work/bpf999.$ROUNDS.rs")"
 echo "last perf run:    $(perf_samples "$work/perf999.$ROUNDS.err") samples, own CPU $(cpu_s perf999 "$ROUNDS") s, $(cat "$work/perf999.$ROUNDS.rs")"
 result "cost per sample -F 999 (CPU while sampling + BPF time)" "bpfprof $(calc "$scost / 1000") us (BPF $(calc "$(median "${prog_all[@]}") / 1000") us, own CPU $(calc "$(median "${win_all[@]}") / 1000") us; apart: start-up $(median "${st_all[@]}") ms, finalize $(median "${fin_all[@]}") ms; whole run $(calc "$bcost / 1000") us a sample)" \

@@ -33,6 +33,7 @@
 #ifndef BPFPROF_MMAP_EVENTS_H
 #define BPFPROF_MMAP_EVENTS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -113,6 +114,33 @@ struct mmap_events_exec {
  */
 size_t mmap_events__take_exec(struct mmap_events *m, struct mmap_events_exec *out, size_t max,
 			      uint64_t *dropped);
+
+/*
+ * A number that changes whenever process pid's executable mappings may have
+ * changed since it was read: an executable mapping made (PERF_RECORD_MMAP2
+ * with PROT_EXEC: mmap, or mprotect adding it), an exec (COMM with
+ * COMM_EXEC), its exit, records lost (any pid's), or the same of another
+ * pid sharing its counter (pid modulo 16,384: a change told where there was
+ * none, never the reverse). Unmappings make no record: not counted. It
+ * counts the records handled, which the reader thread (mmap_events__start)
+ * does within about 10 ms of the kernel writing them. Any thread, without the
+ * lock. What for: the notices' thread rereads a process's maps only when
+ * this changed since its last read (notice_thread__use_mmap_events).
+ */
+uint64_t mmap_events__changes(const struct mmap_events *m, uint32_t pid);
+
+/*
+ * Keep for mmap_events__take_exec only the executable mappings of the
+ * processes wanted(ctx, pid) says yes to (NULL: all, the default). Called
+ * on the reader thread with the object's lock held: it must not block
+ * (unwinder__may_have_proc). Why: on a host that starts hundreds of
+ * processes a second, each exec maps a few executables; those of processes
+ * that are not registered were queued (crowding the MMAP_EVENTS_MAX_EXEC
+ * slots) and woke the caller's poll for nothing. The mappings themselves
+ * are kept either way (mmap_events__maps).
+ */
+void mmap_events__set_exec_filter(struct mmap_events *m, bool (*wanted)(void *ctx, uint32_t pid),
+				  void *ctx);
 
 /*
  * A descriptor readable while executable mappings wait for

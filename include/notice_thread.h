@@ -35,7 +35,10 @@
  * twice the last wait each time, up to a wait of NOTICE_RECHECK_LAST_MS
  * (about 20 s after its notices in all), and captured again when they
  * changed. At most NOTICE_WATCH_MAX processes are watched (past that, the
- * one due last leaves); a gone process leaves at its next recheck.
+ * one due last leaves); a gone process leaves at its next recheck. A
+ * wake-up also makes the rechecks due within a quarter of their wait; with
+ * the mmap events (notice_thread__use_mmap_events) a recheck reads the maps
+ * only after an event of the process's mappings.
  *
  * Priority and bounds: SCHED_FIFO priority 1 where permitted (CAP_SYS_NICE;
  * refused: normal priority, said once at -v), so that a loaded machine's
@@ -138,12 +141,28 @@ struct notice_thread_stats {
 	uint64_t notices; /* read from the ring */
 	uint64_t captured; /* queued for the reader */
 	uint64_t rechanged; /* of those, by a recheck that found the maps changed */
+	uint64_t spared; /* rechecks not made: no mapping event since the last read */
 	uint64_t gone; /* the process had exited (or its pid was another's) when read */
 	uint64_t dropped; /* captured, but NOTICE_MAX_QUEUED waited: let go */
 	uint64_t demoted; /* windows in which the real-time budget ran out */
 	uint64_t max_delay_ns; /* the latest a notice was read after it was sent */
 	bool realtime; /* running at SCHED_FIFO */
 };
+
+struct mmap_events;
+
+/*
+ * From now on a recheck reads the maps only if m's count of the process's
+ * changes moved since its last read (mmap_events__changes: executable
+ * mappings made, an exec, its exit, records lost), else the process is
+ * taken as unchanged (counted in spared): the recheck is to find executable
+ * mappings made after the notices (a jitdump, a JIT's code), which m tells
+ * of, and changes no other mapping makes matter to a capture (executable
+ * file mappings, the jitdump). m is borrowed (its reader thread started),
+ * and must outlive nt's thread (notice_thread__stop). Notices still read
+ * the maps each time.
+ */
+void notice_thread__use_mmap_events(struct notice_thread *nt, const struct mmap_events *m);
 
 /* Counters so far (relaxed reads: for -v). */
 void notice_thread__stats(struct notice_thread *nt, struct notice_thread_stats *st);

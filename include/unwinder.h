@@ -32,6 +32,16 @@ struct unwind_sink {
 	int (*set_mapping)(void *ctx, const struct bpfprof_unwind_key *k,
 			   const struct bpfprof_unwind_mapping *v);
 	int (*del_mapping)(void *ctx, const struct bpfprof_unwind_key *k);
+	/*
+	 * Optional, the same for n entries at once (a process's: one syscall,
+	 * BPF_MAP_UPDATE_BATCH / DELETE_BATCH on the trie, where there were
+	 * one each; NULL: one call each). set_mappings: keys k[i] to v[i], in
+	 * order, 0 or -errno (those before the failing one set);
+	 * del_mappings: every key present goes, the others are left out.
+	 */
+	int (*set_mappings)(void *ctx, const struct bpfprof_unwind_key *k,
+			    const struct bpfprof_unwind_mapping *v, uint32_t n);
+	void (*del_mappings)(void *ctx, const struct bpfprof_unwind_key *k, uint32_t n);
 	/* the process's entries are complete (ready) or gone (!ready) */
 	int (*set_proc)(void *ctx, uint32_t tgid, bool ready);
 	/*
@@ -161,6 +171,16 @@ int unwinder__queue_text(struct unwinder *u, uint32_t pid, const char *text, siz
 
 /* Whether process pid is registered (its entries are complete: the BPF walk would take it). */
 bool unwinder__has_proc(struct unwinder *u, uint32_t pid);
+
+/*
+ * Whether process pid may be registered, without the lock (any thread,
+ * also while the background thread holds it through a table load's RCU
+ * grace period): false when it is not; true when it is, or when another
+ * registered pid shares its slot (pid modulo 65,536). What for: the mmap
+ * events' thread leaves out the executable mappings of processes that are
+ * not registered (mmap_events__set_exec_filter) without waiting on the lock.
+ */
+bool unwinder__may_have_proc(const struct unwinder *u, uint32_t pid);
 
 /*
  * The rule the BPF walk finds for user address addr of process pid: the

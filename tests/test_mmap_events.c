@@ -11,6 +11,7 @@
  * records, and maps_cache's fallback to it.
  */
 #include <errno.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -228,6 +229,105 @@ static void test_take_exec(void **state)
 	assert_int_equal(n, MMAP_EVENTS_MAX_EXEC - 2);
 	assert_int_equal(x[0].start, 0x402000);
 	assert_int_equal(dropped, 3);
+	mmap_events__free(m);
+}
+
+static bool only_pid_300(void *ctx, uint32_t pid)
+{
+	(*(int *)ctx)++;
+	return pid == 300;
+}
+
+/*
+ * With a filter (registered processes only: proc_table.c's), take_exec gets
+ * the executable mappings of the pids it wants, and the caller's poll is
+ * woken once for all of a handing in, none for the others; every process's
+ * mappings are kept as before (maps of a gone one rendered)
+ */
+static void test_exec_filter(void **state)
+{
+	struct mmap_events *m = mmap_events__new(1 << 20, KEEP_NS, TICK_NS);
+	struct mmap_events_exec x[8];
+	struct pollfd pfd = { .fd = mmap_events__wake_fd(m), .events = POLLIN };
+	uint64_t dropped = 0;
+	struct rec r;
+	int asked = 0;
+
+	(void)state;
+	assert_true(pfd.fd >= 0);
+	mmap_events__set_exec_filter(m, only_pid_300, &asked);
+	mmap2(&r, 200, 0x400000, 0x2000, 0, 5, "/usr/bin/cc1", S);
+	feed(m, &r);
+	assert_int_equal(asked, 1);
+	assert_int_equal(poll(&pfd, 1, 0), 0); /* not woken */
+	assert_int_equal(mmap_events__take_exec(m, x, 8, &dropped), 0);
+	expect_maps(m, 200, 0, "00400000-00402000 r-xp 00000000 08:01 1234 /usr/bin/cc1\n");
+	mmap2(&r, 300, 0x600000, 0x1000, 0, 3, "/usr/bin/as", S); /* rw-: not code, not asked */
+	feed(m, &r);
+	assert_int_equal(asked, 1);
+	mmap2(&r, 300, 0x400000, 0x2000, 0, 5, "/usr/bin/as", S);
+	feed(m, &r);
+	assert_int_equal(asked, 2);
+	assert_int_equal(poll(&pfd, 1, 0), 1);
+	assert_int_equal(mmap_events__take_exec(m, x, 8, &dropped), 1);
+	assert_int_equal(x[0].pid, 300);
+	assert_int_equal(x[0].start, 0x400000);
+	assert_int_equal(poll(&pfd, 1, 0), 0); /* drained by the take */
+	/* no filter: every pid's, as before */
+	mmap_events__set_exec_filter(m, NULL, NULL);
+	mmap2(&r, 200, 0x500000, 0x1000, 0, 5, "/usr/bin/cc1", S);
+	feed(m, &r);
+	assert_int_equal(mmap_events__take_exec(m, x, 8, &dropped), 1);
+	assert_int_equal(x[0].pid, 200);
+	assert_int_equal(asked, 2);
+	assert_int_equal(dropped, 0);
+	mmap_events__free(m);
+}
+
+/*
+ * mmap_events__changes moves with a process's executable mappings made, its
+ * exec, its exit and lost records; not with another's (unless it shares its
+ * counter), nor with a data mapping or a thread's exit
+ */
+static void test_changes(void **state)
+{
+	struct mmap_events *m = mmap_events__new(1 << 20, KEEP_NS, TICK_NS);
+	uint64_t c100, c101;
+	struct rec r;
+
+	(void)state;
+	c100 = mmap_events__changes(m, 100);
+	c101 = mmap_events__changes(m, 101);
+	mmap2(&r, 100, 0x600000, 0x1000, 0, 3, "/usr/bin/as", S); /* rw-: not code */
+	feed(m, &r);
+	assert_true(mmap_events__changes(m, 100) == c100);
+	mmap2(&r, 100, 0x400000, 0x2000, 0, 5, "/usr/bin/as", S);
+	feed(m, &r);
+	assert_true(mmap_events__changes(m, 100) != c100);
+	assert_true(mmap_events__changes(m, 101) == c101);
+	/* the same counter: pid + 16384 is told of 100's changes (never the reverse) */
+	assert_true(mmap_events__changes(m, 100 + 16384) == mmap_events__changes(m, 100));
+	c100 = mmap_events__changes(m, 100);
+	task(&r, 4 /* EXIT */, 100, 1, 105, S + 1); /* a thread's */
+	feed(m, &r);
+	assert_true(mmap_events__changes(m, 100) == c100);
+	comm_exec(&r, 100, "ld", S + 2);
+	feed(m, &r);
+	assert_true(mmap_events__changes(m, 100) != c100);
+	c100 = mmap_events__changes(m, 100);
+	task(&r, 4 /* EXIT */, 100, 1, 100, S + 3);
+	feed(m, &r);
+	assert_true(mmap_events__changes(m, 100) != c100);
+	/* lost records: whose they were is not known, every process's moves */
+	c100 = mmap_events__changes(m, 100);
+	c101 = mmap_events__changes(m, 101);
+	begin(&r, 2 /* PERF_RECORD_LOST */, 0);
+	put64(&r, 1); /* id */
+	put64(&r, 3); /* lost */
+	end(&r, 0, S + 4);
+	feed(m, &r);
+	assert_true(mmap_events__changes(m, 100) != c100);
+	assert_true(mmap_events__changes(m, 101) != c101);
 	mmap_events__free(m);
 }
 
@@ -466,6 +566,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_mmap2_render),
 		cmocka_unit_test(test_take_exec),
+		cmocka_unit_test(test_exec_filter),
+		cmocka_unit_test(test_changes),
 		cmocka_unit_test(test_fork_exec),
 		cmocka_unit_test(test_overlap),
 		cmocka_unit_test(test_exit_and_reuse),

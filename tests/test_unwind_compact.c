@@ -155,6 +155,41 @@ static void test_pages(void **state)
 	assert_int_equal(unwind_compact__encode(&t, &words, &nr_words, &info), -ENOENT);
 }
 
+/*
+ * 65536 distinct rules, met in no order and many times over (the set of
+ * distinct rules grows from 1024 slots): all fit, stored sorted, each row's
+ * index that of its rule; one more does not fit
+ */
+static void test_many_rules(void **state)
+{
+	uint32_t n = 3 * 65536, *words, nr_words;
+	struct bpfprof_unwind_row *rows = calloc(n + 1, sizeof(*rows));
+	struct unwind_table t = { .end = (uint64_t)(n + 1) * 4, .rows = rows, .nr_rows = n };
+	struct bpfprof_unwind_table info;
+
+	assert_non_null(rows);
+	for (uint32_t i = 0; i < n; i++) {
+		/* a permutation of 0..65535 (odd multiplier), three times over */
+		uint32_t k = (i * 40503u) & 0xffff;
+
+		rows[i].pc = i * 4;
+		rows[i].rule = BPFPROF_UNWIND_RULE(BPFPROF_UNWIND_CFA, 0, k, (k >> 8) + 1);
+	}
+	check_table(&t);
+	assert_int_equal(unwind_compact__encode(&t, &words, &nr_words, &info), 0);
+	assert_int_equal(info.nr_rules, 65536);
+	assert_int_equal(nr_words, info.rules + 65536);
+	for (uint32_t i = 1; i < 65536; i++)
+		assert_true(words[info.rules + i - 1] < words[info.rules + i]);
+	free(words);
+	/* one rule more */
+	rows[n].pc = n * 4;
+	rows[n].rule = BPFPROF_UNWIND_RULE(BPFPROF_UNWIND_CFA, 0, 0, 0x7f);
+	t.nr_rows = n + 1;
+	assert_int_equal(unwind_compact__encode(&t, &words, &nr_words, &info), -E2BIG);
+	free(rows);
+}
+
 /* More than 65536 distinct rules do not fit a 16-bit index */
 static void test_too_many_rules(void **state)
 {
@@ -178,6 +213,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_real_files),
 		cmocka_unit_test(test_pages),
+		cmocka_unit_test(test_many_rules),
 		cmocka_unit_test(test_too_many_rules),
 	};
 

@@ -72,6 +72,8 @@ struct fake {
 	int nr_loaded, nr_dropped;
 	int procs_ready; /* set_proc(ready) calls */
 	int procs_gone;
+	int nr_set_calls, nr_del_calls; /* set_mappings, del_mappings calls (the batch sink) */
+	int ready_at_set; /* procs_ready when set_mappings was last called */
 };
 
 static int fake_set_mapping(void *ctx, const struct bpfprof_unwind_key *k,
@@ -192,6 +194,28 @@ static struct unwinder *new_unwinder(struct fake *f, uint64_t budget)
 	return unwinder__new(&sink, true, "/proc");
 }
 
+static int fake_set_mappings(void *ctx, const struct bpfprof_unwind_key *k,
+			     const struct bpfprof_unwind_mapping *v, uint32_t n)
+{
+	struct fake *f = ctx;
+	int err = 0;
+
+	f->nr_set_calls++;
+	f->ready_at_set = f->procs_ready;
+	for (uint32_t i = 0; i < n && !err; i++)
+		err = fake_set_mapping(ctx, &k[i], &v[i]);
+	return err;
+}
+
+static void fake_del_mappings(void *ctx, const struct bpfprof_unwind_key *k, uint32_t n)
+{
+	struct fake *f = ctx;
+
+	f->nr_del_calls++;
+	for (uint32_t i = 0; i < n; i++)
+		fake_del_mapping(ctx, &k[i]);
+}
+
 /* The BPF walker's lookup: longest matching prefix for (tgid, addr). */
 static const struct bpfprof_unwind_mapping *lpm_lookup(const struct fake *f, uint32_t tgid,
 						       uint64_t addr)
@@ -267,8 +291,13 @@ static void test_load_self(void **state)
 	int checked = 0;
 
 	assert_non_null(u);
+	assert_false(unwinder__may_have_proc(u, getpid()));
 	assert_int_equal(load_pid(u, getpid()), 0);
 	assert_int_equal(f->procs_ready, 1);
+	/* registered: said without the lock; another slot's pid not, one sharing its slot too */
+	assert_true(unwinder__may_have_proc(u, getpid()));
+	assert_false(unwinder__may_have_proc(u, getpid() + 1));
+	assert_true(unwinder__may_have_proc(u, getpid() + 65536));
 	unwinder__stats(u, &st);
 	assert_true(st.nr_built >= 2); /* this test and libc at least */
 	assert_true(st.nr_rows > 1000);
@@ -330,9 +359,12 @@ static void test_load_self(void **state)
 		unwinder__stats(u, &st);
 		assert_int_equal(st.nr_built, built);
 		assert_int_equal(f->nr, nr);
+		assert_true(unwinder__may_have_proc(u, getpid()));
 	}
-	/* forgotten: entries gone, tables freed */
+	/* forgotten: entries gone, tables freed, no longer said registered (counted once) */
 	unwinder__forget(u, getpid());
+	assert_false(unwinder__may_have_proc(u, getpid()));
+	assert_false(unwinder__may_have_proc(u, getpid() + 65536));
 	assert_int_equal(f->nr, 0);
 	assert_int_equal(f->procs_gone, 1);
 	unwinder__stats(u, &st);
@@ -343,6 +375,70 @@ static void test_load_self(void **state)
 	assert_int_equal(f->nr_dropped, f->nr_loaded);
 	unwinder__free(u);
 	fake_free(f);
+}
+
+/*
+ * A sink that takes a process's entries together (session.c's batches)
+ * gets them in one call, before the process is said ready, the same
+ * entries as one at a time; its forgetting in one call too
+ */
+static void test_batch_sink(void **state)
+{
+	struct fake *one = calloc(1, sizeof(*one)), *batch = calloc(1, sizeof(*batch));
+	struct unwinder *u1 = new_unwinder(one, 256 << 20);
+	struct unwind_sink sink = {
+		.set_mapping = fake_set_mapping,
+		.del_mapping = fake_del_mapping,
+		.set_mappings = fake_set_mappings,
+		.del_mappings = fake_del_mappings,
+		.set_proc = fake_set_proc,
+		.load_table = fake_load_table,
+		.drop_table = fake_drop_table,
+		.table_used = fake_table_used,
+		.table_words = fake_table_words,
+		.budget = 256 << 20,
+		.max_tables = MAX_TABLES,
+		.ctx = batch,
+	};
+	struct unwinder *u2;
+
+	(void)state;
+	memset(batch, 0, sizeof(*batch));
+	u2 = unwinder__new(&sink, true, "/proc");
+	assert_non_null(u1);
+	assert_non_null(u2);
+	assert_int_equal(load_pid(u1, getpid()), 0);
+	assert_int_equal(load_pid(u2, getpid()), 0);
+	assert_true(one->nr > 4);
+	assert_int_equal(batch->nr, one->nr);
+	for (int i = 0; i < one->nr; i++) {
+		int j;
+
+		for (j = 0; j < batch->nr; j++)
+			if (!memcmp(&batch->e[j].k, &one->e[i].k, sizeof(one->e[i].k)))
+				break;
+		assert_true(j < batch->nr);
+		assert_int_equal(batch->e[j].v.start, one->e[i].v.start);
+		assert_int_equal(batch->e[j].v.end, one->e[i].v.end);
+		assert_int_equal(batch->e[j].v.bias, one->e[i].v.bias);
+	}
+	assert_int_equal(batch->nr_set_calls, 1);
+	assert_int_equal(batch->ready_at_set, 0); /* the entries before the process is ready */
+	assert_int_equal(batch->procs_ready, 1);
+	/* again, the same maps: nothing stale to delete */
+	assert_int_equal(load_pid(u2, getpid()), 0);
+	assert_int_equal(batch->nr_set_calls, 2);
+	assert_int_equal(batch->nr_del_calls, 0);
+	assert_int_equal(batch->nr, one->nr);
+	unwinder__forget(u2, getpid());
+	assert_int_equal(batch->nr_del_calls, 1);
+	assert_int_equal(batch->nr, 0);
+	unwinder__forget(u1, getpid());
+	assert_int_equal(one->nr, 0);
+	unwinder__free(u1);
+	unwinder__free(u2);
+	fake_free(one);
+	fake_free(batch);
 }
 
 /* A budget smaller than any table: frame pointers everywhere, with a warning, and no failure. */
@@ -970,6 +1066,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lpm_keys),
 		cmocka_unit_test(test_load_self),
+		cmocka_unit_test(test_batch_sink),
 		cmocka_unit_test(test_cache),
 		cmocka_unit_test(test_full),
 		cmocka_unit_test(test_evict),

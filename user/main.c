@@ -141,7 +141,7 @@ static void report_cpu(const struct run *r)
 		session__startup(r->cap.s, &st);
 	pr_info("CPU: %.3f s (user %.3f, system %.3f); %.1f ms before sampling began: options and "
 		"checks %.1f, stages %.1f, kernel probes %.1f, maps and programs %.1f (%u variant%s "
-		"verified, %llu instructions; maps %.1f MiB), events %.1f, notices, interpreters and unwinder %.1f, "
+		"verified, %llu instructions; maps %.1f MiB), events %.1f, notices, interpreters, unwinder and kernel names %.1f, "
 		"other threads %.1f\n",
 		tv_s(ru.ru_utime) + tv_s(ru.ru_stime), tv_s(ru.ru_utime), tv_s(ru.ru_stime),
 		(double)r->startup.all / 1e6, (double)r->startup.options / 1e6,
@@ -400,6 +400,16 @@ static int session_open(struct run *r)
 		return err;
 	}
 	targets__open_pidfds(&r->tg, watch_fd, r->cap.s);
+	/*
+	 * The kernel's names: its lookup by BPF (kernel_names.h: a program
+	 * loaded and verified, 2-3 ms of CPU here) before the command is
+	 * released, as start-up; else /proc/kallsyms read by a thread of its
+	 * own (SCHED_IDLE) while sampling, not after it, nor in start-up: its
+	 * 40-60 ms of CPU, most of it the kernel's formatting, ran beside the
+	 * verifier before
+	 */
+	if (symbolizer__load_kernel_async(r->sy))
+		pr_debug("kernel symbols: no thread; read when first needed\n");
 	r->startup.rest = cpu_ns(CLOCK_THREAD_CPUTIME_ID) - t1;
 	return 0;
 }
@@ -419,14 +429,6 @@ static int run_loop(struct run *r)
 	r->startup.all = cpu_ns(CLOCK_PROCESS_CPUTIME_ID);
 	interval__start(r->iv);
 	targets__release(&r->tg);
-	/*
-	 * the kernel symbols are read while sampling, not after it, nor before
-	 * it: start-up is only what sampling needs (their 40-60 ms of CPU, most
-	 * of it the kernel's formatting of /proc/kallsyms, ran beside the
-	 * verifier before)
-	 */
-	if (symbolizer__load_kernel_async(r->sy))
-		pr_debug("kernel symbols: no thread; read when first needed\n");
 	r->tty = r->cfg.progress && isatty(STDERR_FILENO);
 	while (!stop) {
 		uint64_t now;

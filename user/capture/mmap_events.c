@@ -8,12 +8,14 @@
  */
 #include <errno.h>
 #include <linux/perf_event.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -27,6 +29,10 @@
 #define SAMPLE_ID_SIZE 16
 /* an expiry pass at most this often (ns of the records' clock) */
 #define PASS_NS 1000000000ULL
+/* mmap_events__changes' counters: processes by pid modulo this */
+#define CHANGE_SLOTS (1u << 14)
+/* the reader's rounds at most this often: a burst's records (a build's forks and execs) go together */
+#define ROUND_GAP_NS (10ULL * 1000 * 1000)
 
 struct mapping {
 	uint64_t start, end, pgoff, ino;
@@ -60,6 +66,16 @@ struct mmap_events {
 	/* executable mappings made, for mmap_events__take_exec; nr_exec also read without the lock */
 	struct mmap_events_exec exec[MMAP_EVENTS_MAX_EXEC];
 	int wake_fd; /* an eventfd: signalled when one is added, drained by take_exec; -1: none */
+	bool exec_added; /* since the last signal: one a round (or a record handed in), not one each */
+	/*
+	 * mmap_events__changes': per pid modulo CHANGE_SLOTS, and for every
+	 * process (records lost); written under the lock, read without it
+	 */
+	uint32_t *changes;
+	uint32_t changes_all;
+	/* mmap_events__set_exec_filter's; NULL: all */
+	bool (*exec_wanted)(void *ctx, uint32_t pid);
+	void *exec_ctx;
 	size_t nr_exec;
 	uint64_t exec_dropped;
 
@@ -69,6 +85,8 @@ struct mmap_events {
 	pthread_t thread;
 	bool started;
 	int stop; /* set by __free, read by the thread: atomics */
+	int stop_fd; /* an eventfd __free signals: the thread waits for records or it, no timeout */
+	int epfd; /* the thread's: the rings' epoll descriptor (libbpf's) and stop_fd */
 	char *batch;
 	size_t batch_len, batch_cap;
 	struct queued *q;
@@ -88,7 +106,14 @@ struct mmap_events *mmap_events__new(size_t max_bytes, uint64_t keep_ns, uint64_
 	m->keep_ns = keep_ns;
 	m->tick_ns = tick_ns;
 	m->map_fd = -1;
+	m->stop_fd = m->epfd = -1;
 	m->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	m->changes = calloc(CHANGE_SLOTS, sizeof(*m->changes));
+	if (!m->changes) {
+		mmap_events__free(m);
+		errno = ENOMEM;
+		return NULL;
+	}
 	return m;
 }
 
@@ -115,11 +140,16 @@ void mmap_events__free(struct mmap_events *m)
 		return;
 	if (m->started) {
 		__atomic_store_n(&m->stop, 1, __ATOMIC_RELEASE);
+		(void)eventfd_write(m->stop_fd, 1);
 		pthread_join(m->thread, NULL);
 	}
 	perf_buffer__free(m->pb);
 	if (m->map_fd >= 0)
 		close(m->map_fd);
+	if (m->epfd >= 0)
+		close(m->epfd);
+	if (m->stop_fd >= 0)
+		close(m->stop_fd);
 	if (m->wake_fd >= 0)
 		close(m->wake_fd);
 	while (m->nr)
@@ -127,6 +157,7 @@ void mmap_events__free(struct mmap_events *m)
 	free(m->p);
 	free(m->batch);
 	free(m->q);
+	free(m->changes);
 	pthread_mutex_destroy(&m->lock);
 	free(m);
 }
@@ -244,6 +275,12 @@ static void expire(struct mmap_events *m, uint64_t now)
 			proc_drop(m, i--);
 }
 
+/* Process pid's executable mappings may have changed (mmap_events__changes); under the lock */
+static void changed(struct mmap_events *m, uint32_t pid)
+{
+	__atomic_add_fetch(&m->changes[pid % CHANGE_SLOTS], 1, __ATOMIC_RELEASE);
+}
+
 static int on_mmap2(struct mmap_events *m, const struct perf_event_header *h)
 {
 	/* u32 pid, tid; u64 addr, len, pgoff; u32 maj, min; u64 ino, ino_generation; u32 prot, flags; char filename[] */
@@ -279,6 +316,8 @@ static int on_mmap2(struct mmap_events *m, const struct perf_event_header *h)
 		x.name = "";
 	x.start = addr;
 	x.end = addr + len;
+	if (x.prot & PROT_EXEC)
+		changed(m, pid);
 	p = newest(m, pid);
 	if (!p && !(x.prot & PROT_EXEC))
 		return 0;
@@ -287,15 +326,14 @@ static int on_mmap2(struct mmap_events *m, const struct perf_event_header *h)
 	err = trim(m, p, x.start, x.end);
 	if (!err && (x.prot & PROT_EXEC))
 		err = mapping_add(m, p, &x);
-	if (!err && (x.prot & PROT_EXEC)) {
+	if (!err && (x.prot & PROT_EXEC) && (!m->exec_wanted || m->exec_wanted(m->exec_ctx, pid))) {
 		if (m->nr_exec < MMAP_EVENTS_MAX_EXEC)
 			m->exec[m->nr_exec] = (struct mmap_events_exec){ pid, x.start, x.end };
 		else
 			m->exec_dropped++;
 		__atomic_store_n(&m->nr_exec,
 				 m->nr_exec + (m->nr_exec < MMAP_EVENTS_MAX_EXEC), __ATOMIC_RELEASE);
-		if (m->wake_fd >= 0)
-			(void)eventfd_write(m->wake_fd, 1);
+		m->exec_added = true;
 	}
 	return err;
 }
@@ -319,6 +357,8 @@ static int on_fork_exit(struct mmap_events *m, const struct perf_event_header *h
 		p = newest(m, pid);
 		if (p && pid == tid)
 			p->exit_ns = time ? time : 1;
+		if (pid == tid)
+			changed(m, pid);
 		return 0;
 	}
 	if (pid == ppid) /* a new thread */
@@ -349,6 +389,7 @@ static int on_comm(struct mmap_events *m, const struct perf_event_header *h)
 	if (h->size < sizeof(*h) + 8 + 8 + SAMPLE_ID_SIZE)
 		return -EINVAL;
 	memcpy(&pid, b, 4);
+	changed(m, pid);
 	p = newest(m, pid);
 	if (!p)
 		return proc_add(m, pid, 0) ? 0 : -ENOMEM;
@@ -384,6 +425,8 @@ static int handle(struct mmap_events *m, const struct perf_event_header *h, size
 			memcpy(&lost, (const char *)(h + 1) + 8, 8);
 			m->st.lost += lost;
 		}
+		/* whose records they were is not known: every process's may have changed */
+		__atomic_add_fetch(&m->changes_all, 1, __ATOMIC_RELEASE);
 		break;
 	default:
 		break;
@@ -397,12 +440,21 @@ static int handle(struct mmap_events *m, const struct perf_event_header *h, size
 	return err;
 }
 
+/* The caller's poll told of executable mappings added (one eventfd write for all of them); under the lock */
+static void signal_exec(struct mmap_events *m)
+{
+	if (m->exec_added && m->wake_fd >= 0)
+		(void)eventfd_write(m->wake_fd, 1);
+	m->exec_added = false;
+}
+
 int mmap_events__record(struct mmap_events *m, const void *rec, size_t size)
 {
 	int err;
 
 	pthread_mutex_lock(&m->lock);
 	err = handle(m, rec, size);
+	signal_exec(m);
 	pthread_mutex_unlock(&m->lock);
 	return err;
 }
@@ -410,6 +462,21 @@ int mmap_events__record(struct mmap_events *m, const void *rec, size_t size)
 int mmap_events__wake_fd(const struct mmap_events *m)
 {
 	return m->wake_fd;
+}
+
+uint64_t mmap_events__changes(const struct mmap_events *m, uint32_t pid)
+{
+	return (uint64_t)__atomic_load_n(&m->changes_all, __ATOMIC_ACQUIRE) << 32 |
+	       __atomic_load_n(&m->changes[pid % CHANGE_SLOTS], __ATOMIC_ACQUIRE);
+}
+
+void mmap_events__set_exec_filter(struct mmap_events *m, bool (*wanted)(void *ctx, uint32_t pid),
+				  void *ctx)
+{
+	pthread_mutex_lock(&m->lock);
+	m->exec_wanted = wanted;
+	m->exec_ctx = ctx;
+	pthread_mutex_unlock(&m->lock);
 }
 
 size_t mmap_events__take_exec(struct mmap_events *m, struct mmap_events_exec *out, size_t max,
@@ -552,31 +619,56 @@ static int by_time(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 /*
  * The reader: each round drains every CPU's ring, then handles the round's
  * records in time order (a fork is written on the parent's CPU, the
  * child's exec and mappings maybe on another: in ring order a child's exec
- * could come before its fork). Wakes at half a ring or every 10 ms: an
- * executable mapping of a registered process (V8's code space) is
- * registered once read, its samples sent as stack copies until then (50
- * ms: 20-70 copies of a 0.5 s node run).
+ * could come before its fork). An executable mapping of a registered
+ * process (V8's code space) is registered once read, its samples sent as
+ * stack copies until then (50 ms: 20-70 copies of a 0.5 s node run), so a
+ * record wakes the thread (a watermark of 1 byte); rounds are
+ * ROUND_GAP_NS apart at least, so a burst of records costs at most one
+ * wake-up a round, and an idle machine none. It was a 10 ms poll: 100
+ * wake-ups a second whatever came, about 28 us of CPU each on this
+ * project's VMs (docs/BENCHMARKS.md, issue 34, owncpu).
  */
 static void *reader(void *arg)
 {
 	struct mmap_events *m = arg;
 
-	while (!__atomic_load_n(&m->stop, __ATOMIC_ACQUIRE)) {
-		perf_buffer__poll(m->pb, 10);
+	for (;;) {
+		struct epoll_event ev[2];
+		struct pollfd stop = { .fd = m->stop_fd, .events = POLLIN };
+		uint64_t start, now;
+		bool stopping;
+
+		epoll_wait(m->epfd, ev, 2, -1);
+		stopping = __atomic_load_n(&m->stop, __ATOMIC_ACQUIRE);
+		start = mono_ns();
 		perf_buffer__consume(m->pb);
-		if (!m->nr_q)
-			continue;
-		qsort(m->q, m->nr_q, sizeof(*m->q), by_time);
-		pthread_mutex_lock(&m->lock);
-		for (size_t i = 0; i < m->nr_q; i++)
-			handle(m, (const void *)(m->batch + m->q[i].off), m->q[i].size);
-		pthread_mutex_unlock(&m->lock);
-		m->nr_q = 0;
-		m->batch_len = 0;
+		if (m->nr_q) {
+			qsort(m->q, m->nr_q, sizeof(*m->q), by_time);
+			pthread_mutex_lock(&m->lock);
+			for (size_t i = 0; i < m->nr_q; i++)
+				handle(m, (const void *)(m->batch + m->q[i].off), m->q[i].size);
+			signal_exec(m);
+			pthread_mutex_unlock(&m->lock);
+			m->nr_q = 0;
+			m->batch_len = 0;
+		}
+		if (stopping)
+			break;
+		now = mono_ns();
+		if (now - start < ROUND_GAP_NS)
+			poll(&stop, 1, (int)((start + ROUND_GAP_NS - now + 999999) / 1000000));
 	}
 	return NULL;
 }
@@ -594,11 +686,13 @@ int mmap_events__start(struct mmap_events *m, size_t pages_per_cpu)
 		.comm_exec = 1,
 		.task = 1,
 		.sample_id_all = 1,
+		/* any record wakes the reader (its rounds are ROUND_GAP_NS apart at least) */
 		.watermark = 1,
-		.wakeup_watermark = (uint32_t)(pages_per_cpu * (size_t)sysconf(_SC_PAGESIZE) / 2),
+		.wakeup_watermark = 1,
 		.use_clockid = m->tick_ns != 0,
 		.clockid = CLOCK_BOOTTIME,
 	};
+	struct epoll_event ev = { .events = EPOLLIN };
 	int ncpu = libbpf_num_possible_cpus(), err;
 	sigset_t all, old;
 
@@ -618,16 +712,32 @@ int mmap_events__start(struct mmap_events *m, size_t pages_per_cpu)
 		m->map_fd = -1;
 		return err;
 	}
-	/* signals are the main thread's: its poll wakes on them (as push.c's thread) */
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	err = -pthread_create(&m->thread, NULL, reader, m);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	m->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	m->epfd = epoll_create1(EPOLL_CLOEXEC);
+	err = m->stop_fd < 0 || m->epfd < 0 ? -errno : 0;
+	ev.data.fd = perf_buffer__epoll_fd(m->pb);
+	if (!err && epoll_ctl(m->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev))
+		err = -errno;
+	ev.data.fd = m->stop_fd;
+	if (!err && epoll_ctl(m->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev))
+		err = -errno;
+	if (!err) {
+		/* signals are the main thread's: its poll wakes on them (as push.c's thread) */
+		sigfillset(&all);
+		pthread_sigmask(SIG_BLOCK, &all, &old);
+		err = -pthread_create(&m->thread, NULL, reader, m);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
 	if (err) {
 		perf_buffer__free(m->pb);
 		m->pb = NULL;
 		close(m->map_fd);
 		m->map_fd = -1;
+		if (m->epfd >= 0)
+			close(m->epfd);
+		if (m->stop_fd >= 0)
+			close(m->stop_fd);
+		m->epfd = m->stop_fd = -1;
 		return err;
 	}
 	pthread_setname_np(m->thread, "bpfprof-mmap"); /* bench/mmap_events.sh reads its CPU time */

@@ -42,6 +42,7 @@
 #include "bpfprof_abi.h"
 #include "log.h"
 #include "lib_io.h"
+#include "mmap_events.h"
 #include "notice_thread.h"
 #include "proc_file.h"
 #include "proc_table.h"
@@ -52,6 +53,8 @@ struct watch {
 	size_t len; /* its maps at the last capture: bytes and hash */
 	uint64_t hash;
 	uint64_t next_ns, step_ns; /* its next recheck (CLOCK_MONOTONIC), and the wait before it */
+	uint64_t changes; /* mmap_events__changes before its last maps read */
+	bool changes_known;
 };
 
 struct notice_thread {
@@ -59,6 +62,7 @@ struct notice_thread {
 	struct ring_buffer *rb;
 	int epfd, stopfd;
 	int wakefd; /* an eventfd signalled at each capture queued, for the reader's poll; -1: none */
+	const struct mmap_events *mmaps; /* notice_thread__use_mmap_events' (atomic); NULL: none */
 	pthread_t thread;
 	bool started, stopped;
 
@@ -85,7 +89,7 @@ struct notice_thread {
 	uint64_t win_start_ns, win_cpu_ns;
 
 	/* counters: written by the thread, read relaxed (notice_thread__stats) */
-	uint64_t notices, captured, rechanged, gone, dropped, nr_demoted, max_delay_ns;
+	uint64_t notices, captured, rechanged, spared, gone, dropped, nr_demoted, max_delay_ns;
 };
 
 static uint64_t clock_ns(clockid_t c)
@@ -273,12 +277,21 @@ static bool push(struct notice_thread *nt, struct notice_item *it)
  */
 static int capture(struct notice_thread *nt, struct watch *w, uint32_t nr_seen, uint64_t sent_ns)
 {
+	const struct mmap_events *mm = __atomic_load_n(&nt->mmaps, __ATOMIC_ACQUIRE);
 	struct notice_item *it;
 	size_t len = 0;
-	uint64_t hash;
+	uint64_t hash, changes = mm ? mmap_events__changes(mm, w->pid) : 0;
 	bool same;
 	int err;
 
+	/* a recheck with no mapping event since the last read: nothing to find */
+	if (!nr_seen && mm && w->changes_known && changes == w->changes) {
+		__atomic_add_fetch(&nt->spared, 1, __ATOMIC_RELAXED);
+		return UNCHANGED;
+	}
+	/* read before the maps: an event handled after the read moves it (read again), none is missed */
+	w->changes = changes;
+	w->changes_known = mm != NULL;
 	err = read_maps(nt, w->pid, &len);
 	hash = err ? 0 : hash_text(nt->buf, len);
 	same = !err && w->len == len && w->hash == hash;
@@ -371,7 +384,11 @@ static int on_ring(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-/* The rechecks due; returns the wait until the next one, ms (-1: none) */
+/*
+ * The rechecks due, and those due within a quarter of their wait (made
+ * early: a wake-up serves the watches whose rechecks fall close, not one
+ * each); returns the wait until the next one, ms (-1: none)
+ */
 static int rechecks(struct notice_thread *nt)
 {
 	uint64_t now = clock_ns(CLOCK_MONOTONIC), next = UINT64_MAX;
@@ -381,11 +398,12 @@ static int rechecks(struct notice_thread *nt)
 
 		if (!w->pid)
 			continue;
-		if (w->next_ns <= now) {
+		if (w->next_ns <= now + w->step_ns / 4) {
 			int ret;
 
 			budget(nt);
-			ret = capture(nt, w, 0, w->next_ns);
+			/* "due" for -vv's delay: now, when made early */
+			ret = capture(nt, w, 0, w->next_ns < now ? w->next_ns : now);
 			if (ret != UNCHANGED)
 				__atomic_add_fetch(&nt->rechanged, ret == CAPTURED,
 						   __ATOMIC_RELAXED);
@@ -569,11 +587,18 @@ void notice_thread__free(struct notice_thread *nt)
 	free(nt);
 }
 
+void notice_thread__use_mmap_events(struct notice_thread *nt, const struct mmap_events *m)
+{
+	if (nt)
+		__atomic_store_n(&nt->mmaps, m, __ATOMIC_RELEASE);
+}
+
 void notice_thread__stats(struct notice_thread *nt, struct notice_thread_stats *st)
 {
 	st->notices = __atomic_load_n(&nt->notices, __ATOMIC_RELAXED);
 	st->captured = __atomic_load_n(&nt->captured, __ATOMIC_RELAXED);
 	st->rechanged = __atomic_load_n(&nt->rechanged, __ATOMIC_RELAXED);
+	st->spared = __atomic_load_n(&nt->spared, __ATOMIC_RELAXED);
 	st->gone = __atomic_load_n(&nt->gone, __ATOMIC_RELAXED);
 	st->dropped = __atomic_load_n(&nt->dropped, __ATOMIC_RELAXED);
 	st->demoted = __atomic_load_n(&nt->nr_demoted, __ATOMIC_RELAXED);

@@ -200,9 +200,26 @@ void proc_table__set_cgroups(struct proc_table *t, struct cgroup_cache *c)
 	t->cgroups = c;
 }
 
+static bool exec_wanted(void *ctx, uint32_t pid)
+{
+	return unwinder__may_have_proc(ctx, pid);
+}
+
+/*
+ * The mmap events keep for proc_table__exec_mappings only the executable
+ * mappings of registered processes, the only ones it looks at
+ */
+static void filter_exec(struct proc_table *t)
+{
+	if (t->mmaps)
+		mmap_events__set_exec_filter(t->mmaps, t->unwinder ? exec_wanted : NULL,
+					     t->unwinder);
+}
+
 void proc_table__set_unwinder(struct proc_table *t, struct unwinder *u)
 {
 	t->unwinder = u;
+	filter_exec(t);
 }
 
 void proc_table__set_symbolizer(struct proc_table *t, struct symbolizer *sy)
@@ -511,7 +528,12 @@ int proc_table__start_notices(struct proc_table *t, int map_fd, uint64_t jit_max
 					    .jit_max_size = jit_max_size,
 					    .realtime = true };
 
-	return notice_thread__start(&nopts, &t->notices);
+	int err = notice_thread__start(&nopts, &t->notices);
+
+	/* rechecks by the mmap events (proc_table__watch_mmaps, if they came first) */
+	if (!err && t->mmaps)
+		notice_thread__use_mmap_events(t->notices, t->mmaps);
+	return err;
 }
 
 void proc_table__stop_notices(struct proc_table *t)
@@ -583,6 +605,12 @@ void proc_table__watch_mmaps(struct proc_table *t, size_t pages)
 	}
 	if (t->maps)
 		maps_cache__set_fallback(t->maps, maps_from_events, t->mmaps);
+	filter_exec(t);
+	/*
+	 * the notices' rechecks read a process's maps only after an event of
+	 * its mappings (freed before the mmap events: proc_table__free)
+	 */
+	notice_thread__use_mmap_events(t->notices, t->mmaps);
 }
 
 bool proc_table__watching_mmaps(const struct proc_table *t)

@@ -93,6 +93,7 @@ struct session {
 	struct pending_table *pending;
 	size_t nr_pending, cap_pending;
 	bool warned_flush;
+	bool no_lpm_batch; /* the kernel refused a batch on unwind_mappings: one at a time */
 };
 
 /* A table's words map, filled, waiting for its slot in unwind_rows */
@@ -973,6 +974,60 @@ static int sink_del_mapping(void *ctx, const struct bpfprof_unwind_key *k)
 	return bpf_map__delete_elem(s->skel->maps.unwind_mappings, k, sizeof(*k), 0) ? -errno : 0;
 }
 
+/*
+ * How many of a batch of n the kernel did (BPF_MAP_*_BATCH failed with
+ * err): its count, but 0 where it has no batch for the LPM trie (EINVAL,
+ * ENOTSUPP: the count given back is then the one asked for, not to be
+ * trusted), which is remembered: one at a time from then on
+ */
+static uint32_t batch_done(struct session *s, int err, uint32_t count, uint32_t n)
+{
+	if (err == EINVAL || err == 524 /* ENOTSUPP */ || err == EOPNOTSUPP) {
+		s->no_lpm_batch = true;
+		return 0;
+	}
+	return count < n ? count : 0;
+}
+
+/*
+ * A process's LPM entries in one BPF_MAP_UPDATE_BATCH (the kernel's generic
+ * batch: each element as its own update, in order, one syscall for all of
+ * them); where it has none, or past a failure, one at a time
+ */
+static int sink_set_mappings(void *ctx, const struct bpfprof_unwind_key *k,
+			     const struct bpfprof_unwind_mapping *v, uint32_t n)
+{
+	struct session *s = ctx;
+	uint32_t i = 0, count = n;
+	int err = 0;
+
+	if (!s->no_lpm_batch) {
+		if (!bpf_map_update_batch(bpf_map__fd(s->skel->maps.unwind_mappings), k, v, &count,
+					  NULL))
+			return 0;
+		i = batch_done(s, errno, count, n);
+	}
+	for (; i < n && !err; i++)
+		err = sink_set_mapping(ctx, &k[i], &v[i]);
+	return err;
+}
+
+/* The same for deletes: a key not there stops a batch (ENOENT), the rest go one at a time */
+static void sink_del_mappings(void *ctx, const struct bpfprof_unwind_key *k, uint32_t n)
+{
+	struct session *s = ctx;
+	uint32_t i = 0, count = n;
+
+	if (!s->no_lpm_batch) {
+		if (!bpf_map_delete_batch(bpf_map__fd(s->skel->maps.unwind_mappings), k, &count,
+					  NULL))
+			return;
+		i = batch_done(s, errno, count, n);
+	}
+	for (; i < n; i++)
+		sink_del_mapping(ctx, &k[i]);
+}
+
 static int sink_set_proc(void *ctx, uint32_t tgid, bool ready)
 {
 	struct session *s = ctx;
@@ -1234,6 +1289,8 @@ void session__unwind_sink(struct session *s, struct unwind_sink *sink)
 	memset(sink, 0, sizeof(*sink));
 	sink->set_mapping = sink_set_mapping;
 	sink->del_mapping = sink_del_mapping;
+	sink->set_mappings = sink_set_mappings;
+	sink->del_mappings = sink_del_mappings;
 	sink->set_proc = sink_set_proc;
 	sink->load_table = sink_load_table;
 	sink->flush_tables = sink_flush_tables;

@@ -25,27 +25,97 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Index of rule in the sorted, unique rules[0..n) (present by construction) */
-static uint32_t rule_index(const uint32_t *rules, uint32_t n, uint32_t rule)
+/*
+ * A table's distinct rules, each with its index among them sorted: an
+ * open-addressing hash of the rules (a few hundred to a few thousand in a
+ * file of 10^5-10^6 rows). The rules were all the rows' sorted (a qsort of
+ * every row, most of a cold registration's encoding), then found by a
+ * binary search a row.
+ */
+struct rule_set {
+	uint32_t *key, *idx;
+	uint8_t *used;
+	uint32_t mask, n;
+	uint32_t *rules; /* the distinct rules, in the order met, then sorted */
+};
+
+static uint32_t rule_slot(const struct rule_set *rs, uint32_t rule)
 {
-	uint32_t lo = 0, hi = n;
+	uint32_t i = (rule * 0x9e3779b1u) & rs->mask;
 
-	while (hi - lo > 1) {
-		uint32_t mid = lo + (hi - lo) / 2;
+	while (rs->used[i] && rs->key[i] != rule)
+		i = (i + 1) & rs->mask;
+	return i;
+}
 
-		if (rules[mid] <= rule)
-			lo = mid;
-		else
-			hi = mid;
+static int rule_set_init(struct rule_set *rs, uint32_t cap)
+{
+	memset(rs, 0, sizeof(*rs));
+	rs->mask = cap - 1;
+	rs->key = malloc((size_t)cap * sizeof(*rs->key));
+	rs->idx = malloc((size_t)cap * sizeof(*rs->idx));
+	rs->used = calloc(cap, 1);
+	return rs->key && rs->idx && rs->used ? 0 : -ENOMEM;
+}
+
+static void rule_set_free(struct rule_set *rs)
+{
+	free(rs->key);
+	free(rs->idx);
+	free(rs->used);
+	free(rs->rules);
+}
+
+/* Adds rule if new (the set grown past half full); 0, -E2BIG past MAX_RULES, or -ENOMEM */
+static int rule_set_add(struct rule_set *rs, uint32_t rule)
+{
+	uint32_t i = rule_slot(rs, rule);
+
+	if (rs->used[i])
+		return 0;
+	if (rs->n == MAX_RULES)
+		return -E2BIG;
+	if (rs->n + 1 > (rs->mask + 1) / 2) {
+		struct rule_set bigger;
+
+		if (rule_set_init(&bigger, (rs->mask + 1) * 2)) {
+			bigger.rules = NULL;
+			rule_set_free(&bigger);
+			return -ENOMEM;
+		}
+		bigger.rules = rs->rules;
+		rs->rules = NULL;
+		for (uint32_t k = 0; k <= rs->mask; k++) {
+			if (!rs->used[k])
+				continue;
+			i = rule_slot(&bigger, rs->key[k]);
+			bigger.used[i] = 1;
+			bigger.key[i] = rs->key[k];
+		}
+		bigger.n = rs->n;
+		rule_set_free(rs);
+		*rs = bigger;
+		i = rule_slot(rs, rule);
 	}
-	return lo;
+	rs->used[i] = 1;
+	rs->key[i] = rule;
+	rs->rules[rs->n++] = rule;
+	return 0;
+}
+
+/* Index of rule among the sorted distinct rules (present by construction) */
+static uint32_t rule_index(const struct rule_set *rs, uint32_t rule)
+{
+	return rs->idx[rule_slot(rs, rule)];
 }
 
 int unwind_compact__encode(const struct unwind_table *t, uint32_t **words, uint32_t *nr_words,
 			   struct bpfprof_unwind_table *info)
 {
-	uint32_t *rules = NULL, *w = NULL, nr_rules = 0, nr_pages, p, i, pos, cur;
+	uint32_t *rules, *w = NULL, nr_rules, nr_pages, p, i, pos, cur;
+	struct rule_set rs;
 	uint64_t cap;
+	int err;
 
 	*words = NULL;
 	*nr_words = 0;
@@ -55,29 +125,31 @@ int unwind_compact__encode(const struct unwind_table *t, uint32_t **words, uint3
 	/* rows are sorted: the last has the largest pc */
 	nr_pages = (t->rows[t->nr_rows - 1].pc >> BPFPROF_UNWIND_PAGE_SHIFT) + 1;
 
-	rules = malloc((size_t)t->nr_rows * sizeof(*rules));
-	if (!rules)
-		return -ENOMEM;
-	for (i = 0; i < t->nr_rows; i++)
-		rules[i] = t->rows[i].rule;
-	qsort(rules, t->nr_rows, sizeof(*rules), cmp_u32);
-	for (i = 0; i < t->nr_rows; i++)
-		if (!nr_rules || rules[nr_rules - 1] != rules[i])
-			rules[nr_rules++] = rules[i];
-	if (nr_rules > MAX_RULES) {
-		free(rules);
-		return -E2BIG;
+	/* the distinct rules, sorted, and each one's index (rule_index) */
+	err = rule_set_init(&rs, 1024);
+	if (!err && !(rs.rules = malloc((size_t)MAX_RULES * sizeof(*rs.rules))))
+		err = -ENOMEM;
+	for (i = 0; !err && i < t->nr_rows; i++)
+		err = rule_set_add(&rs, t->rows[i].rule);
+	if (err) {
+		rule_set_free(&rs);
+		return err;
 	}
+	nr_rules = rs.n;
+	rules = rs.rules;
+	qsort(rules, nr_rules, sizeof(*rules), cmp_u32);
+	for (i = 0; i < nr_rules; i++)
+		rs.idx[rule_slot(&rs, rules[i])] = i;
 
 	/* page index, rows (at most one added a page), rules */
 	cap = (uint64_t)nr_pages + 1 + t->nr_rows + nr_pages + nr_rules;
 	if (cap > UINT32_MAX) {
-		free(rules);
+		rule_set_free(&rs);
 		return -E2BIG;
 	}
 	w = malloc(cap * sizeof(*w));
 	if (!w) {
-		free(rules);
+		rule_set_free(&rs);
 		return -ENOMEM;
 	}
 	pos = nr_pages + 1;
@@ -87,11 +159,10 @@ int unwind_compact__encode(const struct unwind_table *t, uint32_t **words, uint3
 
 		w[p] = pos;
 		if ((i >= t->nr_rows || t->rows[i].pc != start) && cur != BPFPROF_UNWIND_NONE)
-			w[pos++] = (start & 0xffff) | (uint32_t)rule_index(rules, nr_rules, cur) << 16;
+			w[pos++] = (start & 0xffff) | (uint32_t)rule_index(&rs, cur) << 16;
 		for (; i < t->nr_rows && t->rows[i].pc < start + PAGE_SIZE_PC; i++) {
 			cur = t->rows[i].rule;
-			w[pos++] = (t->rows[i].pc & 0xffff) |
-				   (uint32_t)rule_index(rules, nr_rules, cur) << 16;
+			w[pos++] = (t->rows[i].pc & 0xffff) | (uint32_t)rule_index(&rs, cur) << 16;
 		}
 	}
 	w[nr_pages] = pos;
@@ -100,7 +171,7 @@ int unwind_compact__encode(const struct unwind_table *t, uint32_t **words, uint3
 	info->nr_rules = nr_rules;
 	memcpy(&w[pos], rules, (size_t)nr_rules * sizeof(*rules));
 	pos += nr_rules;
-	free(rules);
+	rule_set_free(&rs);
 	/* give back the room of the page-start rows not needed */
 	*words = realloc(w, (size_t)pos * sizeof(*w));
 	if (!*words)

@@ -39,6 +39,8 @@
 #include "unwinder.h"
 
 #define MAX_SEGS 4
+/* unwinder__may_have_proc's slots: registered processes counted by pid modulo this */
+#define PROC_SLOTS (1u << 16)
 
 /* One file's table: where its rows are, and how its addresses map. */
 struct file_entry {
@@ -98,6 +100,12 @@ struct unwinder {
 	struct proc_entry *procs;
 	size_t nr_procs, cap_procs;
 	uint8_t *slot_used; /* per table slot */
+	/*
+	 * Registered processes by pid modulo PROC_SLOTS (under the lock;
+	 * read without it, relaxed: unwinder__may_have_proc). At most 64 pids
+	 * (2^22, pid_max's limit, over the slots) share one: no overflow.
+	 */
+	uint8_t *proc_slots;
 	struct unwinder_stats st;
 	struct unwind_cache *cache; /* borrowed; NULL: none */
 	bool warned_full, warned_evict;
@@ -152,7 +160,8 @@ struct unwinder *unwinder__new(const struct unwind_sink *sink, bool build_tables
 	pthread_mutex_init(&u->lock, NULL);
 	pthread_cond_init(&u->cond, NULL);
 	u->slot_used = calloc(sink->max_tables ? sink->max_tables : 1, 1);
-	if (!u->slot_used) {
+	u->proc_slots = calloc(PROC_SLOTS, 1);
+	if (!u->slot_used || !u->proc_slots) {
 		unwinder__free(u);
 		errno = ENOMEM;
 		return NULL;
@@ -198,6 +207,7 @@ void unwinder__free(struct unwinder *u)
 	free(u->procs);
 	free(u->files);
 	free(u->slot_used);
+	free(u->proc_slots);
 	pthread_mutex_destroy(&u->lock);
 	pthread_cond_destroy(&u->cond);
 	free(u);
@@ -700,30 +710,72 @@ static bool has_key(const struct bpfprof_unwind_key *keys, size_t n,
 	return false;
 }
 
-/* Add the LPM entries of one mapping to `pe` and the trie. */
-static int add_entries(struct unwinder *u, struct proc_entry *pe, const struct profile_mapping *m,
-		       const struct bpfprof_unwind_mapping *v)
+/*
+ * Add the LPM entries of one mapping to `pe` (its keys, and their values
+ * in *vals, grown with them), for set_entries to put in the trie.
+ */
+static int add_entries(struct proc_entry *pe, const struct profile_mapping *m,
+		       const struct bpfprof_unwind_mapping *v, struct bpfprof_unwind_mapping **vals,
+		       size_t *cap_vals)
 {
 	struct bpfprof_unwind_key keys[128];
-	int n = unwinder__lpm_keys(pe->pid, m->start, m->end, keys, 128), i, err;
+	int n = unwinder__lpm_keys(pe->pid, m->start, m->end, keys, 128), i;
 
 	if (n < 0)
 		return n;
 	if (array__grow((void **)&pe->ranges, &pe->cap_ranges, pe->nr_ranges + 1,
-			sizeof(*pe->ranges)))
+			sizeof(*pe->ranges)) ||
+	    array__grow((void **)&pe->keys, &pe->cap_keys, pe->nr_keys + n, sizeof(*pe->keys)) ||
+	    array__grow((void **)vals, cap_vals, pe->nr_keys + n, sizeof(**vals)))
 		return -ENOMEM;
 	pe->ranges[pe->nr_ranges++] =
 		(struct proc_range){ .start = m->start, .end = m->end, .v = *v };
 	for (i = 0; i < n; i++) {
-		err = u->sink.set_mapping(u->sink.ctx, &keys[i], v);
-		if (err)
-			return err;
-		if (array__grow((void **)&pe->keys, &pe->cap_keys, pe->nr_keys + 1,
-				sizeof(*pe->keys)))
-			return -ENOMEM;
+		(*vals)[pe->nr_keys] = *v;
 		pe->keys[pe->nr_keys++] = keys[i];
 	}
 	return 0;
+}
+
+/* n entries into the trie, in order: one sink call where it takes them together. 0 or -errno. */
+static int set_entries(struct unwinder *u, const struct bpfprof_unwind_key *keys,
+		       const struct bpfprof_unwind_mapping *vals, size_t n)
+{
+	int err = 0;
+
+	if (!n)
+		return 0;
+	if (u->sink.set_mappings)
+		return u->sink.set_mappings(u->sink.ctx, keys, vals, (uint32_t)n);
+	for (size_t i = 0; i < n && !err; i++)
+		err = u->sink.set_mapping(u->sink.ctx, &keys[i], &vals[i]);
+	return err;
+}
+
+/* n entries out of the trie (those not there are left out) */
+static void del_entries(struct unwinder *u, const struct bpfprof_unwind_key *keys, size_t n)
+{
+	if (!n)
+		return;
+	if (u->sink.del_mappings) {
+		u->sink.del_mappings(u->sink.ctx, keys, (uint32_t)n);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		u->sink.del_mapping(u->sink.ctx, &keys[i]);
+}
+
+/* keys[0..n) not among have[0..nr_have), gathered into out (n of room): how many */
+static size_t keys_not_in(const struct bpfprof_unwind_key *keys, size_t n,
+			  const struct bpfprof_unwind_key *have, size_t nr_have,
+			  struct bpfprof_unwind_key *out)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (!has_key(have, nr_have, &keys[i]))
+			out[k++] = keys[i];
+	return k;
 }
 
 static bool executable(const struct profile_mapping *m)
@@ -762,9 +814,10 @@ int unwinder__load(struct unwinder *u, uint32_t pid, const struct profile_mappin
 {
 	struct proc_entry old = { 0 }, *pe, fresh = { .pid = pid, .sig = maps_sig(maps, nr_maps) };
 	uint32_t *idx = calloc(nr_maps ? nr_maps : 1, sizeof(*idx));
+	struct bpfprof_unwind_mapping *vals = NULL; /* fresh.keys' values */
 	char root[sizeof(u->proc_dir) + 16];
 	uint64_t t0;
-	size_t i;
+	size_t i, cap_vals = 0;
 	int err = 0;
 
 	if (!idx)
@@ -843,14 +896,26 @@ int unwinder__load(struct unwinder *u, uint32_t pid, const struct profile_mappin
 			idx[i] = UINT32_MAX; /* the reference is fresh's now */
 		}
 		if (!err)
-			err = add_entries(u, &fresh, m, &v);
+			err = add_entries(&fresh, m, &v, &vals, &cap_vals);
 	}
+	/* the process's entries, all at once (before unwind_procs says it is ready) */
+	if (!err)
+		err = set_entries(u, fresh.keys, vals, fresh.nr_keys);
+	free(vals);
 	if (err) {
 		/* undo: entries of fresh that the old registration does not have */
+		struct bpfprof_unwind_key *gone = malloc((fresh.nr_keys ?: 1) * sizeof(*gone));
+
 		pe = find_proc(u, pid);
-		for (i = 0; i < fresh.nr_keys; i++)
-			if (!pe || !has_key(pe->keys, pe->nr_keys, &fresh.keys[i]))
-				u->sink.del_mapping(u->sink.ctx, &fresh.keys[i]);
+		if (gone)
+			del_entries(u, gone,
+				    keys_not_in(fresh.keys, fresh.nr_keys, pe ? pe->keys : NULL,
+						pe ? pe->nr_keys : 0, gone));
+		else
+			for (i = 0; i < fresh.nr_keys; i++)
+				if (!pe || !has_key(pe->keys, pe->nr_keys, &fresh.keys[i]))
+					u->sink.del_mapping(u->sink.ctx, &fresh.keys[i]);
+		free(gone);
 		for (i = 0; i < fresh.nr_files; i++)
 			file_unref(u, fresh.files[i]);
 		proc_entry_free(&fresh);
@@ -867,12 +932,21 @@ int unwinder__load(struct unwinder *u, uint32_t pid, const struct profile_mappin
 	} else {
 		u->procs[u->nr_procs++] = fresh;
 		u->st.nr_procs++;
+		__atomic_add_fetch(&u->proc_slots[pid % PROC_SLOTS], 1, __ATOMIC_RELAXED);
 	}
 	if (!err) {
 		/* the stale entries go after the new ones are in */
-		for (i = 0; i < old.nr_keys; i++)
-			if (!has_key(fresh.keys, fresh.nr_keys, &old.keys[i]))
-				u->sink.del_mapping(u->sink.ctx, &old.keys[i]);
+		struct bpfprof_unwind_key *stale = malloc((old.nr_keys ?: 1) * sizeof(*stale));
+
+		if (stale)
+			del_entries(u, stale,
+				    keys_not_in(old.keys, old.nr_keys, fresh.keys, fresh.nr_keys,
+						stale));
+		else
+			for (i = 0; i < old.nr_keys; i++)
+				if (!has_key(fresh.keys, fresh.nr_keys, &old.keys[i]))
+					u->sink.del_mapping(u->sink.ctx, &old.keys[i]);
+		free(stale);
 		/*
 		 * then the registration's time, which the walk's per-CPU cache of
 		 * mappings holds its entries under (bpf/unwind.bpf.h map_cache):
@@ -965,14 +1039,14 @@ void unwinder__forget(struct unwinder *u, uint32_t pid)
 	pe = find_proc(u, pid);
 	if (pe) {
 		u->sink.set_proc(u->sink.ctx, pid, false);
-		for (i = 0; i < pe->nr_keys; i++)
-			u->sink.del_mapping(u->sink.ctx, &pe->keys[i]);
+		del_entries(u, pe->keys, pe->nr_keys);
 		u->st.nr_entries -= pe->nr_keys;
 		for (i = 0; i < pe->nr_files; i++)
 			file_unref(u, pe->files[i]);
 		proc_entry_free(pe);
 		*pe = u->procs[--u->nr_procs];
 		u->st.nr_procs--;
+		__atomic_sub_fetch(&u->proc_slots[pid % PROC_SLOTS], 1, __ATOMIC_RELAXED);
 	}
 	pthread_mutex_unlock(&u->lock);
 }
@@ -1083,10 +1157,13 @@ int unwinder__queue(struct unwinder *u, uint32_t pid, const struct profile_mappi
 		return 0;
 	}
 	if (!err && !u->thread_started) {
-		if (pthread_create(&u->thread, NULL, worker, u))
+		if (pthread_create(&u->thread, NULL, worker, u)) {
 			err = -EAGAIN;
-		else
+		} else {
 			u->thread_started = true;
+			/* its CPU apart in bench/overhead.sh (/proc/PID/task/TID/comm) */
+			pthread_setname_np(u->thread, "bpfprof-unwind");
+		}
 	}
 	for (i = 0; !err && i < u->nr_jobs; i++) {
 		if (u->jobs[i].pid != pid)
@@ -1136,6 +1213,11 @@ bool unwinder__has_proc(struct unwinder *u, uint32_t pid)
 	found = find_proc(u, pid) != NULL;
 	pthread_mutex_unlock(&u->lock);
 	return found;
+}
+
+bool unwinder__may_have_proc(const struct unwinder *u, uint32_t pid)
+{
+	return __atomic_load_n(&u->proc_slots[pid % PROC_SLOTS], __ATOMIC_RELAXED) != 0;
 }
 
 int unwinder__rule(struct unwinder *u, uint32_t pid, uint64_t addr, uint32_t *rule)
