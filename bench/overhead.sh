@@ -60,7 +60,7 @@ run() {
 	# one process (awk), not one per descriptor: bpfprof -a reads the maps of every process it
 	# samples; the threads' sum printed before the descriptors, which may close while read, and
 	# each thread name's ("thread: NAME NS": bpfprof-notice, -mmap, -unwind, the main thread's)
-	local snap="p=$prof; awk -v k=cpu: 'FILENAME ~ /comm\$/ { d = FILENAME; sub(/comm\$/, \"\", d); name[d] = \$1; next } FILENAME ~ /schedstat/ { cpu += \$1; d = FILENAME; sub(/schedstat\$/, \"\", d); by[name[d]] += \$1; next } !done { print k, cpu + 0; for (n in by) print \"thread:\", n, by[n]; done = 1 } FNR == 1 { b = 0 } /^prog_type:/ { b = 1 } b && /^run_/' /proc/\$p/task/*/comm /proc/\$p/task/*/schedstat /proc/\$p/fdinfo/* 2>/dev/null"
+	local snap="p=$prof; awk -v k=cpu: 'FILENAME ~ /comm\$/ { d = FILENAME; sub(/comm\$/, \"\", d); name[d] = \$1; next } FILENAME ~ /schedstat/ { cpu += \$1; d = FILENAME; sub(/schedstat\$/, \"\", d); by[name[d]] += \$1; next } !done { print k, cpu + 0; for (n in by) print \"thread:\", n, by[n]; done = 1 } FNR == 1 { b = 0; id = 0 } /^prog_type:/ { b = 1 } b && /^prog_id:/ { id = \$2 } b && /^run_/ { print \$1, id, \$2 }' /proc/\$p/task/*/comm /proc/\$p/task/*/schedstat /proc/\$p/fdinfo/* 2>/dev/null"
 	local load=("$RUNSTAT" -o "$base.in" -- sh -c "{ $snap; } >$base.s0; $spin >$base.spin; { $snap; } >$base.s1; true")
 	case $v in
 	alone)	"$RUNSTAT" -o "$base.rs" -- sh -c "$spin >$base.spin" ;;
@@ -107,11 +107,12 @@ slowdowns() {
 # counter deltas over the load: CPU ns of the profiler, BPF run time and runs
 cpu_at() { awk '$1 == "cpu:" { print $2 }' "$1"; } # FILE: the profiler's CPU ns in a snapshot
 cpu_ns() { echo $(($(cpu_at "$work/$1.$2.s1") - $(cpu_at "$work/$1.$2.s0"))); }
+# (lines "KEY: PROG_ID VALUE"): only programs in both snapshots count; one
+# closed or loaded between them (the kernel names' program, loaded late) would
+# add or take away its whole count
 bpf_delta() { # VARIANT ROUND KEY
-	local a b
-	a=$(awk -v k="$3:" '$1 == k { s += $2 } END { print s + 0 }' "$work/$1.$2.s0")
-	b=$(awk -v k="$3:" '$1 == k { s += $2 } END { print s + 0 }' "$work/$1.$2.s1")
-	echo $((b - a))
+	awk -v k="$3:" '$1 != k { next } FILENAME == ARGV[1] { a[$2] = $3; next } ($2 in a) { s += $3 - a[$2] } END { print s + 0 }' \
+		"$work/$1.$2.s0" "$work/$1.$2.s1"
 }
 # the profiler's own CPU seconds: its rusage less the load's (runstat -o IN inside it)
 cpu_s() {
