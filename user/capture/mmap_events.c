@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -69,6 +70,8 @@ struct mmap_events {
 	pthread_t thread;
 	bool started;
 	int stop; /* set by __free, read by the thread: atomics */
+	int stop_fd; /* an eventfd that __free signals: the thread's wait ends at once */
+	int epfd; /* the thread's wait: the rings' epoll descriptor and stop_fd */
 	char *batch;
 	size_t batch_len, batch_cap;
 	struct queued *q;
@@ -88,6 +91,7 @@ struct mmap_events *mmap_events__new(size_t max_bytes, uint64_t keep_ns, uint64_
 	m->keep_ns = keep_ns;
 	m->tick_ns = tick_ns;
 	m->map_fd = -1;
+	m->stop_fd = m->epfd = -1;
 	m->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	return m;
 }
@@ -115,8 +119,13 @@ void mmap_events__free(struct mmap_events *m)
 		return;
 	if (m->started) {
 		__atomic_store_n(&m->stop, 1, __ATOMIC_RELEASE);
+		eventfd_write(m->stop_fd, 1);
 		pthread_join(m->thread, NULL);
 	}
+	if (m->epfd >= 0)
+		close(m->epfd);
+	if (m->stop_fd >= 0)
+		close(m->stop_fd);
 	perf_buffer__free(m->pb);
 	if (m->map_fd >= 0)
 		close(m->map_fd);
@@ -559,14 +568,17 @@ static int by_time(const void *a, const void *b)
  * could come before its fork). Wakes at half a ring or every 10 ms: an
  * executable mapping of a registered process (V8's code space) is
  * registered once read, its samples sent as stack copies until then (50
- * ms: 20-70 copies of a 0.5 s node run).
+ * ms: 20-70 copies of a 0.5 s node run). The stop ends a wait at once: a
+ * run's end would otherwise wait up to 10 ms for the thread
+ * (docs/BENCHMARKS.md, finalize).
  */
 static void *reader(void *arg)
 {
 	struct mmap_events *m = arg;
+	struct epoll_event ev[2];
 
 	while (!__atomic_load_n(&m->stop, __ATOMIC_ACQUIRE)) {
-		perf_buffer__poll(m->pb, 10);
+		epoll_wait(m->epfd, ev, 2, 10);
 		perf_buffer__consume(m->pb);
 		if (!m->nr_q)
 			continue;
@@ -614,6 +626,20 @@ int mmap_events__start(struct mmap_events *m, size_t pages_per_cpu)
 	m->pb = perf_buffer__new_raw(m->map_fd, pages_per_cpu, &attr, on_event, m, NULL);
 	if (!m->pb) {
 		err = -errno;
+		close(m->map_fd);
+		m->map_fd = -1;
+		return err;
+	}
+	/* the thread waits on the rings or its stop, whichever comes first */
+	m->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	m->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (m->stop_fd < 0 || m->epfd < 0 ||
+	    epoll_ctl(m->epfd, EPOLL_CTL_ADD, perf_buffer__epoll_fd(m->pb),
+		      &(struct epoll_event){ .events = EPOLLIN }) ||
+	    epoll_ctl(m->epfd, EPOLL_CTL_ADD, m->stop_fd, &(struct epoll_event){ .events = EPOLLIN })) {
+		err = -errno;
+		perf_buffer__free(m->pb);
+		m->pb = NULL;
 		close(m->map_fd);
 		m->map_fd = -1;
 		return err;
