@@ -636,7 +636,8 @@ int mmap_events__start(struct mmap_events *m, size_t pages_per_cpu)
 	if (m->stop_fd < 0 || m->epfd < 0 ||
 	    epoll_ctl(m->epfd, EPOLL_CTL_ADD, perf_buffer__epoll_fd(m->pb),
 		      &(struct epoll_event){ .events = EPOLLIN }) ||
-	    epoll_ctl(m->epfd, EPOLL_CTL_ADD, m->stop_fd, &(struct epoll_event){ .events = EPOLLIN })) {
+	    epoll_ctl(m->epfd, EPOLL_CTL_ADD, m->stop_fd,
+		      &(struct epoll_event){ .events = EPOLLIN })) {
 		err = -errno;
 		perf_buffer__free(m->pb);
 		m->pb = NULL;
