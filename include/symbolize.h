@@ -193,7 +193,10 @@ int symbolizer__demangle_names(struct profile *p);
  * func_offset and dso where known. Code outside files (anonymous memory,
  * memfd) is named from the process's JIT files (sym_jit.h; is_jit set, dso
  * "[jit]"), re-read for every profile. Unreadable files are reported once each
- * at info level and leave their frames unnamed. Returns 0 or -ENOMEM.
+ * at info level and leave their frames unnamed. From 512 locations on, the
+ * files' tables are read and searched in a second thread beside the
+ * caller's (a file in one of them only; joined before it returns), the
+ * names interned after in the locations' order. Returns 0 or -ENOMEM.
  */
 int symbolizer__symbolize(struct symbolizer *sy, struct profile *p);
 

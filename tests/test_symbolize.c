@@ -9,7 +9,10 @@
  * from every root (and symbolizer__open_file hands out that very file, or
  * refuses one with another build-id); our own vDSO names [vdso] frames; a
  * file no root has leaves "DSO+0xADDR". The ELF files are tiny shared
- * objects built here with gcc (-nostdlib), each with one known function.
+ * objects built here with gcc (-nostdlib), each with one known function;
+ * a profile of many locations, whose look-ups are made over two threads,
+ * is named as the same locations are a few at a time (one thread), on a
+ * copy of the host's libc beside one of those.
  */
 #include <elf.h>
 #include <errno.h>
@@ -349,6 +352,118 @@ static void test_capture_adopt(void **state)
 }
 
 /* [vdso] frames are named from our own vDSO, as every 64-bit process maps the same image. */
+/* Process pid mapping the file `path` in its root, whole, executable, from offset 0 */
+static uint32_t add_whole_file(struct profile *p, uint32_t pid, const char *mapped_as,
+			       const char *path)
+{
+	struct profile_mapping m = { .start = BASE, .offset = 0 };
+	struct stat sb;
+	bool created;
+	int proc = profile__process(p, pid, &created);
+
+	assert_true(proc >= 0);
+	assert_int_equal(stat(path, &sb), 0);
+	m.end = BASE + (((uint64_t)sb.st_size + 4095) & ~4095ull);
+	m.inode = sb.st_ino;
+	m.dev_major = major(sb.st_dev);
+	m.dev_minor = minor(sb.st_dev);
+	memcpy(m.perms, "r-xp", 5);
+	m.path = profile__intern(p, mapped_as);
+	assert_true(profile__add_mapping(p, (uint32_t)proc, &m) >= 0);
+	return (uint32_t)proc;
+}
+
+#define LIBC_LOCS 700
+#define LIBX_LOCS 100
+
+/*
+ * Locations [from, to) of the test's list: libc's at every 0x301st byte
+ * from 0x20000 (named, a few past any symbol), then libx's at one_fn and
+ * the bytes after it (past its end: "DSO+0xADDR"); one stack each.
+ */
+static struct profile *many_locs(const char *libc, const char *libx, uint64_t off_x, int from,
+				 int to)
+{
+	struct profile *p = profile__new();
+	uint32_t c, x;
+	bool created;
+
+	assert_non_null(p);
+	c = add_whole_file(p, 800, "/opt/lib/libc.so.6", libc);
+	x = add_whole_file(p, 100, "/opt/lib/libx.so", libx);
+	for (int i = from; i < to; i++) {
+		uint64_t ip = i < LIBC_LOCS ? BASE + 0x20000 + (uint64_t)i * 0x301 :
+					      BASE + off_x + (uint64_t)(i - LIBC_LOCS);
+
+		assert_true(profile__add_stack(p, i < LIBC_LOCS ? c : x, &ip, 0, 1, 1, 1,
+					       &created) >= 0);
+	}
+	return p;
+}
+
+static bool same_str(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+/*
+ * Many locations (their look-ups over two threads, a file each) are named
+ * as the same locations are 200 at a time, under the split's threshold (one
+ * thread): function, offset, DSO, and the "DSO+0xADDR" of those past any symbol.
+ */
+static void test_many_locations_over_two_threads(void **state)
+{
+	char libc[256], libx[256];
+	struct profile *all;
+	struct symbolizer *sy = symbolizer__new(NULL, proc_dir);
+	uint64_t off_x;
+	size_t named = 0, unnamed = 0;
+
+	assert_non_null(sy);
+	if (sh("mkdir -p %s/800/root/opt/lib && cp \"$(gcc -print-file-name=libc.so.6)\" "
+	       "%s/800/root/opt/lib/libc.so.6",
+	       proc_dir, proc_dir))
+		skip();
+	snprintf(libc, sizeof(libc), "%s/800/root/opt/lib/libc.so.6", proc_dir);
+	snprintf(libx, sizeof(libx), "%s/100/root/opt/lib/libx.so", proc_dir);
+	off_x = file_offset_of(libx, "one_fn");
+	all = many_locs(libc, libx, off_x, 0, LIBC_LOCS + LIBX_LOCS);
+	assert_int_equal(symbolizer__symbolize(sy, all), 0);
+	/* the locations are the profile's from here (profile__resolve_locs) */
+	assert_int_equal(all->nr_locs, LIBC_LOCS + LIBX_LOCS);
+	for (int from = 0; from < LIBC_LOCS + LIBX_LOCS; from += 200) {
+		struct symbolizer *one = symbolizer__new(NULL, proc_dir);
+		struct profile *p = many_locs(libc, libx, off_x, from, from + 200);
+
+		assert_non_null(one);
+		assert_int_equal(symbolizer__symbolize(one, p), 0);
+		for (size_t i = 0; i < p->nr_locs; i++) {
+			const struct profile_location *a = &p->locs[i];
+			const struct profile_location *b =
+				loc_of(all, all->procs[a->proc].pid == 800 ? 0 : 1, a->addr);
+
+			if (!same_str(a->func, b->func) || !same_str(a->dso, b->dso) ||
+			    !same_str(a->addr_name, b->addr_name) ||
+			    a->func_offset != b->func_offset)
+				fail_msg("%llx: '%s'+%llu '%s' alone, '%s'+%llu '%s' among all",
+					 (unsigned long long)a->addr, a->func ? a->func : "-",
+					 (unsigned long long)a->func_offset,
+					 a->addr_name ? a->addr_name : "-", b->func ? b->func : "-",
+					 (unsigned long long)b->func_offset,
+					 b->addr_name ? b->addr_name : "-");
+			named += a->func != NULL;
+			unnamed += a->addr_name != NULL;
+		}
+		symbolizer__free(one);
+		profile__free(p);
+	}
+	/* both kinds met: libc's functions, and libx's bytes past one_fn */
+	assert_true(named > LIBC_LOCS / 2);
+	assert_true(unnamed > LIBX_LOCS / 2);
+	symbolizer__free(sy);
+	profile__free(all);
+}
+
 static void test_vdso(void **state)
 {
 	const uint8_t *img = (const uint8_t *)getauxval(AT_SYSINFO_EHDR);
@@ -390,6 +505,7 @@ int main(void)
 		cmocka_unit_test(test_map_files_pin),
 		cmocka_unit_test(test_capture_adopt),
 		cmocka_unit_test(test_vdso),
+		cmocka_unit_test(test_many_locations_over_two_threads),
 	};
 
 	return cmocka_run_group_tests(tests, setup_all, teardown_all);

@@ -483,6 +483,8 @@ int interval__end(struct interval *iv)
 	struct report_counters now, d;
 	int err, nr_cpus = session__nr_cpus(s);
 	uint64_t per_cpu[nr_cpus], c0, c1, c2;
+	/* the wall clock at each step: finalize's critical path (-vv; docs/BENCHMARKS.md) */
+	uint64_t w0 = now_ns(CLOCK_MONOTONIC), w1, w2, w3, w4;
 
 	/* the cut, where the caller knows it: not when symbolizing begins */
 	if (!p->end_ns)
@@ -512,6 +514,7 @@ int interval__end(struct interval *iv)
 	/* running JVMs write their perf maps for the symbolizer */
 	if (!cfg->no_jvm_perfmap)
 		jvm_maps = jvm_perfmaps__ask(p, iv->sy, 2 * JVM_ATTACH_TIMEOUT_MS);
+	w1 = now_ns(CLOCK_MONOTONIC);
 	c0 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
 	err = symbolizer__symbolize(iv->sy, p);
 	if (err) {
@@ -520,11 +523,14 @@ int interval__end(struct interval *iv)
 		return err;
 	}
 	c1 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
+	w2 = now_ns(CLOCK_MONOTONIC);
 	err = run_outputs__prepare(iv->out, p, jvm_maps);
 	if (err)
 		return err;
 	c2 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
+	w3 = now_ns(CLOCK_MONOTONIC);
 	err = run_outputs__write(iv->out, p);
+	w4 = now_ns(CLOCK_MONOTONIC);
 	/* finalize's cost, where it goes (bench/finalize.sh, docs/BENCHMARKS.md) */
 	pr_info("finalize: CPU ms: %.1f symbolizing, %.1f preparing the outputs, %.1f writing them\n",
 		(double)(c1 - c0) / 1e6, (double)(c2 - c1) / 1e6,
@@ -542,5 +548,9 @@ int interval__end(struct interval *iv)
 	if (!p->nr_samples)
 		pr_warn("no samples collected\n");
 	run_outputs__prune(iv->out);
+	pr_debug("finalize: wall ms: %.1f draining the records and the notices, %.1f symbolizing, "
+		 "%.1f preparing the outputs, %.1f writing and committing them, %.1f summing up\n",
+		 (double)(w1 - w0) / 1e6, (double)(w2 - w1) / 1e6, (double)(w3 - w2) / 1e6,
+		 (double)(w4 - w3) / 1e6, (double)(now_ns(CLOCK_MONOTONIC) - w4) / 1e6);
 	return err;
 }

@@ -550,6 +550,7 @@ static void run_free(struct run *r)
 int main(int argc, char **argv)
 {
 	struct run run = { 0 }, *r = &run;
+	uint64_t t0;
 	int err;
 
 	/*
@@ -578,6 +579,9 @@ int main(int argc, char **argv)
 		err = finish(r);
 	if (!err)
 		report_cpu(r);
+	t0 = now_ns();
 	run_free(r);
+	/* the last of finalize before the exit: threads joined, memory given back */
+	pr_debug("exit: %.1f ms of wall freeing\n", (double)(now_ns() - t0) / 1e6);
 	return err != 0 ? 1 : r->exec_status;
 }

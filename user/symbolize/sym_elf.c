@@ -22,6 +22,7 @@
  * symbols, never out-of-bounds reads.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -166,19 +167,21 @@ struct elf_file {
 	size_t shnum;
 };
 
+static pthread_once_t libelf_once = PTHREAD_ONCE_INIT;
 static bool libelf_ready;
 
+static void libelf_setup(void)
+{
+	libelf_ready = elf_version(EV_CURRENT) != EV_NONE;
+	if (!libelf_ready)
+		pr_warn("libelf: version init failed: %s\n", elf_errmsg(-1));
+}
+
+/* Once per process, whichever thread reads a table first (symbolize.c reads them over two) */
 static int libelf_init(void)
 {
-	/* elf_version() only records the version; calling it again is harmless. */
-	if (!libelf_ready) {
-		if (elf_version(EV_CURRENT) == EV_NONE) {
-			pr_warn("libelf: version init failed: %s\n", elf_errmsg(-1));
-			return -ENOTSUP;
-		}
-		libelf_ready = true;
-	}
-	return 0;
+	pthread_once(&libelf_once, libelf_setup);
+	return libelf_ready ? 0 : -ENOTSUP;
 }
 
 static void elf_file__close(struct elf_file *f)

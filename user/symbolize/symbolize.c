@@ -41,6 +41,16 @@ struct dso_entry {
 	uint32_t pid; /* a process that mapped it, to read it again */
 	uint64_t gen; /* the last symbolizer__symbolize that named an address in it */
 	bool debuginfod_tried;
+	bool loaded; /* st read (or its reading failed); an entry ahead_of_naming made may wait */
+};
+
+/* A user location's symbol, looked up ahead of the naming loop (look_ahead) */
+struct ahead {
+	size_t loc; /* index in the profile's locations, increasing */
+	size_t dso; /* index in sy->dsos */
+	uint64_t file_off;
+	const char *name; /* elf_symtab__lookup_offset's answer: the table's, stable */
+	uint64_t off;
 };
 
 /* A file held open while its process lived, for when it is gone at symbolization. */
@@ -89,8 +99,11 @@ struct symbolizer {
 	bool debuginfod; /* symbolizer__use_debuginfod called: fetch what is missing */
 	bool no_demangle; /* symbolizer__set_demangle(false): names stay as the files spell them */
 	struct debuginfod_opts debuginfod_opts;
-	uint64_t load_ns; /* this thread's CPU loading symbol tables (get_dso), for -vv */
+	uint64_t load_ns; /* CPU loading symbol tables (get_dso, look_ahead's threads), for -vv */
 	size_t nr_loaded;
+	/* this profile's look-ups made ahead (look_ahead), name_user's cursor in them */
+	struct ahead *ahead;
+	size_t nr_ahead, at_ahead;
 };
 
 static uint64_t thread_ns(void)
@@ -570,11 +583,11 @@ static struct elf_symtab *open_elf(struct symbolizer *sy, uint32_t pid,
 	return st;
 }
 
-static struct dso_entry *get_dso(struct symbolizer *sy, uint32_t pid,
-				 const struct profile_mapping *m)
+/* The entry of m's file, found or added (its table not read yet: load_dso); NULL on ENOMEM */
+static struct dso_entry *dso_entry_of(struct symbolizer *sy, uint32_t pid,
+				      const struct profile_mapping *m)
 {
 	struct dso_entry *d;
-	uint64_t t0;
 	size_t i;
 
 	for (i = sy->nr_dsos; i-- > 0;)
@@ -596,12 +609,34 @@ static struct dso_entry *get_dso(struct symbolizer *sy, uint32_t pid,
 	d->dev_minor = m->dev_minor;
 	d->pid = pid;
 	d->gen = sy->gen;
-	t0 = thread_ns();
-	d->st = open_elf(sy, pid, m, NULL);
-	sy->load_ns += thread_ns() - t0;
-	sy->nr_loaded++;
+	return d;
+}
+
+/* d's symbol table read; any thread, one entry each. Returns the CPU ns it took. */
+static uint64_t load_dso(struct symbolizer *sy, struct dso_entry *d)
+{
+	struct profile_mapping m = { .path = d->path,
+				     .inode = d->inode,
+				     .dev_major = d->dev_major,
+				     .dev_minor = d->dev_minor };
+	uint64_t t0 = thread_ns();
+
+	d->st = open_elf(sy, d->pid, &m, NULL);
 	if (d->st)
 		d->build_id_len = elf_symtab__build_id(d->st, d->build_id);
+	d->loaded = true;
+	return thread_ns() - t0;
+}
+
+static struct dso_entry *get_dso(struct symbolizer *sy, uint32_t pid,
+				 const struct profile_mapping *m)
+{
+	struct dso_entry *d = dso_entry_of(sy, pid, m);
+
+	if (d && !d->loaded) {
+		sy->load_ns += load_dso(sy, d);
+		sy->nr_loaded++;
+	}
 	return d;
 }
 
@@ -917,7 +952,15 @@ static int name_user(struct symbolizer *sy, struct profile *p, struct profile_lo
 	file_off = l->addr - l->is_return - m->start + m->offset;
 	if (!d->st)
 		return name_addr(p, l, file_off);
-	name = elf_symtab__lookup_offset(d->st, file_off, &off);
+	/* looked up ahead, in another thread maybe (look_ahead) */
+	while (sy->at_ahead < sy->nr_ahead && sy->ahead[sy->at_ahead].loc < (size_t)(l - p->locs))
+		sy->at_ahead++;
+	if (sy->at_ahead < sy->nr_ahead && sy->ahead[sy->at_ahead].loc == (size_t)(l - p->locs)) {
+		name = sy->ahead[sy->at_ahead].name;
+		off = sy->ahead[sy->at_ahead].off;
+	} else {
+		name = elf_symtab__lookup_offset(d->st, file_off, &off);
+	}
 	if (!name) {
 		/* perf's form: the ELF virtual address, where the file tells it */
 		if (elf_symtab__offset_to_vaddr(d->st, file_off, &vaddr))
@@ -1158,6 +1201,117 @@ out:
 	return err;
 }
 
+/* Locations at least this many: their files' tables read and their symbols looked up over two threads */
+#define AHEAD_SPLIT_MIN 512
+
+/* One thread's share of look_ahead: the files of its bin */
+struct ahead_part {
+	struct symbolizer *sy;
+	const uint8_t *bin; /* per entry of sy->dsos: the part that reads it */
+	uint8_t which;
+	uint64_t load_ns;
+	size_t nr_loaded;
+};
+
+static void *ahead_part(void *arg)
+{
+	struct ahead_part *a = arg;
+	struct symbolizer *sy = a->sy;
+
+	for (size_t k = 0; k < sy->nr_ahead; k++) {
+		struct ahead *h = &sy->ahead[k];
+		struct dso_entry *d = &sy->dsos[h->dso];
+
+		if (a->bin[h->dso] != a->which)
+			continue;
+		if (!d->loaded) {
+			a->load_ns += load_dso(sy, d);
+			a->nr_loaded++;
+		}
+		/* a table is read and searched by one thread only: its lazy index and names are its own */
+		h->name = d->st ? elf_symtab__lookup_offset(d->st, h->file_off, &h->off) : NULL;
+	}
+	return NULL;
+}
+
+/*
+ * The symbols of the locations in files, looked up before the naming loop,
+ * over two threads (finalize's other CPU is idle while this one
+ * symbolizes; docs/BENCHMARKS.md): each file's table, read and searched
+ * in one of them, the files shared out by their locations. The naming loop
+ * (name_user) takes the answers in the locations' order and interns them
+ * as before: the same names, the same order. 0 or -ENOMEM.
+ */
+static int look_ahead(struct symbolizer *sy, const struct profile *p)
+{
+	const struct profile_mapping *last = NULL;
+	struct ahead_part part[2] = { { .sy = sy, .which = 0 }, { .sy = sy, .which = 1 } };
+	size_t i, cap = 0, d = 0, *count = NULL, load[2] = { 0 };
+	uint8_t *bin = NULL;
+	pthread_t thread;
+	bool threaded = false;
+
+	sy->nr_ahead = sy->at_ahead = 0;
+	if (p->nr_locs < AHEAD_SPLIT_MIN)
+		return 0;
+	for (i = 0; i < p->nr_locs; i++) {
+		const struct profile_location *l = &p->locs[i];
+		const struct profile_mapping *m = l->dso ? NULL : file_mapping(p, l);
+
+		if (!m)
+			continue;
+		if (m != last) {
+			struct dso_entry *e = dso_entry_of(sy, p->procs[l->proc].pid, m);
+
+			if (!e)
+				return -ENOMEM;
+			d = (size_t)(e - sy->dsos);
+			last = m;
+		}
+		if (array__grow((void **)&sy->ahead, &cap, sy->nr_ahead + 1, sizeof(*sy->ahead)))
+			return -ENOMEM;
+		sy->ahead[sy->nr_ahead++] =
+			(struct ahead){ .loc = i,
+					.dso = d,
+					.file_off = l->addr - l->is_return - m->start + m->offset };
+	}
+	count = calloc(sy->nr_dsos ? sy->nr_dsos : 1, sizeof(*count));
+	bin = calloc(sy->nr_dsos ? sy->nr_dsos : 1, sizeof(*bin));
+	if (!count || !bin) {
+		free(count);
+		free(bin);
+		return -ENOMEM;
+	}
+	/* the files by their locations, largest first, each to the lighter part */
+	for (i = 0; i < sy->nr_ahead; i++)
+		count[sy->ahead[i].dso]++;
+	for (;;) {
+		size_t most = 0, k = SIZE_MAX;
+
+		for (i = 0; i < sy->nr_dsos; i++)
+			if (count[i] > most)
+				most = count[k = i];
+		if (k == SIZE_MAX)
+			break;
+		bin[k] = load[1] < load[0];
+		load[bin[k]] += most;
+		count[k] = 0;
+	}
+	part[0].bin = part[1].bin = bin;
+	if (sy->nr_ahead >= AHEAD_SPLIT_MIN)
+		threaded = !pthread_create(&thread, NULL, ahead_part, &part[1]);
+	ahead_part(&part[0]);
+	if (threaded)
+		pthread_join(thread, NULL);
+	else
+		ahead_part(&part[1]);
+	sy->load_ns += part[0].load_ns + part[1].load_ns;
+	sy->nr_loaded += part[0].nr_loaded + part[1].nr_loaded;
+	free(count);
+	free(bin);
+	return 0;
+}
+
 int symbolizer__symbolize(struct symbolizer *sy, struct profile *p)
 {
 	uint64_t t0 = thread_ns(), t1, t2, t3, load0 = sy->load_ns, nr0 = sy->nr_loaded;
@@ -1181,15 +1335,19 @@ int symbolizer__symbolize(struct symbolizer *sy, struct profile *p)
 	if (err)
 		return err;
 	t2 = thread_ns();
-	for (i = 0; i < p->nr_locs; i++) {
+	err = look_ahead(sy, p);
+	for (i = 0; i < p->nr_locs && !err; i++) {
 		struct profile_location *l = &p->locs[i];
 
 		if (l->dso)
 			continue;
 		err = l->proc == PROFILE_KERNEL_PROC ? name_kernel(sy, p, l) : name_user(sy, p, l);
-		if (err)
-			return err;
 	}
+	free(sy->ahead);
+	sy->ahead = NULL;
+	sy->nr_ahead = sy->at_ahead = 0;
+	if (err)
+		return err;
 	t3 = thread_ns();
 	err = sy->no_demangle ? 0 : symbolizer__demangle_names(p);
 	/* where symbolizing's time goes (bench/finalize.sh, docs/BENCHMARKS.md) */
