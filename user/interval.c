@@ -54,6 +54,7 @@ struct interval {
 	uint64_t start_ns, next_boundary_ns, stop_at_ns;
 	uint64_t ended_ns; /* where the last period ended, for the next one's start */
 	uint64_t root_walks; /* unwinder__root_walks of every period so far, as the BPF counters */
+	uint64_t round_ns; /* CLOCK_MONOTONIC of the last FINISHED_ROUND (interval__batch_read) */
 	/*
 	 * Records read past a period's cut, in ring-buffer order, for the
 	 * next period: each a u64 size, then its bytes padded to 8.
@@ -121,10 +122,26 @@ static int blocked(void *ctx, const struct profile *p, uint32_t proc,
 	return 0;
 }
 
+/*
+ * perf report delivers, at each FINISHED_ROUND, the records up to the
+ * newest one read before the round before it, and rejects an older one
+ * that comes later ("out of order events"). Batches come as often as a
+ * new process's first records wake the reader (one record each, a
+ * millisecond apart), and a record is reserved after its walk, so one
+ * CPU's can come two such batches after a newer one of another's (once in
+ * unwind.sh's gold run, 2026-11-29). Rounds ROUND_GAP_NS apart at least
+ * leave that much room; perf record's come a pass over every CPU's buffer.
+ */
+#define ROUND_GAP_NS (100ULL * 1000 * 1000)
+
 void interval__batch_read(struct interval *iv)
 {
-	if (!unwind_copies__nr_held(iv->cap.copies))
-		run_outputs__round(iv->out);
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+
+	if (unwind_copies__nr_held(iv->cap.copies) || now - iv->round_ns < ROUND_GAP_NS)
+		return;
+	iv->round_ns = now;
+	run_outputs__round(iv->out);
 }
 
 /* The counters a profile's summary gives the difference of (report.h); per_cpu: each CPU's drops, or NULL */
