@@ -51,18 +51,25 @@ static __always_inline __u32 process_start(struct task_struct *t)
 }
 
 /*
- * process_start of the running task: where the kernel gives its BTF
- * pointer (not the legacy variant), by plain loads rather than two
+ * process_start of the running task (t: its BTF pointer, which the kernel
+ * gives in every variant but legacy), by plain loads rather than two
  * bpf_probe_read_kernel calls
  */
+#if !BPFPROF_LEGACY
+static __always_inline __u32 process_start_of(struct task_struct *t)
+{
+	__u64 ns = t->group_leader->start_boottime;
+
+	return clock_tick_ns ? (__u32)(ns / clock_tick_ns) : 0;
+}
+#endif
+
 static __always_inline __u32 process_start_current(void)
 {
 #if BPFPROF_LEGACY
 	return process_start(current_task());
 #else
-	__u64 ns = bpf_get_current_task_btf()->group_leader->start_boottime;
-
-	return clock_tick_ns ? (__u32)(ns / clock_tick_ns) : 0;
+	return process_start_of(bpf_get_current_task_btf());
 #endif
 }
 

@@ -122,7 +122,7 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx)
 	if (!e)
 		return 0;
 	bench_part(1);
-	stack_record_begin(e, current_task(), tgid, tid, bpf_ktime_get_ns(), true);
+	stack_record_begin(e, NULL, tgid, tid, bpf_ktime_get_ns(), true); /* current: no task needed */
 	bench_part(2);
 	py_reset();
 	bench_part(7);
