@@ -256,14 +256,13 @@ SEC("raw_tp/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
 	__u32 tgid = BPF_CORE_READ(p, tgid);
-	__u8 one = 1;
 
 	bpf_map_delete_elem(&seen, &tgid);
 	bpf_map_delete_elem(&noticed, &tgid);
 	__sync_fetch_and_add(&execs, 1); /* after the deletes: known_proc's entries are stale */
 	if (!exec_target || tgid != exec_target)
 		return 0;
-	bpf_map_update_elem(&targets, &tgid, &one, BPF_ANY);
+	target_add(tgid);
 	exec_target = 0;
 	return 0;
 }
@@ -273,15 +272,14 @@ SEC("raw_tp/sched_process_fork") /* raw: as on_exec */
 int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 {
 	__u32 ptgid, ctgid;
-	__u8 one = 1;
 
 	if (!follow_forks)
 		return 0;
 	ptgid = BPF_CORE_READ(parent, tgid);
-	if (!bpf_map_lookup_elem(&targets, &ptgid))
+	if (!is_target(ptgid))
 		return 0;
 	ctgid = BPF_CORE_READ(child, tgid);
-	bpf_map_update_elem(&targets, &ctgid, &one, BPF_ANY);
+	target_add(ctgid);
 	return 0;
 }
 

@@ -758,14 +758,40 @@ void session__startup(const struct session *s, struct session_startup *st)
 	*st = s->startup;
 }
 
+/*
+ * tgid's slot in target_slots (bpf/filter.bpf.h), set as target_add sets it
+ * in BPF, with the same atomics on the map's memory: on_fork may set a slot
+ * at the same time
+ */
+static int target_slot_add(struct session *s, uint32_t tgid)
+{
+	size_t len = BPFPROF_TARGET_SLOTS * sizeof(uint64_t);
+	uint64_t *slots, expected = 0;
+	int err = 0;
+
+	slots = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		     bpf_map__fd(s->skel->maps.target_slots), 0);
+	if (slots == MAP_FAILED)
+		return -errno;
+	if (!__atomic_compare_exchange_n(&slots[tgid % BPFPROF_TARGET_SLOTS], &expected, tgid,
+					 false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST) &&
+	    expected != tgid)
+		__atomic_store_n(&slots[tgid % BPFPROF_TARGET_SLOTS], BPFPROF_TARGET_SLOT_SHARED,
+				 __ATOMIC_SEQ_CST);
+	if (munmap(slots, len))
+		err = -errno;
+	return err;
+}
+
 int session__add_target(struct session *s, uint32_t tgid)
 {
 	uint8_t one = 1;
 
+	/* the map first: a shared slot sends the program's look-ups there */
 	if (bpf_map__update_elem(s->skel->maps.targets, &tgid, sizeof(tgid), &one, sizeof(one),
 				 BPF_ANY))
 		return -errno;
-	return 0;
+	return target_slot_add(s, tgid);
 }
 
 int session__add_target_on_exec(struct session *s, uint32_t tgid)
