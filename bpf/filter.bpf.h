@@ -64,7 +64,7 @@ static __always_inline bool is_target(__u32 tgid)
 	__u64 *slot = bpf_map_lookup_elem(&target_slots, &key);
 
 	if (slot && *slot != BPFPROF_TARGET_SLOT_SHARED)
-		return *slot == tgid;
+		return *slot == tgid && tgid; /* 0: an empty slot, and the idle task */
 #endif
 	return bpf_map_lookup_elem(&targets, &tgid);
 }

@@ -168,6 +168,9 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		return sample(ctx);
 	if (bench_sample_skip(ctx))
 		return 0; /* bench/floor.sh's empty program, the primitives build: no tail call either */
+	/* another process's sample (-p, a command) ends here, without the tail call */
+	if (filter_mode == BPFPROF_FILTER_TGID && !is_target(bpf_get_current_pid_tgid() >> 32))
+		return 0;
 	bpf_tail_call(ctx, &sample_jmp, 0);
 	return 0;
 }
