@@ -112,6 +112,31 @@ struct {
 } unwind_procs SEC(".maps");
 
 /*
+ * unwind_procs' answer for the last process walked on this CPU, one cache
+ * a CPU: a hash look-up (a helper call, the key's hash, two cache lines)
+ * costs 150-300 ns a sample on this project's VMs (docs/BENCHMARKS.md,
+ * issue 34), where a CPU-bound process's samples follow one another on a
+ * CPU. User space adds 1 to unwind_procs_gen after each write to
+ * unwind_procs (session.c sink_set_proc); an entry holds while it is the
+ * same, read before the look-up that filled it.
+ */
+__u64 unwind_procs_gen = 0;
+
+struct proc_reg {
+	__u64 gen; /* unwind_procs_gen when looked up */
+	__u64 reg_ns; /* unwind_procs' value; 0: no entry */
+	__u32 tgid;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct proc_reg);
+} proc_reg_cache SEC(".maps");
+
+/*
  * A frame-pointer step whose return address is in no registered mapping is
  * taken for garbage (a register that was not a frame pointer), except this
  * long after a process's registration: there it is as likely code mapped
@@ -745,10 +770,26 @@ static __always_inline bool walk_begin(struct bpfprof_sample *e, __u64 nk, __u32
 		w->f.stop = BPFPROF_STAT_WALK_SHED;
 		return false;
 	}
-	reg = unwind_tables_on ? bpf_map_lookup_elem(&unwind_procs, &tgid) : NULL;
-	w->f.tables = !!reg;
-	w->reg_ns = reg ? *reg : 0;
-	w->young = reg && e->time_ns - w->reg_ns < YOUNG_NS;
+	if (unwind_tables_on) {
+		__u64 gen = *(volatile __u64 *)&unwind_procs_gen;
+		__u32 zero = 0;
+		struct proc_reg *pc = bpf_map_lookup_elem(&proc_reg_cache, &zero);
+
+		if (pc && pc->tgid == tgid && pc->gen == gen) {
+			w->reg_ns = pc->reg_ns;
+		} else {
+			reg = bpf_map_lookup_elem(&unwind_procs, &tgid);
+			w->reg_ns = reg ? *reg : 0;
+			if (pc) {
+				pc->gen = gen;
+				pc->tgid = tgid;
+				pc->reg_ns = w->reg_ns;
+			}
+		}
+	}
+	/* a registration's time is never 0 (CLOCK_MONOTONIC ns) */
+	w->f.tables = w->reg_ns != 0;
+	w->young = w->f.tables && e->time_ns - w->reg_ns < YOUNG_NS;
 	if (unwind_tables_on && !w->f.tables) {
 		/* a sample's stack is copied for user space; an off-CPU block's is walked by frame pointers */
 		if (copy_stacks && slot == SLOT_SAMPLE) {

@@ -1060,16 +1060,21 @@ static int sink_set_proc(void *ctx, uint32_t tgid, bool ready)
 	struct timespec ts;
 	uint64_t now; /* the registration's time, on bpf_ktime_get_ns()'s clock (YOUNG_NS) */
 
-	if (!ready)
-		return bpf_map__delete_elem(s->skel->maps.unwind_procs, &tgid, sizeof(tgid), 0) ?
-			       -errno :
-			       0;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-	return bpf_map__update_elem(s->skel->maps.unwind_procs, &tgid, sizeof(tgid), &now,
-				    sizeof(now), BPF_ANY) ?
-		       -errno :
-		       0;
+	int err = 0;
+
+	if (!ready) {
+		if (bpf_map__delete_elem(s->skel->maps.unwind_procs, &tgid, sizeof(tgid), 0))
+			err = -errno;
+	} else {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		now = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+		if (bpf_map__update_elem(s->skel->maps.unwind_procs, &tgid, sizeof(tgid), &now,
+					 sizeof(now), BPF_ANY))
+			err = -errno;
+	}
+	/* after the write: the CPUs' cached answers (proc_reg_cache) are stale */
+	__atomic_add_fetch(&s->skel->bss->unwind_procs_gen, 1, __ATOMIC_SEQ_CST);
+	return err;
 }
 
 /* The kernel's count of a map's memory (its fdinfo's memlock line), or 0 */
