@@ -925,6 +925,16 @@ void session__map_entries(struct session *s, struct session_map_entries *e)
 	e->offcpu_pending = map_entries(s->skel->maps.offcpu_pending);
 }
 
+/*
+ * After a write to a map that describes a process (unwind_procs, py_procs,
+ * hs_procs, v8_procs): the CPUs' answers cached in BPF (proc_reg_cache,
+ * bpf/unwind.bpf.h) are stale
+ */
+static void proc_maps_changed(struct session *s)
+{
+	__atomic_add_fetch(&s->skel->bss->proc_maps_gen, 1, __ATOMIC_SEQ_CST);
+}
+
 /* Delete map's (u32 tgid keys) entries of processes gone; how many. */
 static size_t forget_gone(const struct bpf_map *map)
 {
@@ -954,8 +964,12 @@ static size_t forget_gone(const struct bpf_map *map)
 size_t session__forget_gone(struct session *s)
 {
 	/* v8_procs too: an exited node's layout (interp_v8.c attaches a reused pid again) */
-	return forget_gone(s->skel->maps.seen) + forget_gone(s->skel->maps.noticed) +
-	       forget_gone(s->skel->maps.v8_procs);
+	size_t n = forget_gone(s->skel->maps.seen) + forget_gone(s->skel->maps.noticed);
+	size_t v8 = forget_gone(s->skel->maps.v8_procs);
+
+	if (v8)
+		proc_maps_changed(s);
+	return n + v8;
 }
 
 void session__check_stats(struct session *s, uint64_t *same, uint64_t *shorter, uint64_t *differ)
@@ -1072,8 +1086,7 @@ static int sink_set_proc(void *ctx, uint32_t tgid, bool ready)
 					 sizeof(now), BPF_ANY))
 			err = -errno;
 	}
-	/* after the write: the CPUs' cached answers (proc_reg_cache) are stale */
-	__atomic_add_fetch(&s->skel->bss->unwind_procs_gen, 1, __ATOMIC_SEQ_CST);
+	proc_maps_changed(s);
 	return err;
 }
 
@@ -1334,11 +1347,19 @@ void session__unwind_sink(struct session *s, struct unwind_sink *sink)
 }
 
 /* tgid's entry in an interpreter's map of processes: cfg (size bytes), or none (NULL) */
-static int proc_map_set(struct bpf_map *map, uint32_t tgid, const void *cfg, size_t size)
+static int proc_map_set(struct session *s, struct bpf_map *map, uint32_t tgid, const void *cfg,
+			size_t size)
 {
-	if (!cfg)
-		return bpf_map__delete_elem(map, &tgid, sizeof(tgid), 0) && errno != ENOENT ? -errno : 0;
-	return bpf_map__update_elem(map, &tgid, sizeof(tgid), cfg, size, BPF_ANY) ? -errno : 0;
+	int err = 0;
+
+	if (!cfg) {
+		if (bpf_map__delete_elem(map, &tgid, sizeof(tgid), 0) && errno != ENOENT)
+			err = -errno;
+	} else if (bpf_map__update_elem(map, &tgid, sizeof(tgid), cfg, size, BPF_ANY)) {
+		err = -errno;
+	}
+	proc_maps_changed(s);
+	return err;
 }
 
 static int interp_walk_ready(struct session *s, enum interp_kind kind);
@@ -1347,7 +1368,7 @@ int session__python_set(struct session *s, uint32_t tgid, const struct bpfprof_p
 {
 	int err = cfg ? interp_walk_ready(s, INTERP_PYTHON) : 0;
 
-	return err ? err : proc_map_set(s->skel->maps.py_procs, tgid, cfg, sizeof(*cfg));
+	return err ? err : proc_map_set(s, s->skel->maps.py_procs, tgid, cfg, sizeof(*cfg));
 }
 
 /* tgid's entry in hs_procs (bpf/hotspot.bpf.h): cfg, or none (NULL) */
@@ -1356,13 +1377,13 @@ static int session__hotspot_set(struct session *s, uint32_t tgid,
 {
 	if (!s->skel->rodata->hotspot_in_walk)
 		return -EOPNOTSUPP; /* the legacy variant: no HotSpot step (bpf/hotspot.bpf.h) */
-	return proc_map_set(s->skel->maps.hs_procs, tgid, cfg, sizeof(*cfg));
+	return proc_map_set(s, s->skel->maps.hs_procs, tgid, cfg, sizeof(*cfg));
 }
 
 /* V8's entry of tgid in the walk (bpf/v8.bpf.h), or none (cfg NULL) */
 static int session__v8_set(struct session *s, uint32_t tgid, const struct bpfprof_v8_proc *cfg)
 {
-	return proc_map_set(s->skel->maps.v8_procs, tgid, cfg, sizeof(*cfg));
+	return proc_map_set(s, s->skel->maps.v8_procs, tgid, cfg, sizeof(*cfg));
 }
 
 /* The names of the interpreters in walks (BPFPROF_WALK_*), for -v */
