@@ -75,15 +75,35 @@ static inline uint64_t finish(uint64_t acc[4], const uint64_t *w, size_t i, size
 	return mix64(mum(acc[0] ^ S0, acc[1] ^ S1) + mum(acc[2] ^ S2, acc[3] ^ S3));
 }
 
+/* Four words a turn in four registers (an array indexed by i % 4 stays in memory) */
 static inline __attribute__((always_inline)) uint64_t hash_c(uint64_t seed, const uint64_t *w,
 							     size_t n, uint64_t *dst)
 {
-	uint64_t acc[4];
+	uint64_t a0 = acc_init[0] ^ seed, a1 = acc_init[1], a2 = acc_init[2] ^ n, a3 = acc_init[3];
+	uint64_t acc[4], k = K0;
+	size_t i;
 
-	memcpy(acc, acc_init, sizeof(acc));
-	acc[0] ^= seed;
-	acc[2] ^= n;
-	return finish(acc, w, 0, n, dst);
+	for (i = 0; i + 4 <= n; i += 4, k += 4 * K1) {
+		uint64_t w0 = w[i], w1 = w[i + 1], w2 = w[i + 2], w3 = w[i + 3];
+		uint64_t x0 = w0 ^ k, x1 = w1 ^ (k + K1), x2 = w2 ^ (k + 2 * K1),
+			 x3 = w3 ^ (k + 3 * K1);
+
+		if (dst) {
+			dst[i] = w0;
+			dst[i + 1] = w1;
+			dst[i + 2] = w2;
+			dst[i + 3] = w3;
+		}
+		a0 += (uint64_t)(uint32_t)x0 * (x0 >> 32) + w1;
+		a1 += (uint64_t)(uint32_t)x1 * (x1 >> 32) + w0;
+		a2 += (uint64_t)(uint32_t)x2 * (x2 >> 32) + w3;
+		a3 += (uint64_t)(uint32_t)x3 * (x3 >> 32) + w2;
+	}
+	acc[0] = a0;
+	acc[1] = a1;
+	acc[2] = a2;
+	acc[3] = a3;
+	return finish(acc, w, i, n, dst);
 }
 
 static uint64_t hash_c_copy(uint64_t seed, const uint64_t *w, size_t n, uint64_t *dst)
