@@ -325,9 +325,9 @@ void profile__prefetch_key(const struct profile *p, uint32_t h, size_t nr_ips)
 		/*
 		 * the key's lines (a 32-frame key: 264 bytes, over 5 or 6), the
 		 * entry the counts go to. The last line is often asked for
-		 * twice; a loop asking each line once measured 7-11 % slower a
-		 * sample on the 2-vCPU VM (bench/agg_replay, 2 x 41 rounds in
-		 * turn, 2026-11-29): kept as it is
+		 * twice; a loop asking each line once was not faster on the
+		 * 2-vCPU VM (7-11 % slower a sample in two batches of 41
+		 * rounds in turn, 2026-11-29, within its batches' spread)
 		 */
 		for (i = 0; i < bytes; i += 64)
 			__builtin_prefetch(k + i);
