@@ -328,7 +328,7 @@ FUZZ_TIME ?= 60
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_SRCS))
 FUZZ_LIB_SRCS := read_xray.c profile.c log.c xray_instr_map.c sym_elf.c sym_gopclntab.c array.c procmaps.c kallsyms.c \
-	sym_jitdump.c sym_perfmap.c sym_minidebug.c unwind_table.c unwind_rows_fast.c unwind_compact.c unwind_cache.c jvm_attach.c proc_file.c lib_hashmap.c lib_io.c \
+	sym_jitdump.c sym_perfmap.c sym_minidebug.c unwind_table.c unwind_rows_fast.c unwind_compact.c unwind_cache.c jvm_attach.c proc_file.c lib_hashmap.c lib_hash_words.c lib_io.c \
 	py_code.c hotspot_vmstructs.c hotspot_names.c v8_metadata.c v8_srcpos.c
 
 # the library sources are compiled once for all harnesses (fuzzer-no-link
