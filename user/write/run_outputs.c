@@ -5,6 +5,7 @@
 #include <libgen.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sys/resource.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "build_ids.h"
+#include "direct_out.h"
 #include "dso_export.h"
 #include "jit_images.h"
 #include "jvm_perfmap.h"
@@ -241,10 +243,12 @@ struct output_job {
 	bool renamed; /* committed into its directory, which sync_dirs syncs */
 	int replaced; /* the file its rename replaced (output__rename), or -1 */
 	struct buf b; /* what the writer left for the commit to write */
+	struct direct_out dio; /* b's drained bytes on their way to the file */
 	struct write_result wres;
 	size_t bytes;
 	uint64_t samples, offcpu_samples;
 	double cpu_ms; /* this output's CPU time, its thread's */
+	double sys_ms; /* of it in the kernel (the page cache's copies) */
 	bool done; /* write_one has returned (set by its thread; atomic) */
 };
 
@@ -254,6 +258,16 @@ static uint64_t mono_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* The calling thread's CPU time in the kernel, ms (getrusage RUSAGE_THREAD: tick-precise) */
+static double thread_sys_ms(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_THREAD, &ru))
+		return 0;
+	return (double)ru.ru_stime.tv_sec * 1e3 + (double)ru.ru_stime.tv_usec / 1e3;
 }
 
 static double thread_cpu_ms(void)
@@ -266,18 +280,23 @@ static double thread_cpu_ms(void)
 
 /*
  * struct buf's drain for an output's file (or stdout), before output__commit
- * writes the rest. A file's pages are sent to the disk as they come
- * (sync_file_range: started, not waited for), so that the fsync at the end
- * waits for the last MiB rather than for the whole file (tens of MB: 15-20
- * ms here, at the end of finalize's longest thread).
+ * writes the rest. A file's bytes go past the page cache (direct_out.h: the
+ * kernel's copy into fresh page-cache pages was most of these writers'
+ * kernel time); where the file system refuses that, its pages are sent to
+ * the disk as they come (sync_file_range: started, not waited for), so that
+ * the fsync at the end waits for the last MiB rather than for the whole file.
  */
 static int drain_to_output(void *ctx, const void *p, size_t n)
 {
-	const struct output *out = ctx;
-	int err = io__write_all(out->tmp_path ? out->fd : STDOUT_FILENO, p, n);
+	struct output_job *j = ctx;
+	const struct output *out = &j->o->cfg->outputs[j->i];
+	int err;
 
+	if (!out->tmp_path)
+		return io__write_all(STDOUT_FILENO, p, n);
+	err = direct_out__write(&j->dio, p, n);
 	/* a hint: its errors come at the fsync */
-	if (!err && out->tmp_path)
+	if (!err && !j->dio.direct)
 		sync_file_range(out->fd, 0, 0, SYNC_FILE_RANGE_WRITE);
 	return err;
 }
@@ -295,13 +314,14 @@ static void *write_one(void *arg)
 	struct write_opts wo = { .title = o->cfg->offcpu_output[j->i] ?
 						  "bpfprof off-CPU flame graph" :
 						  "bpfprof CPU flame graph" };
-	double c0 = thread_cpu_ms();
+	double c0 = thread_cpu_ms(), s0 = thread_sys_ms();
 	int ret = -EINVAL;
 
 	if (out->format == OUTPUT_FOLDED || out->format == OUTPUT_SVG) {
 		/* writers that only append: their tens of MB go to the file as they come */
 		j->b.drain = drain_to_output;
-		j->b.drain_ctx = out;
+		j->b.drain_ctx = j;
+		direct_out__init(&j->dio, out->fd);
 	}
 	if (out->format == OUTPUT_PERFDATA) {
 		/* streamed while sampling: only its end is written here */
@@ -310,9 +330,17 @@ static void *write_one(void *arg)
 	} else if (wr && wr->write) {
 		ret = wr->write(j->p, &j->b, &wo, &j->wres);
 	}
+	if (j->b.drain && out->tmp_path) {
+		/* the drained bytes all in the file before output__sync appends the rest */
+		int err = direct_out__end(&j->dio);
+
+		if (err && !ret)
+			ret = j->b.err = err;
+	}
 	j->write_failed = ret != 0;
 	j->ret = ret;
 	j->cpu_ms = thread_cpu_ms() - c0;
+	j->sys_ms = thread_sys_ms() - s0;
 	/*
 	 * its bytes to the disk here, beside the other outputs' (the rename is
 	 * the commit's); perf.data's file is the streams', written already
@@ -474,7 +502,8 @@ int run_outputs__write(struct run_outputs *o, const struct profile *all)
 			pr_warn("cannot write '%s': %s\n", out->path, strerror(-j->ret));
 		if (!j->ret)
 			print_written(o, i, &j->wres, j->bytes, j->samples, j->offcpu_samples);
-		pr_debug("'%s': written in %.1f ms of CPU\n", out->path, j->cpu_ms);
+		pr_debug("'%s': written in %.1f ms of CPU (%.0f in the kernel)\n", out->path, j->cpu_ms,
+			 j->sys_ms);
 		if (j->ret && !err)
 			err = j->ret;
 	}
