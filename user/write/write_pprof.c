@@ -3,7 +3,7 @@
  * pprof writer (include/write_pprof.h): fills the protobuf-c messages
  * generated from proto/profile.proto (github.com/google/pprof
  * proto/profile.proto), packs them with perftools__profiles__profile__pack and
- * gzips the bytes with zlib, as pprof producers do.
+ * gzips the bytes (libdeflate), as pprof producers do.
  *
  *   struct profile                     Profile
  *     stacks[]  ─────────────────────► sample[]    one per stack: [count, ns], labels
@@ -18,7 +18,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
+#include <libdeflate.h>
 #include "lib_hashmap.h"
 #include "log.h"
 #include "mapping_slots.h"
@@ -472,43 +472,33 @@ static int build_samples(struct pprof_state *s, size_t *nr_out)
 }
 
 /*
- * Append src as one gzip member (deflateInit2 with 16 + MAX_WBITS) to out, at
- * zlib's fastest level, as Go's runtime/pprof writes its profiles
- * (gzip.BestSpeed): a third of level 6's CPU on deep C++ stacks (finalize's
- * latency, docs/BENCHMARKS.md) for a file about a fifth larger.
+ * Append src as one gzip member (RFC 1952) to out, at libdeflate's fastest
+ * level, 1, as Go's runtime/pprof writes its profiles at gzip.BestSpeed:
+ * half of zlib's level 1 CPU on a clang++ profile's 1.6 MB message (6 ms
+ * against 12 here) for a file 5 % smaller; any gzip reader reads it (go
+ * tool pprof, python's gzip; finalize's latency, docs/BENCHMARKS.md). One
+ * call over the whole message: libdeflate has no streaming interface, and
+ * the message is whole here anyway.
  */
 static int gzip_append(struct buf *out, const uint8_t *src, size_t len)
 {
-	z_stream zs = { 0 };
-	int zerr;
+	struct libdeflate_compressor *c = libdeflate_alloc_compressor(1);
+	size_t bound, n;
 
-	if (deflateInit2(&zs, Z_BEST_SPEED, Z_DEFLATED, 16 + MAX_WBITS, 8,
-			 Z_DEFAULT_STRATEGY) != Z_OK)
+	if (!c)
 		return -ENOMEM;
-	zs.next_in = (Bytef *)src;
-	zs.avail_in = (uInt)len;
-	if (len > UINT32_MAX) {
-		deflateEnd(&zs);
-		return -E2BIG;
+	bound = libdeflate_gzip_compress_bound(c, len);
+	if (buf__reserve(out, bound)) {
+		libdeflate_free_compressor(c);
+		return -ENOMEM;
 	}
-	do {
-		size_t room = deflateBound(&zs, zs.avail_in) + 64;
-
-		if (buf__reserve(out, room)) {
-			deflateEnd(&zs);
-			return -ENOMEM;
-		}
-		zs.next_out = out->data + out->len;
-		zs.avail_out =
-			(uInt)(out->cap - out->len > UINT32_MAX ? UINT32_MAX : out->cap - out->len);
-		zerr = deflate(&zs, Z_FINISH);
-		out->len = (size_t)(zs.next_out - out->data);
-	} while (zerr == Z_OK || zerr == Z_BUF_ERROR);
-	deflateEnd(&zs);
-	if (zerr != Z_STREAM_END) {
-		pr_warn("pprof: deflate failed: %d\n", zerr);
+	n = libdeflate_gzip_compress(c, src, len, out->data + out->len, bound);
+	libdeflate_free_compressor(c);
+	if (!n) { /* cannot happen with the bound's room */
+		pr_warn("pprof: deflate failed\n");
 		return -EINVAL;
 	}
+	out->len += n;
 	return 0;
 }
 
