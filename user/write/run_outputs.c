@@ -13,7 +13,6 @@
 #include <time.h>
 #include <unistd.h>
 #include "build_ids.h"
-#include "direct_out.h"
 #include "dso_export.h"
 #include "jit_images.h"
 #include "jvm_perfmap.h"
@@ -243,7 +242,6 @@ struct output_job {
 	bool renamed; /* committed into its directory, which sync_dirs syncs */
 	int replaced; /* the file its rename replaced (output__rename), or -1 */
 	struct buf b; /* what the writer left for the commit to write */
-	struct direct_out dio; /* b's drained bytes on their way to the file */
 	struct write_result wres;
 	size_t bytes;
 	uint64_t samples, offcpu_samples;
@@ -280,23 +278,22 @@ static double thread_cpu_ms(void)
 
 /*
  * struct buf's drain for an output's file (or stdout), before output__commit
- * writes the rest. A file's bytes go past the page cache (direct_out.h: the
- * kernel's copy into fresh page-cache pages was most of these writers'
+ * writes the rest. A file's bytes go past the page cache (io__write_direct:
+ * the kernel's copy into fresh page-cache pages was most of these writers'
  * kernel time); where the file system refuses that, its pages are sent to
  * the disk as they come (sync_file_range: started, not waited for), so that
  * the fsync at the end waits for the last MiB rather than for the whole file.
  */
 static int drain_to_output(void *ctx, const void *p, size_t n)
 {
-	struct output_job *j = ctx;
-	const struct output *out = &j->o->cfg->outputs[j->i];
+	const struct output *out = ctx;
 	int err;
 
 	if (!out->tmp_path)
 		return io__write_all(STDOUT_FILENO, p, n);
-	err = direct_out__write(&j->dio, p, n);
-	/* a hint: its errors come at the fsync */
-	if (!err && !j->dio.direct)
+	err = io__write_direct(out->fd, p, n);
+	/* a hint (nothing to do after direct writes): its errors come at the fsync */
+	if (!err)
 		sync_file_range(out->fd, 0, 0, SYNC_FILE_RANGE_WRITE);
 	return err;
 }
@@ -317,11 +314,13 @@ static void *write_one(void *arg)
 	double c0 = thread_cpu_ms(), s0 = thread_sys_ms();
 	int ret = -EINVAL;
 
+	/* a file's bytes written past the page cache, from memory aligned for it (output__sync) */
+	if (out->tmp_path)
+		j->b.align = IO_DIRECT_ALIGN;
 	if (out->format == OUTPUT_FOLDED || out->format == OUTPUT_SVG) {
 		/* writers that only append: their tens of MB go to the file as they come */
 		j->b.drain = drain_to_output;
-		j->b.drain_ctx = j;
-		direct_out__init(&j->dio, out->fd);
+		j->b.drain_ctx = out;
 	}
 	if (out->format == OUTPUT_PERFDATA) {
 		/* streamed while sampling: only its end is written here */
@@ -329,13 +328,6 @@ static void *write_one(void *arg)
 					       &j->offcpu_samples);
 	} else if (wr && wr->write) {
 		ret = wr->write(j->p, &j->b, &wo, &j->wres);
-	}
-	if (j->b.drain && out->tmp_path) {
-		/* the drained bytes all in the file before output__sync appends the rest */
-		int err = direct_out__end(&j->dio);
-
-		if (err && !ret)
-			ret = j->b.err = err;
 	}
 	j->write_failed = ret != 0;
 	j->ret = ret;
