@@ -247,6 +247,8 @@ struct output_job {
 	uint64_t samples, offcpu_samples;
 	double cpu_ms; /* this output's CPU time, its thread's */
 	double sys_ms; /* of it in the kernel (the page cache's copies) */
+	double wall_ms, sync_ms; /* its thread's wall time, of it output__sync's (the fsync) */
+	uint64_t drain_ns; /* wall in drain_to_output: the streamed bytes' writes */
 	bool done; /* write_one has returned (set by its thread; atomic) */
 };
 
@@ -286,7 +288,9 @@ static double thread_cpu_ms(void)
  */
 static int drain_to_output(void *ctx, const void *p, size_t n)
 {
-	const struct output *out = ctx;
+	struct output_job *j = ctx;
+	const struct output *out = &j->o->cfg->outputs[j->i];
+	uint64_t t0 = mono_ns();
 	int err;
 
 	if (!out->tmp_path)
@@ -295,6 +299,7 @@ static int drain_to_output(void *ctx, const void *p, size_t n)
 	/* a hint (nothing to do after direct writes): its errors come at the fsync */
 	if (!err)
 		sync_file_range(out->fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+	j->drain_ns += mono_ns() - t0;
 	return err;
 }
 
@@ -312,6 +317,7 @@ static void *write_one(void *arg)
 						  "bpfprof off-CPU flame graph" :
 						  "bpfprof CPU flame graph" };
 	double c0 = thread_cpu_ms(), s0 = thread_sys_ms();
+	uint64_t w0 = mono_ns(), w1;
 	int ret = -EINVAL;
 
 	/* a file's bytes written past the page cache, from memory aligned for it (output__sync) */
@@ -320,7 +326,7 @@ static void *write_one(void *arg)
 	if (out->format == OUTPUT_FOLDED || out->format == OUTPUT_SVG) {
 		/* writers that only append: their tens of MB go to the file as they come */
 		j->b.drain = drain_to_output;
-		j->b.drain_ctx = out;
+		j->b.drain_ctx = j;
 	}
 	if (out->format == OUTPUT_PERFDATA) {
 		/* streamed while sampling: only its end is written here */
@@ -337,8 +343,11 @@ static void *write_one(void *arg)
 	 * its bytes to the disk here, beside the other outputs' (the rename is
 	 * the commit's); perf.data's file is the streams', written already
 	 */
+	w1 = mono_ns();
 	if (!ret)
 		output__sync(out, out->format == OUTPUT_PERFDATA ? NULL : &j->b);
+	j->sync_ms = (double)(mono_ns() - w1) / 1e6;
+	j->wall_ms = (double)(mono_ns() - w0) / 1e6;
 	__atomic_store_n(&j->done, true, __ATOMIC_RELEASE);
 	return NULL;
 }
@@ -494,8 +503,10 @@ int run_outputs__write(struct run_outputs *o, const struct profile *all)
 			pr_warn("cannot write '%s': %s\n", out->path, strerror(-j->ret));
 		if (!j->ret)
 			print_written(o, i, &j->wres, j->bytes, j->samples, j->offcpu_samples);
-		pr_debug("'%s': written in %.1f ms of CPU (%.0f in the kernel)\n", out->path, j->cpu_ms,
-			 j->sys_ms);
+		pr_debug("'%s': written in %.1f ms of CPU (%.0f in the kernel), %.1f ms of wall (%.1f "
+			 "writing its streamed bytes, %.1f its last bytes and fsync)\n",
+			 out->path, j->cpu_ms, j->sys_ms, j->wall_ms, (double)j->drain_ns / 1e6,
+			 j->sync_ms);
 		if (j->ret && !err)
 			err = j->ret;
 	}
