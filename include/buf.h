@@ -26,12 +26,6 @@ struct buf {
 	int (*drain)(void *ctx, const void *p, size_t n);
 	void *drain_ctx;
 	size_t drained;
-	/*
-	 * 0, or a power of two set before the first put: data is allocated
-	 * aligned to it and a drain is handed a multiple of it, the rest kept
-	 * at the front (io__write_direct's needs: IO_DIRECT_ALIGN)
-	 */
-	size_t align;
 };
 
 #define BUF_DRAIN_AT (1u << 20)

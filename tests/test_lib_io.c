@@ -3,10 +3,7 @@
  * cmocka tests for user/lib/lib_io.c: a write larger than a pipe's buffer arrives
  * whole (short writes retried) while a reader drains it; pwrite at an offset
  * leaves the descriptor's offset alone; a full device (/dev/full) and a
- * closed descriptor give -ENOSPC and -EBADF; io__write_direct writes whole
- * blocks past the page cache and leaves O_DIRECT off, falls back to
- * buffered writes at an unaligned offset (EINVAL) and where the file
- * refuses O_DIRECT (/dev/full), with the same bytes or error.
+ * closed descriptor give -ENOSPC and -EBADF.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -105,52 +102,12 @@ static void test_read_upto(void **state)
 	assert_int_equal(n, 0);
 }
 
-static void test_write_direct(void **state)
-{
-	const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-	size_t n = 3 * IO_DIRECT_ALIGN * 256, i;
-	uint8_t *data = NULL, *got = malloc(n + 100 + IO_DIRECT_ALIGN + 1);
-	char path[4096];
-	int fd, full;
-
-	assert_int_equal(posix_memalign((void **)&data, IO_DIRECT_ALIGN, n), 0);
-	assert_non_null(got);
-	for (i = 0; i < n; i++)
-		data[i] = (uint8_t)(i * 7 + i / 4096);
-	snprintf(path, sizeof(path), "%s/test_lib_io.XXXXXX", dir);
-	fd = mkstemp(path);
-	assert_true(fd >= 0);
-	unlink(path);
-	assert_int_equal(io__write_direct(fd, data, n), 0);
-	assert_int_equal(fcntl(fd, F_GETFL) & O_DIRECT, 0);
-	/* the caller's plain write after it, then direct at an unaligned offset: buffered */
-	assert_int_equal(io__write_all(fd, data, 100), 0);
-	assert_int_equal(io__write_direct(fd, data, IO_DIRECT_ALIGN), 0);
-	assert_int_equal(fcntl(fd, F_GETFL) & O_DIRECT, 0);
-	assert_int_equal(pread(fd, got, n + 100 + IO_DIRECT_ALIGN + 1, 0),
-			 n + 100 + IO_DIRECT_ALIGN);
-	assert_memory_equal(got, data, n);
-	assert_memory_equal(got + n, data, 100);
-	assert_memory_equal(got + n + 100, data, IO_DIRECT_ALIGN);
-	close(fd);
-	fd = open(path, O_RDONLY);
-	assert_true(fd < 0);
-	full = open("/dev/full", O_WRONLY);
-	if (full >= 0) {
-		assert_int_equal(io__write_direct(full, data, IO_DIRECT_ALIGN), -ENOSPC);
-		close(full);
-	}
-	free(data);
-	free(got);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_short_writes),
 		cmocka_unit_test(test_pwrite_and_errors),
 		cmocka_unit_test(test_read_upto),
-		cmocka_unit_test(test_write_direct),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

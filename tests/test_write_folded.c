@@ -192,14 +192,6 @@ static int drain_into(void *ctx, const void *data, size_t n)
 	return ((struct buf *)ctx)->err;
 }
 
-/* drain_into for a buffer of align 4096: each piece whole blocks, from aligned memory */
-static int drain_aligned(void *ctx, const void *data, size_t n)
-{
-	if (n % 4096 || (uintptr_t)data % 4096 || !n)
-		return -EINVAL;
-	return drain_into(ctx, data, n);
-}
-
 static int drain_fails(void *ctx, const void *data, size_t n)
 {
 	return -ENOSPC;
@@ -208,9 +200,7 @@ static int drain_fails(void *ctx, const void *data, size_t n)
 /*
  * With a drain (struct buf), text past BUF_DRAIN_AT goes to it as it comes:
  * what it got then what is left in the buffer is the text written whole, and
- * the buffer stays small; with an alignment, the drain is handed whole
- * blocks of aligned memory and the text is the same; a drain's error is the
- * writer's.
+ * the buffer stays small; a drain's error is the writer's.
  */
 static void test_drained(void **state)
 {
@@ -241,18 +231,6 @@ static void test_drained(void **state)
 	assert_int_equal(write_folded(p, &b), 0);
 	assert_true(b.drained > 0);
 	assert_true(b.cap <= 2 * BUF_DRAIN_AT + 4096);
-	assert_int_equal(b.drained, sink.len);
-	buf__put_bytes(&sink, b.data, b.len);
-	assert_int_equal(sink.len, f->out.len);
-	assert_memory_equal(sink.data, f->out.data, sink.len);
-	/* aligned (io__write_direct's needs): the same text, drained in whole blocks */
-	buf__free(&sink);
-	buf__free(&b);
-	b = (struct buf){ .drain = drain_aligned, .drain_ctx = &sink, .align = 4096 };
-	assert_int_equal(write_folded(p, &b), 0);
-	assert_true(b.drained > 0);
-	assert_int_equal(b.drained % 4096, 0);
-	assert_int_equal((uintptr_t)b.data % 4096, 0);
 	assert_int_equal(b.drained, sink.len);
 	buf__put_bytes(&sink, b.data, b.len);
 	assert_int_equal(sink.len, f->out.len);

@@ -29,35 +29,20 @@ int buf__reserve(struct buf *b, size_t n)
 	if (want <= b->cap)
 		return 0;
 	if (b->drain && b->len >= BUF_DRAIN_AT) {
-		/* a multiple of align (BUF_DRAIN_AT is one), the rest moved to the front */
-		size_t out = b->align ? b->len / b->align * b->align : b->len;
-		int err = b->drain(b->drain_ctx, b->data, out);
+		int err = b->drain(b->drain_ctx, b->data, b->len);
 
 		if (err)
 			return b->err = err;
-		b->drained += out;
-		b->len -= out;
-		memmove(b->data, b->data + out, b->len);
-		want = b->len + n;
+		b->drained += b->len;
+		b->len = 0;
+		want = n;
 		if (want <= b->cap)
 			return 0;
 	}
 	cap = b->cap ? b->cap : 4096;
 	while (cap < want)
 		cap = cap > SIZE_MAX / 2 ? want : cap * 2;
-	if (b->align) {
-		/* realloc keeps no alignment: a fresh block, the bytes copied */
-		void *a = NULL;
-
-		if (posix_memalign(&a, b->align, cap))
-			return b->err = -ENOMEM;
-		if (b->len)
-			memcpy(a, b->data, b->len);
-		free(b->data);
-		p = a;
-	} else {
-		p = realloc(b->data, cap);
-	}
+	p = realloc(b->data, cap);
 	if (!p)
 		return b->err = -ENOMEM;
 	b->data = p;

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* write_all, pwrite_all and write_direct (include/lib_io.h). */
+/* write_all and pwrite_all (include/lib_io.h). */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <unistd.h>
@@ -37,46 +36,6 @@ int io__write_all(int fd, const void *p, size_t n)
 int io__pwrite_all(int fd, const void *p, size_t n, off_t off)
 {
 	return write_loop(fd, p, n, true, off);
-}
-
-/* O_DIRECT on or off fd's file description; 0 or -errno (EINVAL: no direct I/O there) */
-static int set_direct(int fd, bool on)
-{
-	int fl = fcntl(fd, F_GETFL);
-
-	if (fl < 0)
-		return -errno;
-	return fcntl(fd, F_SETFL, on ? fl | O_DIRECT : fl & ~O_DIRECT) ? -errno : 0;
-}
-
-int io__write_direct(int fd, const void *p, size_t n)
-{
-	const uint8_t *c = p;
-	bool direct = !set_direct(fd, true);
-	int err = 0;
-
-	while (n) {
-		ssize_t r = write(fd, c, n);
-
-		if (r < 0 && errno == EINVAL && direct) {
-			/* the file system's or the offset's refusal: the rest written buffered */
-			direct = false;
-			if ((err = set_direct(fd, false)))
-				break;
-			continue;
-		}
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			err = r ? -errno : -EIO;
-			break;
-		}
-		c += r;
-		n -= (size_t)r;
-	}
-	if (direct && set_direct(fd, false) && !err)
-		err = -EIO;
-	return err;
 }
 
 int io__read_upto(int fd, void *buf, size_t size, size_t *n)

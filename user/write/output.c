@@ -200,7 +200,6 @@ void output__sync_dir(const char *path)
 
 void output__sync(struct output *o, struct buf *b)
 {
-	size_t head;
 	int err;
 
 	if (!o->tmp_path || (b && b->err))
@@ -210,15 +209,7 @@ void output__sync(struct output *o, struct buf *b)
 		o->synced = !fsync(o->fd);
 		return;
 	}
-	/*
-	 * b->align: b->data and the file's end (b->drained, what b's drain
-	 * wrote) are aligned for direct I/O, its whole blocks written past the
-	 * page cache (lib_io.h), the rest buffered
-	 */
-	head = b->align ? b->len / b->align * b->align : 0;
-	err = head ? io__write_direct(o->fd, b->data, head) : 0;
-	if (!err)
-		err = io__write_all(o->fd, b->data + head, b->len - head);
+	err = io__write_all(o->fd, b->data, b->len);
 	if (!err && fsync(o->fd))
 		err = -errno;
 	if (err) {

@@ -246,7 +246,7 @@ struct output_job {
 	size_t bytes;
 	uint64_t samples, offcpu_samples;
 	double cpu_ms; /* this output's CPU time, its thread's */
-	double sys_ms; /* of it in the kernel (the page cache's copies) */
+	double sys_ms; /* of it in the kernel (the page cache's copies, page faults) */
 	double wall_ms, sync_ms; /* its thread's wall time, of it output__sync's (the fsync) */
 	uint64_t drain_ns; /* wall in drain_to_output: the streamed bytes' writes */
 	bool done; /* write_one has returned (set by its thread; atomic) */
@@ -280,11 +280,10 @@ static double thread_cpu_ms(void)
 
 /*
  * struct buf's drain for an output's file (or stdout), before output__commit
- * writes the rest. A file's bytes go past the page cache (io__write_direct:
- * the kernel's copy into fresh page-cache pages was most of these writers'
- * kernel time); where the file system refuses that, its pages are sent to
- * the disk as they come (sync_file_range: started, not waited for), so that
- * the fsync at the end waits for the last MiB rather than for the whole file.
+ * writes the rest. A file's pages are sent to the disk as they come
+ * (sync_file_range: started, not waited for), so that the fsync at the end
+ * waits for the last MiB rather than for the whole file (tens of MB: 15-20
+ * ms here, at the end of finalize's longest thread).
  */
 static int drain_to_output(void *ctx, const void *p, size_t n)
 {
@@ -295,8 +294,8 @@ static int drain_to_output(void *ctx, const void *p, size_t n)
 
 	if (!out->tmp_path)
 		return io__write_all(STDOUT_FILENO, p, n);
-	err = io__write_direct(out->fd, p, n);
-	/* a hint (nothing to do after direct writes): its errors come at the fsync */
+	err = io__write_all(out->fd, p, n);
+	/* a hint: its errors come at the fsync */
 	if (!err)
 		sync_file_range(out->fd, 0, 0, SYNC_FILE_RANGE_WRITE);
 	j->drain_ns += mono_ns() - t0;
@@ -320,9 +319,6 @@ static void *write_one(void *arg)
 	uint64_t w0 = mono_ns(), w1;
 	int ret = -EINVAL;
 
-	/* a file's bytes written past the page cache, from memory aligned for it (output__sync) */
-	if (out->tmp_path)
-		j->b.align = IO_DIRECT_ALIGN;
 	if (out->format == OUTPUT_FOLDED || out->format == OUTPUT_SVG) {
 		/* writers that only append: their tens of MB go to the file as they come */
 		j->b.drain = drain_to_output;
