@@ -17,7 +17,7 @@ VMLINUX_DIR := vmlinux/$(ARCH)
 # against but not linked: user/lib/lazy_*.c dlopen them on first use, sparing
 # every other run the ~30 libraries they pull in (include/lazy_lib.h).
 LAZY_PC := libcurl libdebuginfod
-LINK_PC := libbpf libelf libdw zlib libprotobuf-c liblzma
+LINK_PC := libbpf libelf libdw zlib libprotobuf-c liblzma libdeflate
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(LINK_PC) $(LAZY_PC) 2>/dev/null)
 PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(LINK_PC) 2>/dev/null)
 CMOCKA_LIBS := $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null)

@@ -508,6 +508,45 @@ static void test_demangled_system_name(void **state)
 	assert_string_equal(str(pb, fn->system_name), "main");
 }
 
+/*
+ * The string table by content, whatever the strings' addresses (the writer
+ * looks a string up by its address first): a name at one address for two
+ * locations, the same name at another address (not interned) for a third,
+ * give one string and one Function; each string once.
+ */
+static void test_strings_by_content(void **state)
+{
+	static char other_copy[] = "hot"; /* not the profile's interned "hot" */
+	struct fixture *f = *state;
+	struct profile *p = f->p;
+	uint32_t a = add_labeled_proc(p, 7, "a", NULL, NULL);
+	const uint64_t s1[] = { 0x10010, 0x10500, 0x10600 };
+	const pb_profile *pb;
+	size_t i, j, hot = 0;
+
+	add_file_mapping(p, a, 0x10000, 0x11000, 0, "/bin/a", NULL, 0);
+	add_stack(p, a, s1, 0, 3, 1);
+	assert_int_equal(profile__resolve_locs(p), 0);
+	name_loc(p, a, 0x10010, "hot", "/bin/a", false);
+	name_loc(p, a, 0x10500, "hot", "/bin/a", false);
+	name_loc(p, a, 0x10600, "hot", "/bin/a", false);
+	for (i = 0; i < p->nr_locs; i++)
+		if (p->locs[i].addr == 0x10600)
+			p->locs[i].func = other_copy;
+	assert_int_equal(write_pprof(p, &f->out), 0);
+	pb = decode(f);
+	assert_int_equal(pb->n_function, 1);
+	for (i = 0; i < pb->n_string_table; i++) {
+		hot += !strcmp(pb->string_table[i], "hot");
+		for (j = 0; j < i; j++)
+			assert_string_not_equal(pb->string_table[i], pb->string_table[j]);
+	}
+	assert_int_equal(hot, 1);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(location(pb, pb->sample[0]->location_id[i])->line[0]->function_id,
+				 pb->function[0]->id);
+}
+
 static void test_empty_profile(void **state)
 {
 	struct fixture *f = *state;
@@ -679,6 +718,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_anonymous_mappings, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_leaf_and_return_same_address, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_demangled_system_name, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_strings_by_content, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_empty_profile, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unresolved_is_einval, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_appends, setup, teardown),

@@ -13,6 +13,8 @@ pkgs=(
 	liblzma-dev libdebuginfod-dev
 	# build: the demangler (user/symbolize/demangle.c; a static libiberty.a)
 	libiberty-dev
+	# build: the pprof output's gzip (user/write/write_pprof.c: half zlib's CPU)
+	libdeflate-dev
 	# tests: unit tests, and the real readers the integration tests use
 	libcmocka-dev golang-go google-perftools binutils util-linux procps
 	linux-perf llvm libclang-rt-14-dev chromium libxml2-utils strace

@@ -106,13 +106,13 @@ build_driver() {
 		# without its runtime)
 		nm "$lib" 2>/dev/null | grep __asan_ >/dev/null && cflags="$cflags -O1 -fsanitize=address,undefined"
 		gcc $cflags -I"$top/include" -o "$work/profile2" "$top/tests/tools/profile2.c" "$lib" \
-			$(pkg-config --libs libprotobuf-c zlib libbpf) && return
+			$(pkg-config --libs libprotobuf-c zlib libdeflate libbpf) && return
 	fi
 	mkdir -p "$work/proto" &&
 		protoc-c --proto_path="$top/proto" --c_out="$work/proto" "$top/proto/profile.proto" &&
 		gcc $cflags -I"$top/include" -I"$work" -o "$work/profile2" "$top/tests/tools/profile2.c" \
 			"$top"/user/profile.c "$top"/user/lib/{array,buf,log,lib_hashmap}.c "$top"/user/write/{write_pprof,write_folded,mapping_slots}.c "$work/proto/profile.pb-c.c" \
-			$(pkg-config --cflags --libs libprotobuf-c zlib libbpf)
+			$(pkg-config --cflags --libs libprotobuf-c zlib libdeflate libbpf)
 }
 if ! build_driver >"$work/build.log" 2>&1; then
 	fail "build tests/tools/profile2.c (needs protobuf-c-compiler, libprotobuf-c-dev)" "$(cat "$work/build.log")"

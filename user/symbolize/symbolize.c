@@ -104,6 +104,12 @@ struct symbolizer {
 	/* this profile's look-ups made ahead (look_ahead), name_user's cursor in them */
 	struct ahead *ahead;
 	size_t nr_ahead, at_ahead;
+	/*
+	 * The naming loop's strings interned, by the address they came from
+	 * (intern_at): a file's base name, a symbol of a table; for this
+	 * profile's naming only, while those tables are loaded
+	 */
+	struct u64map interned;
 };
 
 static uint64_t thread_ns(void)
@@ -903,6 +909,26 @@ static int name_addr(struct profile *p, struct profile_location *l, uint64_t add
 	return l->addr_name ? 0 : -ENOMEM;
 }
 
+/*
+ * profile__intern of a string that many locations name at the same address
+ * (their mapping's file name, a symbol in a loaded table): hashed and
+ * compared in full once, later found by its address (clang++: 13,600
+ * locations in 6-8 files, most symbols named by several). The same string,
+ * interned in the same order. NULL on ENOMEM.
+ */
+static const char *intern_at(struct symbolizer *sy, struct profile *p, const char *s)
+{
+	const char *in;
+	uint64_t v;
+
+	if (u64map__get(&sy->interned, (uintptr_t)s, &v))
+		return (const char *)(uintptr_t)v;
+	in = profile__intern(p, s);
+	if (in && u64map__put(&sy->interned, (uintptr_t)s, (uintptr_t)in))
+		return NULL;
+	return in;
+}
+
 static int name_user(struct symbolizer *sy, struct profile *p, struct profile_location *l)
 {
 	struct profile_process *pr = &p->procs[l->proc];
@@ -926,7 +952,7 @@ static int name_user(struct symbolizer *sy, struct profile *p, struct profile_lo
 		return l->dso ? 0 : -ENOMEM;
 	}
 	m = &pr->mappings[l->mapping];
-	l->dso = profile__intern(p, m->path[0] ? dso_basename(m->path) : "[anon]");
+	l->dso = intern_at(sy, p, m->path[0] ? dso_basename(m->path) : "[anon]");
 	if (!l->dso)
 		return -ENOMEM;
 	if (!strcmp(m->path, "[vdso]") && load_vdso(sy)) {
@@ -977,7 +1003,7 @@ static int name_user(struct symbolizer *sy, struct profile *p, struct profile_lo
 named:
 	if (!name)
 		return 0;
-	l->func = profile__intern(p, name);
+	l->func = intern_at(sy, p, name);
 	l->func_offset = off + l->is_return;
 	return l->func ? 0 : -ENOMEM;
 }
@@ -1346,6 +1372,7 @@ int symbolizer__symbolize(struct symbolizer *sy, struct profile *p)
 	free(sy->ahead);
 	sy->ahead = NULL;
 	sy->nr_ahead = sy->at_ahead = 0;
+	u64map__free(&sy->interned);
 	if (err)
 		return err;
 	t3 = thread_ns();

@@ -5,6 +5,7 @@
 #include <libgen.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sys/resource.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -245,6 +246,9 @@ struct output_job {
 	size_t bytes;
 	uint64_t samples, offcpu_samples;
 	double cpu_ms; /* this output's CPU time, its thread's */
+	double sys_ms; /* of it in the kernel (the page cache's copies, page faults) */
+	double wall_ms, sync_ms; /* its thread's wall time, of it output__sync's (the fsync) */
+	uint64_t drain_ns; /* wall in drain_to_output: the streamed bytes' writes */
 	bool done; /* write_one has returned (set by its thread; atomic) */
 };
 
@@ -254,6 +258,16 @@ static uint64_t mono_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* The calling thread's CPU time in the kernel, ms (getrusage RUSAGE_THREAD: tick-precise) */
+static double thread_sys_ms(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_THREAD, &ru))
+		return 0;
+	return (double)ru.ru_stime.tv_sec * 1e3 + (double)ru.ru_stime.tv_usec / 1e3;
 }
 
 static double thread_cpu_ms(void)
@@ -273,12 +287,18 @@ static double thread_cpu_ms(void)
  */
 static int drain_to_output(void *ctx, const void *p, size_t n)
 {
-	const struct output *out = ctx;
-	int err = io__write_all(out->tmp_path ? out->fd : STDOUT_FILENO, p, n);
+	struct output_job *j = ctx;
+	const struct output *out = &j->o->cfg->outputs[j->i];
+	uint64_t t0 = mono_ns();
+	int err;
 
+	if (!out->tmp_path)
+		return io__write_all(STDOUT_FILENO, p, n);
+	err = io__write_all(out->fd, p, n);
 	/* a hint: its errors come at the fsync */
-	if (!err && out->tmp_path)
+	if (!err)
 		sync_file_range(out->fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+	j->drain_ns += mono_ns() - t0;
 	return err;
 }
 
@@ -295,13 +315,14 @@ static void *write_one(void *arg)
 	struct write_opts wo = { .title = o->cfg->offcpu_output[j->i] ?
 						  "bpfprof off-CPU flame graph" :
 						  "bpfprof CPU flame graph" };
-	double c0 = thread_cpu_ms();
+	double c0 = thread_cpu_ms(), s0 = thread_sys_ms();
+	uint64_t w0 = mono_ns(), w1;
 	int ret = -EINVAL;
 
 	if (out->format == OUTPUT_FOLDED || out->format == OUTPUT_SVG) {
 		/* writers that only append: their tens of MB go to the file as they come */
 		j->b.drain = drain_to_output;
-		j->b.drain_ctx = out;
+		j->b.drain_ctx = j;
 	}
 	if (out->format == OUTPUT_PERFDATA) {
 		/* streamed while sampling: only its end is written here */
@@ -313,12 +334,16 @@ static void *write_one(void *arg)
 	j->write_failed = ret != 0;
 	j->ret = ret;
 	j->cpu_ms = thread_cpu_ms() - c0;
+	j->sys_ms = thread_sys_ms() - s0;
 	/*
 	 * its bytes to the disk here, beside the other outputs' (the rename is
 	 * the commit's); perf.data's file is the streams', written already
 	 */
+	w1 = mono_ns();
 	if (!ret)
 		output__sync(out, out->format == OUTPUT_PERFDATA ? NULL : &j->b);
+	j->sync_ms = (double)(mono_ns() - w1) / 1e6;
+	j->wall_ms = (double)(mono_ns() - w0) / 1e6;
 	__atomic_store_n(&j->done, true, __ATOMIC_RELEASE);
 	return NULL;
 }
@@ -474,7 +499,10 @@ int run_outputs__write(struct run_outputs *o, const struct profile *all)
 			pr_warn("cannot write '%s': %s\n", out->path, strerror(-j->ret));
 		if (!j->ret)
 			print_written(o, i, &j->wres, j->bytes, j->samples, j->offcpu_samples);
-		pr_debug("'%s': written in %.1f ms of CPU\n", out->path, j->cpu_ms);
+		pr_debug("'%s': written in %.1f ms of CPU (%.0f in the kernel), %.1f ms of wall (%.1f "
+			 "writing its streamed bytes, %.1f its last bytes and fsync)\n",
+			 out->path, j->cpu_ms, j->sys_ms, j->wall_ms, (double)j->drain_ns / 1e6,
+			 j->sync_ms);
 		if (j->ret && !err)
 			err = j->ret;
 	}
