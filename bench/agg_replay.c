@@ -25,9 +25,13 @@
  * the copies of one wake-up's records (WAKEUP_BYTES) are made first,
  * untimed, and then the reader's part alone is timed: the records queued
  * and flushed, read from where the producer left them (here this CPU's
- * caches; another CPU's in a real run). Not with -w.
+ * caches; another CPU's in a real run). With -b -C the batch's cache lines
+ * are flushed to memory after they are written (clflush, untimed), so the
+ * reader reads them from memory, as records another CPU wrote come from
+ * that CPU's caches or memory, not from the reader's own (bench/agg-throughput.sh's
+ * figure since 2026-11-29). Not with -w.
  *
- * usage: agg_replay [-n SAMPLES] [-s STACKS] [-d DEPTH] [-p PROCS] [-c CPU] [-b]
+ * usage: agg_replay [-n SAMPLES] [-s STACKS] [-d DEPTH] [-p PROCS] [-c CPU] [-b [-C]]
  *                   [-w PERF_DATA [-W SAMPLES]]
  * prints: samples, stacks, depth, wall_s, cpu_s, samples_per_s and ns_per_sample
  * (per CPU second of the replaying thread), wall_samples_per_s
@@ -45,6 +49,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <emmintrin.h> /* _mm_clflush, _mm_mfence (SSE2) */
+#endif
 #include <unistd.h>
 #include "agg.h"
 #include "bpfprof_abi.h"
@@ -148,12 +155,27 @@ static struct bpfprof_sample *produce(struct replay *r, unsigned long long n)
 	return s;
 }
 
+/* The cache lines of len bytes at p written back and dropped from every cache (-C) */
+static void flush_lines(const void *p, size_t len)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	for (uintptr_t l = (uintptr_t)p & ~(uintptr_t)63; l < (uintptr_t)p + len; l += 64)
+		_mm_clflush((const void *)l);
+	_mm_mfence();
+#else
+	(void)p;
+	(void)len; /* elsewhere the records stay where the producer left them */
+#endif
+}
+
 /*
  * -b: each wake-up's records produced first, then queued and flushed as
- * the reader does after a poll; only that part on the CPU clock. Returns
- * its CPU seconds, or -1 on an error (printed).
+ * the reader does after a poll; only that part on the CPU clock (cold: the
+ * records' lines flushed to memory before). Returns its CPU seconds, or -1
+ * on an error (printed).
  */
-static double replay_batches(struct replay *r, struct agg *a, unsigned long long nr_samples)
+static double replay_batches(struct replay *r, struct agg *a, unsigned long long nr_samples,
+			     bool cold)
 {
 	struct bpfprof_sample *batch[WAKEUP_BYTES / BPFPROF_SAMPLE_HDR_SIZE + 1];
 	unsigned long long n = 0;
@@ -169,6 +191,8 @@ static double replay_batches(struct replay *r, struct agg *a, unsigned long long
 			nr++;
 			bytes += r->rec_size + 8;
 		}
+		for (size_t i = 0; cold && i < nr; i++)
+			flush_lines(batch[i], r->rec_size);
 		c0 = now_s(CLOCK_THREAD_CPUTIME_ID);
 		for (size_t i = 0; i < nr && !err; i++)
 			err = agg__queue(a, batch[i], r->rec_size);
@@ -185,8 +209,8 @@ static double replay_batches(struct replay *r, struct agg *a, unsigned long long
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: agg_replay [-n SAMPLES] [-s STACKS] [-d DEPTH] [-p PROCS] [-c CPU] [-b] "
-			"[-w PERF_DATA [-W SAMPLES]]\n");
+	fprintf(stderr, "usage: agg_replay [-n SAMPLES] [-s STACKS] [-d DEPTH] [-p PROCS] [-c CPU] "
+			"[-b [-C]] [-w PERF_DATA [-W SAMPLES]]\n");
 	exit(2);
 }
 
@@ -196,7 +220,7 @@ int main(int argc, char **argv)
 	unsigned nr_stacks = 10000, depth = 32, nr_procs = 8, nk, i, j;
 	const char *perf_path = NULL;
 	int cpu = -1, opt, fd = -1, err;
-	bool batches = false;
+	bool batches = false, cold = false;
 	struct sink sink = { 0 };
 	struct replay r = { 0 };
 	uint8_t *recs, *ring;
@@ -207,7 +231,7 @@ int main(int argc, char **argv)
 	struct proc_table *t;
 	double t0, t1, c0, c1;
 
-	while ((opt = getopt(argc, argv, "n:s:d:p:c:bw:W:")) != -1) {
+	while ((opt = getopt(argc, argv, "n:s:d:p:c:bCw:W:")) != -1) {
 		switch (opt) {
 		case 'n': nr_samples = strtoull(optarg, NULL, 0); break;
 		case 's': nr_stacks = strtoul(optarg, NULL, 0); break;
@@ -215,13 +239,14 @@ int main(int argc, char **argv)
 		case 'p': nr_procs = strtoul(optarg, NULL, 0); break;
 		case 'c': cpu = atoi(optarg); break;
 		case 'b': batches = true; break;
+		case 'C': cold = true; break;
 		case 'w': perf_path = optarg; break;
 		case 'W': perf_samples = strtoull(optarg, NULL, 0); break;
 		default: usage();
 		}
 	}
 	if (!nr_stacks || !nr_procs || !depth || depth > 2 * BPFPROF_MAX_STACK || nr_procs > nr_stacks ||
-	    (batches && perf_path))
+	    (batches && perf_path) || (cold && !batches))
 		usage();
 	if (cpu >= 0) {
 		cpu_set_t set;
@@ -314,7 +339,7 @@ int main(int argc, char **argv)
 	if (batches) {
 		t0 = now_s(CLOCK_MONOTONIC);
 		c0 = 0;
-		c1 = replay_batches(&r, a, nr_samples);
+		c1 = replay_batches(&r, a, nr_samples, cold);
 		t1 = now_s(CLOCK_MONOTONIC);
 		if (c1 < 0)
 			return 1;
