@@ -82,8 +82,18 @@ static __always_inline bool bench_primitives(struct bpf_perf_event_data *ctx)
 		return true;
 	e->cpu = bpf_get_smp_processor_id();
 	e->time_ns = bpf_ktime_get_ns();
+#if BPFPROF_LEGACY
 	e->cgroup_id = bpf_get_current_cgroup_id();
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
+#else
+	{
+		/* as the sample's header reads them (record.bpf.h): loads, not helpers */
+		struct task_struct *t = bpf_get_current_task_btf();
+
+		e->cgroup_id = t->cgroups->dfl_cgrp->kn->id;
+		__builtin_memcpy(e->comm, t->comm, sizeof(e->comm));
+	}
+#endif
 	/* a sample in user mode: its sp is the user stack's (kernel ones are skipped) */
 	if (sp && !(sp >> 47))
 		bpf_probe_read_user(page->b, 4096 - (sp & 4095), (void *)sp);
