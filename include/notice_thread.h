@@ -90,6 +90,19 @@ struct notice_item {
 	uint32_t pid, start; /* the process (struct bpfprof_notice) */
 	char *maps; /* its /proc/PID/maps text as read (in the block); maps_len bytes */
 	size_t maps_len;
+	/*
+	 * A later notice of maps unchanged since the process's last capture
+	 * (no mapping event since, no perf map new): no text (maps NULL), no
+	 * file held; the maps remembered at that capture stand for it
+	 */
+	bool unchanged;
+	/*
+	 * mmap_events__changes of the process read before its maps were
+	 * (changes_known: the thread uses the mmap events): the maps are still
+	 * current while the count has not moved (proc_table__maps)
+	 */
+	uint64_t changes;
+	bool changes_known;
 	struct sym_capture files; /* what symbolizer__adopt takes (owned until then) */
 };
 
@@ -142,6 +155,7 @@ struct notice_thread_stats {
 	uint64_t captured; /* queued for the reader */
 	uint64_t rechanged; /* of those, by a recheck that found the maps changed */
 	uint64_t spared; /* rechecks not made: no mapping event since the last read */
+	uint64_t notices_spared; /* later notices (10, 30, 70 ms) of unchanged maps: nothing read */
 	uint64_t gone; /* the process had exited (or its pid was another's) when read */
 	uint64_t dropped; /* captured, but NOTICE_MAX_QUEUED waited: let go */
 	uint64_t demoted; /* windows in which the real-time budget ran out */

@@ -8,7 +8,7 @@
  * rendered from them (fs/proc/task_mmu.c's format): fork copies, exec
  * resets, overlapping mappings split as VMAs are, the grace period after
  * exit, pid reuse told apart by start ticks, the memory bound, malformed
- * records, and maps_cache's fallback to it.
+ * records, and maps_cache's fallback to it (maps_cache__peek: not it).
  */
 #include <errno.h>
 #include <poll.h>
@@ -548,6 +548,13 @@ static void test_maps_cache_fallback(void **state)
 	feed(m, &r);
 	snprintf(early, sizeof(early), "%s%s", AS_LINE, JIT_LINE);
 	assert_int_equal(maps_cache__put(c, 300, 1000, early, strlen(early)), 0);
+	/* peek: the kept text as put, the fallback not asked; nothing for others */
+	text = maps_cache__peek(c, 300, 1000, &len);
+	assert_non_null(text);
+	assert_int_equal(len, strlen(early));
+	assert_memory_equal(text, early, len);
+	assert_null(maps_cache__peek(c, 300, 999, &len));
+	assert_null(maps_cache__peek(c, 301, 1000, &len));
 	text = maps_cache__get(c, 300, 1000, &len);
 	assert_non_null(text);
 	snprintf(want, sizeof(want), "%s%s%s", AS_LINE, LIBC_LINE, JIT_LINE);

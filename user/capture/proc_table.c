@@ -53,6 +53,9 @@
 #define EXEC_WAIT_NS (5ULL * 1000 * 1000)
 /* An exited process's MMAP2 history is kept this long (its copies are walked by then) */
 #define MMAP_KEEP_NS (10ULL * 1000 * 1000 * 1000)
+/* Notices' captures kept for the processes' first maps read, at most, and for how long */
+#define FRESH_MAX 16
+#define FRESH_NS (1000ULL * 1000 * 1000)
 /* MMAP2 history, bytes at most */
 #define MMAP_MAX_BYTES (16u << 20)
 
@@ -73,6 +76,20 @@ struct proc_table {
 	struct mmap_events_exec exec_wait[MMAP_EVENTS_MAX_EXEC];
 	size_t nr_exec_wait;
 	uint64_t exec_wait_ns;
+	/*
+	 * The notices' latest whole maps texts (a ring, next: the slot taken
+	 * next), each given once to proc_table__maps: a process's first records
+	 * come right after its first notice, whose thread has just read the
+	 * maps; they serve while the mmap events' count of the process's
+	 * changes has not moved since that read (take_fresh)
+	 */
+	struct fresh_maps {
+		uint32_t pid, start;
+		uint64_t changes, taken_ns; /* the count before the read; when the reader took it */
+		char *text; /* malloc'd; NULL: a free slot */
+		size_t len;
+	} fresh[FRESH_MAX];
+	size_t next_fresh;
 };
 
 static uint64_t mono_ns(void)
@@ -184,6 +201,8 @@ void proc_table__free(struct proc_table *t)
 {
 	if (!t)
 		return;
+	for (size_t i = 0; i < FRESH_MAX; i++)
+		free(t->fresh[i].text);
 	notice_thread__free(t->notices);
 	mmap_events__free(t->mmaps);
 	maps_cache__free(t->maps);
@@ -314,13 +333,71 @@ int proc_table__cgroup(struct proc_table *t, struct profile *p, uint32_t proc)
 	return 0;
 }
 
+/* Keep a notice's whole maps text of (pid, start) for take_fresh; 0 or -ENOMEM. */
+static int keep_fresh(struct proc_table *t, const struct notice_item *it)
+{
+	struct fresh_maps *f = &t->fresh[t->next_fresh];
+
+	if (!t->mmaps || !it->changes_known || !it->start || !it->maps_len)
+		return 0;
+	free(f->text);
+	f->text = malloc(it->maps_len + 1);
+	if (!f->text)
+		return -ENOMEM;
+	memcpy(f->text, it->maps, it->maps_len);
+	f->text[it->maps_len] = '\0';
+	f->len = it->maps_len;
+	f->pid = it->pid;
+	f->start = it->start;
+	f->changes = it->changes;
+	f->taken_ns = mono_ns();
+	t->next_fresh = (t->next_fresh + 1) % FRESH_MAX;
+	return 0;
+}
+
+/*
+ * The maps of (pid, start) as its notice's thread read them, if no mapping
+ * event of it (an executable mapping, an exec, its exit: mmap_events.h)
+ * was handled since, within FRESH_NS: into *text (the caller's) and *len,
+ * true. Each is given once. The same text a read now would give but for
+ * what the mmap events have not handled yet (they do within about 10 ms);
+ * an address of a sample in such a mapping makes the aggregator read again
+ * (agg.c check_mappings), as at a mapping made after any read.
+ */
+static bool take_fresh(struct proc_table *t, uint32_t pid, uint64_t start, char **text, size_t *len)
+{
+	for (size_t i = 0; i < FRESH_MAX; i++) {
+		struct fresh_maps *f = &t->fresh[i];
+		bool current;
+
+		if (!f->text || f->pid != pid || f->start != (uint32_t)start)
+			continue;
+		current = mono_ns() - f->taken_ns < FRESH_NS &&
+			  mmap_events__changes(t->mmaps, pid) == f->changes;
+		*text = current ? f->text : NULL;
+		*len = f->len;
+		if (current)
+			pr_debug("maps of pid %u: its notice's, taken %.1f ms ago\n", pid,
+				 (double)(mono_ns() - f->taken_ns) / 1e6);
+		else
+			free(f->text);
+		f->text = NULL;
+		return current;
+	}
+	return false;
+}
+
 int proc_table__maps(struct proc_table *t, uint32_t pid, uint64_t start, char **text, size_t *len,
 		     bool *remembered)
 {
 	const char *kept;
-	int err = proc_table__read_maps(t->proc_dir, pid, text, len);
+	int err;
 
 	*remembered = false;
+	/* a notice's maps, just read (remembered already, by proc_table__take_captured) */
+	if (start && t->mmaps && take_fresh(t, pid, start, text, len))
+		return 0;
+	err = proc_table__read_maps(t->proc_dir, pid, text, len);
 	if (!err && (!*len || !proc_table__same(t, pid, start))) {
 		free(*text);
 		*text = NULL;
@@ -558,14 +635,21 @@ int proc_table__take_captured(struct proc_table *t)
 	int err = 0;
 
 	for (; it; it = next) {
+		const char *text = it->maps;
+		size_t len = it->maps_len;
+
 		next = it->next;
-		if (!err && t->maps)
+		/* a later notice of unchanged maps: those kept from its last capture stand */
+		if (it->unchanged)
+			text = t->maps ? maps_cache__peek(t->maps, it->pid, it->start, &len) : NULL;
+		else if (!err && t->maps)
 			err = maps_cache__put(t->maps, it->pid, it->start, it->maps, it->maps_len);
-		if (!err)
-			err = register_noticed(t, it->pid, it->maps, it->maps_len);
-		if (!err)
-			err = hand_to_symbolizer(t, it->pid, it->start, it->maps, it->maps_len,
-						 &it->files);
+		if (!err && !it->unchanged)
+			err = keep_fresh(t, it);
+		if (!err && text)
+			err = register_noticed(t, it->pid, text, len);
+		if (!err && text)
+			err = hand_to_symbolizer(t, it->pid, it->start, text, len, &it->files);
 		notice_item__free(it);
 	}
 	return err == -ENOMEM ? err : 0;
