@@ -46,7 +46,8 @@
  * read, and only when the maps changed since the process's last capture
  * at most NOTICE_MAX_FILES map_files opens, two JIT file opens and a few
  * /proc reads (a notice of unchanged maps: the JIT files and /proc reads;
- * a recheck of unchanged maps: nothing more). At real-time priority it
+ * a recheck of unchanged maps: nothing more; with the mmap events, a later
+ * notice or a recheck with no event of the process since: no maps read). At real-time priority it
  * uses at most NOTICE_RT_BUDGET_MS of CPU in each NOTICE_RT_WINDOW_MS
  * (the thread's CPU clock), past which it runs at normal priority until
  * the window ends: a fork storm shares the CPU like any task. At most
@@ -173,8 +174,13 @@ struct mmap_events;
  * mappings made after the notices (a jitdump, a JIT's code), which m tells
  * of, and changes no other mapping makes matter to a capture (executable
  * file mappings, the jitdump). m is borrowed (its reader thread started),
- * and must outlive nt's thread (notice_thread__stop). Notices still read
- * the maps each time.
+ * and must outlive nt's thread (notice_thread__stop). A process's first
+ * notice reads its maps whatever m says; its later ones (BPF's at 10, 30
+ * and 70 ms) read nothing when m's count has not moved since the last read
+ * and no perf map (no mapping) appeared (notices_spared): the reader gets
+ * an item marked unchanged. A runtime that maps its jitdump without
+ * PROT_EXEC makes no event: its jitdump is found by the aggregator's own
+ * read at its first JIT frame (agg.c), as for a recheck.
  */
 void notice_thread__use_mmap_events(struct notice_thread *nt, const struct mmap_events *m);
 
