@@ -392,16 +392,22 @@ static void test_overlap(void **state)
 static void test_exit_and_reuse(void **state)
 {
 	struct mmap_events *m = mmap_events__new(1 << 20, KEEP_NS, TICK_NS);
+	uint64_t exits;
 	struct rec r;
 
 	task(&r, 7, 200, 1, 200, 10 * S); /* tick 1000 */
 	feed(m, &r);
 	mmap2(&r, 200, 0x400000, 0x2000, 0x1000, 5, "/usr/bin/as", 10 * S);
 	feed(m, &r);
+	exits = mmap_events__exits(m);
+
 	task(&r, 4 /* EXIT */, 200, 1, 201, 10 * S); /* a thread's exit: still alive */
 	feed(m, &r);
+	assert_true(mmap_events__exits(m) == exits);
 	task(&r, 4, 200, 1, 200, 11 * S);
 	feed(m, &r);
+	/* the process's exit moves the count of exits */
+	assert_true(mmap_events__exits(m) != exits);
 	/* pid 200 again, a new process (tick 1200) with nothing mapped yet */
 	task(&r, 7, 200, 1, 200, 12 * S);
 	feed(m, &r);

@@ -83,6 +83,9 @@ struct proc_table {
 	 * maps; they serve while the mmap events' count of the process's
 	 * changes has not moved since that read (take_fresh)
 	 */
+	/* proc_table__exits_moved's: mmap_events__exits at the last two looks, and the looks */
+	uint64_t exits_seen[2];
+	uint64_t nr_exit_looks;
 	struct fresh_maps {
 		uint32_t pid, start;
 		uint64_t changes, taken_ns; /* the count before the read; when the reader took it */
@@ -444,6 +447,21 @@ void proc_table__reap(struct proc_table *t, uint64_t now_ns, uint64_t cut_ns)
 		unwinder__reap(t->unwinder);
 	if (t->maps)
 		maps_cache__expire(t->maps, now_ns, cut_ns, false);
+}
+
+bool proc_table__exits_moved(struct proc_table *t)
+{
+	uint64_t now;
+	bool moved;
+
+	if (!t->mmaps)
+		return true;
+	now = mmap_events__exits(t->mmaps);
+	moved = t->nr_exit_looks < 2 || now != t->exits_seen[0];
+	t->exits_seen[0] = t->exits_seen[1];
+	t->exits_seen[1] = now;
+	t->nr_exit_looks++;
+	return moved;
 }
 
 const struct maps_cache *proc_table__maps_cache(const struct proc_table *t)
