@@ -51,18 +51,25 @@ static __always_inline __u32 process_start(struct task_struct *t)
 }
 
 /*
- * process_start of the running task: where the kernel gives its BTF
- * pointer (not the legacy variant), by plain loads rather than two
+ * process_start of the running task (t: its BTF pointer, which the kernel
+ * gives in every variant but legacy), by plain loads rather than two
  * bpf_probe_read_kernel calls
  */
+#if !BPFPROF_LEGACY
+static __always_inline __u32 process_start_of(struct task_struct *t)
+{
+	__u64 ns = t->group_leader->start_boottime;
+
+	return clock_tick_ns ? (__u32)(ns / clock_tick_ns) : 0;
+}
+#endif
+
 static __always_inline __u32 process_start_current(void)
 {
 #if BPFPROF_LEGACY
 	return process_start(current_task());
 #else
-	__u64 ns = bpf_get_current_task_btf()->group_leader->start_boottime;
-
-	return clock_tick_ns ? (__u32)(ns / clock_tick_ns) : 0;
+	return process_start_of(bpf_get_current_task_btf());
 #endif
 }
 
@@ -249,14 +256,13 @@ SEC("raw_tp/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
 	__u32 tgid = BPF_CORE_READ(p, tgid);
-	__u8 one = 1;
 
 	bpf_map_delete_elem(&seen, &tgid);
 	bpf_map_delete_elem(&noticed, &tgid);
 	__sync_fetch_and_add(&execs, 1); /* after the deletes: known_proc's entries are stale */
 	if (!exec_target || tgid != exec_target)
 		return 0;
-	bpf_map_update_elem(&targets, &tgid, &one, BPF_ANY);
+	target_add(tgid);
 	exec_target = 0;
 	return 0;
 }
@@ -266,15 +272,14 @@ SEC("raw_tp/sched_process_fork") /* raw: as on_exec */
 int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 {
 	__u32 ptgid, ctgid;
-	__u8 one = 1;
 
 	if (!follow_forks)
 		return 0;
 	ptgid = BPF_CORE_READ(parent, tgid);
-	if (!bpf_map_lookup_elem(&targets, &ptgid))
+	if (!is_target(ptgid))
 		return 0;
 	ctgid = BPF_CORE_READ(child, tgid);
-	bpf_map_update_elem(&targets, &ctgid, &one, BPF_ANY);
+	target_add(ctgid);
 	return 0;
 }
 

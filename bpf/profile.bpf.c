@@ -122,7 +122,7 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx)
 	if (!e)
 		return 0;
 	bench_part(1);
-	stack_record_begin(e, current_task(), tgid, tid, bpf_ktime_get_ns(), true);
+	stack_record_begin(e, NULL, tgid, tid, bpf_ktime_get_ns(), true); /* current: no task needed */
 	bench_part(2);
 	py_reset();
 	bench_part(7);
@@ -168,6 +168,9 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		return sample(ctx);
 	if (bench_sample_skip(ctx))
 		return 0; /* bench/floor.sh's empty program, the primitives build: no tail call either */
+	/* another process's sample (-p, a command) ends here, without the tail call */
+	if (filter_mode == BPFPROF_FILTER_TGID && !is_target(bpf_get_current_pid_tgid() >> 32))
+		return 0;
 	bpf_tail_call(ctx, &sample_jmp, 0);
 	return 0;
 }

@@ -168,6 +168,9 @@ static __always_inline bool py_begin(struct bpfprof_sample *e, __u64 nk, __u64 n
 	struct bpfprof_py_proc *cfg;
 	struct task_struct *task;
 	struct py_walk *w;
+#if !BPFPROF_LEGACY
+	struct walk *ws;
+#endif
 	__u32 key;
 	__u64 tls_base, tstate, frame, cframe;
 	struct {
@@ -188,6 +191,13 @@ static __always_inline bool py_begin(struct bpfprof_sample *e, __u64 nk, __u64 n
 	e->py_stop = 0;
 	if (!interp_walk_on(BPFPROF_WALK_PYTHON))
 		return false;
+#if !BPFPROF_LEGACY
+	/* walk_interps found whether the process is Python (its per-CPU answer) */
+	key = cur_slot();
+	ws = bpf_map_lookup_elem(&walk_state, &key);
+	if (!ws || !ws->py)
+		return false;
+#endif
 	cfg = bpf_map_lookup_elem(&py_procs, &tgid);
 	if (!cfg)
 		return false;

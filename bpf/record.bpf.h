@@ -15,8 +15,8 @@
 
 /*
  * The header of a record of task (tgid, tid) at time now, no addresses yet.
- * current: task is the running one (its cgroup and name come from helpers),
- * else another (read from its task_struct).
+ * current: the running task's (task unused: NULL), else task's, another
+ * one's (read from its task_struct).
  */
 static __always_inline void stack_record_begin(struct bpfprof_sample *e, struct task_struct *task,
 					       __u32 tgid, __u32 tid, __u64 now, bool current)
@@ -27,10 +27,27 @@ static __always_inline void stack_record_begin(struct bpfprof_sample *e, struct 
 	e->tid = tid;
 	e->time_ns = now;
 	if (current) {
+#if BPFPROF_LEGACY
 		e->cgroup_id = bpf_get_current_cgroup_id();
 		bpf_get_current_comm(e->comm, sizeof(e->comm));
 		bench_part(12);
 		e->start = process_start_current();
+#else
+		/*
+		 * by plain loads through the task's BTF pointer, what the
+		 * helpers read (bpf_get_current_cgroup_id: task_dfl_cgroup's
+		 * kn->id; bpf_get_current_comm: task->comm, which
+		 * __set_task_comm keeps NUL-padded): a helper's call and return
+		 * cost tens of ns on this project's hosts (SRSO's return thunk;
+		 * docs/BENCHMARKS.md, issue 34), three of them a sample here
+		 */
+		struct task_struct *t = bpf_get_current_task_btf();
+
+		e->cgroup_id = t->cgroups->dfl_cgrp->kn->id;
+		__builtin_memcpy(e->comm, t->comm, sizeof(e->comm));
+		bench_part(12);
+		e->start = process_start_of(t);
+#endif
 	} else {
 		e->cgroup_id = BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id);
 		bpf_probe_read_kernel(e->comm, sizeof(e->comm), task->comm);

@@ -112,6 +112,39 @@ struct {
 } unwind_procs SEC(".maps");
 
 /*
+ * What the maps that describe a process (unwind_procs, py_procs, hs_procs,
+ * v8_procs) said of the last process walked on this CPU, one cache a CPU:
+ * a hash look-up (a helper call, the key's hash, two cache lines) costs
+ * 150-300 ns a sample on this project's VMs (docs/BENCHMARKS.md, issue
+ * 34), up to four a sample, where a CPU-bound process's samples follow one
+ * another on a CPU. User space adds 1 to proc_maps_gen after each write to
+ * those maps (session.c); an entry holds while it is the same, read before
+ * the look-ups that filled it.
+ */
+__u64 proc_maps_gen = 0;
+
+/* interp_walks' bit in struct proc_reg's walks: the kinds were looked up */
+#define PROC_KINDS_KNOWN (1u << 31)
+
+struct proc_reg {
+	__u64 gen; /* proc_maps_gen when looked up */
+	__u64 reg_ns; /* unwind_procs' value; 0: no entry, or no tables (fp) */
+	__u32 tgid;
+	/* BPFPROF_WALK_* bits: the process is in py_procs, hs_procs, v8_procs */
+	__u32 kinds;
+	/* interp_walks | PROC_KINDS_KNOWN of the load that looked kinds up; 0: not yet (walk_interps) */
+	__u32 walks;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct proc_reg);
+} proc_reg_cache SEC(".maps");
+
+/*
  * A frame-pointer step whose return address is in no registered mapping is
  * taken for garbage (a register that was not a frame pointer), except this
  * long after a process's registration: there it is as likely code mapped
@@ -165,10 +198,10 @@ struct walk {
 	/*
 	 * The process is a JVM (hs_procs), node (v8_procs): only then does
 	 * each frame call their hooks (walk_step), which cost two global
-	 * function calls and their state's look-ups a frame (walk_interps)
+	 * function calls and their state's look-ups a frame (walk_interps);
+	 * Python (py_procs): only then does py_begin look its layout up
 	 */
-	__u8 hotspot, v8;
-	__u8 pad[1];
+	__u8 hotspot, v8, py;
 	__u64 ip0, sp0, bp0; /* the registers the walk began from */
 	__u64 reg_ns; /* the process's registration time (unwind_procs); 0: none */
 	__u32 rule_idx, rule_gen; /* find_rule's rule cache entry, while it searches */
@@ -706,8 +739,9 @@ static __always_inline bool walk_begin(struct bpfprof_sample *e, __u64 nk, __u32
 				       __u64 sp, __u64 bp, bool at_entry)
 {
 	struct walk *w;
-	__u32 slot = cur_slot();
-	__u64 *reg;
+	__u32 slot = cur_slot(), zero = 0;
+	struct proc_reg *pc;
+	__u64 *reg, gen;
 
 	w = bpf_map_lookup_elem(&walk_state, &slot);
 	if (!w)
@@ -745,10 +779,23 @@ static __always_inline bool walk_begin(struct bpfprof_sample *e, __u64 nk, __u32
 		w->f.stop = BPFPROF_STAT_WALK_SHED;
 		return false;
 	}
-	reg = unwind_tables_on ? bpf_map_lookup_elem(&unwind_procs, &tgid) : NULL;
-	w->f.tables = !!reg;
-	w->reg_ns = reg ? *reg : 0;
-	w->young = reg && e->time_ns - w->reg_ns < YOUNG_NS;
+	gen = *(volatile __u64 *)&proc_maps_gen;
+	pc = bpf_map_lookup_elem(&proc_reg_cache, &zero);
+	if (pc && pc->tgid == tgid && pc->gen == gen) {
+		w->reg_ns = pc->reg_ns;
+	} else {
+		reg = unwind_tables_on ? bpf_map_lookup_elem(&unwind_procs, &tgid) : NULL;
+		w->reg_ns = reg ? *reg : 0;
+		if (pc) {
+			pc->gen = gen;
+			pc->tgid = tgid;
+			pc->reg_ns = w->reg_ns;
+			pc->walks = 0; /* the kinds: walk_interps' */
+		}
+	}
+	/* a registration's time is never 0 (CLOCK_MONOTONIC ns) */
+	w->f.tables = w->reg_ns != 0;
+	w->young = w->f.tables && e->time_ns - w->reg_ns < YOUNG_NS;
 	if (unwind_tables_on && !w->f.tables) {
 		/* a sample's stack is copied for user space; an off-CPU block's is walked by frame pointers */
 		if (copy_stacks && slot == SLOT_SAMPLE) {

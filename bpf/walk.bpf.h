@@ -78,16 +78,35 @@ struct {
 static __always_inline void walk_interps(__u32 tgid, __u64 time_ns)
 {
 #if !BPFPROF_LEGACY
-	__u32 slot = cur_slot();
+	__u32 slot = cur_slot(), zero = 0, kinds = 0;
 	struct walk *w = bpf_map_lookup_elem(&walk_state, &slot);
+	__u64 gen = *(volatile __u64 *)&proc_maps_gen;
+	struct proc_reg *pc = bpf_map_lookup_elem(&proc_reg_cache, &zero);
 
-	if (!w)
+	if (!w || !interp_walks)
 		return;
-	/* a load without an interpreter's unwinder skips its hash look-up */
-	w->hotspot = interp_walk_on(BPFPROF_WALK_HOTSPOT) && bpf_map_lookup_elem(&hs_procs, &tgid);
+	/* the process's kinds from the CPU's entry walk_begin made, else by look-ups */
+	if (pc && pc->tgid == tgid && pc->gen == gen &&
+	    pc->walks == (interp_walks | PROC_KINDS_KNOWN)) {
+		kinds = pc->kinds;
+	} else {
+		/* a load without an interpreter's unwinder skips its hash look-up */
+		if (interp_walk_on(BPFPROF_WALK_PYTHON) && bpf_map_lookup_elem(&py_procs, &tgid))
+			kinds |= BPFPROF_WALK_PYTHON;
+		if (interp_walk_on(BPFPROF_WALK_HOTSPOT) && bpf_map_lookup_elem(&hs_procs, &tgid))
+			kinds |= BPFPROF_WALK_HOTSPOT;
+		if (interp_walk_on(BPFPROF_WALK_V8) && bpf_map_lookup_elem(&v8_procs, &tgid))
+			kinds |= BPFPROF_WALK_V8;
+		/* gen read before the look-ups: a write since makes the entry stale */
+		if (pc && pc->tgid == tgid && pc->gen == gen) {
+			pc->kinds = kinds;
+			pc->walks = interp_walks | PROC_KINDS_KNOWN;
+		}
+	}
+	w->py = !!(kinds & BPFPROF_WALK_PYTHON);
+	w->hotspot = !!(kinds & BPFPROF_WALK_HOTSPOT);
 	/* the global function's call (about 28 ns on SRSO hosts) only for node */
-	w->v8 = interp_walk_on(BPFPROF_WALK_V8) && bpf_map_lookup_elem(&v8_procs, &tgid) &&
-		v8_walk_begin(tgid, time_ns) > 0;
+	w->v8 = (kinds & BPFPROF_WALK_V8) && v8_walk_begin(tgid, time_ns) > 0;
 #endif
 }
 

@@ -411,6 +411,14 @@ enum bpfprof_filter {
 };
 
 #define BPFPROF_MAX_TARGETS 8192
+/*
+ * The targets by slot (`target_slots`, tgid % BPFPROF_TARGET_SLOTS, 64-bit
+ * values): 0 no target there, a tgid the only one,
+ * BPFPROF_TARGET_SLOT_SHARED two or more (the `targets` map then decides). Set by compare-and-swap from 0, then
+ * only to SHARED; never cleared, as `targets` entries are never removed.
+ */
+#define BPFPROF_TARGET_SLOTS 4096
+#define BPFPROF_TARGET_SLOT_SHARED 0xffffffffffffffffULL
 #define BPFPROF_MAX_CGROUPS 64
 /* ancestor levels checked for --cgroup subtrees */
 #define BPFPROF_MAX_CGROUP_DEPTH 16

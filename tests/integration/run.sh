@@ -158,6 +158,62 @@ else
 	fail "forking command: want 2 processes" "$(cat "$work/fork.log")"
 fi
 
+# 3b. -p of two processes whose tgids share a slot of the BPF side's target
+# filter (bpf/filter.bpf.h: tgid % 4096, BPFPROF_TARGET_SLOTS), with a third
+# process in the same slot that is not a target: both targets' samples are
+# kept, the third's dropped. The pids are chosen through ns_last_pid (root),
+# racy with the host's other forks: a few tries, else a skip saying so.
+SLOTS=4096
+started=0
+# start_at PID CMD...: CMD in the background as PID, if the kernel gives it
+start_at() {
+	local want=$1 i
+	shift
+	started=0
+	for i in 1 2 3 4 5; do
+		[ -e "/proc/$want" ] && return
+		echo $((want - 1)) >/proc/sys/kernel/ns_last_pid 2>/dev/null || return
+		"$@" >/dev/null 2>&1 &
+		[ $! -eq "$want" ] && { started=$!; return; }
+		kill $! 2>/dev/null
+		wait $! 2>/dev/null
+	done
+}
+"$HOTCOLD" 8 &
+sa=$!
+pid_max=$(cat /proc/sys/kernel/pid_max)
+sb=0 sc=0
+for want in $((sa + SLOTS)) $((sa - SLOTS)) $((sa + 2 * SLOTS)) $((sa - 2 * SLOTS)) $((sa + 3 * SLOTS)) $((sa - 3 * SLOTS)); do
+	[ "$want" -gt 300 ] && [ "$want" -lt "$pid_max" ] || continue
+	if [ "$sb" = 0 ]; then
+		start_at "$want" "$HOTCOLD" 8
+		sb=$started
+	elif [ "$sc" = 0 ]; then
+		start_at "$want" "$HOTCOLD" 8
+		sc=$started
+	fi
+done
+if [ "$sb" != 0 ] && [ "$sc" != 0 ]; then
+	wait_exec $sa hotcold
+	wait_exec $sb hotcold
+	wait_exec $sc hotcold
+	"$BPFPROF" -p $sa,$sb -d 1 -F 999 -o "$work/slot.pb.gz" 2>"$work/slot.log"
+	rc=$?
+	pprof -raw "$work/slot.pb.gz" >"$work/slot.raw"
+	for p in $sa $sb; do
+		n=$(grep -c "pid:\[$p\]" "$work/slot.raw")
+		[ $rc -eq 0 ] && [ "$n" -gt 0 ] && ok "-p of two tgids in one filter slot ($sa, $sb): $p's samples kept" ||
+			fail "-p $sa,$sb: no sample of $p (rc=$rc)" "$(cat "$work/slot.log")"
+	done
+	n=$(grep -c "pid:\[$sc\]" "$work/slot.raw")
+	[ "$n" = 0 ] && ok "-p $sa,$sb: $sc, in the same slot and not a target, has no sample" ||
+		fail "-p $sa,$sb: $n samples of $sc, not a target" "$(grep -m3 "pid:\[$sc\]" "$work/slot.raw")"
+else
+	skip "-p of tgids in one filter slot" "no free pids $SLOTS apart from $sa (ns_last_pid)"
+fi
+kill $sa $sb $sc 2>/dev/null
+wait $sa $sb $sc 2>/dev/null
+
 # 4. -a -- COMMAND: the whole machine while the command runs. Other scripts
 # run hotcold beside this one: ours is a copy under a name of its own, and its
 # hot_a is looked for in its own process (-tagfocus on the .pb.gz's comm,

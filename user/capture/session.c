@@ -759,14 +759,40 @@ void session__startup(const struct session *s, struct session_startup *st)
 	*st = s->startup;
 }
 
+/*
+ * tgid's slot in target_slots (bpf/filter.bpf.h), set as target_add sets it
+ * in BPF, with the same atomics on the map's memory: on_fork may set a slot
+ * at the same time
+ */
+static int target_slot_add(struct session *s, uint32_t tgid)
+{
+	size_t len = BPFPROF_TARGET_SLOTS * sizeof(uint64_t);
+	uint64_t *slots, expected = 0;
+	int err = 0;
+
+	slots = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		     bpf_map__fd(s->skel->maps.target_slots), 0);
+	if (slots == MAP_FAILED)
+		return -errno;
+	if (!__atomic_compare_exchange_n(&slots[tgid % BPFPROF_TARGET_SLOTS], &expected, tgid,
+					 false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST) &&
+	    expected != tgid)
+		__atomic_store_n(&slots[tgid % BPFPROF_TARGET_SLOTS], BPFPROF_TARGET_SLOT_SHARED,
+				 __ATOMIC_SEQ_CST);
+	if (munmap(slots, len))
+		err = -errno;
+	return err;
+}
+
 int session__add_target(struct session *s, uint32_t tgid)
 {
 	uint8_t one = 1;
 
+	/* the map first: a shared slot sends the program's look-ups there */
 	if (bpf_map__update_elem(s->skel->maps.targets, &tgid, sizeof(tgid), &one, sizeof(one),
 				 BPF_ANY))
 		return -errno;
-	return 0;
+	return target_slot_add(s, tgid);
 }
 
 int session__add_target_on_exec(struct session *s, uint32_t tgid)
@@ -900,13 +926,23 @@ void session__map_entries(struct session *s, struct session_map_entries *e)
 	e->offcpu_pending = map_entries(s->skel->maps.offcpu_pending);
 }
 
+/*
+ * After a write to a map that describes a process (unwind_procs, py_procs,
+ * hs_procs, v8_procs): the CPUs' answers cached in BPF (proc_reg_cache,
+ * bpf/unwind.bpf.h) are stale
+ */
+static void proc_maps_changed(struct session *s)
+{
+	__atomic_add_fetch(&s->skel->bss->proc_maps_gen, 1, __ATOMIC_SEQ_CST);
+}
+
 /* Keys a BPF_MAP_LOOKUP_BATCH call asks for (its values: at most this many times 64 bytes) */
 #define GONE_BATCH 256
 #define GONE_VALUE_MAX 64
 
 /* One pass of session__forget_gone: the tgids looked at (kill(tgid, 0)), each once */
 struct gone_pass {
-	uint32_t *alive, *gone; /* sorted once a map is done (merge_checked) */
+	uint32_t *alive, *gone; /* sorted once a map is done (sort_checked) */
 	size_t nr_alive, nr_gone, cap_alive, cap_gone;
 	size_t sorted_alive, sorted_gone; /* how many of each are sorted */
 };
@@ -1051,15 +1087,17 @@ static size_t forget_gone(const struct bpf_map *map, struct gone_pass *g, bool *
 size_t session__forget_gone(struct session *s)
 {
 	struct gone_pass g = { 0 };
-	size_t n;
+	size_t n, v8;
 
 	/* v8_procs too: an exited node's layout (interp_v8.c attaches a reused pid again) */
 	n = forget_gone(s->skel->maps.seen, &g, &s->no_gone_batch) +
-	    forget_gone(s->skel->maps.noticed, &g, &s->no_gone_batch) +
-	    forget_gone(s->skel->maps.v8_procs, &g, &s->no_gone_batch);
+	    forget_gone(s->skel->maps.noticed, &g, &s->no_gone_batch);
+	v8 = forget_gone(s->skel->maps.v8_procs, &g, &s->no_gone_batch);
 	free(g.alive);
 	free(g.gone);
-	return n;
+	if (v8)
+		proc_maps_changed(s);
+	return n + v8;
 }
 
 void session__check_stats(struct session *s, uint64_t *same, uint64_t *shorter, uint64_t *differ)
@@ -1164,16 +1202,20 @@ static int sink_set_proc(void *ctx, uint32_t tgid, bool ready)
 	struct timespec ts;
 	uint64_t now; /* the registration's time, on bpf_ktime_get_ns()'s clock (YOUNG_NS) */
 
-	if (!ready)
-		return bpf_map__delete_elem(s->skel->maps.unwind_procs, &tgid, sizeof(tgid), 0) ?
-			       -errno :
-			       0;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-	return bpf_map__update_elem(s->skel->maps.unwind_procs, &tgid, sizeof(tgid), &now,
-				    sizeof(now), BPF_ANY) ?
-		       -errno :
-		       0;
+	int err = 0;
+
+	if (!ready) {
+		if (bpf_map__delete_elem(s->skel->maps.unwind_procs, &tgid, sizeof(tgid), 0))
+			err = -errno;
+	} else {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		now = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+		if (bpf_map__update_elem(s->skel->maps.unwind_procs, &tgid, sizeof(tgid), &now,
+					 sizeof(now), BPF_ANY))
+			err = -errno;
+	}
+	proc_maps_changed(s);
+	return err;
 }
 
 /* The kernel's count of a map's memory (its fdinfo's memlock line), or 0 */
@@ -1433,11 +1475,19 @@ void session__unwind_sink(struct session *s, struct unwind_sink *sink)
 }
 
 /* tgid's entry in an interpreter's map of processes: cfg (size bytes), or none (NULL) */
-static int proc_map_set(struct bpf_map *map, uint32_t tgid, const void *cfg, size_t size)
+static int proc_map_set(struct session *s, struct bpf_map *map, uint32_t tgid, const void *cfg,
+			size_t size)
 {
-	if (!cfg)
-		return bpf_map__delete_elem(map, &tgid, sizeof(tgid), 0) && errno != ENOENT ? -errno : 0;
-	return bpf_map__update_elem(map, &tgid, sizeof(tgid), cfg, size, BPF_ANY) ? -errno : 0;
+	int err = 0;
+
+	if (!cfg) {
+		if (bpf_map__delete_elem(map, &tgid, sizeof(tgid), 0) && errno != ENOENT)
+			err = -errno;
+	} else if (bpf_map__update_elem(map, &tgid, sizeof(tgid), cfg, size, BPF_ANY)) {
+		err = -errno;
+	}
+	proc_maps_changed(s);
+	return err;
 }
 
 static int interp_walk_ready(struct session *s, enum interp_kind kind);
@@ -1446,7 +1496,7 @@ int session__python_set(struct session *s, uint32_t tgid, const struct bpfprof_p
 {
 	int err = cfg ? interp_walk_ready(s, INTERP_PYTHON) : 0;
 
-	return err ? err : proc_map_set(s->skel->maps.py_procs, tgid, cfg, sizeof(*cfg));
+	return err ? err : proc_map_set(s, s->skel->maps.py_procs, tgid, cfg, sizeof(*cfg));
 }
 
 /* tgid's entry in hs_procs (bpf/hotspot.bpf.h): cfg, or none (NULL) */
@@ -1455,13 +1505,13 @@ static int session__hotspot_set(struct session *s, uint32_t tgid,
 {
 	if (!s->skel->rodata->hotspot_in_walk)
 		return -EOPNOTSUPP; /* the legacy variant: no HotSpot step (bpf/hotspot.bpf.h) */
-	return proc_map_set(s->skel->maps.hs_procs, tgid, cfg, sizeof(*cfg));
+	return proc_map_set(s, s->skel->maps.hs_procs, tgid, cfg, sizeof(*cfg));
 }
 
 /* V8's entry of tgid in the walk (bpf/v8.bpf.h), or none (cfg NULL) */
 static int session__v8_set(struct session *s, uint32_t tgid, const struct bpfprof_v8_proc *cfg)
 {
-	return proc_map_set(s->skel->maps.v8_procs, tgid, cfg, sizeof(*cfg));
+	return proc_map_set(s, s->skel->maps.v8_procs, tgid, cfg, sizeof(*cfg));
 }
 
 /* The names of the interpreters in walks (BPFPROF_WALK_*), for -v */
