@@ -56,6 +56,8 @@
 /* Notices' captures kept for the processes' first maps read, at most, and for how long */
 #define FRESH_MAX 16
 #define FRESH_NS (1000ULL * 1000 * 1000)
+/* A longer text is not kept (16 of them held at most: 4 MiB): its process's first read reads again */
+#define FRESH_MAX_BYTES (256u << 10)
 /* MMAP2 history, bytes at most */
 #define MMAP_MAX_BYTES (16u << 20)
 
@@ -341,7 +343,8 @@ static int keep_fresh(struct proc_table *t, const struct notice_item *it)
 {
 	struct fresh_maps *f = &t->fresh[t->next_fresh];
 
-	if (!t->mmaps || !it->changes_known || !it->start || !it->maps_len)
+	if (!t->mmaps || !it->changes_known || !it->start || !it->maps_len ||
+	    it->maps_len > FRESH_MAX_BYTES)
 		return 0;
 	free(f->text);
 	f->text = malloc(it->maps_len + 1);
@@ -443,6 +446,15 @@ void proc_table__new_profile(struct proc_table *t, uint64_t start_ns, uint64_t n
 
 void proc_table__reap(struct proc_table *t, uint64_t now_ns, uint64_t cut_ns)
 {
+	/* the notices' texts no first read took (a process that exec'd, or had no record) */
+	for (size_t i = 0; i < FRESH_MAX; i++) {
+		struct fresh_maps *f = &t->fresh[i];
+
+		if (f->text && mono_ns() - f->taken_ns >= FRESH_NS) {
+			free(f->text);
+			f->text = NULL;
+		}
+	}
 	if (t->unwinder)
 		unwinder__reap(t->unwinder);
 	if (t->maps)
