@@ -678,7 +678,12 @@ int proc_table__take_captured(struct proc_table *t)
 			err = keep_fresh(t, it);
 		if (!err && text)
 			err = register_noticed(t, it->pid, text, len);
-		if (!err && text)
+		/*
+		 * of an unchanged one, nothing is new but Python's layout retried
+		 * (python_procs__scan): only where a python3.N is mapped
+		 */
+		if (!err && text &&
+		    (!it->unchanged || (t->interps && memmem(text, len, "python3.", 8))))
 			err = hand_to_symbolizer(t, it->pid, it->start, text, len, &it->files);
 		notice_item__free(it);
 	}
