@@ -93,8 +93,9 @@ struct notice_item {
 	size_t maps_len;
 	/*
 	 * A later notice of maps unchanged since the process's last capture
-	 * (no mapping event since, no perf map new): no text (maps NULL), no
-	 * file held; the maps remembered at that capture stand for it
+	 * (no mapping event since, no perf map new) of a process with a
+	 * python3.N mapped: no text (maps NULL), no file held; the maps
+	 * remembered at that capture stand for it
 	 */
 	bool unchanged;
 	/*
@@ -177,8 +178,9 @@ struct mmap_events;
  * and must outlive nt's thread (notice_thread__stop). A process's first
  * notice reads its maps whatever m says; its later ones (BPF's at 10, 30
  * and 70 ms) read nothing when m's count has not moved since the last read
- * and no perf map (no mapping) appeared (notices_spared): the reader gets
- * an item marked unchanged. A runtime that maps its jitdump without
+ * and no perf map (no mapping) appeared (notices_spared): a process with a
+ * python3.N mapped gets an item marked unchanged for the reader (its
+ * layout retried while it lives), any other nothing. A runtime that maps its jitdump without
  * PROT_EXEC makes no event: its jitdump is found by the aggregator's own
  * read at its first JIT frame (agg.c), as for a recheck.
  */

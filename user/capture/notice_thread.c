@@ -65,6 +65,7 @@ struct watch {
 	 */
 	uint32_t nspid;
 	bool ident_known, perf_map_settled;
+	bool python; /* a python3.N mapped at its last capture: an unchanged notice still goes to the reader */
 };
 
 struct notice_thread {
@@ -362,8 +363,14 @@ static int capture(struct notice_thread *nt, struct watch *w, uint32_t nr_seen, 
 	 * and the jitdump (an executable mapping) are the last capture's; a
 	 * perf map is no mapping, so it is looked for
 	 */
-	if (nr_seen > 1 && mm && w->changes_known && changes == w->changes && !perf_map_new(nt, w))
-		return push_unchanged(nt, w);
+	if (nr_seen > 1 && mm && w->changes_known && changes == w->changes &&
+	    !perf_map_new(nt, w)) {
+		/* what the reader does with it: Python's layout retried (proc_table.c) */
+		if (w->python)
+			return push_unchanged(nt, w);
+		__atomic_add_fetch(&nt->notices_spared, 1, __ATOMIC_RELAXED);
+		return UNCHANGED;
+	}
 	/* read before the maps: an event handled after the read moves it (read again), none is missed */
 	w->changes = changes;
 	w->changes_known = mm != NULL;
@@ -399,6 +406,7 @@ static int capture(struct notice_thread *nt, struct watch *w, uint32_t nr_seen, 
 	symbolizer__capture(nt->o.proc_dir, nt->o.jit_max_size, w->pid, w->start, it->maps, len,
 			    same ? 0 : NOTICE_MAX_FILES, &it->files);
 	/* before the push: the item is the reader's after it */
+	w->python = memmem(it->maps, len, "python3.", 8) != NULL;
 	w->ident_known = it->files.jit.ident_read;
 	w->nspid = it->files.jit.id.nspid;
 	w->perf_map_settled =
@@ -416,6 +424,8 @@ static int capture(struct notice_thread *nt, struct watch *w, uint32_t nr_seen, 
 	if (!push(nt, it)) {
 		__atomic_add_fetch(&nt->dropped, 1, __ATOMIC_RELAXED);
 		notice_item__free(it);
+		/* never delivered: the next notice or recheck reads again */
+		w->changes_known = false;
 		return CAPTURED;
 	}
 	w->len = len;
