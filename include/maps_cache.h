@@ -47,6 +47,13 @@ int maps_cache__put(struct maps_cache *c, uint32_t pid, uint32_t start, const ch
 const char *maps_cache__get(struct maps_cache *c, uint32_t pid, uint32_t start, size_t *len);
 
 /*
+ * The text kept for (pid, start) as maps_cache__get gives it, but without
+ * the fallback: for a process alive whose kept maps are known current (a
+ * later notice of unchanged maps, proc_table.c). NULL when none is kept.
+ */
+const char *maps_cache__peek(struct maps_cache *c, uint32_t pid, uint32_t start, size_t *len);
+
+/*
  * A new profile (interval) starts at start_ns (CLOCK_MONOTONIC): from now on
  * puts and gets count as used by it.
  */

@@ -130,6 +130,16 @@ size_t mmap_events__take_exec(struct mmap_events *m, struct mmap_events_exec *ou
 uint64_t mmap_events__changes(const struct mmap_events *m, uint32_t pid);
 
 /*
+ * A count that moves whenever a process exits on the host (PERF_RECORD_EXIT
+ * of a thread-group leader) or records were lost (any process's exit may
+ * have been among them), handled within about 10 ms of the kernel writing
+ * them. Any thread, without the lock. What for: session__forget_gone's
+ * look at BPF's per-process maps (a walk of their buckets, a kill() a key)
+ * finds nothing to drop while no process has exited (proc_table__exits_moved).
+ */
+uint64_t mmap_events__exits(const struct mmap_events *m);
+
+/*
  * Keep for mmap_events__take_exec only the executable mappings of the
  * processes wanted(ctx, pid) says yes to (NULL: all, the default). Called
  * on the reader thread with the object's lock held: it must not block

@@ -46,7 +46,8 @@
  * read, and only when the maps changed since the process's last capture
  * at most NOTICE_MAX_FILES map_files opens, two JIT file opens and a few
  * /proc reads (a notice of unchanged maps: the JIT files and /proc reads;
- * a recheck of unchanged maps: nothing more). At real-time priority it
+ * a recheck of unchanged maps: nothing more; with the mmap events, a later
+ * notice or a recheck with no event of the process since: no maps read). At real-time priority it
  * uses at most NOTICE_RT_BUDGET_MS of CPU in each NOTICE_RT_WINDOW_MS
  * (the thread's CPU clock), past which it runs at normal priority until
  * the window ends: a fork storm shares the CPU like any task. At most
@@ -90,6 +91,20 @@ struct notice_item {
 	uint32_t pid, start; /* the process (struct bpfprof_notice) */
 	char *maps; /* its /proc/PID/maps text as read (in the block); maps_len bytes */
 	size_t maps_len;
+	/*
+	 * A later notice of maps unchanged since the process's last capture
+	 * (no mapping event since, no perf map new) of a process with a
+	 * python3.N mapped: no text (maps NULL), no file held; the maps
+	 * remembered at that capture stand for it
+	 */
+	bool unchanged;
+	/*
+	 * mmap_events__changes of the process read before its maps were
+	 * (changes_known: the thread uses the mmap events): the maps are still
+	 * current while the count has not moved (proc_table__maps)
+	 */
+	uint64_t changes;
+	bool changes_known;
 	struct sym_capture files; /* what symbolizer__adopt takes (owned until then) */
 };
 
@@ -142,6 +157,7 @@ struct notice_thread_stats {
 	uint64_t captured; /* queued for the reader */
 	uint64_t rechanged; /* of those, by a recheck that found the maps changed */
 	uint64_t spared; /* rechecks not made: no mapping event since the last read */
+	uint64_t notices_spared; /* later notices (10, 30, 70 ms) of unchanged maps: nothing read */
 	uint64_t gone; /* the process had exited (or its pid was another's) when read */
 	uint64_t dropped; /* captured, but NOTICE_MAX_QUEUED waited: let go */
 	uint64_t demoted; /* windows in which the real-time budget ran out */
@@ -159,8 +175,14 @@ struct mmap_events;
  * mappings made after the notices (a jitdump, a JIT's code), which m tells
  * of, and changes no other mapping makes matter to a capture (executable
  * file mappings, the jitdump). m is borrowed (its reader thread started),
- * and must outlive nt's thread (notice_thread__stop). Notices still read
- * the maps each time.
+ * and must outlive nt's thread (notice_thread__stop). A process's first
+ * notice reads its maps whatever m says; its later ones (BPF's at 10, 30
+ * and 70 ms) read nothing when m's count has not moved since the last read
+ * and no perf map (no mapping) appeared (notices_spared): a process with a
+ * python3.N mapped gets an item marked unchanged for the reader (its
+ * layout retried while it lives), any other nothing. A runtime that maps its jitdump without
+ * PROT_EXEC makes no event: its jitdump is found by the aggregator's own
+ * read at its first JIT frame (agg.c), as for a recheck.
  */
 void notice_thread__use_mmap_events(struct notice_thread *nt, const struct mmap_events *m);
 

@@ -190,6 +190,17 @@ void proc_table__new_profile(struct proc_table *t, uint64_t start_ns, uint64_t n
  */
 void proc_table__reap(struct proc_table *t, uint64_t now_ns, uint64_t cut_ns);
 
+/*
+ * Whether a process may have exited since the look before the last one
+ * (mmap_events__exits moved; always true without the mmap events, and at
+ * the first two looks): what an exit-driven clean-up (session__forget_gone,
+ * once a second) asks before its walk. Two looks, not one: a process seen
+ * exited at one look may still be a zombie (kill(pid, 0) succeeds) until its
+ * parent reaps it, which makes no record; the next look, a second later,
+ * finds it reaped.
+ */
+bool proc_table__exits_moved(struct proc_table *t);
+
 /* The maps remembered (borrowed; NULL: nothing remembered), for -v's counters (report.h). */
 const struct maps_cache *proc_table__maps_cache(const struct proc_table *t);
 

@@ -202,8 +202,10 @@ void session__map_entries(struct session *s, struct session_map_entries *e);
  * Drop the `seen` and `noticed` entries (BPF LRU maps keyed by tgid), and
  * `v8_procs`' (a hash), of processes that no longer exist (kill(tgid, 0): ESRCH), so that they follow
  * the processes alive rather than fill up with those gone. A pid taken again
- * in between loses nothing but a notice more. Two system calls an entry; call
- * it about once a second. Returns the entries dropped.
+ * in between loses nothing but a notice more. Each map's keys by
+ * BPF_MAP_LOOKUP_BATCH (a system call a 256; GET_NEXT_KEY, one a key, where
+ * the kernel has no batch for it: before 5.6), one kill() a tgid, one delete
+ * an entry dropped; call it about once a second. Returns the entries dropped.
  */
 size_t session__forget_gone(struct session *s);
 void session__close(struct session *s);

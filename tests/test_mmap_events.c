@@ -8,7 +8,7 @@
  * rendered from them (fs/proc/task_mmu.c's format): fork copies, exec
  * resets, overlapping mappings split as VMAs are, the grace period after
  * exit, pid reuse told apart by start ticks, the memory bound, malformed
- * records, and maps_cache's fallback to it.
+ * records, and maps_cache's fallback to it (maps_cache__peek: not it).
  */
 #include <errno.h>
 #include <poll.h>
@@ -392,16 +392,22 @@ static void test_overlap(void **state)
 static void test_exit_and_reuse(void **state)
 {
 	struct mmap_events *m = mmap_events__new(1 << 20, KEEP_NS, TICK_NS);
+	uint64_t exits;
 	struct rec r;
 
 	task(&r, 7, 200, 1, 200, 10 * S); /* tick 1000 */
 	feed(m, &r);
 	mmap2(&r, 200, 0x400000, 0x2000, 0x1000, 5, "/usr/bin/as", 10 * S);
 	feed(m, &r);
+	exits = mmap_events__exits(m);
+
 	task(&r, 4 /* EXIT */, 200, 1, 201, 10 * S); /* a thread's exit: still alive */
 	feed(m, &r);
+	assert_true(mmap_events__exits(m) == exits);
 	task(&r, 4, 200, 1, 200, 11 * S);
 	feed(m, &r);
+	/* the process's exit moves the count of exits */
+	assert_true(mmap_events__exits(m) != exits);
 	/* pid 200 again, a new process (tick 1200) with nothing mapped yet */
 	task(&r, 7, 200, 1, 200, 12 * S);
 	feed(m, &r);
@@ -548,6 +554,13 @@ static void test_maps_cache_fallback(void **state)
 	feed(m, &r);
 	snprintf(early, sizeof(early), "%s%s", AS_LINE, JIT_LINE);
 	assert_int_equal(maps_cache__put(c, 300, 1000, early, strlen(early)), 0);
+	/* peek: the kept text as put, the fallback not asked; nothing for others */
+	text = maps_cache__peek(c, 300, 1000, &len);
+	assert_non_null(text);
+	assert_int_equal(len, strlen(early));
+	assert_memory_equal(text, early, len);
+	assert_null(maps_cache__peek(c, 300, 999, &len));
+	assert_null(maps_cache__peek(c, 301, 1000, &len));
 	text = maps_cache__get(c, 300, 1000, &len);
 	assert_non_null(text);
 	snprintf(want, sizeof(want), "%s%s%s", AS_LINE, LIBC_LINE, JIT_LINE);

@@ -476,8 +476,9 @@ static int run_loop(struct run *r)
 			last_reap = now;
 			/* exited processes: their registrations, the maps this profile has taken */
 			proc_table__reap(r->procs, now, interval__cut_ns(r->iv));
-			session__forget_gone(
-				r->cap.s); /* BPF's first-sample state of exited processes */
+			/* BPF's first-sample state of exited processes: none while none exited */
+			if (proc_table__exits_moved(r->procs))
+				session__forget_gone(r->cap.s);
 		}
 		if (r->tty && now - last_progress >= 1000000000ULL) {
 			last_progress = now;

@@ -218,6 +218,17 @@ const char *maps_cache__get(struct maps_cache *c, uint32_t pid, uint32_t start, 
 	return e->text;
 }
 
+const char *maps_cache__peek(struct maps_cache *c, uint32_t pid, uint32_t start, size_t *len)
+{
+	struct maps_entry *e = find(c, pid, start);
+
+	if (!e)
+		return NULL;
+	e->used = c->profile;
+	*len = e->len;
+	return e->text;
+}
+
 void maps_cache__new_profile(struct maps_cache *c, uint64_t start_ns)
 {
 	c->profile++;

@@ -73,6 +73,7 @@ struct mmap_events {
 	 */
 	uint32_t *changes;
 	uint32_t changes_all;
+	uint32_t exits; /* processes' exits handled (mmap_events__exits); read without the lock */
 	/* mmap_events__set_exec_filter's; NULL: all */
 	bool (*exec_wanted)(void *ctx, uint32_t pid);
 	void *exec_ctx;
@@ -357,8 +358,10 @@ static int on_fork_exit(struct mmap_events *m, const struct perf_event_header *h
 		p = newest(m, pid);
 		if (p && pid == tid)
 			p->exit_ns = time ? time : 1;
-		if (pid == tid)
+		if (pid == tid) {
 			changed(m, pid);
+			__atomic_add_fetch(&m->exits, 1, __ATOMIC_RELEASE);
+		}
 		return 0;
 	}
 	if (pid == ppid) /* a new thread */
@@ -462,6 +465,12 @@ int mmap_events__record(struct mmap_events *m, const void *rec, size_t size)
 int mmap_events__wake_fd(const struct mmap_events *m)
 {
 	return m->wake_fd;
+}
+
+uint64_t mmap_events__exits(const struct mmap_events *m)
+{
+	return (uint64_t)__atomic_load_n(&m->changes_all, __ATOMIC_ACQUIRE) << 32 |
+	       __atomic_load_n(&m->exits, __ATOMIC_ACQUIRE);
 }
 
 uint64_t mmap_events__changes(const struct mmap_events *m, uint32_t pid)

@@ -47,6 +47,9 @@
 #include "proc_file.h"
 #include "proc_table.h"
 
+/* struct jit_capture's kinds are the jitdump, then the perf map (sym_jit.h) */
+#define PERF_MAP 1
+
 /* A noticed process, rechecked after its notices (notice_thread.h); pid 0: a free slot */
 struct watch {
 	uint32_t pid, start;
@@ -55,6 +58,14 @@ struct watch {
 	uint64_t next_ns, step_ns; /* its next recheck (CLOCK_MONOTONIC), and the wait before it */
 	uint64_t changes; /* mmap_events__changes before its last maps read */
 	bool changes_known;
+	/*
+	 * From its last capture: its pid in its own namespace (ident_known),
+	 * for its perf map's name; and whether that perf map is settled
+	 * (held, or refused): a later notice need not look for it again
+	 */
+	uint32_t nspid;
+	bool ident_known, perf_map_settled;
+	bool python; /* a python3.N mapped at its last capture: an unchanged notice still goes to the reader */
 };
 
 struct notice_thread {
@@ -89,7 +100,8 @@ struct notice_thread {
 	uint64_t win_start_ns, win_cpu_ns;
 
 	/* counters: written by the thread, read relaxed (notice_thread__stats) */
-	uint64_t notices, captured, rechanged, spared, gone, dropped, nr_demoted, max_delay_ns;
+	uint64_t notices, captured, rechanged, spared, notices_spared, gone, dropped, nr_demoted,
+		max_delay_ns;
 };
 
 static uint64_t clock_ns(clockid_t c)
@@ -252,6 +264,27 @@ static struct watch *watch_of(struct notice_thread *nt, uint32_t pid, uint32_t s
 
 enum { CAPTURED, UNCHANGED, GONE };
 
+/*
+ * Whether w's perf map (/tmp/perf-NSPID.map in its root: sym_jit.h) may
+ * have appeared since its last capture: not settled then, and there now,
+ * or its identity unknown. One openat2 where none is (the usual case).
+ */
+static bool perf_map_new(const struct notice_thread *nt, const struct watch *w)
+{
+	char path[48];
+	int fd;
+
+	if (w->perf_map_settled)
+		return false;
+	if (!w->ident_known)
+		return true;
+	snprintf(path, sizeof(path), "/tmp/perf-%u.map", w->nspid);
+	fd = proc_file__open(nt->o.proc_dir, w->pid, path, NULL, UINT64_MAX);
+	if (fd >= 0)
+		close(fd);
+	return fd != -ENOENT;
+}
+
 /* Push it on the queue (lock-free); false when NOTICE_MAX_QUEUED wait */
 static bool push(struct notice_thread *nt, struct notice_item *it)
 {
@@ -270,10 +303,46 @@ static bool push(struct notice_thread *nt, struct notice_item *it)
 }
 
 /*
+ * A later notice of w whose maps are those of its last capture: an item
+ * with no text and nothing held (notice_item.unchanged), for what the
+ * reader does at each notice while the process lives (an interpreter's
+ * layout retried). CAPTURED, or -ENOMEM.
+ */
+static int push_unchanged(struct notice_thread *nt, const struct watch *w)
+{
+	struct notice_item *it = get_block(nt, 0);
+
+	if (!it)
+		return -ENOMEM;
+	it->next = NULL;
+	it->pid = w->pid;
+	it->start = w->start;
+	it->maps = NULL;
+	it->maps_len = 0;
+	it->unchanged = true;
+	/* field by field, as jit_capture__read: the paths' 8 KiB are not touched */
+	it->files.nr_files = 0;
+	it->files.jit.gone = it->files.jit.ident_read = false;
+	for (int k = 0; k < JIT_CAPTURE_KINDS; k++) {
+		it->files.jit.path[k][0] = '\0';
+		it->files.jit.fd[k] = -ENOENT;
+		it->files.jit.src_gone[k] = false;
+	}
+	__atomic_add_fetch(&nt->notices_spared, 1, __ATOMIC_RELAXED);
+	if (!push(nt, it)) {
+		__atomic_add_fetch(&nt->dropped, 1, __ATOMIC_RELAXED);
+		notice_item__free(it);
+	}
+	return CAPTURED;
+}
+
+/*
  * Capture process w (its maps; its files unless its maps are those of its
  * last capture, and then only when a notice asks: nr_seen, else a recheck
- * of an unchanged process does nothing more). Returns CAPTURED (queued, or
- * dropped: queue full), UNCHANGED, GONE, or -ENOMEM. No malloc.
+ * of an unchanged process does nothing more). A later notice (nr_seen > 1)
+ * with no mapping event since the last read reads nothing but looks for a
+ * perf map (push_unchanged). Returns CAPTURED (queued, or dropped: queue
+ * full), UNCHANGED, GONE, or -ENOMEM. No malloc.
  */
 static int capture(struct notice_thread *nt, struct watch *w, uint32_t nr_seen, uint64_t sent_ns)
 {
@@ -287,6 +356,19 @@ static int capture(struct notice_thread *nt, struct watch *w, uint32_t nr_seen, 
 	/* a recheck with no mapping event since the last read: nothing to find */
 	if (!nr_seen && mm && w->changes_known && changes == w->changes) {
 		__atomic_add_fetch(&nt->spared, 1, __ATOMIC_RELAXED);
+		return UNCHANGED;
+	}
+	/*
+	 * BPF's notices at 10, 30 and 70 ms, the same: the maps, the files
+	 * and the jitdump (an executable mapping) are the last capture's; a
+	 * perf map is no mapping, so it is looked for
+	 */
+	if (nr_seen > 1 && mm && w->changes_known && changes == w->changes &&
+	    !perf_map_new(nt, w)) {
+		/* what the reader does with it: Python's layout retried (proc_table.c) */
+		if (w->python)
+			return push_unchanged(nt, w);
+		__atomic_add_fetch(&nt->notices_spared, 1, __ATOMIC_RELAXED);
 		return UNCHANGED;
 	}
 	/* read before the maps: an event handled after the read moves it (read again), none is missed */
@@ -316,10 +398,20 @@ static int capture(struct notice_thread *nt, struct watch *w, uint32_t nr_seen, 
 	it->start = w->start;
 	it->maps = (char *)(it + 1);
 	it->maps_len = len;
+	it->unchanged = false;
+	it->changes = w->changes;
+	it->changes_known = w->changes_known;
 	memcpy(it->maps, nt->buf, len);
 	/* the same maps as its last capture: those files are queued or held already */
 	symbolizer__capture(nt->o.proc_dir, nt->o.jit_max_size, w->pid, w->start, it->maps, len,
 			    same ? 0 : NOTICE_MAX_FILES, &it->files);
+	/* before the push: the item is the reader's after it */
+	w->python = memmem(it->maps, len, "python3.", 8) != NULL;
+	w->ident_known = it->files.jit.ident_read;
+	w->nspid = it->files.jit.id.nspid;
+	w->perf_map_settled =
+		it->files.jit.fd[PERF_MAP] >= 0 ||
+		(it->files.jit.fd[PERF_MAP] != -ENOENT && it->files.jit.fd[PERF_MAP] != -ESRCH);
 	if (log_verbosity >= LOG_DEBUG)
 		pr_debug(
 			"%s %u of pid %u: read %.1f ms after %s: %zu bytes of maps, %zu files held%s, "
@@ -332,6 +424,8 @@ static int capture(struct notice_thread *nt, struct watch *w, uint32_t nr_seen, 
 	if (!push(nt, it)) {
 		__atomic_add_fetch(&nt->dropped, 1, __ATOMIC_RELAXED);
 		notice_item__free(it);
+		/* never delivered: the next notice or recheck reads again */
+		w->changes_known = false;
 		return CAPTURED;
 	}
 	w->len = len;
@@ -599,6 +693,7 @@ void notice_thread__stats(struct notice_thread *nt, struct notice_thread_stats *
 	st->captured = __atomic_load_n(&nt->captured, __ATOMIC_RELAXED);
 	st->rechanged = __atomic_load_n(&nt->rechanged, __ATOMIC_RELAXED);
 	st->spared = __atomic_load_n(&nt->spared, __ATOMIC_RELAXED);
+	st->notices_spared = __atomic_load_n(&nt->notices_spared, __ATOMIC_RELAXED);
 	st->gone = __atomic_load_n(&nt->gone, __ATOMIC_RELAXED);
 	st->dropped = __atomic_load_n(&nt->dropped, __ATOMIC_RELAXED);
 	st->demoted = __atomic_load_n(&nt->nr_demoted, __ATOMIC_RELAXED);

@@ -53,6 +53,11 @@
 #define EXEC_WAIT_NS (5ULL * 1000 * 1000)
 /* An exited process's MMAP2 history is kept this long (its copies are walked by then) */
 #define MMAP_KEEP_NS (10ULL * 1000 * 1000 * 1000)
+/* Notices' captures kept for the processes' first maps read, at most, and for how long */
+#define FRESH_MAX 16
+#define FRESH_NS (1000ULL * 1000 * 1000)
+/* A longer text is not kept (16 of them held at most: 4 MiB): its process's first read reads again */
+#define FRESH_MAX_BYTES (256u << 10)
 /* MMAP2 history, bytes at most */
 #define MMAP_MAX_BYTES (16u << 20)
 
@@ -73,6 +78,23 @@ struct proc_table {
 	struct mmap_events_exec exec_wait[MMAP_EVENTS_MAX_EXEC];
 	size_t nr_exec_wait;
 	uint64_t exec_wait_ns;
+	/*
+	 * The notices' latest whole maps texts (a ring, next: the slot taken
+	 * next), each given once to proc_table__maps: a process's first records
+	 * come right after its first notice, whose thread has just read the
+	 * maps; they serve while the mmap events' count of the process's
+	 * changes has not moved since that read (take_fresh)
+	 */
+	/* proc_table__exits_moved's: mmap_events__exits at the last two looks, and the looks */
+	uint64_t exits_seen[2];
+	uint64_t nr_exit_looks;
+	struct fresh_maps {
+		uint32_t pid, start;
+		uint64_t changes, taken_ns; /* the count before the read; when the reader took it */
+		char *text; /* malloc'd; NULL: a free slot */
+		size_t len;
+	} fresh[FRESH_MAX];
+	size_t next_fresh;
 };
 
 static uint64_t mono_ns(void)
@@ -184,6 +206,8 @@ void proc_table__free(struct proc_table *t)
 {
 	if (!t)
 		return;
+	for (size_t i = 0; i < FRESH_MAX; i++)
+		free(t->fresh[i].text);
 	notice_thread__free(t->notices);
 	mmap_events__free(t->mmaps);
 	maps_cache__free(t->maps);
@@ -314,13 +338,72 @@ int proc_table__cgroup(struct proc_table *t, struct profile *p, uint32_t proc)
 	return 0;
 }
 
+/* Keep a notice's whole maps text of (pid, start) for take_fresh; 0 or -ENOMEM. */
+static int keep_fresh(struct proc_table *t, const struct notice_item *it)
+{
+	struct fresh_maps *f = &t->fresh[t->next_fresh];
+
+	if (!t->mmaps || !it->changes_known || !it->start || !it->maps_len ||
+	    it->maps_len > FRESH_MAX_BYTES)
+		return 0;
+	free(f->text);
+	f->text = malloc(it->maps_len + 1);
+	if (!f->text)
+		return -ENOMEM;
+	memcpy(f->text, it->maps, it->maps_len);
+	f->text[it->maps_len] = '\0';
+	f->len = it->maps_len;
+	f->pid = it->pid;
+	f->start = it->start;
+	f->changes = it->changes;
+	f->taken_ns = mono_ns();
+	t->next_fresh = (t->next_fresh + 1) % FRESH_MAX;
+	return 0;
+}
+
+/*
+ * The maps of (pid, start) as its notice's thread read them, if no mapping
+ * event of it (an executable mapping, an exec, its exit: mmap_events.h)
+ * was handled since, within FRESH_NS: into *text (the caller's) and *len,
+ * true. Each is given once. The same text a read now would give but for
+ * what the mmap events have not handled yet (they do within about 10 ms);
+ * an address of a sample in such a mapping makes the aggregator read again
+ * (agg.c check_mappings), as at a mapping made after any read.
+ */
+static bool take_fresh(struct proc_table *t, uint32_t pid, uint64_t start, char **text, size_t *len)
+{
+	for (size_t i = 0; i < FRESH_MAX; i++) {
+		struct fresh_maps *f = &t->fresh[i];
+		bool current;
+
+		if (!f->text || f->pid != pid || f->start != (uint32_t)start)
+			continue;
+		current = mono_ns() - f->taken_ns < FRESH_NS &&
+			  mmap_events__changes(t->mmaps, pid) == f->changes;
+		*text = current ? f->text : NULL;
+		*len = f->len;
+		if (current)
+			pr_debug("maps of pid %u: its notice's, taken %.1f ms ago\n", pid,
+				 (double)(mono_ns() - f->taken_ns) / 1e6);
+		else
+			free(f->text);
+		f->text = NULL;
+		return current;
+	}
+	return false;
+}
+
 int proc_table__maps(struct proc_table *t, uint32_t pid, uint64_t start, char **text, size_t *len,
 		     bool *remembered)
 {
 	const char *kept;
-	int err = proc_table__read_maps(t->proc_dir, pid, text, len);
+	int err;
 
 	*remembered = false;
+	/* a notice's maps, just read (remembered already, by proc_table__take_captured) */
+	if (start && t->mmaps && take_fresh(t, pid, start, text, len))
+		return 0;
+	err = proc_table__read_maps(t->proc_dir, pid, text, len);
 	if (!err && (!*len || !proc_table__same(t, pid, start))) {
 		free(*text);
 		*text = NULL;
@@ -363,10 +446,34 @@ void proc_table__new_profile(struct proc_table *t, uint64_t start_ns, uint64_t n
 
 void proc_table__reap(struct proc_table *t, uint64_t now_ns, uint64_t cut_ns)
 {
+	/* the notices' texts no first read took (a process that exec'd, or had no record) */
+	for (size_t i = 0; i < FRESH_MAX; i++) {
+		struct fresh_maps *f = &t->fresh[i];
+
+		if (f->text && mono_ns() - f->taken_ns >= FRESH_NS) {
+			free(f->text);
+			f->text = NULL;
+		}
+	}
 	if (t->unwinder)
 		unwinder__reap(t->unwinder);
 	if (t->maps)
 		maps_cache__expire(t->maps, now_ns, cut_ns, false);
+}
+
+bool proc_table__exits_moved(struct proc_table *t)
+{
+	uint64_t now;
+	bool moved;
+
+	if (!t->mmaps)
+		return true;
+	now = mmap_events__exits(t->mmaps);
+	moved = t->nr_exit_looks < 2 || now != t->exits_seen[0];
+	t->exits_seen[0] = t->exits_seen[1];
+	t->exits_seen[1] = now;
+	t->nr_exit_looks++;
+	return moved;
 }
 
 const struct maps_cache *proc_table__maps_cache(const struct proc_table *t)
@@ -558,14 +665,26 @@ int proc_table__take_captured(struct proc_table *t)
 	int err = 0;
 
 	for (; it; it = next) {
+		const char *text = it->maps;
+		size_t len = it->maps_len;
+
 		next = it->next;
-		if (!err && t->maps)
+		/* a later notice of unchanged maps: those kept from its last capture stand */
+		if (it->unchanged)
+			text = t->maps ? maps_cache__peek(t->maps, it->pid, it->start, &len) : NULL;
+		else if (!err && t->maps)
 			err = maps_cache__put(t->maps, it->pid, it->start, it->maps, it->maps_len);
-		if (!err)
-			err = register_noticed(t, it->pid, it->maps, it->maps_len);
-		if (!err)
-			err = hand_to_symbolizer(t, it->pid, it->start, it->maps, it->maps_len,
-						 &it->files);
+		if (!err && !it->unchanged)
+			err = keep_fresh(t, it);
+		if (!err && text)
+			err = register_noticed(t, it->pid, text, len);
+		/*
+		 * of an unchanged one, nothing is new but Python's layout retried
+		 * (python_procs__scan): only where a python3.N is mapped
+		 */
+		if (!err && text &&
+		    (!it->unchanged || (t->interps && memmem(text, len, "python3.", 8))))
+			err = hand_to_symbolizer(t, it->pid, it->start, text, len, &it->files);
 		notice_item__free(it);
 	}
 	return err == -ENOMEM ? err : 0;

@@ -94,6 +94,7 @@ struct session {
 	size_t nr_pending, cap_pending;
 	bool warned_flush;
 	bool no_lpm_batch; /* the kernel refused a batch on unwind_mappings: one at a time */
+	bool no_gone_batch; /* the kernel has no BPF_MAP_LOOKUP_BATCH for `seen`: GET_NEXT_KEY */
 };
 
 /* A table's words map, filled, waiting for its slot in unwind_rows */
@@ -935,38 +936,165 @@ static void proc_maps_changed(struct session *s)
 	__atomic_add_fetch(&s->skel->bss->proc_maps_gen, 1, __ATOMIC_SEQ_CST);
 }
 
-/* Delete map's (u32 tgid keys) entries of processes gone; how many. */
-static size_t forget_gone(const struct bpf_map *map)
+/* Keys a BPF_MAP_LOOKUP_BATCH call asks for (its values: at most this many times 64 bytes) */
+#define GONE_BATCH 256
+#define GONE_VALUE_MAX 64
+
+/* One pass of session__forget_gone: the tgids looked at (kill(tgid, 0)), each once */
+struct gone_pass {
+	uint32_t *alive, *gone; /* sorted once a map is done (sort_checked) */
+	size_t nr_alive, nr_gone, cap_alive, cap_gone;
+	size_t sorted_alive, sorted_gone; /* how many of each are sorted */
+};
+
+static int cmp_u32(const void *a, const void *b)
 {
-	uint32_t key, next, *gone;
-	int fd = bpf_map__fd(map);
-	size_t n = 0, i, max = bpf_map__max_entries(map);
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static bool in_sorted(const uint32_t *v, size_t n, uint32_t key)
+{
+	return n && bsearch(&key, v, n, sizeof(*v), cmp_u32);
+}
+
+static int push_u32(uint32_t **v, size_t *n, size_t *cap, uint32_t x)
+{
+	if (array__grow((void **)v, cap, *n + 1, sizeof(**v)))
+		return -ENOMEM;
+	(*v)[(*n)++] = x;
+	return 0;
+}
+
+/* Whether tgid key is gone: from an earlier map's look in this pass, else kill(key, 0). */
+static bool key_gone(struct gone_pass *g, uint32_t key)
+{
+	bool gone;
+
+	if (in_sorted(g->gone, g->sorted_gone, key))
+		return true;
+	if (in_sorted(g->alive, g->sorted_alive, key))
+		return false;
+	gone = key && kill((pid_t)key, 0) && errno == ESRCH;
+	/* out of memory: only not remembered for the next maps */
+	(void)(gone ? push_u32(&g->gone, &g->nr_gone, &g->cap_gone, key) :
+		      push_u32(&g->alive, &g->nr_alive, &g->cap_alive, key));
+	return gone;
+}
+
+/* A map looked at: what it added, sorted for the next maps' look-ups */
+static void sort_checked(struct gone_pass *g)
+{
+	qsort(g->alive, g->nr_alive, sizeof(*g->alive), cmp_u32);
+	qsort(g->gone, g->nr_gone, sizeof(*g->gone), cmp_u32);
+	g->sorted_alive = g->nr_alive;
+	g->sorted_gone = g->nr_gone;
+}
+
+/*
+ * The keys of map fd into *keys (u32 tgids), by BPF_MAP_LOOKUP_BATCH: one
+ * system call a GONE_BATCH keys (and the kernel's walk of the buckets),
+ * where GET_NEXT_KEY costs one a key and looks each up again. Returns the
+ * count, or -errno: -EINVAL, -ENOTSUPP (524) or -EOPNOTSUPP where the kernel has no
+ * batch for the map (before 5.6), -ENOSPC past a bucket of more than
+ * GONE_BATCH keys; the caller walks by GET_NEXT_KEY then.
+ */
+static ssize_t batch_keys(int fd, uint32_t value_size, size_t max, uint32_t **keys)
+{
+	uint8_t values[GONE_BATCH * GONE_VALUE_MAX];
+	uint32_t in = 0, out = 0, got[GONE_BATCH];
+	size_t n = 0, cap = 0;
+	bool first = true;
+
+	if (value_size > GONE_VALUE_MAX)
+		return -EINVAL;
+	*keys = NULL;
+	for (;;) {
+		__u32 count = GONE_BATCH;
+		int err = bpf_map_lookup_batch(fd, first ? NULL : &in, &out, got, values, &count,
+					       NULL);
+
+		err = err ? -errno : 0;
+		if (err && err != -ENOENT) {
+			free(*keys);
+			*keys = NULL;
+			return err;
+		}
+		if (count && (n + count > max ||
+			      array__grow((void **)keys, &cap, n + count, sizeof(**keys)))) {
+			free(*keys);
+			*keys = NULL;
+			return n + count > max ? -E2BIG : -ENOMEM;
+		}
+		memcpy(*keys + n, got, count * sizeof(*got));
+		n += count;
+		if (err == -ENOENT || !count)
+			return (ssize_t)n; /* the last buckets */
+		in = out;
+		first = false;
+	}
+}
+
+/* The keys of map fd by GET_NEXT_KEY (batch_keys' fallback): the count, or -ENOMEM. */
+static ssize_t next_keys(int fd, size_t max, uint32_t **keys)
+{
+	uint32_t key, next;
+	size_t n = 0, cap = 0;
 	void *prev = NULL;
 
-	if (fd < 0 || bpf_map__key_size(map) != sizeof(key))
-		return 0;
-	/* collected first: a deleted key would restart the walk */
-	gone = malloc(max * sizeof(*gone));
-	if (!gone)
-		return 0;
+	*keys = NULL;
 	while (n < max && !bpf_map_get_next_key(fd, prev, &next)) {
 		key = next;
 		prev = &key;
-		if (key && kill((pid_t)key, 0) && errno == ESRCH)
-			gone[n++] = key;
+		if (array__grow((void **)keys, &cap, n + 1, sizeof(**keys))) {
+			free(*keys);
+			*keys = NULL;
+			return -ENOMEM;
+		}
+		(*keys)[n++] = key;
 	}
-	for (i = 0; i < n; i++)
-		bpf_map_delete_elem(fd, &gone[i]);
-	free(gone);
+	return (ssize_t)n;
+}
+
+/* Delete map's (u32 tgid keys) entries of processes gone; how many. */
+static size_t forget_gone(const struct bpf_map *map, struct gone_pass *g, bool *no_batch)
+{
+	int fd = bpf_map__fd(map);
+	size_t n = 0, i, max = bpf_map__max_entries(map);
+	uint32_t *keys = NULL;
+	ssize_t nr = -EINVAL;
+
+	if (fd < 0 || bpf_map__key_size(map) != sizeof(*keys))
+		return 0;
+	/* the keys first: a deleted key would restart a GET_NEXT_KEY walk */
+	if (!*no_batch) {
+		nr = batch_keys(fd, bpf_map__value_size(map), max, &keys);
+		/* no batch for this map type on this kernel: not asked again */
+		if (nr == -EINVAL || nr == -524 /* ENOTSUPP */ || nr == -EOPNOTSUPP)
+			*no_batch = true;
+	}
+	if (nr < 0 && nr != -ENOMEM)
+		nr = next_keys(fd, max, &keys);
+	for (i = 0; nr > 0 && i < (size_t)nr; i++)
+		if (key_gone(g, keys[i]) && !bpf_map_delete_elem(fd, &keys[i]))
+			n++;
+	free(keys);
+	sort_checked(g);
 	return n;
 }
 
 size_t session__forget_gone(struct session *s)
 {
-	/* v8_procs too: an exited node's layout (interp_v8.c attaches a reused pid again) */
-	size_t n = forget_gone(s->skel->maps.seen) + forget_gone(s->skel->maps.noticed);
-	size_t v8 = forget_gone(s->skel->maps.v8_procs);
+	struct gone_pass g = { 0 };
+	size_t n, v8;
 
+	/* v8_procs too: an exited node's layout (interp_v8.c attaches a reused pid again) */
+	n = forget_gone(s->skel->maps.seen, &g, &s->no_gone_batch) +
+	    forget_gone(s->skel->maps.noticed, &g, &s->no_gone_batch);
+	v8 = forget_gone(s->skel->maps.v8_procs, &g, &s->no_gone_batch);
+	free(g.alive);
+	free(g.gone);
 	if (v8)
 		proc_maps_changed(s);
 	return n + v8;
