@@ -113,7 +113,8 @@ struct {
 
 /*
  * What the maps that describe a process (unwind_procs, py_procs, hs_procs,
- * v8_procs) said of the last process walked on this CPU, one cache a CPU:
+ * v8_procs) said of the last process walked on this CPU, one cache a CPU
+ * and walk slot:
  * a hash look-up (a helper call, the key's hash, two cache lines) costs
  * 150-300 ns a sample on this project's VMs (docs/BENCHMARKS.md, issue
  * 34), up to four a sample, where a CPU-bound process's samples follow one
@@ -137,9 +138,10 @@ struct proc_reg {
 	__u32 pad;
 };
 
+/* one entry a walk slot: a sample may interrupt an off-CPU block's walk between its check and its write */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, WALK_SLOTS);
 	__type(key, __u32);
 	__type(value, struct proc_reg);
 } proc_reg_cache SEC(".maps");
@@ -739,7 +741,7 @@ static __always_inline bool walk_begin(struct bpfprof_sample *e, __u64 nk, __u32
 				       __u64 sp, __u64 bp, bool at_entry)
 {
 	struct walk *w;
-	__u32 slot = cur_slot(), zero = 0;
+	__u32 slot = cur_slot();
 	struct proc_reg *pc;
 	__u64 *reg, gen;
 
@@ -780,7 +782,7 @@ static __always_inline bool walk_begin(struct bpfprof_sample *e, __u64 nk, __u32
 		return false;
 	}
 	gen = *(volatile __u64 *)&proc_maps_gen;
-	pc = bpf_map_lookup_elem(&proc_reg_cache, &zero);
+	pc = bpf_map_lookup_elem(&proc_reg_cache, &slot);
 	if (pc && pc->tgid == tgid && pc->gen == gen) {
 		w->reg_ns = pc->reg_ns;
 	} else {

@@ -78,10 +78,10 @@ struct {
 static __always_inline void walk_interps(__u32 tgid, __u64 time_ns)
 {
 #if !BPFPROF_LEGACY
-	__u32 slot = cur_slot(), zero = 0, kinds = 0;
+	__u32 slot = cur_slot(), kinds = 0;
 	struct walk *w = bpf_map_lookup_elem(&walk_state, &slot);
 	__u64 gen = *(volatile __u64 *)&proc_maps_gen;
-	struct proc_reg *pc = bpf_map_lookup_elem(&proc_reg_cache, &zero);
+	struct proc_reg *pc = bpf_map_lookup_elem(&proc_reg_cache, &slot);
 
 	if (!w || !interp_walks)
 		return;
