@@ -8,6 +8,7 @@
  */
 #include <string.h>
 #include "lib_hash_words.h"
+#include "lib_hashmap.h" /* hash__mix64 */
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
@@ -25,16 +26,6 @@ static const uint64_t acc_init[4] = { 0x00000000C2B2AE3DULL, 0x9E3779B185EBCA87U
 #define S3 0x1d8e4e27c47d124fULL
 
 typedef uint64_t (*hash_fn)(uint64_t seed, const uint64_t *w, size_t n, uint64_t *dst);
-
-static inline uint64_t mix64(uint64_t h)
-{
-	h ^= h >> 30;
-	h *= 0xbf58476d1ce4e5b9ULL;
-	h ^= h >> 27;
-	h *= 0x94d049bb133111ebULL;
-	h ^= h >> 31;
-	return h;
-}
 
 /* 64 x 64 -> 128-bit multiply, the halves xored (wyhash's mum) */
 static inline uint64_t mum(uint64_t a, uint64_t b)
@@ -72,7 +63,7 @@ static inline uint64_t finish(uint64_t acc[4], const uint64_t *w, size_t i, size
 			dst[i] = w[i];
 		acc_word(acc, w[i], i);
 	}
-	return mix64(mum(acc[0] ^ S0, acc[1] ^ S1) + mum(acc[2] ^ S2, acc[3] ^ S3));
+	return hash__mix64(mum(acc[0] ^ S0, acc[1] ^ S1) + mum(acc[2] ^ S2, acc[3] ^ S3));
 }
 
 /* Four words a turn in four registers (an array indexed by i % 4 stays in memory) */
