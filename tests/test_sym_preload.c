@@ -120,6 +120,7 @@ static void test_reads_in_order_with_own_descriptor(void **state)
 {
 	struct fake f;
 	struct sym_preload *pl;
+	struct sym_preload_file *first;
 	struct stat sb;
 	size_t queued, tried;
 	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
@@ -150,20 +151,24 @@ static void test_reads_in_order_with_own_descriptor(void **state)
 	assert_true(fd_open(fd));
 	assert_false(fd_open(f.fds[0])); /* closed once read */
 
-	assert_int_equal(sym_preload__count(pl), 2);
-	assert_non_null(sym_preload__file(pl, 0)->st);
-	assert_true(sym_preload__file(pl, 0)->tried);
-	assert_int_equal(sym_preload__file(pl, 0)->inode, 1);
-	assert_int_equal(sym_preload__file(pl, 0)->dev_major, 8);
-	assert_null(sym_preload__file(pl, 1)->st); /* failed: left to finalize */
-	assert_true(sym_preload__file(pl, 1)->tried);
-	assert_null(sym_preload__file(pl, 2));
+	first = sym_preload__files(pl);
+	assert_non_null(first);
+	assert_string_equal(first->path, "/usr/lib/ok.so");
+	assert_non_null(first->st);
+	assert_true(first->tried);
+	assert_int_equal(first->inode, 1);
+	assert_int_equal(first->dev_major, 8);
+	assert_int_equal(first->pid, 100);
+	assert_non_null(first->next);
+	assert_null(first->next->st); /* failed: left to finalize */
+	assert_true(first->next->tried);
+	assert_null(first->next->next);
 	/* after the stop: nothing queued */
 	assert_int_equal(sym_preload__add(pl, "/usr/lib/ok4.so", 4, 8, 1, 400, fd), 0);
-	assert_int_equal(sym_preload__count(pl), 2);
+	assert_null(first->next->next);
 	/* a table taken is the caller's; the other freed with the queue */
-	elf_symtab__free(sym_preload__file(pl, 0)->st);
-	sym_preload__file(pl, 0)->st = NULL;
+	elf_symtab__free(first->st);
+	first->st = NULL;
 	sym_preload__free(pl);
 	close(fd);
 }
@@ -179,6 +184,7 @@ static void test_stop_finishes_the_one_under_way(void **state)
 {
 	struct fake f;
 	struct sym_preload *pl;
+	struct sym_preload_file *first;
 	pthread_t stopper;
 	size_t queued, tried;
 	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC), later_fd;
@@ -193,28 +199,25 @@ static void test_stop_finishes_the_one_under_way(void **state)
 	assert_int_equal(sym_preload__add(pl, "/a/ok3", 3, 0, 1, 1, fd), 0);
 	/* the stop, on another thread: it waits for the read under way */
 	assert_int_equal(pthread_create(&stopper, NULL, stop_thread, pl), 0);
-	/* stopping once an add queues nothing (the queue is under max_files) */
-	sym_preload__progress(pl, &queued, &tried);
-	for (int i = 0; i < 5000; i++) {
-		size_t before = queued;
-
-		assert_int_equal(sym_preload__add(pl, "/a/ok-probe", 9, 0, 1, 1, fd), 0);
-		sym_preload__progress(pl, &queued, &tried);
-		if (queued == before)
-			break;
+	for (int i = 0; i < 5000 && !sym_preload__progress(pl, &queued, &tried); i++)
 		usleep(1000);
-	}
-	assert_true(queued < 8);
+	assert_true(sym_preload__progress(pl, &queued, &tried));
+	assert_int_equal(queued, 3);
 	assert_int_equal(tried, 0);
 	fake_release(&f);
 	pthread_join(stopper, NULL);
-	later_fd = sym_preload__file(pl, 1)->fd; /* its read never begun */
-	assert_true(later_fd >= 0 && later_fd != fd);
+	first = sym_preload__files(pl);
 	assert_int_equal(f.calls, 1);
-	assert_non_null(sym_preload__file(pl, 0)->st);
-	assert_false(sym_preload__file(pl, 1)->tried);
-	assert_null(sym_preload__file(pl, 1)->st);
-	assert_false(sym_preload__file(pl, 2)->tried);
+	assert_string_equal(first->path, "/a/ok1");
+	assert_non_null(first->st);
+	assert_true(first->tried);
+	assert_string_equal(first->next->path, "/a/ok2");
+	assert_false(first->next->tried);
+	assert_null(first->next->st);
+	assert_string_equal(first->next->next->path, "/a/ok3");
+	assert_false(first->next->next->tried);
+	later_fd = first->next->fd; /* its read never begun: still open */
+	assert_true(later_fd >= 0 && later_fd != fd);
 	assert_true(fd_open(later_fd));
 	sym_preload__free(pl); /* frees ok1's table, closes the unread files' descriptors */
 	assert_false(fd_open(later_fd));

@@ -12,7 +12,9 @@
  * objects built here with gcc (-nostdlib), each with one known function;
  * a profile of many locations, whose look-ups are made over two threads,
  * is named as the same locations are a few at a time (one thread), on a
- * copy of the host's libc beside one of those.
+ * copy of the host's libc beside one of those; and as by a symbolizer that
+ * read the tables while sampling (symbolizer__preload), one of whose reads
+ * failed.
  */
 #include <elf.h>
 #include <errno.h>

@@ -709,8 +709,7 @@ static int take_preloaded(struct symbolizer *sy)
 	if (!pl)
 		return 0;
 	sym_preload__stop(pl);
-	for (size_t i = 0; i < sym_preload__count(pl) && !err; i++) {
-		struct sym_preload_file *f = sym_preload__file(pl, i);
+	for (struct sym_preload_file *f = sym_preload__files(pl); f && !err; f = f->next) {
 		struct profile_mapping m = { .path = f->path,
 					     .inode = f->inode,
 					     .dev_major = f->dev_major,
@@ -722,7 +721,7 @@ static int take_preloaded(struct symbolizer *sy)
 		d = dso_entry_of(sy, f->pid, &m);
 		if (!d) {
 			err = -ENOMEM;
-			break;
+			continue;
 		}
 		if (d->loaded)
 			continue;
