@@ -36,6 +36,20 @@ void symbolizer__free(struct symbolizer *sy);
 int symbolizer__load_kernel_async(struct symbolizer *sy);
 
 /*
+ * Read the symbol tables of the files symbolizer__pin holds (the executable
+ * files of the processes the run registers) while sampling, on a thread of
+ * their own (sym_preload.h; SCHED_IDLE where bpfprof has CAP_SYS_NICE),
+ * instead of at the first symbolizer__symbolize, which then takes what was
+ * read (waiting for the table under way) and reads the rest itself. The
+ * names are the same. Costs CPU during the run and memory until then for
+ * every file pinned, sampled or not: at most max_files files, and meant for
+ * runs whose targets are few (a command, -p), not -a's every file. Call
+ * before the first pin. Returns 0, or -errno when no thread could be
+ * started (the tables are then read at the end as without it).
+ */
+int symbolizer__preload(struct symbolizer *sy, size_t max_files);
+
+/*
  * Name kernel frames by the kernel's own symbol lookup (include/kernel_names.h)
  * for just the addresses each profile holds, and take the kernel text's
  * bounds from it, instead of reading /proc/kallsyms whole (40-60 ms of CPU a
@@ -150,6 +164,8 @@ void symbolizer__settle(struct symbolizer *sy);
 
 struct symbolizer_counts {
 	size_t nr_pins, nr_files, nr_jit_procs, nr_jit_fds;
+	/* symbolizer__preload: files queued, read (or failed) so far, tables taken by the first profile */
+	size_t nr_preload_queued, nr_preload_tried, nr_preloaded;
 };
 void symbolizer__counts(const struct symbolizer *sy, struct symbolizer_counts *c);
 

@@ -12,7 +12,9 @@
  * objects built here with gcc (-nostdlib), each with one known function;
  * a profile of many locations, whose look-ups are made over two threads,
  * is named as the same locations are a few at a time (one thread), on a
- * copy of the host's libc beside one of those.
+ * copy of the host's libc beside one of those; and as by a symbolizer that
+ * read the tables while sampling (symbolizer__preload), one of whose reads
+ * failed.
  */
 #include <elf.h>
 #include <errno.h>
@@ -464,6 +466,99 @@ static void test_many_locations_over_two_threads(void **state)
 	profile__free(all);
 }
 
+/* Until the preload has tried n files (5 s at most) */
+static void wait_preload_tried(struct symbolizer *sy, size_t n)
+{
+	struct symbolizer_counts sc;
+
+	for (int i = 0; i < 5000; i++) {
+		symbolizer__counts(sy, &sc);
+		if (sc.nr_preload_tried >= n)
+			break;
+		usleep(1000);
+	}
+	assert_int_equal(sc.nr_preload_tried, n);
+}
+
+/*
+ * Tables read while sampling (symbolizer__preload): the pinned files are
+ * read on the preload's thread, and the profile is named as by a
+ * symbolizer that reads them at the end, by path. libc's pin reads (the
+ * table is taken); libx's map_files entry is not an ELF file: its read
+ * fails, and libx is read again at the end the usual way (by path, under
+ * the process's root).
+ */
+static void test_preload(void **state)
+{
+	char libc[256], libx[256], pin_c[256], pin_x[256];
+	struct profile *p, *q;
+	struct symbolizer *sy = symbolizer__new(NULL, proc_dir);
+	struct symbolizer *plain = symbolizer__new(NULL, proc_dir);
+	struct symbolizer_counts sc;
+	uint64_t off_x;
+
+	assert_non_null(sy);
+	assert_non_null(plain);
+	if (sh("mkdir -p %s/800/root/opt/lib && cp \"$(gcc -print-file-name=libc.so.6)\" "
+	       "%s/800/root/opt/lib/libc.so.6",
+	       proc_dir, proc_dir))
+		skip();
+	snprintf(libc, sizeof(libc), "%s/800/root/opt/lib/libc.so.6", proc_dir);
+	snprintf(libx, sizeof(libx), "%s/100/root/opt/lib/libx.so", proc_dir);
+	off_x = file_offset_of(libx, "one_fn");
+	p = many_locs(libc, libx, off_x, 0, LIBC_LOCS + LIBX_LOCS);
+	q = many_locs(libc, libx, off_x, 0, LIBC_LOCS + LIBX_LOCS);
+	snprintf(pin_c, sizeof(pin_c), "%s/800/map_files/%llx-%llx", proc_dir,
+		 (unsigned long long)p->procs[0].mappings[0].start,
+		 (unsigned long long)p->procs[0].mappings[0].end);
+	snprintf(pin_x, sizeof(pin_x), "%s/100/map_files/%llx-%llx", proc_dir,
+		 (unsigned long long)p->procs[1].mappings[0].start,
+		 (unsigned long long)p->procs[1].mappings[0].end);
+	assert_int_equal(sh("mkdir -p %s/800/map_files %s/100/map_files && cp %s %s && "
+			    "echo not-an-elf-file > %s",
+			    proc_dir, proc_dir, libc, pin_c, pin_x),
+			 0);
+
+	assert_int_equal(symbolizer__preload(sy, 8), 0);
+	assert_int_equal(symbolizer__pin(sy, p, 0), 0);
+	assert_int_equal(symbolizer__pin(sy, p, 1), 0);
+	assert_int_equal(symbolizer__pin(sy, p, 0), 0); /* pinned already: not queued again */
+	wait_preload_tried(sy, 2);
+	symbolizer__counts(sy, &sc);
+	assert_int_equal(sc.nr_preload_queued, 2);
+	assert_int_equal(sc.nr_preloaded, 0);
+
+	assert_int_equal(symbolizer__symbolize(sy, p), 0);
+	assert_int_equal(symbolizer__symbolize(plain, q), 0);
+	symbolizer__counts(sy, &sc);
+	assert_int_equal(sc.nr_preloaded, 1); /* libc's; libx's read failed */
+	assert_int_equal(sc.nr_files, 2);
+	assert_int_equal(p->nr_locs, q->nr_locs);
+	for (size_t i = 0; i < p->nr_locs; i++) {
+		const struct profile_location *a = &p->locs[i], *b = &q->locs[i];
+
+		assert_true(a->addr == b->addr && a->proc == b->proc);
+		if (!same_str(a->func, b->func) || !same_str(a->dso, b->dso) ||
+		    !same_str(a->addr_name, b->addr_name) || a->func_offset != b->func_offset)
+			fail_msg("%llx: '%s'+%llu preloaded, '%s'+%llu read at the end",
+				 (unsigned long long)a->addr, a->func ? a->func : "-",
+				 (unsigned long long)a->func_offset, b->func ? b->func : "-",
+				 (unsigned long long)b->func_offset);
+	}
+	assert_non_null(loc_of(p, 1, BASE + off_x)->func);
+	assert_string_equal(loc_of(p, 1, BASE + off_x)->func, "one_fn");
+	/* the build-ids recorded from the preloaded table, as from one read at the end */
+	assert_true(p->procs[0].mappings[0].build_id_len > 0);
+	assert_int_equal(p->procs[0].mappings[0].build_id_len, q->procs[0].mappings[0].build_id_len);
+	assert_memory_equal(p->procs[0].mappings[0].build_id, q->procs[0].mappings[0].build_id,
+			    q->procs[0].mappings[0].build_id_len);
+	assert_int_equal(sh("rm -rf %s/800/map_files %s/100/map_files", proc_dir, proc_dir), 0);
+	symbolizer__free(sy);
+	symbolizer__free(plain);
+	profile__free(p);
+	profile__free(q);
+}
+
 static void test_vdso(void **state)
 {
 	const uint8_t *img = (const uint8_t *)getauxval(AT_SYSINFO_EHDR);
@@ -506,6 +601,7 @@ int main(void)
 		cmocka_unit_test(test_capture_adopt),
 		cmocka_unit_test(test_vdso),
 		cmocka_unit_test(test_many_locations_over_two_threads),
+		cmocka_unit_test(test_preload),
 	};
 
 	return cmocka_run_group_tests(tests, setup_all, teardown_all);

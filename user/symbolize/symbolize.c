@@ -27,6 +27,7 @@
 #include "procmaps.h"
 #include "sym_debuginfod.h"
 #include "sym_elf.h"
+#include "sym_preload.h"
 #include "sym_jit.h"
 #include "sym_python.h"
 #include "symbolize.h"
@@ -101,6 +102,14 @@ struct symbolizer {
 	struct debuginfod_opts debuginfod_opts;
 	uint64_t load_ns; /* CPU loading symbol tables (get_dso, look_ahead's threads), for -vv */
 	size_t nr_loaded;
+	/*
+	 * symbolizer__preload: the pinned files' tables read while sampling,
+	 * until the first profile is symbolized (take_preloaded); for -vv, the
+	 * tables it handed over and its thread's CPU
+	 */
+	struct sym_preload *preload;
+	size_t nr_preloaded, preload_queued, preload_tried;
+	uint64_t preload_ns;
 	/* this profile's look-ups made ahead (look_ahead), name_user's cursor in them */
 	struct ahead *ahead;
 	size_t nr_ahead, at_ahead;
@@ -121,6 +130,7 @@ static uint64_t thread_ns(void)
 }
 
 static void join_kernel_load(struct symbolizer *sy);
+static bool can_leave_idle(void);
 
 struct symbolizer *symbolizer__new(const char *kallsyms_path, const char *proc_dir)
 {
@@ -163,6 +173,7 @@ void symbolizer__free(struct symbolizer *sy)
 	if (!sy)
 		return;
 	join_kernel_load(sy);
+	sym_preload__free(sy->preload);
 	drop_dsos(sy);
 	free(sy->dsos);
 	jit_procs__free(sy->jit);
@@ -250,6 +261,11 @@ void symbolizer__counts(const struct symbolizer *sy, struct symbolizer_counts *c
 	c->nr_pins = sy->nr_pins;
 	c->nr_files = sy->nr_dsos;
 	c->nr_jit_procs = jit_procs__count(sy->jit, &c->nr_jit_fds);
+	c->nr_preload_queued = sy->preload_queued;
+	c->nr_preload_tried = sy->preload_tried;
+	if (sy->preload)
+		sym_preload__progress(sy->preload, &c->nr_preload_queued, &c->nr_preload_tried);
+	c->nr_preloaded = sy->nr_preloaded;
 }
 
 int symbolizer__set_jit_max_size(struct symbolizer *sy, uint64_t bytes)
@@ -301,8 +317,11 @@ static int open_map_file(const char *proc_dir, uint32_t pid, const struct profil
 	return fd < 0 ? -errno : fd;
 }
 
-/* Hold fd (taken) as m's file. Returns 0 or -ENOMEM (fd closed). */
-static int add_pin(struct symbolizer *sy, const struct profile_mapping *m, int fd)
+/*
+ * Hold fd (taken) as m's file, mapped by process pid, and queue it for
+ * symbolizer__preload's reading. Returns 0 or -ENOMEM (fd closed).
+ */
+static int add_pin(struct symbolizer *sy, const struct profile_mapping *m, uint32_t pid, int fd)
 {
 	struct pinned_file *pin;
 
@@ -322,6 +341,10 @@ static int add_pin(struct symbolizer *sy, const struct profile_mapping *m, int f
 	pin->fd = fd;
 	pin->gen = sy->gen;
 	sy->nr_pins++;
+	/* each file once: a file pinned already is not added again */
+	if (sy->preload && sym_preload__add(sy->preload, m->path, m->inode, m->dev_major,
+					    m->dev_minor, pid, fd) == -ENOMEM)
+		return -ENOMEM;
 	return 0;
 }
 
@@ -359,7 +382,7 @@ int symbolizer__pin(struct symbolizer *sy, const struct profile *p, uint32_t pro
 			close(fd);
 			continue;
 		}
-		if (add_pin(sy, m, fd))
+		if (add_pin(sy, m, pr->pid, fd))
 			return -ENOMEM;
 	}
 	return 0;
@@ -466,7 +489,7 @@ int symbolizer__adopt(struct symbolizer *sy, const struct profile *p, uint32_t p
 		}
 		if (sy->nr_pins >= sy->max_pins)
 			return 0;
-		if (add_pin(sy, m, c->files[i].fd)) {
+		if (add_pin(sy, m, pr->pid, c->files[i].fd)) {
 			c->files[i].fd = -1;
 			return -ENOMEM;
 		}
@@ -555,14 +578,42 @@ int symbolizer__open_file(struct symbolizer *sy, const struct profile *p, uint32
 }
 
 /*
- * The symbols of m's file, with its debug file searched under the process's
- * root and then the host's, or debug_file (debuginfod's) when not NULL.
+ * The symbols of the file open at fd (a pin's), mapped at path by process
+ * pid, with its debug file searched under the process's root and then the
+ * host's, or debug_file (debuginfod's) when not NULL. Any thread: reads
+ * only its arguments. NULL with errno set.
+ */
+static struct elf_symtab *load_pinned(const char *proc_dir, int fd, uint32_t pid, const char *path,
+				      const char *debug_file)
+{
+	char file[4096], fdpath[64], root[64];
+	struct elf_load_opts o = {
+		.debug_root = root, .host_debug = true, .file_path = file, .debug_file = debug_file
+	};
+
+	snprintf(root, sizeof(root), "%s/%u/root", proc_dir, pid);
+	snprintf(file, sizeof(file), "%s", path);
+	strip_deleted(file);
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
+	return elf_symtab__load_opts(fdpath, &o);
+}
+
+/* symbolizer__preload's reading (sym_preload_load_fn): the pin's table, as open_elf reads it first */
+static struct elf_symtab *preload_load(void *proc_dir, int fd, uint32_t pid, const char *path)
+{
+	return load_pinned(proc_dir, fd, pid, path, NULL);
+}
+
+/*
+ * The symbols of m's file: its pin's (load_pinned), else by path under the
+ * process's root and then the host's, with its debug file searched the
+ * same way, or debug_file (debuginfod's) when not NULL.
  */
 static struct elf_symtab *open_elf(struct symbolizer *sy, uint32_t pid,
 				   const struct profile_mapping *m, const char *debug_file)
 {
 	const struct pinned_file *pin = find_pin(sy, m);
-	char file[4096], fdpath[64], root[64];
+	char file[4096], root[64];
 	struct elf_load_opts o = {
 		.debug_root = root, .host_debug = true, .file_path = file, .debug_file = debug_file
 	};
@@ -572,8 +623,7 @@ static struct elf_symtab *open_elf(struct symbolizer *sy, uint32_t pid,
 	snprintf(file, sizeof(file), "%s", m->path);
 	strip_deleted(file);
 	if (pin) {
-		snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", pin->fd);
-		st = elf_symtab__load_opts(fdpath, &o);
+		st = load_pinned(sy->proc_dir, pin->fd, pid, m->path, debug_file);
 		if (st)
 			return st;
 	}
@@ -632,6 +682,60 @@ static uint64_t load_dso(struct symbolizer *sy, struct dso_entry *d)
 		d->build_id_len = elf_symtab__build_id(d->st, d->build_id);
 	d->loaded = true;
 	return thread_ns() - t0;
+}
+
+int symbolizer__preload(struct symbolizer *sy, size_t max_files)
+{
+	if (sy->preload || sy->gen)
+		return 0;
+	/* SCHED_IDLE only where it can be raised back when finalize waits (as the kernel's read) */
+	sy->preload = sym_preload__start(max_files, can_leave_idle(), preload_load,
+					 (void *)sy->proc_dir);
+	return sy->preload ? 0 : -errno;
+}
+
+/*
+ * The tables symbolizer__preload read, handed to their files' entries
+ * before anything here reads a table: its thread stopped (the table under
+ * way finished), each table read becomes its entry's (a file read already
+ * keeps its own), the files not read are read the usual way when named.
+ * Once, at the first profile. 0 or -ENOMEM.
+ */
+static int take_preloaded(struct symbolizer *sy)
+{
+	struct sym_preload *pl = sy->preload;
+	int err = 0;
+
+	if (!pl)
+		return 0;
+	sym_preload__stop(pl);
+	for (struct sym_preload_file *f = sym_preload__files(pl); f && !err; f = f->next) {
+		struct profile_mapping m = { .path = f->path,
+					     .inode = f->inode,
+					     .dev_major = f->dev_major,
+					     .dev_minor = f->dev_minor };
+		struct dso_entry *d;
+
+		if (!f->st)
+			continue;
+		d = dso_entry_of(sy, f->pid, &m);
+		if (!d) {
+			err = -ENOMEM;
+			continue;
+		}
+		if (d->loaded)
+			continue;
+		d->st = f->st;
+		f->st = NULL;
+		d->build_id_len = elf_symtab__build_id(d->st, d->build_id);
+		d->loaded = true;
+		sy->nr_preloaded++;
+	}
+	sy->preload_ns = sym_preload__cpu_ns(pl);
+	sym_preload__progress(pl, &sy->preload_queued, &sy->preload_tried);
+	sym_preload__free(pl); /* the tables not taken, and its descriptors */
+	sy->preload = NULL;
+	return err;
 }
 
 static struct dso_entry *get_dso(struct symbolizer *sy, uint32_t pid,
@@ -1345,6 +1449,8 @@ int symbolizer__symbolize(struct symbolizer *sy, struct profile *p)
 	int err;
 
 	err = profile__resolve_locs(p);
+	if (!err)
+		err = take_preloaded(sy);
 	if (err)
 		return err;
 	if (sy->debuginfod && debuginfod__enabled()) {
@@ -1383,5 +1489,9 @@ int symbolizer__symbolize(struct symbolizer *sy, struct profile *p)
 		 (double)(t1 - t0) / 1e6, (double)(t2 - t1) / 1e6, (double)(t3 - t2) / 1e6,
 		 p->nr_locs, (double)(sy->load_ns - load0) / 1e6, sy->nr_loaded - nr0,
 		 (double)(thread_ns() - t3) / 1e6);
+	if (sy->preload_ns)
+		pr_debug("symbolizing: %zu symbol tables read while sampling, in %.1f ms of CPU\n",
+			 sy->nr_preloaded, (double)sy->preload_ns / 1e6);
+	sy->preload_ns = 0;
 	return err;
 }
