@@ -87,10 +87,10 @@ static __always_inline bool bench_primitives(struct bpf_perf_event_data *ctx)
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 #else
 	{
-		/* as the sample's header reads them (record.bpf.h): loads, not helpers */
+		/* as the sample's header reads them (record.bpf.h): the name by loads */
 		struct task_struct *t = bpf_get_current_task_btf();
 
-		e->cgroup_id = t->cgroups->dfl_cgrp->kn->id;
+		e->cgroup_id = bpf_get_current_cgroup_id();
 		__builtin_memcpy(e->comm, t->comm, sizeof(e->comm));
 	}
 #endif

@@ -34,16 +34,18 @@ static __always_inline void stack_record_begin(struct bpfprof_sample *e, struct 
 		e->start = process_start_current();
 #else
 		/*
-		 * by plain loads through the task's BTF pointer, what the
-		 * helpers read (bpf_get_current_cgroup_id: task_dfl_cgroup's
-		 * kn->id; bpf_get_current_comm: task->comm, which
-		 * __set_task_comm keeps NUL-padded): a helper's call and return
-		 * cost tens of ns on this project's hosts (SRSO's return thunk;
-		 * docs/BENCHMARKS.md, issue 34), three of them a sample here
+		 * the name and start by plain loads through the task's BTF
+		 * pointer, what bpf_get_current_comm reads (task->comm, which
+		 * __set_task_comm keeps NUL-padded): a helper's call and
+		 * return cost tens of ns on this project's hosts (SRSO's
+		 * return thunk; docs/BENCHMARKS.md, issue 34). The cgroup by
+		 * its helper: the chain task->cgroups->dfl_cgrp->kn->id, each
+		 * pointer load a few searches of the kernel's BTF for the
+		 * verifier, cost 4-5 ms of start-up
 		 */
 		struct task_struct *t = bpf_get_current_task_btf();
 
-		e->cgroup_id = t->cgroups->dfl_cgrp->kn->id;
+		e->cgroup_id = bpf_get_current_cgroup_id();
 		__builtin_memcpy(e->comm, t->comm, sizeof(e->comm));
 		bench_part(12);
 		e->start = process_start_of(t);

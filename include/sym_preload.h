@@ -50,12 +50,15 @@ struct sym_preload_file {
 /*
  * Start the thread (its queue empty). At most max_files files are queued
  * for the run (memory: each table stays until finalize, sampled or not).
- * idle: run the thread under SCHED_IDLE (pass true only when the caller can
- * raise it back: CAP_SYS_NICE, sched(7)). Returns NULL with errno set
- * (ENOMEM, or pthread_create's error).
+ * after_ns: nothing is read before this long (ns) after the start, so that
+ * a run that ends sooner spends no CPU on it (the files queued are read
+ * at finalize as without the thread); 0: from the first file. idle: run
+ * the thread under SCHED_IDLE (pass true only when the caller can raise it
+ * back: CAP_SYS_NICE, sched(7)). Returns NULL with errno set (ENOMEM, or
+ * pthread_create's error).
  */
-struct sym_preload *sym_preload__start(size_t max_files, bool idle, sym_preload_load_fn load,
-				       void *ctx);
+struct sym_preload *sym_preload__start(size_t max_files, uint64_t after_ns, bool idle,
+				       sym_preload_load_fn load, void *ctx);
 
 /*
  * Queue a file for reading: fd is duplicated (the caller keeps its own).

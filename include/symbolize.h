@@ -43,11 +43,13 @@ int symbolizer__load_kernel_async(struct symbolizer *sy);
  * read (waiting for the table under way) and reads the rest itself. The
  * names are the same. Costs CPU during the run and memory until then for
  * every file pinned, sampled or not: at most max_files files, and meant for
- * runs whose targets are few (a command, -p), not -a's every file. Call
- * before the first pin. Returns 0, or -errno when no thread could be
- * started (the tables are then read at the end as without it).
+ * runs whose targets are few (a command, -p), not -a's every file; nothing
+ * is read before after_ns (ns) of the run, so that a short run costs no
+ * more CPU than without it. Call before the first pin. Returns 0, or
+ * -errno when no thread could be started (the tables are then read at the
+ * end as without it).
  */
-int symbolizer__preload(struct symbolizer *sy, size_t max_files);
+int symbolizer__preload(struct symbolizer *sy, size_t max_files, uint64_t after_ns);
 
 /*
  * Name kernel frames by the kernel's own symbol lookup (include/kernel_names.h)

@@ -128,7 +128,7 @@ static void test_reads_in_order_with_own_descriptor(void **state)
 	assert_true(fd >= 0);
 	assert_int_equal(fstat(fd, &sb), 0);
 	fake_init(&f, false);
-	pl = sym_preload__start(2, false, fake_load, &f);
+	pl = sym_preload__start(2, 0, false, fake_load, &f);
 	assert_non_null(pl);
 	assert_int_equal(sym_preload__add(pl, "/usr/lib/ok.so", 1, 8, 1, 100, fd), 0);
 	assert_int_equal(sym_preload__add(pl, "/usr/lib/bad.so (deleted)", 2, 8, 1, 200, fd), 0);
@@ -173,6 +173,44 @@ static void test_reads_in_order_with_own_descriptor(void **state)
 	close(fd);
 }
 
+/*
+ * after_ns: nothing read before it (a short run spends nothing), what was
+ * queued meanwhile read once it passed; a stop before it reads nothing
+ */
+static void test_nothing_read_before_after_ns(void **state)
+{
+	struct fake f;
+	struct sym_preload *pl;
+	size_t queued, tried;
+	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+
+	assert_true(fd >= 0);
+	fake_init(&f, false);
+	pl = sym_preload__start(4, 300ULL * 1000 * 1000, false, fake_load, &f);
+	assert_non_null(pl);
+	assert_int_equal(sym_preload__add(pl, "/a/early1", 1, 0, 1, 1, fd), 0);
+	assert_int_equal(sym_preload__add(pl, "/a/early2", 2, 0, 1, 1, fd), 0);
+	usleep(100 * 1000);
+	sym_preload__progress(pl, &queued, &tried);
+	assert_int_equal(queued, 2);
+	assert_int_equal(tried, 0);
+	wait_tried(pl, 2); /* past the 300 ms: both, in order */
+	assert_int_equal(f.calls, 2);
+	assert_string_equal(f.paths[0], "/a/early1");
+	sym_preload__free(pl);
+
+	fake_init(&f, false);
+	pl = sym_preload__start(4, 10ULL * 1000 * 1000 * 1000, false, fake_load, &f);
+	assert_non_null(pl);
+	assert_int_equal(sym_preload__add(pl, "/a/never", 3, 0, 1, 1, fd), 0);
+	sym_preload__stop(pl); /* at once, not 10 s later */
+	sym_preload__progress(pl, &queued, &tried);
+	assert_int_equal(tried, 0);
+	assert_int_equal(f.calls, 0);
+	sym_preload__free(pl);
+	close(fd);
+}
+
 static void *stop_thread(void *pl)
 {
 	sym_preload__stop(pl);
@@ -191,7 +229,7 @@ static void test_stop_finishes_the_one_under_way(void **state)
 
 	assert_true(fd >= 0);
 	fake_init(&f, true);
-	pl = sym_preload__start(8, false, fake_load, &f);
+	pl = sym_preload__start(8, 0, false, fake_load, &f);
 	assert_non_null(pl);
 	assert_int_equal(sym_preload__add(pl, "/a/ok1", 1, 0, 1, 1, fd), 0);
 	fake_wait_for(&f, 1); /* the first under way, held */
@@ -232,7 +270,7 @@ static void test_free_at_once(void **state)
 	struct sym_preload *pl;
 
 	fake_init(&f, false);
-	pl = sym_preload__start(4, false, fake_load, &f);
+	pl = sym_preload__start(4, 0, false, fake_load, &f);
 	assert_non_null(pl);
 	sym_preload__free(pl);
 	sym_preload__free(NULL);
@@ -243,6 +281,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_reads_in_order_with_own_descriptor),
+		cmocka_unit_test(test_nothing_read_before_after_ns),
 		cmocka_unit_test(test_stop_finishes_the_one_under_way),
 		cmocka_unit_test(test_free_at_once),
 	};

@@ -519,7 +519,7 @@ static void test_preload(void **state)
 			    proc_dir, proc_dir, libc, pin_c, pin_x),
 			 0);
 
-	assert_int_equal(symbolizer__preload(sy, 8), 0);
+	assert_int_equal(symbolizer__preload(sy, 8, 0), 0);
 	assert_int_equal(symbolizer__pin(sy, p, 0), 0);
 	assert_int_equal(symbolizer__pin(sy, p, 1), 0);
 	assert_int_equal(symbolizer__pin(sy, p, 0), 0); /* pinned already: not queued again */

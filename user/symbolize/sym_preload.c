@@ -28,6 +28,7 @@ struct sym_preload {
 	uint64_t cpu_ns;
 	/* set at start, or the adder's: */
 	size_t max_files;
+	uint64_t after_ns; /* nothing read before this long after the start */
 	bool idle, joined;
 	sym_preload_load_fn load;
 	void *ctx;
@@ -69,12 +70,23 @@ static void *preload_thread(void *arg)
 	struct sym_preload *pl = arg;
 	struct sched_param sp = { 0 };
 
+	struct timespec until;
+
 	/* only the CPU the workload leaves; sym_preload__stop raises it back */
 	if (pl->idle)
 		pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
+	/* the first after_ns: the pushes' posts taken, their files read below */
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += (time_t)(pl->after_ns / 1000000000ULL);
+	until.tv_nsec += (long)(pl->after_ns % 1000000000ULL);
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	while (pl->after_ns && !stopping(pl) &&
+	       (!sem_timedwait(&pl->wake, &until) || errno == EINTR))
+		;
 	while (!stopping(pl)) {
-		if (sem_wait(&pl->wake))
-			continue; /* EINTR */
 		for (struct sym_preload_file *f = take_pushed(pl); f && !stopping(pl);
 		     f = f->next) {
 			uint64_t t0 = thread_ns();
@@ -86,12 +98,14 @@ static void *preload_thread(void *arg)
 			f->tried = true;
 			__atomic_add_fetch(&pl->nr_tried, 1, __ATOMIC_RELEASE);
 		}
+		while (!stopping(pl) && sem_wait(&pl->wake))
+			; /* EINTR */
 	}
 	return NULL;
 }
 
-struct sym_preload *sym_preload__start(size_t max_files, bool idle, sym_preload_load_fn load,
-				       void *ctx)
+struct sym_preload *sym_preload__start(size_t max_files, uint64_t after_ns, bool idle,
+				       sym_preload_load_fn load, void *ctx)
 {
 	struct sym_preload *pl = calloc(1, sizeof(*pl));
 	int err;
@@ -104,6 +118,7 @@ struct sym_preload *sym_preload__start(size_t max_files, bool idle, sym_preload_
 	}
 	pl->tail = &pl->files;
 	pl->max_files = max_files;
+	pl->after_ns = after_ns;
 	pl->idle = idle;
 	pl->load = load;
 	pl->ctx = ctx;

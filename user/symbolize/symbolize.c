@@ -684,12 +684,12 @@ static uint64_t load_dso(struct symbolizer *sy, struct dso_entry *d)
 	return thread_ns() - t0;
 }
 
-int symbolizer__preload(struct symbolizer *sy, size_t max_files)
+int symbolizer__preload(struct symbolizer *sy, size_t max_files, uint64_t after_ns)
 {
 	if (sy->preload || sy->gen)
 		return 0;
 	/* SCHED_IDLE only where it can be raised back when finalize waits (as the kernel's read) */
-	sy->preload = sym_preload__start(max_files, can_leave_idle(), preload_load,
+	sy->preload = sym_preload__start(max_files, after_ns, can_leave_idle(), preload_load,
 					 (void *)sy->proc_dir);
 	return sy->preload ? 0 : -errno;
 }
