@@ -175,7 +175,9 @@ start_at() {
 		echo $((want - 1)) >/proc/sys/kernel/ns_last_pid 2>/dev/null || return
 		"$@" >/dev/null 2>&1 &
 		[ $! -eq "$want" ] && { started=$!; return; }
-		kill $! 2>/dev/null
+		# KILL: before its exec the child is this shell, whose TERM trap
+		# would run cleanup there (the directory gone under the script)
+		kill -KILL $! 2>/dev/null
 		wait $! 2>/dev/null
 	done
 }
@@ -211,8 +213,10 @@ if [ "$sb" != 0 ] && [ "$sc" != 0 ]; then
 else
 	skip "-p of tgids in one filter slot" "no free pids $SLOTS apart from $sa (ns_last_pid)"
 fi
-kill $sa $sb $sc 2>/dev/null
-wait $sa $sb $sc 2>/dev/null
+for p in $sa $sb $sc; do
+	# 0: not started (kill 0 would signal this script's whole process group)
+	[ "$p" != 0 ] && kill "$p" 2>/dev/null && wait "$p" 2>/dev/null
+done
 
 # 4. -a -- COMMAND: the whole machine while the command runs. Other scripts
 # run hotcold beside this one: ours is a copy under a name of its own, and its
