@@ -43,18 +43,14 @@ struct run_outputs {
 	 */
 	char *jit_dir;
 	/*
-	 * The files the last commits replaced (output__rename), each closed
-	 * by a thread of its own started at its commit: their evictions (page
-	 * cache, blocks, a discard's wait) are neither the commits' wait nor
-	 * one another's. Joined at the next write, before a commit that must
-	 * write again (a disk full) and at run_outputs__free.
+	 * The files the last commits replaced (output__rename), closed by a
+	 * thread of their own: their eviction is not the commits' wait.
+	 * Joined at the next write and at run_outputs__free.
 	 */
-	struct {
-		int fd;
-		pthread_t thread;
-		bool threaded; /* else closed by the committing thread already */
-	} let_go[CLI_MAX_OUTPUTS];
-	int nr_let_go;
+	int replaced[CLI_MAX_OUTPUTS];
+	int nr_replaced;
+	pthread_t let_go;
+	bool letting_go;
 };
 
 /*

@@ -7,7 +7,6 @@
 #include <pthread.h>
 #include <sys/resource.h>
 #include <stdbool.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -349,6 +348,15 @@ static void *write_one(void *arg)
 	return NULL;
 }
 
+/* Whether an output after i is still being written, in its thread. */
+static bool writing_after(const struct output_job *jobs, int nr, int i)
+{
+	for (int k = i + 1; k < nr; k++)
+		if (jobs[k].threaded && !__atomic_load_n(&jobs[k].done, __ATOMIC_ACQUIRE))
+			return true;
+	return false;
+}
+
 /*
  * Commit output j->i (the rest of its bytes, fsync, rename; its directory's
  * fsync is sync_dirs'), or discard it when its writer failed: in the calling
@@ -404,36 +412,38 @@ static void sync_dirs(const struct run_outputs *o, const struct output_job *jobs
 
 static void *close_replaced(void *arg)
 {
-	close((int)(intptr_t)arg);
+	struct run_outputs *o = arg;
+
+	for (int i = 0; i < o->nr_replaced; i++)
+		close(o->replaced[i]);
 	return NULL;
 }
 
-/*
- * The file a commit replaced let go of, in a thread of its own: its last
- * close evicts it (1-12 ms for the tens of MB of a previous run's .folded
- * or .svg here, most of it the discard of its blocks, waited for on a file
- * system mounted with -o discard and no journal: docs/BENCHMARKS.md), beside
- * the outputs still being written, the later commits and the other
- * evictions. Closed here when no thread starts.
- */
-static void let_go_replaced(struct run_outputs *o, int fd)
-{
-	int n = o->nr_let_go++;
-
-	o->let_go[n].fd = fd;
-	o->let_go[n].threaded =
-		!pthread_create(&o->let_go[n].thread, NULL, close_replaced, (void *)(intptr_t)fd);
-	if (!o->let_go[n].threaded)
-		close(fd);
-}
-
-/* The replaced files let go of so far, their evictions finished (their threads joined). */
+/* The last commits' replaced files let go of (their thread joined, or closed here). */
 static void join_let_go(struct run_outputs *o)
 {
-	for (int i = 0; i < o->nr_let_go; i++)
-		if (o->let_go[i].threaded)
-			pthread_join(o->let_go[i].thread, NULL);
-	o->nr_let_go = 0;
+	if (o->letting_go)
+		pthread_join(o->let_go, NULL);
+	else
+		close_replaced(o);
+	o->letting_go = false;
+	o->nr_replaced = 0;
+}
+
+/*
+ * The files the commits replaced, closed in a thread of their own: their
+ * last close frees their blocks and page cache (tens of ms for the tens
+ * of MB of a previous run's outputs), meanwhile this thread goes on.
+ */
+static void let_go_replaced(struct run_outputs *o, const struct output_job *jobs)
+{
+	for (int i = 0; i < o->cfg->nr_outputs; i++)
+		if (jobs[i].replaced >= 0)
+			o->replaced[o->nr_replaced++] = jobs[i].replaced;
+	if (o->nr_replaced)
+		o->letting_go = !pthread_create(&o->let_go, NULL, close_replaced, o);
+	if (!o->letting_go)
+		join_let_go(o);
 }
 
 /*
@@ -474,12 +484,15 @@ int run_outputs__write(struct run_outputs *o, const struct profile *all)
 		if (j->threaded)
 			pthread_join(j->thread, NULL);
 		t1 = mono_ns(); /* the last output written: what follows is committing */
-		/* a write to try again (a disk full): the space the replaced files held freed first */
-		if (!j->write_failed && !out->synced)
-			join_let_go(o);
 		commit_one(j);
-		if (j->replaced >= 0)
-			let_go_replaced(o, j->replaced);
+		/*
+		 * while a later output is still being written this thread would
+		 * only wait for it: the file this one replaced is let go of now
+		 */
+		if (j->replaced >= 0 && writing_after(jobs, o->cfg->nr_outputs, i)) {
+			close(j->replaced);
+			j->replaced = -1;
+		}
 		if (j->ret == -E2BIG && out->format == OUTPUT_GPERF)
 			pr_warn("'%s': too many processes for one address space\n", out->path);
 		if (j->write_failed && !o->streams.err[i])
@@ -494,6 +507,7 @@ int run_outputs__write(struct run_outputs *o, const struct profile *all)
 			err = j->ret;
 	}
 	sync_dirs(o, jobs);
+	let_go_replaced(o, jobs);
 	/* finalize's wall time after the names (docs/BENCHMARKS.md) */
 	pr_info("outputs: wall ms: %.1f until the last was written (their threads), %.1f "
 		"committing it and what it waited for (renames, their directories' fsync)\n",
