@@ -556,8 +556,16 @@ int run_outputs__finish(struct run_outputs *o)
 
 void run_outputs__free(struct run_outputs *o)
 {
-	if (o->cfg)
+	if (o->cfg) {
+		uint64_t t0 = mono_ns();
+		int n = o->nr_replaced;
+
 		join_let_go(o);
+		/* the replaced files' evictions the exit waits for (docs/BENCHMARKS.md, eighth pass) */
+		if (n)
+			pr_debug("exit: %.1f ms of wall waiting for %d replaced files' evictions\n",
+				 (double)(mono_ns() - t0) / 1e6, n);
+	}
 	push__free(o->pusher);
 	o->pusher = NULL;
 }
