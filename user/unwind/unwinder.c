@@ -650,6 +650,12 @@ static uint32_t load_pooled(struct unwinder *u, const struct unwind_cache_table 
 	}
 	u->st.nr_pooled++;
 	*bytes = pm.bytes;
+	/*
+	 * the thread refills the pool once idle: POOL_IDLE_NS from now (a
+	 * registration made on another thread, -p's, wakes it too)
+	 */
+	u->idle_since_ns = mono_ns();
+	pthread_cond_signal(&u->cond);
 	return pm.slot;
 }
 
