@@ -500,7 +500,7 @@ static void test_pool(void **state)
 		sum += (uint64_t)f->filled_room[i] * 4;
 	}
 	assert_int_equal(pooled, f->nr_filled);
-	/* taken from the pool (unless a refill came meanwhile: 200 ms after the last) */
+	/* taken from the pool (unless a refill came meanwhile: 1 s after the last) */
 	if (st.nr_pool_installs == 1)
 		assert_int_equal(st.pool_maps, 15 - (uint64_t)pooled);
 	/* the tables' memory is their maps' */
@@ -522,7 +522,7 @@ static void test_pool(void **state)
 	elf_end(elf);
 	close(fd);
 
-	/* refilled by the thread once idle (POOL_IDLE_NS: 200 ms) */
+	/* refilled by the thread once idle (POOL_IDLE_NS: 1 s) */
 	for (int i = 0; i < 300 && __atomic_load_n(&f->nr_install_calls, __ATOMIC_SEQ_CST) < 2;
 	     i++)
 		usleep(10000);
