@@ -199,11 +199,11 @@ struct unwinder_stats {
 	/*
 	 * The pool of words maps installed ahead of need (sink->install_rows):
 	 * tables written into one of them, the installs (one RCU grace period
-	 * each, on the background thread while idle) and their wall ns, the
+	 * each, on the background thread while idle), their wall and CPU ns, the
 	 * pool's maps waiting now and their kernel memory, bytes (not in
 	 * `bytes`, which counts tables)
 	 */
-	uint64_t nr_pooled, nr_pool_installs, pool_install_ns;
+	uint64_t nr_pooled, nr_pool_installs, pool_install_ns, pool_install_cpu_ns;
 	uint64_t pool_maps, pool_bytes;
 };
 

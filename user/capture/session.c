@@ -1396,9 +1396,8 @@ static int sink_install_rows(void *ctx, const uint32_t *ids, const uint32_t *roo
 			err = -errno;
 			break;
 		}
-		bytes[i] = map_memlock(fds[i]);
-		if (!bytes[i])
-			bytes[i] = unwind_compact__kernel_bytes(room[i]);
+		/* its pages and header page: the kernel's count, without an fdinfo read a map */
+		bytes[i] = unwind_compact__kernel_bytes(room[i]);
 	}
 	count = i;
 	done = count;

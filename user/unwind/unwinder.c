@@ -162,6 +162,14 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
 int unwinder__lpm_keys(uint32_t tgid, uint64_t start, uint64_t end, struct bpfprof_unwind_key *out,
 		       size_t out_cap)
 {
@@ -1199,7 +1207,7 @@ static bool pool_fill(struct unwinder *u)
 static bool pool_install(struct unwinder *u)
 {
 	uint32_t ids[POOL_MAX], room[POOL_MAX], n = 0, slot = 0, have;
-	uint64_t bytes[POOL_MAX], sum = u->st.bytes + u->st.pool_bytes, t0;
+	uint64_t bytes[POOL_MAX], sum = u->st.bytes + u->st.pool_bytes, t0, c0;
 	int got;
 
 	if (u->pool_off || !u->build_tables || !u->sink.install_rows || !u->sink.fill_table)
@@ -1227,9 +1235,12 @@ static bool pool_install(struct unwinder *u)
 		return false;
 	pthread_mutex_unlock(&u->lock);
 	t0 = mono_ns();
+	c0 = thread_cpu_ns();
 	got = u->sink.install_rows(u->sink.ctx, ids, room, n, bytes);
+	c0 = thread_cpu_ns() - c0;
 	pthread_mutex_lock(&u->lock);
 	u->st.pool_install_ns += mono_ns() - t0;
+	u->st.pool_install_cpu_ns += c0;
 	u->st.nr_pool_installs++;
 	for (uint32_t i = 0; i < n; i++) {
 		if ((int)i >= got) {
