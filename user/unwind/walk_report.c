@@ -157,8 +157,7 @@ void unwinder__print_walks(FILE *f, const uint64_t st[BPFPROF_STAT_NR],
 				"of kernel memory)\n",
 				(unsigned long long)us->nr_pooled,
 				(unsigned long long)us->nr_pool_installs, us->pool_install_ns / 1e6,
-				us->pool_install_cpu_ns / 1e6,
-				(unsigned long long)us->pool_maps,
+				us->pool_install_cpu_ns / 1e6, (unsigned long long)us->pool_maps,
 				us->pool_bytes / (double)(1 << 20));
 	}
 }
