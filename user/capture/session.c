@@ -1375,9 +1375,9 @@ static void sink_flush_tables(void *ctx)
 
 /*
  * The unwinder's pool (include/unwinder.h install_rows): empty words maps
- * put in unwind_rows ahead of need, in one batch (one grace period; one at a
- * time where the kernel has no batch, 5.10), without the unwinder's lock:
- * nothing here touches the session's state under it (pending, views).
+ * put in unwind_rows ahead of need, in one batch (one grace period; none
+ * where the kernel has no batch), without the unwinder's lock: nothing
+ * here touches the session's state under it (pending, views).
  */
 static int sink_install_rows(void *ctx, const uint32_t *ids, const uint32_t *room, uint32_t n,
 			     uint64_t *bytes)
@@ -1401,15 +1401,17 @@ static int sink_install_rows(void *ctx, const uint32_t *ids, const uint32_t *roo
 	}
 	count = i;
 	done = count;
+	/*
+	 * no batch (5.10 has none for an array of maps), or a failed one: no
+	 * pool. One map at a time would hold the registrations' thread for a
+	 * grace period each (15 of them) just as a command's first
+	 * registrations come. Any a failed batch put in stay empty (no
+	 * description) until a table's load into their slot replaces them
+	 */
 	if (count && bpf_map_update_batch(rows, ids, fds, &done, NULL)) {
 		if (!err)
 			err = -errno;
-		/* no batch (or a partial one): one at a time, the same descriptors again */
-		for (done = 0; done < count; done++)
-			if (bpf_map_update_elem(rows, &ids[done], &fds[done], BPF_ANY))
-				break;
-		if (done == count)
-			err = 0;
+		done = 0;
 	}
 	for (i = 0; i < count; i++)
 		close(fds[i]); /* unwind_rows holds those that went in */
