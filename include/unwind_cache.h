@@ -74,9 +74,18 @@ struct unwind_cache_table {
 	uint64_t cfi_bytes; /* CFI section bytes it was built from */
 	uint32_t nr_rows; /* rows as built (struct unwind_table.nr_rows) */
 	struct bpfprof_unwind_table info; /* the words' layout (used: 0) */
-	uint32_t *words; /* owned by whoever filled it: free() */
+	/*
+	 * owned by whoever filled it: unwind_cache_table__release (free(),
+	 * or, from unwind_cache__get, the entry's mapping let go)
+	 */
+	uint32_t *words;
 	uint32_t nr_words;
+	void *map; /* NULL, or the mapped entry words points into (map_len bytes) */
+	size_t map_len;
 };
+
+/* Let t's words go (free() them, or unmap the entry they are in); t->words NULL after. */
+void unwind_cache_table__release(struct unwind_cache_table *t);
 
 /*
  * Encode an entry: *out (free()) of *out_len bytes. 0, -EINVAL (a key or
@@ -111,7 +120,8 @@ struct unwind_cache *unwind_cache__open(const char *dir, uint64_t max_bytes, boo
 void unwind_cache__free(struct unwind_cache *c);
 
 /*
- * The table cached for key: 0 with *t (t->words: free()), -ENOENT (none;
+ * The table cached for key: 0 with *t (unwind_cache_table__release: its
+ * words may be in the entry's read-only mapping, not malloc'ed), -ENOENT (none;
  * c NULL), -EINVAL (an entry was there but bad: removed, said at -v with
  * `name`, the file's path, and the problem), -ENOMEM. Thread-safe.
  */

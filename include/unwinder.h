@@ -70,6 +70,27 @@ struct unwind_sink {
 	 */
 	int (*table_words)(void *ctx, uint32_t id, const struct bpfprof_unwind_table **info,
 			   const uint32_t **words, uint32_t *nr_words);
+	/*
+	 * Optional, both or neither: words maps put in the walk's array of
+	 * maps ahead of need (the unwinder's pool, while its thread is idle),
+	 * so that loading a table is writing words, not an update of the
+	 * array of maps: each such update from user space waits for an RCU
+	 * grace period (kernel/bpf/syscall.c maybe_wait_bpf_programs(), 8-30
+	 * ms here), which a new process's first samples would wait for.
+	 * install_rows: an empty words map of room[i] words (a multiple of
+	 * 1,024) at slot ids[i], for i < n, all in one update; their
+	 * descriptions stay empty (the walk finds no rule there). bytes[i]:
+	 * the kernel memory of each. Returns how many went in (the first
+	 * ones), or -errno. Called without the unwinder's lock.
+	 * fill_table: table id's words into the map install_rows put at slot id
+	 * (at least nr_words of room, never written before), then its
+	 * description, after the words as the walk reads them: visible at
+	 * once, no flush_tables needed. 0 or -errno (nothing visible).
+	 */
+	int (*install_rows)(void *ctx, const uint32_t *ids, const uint32_t *room, uint32_t n,
+			    uint64_t *bytes);
+	int (*fill_table)(void *ctx, uint32_t id, const struct bpfprof_unwind_table *info,
+			  const uint32_t *words, uint32_t nr_words);
 	uint64_t budget; /* kernel memory tables may take, bytes; 0: no tables */
 	uint32_t max_tables;
 	void *ctx;
@@ -121,6 +142,22 @@ int unwinder__load_text(struct unwinder *u, uint32_t pid, const char *text, size
 int unwinder__queue(struct unwinder *u, uint32_t pid, const struct profile_mapping *maps,
 		    size_t nr_maps);
 
+/*
+ * Start the background thread now rather than at the first unwinder__queue:
+ * it fills the pool of words maps (sink->install_rows) while no
+ * registration is queued, so that a command's first tables find it ready.
+ * Nothing without install_rows or tables. 0 or -errno.
+ */
+int unwinder__start(struct unwinder *u);
+
+/*
+ * Wait, max_ms at most, for unwinder__start's thread to have filled the
+ * pool once (one install: an RCU grace period of wall time, little CPU), so
+ * that a command released after it finds the maps for its first tables in
+ * place. Returns at once when no thread was started.
+ */
+void unwinder__wait_pool(struct unwinder *u, unsigned int max_ms);
+
 /* Remove the process: its entries, and its references to tables. */
 void unwinder__forget(struct unwinder *u, uint32_t pid);
 
@@ -159,6 +196,15 @@ struct unwinder_stats {
 	 */
 	uint64_t wait_ns, id_ns, cache_ns, load_ns, entries_ns;
 	uint64_t nr_loads, nr_skipped;
+	/*
+	 * The pool of words maps installed ahead of need (sink->install_rows):
+	 * tables written into one of them, the installs (one RCU grace period
+	 * each, on the background thread while idle), their wall and CPU ns, the
+	 * pool's maps waiting now and their kernel memory, bytes (not in
+	 * `bytes`, which counts tables)
+	 */
+	uint64_t nr_pooled, nr_pool_installs, pool_install_ns, pool_install_cpu_ns;
+	uint64_t pool_maps, pool_bytes;
 };
 
 void unwinder__stats(struct unwinder *u, struct unwinder_stats *st);

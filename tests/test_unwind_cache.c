@@ -364,7 +364,7 @@ static void test_dir_roundtrip(void **state)
 	assert_true(exists(dir, FIXTURE_NAME));
 	assert_int_equal(unwind_cache__get(c, &k, "f", &got), 0);
 	assert_memory_equal(got.words, fixture_words, sizeof(fixture_words));
-	free(got.words);
+	unwind_cache_table__release(&got);
 	/* the file is the fixture, byte for byte */
 	{
 		char p[256];
@@ -454,7 +454,7 @@ static void test_dir_lru(void **state)
 	snprintf(name, sizeof(name), "%s/b0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3.unw", dir);
 	assert_int_equal(utimensat(AT_FDCWD, name, older, 0), 0);
 	assert_int_equal(unwind_cache__get(c, &a, "a", &got), 0);
-	free(got.words);
+	unwind_cache_table__release(&got);
 	assert_int_equal(unwind_cache__put(c, &k3, &t), 0);
 	assert_true(exists(dir, FIXTURE_NAME));
 	assert_false(exists(dir, "b0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3.unw"));

@@ -74,6 +74,11 @@ struct fake {
 	int procs_gone;
 	int nr_set_calls, nr_del_calls; /* set_mappings, del_mappings calls (the batch sink) */
 	int ready_at_set; /* procs_ready when set_mappings was last called */
+	/* the pool's sink calls (install_rows, fill_table) */
+	uint32_t pool_room[MAX_TABLES]; /* an installed, unwritten words map's room; 0: none */
+	uint32_t filled_room[MAX_TABLES]; /* a table written into a pool's map: that map's room */
+	int nr_installed, nr_install_calls, nr_filled, nr_pool_dropped;
+	bool fail_fill;
 };
 
 static int fake_set_mapping(void *ctx, const struct bpfprof_unwind_key *k,
@@ -129,7 +134,14 @@ static void fake_drop_table(void *ctx, uint32_t id)
 	struct fake *f = ctx;
 
 	assert_true(id < MAX_TABLES);
+	if (f->pool_room[id]) { /* a pool's map never written (fill_table failed) */
+		assert_null(f->words[id]);
+		f->pool_room[id] = 0;
+		f->nr_pool_dropped++;
+		return;
+	}
 	assert_non_null(f->words[id]);
+	f->filled_room[id] = 0;
 	free(f->words[id]);
 	f->words[id] = NULL;
 	f->nr_words[id] = 0;
@@ -172,6 +184,47 @@ static int fake_table_words(void *ctx, uint32_t id, const struct bpfprof_unwind_
 	*info = &f->tables[id];
 	*words = f->words[id];
 	*nr_words = f->nr_words[id];
+	return 0;
+}
+
+/* The pool's maps: each at a slot with no table and no other map; not under the unwinder's lock */
+static int fake_install_rows(void *ctx, const uint32_t *ids, const uint32_t *room, uint32_t n,
+			     uint64_t *bytes)
+{
+	struct fake *f = ctx;
+
+	__atomic_add_fetch(&f->nr_install_calls, 1, __ATOMIC_SEQ_CST);
+	for (uint32_t i = 0; i < n; i++) {
+		assert_true(ids[i] < MAX_TABLES);
+		assert_null(f->words[ids[i]]);
+		assert_int_equal(f->pool_room[ids[i]], 0);
+		assert_int_equal(room[i] % 1024, 0);
+		f->pool_room[ids[i]] = room[i];
+		bytes[i] = (uint64_t)room[i] * 4;
+	}
+	__atomic_add_fetch(&f->nr_installed, (int)n, __ATOMIC_SEQ_CST);
+	return (int)n;
+}
+
+/* A table into a pool's map: room enough, written once */
+static int fake_fill_table(void *ctx, uint32_t id, const struct bpfprof_unwind_table *info,
+			   const uint32_t *words, uint32_t nr_words)
+{
+	struct fake *f = ctx;
+
+	assert_true(id < MAX_TABLES);
+	assert_true(f->pool_room[id] >= nr_words);
+	assert_null(f->words[id]);
+	if (f->fail_fill)
+		return -EIO;
+	f->words[id] = malloc((size_t)nr_words * sizeof(*words));
+	assert_non_null(f->words[id]);
+	memcpy(f->words[id], words, (size_t)nr_words * sizeof(*words));
+	f->nr_words[id] = nr_words;
+	f->tables[id] = *info;
+	f->filled_room[id] = f->pool_room[id];
+	f->pool_room[id] = 0;
+	f->nr_filled++;
 	return 0;
 }
 
@@ -373,6 +426,153 @@ static void test_load_self(void **state)
 	for (int i = 0; i < MAX_TABLES; i++)
 		assert_null(f->words[i]);
 	assert_int_equal(f->nr_dropped, f->nr_loaded);
+	unwinder__free(u);
+	fake_free(f);
+}
+
+/* A sink with the pool's calls, as session.c's */
+static struct unwinder *new_pooled(struct fake *f, uint64_t budget)
+{
+	struct unwind_sink sink = {
+		.set_mapping = fake_set_mapping,
+		.del_mapping = fake_del_mapping,
+		.set_proc = fake_set_proc,
+		.load_table = fake_load_table,
+		.drop_table = fake_drop_table,
+		.table_used = fake_table_used,
+		.table_words = fake_table_words,
+		.install_rows = fake_install_rows,
+		.fill_table = fake_fill_table,
+		.budget = budget,
+		.max_tables = MAX_TABLES,
+		.ctx = f,
+	};
+
+	memset(f, 0, sizeof(*f));
+	return unwinder__new(&sink, true, "/proc");
+}
+
+/*
+ * The pool of words maps installed ahead of need: filled once by the
+ * thread unwinder__start starts (one install, the classes' count of maps,
+ * within half the budget); a registration's tables written into the
+ * smallest map that holds each (at most twice its pages), the others
+ * loaded as before; the walk's rules the same; a refill once idle; a write
+ * that fails costs that map and falls back to a load
+ */
+static void test_pool(void **state)
+{
+	struct fake *f = calloc(1, sizeof(*f));
+	struct unwinder *u = new_pooled(f, 256 << 20);
+	struct unwinder_stats st;
+	const struct bpfprof_unwind_mapping *m;
+	uint64_t hot = (uint64_t)(uintptr_t)this_function_is_hot, sum = 0;
+	Dl_info info;
+	struct link_map *lm;
+	struct unwind_table *t;
+	Elf *elf;
+	int fd, pooled = 0;
+
+	assert_non_null(u);
+	assert_int_equal(unwinder__start(u), 0);
+	unwinder__wait_pool(u, 5000);
+	unwinder__stats(u, &st);
+	/* 4 KiB to 2 MiB an octave, two of each up to 64 KiB: 15 maps, one install */
+	assert_int_equal(st.pool_maps, 15);
+	assert_int_equal(st.nr_pool_installs, 1);
+	assert_int_equal(__atomic_load_n(&f->nr_installed, __ATOMIC_SEQ_CST), 15);
+	assert_int_equal(st.pool_bytes, 2 * (4 + 8 + 16 + 32 + 64) * 1024 +
+						(128 + 256 + 512 + 1024 + 2048) * 1024);
+	assert_int_equal(st.bytes, 0); /* the pool is not tables */
+
+	assert_int_equal(load_pid(u, getpid()), 0);
+	unwinder__stats(u, &st);
+	assert_true(st.nr_pooled >= 1);
+	assert_int_equal(st.nr_pooled, f->nr_filled);
+	assert_int_equal(st.nr_tables, (uint64_t)(f->nr_filled + f->nr_loaded));
+	for (int i = 0; i < MAX_TABLES; i++) {
+		if (!f->filled_room[i])
+			continue;
+		pooled++;
+		/* the smallest class that holds it: at most twice its pages */
+		assert_true(f->filled_room[i] >= f->nr_words[i]);
+		assert_true(f->filled_room[i] <= 2 * ((f->nr_words[i] + 1023) / 1024 * 1024));
+		sum += (uint64_t)f->filled_room[i] * 4;
+	}
+	assert_int_equal(pooled, f->nr_filled);
+	/* taken from the pool (unless a refill came meanwhile: 1 s after the last) */
+	if (st.nr_pool_installs == 1)
+		assert_int_equal(st.pool_maps, 15 - (uint64_t)pooled);
+	/* the tables' memory is their maps' */
+	assert_true(st.bytes >= sum);
+
+	/* this test's own code: a rule from a pool's map, as the table says */
+	m = lpm_lookup(f, getpid(), hot);
+	assert_non_null(m);
+	assert_int_not_equal(m->table, BPFPROF_UNWIND_NO_TABLE);
+	assert_true(dladdr1((void *)(uintptr_t)hot, &info, (void **)&lm, RTLD_DL_LINKMAP));
+	fd = open("/proc/self/exe", O_RDONLY);
+	assert_true(fd >= 0);
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	assert_int_equal(unwind_table__build(elf, "self", &t), 0);
+	for (uint64_t a = hot; a < hot + 64; a++)
+		assert_int_equal(bpf_rule(f, m, a), unwind_table__lookup(t, a - lm->l_addr));
+	unwind_table__free(t);
+	elf_end(elf);
+	close(fd);
+
+	/* refilled by the thread once idle (POOL_IDLE_NS: 1 s) */
+	for (int i = 0; i < 300 && __atomic_load_n(&f->nr_install_calls, __ATOMIC_SEQ_CST) < 2;
+	     i++)
+		usleep(10000);
+	unwinder__stats(u, &st);
+	assert_int_equal(st.nr_pool_installs, 2);
+	assert_int_equal(st.pool_maps, 15);
+
+	/* forgotten: the tables written into pool maps dropped as any */
+	unwinder__forget(u, getpid());
+	unwinder__stats(u, &st);
+	assert_int_equal(st.nr_tables, 0);
+	assert_int_equal(f->nr_dropped, f->nr_loaded + f->nr_filled);
+	unwinder__free(u);
+	fake_free(f);
+
+	/* a write that fails: that map dropped, the table loaded as before */
+	f = calloc(1, sizeof(*f));
+	u = new_pooled(f, 256 << 20);
+	assert_int_equal(unwinder__start(u), 0);
+	unwinder__wait_pool(u, 5000);
+	f->fail_fill = true;
+	assert_int_equal(load_pid(u, getpid()), 0);
+	unwinder__stats(u, &st);
+	assert_int_equal(st.nr_pooled, 0);
+	assert_true(f->nr_pool_dropped >= 1);
+	assert_int_equal(st.nr_tables, (uint64_t)f->nr_loaded);
+	m = lpm_lookup(f, getpid(), hot);
+	assert_non_null(m);
+	assert_non_null(f->words[m->table]);
+	unwinder__free(u);
+	fake_free(f);
+
+	/* a small budget: the pool takes at most half of it */
+	f = calloc(1, sizeof(*f));
+	u = new_pooled(f, 1 << 20);
+	assert_int_equal(unwinder__start(u), 0);
+	unwinder__wait_pool(u, 5000);
+	unwinder__stats(u, &st);
+	assert_true(st.pool_maps >= 1);
+	assert_true(st.pool_bytes <= (1 << 20) / 2);
+	unwinder__free(u);
+	fake_free(f);
+
+	/* no pool calls in the sink: no thread started, no wait */
+	f = calloc(1, sizeof(*f));
+	u = new_unwinder(f, 256 << 20);
+	assert_int_equal(unwinder__start(u), 0);
+	unwinder__wait_pool(u, 5000);
+	unwinder__stats(u, &st);
+	assert_int_equal(st.nr_pool_installs, 0);
 	unwinder__free(u);
 	fake_free(f);
 }
@@ -1067,6 +1267,7 @@ int main(void)
 		cmocka_unit_test(test_lpm_keys),
 		cmocka_unit_test(test_load_self),
 		cmocka_unit_test(test_batch_sink),
+		cmocka_unit_test(test_pool),
 		cmocka_unit_test(test_cache),
 		cmocka_unit_test(test_full),
 		cmocka_unit_test(test_evict),

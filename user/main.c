@@ -258,6 +258,8 @@ static int unwinder_start(struct run *r)
 		r->cap.unwind_cache = unwind_cache__open(
 			r->cfg.unwind_cache, r->cfg.unwind_cache_bytes, r->cfg.unwind_cache_set);
 		unwinder__set_cache(r->cap.unwinder, r->cap.unwind_cache);
+		/* the pool of words maps installed while the command starts */
+		unwinder__start(r->cap.unwinder);
 	}
 	if (r->cfg.call_graph == CALL_GRAPH_DWARF) {
 		proc_table__copies_procs(r->procs, &procs);
@@ -430,6 +432,13 @@ static int session_open(struct run *r)
 	if (!cfg->all_cpus && symbolizer__preload(r->sy, PRELOAD_MAX_FILES, PRELOAD_AFTER_NS))
 		pr_debug("symbol tables: no thread; read at the end\n");
 	r->startup.rest = cpu_ns(CLOCK_THREAD_CPUTIME_ID) - t1;
+	/*
+	 * the command released once the unwinder's pool is in the kernel (its
+	 * grace period ran beside the steps above): its first tables are then
+	 * written into it, not put in after one of their own (tables3)
+	 */
+	if (r->tg.child > 0 && r->cap.unwinder)
+		unwinder__wait_pool(r->cap.unwinder, 50);
 	return 0;
 }
 

@@ -1373,6 +1373,90 @@ static void sink_flush_tables(void *ctx)
 	free(fds);
 }
 
+/*
+ * The unwinder's pool (include/unwinder.h install_rows): empty words maps
+ * put in unwind_rows ahead of need, in one batch (one grace period; none
+ * where the kernel has no batch), without the unwinder's lock: nothing
+ * here touches the session's state under it (pending, views).
+ */
+static int sink_install_rows(void *ctx, const uint32_t *ids, const uint32_t *room, uint32_t n,
+			     uint64_t *bytes)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+	struct session *s = ctx;
+	int fds[64], rows = bpf_map__fd(s->skel->maps.unwind_rows), err = 0;
+	uint32_t i, done, count;
+
+	if (n > 64)
+		n = 64; /* the first 64: the return says so */
+	for (i = 0; i < n; i++) {
+		fds[i] = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_words", sizeof(__u32),
+					sizeof(struct bpfprof_unwind_words), room[i] / 2, &opts);
+		if (fds[i] < 0) {
+			err = -errno;
+			break;
+		}
+		/* its pages and header page: the kernel's count, without an fdinfo read a map */
+		bytes[i] = unwind_compact__kernel_bytes(room[i]);
+	}
+	count = i;
+	done = count;
+	/*
+	 * no batch (5.10 has none for an array of maps), or a failed one: no
+	 * pool. One map at a time would hold the registrations' thread for a
+	 * grace period each (15 of them) just as a command's first
+	 * registrations come. Any a failed batch put in stay empty (no
+	 * description) until a table's load into their slot replaces them
+	 */
+	if (count && bpf_map_update_batch(rows, ids, fds, &done, NULL)) {
+		if (!err)
+			err = -errno;
+		done = 0;
+	}
+	for (i = 0; i < count; i++)
+		close(fds[i]); /* unwind_rows holds those that went in */
+	return done ? (int)done : err;
+}
+
+/*
+ * A table into the words map sink_install_rows put at slot id: its words
+ * through an mmap of that map (found by its id: unwind_rows gives user space
+ * map ids), then its description (an array's update: no grace period).
+ */
+static int sink_fill_table(void *ctx, uint32_t id, const struct bpfprof_unwind_table *info,
+			   const uint32_t *words, uint32_t nr_words)
+{
+	struct session *s = ctx;
+	struct bpfprof_unwind_table load_info = *info;
+	size_t len = ((size_t)nr_words * sizeof(*words) + 4095) & ~(size_t)4095;
+	uint32_t map_id;
+	void *mem;
+	int fd, err = 0;
+
+	view_drop(s, id);
+	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.unwind_rows), &id, &map_id))
+		return -errno;
+	fd = bpf_map_get_fd_by_id(map_id);
+	if (fd < 0)
+		return -errno;
+	mem = len ? mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : NULL;
+	close(fd);
+	if (mem == MAP_FAILED)
+		return -errno;
+	if (len) {
+		memcpy(mem, words, (size_t)nr_words * sizeof(*words));
+		munmap(mem, len);
+	}
+	/* a new load's number (never 0), written with the description, after the words */
+	if (!++s->table_gen)
+		s->table_gen = 1;
+	load_info.gen = s->table_gen;
+	if (bpf_map__update_elem(s->skel->maps.unwind_tables, &id, sizeof(id), &load_info,
+				 sizeof(load_info), BPF_ANY))
+		err = -errno;
+	return err;
+}
+
 static void sink_drop_table(void *ctx, uint32_t id)
 {
 	struct session *s = ctx;
@@ -1470,6 +1554,8 @@ void session__unwind_sink(struct session *s, struct unwind_sink *sink)
 	sink->drop_table = sink_drop_table;
 	sink->table_used = sink_table_used;
 	sink->table_words = sink_table_words;
+	sink->install_rows = sink_install_rows;
+	sink->fill_table = sink_fill_table;
 	sink->budget = s->unwind_budget;
 	sink->max_tables = bpf_map__max_entries(s->skel->maps.unwind_tables);
 	sink->ctx = s;

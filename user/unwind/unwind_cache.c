@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -189,12 +190,16 @@ static int check_layout(const uint32_t *w, uint32_t nr_words, const struct bpfpr
 	return 0;
 }
 
-int unwind_cache__decode(const uint8_t *buf, size_t len, const struct unwind_cache_key *key,
+/*
+ * The entry buf[0..len) for key, all but its words' layout checked (header,
+ * size, crc32, build-id, file size): t's fields but words filled, nr_words
+ * too. 0, or -EINVAL with why.
+ */
+static int decode_header(const uint8_t *buf, size_t len, const struct unwind_cache_key *key,
 			 struct unwind_cache_table *t, char *why, size_t why_len)
 {
-	uint32_t v, nr_words, stored, crc, id_len, i;
+	uint32_t v, nr_words, stored, crc, id_len;
 	uint64_t want, fsize;
-	int err;
 
 	memset(t, 0, sizeof(*t));
 	if (len >= 8 && memcmp(buf, UNWIND_CACHE_MAGIC, 8))
@@ -240,18 +245,42 @@ int unwind_cache__decode(const uint8_t *buf, size_t len, const struct unwind_cac
 	t->info.nr_rules = get_le32(buf + OFF_NR_RULES);
 	if (!nr_words)
 		return bad(why, why_len, "malformed table: no words");
-	t->words = malloc((size_t)nr_words * 4);
-	if (!t->words)
-		return -ENOMEM;
-	for (i = 0; i < nr_words; i++)
-		t->words[i] = get_le32(buf + UNWIND_CACHE_HDR_SIZE + (size_t)i * 4);
 	t->nr_words = nr_words;
-	err = check_layout(t->words, nr_words, &t->info, t->base, t->end, why, why_len);
+	return 0;
+}
+
+int unwind_cache__decode(const uint8_t *buf, size_t len, const struct unwind_cache_key *key,
+			 struct unwind_cache_table *t, char *why, size_t why_len)
+{
+	int err = decode_header(buf, len, key, t, why, why_len);
+	uint32_t i;
+
+	if (err)
+		return err;
+	t->words = malloc((size_t)t->nr_words * 4);
+	if (!t->words) {
+		memset(t, 0, sizeof(*t));
+		return -ENOMEM;
+	}
+	for (i = 0; i < t->nr_words; i++)
+		t->words[i] = get_le32(buf + UNWIND_CACHE_HDR_SIZE + (size_t)i * 4);
+	err = check_layout(t->words, t->nr_words, &t->info, t->base, t->end, why, why_len);
 	if (err) {
 		free(t->words);
 		memset(t, 0, sizeof(*t));
 	}
 	return err;
+}
+
+void unwind_cache_table__release(struct unwind_cache_table *t)
+{
+	if (t->map)
+		munmap(t->map, t->map_len);
+	else
+		free(t->words);
+	t->map = NULL;
+	t->map_len = 0;
+	t->words = NULL;
 }
 
 /* The entry's file name: the build-id in hex, then ".unw" */
@@ -480,22 +509,40 @@ int unwind_cache__get(struct unwind_cache *c, const struct unwind_cache_key *key
 			 (unsigned long long)sb.st_size);
 		goto reject;
 	}
-	buf = malloc(sb.st_size ? (size_t)sb.st_size : 1);
-	if (!buf) {
-		close(fd);
-		return -ENOMEM;
+	/*
+	 * the entry mapped from the page cache, its pages in one call, not
+	 * copied into a buffer; on a little-endian host its words are the
+	 * table's as they are, borrowed from the mapping (t->map) rather than
+	 * copied out one by one: a 1.5 MB table (node) is a crc32 and a check
+	 * of its words, not two copies and two buffers' page faults
+	 */
+	if (sb.st_size)
+		buf = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+	if (buf == MAP_FAILED)
+		buf = NULL;
+	if (buf)
+		got = (size_t)sb.st_size;
+	if (buf && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__) {
+		err = decode_header(buf, got, key, t, why, sizeof(why));
+		if (!err) {
+			/* 4-byte aligned: a page's start + 96 */
+			t->words = (uint32_t *)(buf + UNWIND_CACHE_HDR_SIZE);
+			err = check_layout(t->words, t->nr_words, &t->info, t->base, t->end, why,
+					   sizeof(why));
+		}
+		if (!err) {
+			t->map = buf;
+			t->map_len = got;
+			buf = NULL;
+		} else {
+			memset(t, 0, sizeof(*t));
+		}
+	} else {
+		err = unwind_cache__decode(buf ? buf : (const uint8_t *)"", got, key, t, why,
+					   sizeof(why));
 	}
-	while (got < (size_t)sb.st_size) {
-		ssize_t n = pread(fd, buf + got, (size_t)sb.st_size - got, (off_t)got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	err = unwind_cache__decode(buf, got, key, t, why, sizeof(why));
-	free(buf);
+	if (buf)
+		munmap(buf, got);
 	if (err == -ENOMEM) {
 		close(fd);
 		return err;

@@ -39,6 +39,31 @@
 #include "unwinder.h"
 
 #define MAX_SEGS 4
+/*
+ * The pool of words maps installed ahead of need (sink->install_rows): one
+ * size class an octave, 4 KiB (1,024 words, a page) to 2 MiB (node's table
+ * is 1.5 MB), two of each class up to 64 KiB (the small libraries a new
+ * process maps several of). A table goes in the smallest class that holds
+ * it, so at most twice its own size (exactly its pages at 4 KiB); larger
+ * tables, and those whose class is empty, are loaded as before.
+ */
+#define SLOT_TABLE 1
+#define SLOT_POOL 2 /* an installed words map of the pool, no table yet */
+#define POOL_CLASSES 10
+#define POOL_MIN_ROOM 1024u
+#define POOL_MAX 16
+/*
+ * A refill waits for this long without a registration or a table written
+ * into the pool: its grace period holds the thread, and a new process's
+ * next registrations (libraries it maps after its first samples: node's
+ * come within 100 ms) would wait for it; and a short run (`-- node` 0.5 s)
+ * does not pay for maps it will not use (2-3 ms of CPU for the 15)
+ */
+#define POOL_IDLE_NS (1000 * 1000000ULL)
+static uint32_t pool_class_count(int c)
+{
+	return c <= 4 ? 2 : 1;
+}
 /* unwinder__may_have_proc's slots: registered processes counted by pid modulo this */
 #define PROC_SLOTS (1u << 16)
 
@@ -99,7 +124,16 @@ struct unwinder {
 	size_t nr_files, cap_files;
 	struct proc_entry *procs;
 	size_t nr_procs, cap_procs;
-	uint8_t *slot_used; /* per table slot */
+	uint8_t *slot_used; /* per table slot: 0 free, SLOT_TABLE or SLOT_POOL */
+	/* the pool's installed, unwritten words maps (POOL_CLASSES) */
+	struct pool_map {
+		uint32_t slot, room; /* room: words */
+		uint64_t bytes;
+	} pool[POOL_MAX];
+	uint32_t nr_pool;
+	bool pool_off; /* an install failed: the pool is not refilled */
+	bool pool_ready; /* its first fill is over (done, or nothing to do) */
+	uint64_t idle_since_ns; /* mono_ns() at the end of the last registration */
 	/*
 	 * Registered processes by pid modulo PROC_SLOTS (under the lock;
 	 * read without it, relaxed: unwinder__may_have_proc). At most 64 pids
@@ -113,6 +147,8 @@ struct unwinder {
 	pthread_t thread;
 	bool thread_started, stopping;
 	pthread_cond_t cond;
+	/* the pool's first fill over (pool_ready), for unwinder__wait_pool */
+	pthread_cond_t pool_cond;
 	struct job *jobs;
 	size_t nr_jobs, cap_jobs;
 	uint32_t busy_pid; /* the job the thread runs; 0: none */
@@ -123,6 +159,14 @@ static uint64_t mono_ns(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
@@ -151,6 +195,7 @@ struct unwinder *unwinder__new(const struct unwind_sink *sink, bool build_tables
 			       const char *proc_dir)
 {
 	struct unwinder *u = calloc(1, sizeof(*u));
+	pthread_condattr_t ca;
 
 	if (!u)
 		return NULL;
@@ -158,7 +203,12 @@ struct unwinder *unwinder__new(const struct unwind_sink *sink, bool build_tables
 	u->build_tables = build_tables && sink->load_table && sink->budget && sink->max_tables;
 	snprintf(u->proc_dir, sizeof(u->proc_dir), "%s", proc_dir);
 	pthread_mutex_init(&u->lock, NULL);
-	pthread_cond_init(&u->cond, NULL);
+	/* timed waits on CLOCK_MONOTONIC (mono_ns) */
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&u->cond, &ca);
+	pthread_cond_init(&u->pool_cond, &ca);
+	pthread_condattr_destroy(&ca);
 	u->slot_used = calloc(sink->max_tables ? sink->max_tables : 1, 1);
 	u->proc_slots = calloc(PROC_SLOTS, 1);
 	if (!u->slot_used || !u->proc_slots) {
@@ -210,6 +260,7 @@ void unwinder__free(struct unwinder *u)
 	free(u->proc_slots);
 	pthread_mutex_destroy(&u->lock);
 	pthread_cond_destroy(&u->cond);
+	pthread_cond_destroy(&u->pool_cond);
 	free(u);
 }
 
@@ -567,6 +618,57 @@ static bool make_room(struct unwinder *u, uint64_t need, const char *name)
 	return true;
 }
 
+/*
+ * The pool's map for a table of nr_words: the smallest that holds it, if
+ * that is at most twice the table's pages (else its class is empty: none).
+ * Index into u->pool, or -1. Under the lock.
+ */
+static int pool_find(const struct unwinder *u, uint32_t nr_words)
+{
+	uint32_t most = 2 * ((nr_words + POOL_MIN_ROOM - 1) / POOL_MIN_ROOM) * POOL_MIN_ROOM;
+	int best = -1;
+
+	for (uint32_t i = 0; i < u->nr_pool; i++)
+		if (u->pool[i].room >= nr_words && u->pool[i].room <= most &&
+		    (best < 0 || u->pool[i].room < u->pool[best].room))
+			best = (int)i;
+	return best;
+}
+
+/*
+ * Table t's words written into one of the pool's installed maps, visible at
+ * once (no grace period). Under the lock. Returns the slot, or
+ * BPFPROF_UNWIND_NO_TABLE (no map of its size, no room, or the write
+ * failed: that map dropped), *bytes its kernel memory.
+ */
+static uint32_t load_pooled(struct unwinder *u, const struct unwind_cache_table *t,
+			    const char *name, uint64_t *bytes)
+{
+	int i = u->sink.fill_table ? pool_find(u, t->nr_words) : -1;
+	struct pool_map pm;
+
+	if (i < 0 || !make_room(u, u->pool[i].bytes, name))
+		return BPFPROF_UNWIND_NO_TABLE;
+	pm = u->pool[i];
+	u->pool[i] = u->pool[--u->nr_pool];
+	u->st.pool_maps--;
+	u->st.pool_bytes -= pm.bytes;
+	if (u->sink.fill_table(u->sink.ctx, pm.slot, &t->info, t->words, t->nr_words)) {
+		u->sink.drop_table(u->sink.ctx, pm.slot);
+		u->slot_used[pm.slot] = 0;
+		return BPFPROF_UNWIND_NO_TABLE;
+	}
+	u->st.nr_pooled++;
+	*bytes = pm.bytes;
+	/*
+	 * the thread refills the pool once idle: POOL_IDLE_NS from now (a
+	 * registration made on another thread, -p's, wakes it too)
+	 */
+	u->idle_since_ns = mono_ns();
+	pthread_cond_signal(&u->cond);
+	return pm.slot;
+}
+
 /* Load a built table's words into a slot of its own; under the lock. 0, or -errno (warned). */
 static int load_table(struct unwinder *u, struct file_entry *f, const struct unwind_cache_table *t,
 		      const char *name)
@@ -575,6 +677,9 @@ static int load_table(struct unwinder *u, struct file_entry *f, const struct unw
 	uint64_t bytes = 0;
 	int err;
 
+	slot = load_pooled(u, t, name, &bytes);
+	if (slot != BPFPROF_UNWIND_NO_TABLE)
+		goto loaded;
 	for (slot = 0; slot < u->sink.max_tables && u->slot_used[slot]; slot++)
 		;
 	if (slot == u->sink.max_tables) {
@@ -600,7 +705,8 @@ static int load_table(struct unwinder *u, struct file_entry *f, const struct unw
 		pr_warn("unwind: cannot load the table of '%s': %s\n", name, strerror(-err));
 		return err;
 	}
-	u->slot_used[slot] = 1;
+loaded:
+	u->slot_used[slot] = SLOT_TABLE;
 	f->table = slot;
 	f->loaded = true;
 	f->nr_rows = t->nr_rows;
@@ -860,7 +966,7 @@ int unwinder__load(struct unwinder *u, uint32_t pid, const struct profile_mappin
 			u->files[idx[i]].refs++; /* held until the process entry takes it */
 		pthread_mutex_unlock(&u->lock);
 		unwind_table__free(b.t);
-		free(b.ct.words);
+		unwind_cache_table__release(&b.ct);
 		if (err)
 			goto out;
 	}
@@ -1067,6 +1173,93 @@ void unwinder__reap(struct unwinder *u)
 	free(gone);
 }
 
+/*
+ * Refill the pool (POOL_CLASSES) while the tables and the pool take at most
+ * half of the budget: the missing maps' slots reserved under the lock, then
+ * installed without it (one update of the array of maps: one grace period,
+ * which a registration queued meanwhile waits for on this thread, no
+ * longer than its own flush would have). Called and returns with the lock
+ * held. Returns whether any map went in (false: nothing to do).
+ */
+static bool pool_install(struct unwinder *u);
+
+/* pthread_cond_timedwait until mono_ns() reaches until_ns (cond on CLOCK_MONOTONIC) */
+static void timed_wait(pthread_cond_t *cond, pthread_mutex_t *lock, uint64_t until_ns)
+{
+	struct timespec ts = { .tv_sec = (time_t)(until_ns / 1000000000ULL),
+			       .tv_nsec = (long)(until_ns % 1000000000ULL) };
+
+	pthread_cond_timedwait(cond, lock, &ts);
+}
+
+static bool pool_fill(struct unwinder *u)
+{
+	bool any = pool_install(u);
+
+	if (!u->pool_ready) {
+		u->pool_ready = true;
+		pthread_cond_broadcast(&u->pool_cond);
+	}
+	return any;
+}
+
+/* pool_fill's install */
+static bool pool_install(struct unwinder *u)
+{
+	uint32_t ids[POOL_MAX], room[POOL_MAX], n = 0, slot = 0, have;
+	uint64_t bytes[POOL_MAX], sum = u->st.bytes + u->st.pool_bytes, t0, c0;
+	int got;
+
+	if (u->pool_off || !u->build_tables || !u->sink.install_rows || !u->sink.fill_table)
+		return false;
+	for (int c = 0; c < POOL_CLASSES && u->nr_pool + n < POOL_MAX; c++) {
+		uint32_t r = POOL_MIN_ROOM << c;
+
+		have = 0;
+		for (uint32_t i = 0; i < u->nr_pool; i++)
+			have += u->pool[i].room == r;
+		for (; have < pool_class_count(c) && u->nr_pool + n < POOL_MAX; have++) {
+			sum += (uint64_t)r * 4;
+			if (sum > u->sink.budget / 2)
+				break;
+			while (slot < u->sink.max_tables && u->slot_used[slot])
+				slot++;
+			if (slot == u->sink.max_tables)
+				break;
+			u->slot_used[slot] = SLOT_POOL;
+			ids[n] = slot;
+			room[n++] = r;
+		}
+	}
+	if (!n)
+		return false;
+	pthread_mutex_unlock(&u->lock);
+	t0 = mono_ns();
+	c0 = thread_cpu_ns();
+	got = u->sink.install_rows(u->sink.ctx, ids, room, n, bytes);
+	c0 = thread_cpu_ns() - c0;
+	pthread_mutex_lock(&u->lock);
+	u->st.pool_install_ns += mono_ns() - t0;
+	u->st.pool_install_cpu_ns += c0;
+	u->st.nr_pool_installs++;
+	for (uint32_t i = 0; i < n; i++) {
+		if ((int)i >= got) {
+			u->slot_used[ids[i]] = 0;
+			continue;
+		}
+		u->pool[u->nr_pool++] =
+			(struct pool_map){ .slot = ids[i], .room = room[i], .bytes = bytes[i] };
+		u->st.pool_maps++;
+		u->st.pool_bytes += bytes[i];
+	}
+	if (got < (int)n) {
+		pr_debug("unwind: %d of %u words maps installed ahead of need: no more\n",
+			 got < 0 ? 0 : got, n);
+		u->pool_off = true;
+	}
+	return got > 0;
+}
+
 static void *worker(void *arg)
 {
 	struct unwinder *u = arg;
@@ -1076,7 +1269,13 @@ static void *worker(void *arg)
 		struct job j;
 
 		if (!u->nr_jobs) {
-			pthread_cond_wait(&u->cond, &u->lock);
+			/* idle: the pool filled at once the first time, later after POOL_IDLE_NS */
+			uint64_t due = u->idle_since_ns + POOL_IDLE_NS;
+
+			if (u->pool_ready && mono_ns() < due)
+				timed_wait(&u->cond, &u->lock, due);
+			else if (!pool_fill(u))
+				pthread_cond_wait(&u->cond, &u->lock);
 			continue;
 		}
 		j = u->jobs[0];
@@ -1115,9 +1314,45 @@ static void *worker(void *arg)
 		free(j.maps);
 		pthread_mutex_lock(&u->lock);
 		u->busy_pid = 0;
+		u->idle_since_ns = mono_ns();
 	}
 	pthread_mutex_unlock(&u->lock);
 	return NULL;
+}
+
+/* The background thread, once; under the lock. 0 or -EAGAIN. */
+static int start_thread(struct unwinder *u)
+{
+	if (u->thread_started)
+		return 0;
+	if (pthread_create(&u->thread, NULL, worker, u))
+		return -EAGAIN;
+	u->thread_started = true;
+	/* its CPU apart in bench/overhead.sh (/proc/PID/task/TID/comm) */
+	pthread_setname_np(u->thread, "bpfprof-unwind");
+	return 0;
+}
+
+int unwinder__start(struct unwinder *u)
+{
+	int err;
+
+	if (!u->build_tables || !u->sink.install_rows || !u->sink.fill_table)
+		return 0;
+	pthread_mutex_lock(&u->lock);
+	err = start_thread(u);
+	pthread_mutex_unlock(&u->lock);
+	return err;
+}
+
+void unwinder__wait_pool(struct unwinder *u, unsigned int max_ms)
+{
+	uint64_t until = mono_ns() + (uint64_t)max_ms * 1000000ULL;
+
+	pthread_mutex_lock(&u->lock);
+	while (u->thread_started && !u->pool_ready && mono_ns() < until)
+		timed_wait(&u->pool_cond, &u->lock, until);
+	pthread_mutex_unlock(&u->lock);
 }
 
 int unwinder__queue(struct unwinder *u, uint32_t pid, const struct profile_mapping *maps,
@@ -1156,15 +1391,8 @@ int unwinder__queue(struct unwinder *u, uint32_t pid, const struct profile_mappi
 		free(j.maps);
 		return 0;
 	}
-	if (!err && !u->thread_started) {
-		if (pthread_create(&u->thread, NULL, worker, u)) {
-			err = -EAGAIN;
-		} else {
-			u->thread_started = true;
-			/* its CPU apart in bench/overhead.sh (/proc/PID/task/TID/comm) */
-			pthread_setname_np(u->thread, "bpfprof-unwind");
-		}
-	}
+	if (!err)
+		err = start_thread(u);
 	for (i = 0; !err && i < u->nr_jobs; i++) {
 		if (u->jobs[i].pid != pid)
 			continue;

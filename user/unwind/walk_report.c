@@ -149,5 +149,15 @@ void unwinder__print_walks(FILE *f, const uint64_t st[BPFPROF_STAT_NR],
 				(unsigned long long)us->nr_skipped, us->wait_ns / 1e6,
 				us->id_ns / 1e6, us->cache_ns / 1e6, us->build_ns / 1e6,
 				us->load_ns / 1e6, us->entries_ns / 1e6);
+		if (us->nr_pool_installs)
+			fprintf(f,
+				"bpfprof: unwind words maps installed ahead of need: %llu tables written "
+				"into one (no grace period), %llu installs (%.1f ms of wall, %.1f of "
+				"CPU in all, off the registrations' path), %llu waiting now (%.1f MiB "
+				"of kernel memory)\n",
+				(unsigned long long)us->nr_pooled,
+				(unsigned long long)us->nr_pool_installs, us->pool_install_ns / 1e6,
+				us->pool_install_cpu_ns / 1e6, (unsigned long long)us->pool_maps,
+				us->pool_bytes / (double)(1 << 20));
 	}
 }
