@@ -986,8 +986,11 @@ static bool key_gone(struct gone_pass *g, uint32_t key)
 /* A map looked at: what it added, sorted for the next maps' look-ups */
 static void sort_checked(struct gone_pass *g)
 {
-	qsort(g->alive, g->nr_alive, sizeof(*g->alive), cmp_u32);
-	qsort(g->gone, g->nr_gone, sizeof(*g->gone), cmp_u32);
+	/* qsort's array may not be NULL, even empty (C11 7.22.5; glibc's nonnull) */
+	if (g->nr_alive)
+		qsort(g->alive, g->nr_alive, sizeof(*g->alive), cmp_u32);
+	if (g->nr_gone)
+		qsort(g->gone, g->nr_gone, sizeof(*g->gone), cmp_u32);
 	g->sorted_alive = g->nr_alive;
 	g->sorted_gone = g->nr_gone;
 }
