@@ -190,8 +190,10 @@ static void test_clock(void **state)
 	assert_int_equal(interval__poll_timeout_ms(f.iv, start + 950000000ULL, 0), 50);
 	/* the caller's work due first; a due time past the boundary does not delay it */
 	assert_int_equal(interval__poll_timeout_ms(f.iv, start, start + 250000000ULL), 250);
-	assert_int_equal(interval__poll_timeout_ms(f.iv, start + 950000000ULL, start + 5000000000ULL), 50);
-	assert_int_equal(interval__poll_timeout_ms(f.iv, start + 300000000ULL, start + 200000000ULL), 0);
+	assert_int_equal(
+		interval__poll_timeout_ms(f.iv, start + 950000000ULL, start + 5000000000ULL), 50);
+	assert_int_equal(
+		interval__poll_timeout_ms(f.iv, start + 300000000ULL, start + 200000000ULL), 0);
 	/* rounded up: a poll that ends before the boundary would only poll again */
 	assert_int_equal(interval__poll_timeout_ms(f.iv, start + 999999000ULL, 0), 1);
 	assert_int_equal(interval__poll_timeout_ms(f.iv, start + 1000000000ULL, 0), 0);

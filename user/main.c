@@ -474,7 +474,9 @@ static int run_loop(struct run *r)
 	while (!stop) {
 		uint64_t now;
 
-		err = session__poll(r->cap.s, interval__poll_timeout_ms(r->iv, now_ns(), due_ns(r, last_reap, last_progress)));
+		err = session__poll(r->cap.s,
+				    interval__poll_timeout_ms(r->iv, now_ns(),
+							      due_ns(r, last_reap, last_progress)));
 		/* -ECANCELED: a record past the cut was read, the cut has passed */
 		if (err < 0 && err != -EINTR && err != -ECANCELED) {
 			pr_warn("ring buffer: %s\n", strerror(-err));
