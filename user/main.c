@@ -94,6 +94,13 @@ struct run {
 #define REAP_NS (1000ULL * 1000 * 1000)
 #define PROGRESS_NS (1000ULL * 1000 * 1000)
 #define TARGETS_LOOK_NS (100ULL * 1000 * 1000)
+/*
+ * Records of processes with an interpreter's frames, read at most this
+ * late: their frames are named from the process's memory then (V8's code
+ * objects move and go: node 18's optimized run had a quarter of its
+ * samples [unknown] with records read at BPF's batch wake-ups alone)
+ */
+#define INTERP_RECORDS_NS (100ULL * 1000 * 1000)
 
 /* The outputs a second signal abandons (the run's cfg.outputs), for the handler */
 static struct output *volatile sig_outputs;
@@ -440,18 +447,21 @@ static int session_open(struct run *r)
 
 /*
  * The run loop's own next work (ns, CLOCK_MONOTONIC): the reap a second
- * after the last, the progress line's second, and a look at targets that
- * have no pidfd (targets__alive, targets__child_exited) as often as the
- * poll's 100 ms used to make it
+ * after the last, the progress line's second, and, as often as the poll's
+ * 100 ms timer used to make them, a look at targets that have no pidfd
+ * (targets__alive, targets__child_exited) and the records of processes
+ * with an interpreter's frames
  */
 static uint64_t due_ns(const struct run *r, uint64_t last_reap, uint64_t last_progress)
 {
-	uint64_t due = last_reap + REAP_NS;
+	uint64_t due = last_reap + REAP_NS, now = now_ns();
 
 	if (r->tty && last_progress + PROGRESS_NS < due)
 		due = last_progress + PROGRESS_NS;
-	if (targets__need_looks(&r->tg) && now_ns() + TARGETS_LOOK_NS < due)
-		due = now_ns() + TARGETS_LOOK_NS;
+	if (targets__need_looks(&r->tg) && now + TARGETS_LOOK_NS < due)
+		due = now + TARGETS_LOOK_NS;
+	if (session__nr_interp_procs(r->cap.s) && now + INTERP_RECORDS_NS < due)
+		due = now + INTERP_RECORDS_NS;
 	return due;
 }
 
