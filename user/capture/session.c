@@ -1100,10 +1100,14 @@ size_t session__forget_gone(struct session *s)
 	struct gone_pass g = { 0 };
 	size_t n, v8;
 
-	/* v8_procs too: an exited node's layout (interp_v8.c attaches a reused pid again) */
+	/*
+	 * v8_procs too: an exited node's layout (interp_v8.c attaches a reused
+	 * pid again); not walked while nothing is attached (its entries come
+	 * only from proc_map_set, counted): a walk visits every bucket
+	 */
 	n = forget_gone(s->skel->maps.seen, &g, &s->no_gone_batch) +
 	    forget_gone(s->skel->maps.noticed, &g, &s->no_gone_batch);
-	v8 = forget_gone(s->skel->maps.v8_procs, &g, &s->no_gone_batch);
+	v8 = s->nr_interp_procs ? forget_gone(s->skel->maps.v8_procs, &g, &s->no_gone_batch) : 0;
 	s->nr_interp_procs -= v8 < s->nr_interp_procs ? (uint32_t)v8 : s->nr_interp_procs;
 	free(g.alive);
 	free(g.gone);
