@@ -100,7 +100,7 @@ int cli__parse(int argc, char **argv, struct bpfprof_config *cfg);
  * (a 24-frame record is 300-400 bytes) where that is more, at least 2 MiB,
  * rounded up to a power of two (bpf_ringbuf's size rule,
  * kernel/bpf/ringbuf.c), at most 1 GiB. The reader, woken at an eighth of
- * the buffer or every 100 ms, drains it long before, unless the host's load
+ * the buffer (and a second apart at most), drains it long before, unless the host's load
  * keeps it off the CPUs: at -a -F 10000 on 2 busy CPUs it fell 0.25 s
  * behind (2 MiB), and the BPF program sheds walks once the buffer is half
  * full. The reader maps the data pages twice (libbpf's ring_buffer__add),

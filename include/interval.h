@@ -106,8 +106,19 @@ int interval__on_notice(void *ctx, void *data, size_t size);
 /* Sampling starts now: the period's start, the first boundary and the cut. */
 void interval__start(struct interval *iv);
 
-/* How long the next poll may wait (ms): at most 100, and not past the run's end or the next boundary. */
-int interval__poll_timeout_ms(const struct interval *iv, uint64_t now);
+/*
+ * How long the next poll may wait (ms) at time now (ns, CLOCK_MONOTONIC):
+ * until the earliest of due_ns (the caller's own next work, same clock; 0:
+ * none), the run's end or the next boundary, INTERVAL_HELD_RETRY_NS while
+ * stack copies wait for their registrations (which wake no one), and
+ * INTERVAL_POLL_MAX_NS. Records need no timer: the BPF side wakes the poll
+ * once a batch is queued, and for a process's first records; the notices
+ * and mmap events have descriptors of their own in the poll. 0 once a
+ * deadline has passed.
+ */
+#define INTERVAL_HELD_RETRY_NS (100ULL * 1000 * 1000)
+#define INTERVAL_POLL_MAX_NS (1000ULL * 1000 * 1000)
+int interval__poll_timeout_ms(const struct interval *iv, uint64_t now, uint64_t due_ns);
 
 /*
  * The stack copies whose processes are registered now (all: every one, as

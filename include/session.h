@@ -114,6 +114,15 @@ void session__unwatch_fd(struct session *s, int fd);
  * until session__close), for a reader of its own (notice_thread.h).
  */
 int session__notices_fd(const struct session *s);
+
+/*
+ * Processes whose interpreter layout the BPF walk has now (Python, HotSpot,
+ * V8: session__interp_attach): their records' frames are named from the
+ * process's memory when the records are read, so the reader reads them
+ * soon (main.c). A count kept by the attaches and detaches; an entry the
+ * kernel dropped otherwise may leave it high, never low.
+ */
+uint32_t session__nr_interp_procs(const struct session *s);
 /*
  * From now on the notices are read elsewhere (notice_thread.h): the
  * session no longer consumes them nor calls on_notice. Call before that

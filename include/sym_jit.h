@@ -43,6 +43,7 @@ int jit_procs__pin(struct jit_procs *jp, const struct profile *p, uint32_t proc)
 #define JIT_CAPTURE_KINDS 2
 struct jit_capture {
 	bool gone; /* the process had exited, or its pid was another's */
+	bool reused; /* gone, for its pid was another process's (read so: not reaped) */
 	bool ident_read; /* id read, and still the process's */
 	struct proc_ident id;
 	/* per kind (jitdump, perf map): the path looked at ("": none) */

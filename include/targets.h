@@ -55,6 +55,13 @@ void targets__release(struct targets *t);
 bool targets__child_exited(struct targets *t);
 
 /*
+ * Whether an exit can be missed by a poll on the pidfds: the command, or a
+ * -p target still running, has no pidfd (more than TARGETS_MAX_PIDFDS, a
+ * kernel before 5.3, or one the poll refused), so it must be looked for.
+ */
+bool targets__need_looks(const struct targets *t);
+
+/*
  * Whether any -p target still runs at time now (ns, CLOCK_MONOTONIC): a
  * pidfd is polled every call, and closed once its process is gone (after
  * unwatch(ctx, fd) when unwatch is not NULL); the others are looked up in

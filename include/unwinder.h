@@ -174,6 +174,12 @@ struct unwinder_stats {
 	uint64_t nr_built; /* tables built (cache misses) */
 	uint64_t nr_from_cache; /* tables read from the persistent cache (include/unwind_cache.h) */
 	uint64_t nr_shared; /* cache hits: a table another mapping already had */
+	/*
+	 * of them, tables of files no registered process mapped any more, kept
+	 * for the next one (KEEP_FILES); kept tables dropped (the oldest past
+	 * KEEP_FILES, or for a slot or room); kept now (in nr_tables too)
+	 */
+	uint64_t nr_kept_used, nr_kept_dropped, nr_kept;
 	uint64_t nr_no_cfi; /* files without usable CFI */
 	uint64_t nr_full; /* tables larger than the whole budget: not loaded */
 	uint64_t nr_evicted; /* tables dropped to make room (least recently used) */

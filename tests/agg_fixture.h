@@ -17,6 +17,8 @@
 static uint64_t sample_cgroup_id = 0xc0ffee;
 /* the process start time of the records send_sample builds (0: unknown, as before issue 24) */
 static uint32_t sample_start;
+/* the records' thread: 0, another than the main one (tgid + 1); else this one */
+static uint32_t sample_tid;
 
 struct fixture {
 	struct profile *p;
@@ -70,7 +72,7 @@ static int send_sample(struct agg *a, uint32_t tgid, uint64_t time_ns, const cha
 	s.type = BPFPROF_REC_SAMPLE;
 	s.cpu = 3;
 	s.tgid = tgid;
-	s.tid = tgid + 1;
+	s.tid = sample_tid ? sample_tid : tgid + 1;
 	s.time_ns = time_ns;
 	s.cgroup_id = sample_cgroup_id;
 	s.start = sample_start;

@@ -124,6 +124,35 @@ static void test_processes_and_comm(void **state)
 	assert_string_equal(p->procs[c].comm, "fallback-comm");
 }
 
+/*
+ * A first record of the main thread names its process by the record's
+ * comm (the main thread's at the sample), not by a read of /proc/PID/comm
+ * (here another name: a read would show)
+ */
+static void test_main_thread_comm(void **state)
+{
+	struct fixture *f = *state;
+	struct profile *p = f->p;
+	const uint64_t u[] = { 0x401000 };
+	int a, b;
+
+	write_proc_file(2201, "maps", maps_a);
+	write_proc_file(2201, "comm", "from-proc\n");
+	write_proc_file(2202, "maps", maps_a);
+	write_proc_file(2202, "comm", "from-proc\n");
+	sample_tid = 2201;
+	assert_int_equal(send_sample(f->a, 2201, 10, "main-record", NULL, 0, u, 1), 0);
+	sample_tid = 0; /* another thread of 2202: its process's comm read */
+	assert_int_equal(send_sample(f->a, 2202, 11, "worker", NULL, 0, u, 1), 0);
+	a = profile__find_process(p, 2201);
+	b = profile__find_process(p, 2202);
+	assert_true(a >= 0 && b >= 0);
+	assert_string_equal(p->procs[a].comm, "main-record");
+	assert_string_equal(p->procs[b].comm, "from-proc");
+	/* its maps read all the same */
+	assert_int_equal(p->procs[a].nr_mappings, 2);
+}
+
 /* <tmpdir>/<pid>/stat of a running process that started at tick `start` */
 static void write_stat(uint32_t pid, const char *comm, uint32_t start)
 {
@@ -1326,6 +1355,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cgroup_from_record, setup, teardown),
 		cmocka_unit_test(test_record_time),
 		cmocka_unit_test_setup_teardown(test_processes_and_comm, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_main_thread_comm, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pid_reuse, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_process_lookup_sequence, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_comm_fallback_full_length, setup, teardown),

@@ -169,7 +169,11 @@ static long folded_samples(const char *path)
 	return n;
 }
 
-/* The poll's wait: 100 ms at most, up to the boundary, 0 once passed; the deadline ends the run */
+/*
+ * The poll's wait: up to the boundary (no timer of its own below a
+ * second), or the caller's own work when sooner, 0 once passed; the
+ * deadline ends the run
+ */
 static void test_clock(void **state)
 {
 	struct fixture f = { 0 };
@@ -181,17 +185,33 @@ static void test_clock(void **state)
 	start = p->start_ns;
 	assert_true(start > 0 && start <= mono_ns());
 	assert_int_equal(interval__cut_ns(f.iv), start + 1000000000ULL);
-	assert_int_equal(interval__poll_timeout_ms(f.iv, start), 100);
-	assert_int_equal(interval__poll_timeout_ms(f.iv, start + 950000000ULL), 50);
+	assert_int_equal(interval__poll_timeout_ms(f.iv, start, 0), 1000);
+	assert_int_equal(interval__poll_timeout_ms(f.iv, start + 400000000ULL, 0), 600);
+	assert_int_equal(interval__poll_timeout_ms(f.iv, start + 950000000ULL, 0), 50);
+	/* the caller's work due first; a due time past the boundary does not delay it */
+	assert_int_equal(interval__poll_timeout_ms(f.iv, start, start + 250000000ULL), 250);
+	assert_int_equal(
+		interval__poll_timeout_ms(f.iv, start + 950000000ULL, start + 5000000000ULL), 50);
+	assert_int_equal(
+		interval__poll_timeout_ms(f.iv, start + 300000000ULL, start + 200000000ULL), 0);
 	/* rounded up: a poll that ends before the boundary would only poll again */
-	assert_int_equal(interval__poll_timeout_ms(f.iv, start + 999999000ULL), 1);
-	assert_int_equal(interval__poll_timeout_ms(f.iv, start + 1000000000ULL), 0);
+	assert_int_equal(interval__poll_timeout_ms(f.iv, start + 999999000ULL, 0), 1);
+	assert_int_equal(interval__poll_timeout_ms(f.iv, start + 1000000000ULL, 0), 0);
 	assert_false(interval__boundary_passed(f.iv, start + 999999999ULL));
 	assert_true(interval__boundary_passed(f.iv, start + 1000000000ULL));
 	assert_false(interval__deadline_passed(f.iv, start + 2400000000ULL));
 	assert_true(interval__deadline_passed(f.iv, start + 3200000000ULL));
 	/* a boundary past the deadline is the run's end, not a period's */
 	assert_true(interval__boundary_passed(f.iv, start + 3200000000ULL));
+	fixture_free(&f);
+
+	/* neither a boundary nor a deadline: a second at most, no 100 ms timer */
+	memset(&f, 0, sizeof(f));
+	fixture_start(&f, "nocut.folded", 0, 0);
+	start = interval__profile(f.iv)->start_ns;
+	assert_int_equal(interval__poll_timeout_ms(f.iv, start, 0), 1000);
+	assert_int_equal(interval__poll_timeout_ms(f.iv, start + 5000000000ULL, 0), 1000);
+	assert_int_equal(interval__poll_timeout_ms(f.iv, start, start + 30000000ULL), 30);
 	fixture_free(&f);
 }
 

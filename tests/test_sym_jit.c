@@ -600,6 +600,7 @@ static void test_capture_gone(void **state)
 	need_openat2();
 	jit_capture__read(fx->proc, 1 << 20, 9999, 0, text, strlen(text), &jc);
 	assert_true(jc.gone);
+	assert_false(jc.reused); /* reaped, not another's */
 	assert_false(jc.ident_read);
 	assert_true(jc.fd[0] < 0 && jc.fd[1] < 0);
 	assert_int_equal(jit_procs__adopt(fx->jp, 9999, 0, &jc), 0);
@@ -607,6 +608,37 @@ static void test_capture_gone(void **state)
 	assert_false(jit_procs__has(fx->jp, 9999, 0));
 	jit_procs__count(fx->jp, &nr_held);
 	assert_int_equal(nr_held, 0);
+}
+
+/*
+ * The pid another process's at the capture (its start time not the one
+ * asked for): gone and reused, nothing opened; the same start: its own
+ */
+static void test_capture_reused(void **state)
+{
+	struct fx *fx = *state;
+	static const char text[] = "30000000-30001000 r-xp 00000000 08:01 13 /work/jit-17.dump\n";
+	char path[PATH_MAX], stat[512];
+	struct jit_capture jc;
+
+	make_proc(fx, 4343, 17, maps_17, 3);
+	snprintf(
+		stat, sizeof(stat),
+		"4343 (node) S 1 4343 4343 0 -1 4194304 100 0 0 0 5 1 0 0 20 0 1 0 500 8192000 300 "
+		"18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n");
+	snprintf(path, sizeof(path), "%s/4343/stat", fx->proc);
+	write_file(path, stat, strlen(stat), 0);
+	jit_capture__read(fx->proc, 1 << 20, 4343, 500, text, strlen(text), &jc);
+	assert_true(jc.ident_read);
+	assert_false(jc.gone);
+	assert_false(jc.reused);
+	jit_capture__release(&jc);
+	jit_capture__read(fx->proc, 1 << 20, 4343, 900, text, strlen(text), &jc);
+	assert_true(jc.gone);
+	assert_true(jc.reused);
+	assert_false(jc.ident_read);
+	assert_true(jc.fd[0] < 0 && jc.fd[1] < 0);
+	jit_capture__release(&jc);
 }
 
 int main(void)
@@ -622,6 +654,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_table_without_pin, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_capture_adopt, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_capture_gone, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_capture_reused, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -17,6 +17,7 @@
 #include <endian.h>
 #include <arpa/inet.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -414,18 +415,39 @@ static void test_load_self(void **state)
 		assert_int_equal(f->nr, nr);
 		assert_true(unwinder__may_have_proc(u, getpid()));
 	}
-	/* forgotten: entries gone, tables freed, no longer said registered (counted once) */
+	/*
+	 * forgotten: entries gone, no longer said registered (counted once);
+	 * the tables kept, of files with a build-id, for the next process
+	 */
 	unwinder__forget(u, getpid());
 	assert_false(unwinder__may_have_proc(u, getpid()));
 	assert_false(unwinder__may_have_proc(u, getpid() + 65536));
 	assert_int_equal(f->nr, 0);
 	assert_int_equal(f->procs_gone, 1);
 	unwinder__stats(u, &st);
-	assert_int_equal(st.nr_tables, 0);
-	assert_int_equal(st.nr_rows, 0);
-	for (int i = 0; i < MAX_TABLES; i++)
-		assert_null(f->words[i]);
-	assert_int_equal(f->nr_dropped, f->nr_loaded);
+	assert_true(st.nr_kept >= 2); /* this test and libc at least */
+	assert_int_equal(st.nr_kept, st.nr_tables);
+	assert_int_equal(f->nr_loaded - f->nr_dropped, (int)st.nr_tables);
+	/* the next process mapping them: none built or loaded anew, and they walk */
+	{
+		uint64_t built = st.nr_built, kept = st.nr_kept;
+		int loaded = f->nr_loaded;
+		const struct bpfprof_unwind_mapping *m;
+
+		assert_int_equal(load_pid(u, getpid()), 0);
+		unwinder__stats(u, &st);
+		assert_int_equal(st.nr_built, built);
+		assert_int_equal(f->nr_loaded, loaded);
+		assert_int_equal(st.nr_kept, 0);
+		assert_int_equal(st.nr_kept_used, kept);
+		m = lpm_lookup(f, getpid(), (uint64_t)(uintptr_t)qsort);
+		assert_non_null(m);
+		assert_non_null(f->words[m->table]);
+		assert_int_not_equal(bpf_rule(f, m, (uint64_t)(uintptr_t)qsort),
+				     BPFPROF_UNWIND_NONE);
+	}
+	unwinder__forget(u, getpid());
+	assert_int_equal(f->nr, 0);
 	unwinder__free(u);
 	fake_free(f);
 }
@@ -711,8 +733,10 @@ static void test_evict(void **state)
 				 BPFPROF_UNWIND_NONE);
 	unwinder__forget(u, getpid());
 	unwinder__stats(u, &st);
-	assert_int_equal(st.bytes, 0);
-	assert_int_equal(f->nr_dropped, f->nr_loaded);
+	/* what is still loaded is kept for the next process, counted in the budget */
+	assert_int_equal(st.nr_kept, st.nr_tables);
+	assert_int_equal(f->nr_loaded - f->nr_dropped, (int)st.nr_tables);
+	assert_true(st.bytes <= all - 4096);
 	unwinder__free(u);
 	fake_free(f);
 }
@@ -841,6 +865,58 @@ static uint32_t exe_rows(const struct fake *f, pid_t pid, const char *path)
 	fclose(maps);
 	assert_int_not_equal(rows, UINT32_MAX);
 	return rows;
+}
+
+/*
+ * Kept tables go first when room is wanted: a budget that holds this
+ * process's tables alone; forgotten, they are kept; a sleep(1)'s
+ * registration uses the kept libc and ld.so again, and its own table is
+ * loaded by dropping kept ones, no table in use evicted.
+ */
+static void test_kept_room(void **state)
+{
+	struct fake *f = calloc(1, sizeof(*f));
+	struct unwinder *u = new_unwinder(f, 256 << 20);
+	struct unwinder_stats st;
+	char path[PATH_MAX];
+	uint64_t all;
+	pid_t pid;
+
+	assert_int_equal(load_pid(u, getpid()), 0);
+	unwinder__stats(u, &st);
+	all = st.bytes;
+	unwinder__free(u);
+	fake_free(f);
+
+	f = calloc(1, sizeof(*f));
+	u = new_unwinder(f, all);
+	assert_int_equal(load_pid(u, getpid()), 0);
+	unwinder__forget(u, getpid());
+	unwinder__stats(u, &st);
+	assert_int_equal(st.bytes, all);
+	assert_true(st.nr_kept >= 2);
+
+	assert_non_null(realpath("/bin/sleep", path));
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		execl(path, "sleep", "30", (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 500 && !maps_exec(pid, path); i++)
+		usleep(10000);
+	assert_int_equal(load_pid(u, (uint32_t)pid), 0);
+	unwinder__stats(u, &st);
+	assert_true(st.nr_kept_used >= 1); /* libc's at least */
+	assert_true(st.nr_kept_dropped >= 1);
+	assert_int_equal(st.nr_evicted, 0);
+	assert_true(st.bytes <= all);
+	assert_true(exe_rows(f, pid, path) > 0);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	unwinder__forget(u, (uint32_t)pid);
+	unwinder__free(u);
+	fake_free(f);
 }
 
 static uint32_t load_exe_rows(pid_t pid, const char *path)
@@ -1271,6 +1347,7 @@ int main(void)
 		cmocka_unit_test(test_cache),
 		cmocka_unit_test(test_full),
 		cmocka_unit_test(test_evict),
+		cmocka_unit_test(test_kept_room),
 		cmocka_unit_test(test_queue),
 		cmocka_unit_test(test_copies),
 		cmocka_unit_test(test_copies_fp_unmapped),

@@ -87,10 +87,19 @@ static uint64_t cut_of(const struct interval *iv)
 	return next && (!end || next < end) ? next : end;
 }
 
-int interval__poll_timeout_ms(const struct interval *iv, uint64_t now)
+/*
+ * A wake-up costs the reader 20-30 us on this project's VMs: a 100 ms timer
+ * was 20-70 of a 3 s run's 30-80 (docs/BENCHMARKS.md, benchmark 2's own
+ * CPU, third pass), where each deadline it served is known ahead.
+ */
+int interval__poll_timeout_ms(const struct interval *iv, uint64_t now, uint64_t due_ns)
 {
-	uint64_t wait = 100000000ULL, end = cut_of(iv);
+	uint64_t wait = INTERVAL_POLL_MAX_NS, end = cut_of(iv);
 
+	if (iv->cap.copies && unwind_copies__nr_held(iv->cap.copies))
+		wait = INTERVAL_HELD_RETRY_NS;
+	if (due_ns && (!end || due_ns < end))
+		end = due_ns;
 	if (end && end <= now)
 		return 0;
 	if (end && end - now < wait)

@@ -90,6 +90,18 @@ struct run {
  */
 #define PRELOAD_AFTER_NS (1000ULL * 1000 * 1000)
 
+/* The run loop's cadences: exited processes reaped, the progress line, targets without a pidfd */
+#define REAP_NS (1000ULL * 1000 * 1000)
+#define PROGRESS_NS (1000ULL * 1000 * 1000)
+#define TARGETS_LOOK_NS (100ULL * 1000 * 1000)
+/*
+ * Records of processes with an interpreter's frames, read at most this
+ * late: their frames are named from the process's memory then (V8's code
+ * objects move and go: node 18's optimized run had a quarter of its
+ * samples [unknown] with records read at BPF's batch wake-ups alone)
+ */
+#define INTERP_RECORDS_NS (100ULL * 1000 * 1000)
+
 /* The outputs a second signal abandons (the run's cfg.outputs), for the handler */
 static struct output *volatile sig_outputs;
 static volatile sig_atomic_t sig_nr_outputs;
@@ -443,6 +455,26 @@ static int session_open(struct run *r)
 }
 
 /*
+ * The run loop's own next work (ns, CLOCK_MONOTONIC): the reap a second
+ * after the last, the progress line's second, and, as often as the poll's
+ * 100 ms timer used to make them, a look at targets that have no pidfd
+ * (targets__alive, targets__child_exited) and the records of processes
+ * with an interpreter's frames
+ */
+static uint64_t due_ns(const struct run *r, uint64_t last_reap, uint64_t last_progress)
+{
+	uint64_t due = last_reap + REAP_NS, now = now_ns();
+
+	if (r->tty && last_progress + PROGRESS_NS < due)
+		due = last_progress + PROGRESS_NS;
+	if (targets__need_looks(&r->tg) && now + TARGETS_LOOK_NS < due)
+		due = now + TARGETS_LOOK_NS;
+	if (session__nr_interp_procs(r->cap.s) && now + INTERP_RECORDS_NS < due)
+		due = now + INTERP_RECORDS_NS;
+	return due;
+}
+
+/*
  * Sampling, from the command's release to the run's end (-d, a signal, the
  * targets' exit), each --interval boundary passed ending its interval.
  * Returns 0 (a ring buffer that fails ends the run, with what it has) or
@@ -461,7 +493,9 @@ static int run_loop(struct run *r)
 	while (!stop) {
 		uint64_t now;
 
-		err = session__poll(r->cap.s, interval__poll_timeout_ms(r->iv, now_ns()));
+		err = session__poll(r->cap.s,
+				    interval__poll_timeout_ms(r->iv, now_ns(),
+							      due_ns(r, last_reap, last_progress)));
 		/* -ECANCELED: a record past the cut was read, the cut has passed */
 		if (err < 0 && err != -EINTR && err != -ECANCELED) {
 			pr_warn("ring buffer: %s\n", strerror(-err));
@@ -500,7 +534,7 @@ static int run_loop(struct run *r)
 			if (err)
 				return err;
 		}
-		if (now - last_reap >= 1000000000ULL) {
+		if (now - last_reap >= REAP_NS) {
 			last_reap = now;
 			/* exited processes: their registrations, the maps this profile has taken */
 			proc_table__reap(r->procs, now, interval__cut_ns(r->iv));
@@ -508,7 +542,7 @@ static int run_loop(struct run *r)
 			if (proc_table__exits_moved(r->procs))
 				session__forget_gone(r->cap.s);
 		}
-		if (r->tty && now - last_progress >= 1000000000ULL) {
+		if (r->tty && now - last_progress >= PROGRESS_NS) {
 			last_progress = now;
 			interval__progress(r->iv, now);
 		}

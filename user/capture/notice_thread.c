@@ -322,7 +322,7 @@ static int push_unchanged(struct notice_thread *nt, const struct watch *w)
 	it->unchanged = true;
 	/* field by field, as jit_capture__read: the paths' 8 KiB are not touched */
 	it->files.nr_files = 0;
-	it->files.jit.gone = it->files.jit.ident_read = false;
+	it->files.jit.gone = it->files.jit.ident_read = it->files.jit.reused = false;
 	for (int k = 0; k < JIT_CAPTURE_KINDS; k++) {
 		it->files.jit.path[k][0] = '\0';
 		it->files.jit.fd[k] = -ENOENT;
@@ -377,8 +377,11 @@ static int capture(struct notice_thread *nt, struct watch *w, uint32_t nr_seen, 
 	err = read_maps(nt, w->pid, &len);
 	hash = err ? 0 : hash_text(nt->buf, len);
 	same = !err && w->len == len && w->hash == hash;
-	/* another process's now; or a zombie's (no maps left) */
-	if (!err && !same && (!len || !proc_ident__same(nt->o.proc_dir, w->pid, w->start)))
+	/*
+	 * a zombie's (no maps left); another process's now is found by the
+	 * capture's one read of its identity, after its files' opens (below)
+	 */
+	if (!err && !same && !len)
 		err = -ESRCH;
 	if (err) {
 		/* strerror only at -vv: it may take the locale's lock and malloc */
@@ -405,6 +408,14 @@ static int capture(struct notice_thread *nt, struct watch *w, uint32_t nr_seen, 
 	/* the same maps as its last capture: those files are queued or held already */
 	symbolizer__capture(nt->o.proc_dir, nt->o.jit_max_size, w->pid, w->start, it->maps, len,
 			    same ? 0 : NOTICE_MAX_FILES, &it->files);
+	/* its pid another process's now: not its maps, nor its files */
+	if (!same && it->files.jit.reused) {
+		if (log_verbosity >= LOG_DEBUG)
+			pr_debug("%s %u of pid %u: another process's now\n",
+				 nr_seen ? "notice" : "recheck", nr_seen, w->pid);
+		notice_item__free(it);
+		return GONE;
+	}
 	/* before the push: the item is the reader's after it */
 	w->python = memmem(it->maps, len, "python3.", 8) != NULL;
 	w->ident_known = it->files.jit.ident_read;

@@ -95,6 +95,11 @@ struct session {
 	bool warned_flush;
 	bool no_lpm_batch; /* the kernel refused a batch on unwind_mappings: one at a time */
 	bool no_gone_batch; /* the kernel has no BPF_MAP_LOOKUP_BATCH for `seen`: GET_NEXT_KEY */
+	/*
+	 * Entries put in py_procs, hs_procs and v8_procs by proc_map_set, less
+	 * those it and forget_gone deleted (session__nr_interp_procs)
+	 */
+	uint32_t nr_interp_procs;
 };
 
 /* A table's words map, filled, waiting for its slot in unwind_rows */
@@ -836,6 +841,11 @@ int session__poll(struct session *s, int timeout_ms)
 	return m ? m : (n < 0 ? -EINTR : 0);
 }
 
+uint32_t session__nr_interp_procs(const struct session *s)
+{
+	return s->nr_interp_procs;
+}
+
 int session__notices_fd(const struct session *s)
 {
 	return bpf_map__fd(s->skel->maps.notices);
@@ -1093,10 +1103,15 @@ size_t session__forget_gone(struct session *s)
 	struct gone_pass g = { 0 };
 	size_t n, v8;
 
-	/* v8_procs too: an exited node's layout (interp_v8.c attaches a reused pid again) */
+	/*
+	 * v8_procs too: an exited node's layout (interp_v8.c attaches a reused
+	 * pid again); not walked while nothing is attached (its entries come
+	 * only from proc_map_set, counted): a walk visits every bucket
+	 */
 	n = forget_gone(s->skel->maps.seen, &g, &s->no_gone_batch) +
 	    forget_gone(s->skel->maps.noticed, &g, &s->no_gone_batch);
-	v8 = forget_gone(s->skel->maps.v8_procs, &g, &s->no_gone_batch);
+	v8 = s->nr_interp_procs ? forget_gone(s->skel->maps.v8_procs, &g, &s->no_gone_batch) : 0;
+	s->nr_interp_procs -= v8 < s->nr_interp_procs ? (uint32_t)v8 : s->nr_interp_procs;
 	free(g.alive);
 	free(g.gone);
 	if (v8)
@@ -1571,9 +1586,14 @@ static int proc_map_set(struct session *s, struct bpf_map *map, uint32_t tgid, c
 	int err = 0;
 
 	if (!cfg) {
-		if (bpf_map__delete_elem(map, &tgid, sizeof(tgid), 0) && errno != ENOENT)
+		if (!bpf_map__delete_elem(map, &tgid, sizeof(tgid), 0))
+			s->nr_interp_procs -= !!s->nr_interp_procs;
+		else if (errno != ENOENT)
 			err = -errno;
-	} else if (bpf_map__update_elem(map, &tgid, sizeof(tgid), cfg, size, BPF_ANY)) {
+	} else if (!bpf_map__update_elem(map, &tgid, sizeof(tgid), cfg, size, BPF_NOEXIST)) {
+		s->nr_interp_procs++;
+	} else if (errno != EEXIST ||
+		   bpf_map__update_elem(map, &tgid, sizeof(tgid), cfg, size, BPF_EXIST)) {
 		err = -errno;
 	}
 	proc_maps_changed(s);

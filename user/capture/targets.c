@@ -129,6 +129,16 @@ bool targets__child_exited(struct targets *t)
 	return t->child_done;
 }
 
+bool targets__need_looks(const struct targets *t)
+{
+	if (t->child > 0 && !t->child_done && t->child_fd < 0)
+		return true;
+	for (int i = 0; i < t->nr_pids; i++)
+		if (!t->gone[i] && t->fds[i] < 0)
+			return true;
+	return false;
+}
+
 /* A pidfd turns readable once its process has exited. */
 static bool pidfd_exited(int fd)
 {

@@ -336,14 +336,18 @@ void jit_capture__read(const char *proc_dir, uint64_t max_size, uint32_t pid, ui
 	struct dump_find f = { .out = jc->path[JIT_DUMP], .size = sizeof(jc->path[JIT_DUMP]) };
 
 	/* field by field: the paths' 8 KiB are not touched (page faults on a fresh block) */
-	jc->gone = jc->ident_read = false;
+	jc->gone = jc->ident_read = jc->reused = false;
 	for (int k = 0; k < JIT_CAPTURE_KINDS; k++) {
 		jc->path[k][0] = '\0';
 		jc->fd[k] = -ENOENT;
 		jc->src_gone[k] = false;
 	}
-	if (proc_ident__read(proc_dir, pid, &jc->id) || !proc_ident__same(proc_dir, pid, start)) {
+	if (proc_ident__read(proc_dir, pid, &jc->id)) {
 		jc->gone = true;
+		return;
+	}
+	if (!proc_ident__same(proc_dir, pid, start)) {
+		jc->gone = jc->reused = true;
 		return;
 	}
 	jc->ident_read = true;

@@ -443,13 +443,17 @@ void symbolizer__capture(const char *proc_dir, uint64_t jit_max_size, uint32_t p
 	c->nr_files = 0;
 	if (max_files)
 		procmaps__parse(maps, len, "notice", capture_line, &w, NULL);
-	/* the files of this process, not of another that took its pid since (as symbolizer__pin) */
-	if (c->nr_files && !proc_ident__same(proc_dir, pid, start)) {
+	/*
+	 * its identity read once, by the JIT files' capture, after the opens:
+	 * the files of this process, not of another that took its pid since
+	 * (as symbolizer__pin)
+	 */
+	jit_capture__read(proc_dir, jit_max_size, pid, start, maps, len, &c->jit);
+	if (c->nr_files && c->jit.reused) {
 		for (size_t i = 0; i < c->nr_files; i++)
 			close(c->files[i].fd);
 		c->nr_files = 0;
 	}
-	jit_capture__read(proc_dir, jit_max_size, pid, start, maps, len, &c->jit);
 }
 
 void sym_capture__release(struct sym_capture *c)

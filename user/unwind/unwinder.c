@@ -66,6 +66,17 @@ static uint32_t pool_class_count(int c)
 }
 /* unwinder__may_have_proc's slots: registered processes counted by pid modulo this */
 #define PROC_SLOTS (1u << 16)
+/*
+ * Files no registered process maps any more, kept with their tables for
+ * the next process that maps them: a host runs the same programs again and
+ * again (a shell's commands, a build's compilers), and each rebuilt its
+ * table (libdw's CFI, the rows, a map loaded: 0.3-3 ms of CPU a file cold,
+ * and the time before its walks have tables). At most this many, the
+ * oldest dropped first, and before any table in use when a slot or room
+ * is wanted. Only files with a build-id: a dev + inode freed with the last
+ * mapping may be another file's next.
+ */
+#define KEEP_FILES 32
 
 /* One file's table: where its rows are, and how its addresses map. */
 struct file_entry {
@@ -88,6 +99,7 @@ struct file_entry {
 	int nr_segs;
 	uint32_t refs; /* mappings of registered processes using it */
 	bool used;
+	uint64_t kept; /* refs 0 and kept (KEEP_FILES): when, in u->kept_seq's order; 0: not kept */
 };
 
 /* An executable mapping as the LPM trie has it, for the user-space walk (unwinder__rule) */
@@ -140,6 +152,8 @@ struct unwinder {
 	 * (2^22, pid_max's limit, over the slots) share one: no overflow.
 	 */
 	uint8_t *proc_slots;
+	uint32_t nr_kept; /* files kept with no reference (KEEP_FILES) */
+	uint64_t kept_seq;
 	struct unwinder_stats st;
 	struct unwind_cache *cache; /* borrowed; NULL: none */
 	bool warned_full, warned_evict;
@@ -467,7 +481,8 @@ static int build_file(struct unwinder *u, int fd, const char *name, const char *
 	for (idx = 0; idx < u->nr_files; idx++) {
 		const struct file_entry *f = &u->files[idx];
 
-		if (f->used && f->dev == b->f.dev && f->ino == b->f.ino) {
+		/* in use (mapped: its inode cannot be another file's); a kept one by its build-id */
+		if (f->used && !f->kept && f->dev == b->f.dev && f->ino == b->f.ino) {
 			memcpy(b->f.id, f->id, sizeof(f->id));
 			b->f.id_len = f->id_len;
 			*cached = true;
@@ -575,6 +590,8 @@ static int build_vdso(struct unwinder *u, struct built *b, bool *cached)
 	return encode_built(b, "[vdso]");
 }
 
+static bool drop_oldest_kept(struct unwinder *u);
+
 /*
  * Make room for `need` more bytes of tables: drop the tables the walk used
  * least recently (their `used` stamps) until the budget holds them. Under
@@ -585,6 +602,9 @@ static bool make_room(struct unwinder *u, uint64_t need, const char *name)
 {
 	if (need > u->sink.budget)
 		return false;
+	/* tables no process maps first */
+	while (u->st.bytes + need > u->sink.budget && drop_oldest_kept(u))
+		;
 	while (u->st.bytes + need > u->sink.budget) {
 		struct file_entry *victim = NULL;
 		uint32_t victim_used = 0;
@@ -682,6 +702,10 @@ static int load_table(struct unwinder *u, struct file_entry *f, const struct unw
 		goto loaded;
 	for (slot = 0; slot < u->sink.max_tables && u->slot_used[slot]; slot++)
 		;
+	/* every slot taken: a kept table's, if any, is given up */
+	if (slot == u->sink.max_tables && drop_oldest_kept(u))
+		for (slot = 0; slot < u->sink.max_tables && u->slot_used[slot]; slot++)
+			;
 	if (slot == u->sink.max_tables) {
 		if (!u->warned_full)
 			pr_warn("unwind: more than %u files with tables: '%s' and later ones are walked by frame pointers\n",
@@ -766,12 +790,13 @@ static int place_file(struct unwinder *u, struct built *b, const char *name, uin
 	return 0;
 }
 
-static void file_unref(struct unwinder *u, uint32_t idx)
+/* The file and its table gone; under the lock. */
+static void file_drop(struct unwinder *u, struct file_entry *f)
 {
-	struct file_entry *f = &u->files[idx];
-
-	if (!f->used || --f->refs)
-		return;
+	if (f->kept) {
+		f->kept = 0;
+		u->nr_kept--;
+	}
 	if (f->table != BPFPROF_UNWIND_NO_TABLE) {
 		if (f->loaded) {
 			u->sink.drop_table(u->sink.ctx, f->table);
@@ -782,6 +807,52 @@ static void file_unref(struct unwinder *u, uint32_t idx)
 		u->slot_used[f->table] = 0;
 	}
 	f->used = false;
+}
+
+/* Drop the file kept longest; false when none is. Under the lock. */
+static bool drop_oldest_kept(struct unwinder *u)
+{
+	struct file_entry *oldest = NULL;
+
+	for (size_t i = 0; i < u->nr_files && u->nr_kept; i++)
+		if (u->files[i].used && u->files[i].kept &&
+		    (!oldest || u->files[i].kept < oldest->kept))
+			oldest = &u->files[i];
+	if (!oldest)
+		return false;
+	file_drop(u, oldest);
+	u->st.nr_kept_dropped++;
+	return true;
+}
+
+static void file_unref(struct unwinder *u, uint32_t idx)
+{
+	struct file_entry *f = &u->files[idx];
+
+	if (!f->used || --f->refs)
+		return;
+	/* its table loaded, kept for the next process that maps it (KEEP_FILES) */
+	if (f->id_len && f->loaded && f->table != BPFPROF_UNWIND_NO_TABLE) {
+		f->kept = ++u->kept_seq;
+		u->nr_kept++;
+		if (u->nr_kept > KEEP_FILES)
+			drop_oldest_kept(u);
+		return;
+	}
+	file_drop(u, f);
+}
+
+/* A reference more to file idx: a kept one is in use again. Under the lock. */
+static void file_ref(struct unwinder *u, uint32_t idx)
+{
+	struct file_entry *f = &u->files[idx];
+
+	if (f->kept) {
+		f->kept = 0;
+		u->nr_kept--;
+		u->st.nr_kept_used++;
+	}
+	f->refs++;
 }
 
 /* The bias of a mapping of file f: row pc = address - bias. */
@@ -963,7 +1034,7 @@ int unwinder__load(struct unwinder *u, uint32_t pid, const struct profile_mappin
 			idx[i] = UINT32_MAX; /* freed meanwhile: no table this time */
 		}
 		if (!err && idx[i] != UINT32_MAX)
-			u->files[idx[i]].refs++; /* held until the process entry takes it */
+			file_ref(u, idx[i]); /* held until the process entry takes it */
 		pthread_mutex_unlock(&u->lock);
 		unwind_table__free(b.t);
 		unwind_cache_table__release(&b.ct);
@@ -1430,6 +1501,7 @@ void unwinder__stats(struct unwinder *u, struct unwinder_stats *st)
 	st->build_ns = __atomic_load_n(&u->st.build_ns, __ATOMIC_RELAXED);
 	st->id_ns = __atomic_load_n(&u->st.id_ns, __ATOMIC_RELAXED);
 	st->cache_ns = __atomic_load_n(&u->st.cache_ns, __ATOMIC_RELAXED);
+	st->nr_kept = u->nr_kept;
 	pthread_mutex_unlock(&u->lock);
 }
 

@@ -119,13 +119,15 @@ void unwinder__print_walks(FILE *f, const uint64_t st[BPFPROF_STAT_NR],
 			ru.ru_maxrss = 0;
 		fprintf(f,
 			"bpfprof: unwind tables: %llu processes, %llu tables (%llu built, %llu from the cache, %llu shared, %llu files "
-			"without CFI, %llu did not fit, %llu dropped for room), %llu rows in %.1f MiB of "
+			"without CFI, %llu did not fit, %llu dropped for room; %llu of exited processes' files used again, "
+			"%llu kept now), %llu rows in %.1f MiB of "
 			"kernel memory (%.2f bytes a row; at most %.1f MiB of the %.0f MiB --unwind-memory), "
 			"%llu LPM entries, %.1f ms building from %.1f MiB of CFI; peak RSS %.1f MiB\n",
 			(unsigned long long)us->nr_procs, (unsigned long long)us->nr_tables,
 			(unsigned long long)us->nr_built, (unsigned long long)us->nr_from_cache,
 			(unsigned long long)us->nr_shared, (unsigned long long)us->nr_no_cfi,
 			(unsigned long long)us->nr_full, (unsigned long long)us->nr_evicted,
+			(unsigned long long)us->nr_kept_used, (unsigned long long)us->nr_kept,
 			(unsigned long long)us->nr_rows, us->bytes / (double)(1 << 20),
 			us->loaded_rows ? (double)us->loaded_bytes / us->loaded_rows : 0.0,
 			us->peak_bytes / (double)(1 << 20), us->budget / (double)(1 << 20),
