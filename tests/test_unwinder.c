@@ -229,7 +229,8 @@ static int fake_fill_table(void *ctx, uint32_t id, const struct bpfprof_unwind_t
 	return 0;
 }
 
-static struct unwinder *new_unwinder(struct fake *f, uint64_t budget)
+/* An unwinder over fake f; pooled: the sink has the pool's calls, as session.c's */
+static struct unwinder *new_sink(struct fake *f, uint64_t budget, bool pooled)
 {
 	struct unwind_sink sink = {
 		.set_mapping = fake_set_mapping,
@@ -239,6 +240,8 @@ static struct unwinder *new_unwinder(struct fake *f, uint64_t budget)
 		.drop_table = fake_drop_table,
 		.table_used = fake_table_used,
 		.table_words = fake_table_words,
+		.install_rows = pooled ? fake_install_rows : NULL,
+		.fill_table = pooled ? fake_fill_table : NULL,
 		.budget = budget,
 		.max_tables = MAX_TABLES,
 		.ctx = f,
@@ -246,6 +249,11 @@ static struct unwinder *new_unwinder(struct fake *f, uint64_t budget)
 
 	memset(f, 0, sizeof(*f));
 	return unwinder__new(&sink, true, "/proc");
+}
+
+static struct unwinder *new_unwinder(struct fake *f, uint64_t budget)
+{
+	return new_sink(f, budget, false);
 }
 
 static int fake_set_mappings(void *ctx, const struct bpfprof_unwind_key *k,
@@ -452,26 +460,9 @@ static void test_load_self(void **state)
 	fake_free(f);
 }
 
-/* A sink with the pool's calls, as session.c's */
 static struct unwinder *new_pooled(struct fake *f, uint64_t budget)
 {
-	struct unwind_sink sink = {
-		.set_mapping = fake_set_mapping,
-		.del_mapping = fake_del_mapping,
-		.set_proc = fake_set_proc,
-		.load_table = fake_load_table,
-		.drop_table = fake_drop_table,
-		.table_used = fake_table_used,
-		.table_words = fake_table_words,
-		.install_rows = fake_install_rows,
-		.fill_table = fake_fill_table,
-		.budget = budget,
-		.max_tables = MAX_TABLES,
-		.ctx = f,
-	};
-
-	memset(f, 0, sizeof(*f));
-	return unwinder__new(&sink, true, "/proc");
+	return new_sink(f, budget, true);
 }
 
 /*
