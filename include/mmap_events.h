@@ -63,6 +63,13 @@ struct mmap_events *mmap_events__new(size_t max_bytes, uint64_t keep_ns, uint64_
 void mmap_events__free(struct mmap_events *m);
 
 /*
+ * Stops the reader thread (if started) and waits for it: no callback runs
+ * after it returns (the exec filter's context may then be freed). The
+ * history stays readable. NULL or stopped already: nothing.
+ */
+void mmap_events__stop(struct mmap_events *m);
+
+/*
  * Handle one record: size bytes at rec, starting with its struct
  * perf_event_header (header.size ≤ size). MMAP2, FORK, COMM, EXIT and LOST
  * are used; other types are ignored. Returns 0, -EINVAL for a malformed

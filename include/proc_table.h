@@ -286,6 +286,12 @@ void proc_table__stop_notices(struct proc_table *t);
 /* The thread freed, what it captured and nobody took too: before the session closes its ring. */
 void proc_table__close_notices(struct proc_table *t);
 
+/*
+ * The mmap events' reader thread stopped (mmap_events__stop): before the
+ * unwinder its exec filter asks (proc_table__set_unwinder) is freed.
+ */
+void proc_table__stop_mmaps(struct proc_table *t);
+
 /* The notices' thread (borrowed; NULL: none), for -v's counters. */
 struct notice_thread *proc_table__notice_thread(const struct proc_table *t);
 

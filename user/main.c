@@ -595,12 +595,18 @@ static void run_free(struct run *r)
 		proc_table__set_interps(r->procs, NULL);
 	interps__free(r->cap.interps);
 	unwind_copies__free(r->cap.copies);
+	/*
+	 * the threads that ask the unwinder stopped before it goes: the mmap
+	 * events' (its exec filter), the notices' (before the session too: it
+	 * reads the session's ring; after the interval: merged or freed there)
+	 */
+	if (r->procs) {
+		proc_table__stop_mmaps(r->procs);
+		proc_table__close_notices(r->procs);
+	}
 	unwinder__free(r->cap.unwinder);
 	unwind_cache__free(r->cap.unwind_cache);
 	unwind_check__free(r->cap.checker);
-	/* before the session: it reads the session's ring; after the interval: merged or freed there */
-	if (r->procs)
-		proc_table__close_notices(r->procs);
 	session__close(r->cap.s);
 	symbolizer__free(r->sy);
 	cgroup_cache__free(r->cgroups);

@@ -135,15 +135,21 @@ static void proc_drop(struct mmap_events *m, size_t i)
 	m->nr--;
 }
 
+void mmap_events__stop(struct mmap_events *m)
+{
+	if (!m || !m->started)
+		return;
+	__atomic_store_n(&m->stop, 1, __ATOMIC_RELEASE);
+	(void)eventfd_write(m->stop_fd, 1);
+	pthread_join(m->thread, NULL);
+	m->started = false;
+}
+
 void mmap_events__free(struct mmap_events *m)
 {
 	if (!m)
 		return;
-	if (m->started) {
-		__atomic_store_n(&m->stop, 1, __ATOMIC_RELEASE);
-		(void)eventfd_write(m->stop_fd, 1);
-		pthread_join(m->thread, NULL);
-	}
+	mmap_events__stop(m);
 	perf_buffer__free(m->pb);
 	if (m->map_fd >= 0)
 		close(m->map_fd);

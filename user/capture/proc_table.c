@@ -202,6 +202,12 @@ struct proc_table *proc_table__new(const char *proc_dir, bool remember)
 	return t;
 }
 
+void proc_table__stop_mmaps(struct proc_table *t)
+{
+	if (t)
+		mmap_events__stop(t->mmaps);
+}
+
 void proc_table__free(struct proc_table *t)
 {
 	if (!t)
