@@ -230,7 +230,7 @@ static void test_names(void **state)
 	struct heap *h = heap_new();
 	const struct v8_metadata *md = &h->md;
 	struct v8_names *n = v8_names__new(md, NULL, 0, heap_read, h);
-	uint64_t ba, script = 0, scope, cons, sliced, thin, two, self;
+	uint64_t ba, script = 0, sfi, scope, cons, sliced, thin, two, self;
 	struct v8_name out[2];
 	int32_t len;
 	uint16_t u16[3] = { 'e', 0xe9, 0x4e2d }; /* e, é, 中 */
@@ -246,9 +246,9 @@ static void test_names(void **state)
 	put64(h, scope, 48, str1(h, ""));
 	put64(h, scope, 56, smi(-1));
 	put64(h, scope, 64, str1(h, "obj.method"));
-	assert_int_equal(v8_names__frame(n, function(h, scope, &ba, &script), interp_w1(h, ba, 0),
-					 true, out, 2),
-			 1);
+	/* ba is function()'s: set before interp_w1 reads it (arguments have no order) */
+	sfi = function(h, scope, &ba, &script);
+	assert_int_equal(v8_names__frame(n, sfi, interp_w1(h, ba, 0), true, out, 2), 1);
 	assert_string_equal(out[0].func, "obj.method");
 
 	/* cons "ha" + "ndler" */
@@ -257,9 +257,8 @@ static void test_names(void **state)
 	put(h, cons, md->string_length, &len, 4);
 	put64(h, cons, md->cons_first, str1(h, "ha"));
 	put64(h, cons, md->cons_second, str1(h, "ndler"));
-	assert_int_equal(v8_names__frame(n, function(h, cons, &ba, &script), interp_w1(h, ba, 0),
-					 true, out, 2),
-			 1);
+	sfi = function(h, cons, &ba, &script);
+	assert_int_equal(v8_names__frame(n, sfi, interp_w1(h, ba, 0), true, out, 2), 1);
 	assert_string_equal(out[0].func, "handler");
 
 	/* sliced: "xxrunyy"[2, 5) */
@@ -272,9 +271,8 @@ static void test_names(void **state)
 	thin = alloc(h, 8 | 5, 32);
 	put(h, thin, md->string_length, &len, 4);
 	put64(h, thin, md->thin_actual, sliced);
-	assert_int_equal(v8_names__frame(n, function(h, thin, &ba, &script), interp_w1(h, ba, 0),
-					 true, out, 2),
-			 1);
+	sfi = function(h, thin, &ba, &script);
+	assert_int_equal(v8_names__frame(n, sfi, interp_w1(h, ba, 0), true, out, 2), 1);
 	assert_string_equal(out[0].func, "run");
 
 	/* two-byte: UTF-8 out */
@@ -282,9 +280,8 @@ static void test_names(void **state)
 	len = 3;
 	put(h, two, md->string_length, &len, 4);
 	put(h, two, md->seq_two_byte_chars, u16, sizeof(u16));
-	assert_int_equal(v8_names__frame(n, function(h, two, &ba, &script), interp_w1(h, ba, 0),
-					 true, out, 2),
-			 1);
+	sfi = function(h, two, &ba, &script);
+	assert_int_equal(v8_names__frame(n, sfi, interp_w1(h, ba, 0), true, out, 2), 1);
 	assert_string_equal(out[0].func, "e\xc3\xa9\xe4\xb8\xad");
 
 	/* a cons string that is its own first part: bounded, no name */
@@ -293,9 +290,8 @@ static void test_names(void **state)
 	put(h, self, md->string_length, &len, 4);
 	put64(h, self, md->cons_first, self);
 	put64(h, self, md->cons_second, self);
-	assert_int_equal(v8_names__frame(n, function(h, self, &ba, &script), interp_w1(h, ba, 0),
-					 true, out, 2),
-			 1);
+	sfi = function(h, self, &ba, &script);
+	assert_int_equal(v8_names__frame(n, sfi, interp_w1(h, ba, 0), true, out, 2), 1);
 	assert_string_equal(out[0].func, "(anonymous)");
 	v8_names__free(n);
 	free(h);
@@ -362,11 +358,11 @@ static void other_version(const struct v8_fopts *o)
 	uint64_t ba, script = 0, outer = function(h, str1(h, "leaf"), &ba, &script);
 	uint64_t inner = function(h, str1(h, "helper"), &ba, &script);
 	uint64_t code = alloc(h, (uint16_t)md->type_code, 256);
-	uint64_t deopt = alloc(h,
-			       (uint16_t)(md->type_trusted_fixed_array >= 0 ?
-						  md->type_trusted_fixed_array :
-						  md->type_fixed_array),
-			       16 + 8 * 8);
+	uint64_t deopt =
+		alloc(h,
+		      (uint16_t)(md->type_trusted_fixed_array >= 0 ? md->type_trusted_fixed_array :
+								     md->type_fixed_array),
+		      16 + 8 * 8);
 	uint64_t lits = alloc(h, (uint16_t)md->type_fixed_array, 24);
 	uint32_t flags = 13, size = 0x400;
 	struct {
