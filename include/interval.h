@@ -128,6 +128,14 @@ int interval__poll_timeout_ms(const struct interval *iv, uint64_t now, uint64_t 
 int interval__release(struct interval *iv, bool all);
 
 /*
+ * A pass of the symbolizer over the period's profile while sampling
+ * (symbolizer__symbolize_ahead): the locations seen so far resolved and
+ * named, so that the period's end names only those new since; on the
+ * thread that polls (the profile's owner). Returns 0 or -ENOMEM.
+ */
+int interval__symbolize_ahead(struct interval *iv);
+
+/*
  * A ring-buffer batch was read: perf.data's round marker, not while stack
  * copies wait for their process's tables: their samples come later than
  * newer ones, and perf report rejects a record older than what a marker let

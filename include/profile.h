@@ -101,6 +101,13 @@ struct profile_process {
 	 */
 	struct profile_mapping *mappings;
 	size_t nr_mappings, cap_mappings;
+	/*
+	 * Bumped by each change profile__add_mapping makes to mappings[]:
+	 * locations resolved before it (the symbolizer's passes while
+	 * sampling) may name a mapping that is no longer there or has moved
+	 * (profile__reset_locs). agg's compaction remaps them itself.
+	 */
+	uint32_t maps_gen;
 	bool maps_missing; /* process gone before its maps could be read */
 	/*
 	 * JIT code as readers that symbolize from files see it (.prof,
@@ -388,8 +395,23 @@ int profile__add_module(struct profile *p, const char *path, uint64_t start, uin
  * Build p->locs and every stack's locs[] from the raw addresses: one location
  * per distinct (process, address, leaf or return address) for user frames and
  * per (address, leaf or return) for kernel frames, with its mapping. Names are filled later by the symbolizer.
- * Returns 0 or -ENOMEM. Idempotent.
+ * Returns 0 or -ENOMEM. Idempotent, and incremental: the stacks added since
+ * the last call get their locations (appended in the stacks' order, so
+ * that calls made while sampling give the locations one call at the end
+ * would), the others keep theirs.
  */
 int profile__resolve_locs(struct profile *p);
+
+/*
+ * The locations of the processes whose index i has changed[i] set (i <
+ * nr: processes past it have none resolved) made again as
+ * profile__resolve_locs would make them now: each one's mapping looked up
+ * in its process's mappings of now, and everything the symbolizer set
+ * (names, DSO, lines, is_jit) cleared, for it to name them again; the
+ * mappings keep the build-ids and debug paths the symbolizer recorded,
+ * which are those of their files. Returns the index of the first location
+ * reset, or p->nr_locs when none was.
+ */
+size_t profile__reset_locs(struct profile *p, const uint8_t *changed, size_t nr);
 
 #endif /* BPFPROF_PROFILE_H */

@@ -57,6 +57,13 @@ int debuginfod__setup(const char *urls);
 bool debuginfod__enabled(void);
 
 /*
+ * Whether fetching would be enabled after debuginfod__setup(urls): urls,
+ * else $DEBUGINFOD_URLS, not blank. Asks without setting anything (any
+ * time, before the setup: the symbolizer's passes while sampling).
+ */
+bool debuginfod__would_enable(const char *urls);
+
+/*
  * Fetch the debug files of reqs[0..n) by build-id, in parallel, and fill each
  * one's path or err. Fetches still running at the deadline are cancelled
  * (err -ETIME); a thread that does not stop within DEBUGINFOD_GRACE_MS is

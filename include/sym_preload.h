@@ -12,7 +12,10 @@
  * not thread-safe: sym_elf.h). The queue is a lock-free stack the adder
  * pushes on and the thread empties whole: the adder (the ring buffer's
  * reader) never waits for a thread of idle priority that a busy CPU may
- * not run for a while. The reading itself is the caller's (a load
+ * not run for a while. Each file read is handed back the same way, on a
+ * second stack the caller empties whole when it wants the tables read so
+ * far (sym_preload__take_read: the symbolizer's passes while sampling).
+ * The reading itself is the caller's (a load
  * callback): the names are those of a table read at finalize, byte for
  * byte.
  */
@@ -43,8 +46,9 @@ struct sym_preload_file {
 	uint32_t dev_major, dev_minor;
 	uint32_t pid; /* the process that mapped it */
 	int fd; /* our duplicate of the caller's descriptor, closed once read */
-	struct elf_symtab *st; /* the table read; NULL when not read (yet) or failed */
+	struct elf_symtab *st; /* the table read; NULL when not read (yet), failed, or taken */
 	bool tried; /* read, or its reading failed */
+	struct sym_preload_file *next_read; /* sym_preload__take_read's list */
 };
 
 /*
@@ -77,6 +81,15 @@ int sym_preload__add(struct sym_preload *pl, const char *path, uint64_t inode, u
  * read and their tables taken.
  */
 void sym_preload__stop(struct sym_preload *pl);
+
+/*
+ * While the thread runs (or after): the files it has read, or failed to
+ * read, since the last call, each once, through ->next_read (newest
+ * first). The thread is done with each: its table (st) is the caller's to
+ * take (set st to NULL: the file stays listed, and sym_preload__free frees
+ * only the tables left). On the adder's thread; never waits.
+ */
+struct sym_preload_file *sym_preload__take_read(struct sym_preload *pl);
 
 /*
  * Files queued so far, and of them read or failed; returns whether the stop

@@ -168,6 +168,8 @@ struct symbolizer_counts {
 	size_t nr_pins, nr_files, nr_jit_procs, nr_jit_fds;
 	/* symbolizer__preload: files queued, read (or failed) so far, tables taken by the first profile */
 	size_t nr_preload_queued, nr_preload_tried, nr_preloaded;
+	/* symbolizer__symbolize_ahead: passes over the profile in hand, locations they named */
+	size_t nr_ahead_passes, nr_named_ahead;
 };
 void symbolizer__counts(const struct symbolizer *sy, struct symbolizer_counts *c);
 
@@ -217,5 +219,35 @@ int symbolizer__demangle_names(struct profile *p);
  * names interned after in the locations' order. Returns 0 or -ENOMEM.
  */
 int symbolizer__symbolize(struct symbolizer *sy, struct profile *p);
+
+/*
+ * One pass of symbolizer__symbolize's work while sampling, on the thread
+ * that owns p (its reader: nothing here locks), so that finalize names only
+ * the locations new since the last pass (benchmark 4,
+ * docs/BENCHMARKS.md): the stacks added since are resolved
+ * (profile__resolve_locs), and the user locations in files whose symbol
+ * tables are read already (symbolizer__preload's, taken as they come; no
+ * table is read here) are named and demangled as symbolizer__symbolize
+ * would name them. Left to symbolizer__symbolize: kernel frames, JIT code,
+ * Python and JavaScript frames, the vDSO, files whose tables are not read
+ * yet or that debuginfod may give a debug file. The locations of a process
+ * whose mappings change after a pass (profile_process.maps_gen) are made
+ * and named again. Names, build-ids and the locations' order are those of
+ * one symbolizer__symbolize at the end; the passes' state is the
+ * symbolizer's until p is symbolized (p must be, or the next pass be
+ * given another profile, before p is freed). Returns 0 or -ENOMEM.
+ */
+int symbolizer__symbolize_ahead(struct symbolizer *sy, struct profile *p);
+
+/*
+ * Whether symbolizer__use_debuginfod may be called with fetching enabled
+ * before a profile is symbolized (default true): the passes while sampling
+ * then leave to symbolizer__symbolize the files whose names debuginfod may
+ * replace (.dynsym only, a build-id), and name them otherwise.
+ */
+void symbolizer__expect_debuginfod(struct symbolizer *sy, bool maybe);
+
+/* p is about to be freed, symbolized or not: the passes' state of it goes (sy may be NULL). */
+void symbolizer__forget_profile(struct symbolizer *sy, const struct profile *p);
 
 #endif /* BPFPROF_SYMBOLIZE_H */

@@ -35,6 +35,9 @@
 #include "profile.h"
 #include "procmaps.h"
 #include "symbolize.h"
+#include "write_folded.h"
+#include "write_pprof.h"
+#include "buf.h"
 
 #define BASE 0x7f0000000000ull
 #define LEN 0x10000ull
@@ -559,6 +562,198 @@ static void test_preload(void **state)
 	profile__free(q);
 }
 
+/* The i-th stack of the passes' test: a leaf and two return addresses, the callers shared */
+static void ahead_stack(struct profile *p, uint32_t proc, int i)
+{
+	/* in both libraries' text (libc's from 0x26000, libstdc++'s 0x99000-0x19a000) */
+	uint64_t ips[3] = { BASE + 0xa0000 + (uint64_t)i * 0x301, BASE + 0xb0001 + (i % 7) * 0x111,
+			    BASE + 0xc0001 + (i % 3) * 0x55 };
+	bool created;
+
+	assert_true(profile__add_stack(p, proc, ips, 0, 3, 1, 1, &created) >= 0);
+}
+
+#define AHEAD_STACKS 600
+
+/*
+ * The mappings' changes of the passes' test, once half the stacks are in:
+ * process 1 gets an executable anonymous mapping below its file's (the
+ * file's mapping moves up one), process 0's file is replaced by a small
+ * mapping of another file in its middle (its other addresses unmapped)
+ */
+static void ahead_remap(struct profile *p, const char *other)
+{
+	struct profile_mapping anon = { .start = BASE - 0x10000, .end = BASE }, m;
+	struct stat sb;
+
+	memcpy(anon.perms, "r-xp", 5);
+	anon.path = profile__intern(p, "");
+	assert_int_equal(profile__add_mapping(p, 1, &anon), 1);
+	assert_int_equal(stat(other, &sb), 0);
+	m = (struct profile_mapping){ .start = BASE + 0xb0000,
+				      .end = BASE + 0xe0000,
+				      .offset = 0x40000,
+				      .inode = sb.st_ino,
+				      .dev_major = major(sb.st_dev),
+				      .dev_minor = minor(sb.st_dev) };
+	memcpy(m.perms, "r-xp", 5);
+	m.path = profile__intern(p, "/opt/lib/other.so");
+	assert_int_equal(profile__add_mapping(p, 0, &m), 1);
+}
+
+/* Every location and mapping of a and b the same, and their folded and pprof outputs byte for byte */
+static void assert_same_profiles(const struct profile *a, const struct profile *b)
+{
+	struct buf fa = { 0 }, fb = { 0 }, pa = { 0 }, pb = { 0 };
+
+	assert_int_equal(a->nr_locs, b->nr_locs);
+	for (size_t i = 0; i < a->nr_locs; i++) {
+		const struct profile_location *x = &a->locs[i], *y = &b->locs[i];
+
+		if (x->addr != y->addr || x->proc != y->proc || x->is_return != y->is_return ||
+		    x->mapping != y->mapping || x->is_jit != y->is_jit ||
+		    x->func_offset != y->func_offset || x->line != y->line ||
+		    !same_str(x->func, y->func) || !same_str(x->sys_func, y->sys_func) ||
+		    !same_str(x->dso, y->dso) || !same_str(x->addr_name, y->addr_name) ||
+		    !same_str(x->src_file, y->src_file))
+			fail_msg("location %zu (%u:%llx): '%s' (%s) +%llu '%s' map %d by passes, "
+				 "'%s' (%s) +%llu '%s' map %d at once",
+				 i, x->proc, (unsigned long long)x->addr, x->func ? x->func : "-",
+				 x->sys_func ? x->sys_func : "-",
+				 (unsigned long long)x->func_offset, x->dso ? x->dso : "-",
+				 x->mapping, y->func ? y->func : "-",
+				 y->sys_func ? y->sys_func : "-",
+				 (unsigned long long)y->func_offset, y->dso ? y->dso : "-",
+				 y->mapping);
+	}
+	for (size_t i = 0; i < a->nr_procs; i++) {
+		assert_int_equal(a->procs[i].nr_mappings, b->procs[i].nr_mappings);
+		for (size_t j = 0; j < a->procs[i].nr_mappings; j++) {
+			const struct profile_mapping *x = &a->procs[i].mappings[j],
+						     *y = &b->procs[i].mappings[j];
+
+			assert_int_equal(x->build_id_len, y->build_id_len);
+			assert_memory_equal(x->build_id, y->build_id, x->build_id_len);
+			assert_true(same_str(x->debug_path, y->debug_path));
+		}
+	}
+	assert_int_equal(write_folded(a, &fa), 0);
+	assert_int_equal(write_folded(b, &fb), 0);
+	assert_int_equal(fa.len, fb.len);
+	assert_memory_equal(fa.data, fb.data, fa.len);
+	assert_int_equal(write_pprof(a, &pa), 0);
+	assert_int_equal(write_pprof(b, &pb), 0);
+	assert_int_equal(pa.len, pb.len);
+	assert_memory_equal(pa.data, pb.data, pa.len);
+	buf__free(&fa);
+	buf__free(&fb);
+	buf__free(&pa);
+	buf__free(&pb);
+}
+
+/*
+ * One run of the passes' test: profile p built as while sampling, a pass
+ * (symbolizer__symbolize_ahead) after every 100 stacks, the tables read by
+ * the preload from the processes' pins (none before the second pass: the
+ * first names nothing and the locations wait), the mappings changed half
+ * way (ahead_remap), then symbolized at the end; q, the same profile
+ * built whole, symbolized once by a symbolizer without a preload. With
+ * debuginfod expected, the files whose names it may replace (.dynsym and a
+ * build-id: the host's libc and libstdc++) are left to the end. Returns
+ * the locations the passes named.
+ */
+static size_t ahead_run(const char *libc, const char *libcxx, const char *other, bool debuginfod)
+{
+	struct symbolizer *sy = symbolizer__new(NULL, proc_dir),
+			  *once = symbolizer__new(NULL, proc_dir);
+	struct profile *p, *q;
+	struct symbolizer_counts sc;
+	size_t demangled = 0;
+	char pin[256];
+
+	assert_non_null(sy);
+	assert_non_null(once);
+	symbolizer__expect_debuginfod(sy, debuginfod);
+	p = profile__new();
+	q = profile__new();
+	assert_non_null(p);
+	assert_non_null(q);
+	assert_int_equal(add_whole_file(p, 800, "/opt/lib/libc.so.6", libc), 0);
+	assert_int_equal(add_whole_file(p, 900, "/opt/lib/libstdc++.so.6", libcxx), 1);
+	assert_int_equal(add_whole_file(q, 800, "/opt/lib/libc.so.6", libc), 0);
+	assert_int_equal(add_whole_file(q, 900, "/opt/lib/libstdc++.so.6", libcxx), 1);
+	for (int k = 0; k < 2; k++) {
+		const struct profile_mapping *m = &p->procs[k].mappings[0];
+
+		snprintf(pin, sizeof(pin), "%s/%u/map_files/%llx-%llx", proc_dir, p->procs[k].pid,
+			 (unsigned long long)m->start, (unsigned long long)m->end);
+		assert_int_equal(sh("mkdir -p %s/%u/map_files && cp %s %s", proc_dir,
+				    p->procs[k].pid, k ? libcxx : libc, pin),
+				 0);
+	}
+	assert_int_equal(symbolizer__preload(sy, 8, 0), 0);
+	for (int i = 0; i < AHEAD_STACKS; i++) {
+		if (i && !(i % 100)) {
+			assert_int_equal(symbolizer__symbolize_ahead(sy, p), 0);
+			symbolizer__counts(sy, &sc);
+			if (i == 100) {
+				/* no table read yet: nothing named, and what waits is named later */
+				assert_int_equal(sc.nr_named_ahead, 0);
+				assert_int_equal(symbolizer__pin(sy, p, 0), 0);
+				assert_int_equal(symbolizer__pin(sy, p, 1), 0);
+				wait_preload_tried(sy, 2);
+			}
+		}
+		if (i == AHEAD_STACKS / 2)
+			ahead_remap(p, other);
+		ahead_stack(p, (uint32_t)(i & 1), i);
+		ahead_stack(q, (uint32_t)(i & 1), i);
+	}
+	ahead_remap(q, other);
+	symbolizer__counts(sy, &sc);
+	assert_int_equal(sc.nr_ahead_passes, AHEAD_STACKS / 100 - 1);
+	assert_int_equal(symbolizer__symbolize(sy, p), 0);
+	assert_int_equal(symbolizer__symbolize(once, q), 0);
+	assert_same_profiles(p, q);
+	for (size_t i = 0; i < q->nr_locs; i++)
+		demangled += q->locs[i].sys_func != NULL;
+	assert_true(demangled > 0); /* libstdc++'s C++ names, demangled both ways */
+	assert_int_equal(sh("rm -rf %s/800/map_files %s/900/map_files", proc_dir, proc_dir), 0);
+	symbolizer__free(sy);
+	symbolizer__free(once);
+	profile__free(p);
+	profile__free(q);
+	return sc.nr_named_ahead;
+}
+
+/*
+ * Locations named while sampling (symbolizer__symbolize_ahead), a pass at
+ * a time, end as those of the same profile named once at the end: every
+ * location's names, mapping and offset, the mappings' build-ids, and the
+ * folded and pprof outputs byte for byte; also where the mappings changed
+ * after a pass had named their locations. With debuginfod expected, the
+ * host's stripped libraries are left to the end (fewer named ahead).
+ */
+static void test_ahead_as_at_once(void **state)
+{
+	char libc[256], libcxx[256], other[256];
+	size_t all, some;
+
+	if (sh("mkdir -p %s/800/root/opt/lib %s/900/root/opt/lib && "
+	       "cp \"$(gcc -print-file-name=libc.so.6)\" %s/800/root/opt/lib/libc.so.6 && "
+	       "cp \"$(gcc -print-file-name=libstdc++.so.6)\" %s/900/root/opt/lib/libstdc++.so.6 && "
+	       "cp %s/800/root/opt/lib/libc.so.6 %s/800/root/opt/lib/other.so",
+	       proc_dir, proc_dir, proc_dir, proc_dir, proc_dir, proc_dir))
+		skip();
+	snprintf(libc, sizeof(libc), "%s/800/root/opt/lib/libc.so.6", proc_dir);
+	snprintf(libcxx, sizeof(libcxx), "%s/900/root/opt/lib/libstdc++.so.6", proc_dir);
+	snprintf(other, sizeof(other), "%s/800/root/opt/lib/other.so", proc_dir);
+	all = ahead_run(libc, libcxx, other, false);
+	some = ahead_run(libc, libcxx, other, true);
+	assert_true(all > 0);
+	assert_true(some < all);
+}
+
 static void test_vdso(void **state)
 {
 	const uint8_t *img = (const uint8_t *)getauxval(AT_SYSINFO_EHDR);
@@ -602,6 +797,7 @@ int main(void)
 		cmocka_unit_test(test_vdso),
 		cmocka_unit_test(test_many_locations_over_two_threads),
 		cmocka_unit_test(test_preload),
+		cmocka_unit_test(test_ahead_as_at_once),
 	};
 
 	return cmocka_run_group_tests(tests, setup_all, teardown_all);

@@ -347,9 +347,15 @@ int interval__begin(struct interval *iv, uint64_t boundary)
 	return 0;
 }
 
+int interval__symbolize_ahead(struct interval *iv)
+{
+	return iv->p ? symbolizer__symbolize_ahead(iv->sy, iv->p) : 0;
+}
+
 void interval__drop(struct interval *iv)
 {
 	run_outputs__end(iv->out);
+	symbolizer__forget_profile(iv->sy, iv->p);
 	agg__free(iv->agg);
 	profile__free(iv->p);
 	iv->agg = NULL;

@@ -90,6 +90,16 @@ struct run {
  */
 #define PRELOAD_AFTER_NS (1000ULL * 1000 * 1000)
 
+/*
+ * With a command or -p (not -a: benchmark 2's own CPU, 5's memory), the
+ * locations sampled so far are named while sampling, a pass every AHEAD_NS
+ * from PRELOAD_AFTER_NS on (the preloaded tables), so that finalize names
+ * only those new since the last pass (symbolizer__symbolize_ahead;
+ * benchmark 4). BPFPROF_SYMBOLIZE_AHEAD=0 turns the passes off (A/B runs
+ * of one build).
+ */
+#define AHEAD_NS (200ULL * 1000 * 1000)
+
 /* The run loop's cadences: exited processes reaped, the progress line, targets without a pidfd */
 #define REAP_NS (1000ULL * 1000 * 1000)
 #define PROGRESS_NS (1000ULL * 1000 * 1000)
@@ -242,6 +252,9 @@ static int stages_new(struct run *r)
 	if (!r->sy || symbolizer__set_jit_max_size(r->sy, r->cfg.jit_max_bytes))
 		return -1;
 	symbolizer__set_demangle(r->sy, !r->cfg.no_demangle);
+	/* finish()'s debuginfod__setup and symbolizer__use_debuginfod, told ahead */
+	symbolizer__expect_debuginfod(
+		r->sy, !r->cfg.no_debuginfod && debuginfod__would_enable(r->cfg.debuginfod_urls));
 	/* the profile's kernel frames named by the kernel, not /proc/kallsyms read whole */
 	symbolizer__kernel_names_by_bpf(r->sy);
 	r->cgroups = cgroup_cache__new(NULL);
@@ -461,10 +474,13 @@ static int session_open(struct run *r)
  * (targets__alive, targets__child_exited) and the records of processes
  * with an interpreter's frames
  */
-static uint64_t due_ns(const struct run *r, uint64_t last_reap, uint64_t last_progress)
+static uint64_t due_ns(const struct run *r, uint64_t last_reap, uint64_t last_progress,
+		       uint64_t next_ahead)
 {
 	uint64_t due = last_reap + REAP_NS, now = now_ns();
 
+	if (next_ahead && next_ahead < due)
+		due = next_ahead;
 	if (r->tty && last_progress + PROGRESS_NS < due)
 		due = last_progress + PROGRESS_NS;
 	if (targets__need_looks(&r->tg) && now + TARGETS_LOOK_NS < due)
@@ -482,20 +498,24 @@ static uint64_t due_ns(const struct run *r, uint64_t last_reap, uint64_t last_pr
  */
 static int run_loop(struct run *r)
 {
-	uint64_t last_progress = 0, last_reap = 0;
+	const char *ahead = getenv("BPFPROF_SYMBOLIZE_AHEAD");
+	uint64_t last_progress = 0, last_reap = 0, next_ahead = 0;
 	bool stop = false;
 	int err, err2;
 
 	r->startup.all = cpu_ns(CLOCK_PROCESS_CPUTIME_ID);
 	interval__start(r->iv);
 	targets__release(&r->tg);
+	if (!r->cfg.all_cpus && (!ahead || strcmp(ahead, "0")))
+		next_ahead = now_ns() + PRELOAD_AFTER_NS;
 	r->tty = r->cfg.progress && isatty(STDERR_FILENO);
 	while (!stop) {
 		uint64_t now;
 
-		err = session__poll(r->cap.s,
-				    interval__poll_timeout_ms(r->iv, now_ns(),
-							      due_ns(r, last_reap, last_progress)));
+		err = session__poll(
+			r->cap.s,
+			interval__poll_timeout_ms(r->iv, now_ns(),
+						  due_ns(r, last_reap, last_progress, next_ahead)));
 		/* -ECANCELED: a record past the cut was read, the cut has passed */
 		if (err < 0 && err != -EINTR && err != -ECANCELED) {
 			pr_warn("ring buffer: %s\n", strerror(-err));
@@ -545,6 +565,13 @@ static int run_loop(struct run *r)
 		if (r->tty && now - last_progress >= PROGRESS_NS) {
 			last_progress = now;
 			interval__progress(r->iv, now);
+		}
+		/* not once the run has ended: finalize names the rest */
+		if (!stop && next_ahead && now >= next_ahead) {
+			err = interval__symbolize_ahead(r->iv);
+			if (err)
+				return err;
+			next_ahead = now_ns() + AHEAD_NS;
 		}
 	}
 	return 0;

@@ -512,6 +512,7 @@ int profile__add_mapping(struct profile *p, uint32_t proc, const struct profile_
 			(pr->nr_mappings - last) * sizeof(*m));
 	pr->mappings[first] = *m;
 	pr->nr_mappings = pr->nr_mappings + 1 - i;
+	pr->maps_gen++;
 	return 1;
 }
 
@@ -599,4 +600,25 @@ int profile__resolve_locs(struct profile *p)
 		prev = s;
 	}
 	return 0;
+}
+
+size_t profile__reset_locs(struct profile *p, const uint8_t *changed, size_t nr)
+{
+	size_t first = p->nr_locs;
+
+	for (size_t i = 0; i < p->nr_locs; i++) {
+		struct profile_location *l = &p->locs[i];
+
+		if (l->proc == PROFILE_KERNEL_PROC || l->proc >= nr || !changed[l->proc])
+			continue;
+		*l = (struct profile_location){
+			.addr = l->addr,
+			.proc = l->proc,
+			.is_return = l->is_return,
+			.mapping = profile__find_mapping(p, l->proc, l->addr - l->is_return),
+		};
+		if (first == p->nr_locs)
+			first = i;
+	}
+	return first;
 }

@@ -79,6 +79,13 @@ bool debuginfod__enabled(void)
 	return urls && urls[strspn(urls, " \t")];
 }
 
+bool debuginfod__would_enable(const char *urls)
+{
+	if (!urls)
+		urls = getenv(DEBUGINFOD_URLS_ENV_VAR);
+	return urls && urls[strspn(urls, " \t")];
+}
+
 static void state_put(struct fetch_state *st)
 {
 	size_t i;

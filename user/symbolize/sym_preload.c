@@ -20,6 +20,7 @@
 
 struct sym_preload {
 	struct sym_preload_file *pushed; /* the stack: newest first; atomic */
+	struct sym_preload_file *read; /* the files read, newest first, through next_read; atomic */
 	sem_t wake; /* a post a push, one for the stop */
 	bool stopping; /* atomic */
 	size_t nr_queued, nr_tried; /* atomic: the adder's, the thread's */
@@ -97,6 +98,11 @@ static void *preload_thread(void *arg)
 			f->fd = -1;
 			f->tried = true;
 			__atomic_add_fetch(&pl->nr_tried, 1, __ATOMIC_RELEASE);
+			/* handed back: the thread does not touch f->st from here */
+			f->next_read = __atomic_load_n(&pl->read, __ATOMIC_RELAXED);
+			while (!__atomic_compare_exchange_n(&pl->read, &f->next_read, f, true,
+							    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+				;
 		}
 		while (!stopping(pl) && sem_wait(&pl->wake))
 			; /* EINTR */
@@ -180,6 +186,11 @@ void sym_preload__stop(struct sym_preload *pl)
 	pthread_join(pl->thread, NULL);
 	pl->joined = true;
 	take_pushed(pl); /* pushed and never begun: listed, unread */
+}
+
+struct sym_preload_file *sym_preload__take_read(struct sym_preload *pl)
+{
+	return __atomic_exchange_n(&pl->read, NULL, __ATOMIC_ACQUIRE);
 }
 
 bool sym_preload__progress(const struct sym_preload *pl, size_t *queued, size_t *tried)

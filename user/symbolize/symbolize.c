@@ -98,6 +98,7 @@ struct symbolizer {
 	 */
 	uint64_t gen;
 	bool debuginfod; /* symbolizer__use_debuginfod called: fetch what is missing */
+	bool no_debuginfod_later; /* symbolizer__expect_debuginfod(false) */
 	bool no_demangle; /* symbolizer__set_demangle(false): names stay as the files spell them */
 	struct debuginfod_opts debuginfod_opts;
 	uint64_t load_ns; /* CPU loading symbol tables (get_dso, look_ahead's threads), for -vv */
@@ -116,9 +117,28 @@ struct symbolizer {
 	/*
 	 * The naming loop's strings interned, by the address they came from
 	 * (intern_at): a file's base name, a symbol of a table; for this
-	 * profile's naming only, while those tables are loaded
+	 * profile's naming only (or one pass's), while those tables are loaded
 	 */
 	struct u64map interned;
+	/*
+	 * symbolizer__symbolize_ahead's passes over the profile in hand, on
+	 * its owner's thread while sampling; reset when that profile is
+	 * symbolized (symbolizer__symbolize) or another is passed
+	 */
+	struct {
+		const struct profile *p; /* the profile they named; NULL: none yet */
+		/* each process's maps_gen when its locations were last resolved (index < nr_gen) */
+		uint32_t *maps_gen;
+		size_t nr_gen, cap_gen;
+		/* locations before it are named, or left to finalize for good */
+		size_t from;
+		uint32_t *named; /* one pass's locations named, for their demangling */
+		size_t cap_named;
+		/* each symbol demangled so far: interned symbol -> interned demangled form, 0 none */
+		struct u64map demangled;
+		size_t nr_passes, nr_named; /* for -vv and symbolizer__counts */
+		uint64_t cpu_ns, resolve_ns, demangle_ns; /* the passes' CPU, of it these steps' */
+	} run;
 };
 
 static uint64_t thread_ns(void)
@@ -168,10 +188,19 @@ static void drop_dsos(struct symbolizer *sy)
 	sy->nr_dsos = 0;
 }
 
+static void run_reset(struct symbolizer *sy)
+{
+	free(sy->run.maps_gen);
+	free(sy->run.named);
+	u64map__free(&sy->run.demangled);
+	memset(&sy->run, 0, sizeof(sy->run));
+}
+
 void symbolizer__free(struct symbolizer *sy)
 {
 	if (!sy)
 		return;
+	run_reset(sy);
 	join_kernel_load(sy);
 	sym_preload__free(sy->preload);
 	drop_dsos(sy);
@@ -266,6 +295,8 @@ void symbolizer__counts(const struct symbolizer *sy, struct symbolizer_counts *c
 	if (sy->preload)
 		sym_preload__progress(sy->preload, &c->nr_preload_queued, &c->nr_preload_tried);
 	c->nr_preloaded = sy->nr_preloaded;
+	c->nr_ahead_passes = sy->run.nr_passes;
+	c->nr_named_ahead = sy->run.nr_named;
 }
 
 int symbolizer__set_jit_max_size(struct symbolizer *sy, uint64_t bytes)
@@ -699,8 +730,36 @@ int symbolizer__preload(struct symbolizer *sy, size_t max_files, uint64_t after_
 }
 
 /*
+ * f's table, read by symbolizer__preload's thread, made its file's entry's
+ * (a file read already keeps its own; a failed read leaves the file to be
+ * read the usual way). 0 or -ENOMEM.
+ */
+static int adopt_preloaded(struct symbolizer *sy, struct sym_preload_file *f)
+{
+	struct profile_mapping m = { .path = f->path,
+				     .inode = f->inode,
+				     .dev_major = f->dev_major,
+				     .dev_minor = f->dev_minor };
+	struct dso_entry *d;
+
+	if (!f->st)
+		return 0;
+	d = dso_entry_of(sy, f->pid, &m);
+	if (!d)
+		return -ENOMEM;
+	if (d->loaded)
+		return 0;
+	d->st = f->st;
+	f->st = NULL;
+	d->build_id_len = elf_symtab__build_id(d->st, d->build_id);
+	d->loaded = true;
+	sy->nr_preloaded++;
+	return 0;
+}
+
+/*
  * The tables symbolizer__preload read, handed to their files' entries
- * before anything here reads a table: its thread stopped (the table under
+ * before anything here reads a table (those a pass took already are theirs): its thread stopped (the table under
  * way finished), each table read becomes its entry's (a file read already
  * keeps its own), the files not read are read the usual way when named.
  * Once, at the first profile. 0 or -ENOMEM.
@@ -713,28 +772,8 @@ static int take_preloaded(struct symbolizer *sy)
 	if (!pl)
 		return 0;
 	sym_preload__stop(pl);
-	for (struct sym_preload_file *f = sym_preload__files(pl); f && !err; f = f->next) {
-		struct profile_mapping m = { .path = f->path,
-					     .inode = f->inode,
-					     .dev_major = f->dev_major,
-					     .dev_minor = f->dev_minor };
-		struct dso_entry *d;
-
-		if (!f->st)
-			continue;
-		d = dso_entry_of(sy, f->pid, &m);
-		if (!d) {
-			err = -ENOMEM;
-			continue;
-		}
-		if (d->loaded)
-			continue;
-		d->st = f->st;
-		f->st = NULL;
-		d->build_id_len = elf_symtab__build_id(d->st, d->build_id);
-		d->loaded = true;
-		sy->nr_preloaded++;
-	}
+	for (struct sym_preload_file *f = sym_preload__files(pl); f && !err; f = f->next)
+		err = adopt_preloaded(sy, f);
 	sy->preload_ns = sym_preload__cpu_ns(pl);
 	sym_preload__progress(pl, &sy->preload_queued, &sy->preload_tried);
 	sym_preload__free(pl); /* the tables not taken, and its descriptors */
@@ -1037,14 +1076,16 @@ static const char *intern_at(struct symbolizer *sy, struct profile *p, const cha
 	return in;
 }
 
+static int name_in_file(struct symbolizer *sy, struct profile *p, struct profile_location *l,
+			struct profile_mapping *m, struct dso_entry *d);
+
 static int name_user(struct symbolizer *sy, struct profile *p, struct profile_location *l)
 {
 	struct profile_process *pr = &p->procs[l->proc];
 	struct profile_mapping *m;
 	struct dso_entry *d;
-	const char *name, *src_file;
-	uint64_t off, file_off, vaddr;
-	uint32_t line;
+	const char *name;
+	uint64_t off;
 	int err;
 
 	err = sym_python__name(p, l);
@@ -1060,6 +1101,10 @@ static int name_user(struct symbolizer *sy, struct profile *p, struct profile_lo
 		return l->dso ? 0 : -ENOMEM;
 	}
 	m = &pr->mappings[l->mapping];
+	if (m->path[0] == '/') {
+		d = get_dso(sy, pr->pid, m);
+		return d ? name_in_file(sy, p, l, m, d) : -ENOMEM;
+	}
 	l->dso = intern_at(sy, p, m->path[0] ? dso_basename(m->path) : "[anon]");
 	if (!l->dso)
 		return -ENOMEM;
@@ -1067,12 +1112,28 @@ static int name_user(struct symbolizer *sy, struct profile *p, struct profile_lo
 		name = elf_symtab__lookup_offset(sy->vdso, l->addr - l->is_return - m->start, &off);
 		if (!name)
 			return name_addr(p, l, l->addr - l->is_return - m->start);
-		goto named;
+		l->func = intern_at(sy, p, name);
+		l->func_offset = off + l->is_return;
+		return l->func ? 0 : -ENOMEM;
 	}
-	if (m->path[0] != '/')
-		return 0; /* anonymous or pseudo ([heap], [stack]): no file to read */
-	d = get_dso(sy, pr->pid, m);
-	if (!d)
+	return 0; /* anonymous or pseudo ([heap], [stack]): no file to read */
+}
+
+/*
+ * Name l, a location in m, a file's mapping, from d, its file's entry (its
+ * table read): its DSO, function, offset and Go line, or "DSO+0xADDR";
+ * m's build-id and debug path recorded. At finalize (name_user) and in the
+ * passes while sampling (symbolizer__symbolize_ahead), the same names.
+ */
+static int name_in_file(struct symbolizer *sy, struct profile *p, struct profile_location *l,
+			struct profile_mapping *m, struct dso_entry *d)
+{
+	const char *name, *src_file;
+	uint64_t off, file_off, vaddr;
+	uint32_t line;
+
+	l->dso = intern_at(sy, p, dso_basename(m->path));
+	if (!l->dso)
 		return -ENOMEM;
 	if (d->build_id_len && !m->build_id_len) {
 		memcpy(m->build_id, d->build_id, d->build_id_len);
@@ -1108,9 +1169,6 @@ static int name_user(struct symbolizer *sy, struct profile *p, struct profile_lo
 		if (!l->src_file)
 			return -ENOMEM;
 	}
-named:
-	if (!name)
-		return 0;
 	l->func = intern_at(sy, p, name);
 	l->func_offset = off + l->is_return;
 	return l->func ? 0 : -ENOMEM;
@@ -1258,7 +1316,15 @@ static void *demangle_part(void *arg)
 	return NULL;
 }
 
-int symbolizer__demangle_names(struct profile *p)
+/*
+ * symbolizer__demangle_names over the locations which[0..n) (which NULL:
+ * every location, n p->nr_locs), the demangling split over two threads
+ * from DEMANGLE_SPLIT_MIN symbols when split. done, when not NULL: the
+ * symbols of p demangled before (interned symbol -> its interned
+ * demangled form, 0 for none), taken from there and added to.
+ */
+static int demangle_locs(struct profile *p, const uint32_t *which, size_t n, bool split,
+			 struct u64map *done)
 {
 	/* interned symbol -> its index in syms + 1: each distinct symbol demangled once */
 	struct u64map first = { 0 };
@@ -1271,11 +1337,12 @@ int symbolizer__demangle_names(struct profile *p)
 	int err = 0;
 
 	/* the distinct symbols, in the locations' order */
-	for (i = 0; i < p->nr_locs && !err; i++) {
-		const struct profile_location *l = &p->locs[i];
+	for (i = 0; i < n && !err; i++) {
+		const struct profile_location *l = &p->locs[which ? which[i] : i];
 
 		if (!l->func || l->sys_func || l->src_func ||
-		    u64map__get(&first, (uintptr_t)l->func, &idx))
+		    u64map__get(&first, (uintptr_t)l->func, &idx) ||
+		    (done && u64map__get(done, (uintptr_t)l->func, &idx)))
 			continue;
 		err = array__grow((void **)&syms, &cap, nr + 1, sizeof(*syms));
 		if (!err) {
@@ -1296,7 +1363,7 @@ int symbolizer__demangle_names(struct profile *p)
 	 */
 	part[0] = (struct demangle_part){ .syms = syms, .off = off, .to = nr / 2 };
 	part[1] = (struct demangle_part){ .syms = syms, .off = off, .from = nr / 2, .to = nr };
-	if (nr >= DEMANGLE_SPLIT_MIN)
+	if (split && nr >= DEMANGLE_SPLIT_MIN)
 		threaded = !pthread_create(&thread, NULL, demangle_part, &part[1]);
 	demangle_part(&part[0]);
 	if (threaded)
@@ -1305,14 +1372,21 @@ int symbolizer__demangle_names(struct profile *p)
 		demangle_part(&part[1]);
 	err = part[0].text.err ?: part[1].text.err;
 	/* interned in the locations' order, as when each was demangled at its first location */
-	for (i = 0; i < p->nr_locs && !err; i++) {
-		struct profile_location *l = &p->locs[i];
+	for (i = 0; i < n && !err; i++) {
+		struct profile_location *l = &p->locs[which ? which[i] : i];
 		const struct demangle_part *d;
 		size_t k;
 
-		if (!l->func || l->sys_func || l->src_func ||
-		    !u64map__get(&first, (uintptr_t)l->func, &idx))
+		if (!l->func || l->sys_func || l->src_func)
 			continue;
+		if (!u64map__get(&first, (uintptr_t)l->func, &idx)) {
+			/* demangled by an earlier call */
+			if (done && u64map__get(done, (uintptr_t)l->func, &idx) && idx) {
+				l->sys_func = l->func;
+				l->func = (const char *)(uintptr_t)idx;
+			}
+			continue;
+		}
 		k = (size_t)idx - 1;
 		d = &part[k >= part[1].from];
 		if (d->off[k] == SIZE_MAX)
@@ -1325,6 +1399,8 @@ int symbolizer__demangle_names(struct profile *p)
 		l->sys_func = l->func;
 		l->func = named[k];
 	}
+	for (i = 0; done && i < nr && !err; i++)
+		err = u64map__put(done, (uintptr_t)syms[i], (uintptr_t)named[i]);
 out:
 	buf__free(&part[0].text);
 	buf__free(&part[1].text);
@@ -1333,6 +1409,11 @@ out:
 	free(named);
 	u64map__free(&first);
 	return err;
+}
+
+int symbolizer__demangle_names(struct profile *p)
+{
+	return demangle_locs(p, NULL, p->nr_locs, true, NULL);
 }
 
 /* Locations at least this many: their files' tables read and their symbols looked up over two threads */
@@ -1446,13 +1527,189 @@ static int look_ahead(struct symbolizer *sy, const struct profile *p)
 	return 0;
 }
 
+/*
+ * The entry of m's file when its table is read already, else NULL (no
+ * table is read here, nor an entry made)
+ */
+static struct dso_entry *dso_loaded(struct symbolizer *sy, const struct profile_mapping *m)
+{
+	for (size_t i = sy->nr_dsos; i-- > 0;) {
+		struct dso_entry *d = &sy->dsos[i];
+
+		if (d->inode == m->inode && d->dev_major == m->dev_major &&
+		    d->dev_minor == m->dev_minor && !strcmp(d->path, m->path))
+			return d->loaded ? d : NULL;
+	}
+	return NULL;
+}
+
+/*
+ * Whether a pass may name l, and from which table: a user location in a
+ * file's executable mapping (not JIT code, nor the Python or JavaScript
+ * region: their names come from files and memory read at the end), whose
+ * table is read and is not one that debuginfod may replace at the end
+ * (.dynsym names and a build-id: fetch_debuginfo), unless it will not be
+ * asked (symbolizer__expect_debuginfod). NULL: left to
+ * finalize; *wait then says whether the preload may still bring its
+ * table. *mp: l's mapping.
+ */
+static struct dso_entry *ahead_entry(struct symbolizer *sy, struct profile *p,
+				     const struct profile_location *l, struct profile_mapping **mp,
+				     const struct profile_mapping **last_m,
+				     struct dso_entry **last_d, bool *wait)
+{
+	const struct profile_process *pr;
+	uint64_t look = l->addr - l->is_return;
+	struct profile_mapping *m;
+	struct dso_entry *d;
+
+	*wait = false;
+	if (l->proc == PROFILE_KERNEL_PROC || l->proc >= p->nr_procs || l->mapping < 0)
+		return NULL;
+	pr = &p->procs[l->proc];
+	if (pr->py_start && look >= pr->py_start && look < pr->py_start + PROFILE_PY_REGION_SIZE)
+		return NULL;
+	m = &p->procs[l->proc].mappings[l->mapping];
+	if (m->path[0] != '/' || maybe_jit(pr, l->mapping))
+		return NULL;
+	/* a mapping's locations come in runs */
+	d = m == *last_m ? *last_d : dso_loaded(sy, m);
+	*last_m = m;
+	*last_d = d;
+	if (!d || !d->st) {
+		/* a table read later by the preload; else left to finalize's reading */
+		*wait = !d && sy->preload;
+		return NULL;
+	}
+	if (!sy->no_debuginfod_later && d->build_id_len &&
+	    elf_symtab__names_src(d->st) == ELF_NAMES_DYNSYM)
+		return NULL;
+	*mp = m;
+	return d;
+}
+
+/*
+ * Processes whose mappings changed since their locations were resolved
+ * (maps_gen): those locations made again (profile__reset_locs), to be
+ * named from the mappings of now. 0 or -ENOMEM.
+ */
+static int reset_moved(struct symbolizer *sy, struct profile *p)
+{
+	size_t n = sy->run.nr_gen < p->nr_procs ? sy->run.nr_gen : p->nr_procs, i, first;
+	uint8_t *changed = NULL;
+
+	for (i = 0; i < n; i++) {
+		if (p->procs[i].maps_gen == sy->run.maps_gen[i])
+			continue;
+		if (!changed && !(changed = calloc(n, 1)))
+			return -ENOMEM;
+		changed[i] = 1;
+	}
+	if (!changed)
+		return 0;
+	first = profile__reset_locs(p, changed, n);
+	if (first < sy->run.from)
+		sy->run.from = first;
+	free(changed);
+	return 0;
+}
+
+/* Each process's maps_gen, as its locations are resolved now. 0 or -ENOMEM. */
+static int note_gens(struct symbolizer *sy, const struct profile *p)
+{
+	if (array__grow((void **)&sy->run.maps_gen, &sy->run.cap_gen, p->nr_procs,
+			sizeof(*sy->run.maps_gen)))
+		return -ENOMEM;
+	for (size_t i = 0; i < p->nr_procs; i++)
+		sy->run.maps_gen[i] = p->procs[i].maps_gen;
+	sy->run.nr_gen = p->nr_procs;
+	return 0;
+}
+
+int symbolizer__symbolize_ahead(struct symbolizer *sy, struct profile *p)
+{
+	const struct profile_mapping *last_m = NULL;
+	struct dso_entry *last_d = NULL;
+	uint64_t t0 = thread_ns(), t1, t2;
+	size_t i, wait_from = SIZE_MAX, nr = 0;
+	int err = 0;
+
+	if (sy->run.p != p) {
+		run_reset(sy);
+		sy->run.p = p;
+	}
+	/* the tables the preload has read so far: their entries' from here */
+	if (sy->preload)
+		for (struct sym_preload_file *f = sym_preload__take_read(sy->preload); f && !err;
+		     f = f->next_read)
+			err = adopt_preloaded(sy, f);
+	if (!err)
+		err = reset_moved(sy, p);
+	if (!err)
+		err = profile__resolve_locs(p);
+	if (!err)
+		err = note_gens(sy, p);
+	t1 = thread_ns();
+	for (i = sy->run.from; i < p->nr_locs && !err; i++) {
+		struct profile_location *l = &p->locs[i];
+		struct profile_mapping *m;
+		struct dso_entry *d;
+		bool wait;
+
+		if (l->dso)
+			continue;
+		d = ahead_entry(sy, p, l, &m, &last_m, &last_d, &wait);
+		if (!d) {
+			if (wait && wait_from == SIZE_MAX)
+				wait_from = i;
+			continue;
+		}
+		err = array__grow((void **)&sy->run.named, &sy->run.cap_named, nr + 1,
+				  sizeof(*sy->run.named));
+		if (err)
+			break;
+		err = name_in_file(sy, p, l, m, d);
+		/* in use by the profile symbolized next (expire) */
+		d->gen = sy->gen + 1;
+		sy->run.named[nr++] = (uint32_t)i;
+	}
+	if (!err)
+		sy->run.from = wait_from < p->nr_locs ? wait_from : p->nr_locs;
+	/* its table strings' addresses: not kept past a pass (debuginfod may replace a table) */
+	u64map__free(&sy->interned);
+	t2 = thread_ns();
+	if (!err && !sy->no_demangle)
+		err = demangle_locs(p, sy->run.named, nr, false, &sy->run.demangled);
+	sy->run.nr_passes++;
+	sy->run.nr_named += nr;
+	sy->run.resolve_ns += t1 - t0;
+	sy->run.demangle_ns += thread_ns() - t2;
+	sy->run.cpu_ns += thread_ns() - t0;
+	return err;
+}
+
+void symbolizer__expect_debuginfod(struct symbolizer *sy, bool maybe)
+{
+	sy->no_debuginfod_later = !maybe;
+}
+
+void symbolizer__forget_profile(struct symbolizer *sy, const struct profile *p)
+{
+	if (sy && sy->run.p == p)
+		run_reset(sy);
+}
+
 int symbolizer__symbolize(struct symbolizer *sy, struct profile *p)
 {
 	uint64_t t0 = thread_ns(), t1, t2, t3, load0 = sy->load_ns, nr0 = sy->nr_loaded;
-	size_t i;
-	int err;
+	size_t i, nr_unnamed = 0;
+	int err = 0;
 
-	err = profile__resolve_locs(p);
+	/* named by the passes while sampling: those whose mappings have changed since, again */
+	if (sy->run.p == p)
+		err = reset_moved(sy, p);
+	if (!err)
+		err = profile__resolve_locs(p);
 	if (!err)
 		err = take_preloaded(sy);
 	if (err)
@@ -1477,6 +1734,7 @@ int symbolizer__symbolize(struct symbolizer *sy, struct profile *p)
 
 		if (l->dso)
 			continue;
+		nr_unnamed++;
 		err = l->proc == PROFILE_KERNEL_PROC ? name_kernel(sy, p, l) : name_user(sy, p, l);
 	}
 	free(sy->ahead);
@@ -1486,7 +1744,9 @@ int symbolizer__symbolize(struct symbolizer *sy, struct profile *p)
 	if (err)
 		return err;
 	t3 = thread_ns();
-	err = sy->no_demangle ? 0 : symbolizer__demangle_names(p);
+	err = sy->no_demangle ? 0 :
+				demangle_locs(p, NULL, p->nr_locs, true,
+					      sy->run.p == p ? &sy->run.demangled : NULL);
 	/* where symbolizing's time goes (bench/finalize.sh, docs/BENCHMARKS.md) */
 	pr_debug("symbolizing: CPU ms: %.1f locations and JIT files, %.1f kernel symbols, %.1f naming "
 		 "%zu locations (of it %.1f loading %zu symbol tables), %.1f demangling\n",
@@ -1497,5 +1757,12 @@ int symbolizer__symbolize(struct symbolizer *sy, struct profile *p)
 		pr_debug("symbolizing: %zu symbol tables read while sampling, in %.1f ms of CPU\n",
 			 sy->nr_preloaded, (double)sy->preload_ns / 1e6);
 	sy->preload_ns = 0;
+	if (sy->run.p == p)
+		pr_debug("symbolizing: %zu of %zu locations named by %zu passes while sampling, in "
+			 "%.1f ms of CPU (%.1f locations, %.1f demangling); %zu named here\n",
+			 p->nr_locs - nr_unnamed, p->nr_locs, sy->run.nr_passes,
+			 (double)sy->run.cpu_ns / 1e6, (double)sy->run.resolve_ns / 1e6,
+			 (double)sy->run.demangle_ns / 1e6, nr_unnamed);
+	run_reset(sy);
 	return err;
 }
