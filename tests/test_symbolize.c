@@ -36,7 +36,9 @@
 #include "procmaps.h"
 #include "symbolize.h"
 #include "write_folded.h"
+#include "write_gperf.h"
 #include "write_pprof.h"
+#include "write_svg.h"
 #include "buf.h"
 
 #define BASE 0x7f0000000000ull
@@ -552,7 +554,8 @@ static void test_preload(void **state)
 	assert_string_equal(loc_of(p, 1, BASE + off_x)->func, "one_fn");
 	/* the build-ids recorded from the preloaded table, as from one read at the end */
 	assert_true(p->procs[0].mappings[0].build_id_len > 0);
-	assert_int_equal(p->procs[0].mappings[0].build_id_len, q->procs[0].mappings[0].build_id_len);
+	assert_int_equal(p->procs[0].mappings[0].build_id_len,
+			 q->procs[0].mappings[0].build_id_len);
 	assert_memory_equal(p->procs[0].mappings[0].build_id, q->procs[0].mappings[0].build_id,
 			    q->procs[0].mappings[0].build_id_len);
 	assert_int_equal(sh("rm -rf %s/800/map_files %s/100/map_files", proc_dir, proc_dir), 0);
@@ -601,11 +604,26 @@ static void ahead_remap(struct profile *p, const char *other)
 	assert_int_equal(profile__add_mapping(p, 0, &m), 1);
 }
 
-/* Every location and mapping of a and b the same, and their folded and pprof outputs byte for byte */
+/* Writer w's output of a and of b, byte for byte the same */
+#define assert_same_output(w, a, b, ...)                       \
+	do {                                                   \
+		struct buf x_ = { 0 }, y_ = { 0 };             \
+                                                               \
+		assert_int_equal(w(a, &x_, ##__VA_ARGS__), 0); \
+		assert_int_equal(w(b, &y_, ##__VA_ARGS__), 0); \
+		assert_int_equal(x_.len, y_.len);              \
+		assert_memory_equal(x_.data, y_.data, x_.len); \
+		buf__free(&x_);                                \
+		buf__free(&y_);                                \
+	} while (0)
+
+/*
+ * Every location and mapping of a and b the same (the build-ids and debug
+ * paths perf.data's writer takes from them too), and their folded, pprof,
+ * SVG and .prof outputs byte for byte
+ */
 static void assert_same_profiles(const struct profile *a, const struct profile *b)
 {
-	struct buf fa = { 0 }, fb = { 0 }, pa = { 0 }, pb = { 0 };
-
 	assert_int_equal(a->nr_locs, b->nr_locs);
 	for (size_t i = 0; i < a->nr_locs; i++) {
 		const struct profile_location *x = &a->locs[i], *y = &b->locs[i];
@@ -637,18 +655,10 @@ static void assert_same_profiles(const struct profile *a, const struct profile *
 			assert_true(same_str(x->debug_path, y->debug_path));
 		}
 	}
-	assert_int_equal(write_folded(a, &fa), 0);
-	assert_int_equal(write_folded(b, &fb), 0);
-	assert_int_equal(fa.len, fb.len);
-	assert_memory_equal(fa.data, fb.data, fa.len);
-	assert_int_equal(write_pprof(a, &pa), 0);
-	assert_int_equal(write_pprof(b, &pb), 0);
-	assert_int_equal(pa.len, pb.len);
-	assert_memory_equal(pa.data, pb.data, pa.len);
-	buf__free(&fa);
-	buf__free(&fb);
-	buf__free(&pa);
-	buf__free(&pb);
+	assert_same_output(write_folded, a, b);
+	assert_same_output(write_pprof, a, b);
+	assert_same_output(write_svg, a, b, "t");
+	assert_same_output(write_gperf, a, b, NULL);
 }
 
 /*

@@ -44,6 +44,11 @@ struct profile_index {
 	struct key_arena stack_keys;
 	struct idxmap locs; /* by (proc, addr) */
 	struct strset strs; /* interned strings, owned */
+	/*
+	 * profile__resolve_locs: the stacks before it have their locations
+	 * (a call while sampling starts there, not at the first of thousands)
+	 */
+	size_t nr_stacks_resolved;
 };
 
 static uint32_t proc_hash_of(void *ctx, uint32_t idx)
@@ -568,15 +573,16 @@ static size_t shared_root(const struct profile_stack *s, const struct profile_st
 
 int profile__resolve_locs(struct profile *p)
 {
-	const struct profile_stack *prev = NULL;
-	size_t i, j;
+	size_t i = p->index->nr_stacks_resolved, j;
+	const struct profile_stack *prev = i ? &p->stacks[i - 1] : NULL;
 
-	for (i = 0; i < p->nr_stacks; i++) {
+	for (; i < p->nr_stacks; i++) {
 		struct profile_stack *s = &p->stacks[i];
 		size_t n = (size_t)s->nr_kernel + s->nr_user, shared;
 
 		if (s->locs) {
 			prev = s;
+			p->index->nr_stacks_resolved = i + 1;
 			continue;
 		}
 		s->locs = malloc(n ? n * sizeof(*s->locs) : 1);
@@ -598,6 +604,7 @@ int profile__resolve_locs(struct profile *p)
 			}
 		}
 		prev = s;
+		p->index->nr_stacks_resolved = i + 1;
 	}
 	return 0;
 }

@@ -145,6 +145,24 @@ else
 	fail "-p PID: rc=$rc" "$(cat "$work/pid.log")"
 fi
 
+# 2b. The locations named while sampling (a pass every 200 ms from 1 s into a
+# -p or command run: symbolizer__symbolize_ahead): -p PID -d 2, -vv says the
+# passes named locations, and the profile's names give the split of 2.
+"$HOTCOLD" 8 &
+wl=$!
+wait_exec $wl hotcold
+"$BPFPROF" -vv -p $wl -d 2 -F 999 -o "$work/ahead.prof" 2>"$work/ahead.log"
+rc=$?
+kill $wl 2>/dev/null
+wait $wl 2>/dev/null
+ahead=$(sed -n 's/.*symbolizing: \([0-9]*\) of [0-9]* locations named by \([0-9]*\) passes while sampling.*/\1 \2/p' "$work/ahead.log")
+if [ $rc -eq 0 ] && [ -n "$ahead" ] && [ "${ahead% *}" -gt 0 ] && [ "${ahead#* }" -ge 3 ]; then
+	ok "-p PID -d 2: ${ahead% *} locations named by ${ahead#* } passes while sampling"
+	check_split ahead "$work/ahead.prof" "$work/ahead.log"
+else
+	fail "-p PID -d 2 -vv: rc=$rc, passes '$ahead'" "$(grep symboliz "$work/ahead.log")"
+fi
+
 # 3. A forking command: two processes in one .prof, each in its own window
 # (1 s at 1999 Hz: 4 000 samples idle, a third of the 3 s at 499 Hz before).
 "$BPFPROF" -F 1999 -o "$work/fork.prof" -- "$HOTCOLD" 1 --fork 2>"$work/fork.log"

@@ -117,7 +117,10 @@ struct symbolizer {
 	/*
 	 * The naming loop's strings interned, by the address they came from
 	 * (intern_at): a file's base name, a symbol of a table; for this
-	 * profile's naming only (or one pass's), while those tables are loaded
+	 * profile's naming only, while those tables are loaded: kept across
+	 * the passes while sampling (no table is freed or replaced then),
+	 * emptied when symbolizer__symbolize begins (expire, debuginfod and
+	 * the tables read there may reuse a freed table's addresses)
 	 */
 	struct u64map interned;
 	/*
@@ -190,6 +193,7 @@ static void drop_dsos(struct symbolizer *sy)
 
 static void run_reset(struct symbolizer *sy)
 {
+	u64map__free(&sy->interned);
 	free(sy->run.maps_gen);
 	free(sy->run.named);
 	u64map__free(&sy->run.demangled);
@@ -1675,8 +1679,6 @@ int symbolizer__symbolize_ahead(struct symbolizer *sy, struct profile *p)
 	}
 	if (!err)
 		sy->run.from = wait_from < p->nr_locs ? wait_from : p->nr_locs;
-	/* its table strings' addresses: not kept past a pass (debuginfod may replace a table) */
-	u64map__free(&sy->interned);
 	t2 = thread_ns();
 	if (!err && !sy->no_demangle)
 		err = demangle_locs(p, sy->run.named, nr, false, &sy->run.demangled);
@@ -1705,6 +1707,7 @@ int symbolizer__symbolize(struct symbolizer *sy, struct profile *p)
 	size_t i, nr_unnamed = 0;
 	int err = 0;
 
+	u64map__free(&sy->interned); /* the passes' */
 	/* named by the passes while sampling: those whose mappings have changed since, again */
 	if (sy->run.p == p)
 		err = reset_moved(sy, p);
