@@ -87,7 +87,9 @@ void sym_preload__stop(struct sym_preload *pl);
  * read, since the last call, each once, through ->next_read (newest
  * first). The thread is done with each: its table (st) is the caller's to
  * take (set st to NULL: the file stays listed, and sym_preload__free frees
- * only the tables left). On the adder's thread; never waits.
+ * only the tables left). Every file counted tried by a sym_preload__progress
+ * before the call is in its list or an earlier one's. On the adder's
+ * thread; never waits.
  */
 struct sym_preload_file *sym_preload__take_read(struct sym_preload *pl);
 

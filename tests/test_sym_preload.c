@@ -7,7 +7,8 @@
  * pid; a failed read leaves the file with no table; past max_files nothing
  * is queued; sym_preload__stop finishes the read under way and leaves the
  * rest unread (no descriptor leaked, no table lost: freed by
- * sym_preload__free unless taken).
+ * sym_preload__free unless taken); the files read are handed back while
+ * it runs, each once (sym_preload__take_read).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -264,6 +265,60 @@ static void test_stop_finishes_the_one_under_way(void **state)
 }
 
 /* Freed with nothing queued, or straight after the start: the thread joined */
+/*
+ * The files read, handed back while the thread runs (sym_preload__take_read):
+ * each once, every one counted tried by then; the tables taken are the
+ * caller's (st NULL in the list after the stop), those left are freed
+ */
+static void test_take_read_while_running(void **state)
+{
+	struct fake f;
+	struct sym_preload *pl;
+	struct sym_preload_file *r;
+	struct elf_symtab *taken = NULL;
+	size_t queued, tried, n = 0;
+	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+
+	assert_true(fd >= 0);
+	fake_init(&f, true);
+	pl = sym_preload__start(8, 0, false, fake_load, &f);
+	assert_non_null(pl);
+	assert_null(sym_preload__take_read(pl)); /* nothing read yet */
+	assert_int_equal(sym_preload__add(pl, "/a/ok1", 1, 0, 1, 1, fd), 0);
+	assert_int_equal(sym_preload__add(pl, "/a/bad2", 2, 0, 1, 1, fd), 0);
+	fake_release(&f);
+	wait_tried(pl, 2);
+	sym_preload__progress(pl, &queued, &tried);
+	for (r = sym_preload__take_read(pl); r; r = r->next_read, n++) {
+		assert_true(r->tried);
+		if (!strcmp(r->path, "/a/ok1")) {
+			assert_non_null(r->st);
+			taken = r->st;
+			r->st = NULL;
+		} else {
+			assert_string_equal(r->path, "/a/bad2");
+			assert_null(r->st);
+		}
+	}
+	assert_int_equal(n, tried);
+	assert_null(sym_preload__take_read(pl)); /* each once */
+	assert_int_equal(sym_preload__add(pl, "/a/ok3", 3, 0, 1, 1, fd), 0);
+	wait_tried(pl, 3);
+	r = sym_preload__take_read(pl);
+	assert_non_null(r);
+	assert_string_equal(r->path, "/a/ok3");
+	assert_null(r->next_read);
+	sym_preload__stop(pl);
+	n = 0;
+	for (r = sym_preload__files(pl); r; r = r->next)
+		n += r->st != NULL; /* ok3's, not taken: freed with the queue */
+	assert_int_equal(n, 1);
+	assert_non_null(taken);
+	elf_symtab__free(taken);
+	sym_preload__free(pl);
+	close(fd);
+}
+
 static void test_free_at_once(void **state)
 {
 	struct fake f;
@@ -283,6 +338,7 @@ int main(void)
 		cmocka_unit_test(test_reads_in_order_with_own_descriptor),
 		cmocka_unit_test(test_nothing_read_before_after_ns),
 		cmocka_unit_test(test_stop_finishes_the_one_under_way),
+		cmocka_unit_test(test_take_read_while_running),
 		cmocka_unit_test(test_free_at_once),
 	};
 

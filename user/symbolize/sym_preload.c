@@ -97,12 +97,15 @@ static void *preload_thread(void *arg)
 			close(f->fd);
 			f->fd = -1;
 			f->tried = true;
-			__atomic_add_fetch(&pl->nr_tried, 1, __ATOMIC_RELEASE);
-			/* handed back: the thread does not touch f->st from here */
+			/*
+			 * handed back (the thread does not touch f->st from
+			 * here), then counted: a count seen has its files taken
+			 */
 			f->next_read = __atomic_load_n(&pl->read, __ATOMIC_RELAXED);
 			while (!__atomic_compare_exchange_n(&pl->read, &f->next_read, f, true,
 							    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
 				;
+			__atomic_add_fetch(&pl->nr_tried, 1, __ATOMIC_RELEASE);
 		}
 		while (!stopping(pl) && sem_wait(&pl->wake))
 			; /* EINTR */

@@ -140,6 +140,7 @@ struct symbolizer {
 		/* each symbol demangled so far: interned symbol -> interned demangled form, 0 none */
 		struct u64map demangled;
 		size_t nr_passes, nr_named; /* for -vv and symbolizer__counts */
+		size_t nr_reset; /* locations made again, their mappings changed (-vv) */
 		uint64_t cpu_ns, resolve_ns, demangle_ns; /* the passes' CPU, of it these steps' */
 	} run;
 };
@@ -1555,10 +1556,12 @@ static struct dso_entry *dso_loaded(struct symbolizer *sy, const struct profile_
  * (.dynsym names and a build-id: fetch_debuginfo), unless it will not be
  * asked (symbolizer__expect_debuginfod). NULL: left to
  * finalize; *wait then says whether the preload may still bring its
- * table. *mp: l's mapping.
+ * table (pending: it has files queued it has not read). *mp: l's
+ * mapping; *last_m and *last_d: the last mapping asked about and its entry.
  */
 static struct dso_entry *ahead_entry(struct symbolizer *sy, struct profile *p,
-				     const struct profile_location *l, struct profile_mapping **mp,
+				     const struct profile_location *l, bool pending,
+				     struct profile_mapping **mp,
 				     const struct profile_mapping **last_m,
 				     struct dso_entry **last_d, bool *wait)
 {
@@ -1582,7 +1585,7 @@ static struct dso_entry *ahead_entry(struct symbolizer *sy, struct profile *p,
 	*last_d = d;
 	if (!d || !d->st) {
 		/* a table read later by the preload; else left to finalize's reading */
-		*wait = !d && sy->preload;
+		*wait = !d && pending;
 		return NULL;
 	}
 	if (!sy->no_debuginfod_later && d->build_id_len &&
@@ -1614,6 +1617,8 @@ static int reset_moved(struct symbolizer *sy, struct profile *p)
 	first = profile__reset_locs(p, changed, n);
 	if (first < sy->run.from)
 		sy->run.from = first;
+	for (i = first; i < p->nr_locs; i++)
+		sy->run.nr_reset += p->locs[i].proc < n && changed[p->locs[i].proc];
 	free(changed);
 	return 0;
 }
@@ -1635,14 +1640,20 @@ int symbolizer__symbolize_ahead(struct symbolizer *sy, struct profile *p)
 	const struct profile_mapping *last_m = NULL;
 	struct dso_entry *last_d = NULL;
 	uint64_t t0 = thread_ns(), t1, t2;
-	size_t i, wait_from = SIZE_MAX, nr = 0;
+	size_t i, wait_from = SIZE_MAX, nr = 0, queued = 0, tried = 0;
 	int err = 0;
 
 	if (sy->run.p != p) {
 		run_reset(sy);
 		sy->run.p = p;
 	}
-	/* the tables the preload has read so far: their entries' from here */
+	/*
+	 * The tables still to come (asked first: every file tried by then is
+	 * taken below), files not queued by now being read at the end; then
+	 * the tables the preload has read so far, their entries' from here
+	 */
+	if (sy->preload)
+		sym_preload__progress(sy->preload, &queued, &tried);
 	if (sy->preload)
 		for (struct sym_preload_file *f = sym_preload__take_read(sy->preload); f && !err;
 		     f = f->next_read)
@@ -1662,7 +1673,7 @@ int symbolizer__symbolize_ahead(struct symbolizer *sy, struct profile *p)
 
 		if (l->dso)
 			continue;
-		d = ahead_entry(sy, p, l, &m, &last_m, &last_d, &wait);
+		d = ahead_entry(sy, p, l, tried < queued, &m, &last_m, &last_d, &wait);
 		if (!d) {
 			if (wait && wait_from == SIZE_MAX)
 				wait_from = i;
@@ -1762,10 +1773,11 @@ int symbolizer__symbolize(struct symbolizer *sy, struct profile *p)
 	sy->preload_ns = 0;
 	if (sy->run.p == p)
 		pr_debug("symbolizing: %zu of %zu locations named by %zu passes while sampling, in "
-			 "%.1f ms of CPU (%.1f locations, %.1f demangling); %zu named here\n",
+			 "%.1f ms of CPU (%.1f locations, %.1f demangling; %zu made again, their "
+			 "mappings changed); %zu named here\n",
 			 p->nr_locs - nr_unnamed, p->nr_locs, sy->run.nr_passes,
 			 (double)sy->run.cpu_ns / 1e6, (double)sy->run.resolve_ns / 1e6,
-			 (double)sy->run.demangle_ns / 1e6, nr_unnamed);
+			 (double)sy->run.demangle_ns / 1e6, sy->run.nr_reset, nr_unnamed);
 	run_reset(sy);
 	return err;
 }
