@@ -44,6 +44,12 @@ struct profile_mapping {
 	 * file to name (a memfd or deleted file that could not be copied).
 	 */
 	const char *copy_path;
+	/*
+	 * Its process's maps_gen when profile__add_mapping put it there: a
+	 * mapping of gen at most g was there, as it is, when maps_gen was g
+	 * (profile__reset_locs)
+	 */
+	uint32_t gen;
 };
 
 /* A loaded kernel module as perf names it in its MMAP records. */
@@ -403,15 +409,17 @@ int profile__add_module(struct profile *p, const char *path, uint64_t start, uin
 int profile__resolve_locs(struct profile *p);
 
 /*
- * The locations of the processes whose index i has changed[i] set (i <
- * nr: processes past it have none resolved) made again as
- * profile__resolve_locs would make them now: each one's mapping looked up
- * in its process's mappings of now, and everything the symbolizer set
- * (names, DSO, lines, is_jit) cleared, for it to name them again; the
- * mappings keep the build-ids and debug paths the symbolizer recorded,
- * which are those of their files. Returns the index of the first location
- * reset, or p->nr_locs when none was.
+ * The locations of each process i < nr whose maps_gen is no longer
+ * since[i] (the one their locations were resolved at; processes past nr
+ * have none resolved) made as profile__resolve_locs would make them now:
+ * each one's mapping looked up in its process's mappings of now; and where
+ * that mapping was not there as it is at since[i] (or there is none), what
+ * the symbolizer set (names, DSO, lines, is_jit) cleared, for it to name
+ * them again (the others' names came from the same mapping). The mappings
+ * keep the build-ids and debug paths the symbolizer recorded, which are
+ * those of their files. Returns the index of the first location cleared,
+ * or p->nr_locs when none was; *nr_cleared: how many were.
  */
-size_t profile__reset_locs(struct profile *p, const uint8_t *changed, size_t nr);
+size_t profile__reset_locs(struct profile *p, const uint32_t *since, size_t nr, size_t *nr_cleared);
 
 #endif /* BPFPROF_PROFILE_H */

@@ -49,6 +49,12 @@ struct profile_index {
 	 * (a call while sampling starts there, not at the first of thousands)
 	 */
 	size_t nr_stacks_resolved;
+	/*
+	 * The stacks' locs[] (profile__resolve_locs), two to a word: one
+	 * allocation a chunk, not one a stack (thousands of mallocs made,
+	 * and freed at the exit, by each profile)
+	 */
+	struct key_arena loc_lists;
 };
 
 static uint32_t proc_hash_of(void *ctx, uint32_t idx)
@@ -97,8 +103,6 @@ void profile__free(struct profile *p)
 		free(p->procs[i].jit_maps);
 		free(p->procs[i].pyfuncs);
 	}
-	for (i = 0; i < p->nr_stacks; i++)
-		free(p->stacks[i].locs);
 	free(p->procs);
 	free(p->stacks);
 	free(p->locs);
@@ -110,6 +114,9 @@ void profile__free(struct profile *p)
 		for (i = 0; i < p->index->stack_keys.nr_chunks; i++)
 			free(p->index->stack_keys.chunks[i]);
 		free(p->index->stack_keys.chunks);
+		for (i = 0; i < p->index->loc_lists.nr_chunks; i++)
+			free(p->index->loc_lists.chunks[i]);
+		free(p->index->loc_lists.chunks);
 		idxmap__free(&p->index->locs);
 		free(p->index);
 	}
@@ -517,7 +524,7 @@ int profile__add_mapping(struct profile *p, uint32_t proc, const struct profile_
 			(pr->nr_mappings - last) * sizeof(*m));
 	pr->mappings[first] = *m;
 	pr->nr_mappings = pr->nr_mappings + 1 - i;
-	pr->maps_gen++;
+	pr->mappings[first].gen = ++pr->maps_gen;
 	return 1;
 }
 
@@ -585,7 +592,7 @@ int profile__resolve_locs(struct profile *p)
 			p->index->nr_stacks_resolved = i + 1;
 			continue;
 		}
-		s->locs = malloc(n ? n * sizeof(*s->locs) : 1);
+		s->locs = (uint32_t *)key_alloc(&p->index->loc_lists, n ? (n + 1) / 2 : 1);
 		if (!s->locs)
 			return -ENOMEM;
 		shared = prev ? shared_root(s, prev) : 0;
@@ -598,8 +605,7 @@ int profile__resolve_locs(struct profile *p)
 			bool ret = j != 0 && j != s->nr_kernel;
 
 			if (intern_loc(p, owner, s->ips[j], ret, &s->locs[j])) {
-				free(s->locs);
-				s->locs = NULL;
+				s->locs = NULL; /* its room stays in the arena */
 				return -ENOMEM;
 			}
 		}
@@ -609,23 +615,35 @@ int profile__resolve_locs(struct profile *p)
 	return 0;
 }
 
-size_t profile__reset_locs(struct profile *p, const uint8_t *changed, size_t nr)
+size_t profile__reset_locs(struct profile *p, const uint32_t *since, size_t nr, size_t *nr_cleared)
 {
 	size_t first = p->nr_locs;
 
+	*nr_cleared = 0;
 	for (size_t i = 0; i < p->nr_locs; i++) {
 		struct profile_location *l = &p->locs[i];
+		const struct profile_process *pr;
+		int m;
 
-		if (l->proc == PROFILE_KERNEL_PROC || l->proc >= nr || !changed[l->proc])
+		if (l->proc == PROFILE_KERNEL_PROC || l->proc >= nr ||
+		    p->procs[l->proc].maps_gen == since[l->proc])
 			continue;
+		pr = &p->procs[l->proc];
+		m = profile__find_mapping(p, l->proc, l->addr - l->is_return);
+		/* its mapping there, as it is, when it was resolved: the same names */
+		if (m >= 0 && pr->mappings[m].gen <= since[l->proc] && l->mapping >= 0) {
+			l->mapping = m;
+			continue;
+		}
 		*l = (struct profile_location){
 			.addr = l->addr,
 			.proc = l->proc,
 			.is_return = l->is_return,
-			.mapping = profile__find_mapping(p, l->proc, l->addr - l->is_return),
+			.mapping = m,
 		};
 		if (first == p->nr_locs)
 			first = i;
+		(*nr_cleared)++;
 	}
 	return first;
 }

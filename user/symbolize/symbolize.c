@@ -140,7 +140,7 @@ struct symbolizer {
 		/* each symbol demangled so far: interned symbol -> interned demangled form, 0 none */
 		struct u64map demangled;
 		size_t nr_passes, nr_named; /* for -vv and symbolizer__counts */
-		size_t nr_reset; /* locations made again, their mappings changed (-vv) */
+		size_t nr_reset; /* locations named again, their mappings changed (-vv) */
 		uint64_t cpu_ns, resolve_ns, demangle_ns; /* the passes' CPU, of it these steps' */
 	} run;
 };
@@ -1597,30 +1597,21 @@ static struct dso_entry *ahead_entry(struct symbolizer *sy, struct profile *p,
 
 /*
  * Processes whose mappings changed since their locations were resolved
- * (maps_gen): those locations made again (profile__reset_locs), to be
- * named from the mappings of now. 0 or -ENOMEM.
+ * (maps_gen): those locations made again (profile__reset_locs), those
+ * whose mapping changed to be named from the mappings of now.
  */
-static int reset_moved(struct symbolizer *sy, struct profile *p)
+static void reset_moved(struct symbolizer *sy, struct profile *p)
 {
-	size_t n = sy->run.nr_gen < p->nr_procs ? sy->run.nr_gen : p->nr_procs, i, first;
-	uint8_t *changed = NULL;
+	size_t n = sy->run.nr_gen < p->nr_procs ? sy->run.nr_gen : p->nr_procs, i, first, nr;
 
-	for (i = 0; i < n; i++) {
-		if (p->procs[i].maps_gen == sy->run.maps_gen[i])
-			continue;
-		if (!changed && !(changed = calloc(n, 1)))
-			return -ENOMEM;
-		changed[i] = 1;
-	}
-	if (!changed)
-		return 0;
-	first = profile__reset_locs(p, changed, n);
+	for (i = 0; i < n && p->procs[i].maps_gen == sy->run.maps_gen[i]; i++)
+		;
+	if (i == n)
+		return;
+	first = profile__reset_locs(p, sy->run.maps_gen, n, &nr);
 	if (first < sy->run.from)
 		sy->run.from = first;
-	for (i = first; i < p->nr_locs; i++)
-		sy->run.nr_reset += p->locs[i].proc < n && changed[p->locs[i].proc];
-	free(changed);
-	return 0;
+	sy->run.nr_reset += nr;
 }
 
 /* Each process's maps_gen, as its locations are resolved now. 0 or -ENOMEM. */
@@ -1659,7 +1650,7 @@ int symbolizer__symbolize_ahead(struct symbolizer *sy, struct profile *p)
 		     f = f->next_read)
 			err = adopt_preloaded(sy, f);
 	if (!err)
-		err = reset_moved(sy, p);
+		reset_moved(sy, p);
 	if (!err)
 		err = profile__resolve_locs(p);
 	if (!err)
@@ -1721,9 +1712,8 @@ int symbolizer__symbolize(struct symbolizer *sy, struct profile *p)
 	u64map__free(&sy->interned); /* the passes' */
 	/* named by the passes while sampling: those whose mappings have changed since, again */
 	if (sy->run.p == p)
-		err = reset_moved(sy, p);
-	if (!err)
-		err = profile__resolve_locs(p);
+		reset_moved(sy, p);
+	err = profile__resolve_locs(p);
 	if (!err)
 		err = take_preloaded(sy);
 	if (err)
@@ -1773,7 +1763,7 @@ int symbolizer__symbolize(struct symbolizer *sy, struct profile *p)
 	sy->preload_ns = 0;
 	if (sy->run.p == p)
 		pr_debug("symbolizing: %zu of %zu locations named by %zu passes while sampling, in "
-			 "%.1f ms of CPU (%.1f locations, %.1f demangling; %zu made again, their "
+			 "%.1f ms of CPU (%.1f locations, %.1f demangling; %zu named again, their "
 			 "mappings changed); %zu named here\n",
 			 p->nr_locs - nr_unnamed, p->nr_locs, sy->run.nr_passes,
 			 (double)sy->run.cpu_ns / 1e6, (double)sy->run.resolve_ns / 1e6,
