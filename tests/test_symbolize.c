@@ -669,15 +669,17 @@ static void assert_same_profiles(const struct profile *a, const struct profile *
  * way (ahead_remap), then symbolized at the end; q, the same profile
  * built whole, symbolized once by a symbolizer without a preload. With
  * debuginfod expected, the files whose names it may replace (.dynsym and a
- * build-id: the host's libc and libstdc++) are left to the end. Returns
- * the locations the passes named.
+ * build-id: the host's libc and libstdc++) are left to the end. Then a
+ * second period's profile, named by the same symbolizer's passes from the
+ * tables the first read, against the same named once. Returns the
+ * locations the first period's passes named.
  */
 static size_t ahead_run(const char *libc, const char *libcxx, const char *other, bool debuginfod)
 {
 	struct symbolizer *sy = symbolizer__new(NULL, proc_dir),
 			  *once = symbolizer__new(NULL, proc_dir);
 	struct profile *p, *q;
-	struct symbolizer_counts sc;
+	struct symbolizer_counts sc, all;
 	size_t demangled = 0;
 	char pin[256];
 
@@ -728,6 +730,32 @@ static size_t ahead_run(const char *libc, const char *libcxx, const char *other,
 	for (size_t i = 0; i < q->nr_locs; i++)
 		demangled += q->locs[i].sys_func != NULL;
 	assert_true(demangled > 0); /* libstdc++'s C++ names, demangled both ways */
+	profile__free(p);
+	profile__free(q);
+
+	/*
+	 * The next period (--interval), the same files mapped again: its
+	 * passes name from the tables the first period read (the preload is
+	 * gone with it), as the end does
+	 */
+	p = profile__new();
+	q = profile__new();
+	assert_non_null(p);
+	assert_non_null(q);
+	assert_int_equal(add_whole_file(p, 900, "/opt/lib/libstdc++.so.6", libcxx), 0);
+	assert_int_equal(add_whole_file(q, 900, "/opt/lib/libstdc++.so.6", libcxx), 0);
+	for (int i = 0; i < AHEAD_STACKS / 2; i++) {
+		if (i && !(i % 100))
+			assert_int_equal(symbolizer__symbolize_ahead(sy, p), 0);
+		ahead_stack(p, 0, i + 7);
+		ahead_stack(q, 0, i + 7);
+	}
+	symbolizer__counts(sy, &all);
+	assert_int_equal(all.nr_ahead_passes, 2);
+	assert_int_equal(all.nr_named_ahead > 0, !debuginfod);
+	assert_int_equal(symbolizer__symbolize(sy, p), 0);
+	assert_int_equal(symbolizer__symbolize(once, q), 0);
+	assert_same_profiles(p, q);
 	assert_int_equal(sh("rm -rf %s/800/map_files %s/900/map_files", proc_dir, proc_dir), 0);
 	symbolizer__free(sy);
 	symbolizer__free(once);
