@@ -231,8 +231,9 @@ int symbolizer__symbolize(struct symbolizer *sy, struct profile *p);
  * would name them. Left to symbolizer__symbolize: kernel frames, JIT code,
  * Python and JavaScript frames, the vDSO, files whose tables are not read
  * yet or that debuginfod may give a debug file. The locations of a process
- * whose mappings change after a pass (profile_process.maps_gen) are made
- * and named again. Names, build-ids and the locations' order are those of
+ * whose mappings change after a pass (profile_process.maps_gen) are looked
+ * up again, and named again where their mapping is new since
+ * (profile__reset_locs). Names, build-ids and the locations' order are those of
  * one symbolizer__symbolize at the end; the passes' state is the
  * symbolizer's until p is symbolized (p must be, or the next pass be
  * given another profile, before p is freed). Returns 0 or -ENOMEM.

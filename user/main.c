@@ -472,7 +472,7 @@ static int session_open(struct run *r)
  * after the last, the progress line's second, and, as often as the poll's
  * 100 ms timer used to make them, a look at targets that have no pidfd
  * (targets__alive, targets__child_exited) and the records of processes
- * with an interpreter's frames
+ * with an interpreter's frames; the symbolizer's next pass (AHEAD_NS)
  */
 static uint64_t due_ns(const struct run *r, uint64_t last_reap, uint64_t last_progress,
 		       uint64_t next_ahead)
