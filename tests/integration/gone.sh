@@ -312,6 +312,26 @@ pids=()
 	ok "--no-buildid-cache: perf.data written, the build-id cache left alone" ||
 	fail "--no-buildid-cache leaves the build-id cache alone" "rc=$rc" "$(tail -3 "$d/log")" "$(find "$d/home" | head)"
 
+# The locations named while sampling (-p: a pass every 200 ms from 1 s in),
+# the workload's file deleted and the workload gone before the run ends:
+# the names the passes gave from its pinned file are the end's (hot_a and
+# hot_b at 75 % in go tool pprof, as the cases above).
+d=$work/ahead
+mkdir -p "$d/home"
+start deleted "1.8 --cpu"
+HOME=$d/home "$BPFPROF" -vv -F 999 -p "$pid" -d 10 -o "$d/out.prof" >"$d/log" 2>&1
+rc=$?
+kill "$pid" 2>/dev/null
+wait 2>/dev/null
+pids=()
+named=$(sed -n 's/.*symbolizing: \([0-9]*\) of [0-9]* locations named by [0-9]* passes while sampling.*/\1/p' "$d/log")
+go tool pprof -top "$d/out.prof" >"$d/top" 2>"$d/top.err"
+a_share=$(awk '$6 == "hot_a" || $6 == "hot_b" { sub("%", "", $2); print $2, $6 }' "$d/top" | share)
+[ $rc -eq 0 ] && [ "${named:-0}" -gt 0 ] && grep -q 'every target process has exited' "$d/log" &&
+	grep -q ' hot_b$' "$d/top" && near "$a_share" 75 "$(prof_tol "$d/log")" &&
+	ok "passes while sampling: $named locations named before the workload and its deleted file were gone; go tool pprof: hot_a share $a_share %" ||
+	fail "passes while sampling, the workload gone" "rc=$rc named=$named share=$a_share" "$(grep -E 'symboliz|exited' "$d/log")" "$(head -8 "$d/top")"
+
 # -a: the memfd workload system-wide; pprof must not try to open "/memfd:...".
 # The workload runs in a cgroup of this script's own whose samples alone the
 # run keeps (--cgroup), where cgroup2 is mounted: pprof symbolizes every
