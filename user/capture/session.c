@@ -1041,7 +1041,8 @@ static ssize_t batch_keys(int fd, uint32_t value_size, size_t max, uint32_t **ke
 			*keys = NULL;
 			return n + count > max ? -E2BIG : -ENOMEM;
 		}
-		memcpy(*keys + n, got, count * sizeof(*got));
+		if (count) /* *keys may still be NULL: memcpy's arguments must not be (UBSan) */
+			memcpy(*keys + n, got, count * sizeof(*got));
 		n += count;
 		if (err == -ENOENT || !count)
 			return (ssize_t)n; /* the last buckets */
