@@ -127,6 +127,14 @@ struct job {
 	size_t nr_maps;
 };
 
+/* A file of bpfprof's own process, as identified (struct file_entry's keys) */
+struct own_file {
+	uint8_t id[ELF_BUILD_ID_MAX];
+	size_t id_len; /* 0: by dev + inode */
+	dev_t dev;
+	ino_t ino;
+};
+
 struct unwinder {
 	struct unwind_sink sink;
 	bool build_tables;
@@ -161,13 +169,8 @@ struct unwinder {
 	 * (own_stale)
 	 */
 	uint32_t own_pid;
-	struct own_file {
-		uint8_t id[ELF_BUILD_ID_MAX];
-		size_t id_len; /* 0: by dev + inode */
-		dev_t dev;
-		ino_t ino;
-	} * own_missing;
-	size_t nr_own_missing, cap_own_missing;
+	struct own_file *own_missing, *own_known; /* own_known: its files identified so far */
+	size_t nr_own_missing, cap_own_missing, nr_own_known, cap_own_known;
 	struct profile_mapping *own_maps;
 	size_t nr_own_maps;
 	bool own_stale;
@@ -318,6 +321,7 @@ void unwinder__free(struct unwinder *u)
 	jobs_free(u);
 	maps_free(u->own_maps, u->nr_own_maps);
 	free(u->own_missing);
+	free(u->own_known);
 	for (size_t i = 0; i < u->nr_procs; i++)
 		proc_entry_free(&u->procs[i]);
 	free(u->procs);
@@ -507,6 +511,21 @@ static int build_from_debug_file(struct unwinder *u, int fd, const char *root, c
 	return err;
 }
 
+/* f's identity appended to a list of bpfprof's own files (v, n, cap). 0 or -ENOMEM. */
+static int own_file_add(struct own_file **v, size_t *n, size_t *cap, const struct file_entry *f)
+{
+	struct own_file *o;
+
+	if (array__grow((void **)v, cap, *n + 1, sizeof(**v)))
+		return -ENOMEM;
+	o = &(*v)[(*n)++];
+	memcpy(o->id, f->id, sizeof(o->id));
+	o->id_len = f->id_len;
+	o->dev = f->dev;
+	o->ino = f->ino;
+	return 0;
+}
+
 /*
  * Identify the file and, unless the cache has it, build its table (no lock
  * held; !may_build: identified only, b->f's id, dev and inode). root: the
@@ -521,6 +540,7 @@ static int build_file(struct unwinder *u, int fd, const char *name, const char *
 	Elf *elf;
 	uint32_t idx;
 	uint64_t t0;
+	bool known = false;
 	int err, len;
 
 	memset(b, 0, sizeof(*b));
@@ -542,15 +562,30 @@ static int build_file(struct unwinder *u, int fd, const char *name, const char *
 			break;
 		}
 	}
+	/* bpfprof's own files, identified at an earlier registration of it: mapped since */
+	for (size_t i = 0; !*cached && !may_build && i < u->nr_own_known; i++) {
+		const struct own_file *o = &u->own_known[i];
+
+		if (o->dev == b->f.dev && o->ino == b->f.ino) {
+			memcpy(b->f.id, o->id, sizeof(o->id));
+			b->f.id_len = o->id_len;
+			known = true;
+			break;
+		}
+	}
 	pthread_mutex_unlock(&u->lock);
 	if (*cached) {
 		__atomic_add_fetch(&u->st.id_ns, mono_ns() - t0, __ATOMIC_RELAXED);
 		return 0;
 	}
-	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
-	len = elf__read_build_id(self, b->f.id);
-	b->f.id_len = len > 0 ? (size_t)len : 0;
+	if (!known) {
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+		len = elf__read_build_id(self, b->f.id);
+		b->f.id_len = len > 0 ? (size_t)len : 0;
+	}
 	pthread_mutex_lock(&u->lock);
+	if (!known && !may_build)
+		own_file_add(&u->own_known, &u->nr_own_known, &u->cap_own_known, &b->f);
 	*cached = find_file(u, b->f.id, b->f.id_len, b->f.dev, b->f.ino, &idx) != NULL;
 	pthread_mutex_unlock(&u->lock);
 	__atomic_add_fetch(&u->st.id_ns, mono_ns() - t0, __ATOMIC_RELAXED);
@@ -1060,18 +1095,8 @@ static uint64_t maps_sig(const struct profile_mapping *maps, size_t nr_maps)
  */
 static int own_missing_add(struct unwinder *u, const struct file_entry *f, uint32_t *idx)
 {
-	struct own_file *o;
-
 	*idx = UINT32_MAX;
-	if (array__grow((void **)&u->own_missing, &u->cap_own_missing, u->nr_own_missing + 1,
-			sizeof(*u->own_missing)))
-		return -ENOMEM;
-	o = &u->own_missing[u->nr_own_missing++];
-	memcpy(o->id, f->id, sizeof(o->id));
-	o->id_len = f->id_len;
-	o->dev = f->dev;
-	o->ino = f->ino;
-	return 0;
+	return own_file_add(&u->own_missing, &u->nr_own_missing, &u->cap_own_missing, f);
 }
 
 /*
