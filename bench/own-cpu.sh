@@ -17,7 +17,11 @@
 # that the load runs in (`-a --cgroup`): the other processes of a shared
 # host are then not sampled, not noticed and not registered, which is what
 # a quiet host's run sees (its registrations are the load's and the
-# snapshots' few processes); their mmap events are still read.
+# snapshots' few processes); their mmap events are still read. SELF=1 (with
+# CGROUP=1) starts bpfprof itself in that cgroup too: it samples, notices
+# and registers itself as `-a` does on a quiet host (make bench's runs).
+# ARGS: more options for every bpfprof (-v: its registrations' lines);
+# ERRDIR: a directory each run's stderr is copied to (bN.rR.err).
 # Per run: samples (the programs' runs), BPF ns a run, the CPU while the
 # load ran (ms, per sample), and by thread; at the end the medians a build.
 set -euo pipefail
@@ -46,12 +50,17 @@ run() {
 	# the thread names' CPU, then each program's run counters by prog_id
 	snap="p=$prof; awk 'FILENAME ~ /comm\$/ { d = FILENAME; sub(/comm\$/, \"\", d); name[d] = \$1; next } FILENAME ~ /schedstat\$/ { d = FILENAME; sub(/schedstat\$/, \"\", d); n = name[d]; if (n !~ /^bpfprof-/) n = \"main\"; print \"thread:\", n, \$1; next } FNR == 1 { b = 0; id = 0 } /^prog_type:/ { b = 1 } b && /^prog_id:/ { id = \$2 } b && /^run_/ { print \$1, id, \$2 }' /proc/\$p/task/*/comm /proc/\$p/task/*/schedstat /proc/\$p/fdinfo/* 2>/dev/null"
 	load=("$RUNSTAT" -o "$base.in" -- sh -c "{ $snap; } >$base.s0; $SPIN -i $ITERS >$base.spin; { $snap; } >$base.s1; true")
-	if [ -n "$cg" ]; then
-		"$b" -a -F 999 --cgroup "$cg" -o "$work/b.pb.gz" -- \
-			sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$cg" "${load[@]}" 2>"$base.err"
+	local in_cg=(sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$cg")
+	if [ -n "$cg" ] && [ "${SELF:-0}" = 1 ]; then
+		"${in_cg[@]}" "$b" -a -F 999 --cgroup "$cg" ${ARGS:-} -o "$work/b.pb.gz" -- \
+			"${load[@]}" 2>"$base.err"
+	elif [ -n "$cg" ]; then
+		"$b" -a -F 999 --cgroup "$cg" ${ARGS:-} -o "$work/b.pb.gz" -- "${in_cg[@]}" \
+			"${load[@]}" 2>"$base.err"
 	else
-		"$b" -a -F 999 -o "$work/b.pb.gz" -- "${load[@]}" 2>"$base.err"
+		"$b" -a -F 999 ${ARGS:-} -o "$work/b.pb.gz" -- "${load[@]}" 2>"$base.err"
 	fi
+	[ -z "${ERRDIR:-}" ] || cp "$base.err" "$ERRDIR/$2.err"
 }
 
 # figures TAG: "runs bpf_ns cpu_ms main notice mmap unwind" (ms)

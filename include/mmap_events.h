@@ -137,6 +137,24 @@ size_t mmap_events__take_exec(struct mmap_events *m, struct mmap_events_exec *ou
 uint64_t mmap_events__changes(const struct mmap_events *m, uint32_t pid);
 
 /*
+ * A descriptor (an eventfd; -1: none) written once at the first move of a
+ * watched process's mmap_events__changes (mmap_events__watch_changes: its
+ * pid, or one sharing its counter; lost records move every process's)
+ * after mmap_events__arm_changes, and not again before the next arming;
+ * the caller reads it to drain it. Any thread, without the lock; watches
+ * are counted (on twice, off twice). What for: the notices' thread, whose
+ * rechecks read nothing while their processes' counters stand still, arms
+ * it, looks at the counters once more, and sleeps without a timer when
+ * none moved, rather than waking at each recheck's time to find nothing
+ * (notice_thread.c); the host's other processes, whose mappings change all
+ * the time on a build host, do not wake it. Arm, then read the counters: a
+ * change between the two is seen by the read or writes the descriptor.
+ */
+int mmap_events__changes_fd(const struct mmap_events *m);
+void mmap_events__arm_changes(struct mmap_events *m);
+void mmap_events__watch_changes(struct mmap_events *m, uint32_t pid, bool on);
+
+/*
  * A count that moves whenever a process exits on the host (PERF_RECORD_EXIT
  * of a thread-group leader) or records were lost (any process's exit may
  * have been among them), handled within about 10 ms of the kernel writing

@@ -162,6 +162,7 @@ struct notice_thread_stats {
 	uint64_t dropped; /* captured, but NOTICE_MAX_QUEUED waited: let go */
 	uint64_t demoted; /* windows in which the real-time budget ran out */
 	uint64_t max_delay_ns; /* the latest a notice was read after it was sent */
+	uint64_t timer_spared; /* sleeps without the rechecks' timer: no watched process changed */
 	bool realtime; /* running at SCHED_FIFO */
 };
 
@@ -182,9 +183,13 @@ struct mmap_events;
  * python3.N mapped gets an item marked unchanged for the reader (its
  * layout retried while it lives), any other nothing. A runtime that maps its jitdump without
  * PROT_EXEC makes no event: its jitdump is found by the aggregator's own
- * read at its first JIT frame (agg.c), as for a recheck.
+ * read at its first JIT frame (agg.c), as for a recheck. And the thread
+ * sleeps without a timer while no watched process's count has moved
+ * (mmap_events__arm_changes: woken at the first move), as each of those
+ * rechecks would read nothing: the rechecks' wake-ups, 9-14 in a 3 s run
+ * of 8 processes, were a third of the thread's (timer_spared).
  */
-void notice_thread__use_mmap_events(struct notice_thread *nt, const struct mmap_events *m);
+void notice_thread__use_mmap_events(struct notice_thread *nt, struct mmap_events *m);
 
 /* Counters so far (relaxed reads: for -v). */
 void notice_thread__stats(struct notice_thread *nt, struct notice_thread_stats *st);

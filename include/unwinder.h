@@ -114,6 +114,21 @@ struct unwinder *unwinder__new(const struct unwind_sink *sink, bool build_tables
 struct unwind_cache;
 void unwinder__set_cache(struct unwinder *u, struct unwind_cache *c);
 
+/*
+ * The process that is bpfprof itself (getpid(); 0, the default: none). It
+ * is registered as any other, its samples walked and named, but no table
+ * is built for it: its mappings use the tables other processes'
+ * registrations built (libc, the dynamic loader, the vDSO: every process
+ * maps them), and are registered again when one of its files gets a table
+ * that way; its own executable and the libraries only it maps are walked
+ * by frame pointers. Why: under -a a cold run spent 5-13 ms of CPU on its
+ * ten own tables (35,000 rows), most of the registrations' thread in a 3 s
+ * run, for the few dozen samples bpfprof takes of itself; a bpfprof
+ * profiled by another (-p PID) is a process like any other there. Call
+ * before the first registration.
+ */
+void unwinder__set_own_pid(struct unwinder *u, uint32_t pid);
+
 /* Stops the background thread (waiting for the table it is building) and frees everything. */
 void unwinder__free(struct unwinder *u);
 
@@ -211,6 +226,12 @@ struct unwinder_stats {
 	 */
 	uint64_t nr_pooled, nr_pool_installs, pool_install_ns, pool_install_cpu_ns;
 	uint64_t pool_maps, pool_bytes;
+	/*
+	 * bpfprof's own process (unwinder__set_own_pid): its executable
+	 * mappings without a table at its last registration (walked by frame
+	 * pointers), and its registrations again as others' tables came
+	 */
+	uint64_t own_untabled, nr_own_again;
 };
 
 void unwinder__stats(struct unwinder *u, struct unwinder_stats *st);

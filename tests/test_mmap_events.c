@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <cmocka.h>
 #include "maps_cache.h"
 #include "mmap_events.h"
@@ -331,6 +332,58 @@ static void test_changes(void **state)
 	mmap_events__free(m);
 }
 
+/*
+ * mmap_events__arm_changes: the descriptor is written at the first change
+ * of a watched process after an arming (its executable mapping, one of a
+ * pid sharing its counter, lost records), once; not without an arming, nor
+ * for a data mapping or an unwatched process, nor once the watch is off
+ */
+static void test_changes_fd(void **state)
+{
+	struct mmap_events *m = mmap_events__new(1 << 20, KEEP_NS, TICK_NS);
+	int fd = mmap_events__changes_fd(m);
+	eventfd_t n;
+	struct rec r;
+
+	(void)state;
+	assert_true(fd >= 0);
+	mmap_events__watch_changes(m, 100, true);
+	/* not armed: a change writes nothing */
+	mmap2(&r, 100, 0x400000, 0x2000, 0, 5, "/usr/bin/as", S);
+	feed(m, &r);
+	assert_int_equal(eventfd_read(fd, &n), -1);
+	mmap_events__arm_changes(m);
+	mmap2(&r, 100, 0x600000, 0x1000, 0, 3, "/usr/bin/as", S); /* rw-: not code */
+	feed(m, &r);
+	mmap2(&r, 101, 0x400000, 0x2000, 0, 5, "/usr/bin/ld", S + 1); /* not watched */
+	feed(m, &r);
+	assert_int_equal(eventfd_read(fd, &n), -1);
+	mmap2(&r, 100, 0x500000, 0x2000, 0, 5, "/usr/bin/as", S + 2);
+	feed(m, &r);
+	comm_exec(&r, 100 + 16384, "ld", S + 3); /* its counter's */
+	feed(m, &r);
+	assert_int_equal(eventfd_read(fd, &n), 0);
+	assert_int_equal(n, 1); /* once an arming */
+	mmap_events__arm_changes(m);
+	comm_exec(&r, 100 + 16384, "ld", S + 4);
+	feed(m, &r);
+	assert_int_equal(eventfd_read(fd, &n), 0);
+	/* lost records: any process's, watched or not */
+	mmap_events__watch_changes(m, 100, false);
+	mmap_events__arm_changes(m);
+	mmap2(&r, 100, 0x700000, 0x2000, 0, 5, "/usr/bin/as", S + 5);
+	feed(m, &r);
+	assert_int_equal(eventfd_read(fd, &n), -1);
+	begin(&r, 2 /* PERF_RECORD_LOST */, 0);
+	put64(&r, 1); /* id */
+	put64(&r, 3); /* lost */
+	end(&r, 0, S + 6);
+	feed(m, &r);
+	assert_int_equal(eventfd_read(fd, &n), 0);
+	assert_int_equal(n, 1);
+	mmap_events__free(m);
+}
+
 /* fork copies the parent's, exec empties them, threads make no process, start ticks from the fork */
 static void test_fork_exec(void **state)
 {
@@ -581,6 +634,7 @@ int main(void)
 		cmocka_unit_test(test_take_exec),
 		cmocka_unit_test(test_exec_filter),
 		cmocka_unit_test(test_changes),
+		cmocka_unit_test(test_changes_fd),
 		cmocka_unit_test(test_fork_exec),
 		cmocka_unit_test(test_overlap),
 		cmocka_unit_test(test_exit_and_reuse),

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 #include <endian.h>
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <fcntl.h>
@@ -913,6 +914,90 @@ static void test_kept_room(void **state)
 	fake_free(f);
 }
 
+/*
+ * bpfprof's own process (unwinder__set_own_pid: this test's, here) gets no
+ * table built: registered with none where no other process's registration
+ * placed its files' (walked by frame pointers), then registered again, with
+ * nothing built, when a sleep's registration places libc's, which it uses
+ * from then on; its own executable keeps none.
+ */
+static void test_own_process(void **state)
+{
+	struct fake *f = calloc(1, sizeof(*f));
+	struct unwinder *u = new_unwinder(f, 256 << 20);
+	const struct bpfprof_unwind_mapping *m;
+	struct unwinder_stats st;
+	char path[PATH_MAX], libc_path[PATH_MAX];
+	uint64_t untabled;
+	Dl_info info;
+	pid_t pid;
+	/* libc's own qsort, which the sleep maps too (ASan's build calls its interceptor qsort) */
+	void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+	uint64_t qsort_at = (uint64_t)(uintptr_t)(libc ? dlsym(libc, "qsort") : NULL);
+
+	assert_true(qsort_at != 0);
+
+	unwinder__set_own_pid(u, (uint32_t)getpid());
+	assert_int_equal(load_pid(u, getpid()), 0);
+	assert_int_equal(f->procs_ready, 1);
+	unwinder__stats(u, &st);
+	assert_int_equal(st.nr_built, 0);
+	assert_int_equal(f->nr_loaded, 0);
+	assert_true(st.own_untabled >= 3); /* this test, libc, the vDSO at least */
+	assert_int_equal(st.nr_own_again, 0);
+	untabled = st.own_untabled;
+	/* its samples still walk: each mapping has its entry, without a table */
+	m = lpm_lookup(f, getpid(), qsort_at);
+	assert_non_null(m);
+	assert_int_equal(m->table, BPFPROF_UNWIND_NO_TABLE);
+	m = lpm_lookup(f, getpid(), (uint64_t)(uintptr_t)this_function_is_hot);
+	assert_non_null(m);
+	assert_int_equal(m->table, BPFPROF_UNWIND_NO_TABLE);
+
+	assert_non_null(realpath("/bin/sleep", path));
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		execl(path, "sleep", "30", (char *)NULL);
+		_exit(127);
+	}
+	/* its libc mapped too (the dynamic loader maps it after the exec) */
+	assert_true(dladdr((void *)(uintptr_t)qsort_at, &info));
+	assert_non_null(realpath(info.dli_fname, libc_path));
+	for (int i = 0; i < 500 && !(maps_exec(pid, path) && maps_exec(pid, libc_path)); i++)
+		usleep(10000);
+	assert_int_equal(load_pid(u, (uint32_t)pid), 0);
+	unwinder__stats(u, &st);
+	assert_true(st.nr_built >= 2); /* sleep, libc */
+	assert_int_equal(st.nr_own_again, 1);
+	assert_true(st.own_untabled < untabled);
+	/* the re-registration built nothing: libc's table is the sleep's */
+	assert_int_equal(f->nr_loaded, (int)st.nr_built);
+	m = lpm_lookup(f, getpid(), qsort_at);
+	assert_non_null(m);
+	assert_int_not_equal(m->table, BPFPROF_UNWIND_NO_TABLE);
+	assert_int_not_equal(bpf_rule(f, m, qsort_at), BPFPROF_UNWIND_NONE);
+	m = lpm_lookup(f, getpid(), (uint64_t)(uintptr_t)this_function_is_hot);
+	assert_non_null(m);
+	assert_int_equal(m->table, BPFPROF_UNWIND_NO_TABLE);
+	/* the sleep again: nothing new placed, no registration of ours again */
+	assert_int_equal(load_pid(u, (uint32_t)pid), 0);
+	unwinder__stats(u, &st);
+	assert_int_equal(st.nr_own_again, 1);
+	/* the sleep gone: libc's table stays ours (referenced), not kept */
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	unwinder__forget(u, (uint32_t)pid);
+	m = lpm_lookup(f, getpid(), qsort_at);
+	assert_non_null(m);
+	assert_non_null(f->words[m->table]);
+	unwinder__forget(u, getpid());
+	assert_int_equal(f->nr, 0);
+	unwinder__free(u);
+	fake_free(f);
+	dlclose(libc);
+}
+
 static uint32_t load_exe_rows(pid_t pid, const char *path)
 {
 	struct fake *f = calloc(1, sizeof(*f));
@@ -1342,6 +1427,7 @@ int main(void)
 		cmocka_unit_test(test_full),
 		cmocka_unit_test(test_evict),
 		cmocka_unit_test(test_kept_room),
+		cmocka_unit_test(test_own_process),
 		cmocka_unit_test(test_queue),
 		cmocka_unit_test(test_copies),
 		cmocka_unit_test(test_copies_fp_unmapped),

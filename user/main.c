@@ -278,6 +278,8 @@ static int unwinder_start(struct run *r)
 	r->cap.unwinder = unwinder__new(&sink, r->cfg.call_graph == CALL_GRAPH_DWARF, "/proc");
 	if (!r->cap.unwinder)
 		return -errno;
+	/* bpfprof's own samples walked with the tables others use: none built for it */
+	unwinder__set_own_pid(r->cap.unwinder, (uint32_t)getpid());
 	proc_table__set_unwinder(r->procs, r->cap.unwinder);
 	if (r->cfg.call_graph == CALL_GRAPH_DWARF && sink.budget) {
 		r->cap.unwind_cache = unwind_cache__open(

@@ -73,6 +73,15 @@ struct mmap_events {
 	 */
 	uint32_t *changes;
 	uint32_t changes_all;
+	/*
+	 * mmap_events__arm_changes': an eventfd written at the first change
+	 * after an arming (changes_armed, set by the armer, cleared by the
+	 * write: atomics); -1: none
+	 */
+	int changes_fd;
+	int changes_armed;
+	/* per pid modulo CHANGE_SLOTS: processes whose changes write it (mmap_events__watch_changes) */
+	uint16_t *watched;
 	uint32_t exits; /* processes' exits handled (mmap_events__exits); read without the lock */
 	/* mmap_events__set_exec_filter's; NULL: all */
 	bool (*exec_wanted)(void *ctx, uint32_t pid);
@@ -109,8 +118,10 @@ struct mmap_events *mmap_events__new(size_t max_bytes, uint64_t keep_ns, uint64_
 	m->map_fd = -1;
 	m->stop_fd = m->epfd = -1;
 	m->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	m->changes_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	m->changes = calloc(CHANGE_SLOTS, sizeof(*m->changes));
-	if (!m->changes) {
+	m->watched = calloc(CHANGE_SLOTS, sizeof(*m->watched));
+	if (!m->changes || !m->watched) {
 		mmap_events__free(m);
 		errno = ENOMEM;
 		return NULL;
@@ -159,12 +170,15 @@ void mmap_events__free(struct mmap_events *m)
 		close(m->stop_fd);
 	if (m->wake_fd >= 0)
 		close(m->wake_fd);
+	if (m->changes_fd >= 0)
+		close(m->changes_fd);
 	while (m->nr)
 		proc_drop(m, m->nr - 1);
 	free(m->p);
 	free(m->batch);
 	free(m->q);
 	free(m->changes);
+	free(m->watched);
 	pthread_mutex_destroy(&m->lock);
 	free(m);
 }
@@ -282,10 +296,30 @@ static void expire(struct mmap_events *m, uint64_t now)
 			proc_drop(m, i--);
 }
 
+/*
+ * A counter of mmap_events__changes moved: the armed descriptor written, once
+ * (seq_cst: the armer's store of changes_armed, then its loads of the
+ * counters, against the counter's increment, then this exchange: one of
+ * the two sees the other's write)
+ */
+static void signal_changes(struct mmap_events *m)
+{
+	if (__atomic_exchange_n(&m->changes_armed, 0, __ATOMIC_SEQ_CST) && m->changes_fd >= 0)
+		(void)eventfd_write(m->changes_fd, 1);
+}
+
+/* The same for process pid's counter: only where a watched process's is (any other's moves often) */
+static void signal_changed(struct mmap_events *m, uint32_t pid)
+{
+	if (__atomic_load_n(&m->watched[pid % CHANGE_SLOTS], __ATOMIC_SEQ_CST))
+		signal_changes(m);
+}
+
 /* Process pid's executable mappings may have changed (mmap_events__changes); under the lock */
 static void changed(struct mmap_events *m, uint32_t pid)
 {
-	__atomic_add_fetch(&m->changes[pid % CHANGE_SLOTS], 1, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&m->changes[pid % CHANGE_SLOTS], 1, __ATOMIC_SEQ_CST);
+	signal_changed(m, pid);
 }
 
 static int on_mmap2(struct mmap_events *m, const struct perf_event_header *h)
@@ -435,7 +469,8 @@ static int handle(struct mmap_events *m, const struct perf_event_header *h, size
 			m->st.lost += lost;
 		}
 		/* whose records they were is not known: every process's may have changed */
-		__atomic_add_fetch(&m->changes_all, 1, __ATOMIC_RELEASE);
+		__atomic_add_fetch(&m->changes_all, 1, __ATOMIC_SEQ_CST);
+		signal_changes(m);
 		break;
 	default:
 		break;
@@ -473,6 +508,24 @@ int mmap_events__wake_fd(const struct mmap_events *m)
 	return m->wake_fd;
 }
 
+int mmap_events__changes_fd(const struct mmap_events *m)
+{
+	return m->changes_fd;
+}
+
+void mmap_events__arm_changes(struct mmap_events *m)
+{
+	__atomic_store_n(&m->changes_armed, 1, __ATOMIC_SEQ_CST);
+}
+
+void mmap_events__watch_changes(struct mmap_events *m, uint32_t pid, bool on)
+{
+	if (on)
+		__atomic_add_fetch(&m->watched[pid % CHANGE_SLOTS], 1, __ATOMIC_SEQ_CST);
+	else
+		__atomic_sub_fetch(&m->watched[pid % CHANGE_SLOTS], 1, __ATOMIC_SEQ_CST);
+}
+
 uint64_t mmap_events__exits(const struct mmap_events *m)
 {
 	return (uint64_t)__atomic_load_n(&m->changes_all, __ATOMIC_ACQUIRE) << 32 |
@@ -481,8 +534,8 @@ uint64_t mmap_events__exits(const struct mmap_events *m)
 
 uint64_t mmap_events__changes(const struct mmap_events *m, uint32_t pid)
 {
-	return (uint64_t)__atomic_load_n(&m->changes_all, __ATOMIC_ACQUIRE) << 32 |
-	       __atomic_load_n(&m->changes[pid % CHANGE_SLOTS], __ATOMIC_ACQUIRE);
+	return (uint64_t)__atomic_load_n(&m->changes_all, __ATOMIC_SEQ_CST) << 32 |
+	       __atomic_load_n(&m->changes[pid % CHANGE_SLOTS], __ATOMIC_SEQ_CST);
 }
 
 void mmap_events__set_exec_filter(struct mmap_events *m, bool (*wanted)(void *ctx, uint32_t pid),

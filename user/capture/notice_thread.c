@@ -66,6 +66,8 @@ struct watch {
 	uint32_t nspid;
 	bool ident_known, perf_map_settled;
 	bool python; /* a python3.N mapped at its last capture: an unchanged notice still goes to the reader */
+	/* its changes write the mmap events' descriptor (watch_changes): it may sleep without a timer */
+	bool changes_watched;
 };
 
 struct notice_thread {
@@ -73,7 +75,8 @@ struct notice_thread {
 	struct ring_buffer *rb;
 	int epfd, stopfd;
 	int wakefd; /* an eventfd signalled at each capture queued, for the reader's poll; -1: none */
-	const struct mmap_events *mmaps; /* notice_thread__use_mmap_events' (atomic); NULL: none */
+	struct mmap_events *mmaps; /* notice_thread__use_mmap_events' (atomic); NULL: none */
+	int changes_fd; /* its mmap_events__changes_fd, in epfd once set (atomic); -1: none */
 	pthread_t thread;
 	bool started, stopped;
 
@@ -101,7 +104,7 @@ struct notice_thread {
 
 	/* counters: written by the thread, read relaxed (notice_thread__stats) */
 	uint64_t notices, captured, rechanged, spared, notices_spared, gone, dropped, nr_demoted,
-		max_delay_ns;
+		max_delay_ns, timer_spared;
 };
 
 static uint64_t clock_ns(clockid_t c)
@@ -245,6 +248,24 @@ static void budget(struct notice_thread *nt)
 	}
 }
 
+/* w's process's changes wake the thread (on), or no longer (!on), where the mmap events run */
+static void watch_changes(struct notice_thread *nt, struct watch *w, bool on)
+{
+	struct mmap_events *mm = __atomic_load_n(&nt->mmaps, __ATOMIC_ACQUIRE);
+
+	if (!mm || w->changes_watched == on)
+		return;
+	mmap_events__watch_changes(mm, w->pid, on);
+	w->changes_watched = on;
+}
+
+/* w's slot freed */
+static void unwatch(struct notice_thread *nt, struct watch *w)
+{
+	watch_changes(nt, w, false);
+	w->pid = 0;
+}
+
 /* The watch of (pid, start): its slot, a free one, or the one due last (evicted). */
 static struct watch *watch_of(struct notice_thread *nt, uint32_t pid, uint32_t start)
 {
@@ -258,7 +279,10 @@ static struct watch *watch_of(struct notice_thread *nt, uint32_t pid, uint32_t s
 		if (!w || (w->pid && (!x->pid || x->next_ns > w->next_ns)))
 			w = x;
 	}
+	if (w->pid)
+		unwatch(nt, w);
 	*w = (struct watch){ .pid = pid, .start = start };
+	watch_changes(nt, w, true);
 	return w;
 }
 
@@ -346,7 +370,7 @@ static int push_unchanged(struct notice_thread *nt, const struct watch *w)
  */
 static int capture(struct notice_thread *nt, struct watch *w, uint32_t nr_seen, uint64_t sent_ns)
 {
-	const struct mmap_events *mm = __atomic_load_n(&nt->mmaps, __ATOMIC_ACQUIRE);
+	struct mmap_events *mm = __atomic_load_n(&nt->mmaps, __ATOMIC_ACQUIRE);
 	struct notice_item *it;
 	size_t len = 0;
 	uint64_t hash, changes = mm ? mmap_events__changes(mm, w->pid) : 0;
@@ -446,16 +470,16 @@ static int capture(struct notice_thread *nt, struct watch *w, uint32_t nr_seen, 
 }
 
 /* After a capture or recheck of w: its next recheck, or none (the slot freed) */
-static void schedule(struct watch *w, int ret, bool notice, uint64_t now)
+static void schedule(struct notice_thread *nt, struct watch *w, int ret, bool notice, uint64_t now)
 {
 	if (ret == GONE || ret < 0) {
-		w->pid = 0;
+		unwatch(nt, w);
 		return;
 	}
 	if (notice)
 		w->step_ns = NOTICE_RECHECK_FIRST_MS * 1000000ULL;
 	else if ((w->step_ns *= 2) > NOTICE_RECHECK_LAST_MS * 1000000ULL) {
-		w->pid = 0; /* watched long enough: later changes are the reader's to find */
+		unwatch(nt, w); /* watched long enough: later changes are the reader's to find */
 		return;
 	}
 	w->next_ns = now + w->step_ns;
@@ -484,7 +508,7 @@ static int on_ring(void *ctx, void *data, size_t size)
 	/* out of memory: this notice is lost, the next ones are read */
 	if (ret < 0 && log_verbosity >= LOG_DEBUG)
 		pr_debug("notice of pid %u: %s\n", n->tgid, strerror(-ret));
-	schedule(w, ret, true, clock_ns(CLOCK_MONOTONIC));
+	schedule(nt, w, ret, true, clock_ns(CLOCK_MONOTONIC));
 	budget(nt);
 	return 0;
 }
@@ -513,7 +537,7 @@ static int rechecks(struct notice_thread *nt)
 				__atomic_add_fetch(&nt->rechanged, ret == CAPTURED,
 						   __ATOMIC_RELAXED);
 			now = clock_ns(CLOCK_MONOTONIC);
-			schedule(w, ret, false, now);
+			schedule(nt, w, ret, false, now);
 		}
 		if (w->pid && w->next_ns < next)
 			next = w->next_ns;
@@ -522,6 +546,32 @@ static int rechecks(struct notice_thread *nt)
 	if (next == UINT64_MAX)
 		return -1;
 	return next <= now ? 0 : (int)((next - now + 999999) / 1000000);
+}
+
+/*
+ * Whether every watched process's recheck would read nothing: the mmap
+ * events' count of its changes stands where its last read left it. Then the
+ * thread needs no timer: looked at once, then again after arming mm's
+ * descriptor, which the first change after the arming writes (one after
+ * the second look). A watch made before the mmap events came is watched
+ * from here.
+ */
+static bool rechecks_idle(struct notice_thread *nt, struct mmap_events *mm)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass)
+			mmap_events__arm_changes(mm);
+		for (size_t i = 0; i < NOTICE_WATCH_MAX; i++) {
+			struct watch *w = &nt->watch[i];
+
+			if (!w->pid)
+				continue;
+			watch_changes(nt, w, true);
+			if (!w->changes_known || mmap_events__changes(mm, w->pid) != w->changes)
+				return false;
+		}
+	}
+	return true;
 }
 
 static void *run(void *arg)
@@ -542,15 +592,28 @@ static void *run(void *arg)
 		nt->win_cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	}
 	for (;;) {
-		struct epoll_event ev[2];
-		int n = epoll_wait(nt->epfd, ev, 2, rechecks(nt));
+		struct epoll_event ev[3];
+		struct mmap_events *mm = __atomic_load_n(&nt->mmaps, __ATOMIC_ACQUIRE);
+		int changes_fd = __atomic_load_n(&nt->changes_fd, __ATOMIC_ACQUIRE);
+		int wait_ms = rechecks(nt), n;
 		bool stop = false;
 
+		/* no recheck would read anything: sleep until a change, a notice or the stop */
+		if (wait_ms > 0 && mm && changes_fd >= 0 && rechecks_idle(nt, mm)) {
+			wait_ms = -1;
+			__atomic_add_fetch(&nt->timer_spared, 1, __ATOMIC_RELAXED);
+		}
+		n = epoll_wait(nt->epfd, ev, 3, wait_ms);
 		if (n < 0 && errno != EINTR)
 			break;
-		for (int i = 0; i < n; i++)
+		for (int i = 0; i < n; i++) {
+			eventfd_t drained;
+
 			if (ev[i].data.fd == nt->stopfd)
 				stop = true;
+			else if (ev[i].data.fd == changes_fd)
+				(void)eventfd_read(changes_fd, &drained);
+		}
 		/* what is queued, whatever woke us: also the last ones at the stop */
 		ring_buffer__consume(nt->rb);
 		if (stop)
@@ -569,7 +632,7 @@ int notice_thread__start(const struct notice_thread_opts *o, struct notice_threa
 	if (!nt)
 		return -ENOMEM;
 	nt->o = *o;
-	nt->epfd = nt->stopfd = nt->wakefd = -1;
+	nt->epfd = nt->stopfd = nt->wakefd = nt->changes_fd = -1;
 	nt->buf_size = NOTICE_MAPS_FIRST;
 	nt->buf = mmap(NULL, nt->buf_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
 		       0);
@@ -692,10 +755,18 @@ void notice_thread__free(struct notice_thread *nt)
 	free(nt);
 }
 
-void notice_thread__use_mmap_events(struct notice_thread *nt, const struct mmap_events *m)
+void notice_thread__use_mmap_events(struct notice_thread *nt, struct mmap_events *m)
 {
-	if (nt)
-		__atomic_store_n(&nt->mmaps, m, __ATOMIC_RELEASE);
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	if (!nt)
+		return;
+	/* its changes' descriptor in the thread's epoll set first, then told (rechecks_idle) */
+	ev.data.fd = m ? mmap_events__changes_fd(m) : -1;
+	if (ev.data.fd >= 0 && __atomic_load_n(&nt->changes_fd, __ATOMIC_ACQUIRE) < 0 &&
+	    !epoll_ctl(nt->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev))
+		__atomic_store_n(&nt->changes_fd, ev.data.fd, __ATOMIC_RELEASE);
+	__atomic_store_n(&nt->mmaps, m, __ATOMIC_RELEASE);
 }
 
 void notice_thread__stats(struct notice_thread *nt, struct notice_thread_stats *st)
@@ -709,5 +780,6 @@ void notice_thread__stats(struct notice_thread *nt, struct notice_thread_stats *
 	st->dropped = __atomic_load_n(&nt->dropped, __ATOMIC_RELAXED);
 	st->demoted = __atomic_load_n(&nt->nr_demoted, __ATOMIC_RELAXED);
 	st->max_delay_ns = __atomic_load_n(&nt->max_delay_ns, __ATOMIC_RELAXED);
+	st->timer_spared = __atomic_load_n(&nt->timer_spared, __ATOMIC_RELAXED);
 	st->realtime = __atomic_load_n(&nt->rt, __ATOMIC_RELAXED);
 }

@@ -127,6 +127,14 @@ struct job {
 	size_t nr_maps;
 };
 
+/* A file of bpfprof's own process, as identified (struct file_entry's keys) */
+struct own_file {
+	uint8_t id[ELF_BUILD_ID_MAX];
+	size_t id_len; /* 0: by dev + inode */
+	dev_t dev;
+	ino_t ino;
+};
+
 struct unwinder {
 	struct unwind_sink sink;
 	bool build_tables;
@@ -152,6 +160,20 @@ struct unwinder {
 	 * (2^22, pid_max's limit, over the slots) share one: no overflow.
 	 */
 	uint8_t *proc_slots;
+	/*
+	 * bpfprof's own process (unwinder__set_own_pid; 0: none), which gets
+	 * no table built for it: own_missing, the files it mapped without a
+	 * table at its last registration; own_maps, that registration's
+	 * executable mappings (paths its own), to register it again once
+	 * another process's registration gave one of those files a table
+	 * (own_stale)
+	 */
+	uint32_t own_pid;
+	struct own_file *own_missing, *own_known; /* own_known: its files identified so far */
+	size_t nr_own_missing, cap_own_missing, nr_own_known, cap_own_known;
+	struct profile_mapping *own_maps;
+	size_t nr_own_maps;
+	bool own_stale;
 	uint32_t nr_kept; /* files kept with no reference (KEEP_FILES) */
 	uint64_t kept_seq;
 	struct unwinder_stats st;
@@ -241,6 +263,37 @@ static void proc_entry_free(struct proc_entry *pe)
 	free(pe->files);
 }
 
+/* A copy of maps' executable mappings, paths strdup'ed (maps_free). NULL on ENOMEM. */
+static struct profile_mapping *maps_copy(const struct profile_mapping *maps, size_t nr_maps,
+					 size_t *nr_out)
+{
+	struct profile_mapping *out = calloc(nr_maps ? nr_maps : 1, sizeof(*out));
+	size_t n = 0;
+
+	for (size_t i = 0; out && i < nr_maps; i++) {
+		if (maps[i].perms[2] != 'x')
+			continue;
+		out[n] = maps[i];
+		out[n].path = strdup(maps[i].path ? maps[i].path : "");
+		if (!out[n].path) {
+			for (size_t k = 0; k < n; k++)
+				free((char *)out[k].path);
+			free(out);
+			return NULL;
+		}
+		n++;
+	}
+	*nr_out = n;
+	return out;
+}
+
+static void maps_free(struct profile_mapping *maps, size_t nr_maps)
+{
+	for (size_t i = 0; i < nr_maps; i++)
+		free((char *)maps[i].path);
+	free(maps);
+}
+
 static void jobs_free(struct unwinder *u)
 {
 	for (size_t i = 0; i < u->nr_jobs; i++) {
@@ -266,6 +319,9 @@ void unwinder__free(struct unwinder *u)
 		pthread_join(u->thread, NULL);
 	}
 	jobs_free(u);
+	maps_free(u->own_maps, u->nr_own_maps);
+	free(u->own_missing);
+	free(u->own_known);
 	for (size_t i = 0; i < u->nr_procs; i++)
 		proc_entry_free(&u->procs[i]);
 	free(u->procs);
@@ -455,12 +511,28 @@ static int build_from_debug_file(struct unwinder *u, int fd, const char *root, c
 	return err;
 }
 
+/* f's identity appended to a list of bpfprof's own files (v, n, cap). 0 or -ENOMEM. */
+static int own_file_add(struct own_file **v, size_t *n, size_t *cap, const struct file_entry *f)
+{
+	struct own_file *o;
+
+	if (array__grow((void **)v, cap, *n + 1, sizeof(**v)))
+		return -ENOMEM;
+	o = &(*v)[(*n)++];
+	memcpy(o->id, f->id, sizeof(o->id));
+	o->id_len = f->id_len;
+	o->dev = f->dev;
+	o->ino = f->ino;
+	return 0;
+}
+
 /*
  * Identify the file and, unless the cache has it, build its table (no lock
- * held). root: the process's root directory, where its debug files are.
+ * held; !may_build: identified only, b->f's id, dev and inode). root: the
+ * process's root directory, where its debug files are.
  */
 static int build_file(struct unwinder *u, int fd, const char *name, const char *root,
-		      struct built *b, bool *cached)
+		      struct built *b, bool *cached, bool may_build)
 {
 	struct unwind_cache_key key = { 0 };
 	char self[64];
@@ -468,6 +540,7 @@ static int build_file(struct unwinder *u, int fd, const char *name, const char *
 	Elf *elf;
 	uint32_t idx;
 	uint64_t t0;
+	bool known = false;
 	int err, len;
 
 	memset(b, 0, sizeof(*b));
@@ -489,22 +562,36 @@ static int build_file(struct unwinder *u, int fd, const char *name, const char *
 			break;
 		}
 	}
+	/* bpfprof's own files, identified at an earlier registration of it: mapped since */
+	for (size_t i = 0; !*cached && !may_build && i < u->nr_own_known; i++) {
+		const struct own_file *o = &u->own_known[i];
+
+		if (o->dev == b->f.dev && o->ino == b->f.ino) {
+			memcpy(b->f.id, o->id, sizeof(o->id));
+			b->f.id_len = o->id_len;
+			known = true;
+			break;
+		}
+	}
 	pthread_mutex_unlock(&u->lock);
 	if (*cached) {
 		__atomic_add_fetch(&u->st.id_ns, mono_ns() - t0, __ATOMIC_RELAXED);
 		return 0;
 	}
-	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
-	len = elf__read_build_id(self, b->f.id);
-	b->f.id_len = len > 0 ? (size_t)len : 0;
+	if (!known) {
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+		len = elf__read_build_id(self, b->f.id);
+		b->f.id_len = len > 0 ? (size_t)len : 0;
+	}
 	pthread_mutex_lock(&u->lock);
+	if (!known && !may_build)
+		own_file_add(&u->own_known, &u->nr_own_known, &u->cap_own_known, &b->f);
 	*cached = find_file(u, b->f.id, b->f.id_len, b->f.dev, b->f.ino, &idx) != NULL;
 	pthread_mutex_unlock(&u->lock);
 	__atomic_add_fetch(&u->st.id_ns, mono_ns() - t0, __ATOMIC_RELAXED);
-	if (*cached)
-		return 0;
-
 	b->f.table = BPFPROF_UNWIND_NO_TABLE;
+	if (*cached || !may_build)
+		return 0;
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf)
@@ -553,7 +640,7 @@ static int build_file(struct unwinder *u, int fd, const char *name, const char *
  * 64-bit process (the symbolizer names its frames the same way). Keyed as a
  * file with the id "[vdso]".
  */
-static int build_vdso(struct unwinder *u, struct built *b, bool *cached)
+static int build_vdso(struct unwinder *u, struct built *b, bool *cached, bool may_build)
 {
 	size_t size;
 	const void *image = proc_file__own_vdso(&size);
@@ -569,7 +656,7 @@ static int build_vdso(struct unwinder *u, struct built *b, bool *cached)
 	pthread_mutex_lock(&u->lock);
 	*cached = find_file(u, b->f.id, b->f.id_len, 0, 0, &idx) != NULL;
 	pthread_mutex_unlock(&u->lock);
-	if (*cached || !image || !size)
+	if (*cached || !may_build || !image || !size)
 		return 0;
 	copy = malloc(size);
 	if (!copy)
@@ -746,6 +833,19 @@ loaded:
 	return 0;
 }
 
+/* Whether file f is one bpfprof's own process mapped without a table (own_missing); under the lock */
+static bool own_lacks(const struct unwinder *u, const struct file_entry *f)
+{
+	for (size_t i = 0; i < u->nr_own_missing; i++) {
+		const struct own_file *o = &u->own_missing[i];
+
+		if (o->id_len ? (o->id_len == f->id_len && !memcmp(o->id, f->id, o->id_len)) :
+				(!f->id_len && o->dev == f->dev && o->ino == f->ino))
+			return true;
+	}
+	return false;
+}
+
 /* Place a built file (and its table, if any); under the lock. Returns the file's index. */
 static int place_file(struct unwinder *u, struct built *b, const char *name, uint32_t *out)
 {
@@ -783,6 +883,8 @@ static int place_file(struct unwinder *u, struct built *b, const char *name, uin
 		u->st.load_ns += mono_ns() - t0;
 		if (err == -ENOMEM)
 			return -ENOMEM;
+		if (!err && own_lacks(u, f))
+			u->own_stale = true;
 	} else if (u->build_tables) {
 		u->st.nr_no_cfi++;
 	}
@@ -986,10 +1088,60 @@ static uint64_t maps_sig(const struct profile_mapping *maps, size_t nr_maps)
 	return h;
 }
 
+/*
+ * File f of bpfprof's own process has no table: remembered, so that a table
+ * another registration gives it registers bpfprof again (own_again); *idx
+ * none. Under the lock. 0 or -ENOMEM.
+ */
+static int own_missing_add(struct unwinder *u, const struct file_entry *f, uint32_t *idx)
+{
+	*idx = UINT32_MAX;
+	return own_file_add(&u->own_missing, &u->nr_own_missing, &u->cap_own_missing, f);
+}
+
+/*
+ * bpfprof's own process registered again, from its last registration's
+ * mappings, where a registration since placed the table of a file it
+ * mapped without one (own_stale): libc's, ld.so's, the vDSO's, which it
+ * shares with the processes it profiles, now in the kernel for them.
+ * On the caller's thread (the registrations', as a rule): a few files
+ * identified again and the process's map entries, nothing built.
+ */
+static void own_again(struct unwinder *u)
+{
+	struct profile_mapping *maps;
+	size_t n;
+	int err;
+
+	pthread_mutex_lock(&u->lock);
+	if (!u->own_stale || !u->own_maps) {
+		pthread_mutex_unlock(&u->lock);
+		return;
+	}
+	maps = u->own_maps;
+	n = u->nr_own_maps;
+	u->own_maps = NULL;
+	u->nr_own_maps = 0;
+	u->st.nr_own_again++;
+	pthread_mutex_unlock(&u->lock);
+	err = unwinder__load(u, u->own_pid, maps, n);
+	if (err)
+		pr_debug("unwind: bpfprof's own process (pid %u) again: %s\n", u->own_pid,
+			 strerror(-err));
+	maps_free(maps, n);
+}
+
+void unwinder__set_own_pid(struct unwinder *u, uint32_t pid)
+{
+	u->own_pid = pid;
+}
+
 int unwinder__load(struct unwinder *u, uint32_t pid, const struct profile_mapping *maps,
 		   size_t nr_maps)
 {
 	struct proc_entry old = { 0 }, *pe, fresh = { .pid = pid, .sig = maps_sig(maps, nr_maps) };
+	bool own = u->own_pid && pid == u->own_pid;
+	uint32_t own_untabled = 0;
 	uint32_t *idx = calloc(nr_maps ? nr_maps : 1, sizeof(*idx));
 	struct bpfprof_unwind_mapping *vals = NULL; /* fresh.keys' values */
 	char root[sizeof(u->proc_dir) + 16];
@@ -999,6 +1151,22 @@ int unwinder__load(struct unwinder *u, uint32_t pid, const struct profile_mappin
 
 	if (!idx)
 		return -ENOMEM;
+	if (own) {
+		size_t n = 0;
+		struct profile_mapping *copy = maps == u->own_maps ? NULL :
+								     maps_copy(maps, nr_maps, &n);
+
+		pthread_mutex_lock(&u->lock);
+		/* identified again below; a table placed meanwhile is found there */
+		u->nr_own_missing = 0;
+		u->own_stale = false;
+		if (copy) {
+			maps_free(u->own_maps, u->nr_own_maps);
+			u->own_maps = copy;
+			u->nr_own_maps = n;
+		}
+		pthread_mutex_unlock(&u->lock);
+	}
 	snprintf(root, sizeof(root), "%s/%u/root", u->proc_dir, pid);
 	/* files first, outside the lock (libdw takes tens of ms on a large binary) */
 	for (i = 0; i < nr_maps; i++) {
@@ -1011,7 +1179,7 @@ int unwinder__load(struct unwinder *u, uint32_t pid, const struct profile_mappin
 		if (!executable(m))
 			continue;
 		if (!strcmp(m->path, "[vdso]")) {
-			err = build_vdso(u, &b, &cached);
+			err = build_vdso(u, &b, &cached, !own);
 		} else {
 			if (m->path[0] != '/')
 				continue;
@@ -1020,13 +1188,19 @@ int unwinder__load(struct unwinder *u, uint32_t pid, const struct profile_mappin
 			__atomic_add_fetch(&u->st.id_ns, mono_ns() - t0, __ATOMIC_RELAXED);
 			if (fd < 0)
 				continue;
-			err = build_file(u, fd, m->path, root, &b, &cached);
+			err = build_file(u, fd, m->path, root, &b, &cached, !own);
 			close(fd);
 		}
 		if (err)
 			goto out;
 		pthread_mutex_lock(&u->lock);
-		if (!cached) {
+		if (!cached && own) {
+			/* none built for bpfprof itself: the file's table, if another registration placed it */
+			if (find_file(u, b.f.id, b.f.id_len, b.f.dev, b.f.ino, &idx[i]))
+				u->st.nr_shared++;
+			else
+				err = own_missing_add(u, &b.f, &idx[i]);
+		} else if (!cached) {
 			err = place_file(u, &b, m->path, &idx[i]);
 		} else if (find_file(u, b.f.id, b.f.id_len, b.f.dev, b.f.ino, &idx[i])) {
 			u->st.nr_shared++;
@@ -1072,6 +1246,10 @@ int unwinder__load(struct unwinder *u, uint32_t pid, const struct profile_mappin
 				fresh.files[fresh.nr_files++] = idx[i];
 			idx[i] = UINT32_MAX; /* the reference is fresh's now */
 		}
+		/* a file's code walked by frame pointers: its table was not built */
+		if (own && v.table == BPFPROF_UNWIND_NO_TABLE &&
+		    (m->path[0] == '/' || !strcmp(m->path, "[vdso]")))
+			own_untabled++;
 		if (!err)
 			err = add_entries(&fresh, m, &v, &vals, &cap_vals);
 	}
@@ -1131,6 +1309,8 @@ int unwinder__load(struct unwinder *u, uint32_t pid, const struct profile_mappin
 		 * under the time before
 		 */
 		u->sink.set_proc(u->sink.ctx, pid, true);
+		if (own)
+			u->st.own_untabled = own_untabled;
 		u->st.nr_entries += fresh.nr_keys;
 		u->st.nr_entries -= old.nr_keys;
 		for (i = 0; i < old.nr_files; i++)
@@ -1148,6 +1328,8 @@ out:
 			file_unref(u, idx[i]);
 	pthread_mutex_unlock(&u->lock);
 	free(idx);
+	if (!own && !err)
+		own_again(u);
 	return err;
 }
 

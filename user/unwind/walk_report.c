@@ -151,6 +151,13 @@ void unwinder__print_walks(FILE *f, const uint64_t st[BPFPROF_STAT_NR],
 				(unsigned long long)us->nr_skipped, us->wait_ns / 1e6,
 				us->id_ns / 1e6, us->cache_ns / 1e6, us->build_ns / 1e6,
 				us->load_ns / 1e6, us->entries_ns / 1e6);
+		if (us->own_untabled || us->nr_own_again)
+			fprintf(f,
+				"bpfprof: unwind: bpfprof's own process: %llu of its executable mappings "
+				"walked by frame pointers (no table built for bpfprof itself), registered "
+				"again %llu times as other processes' tables came for its other files\n",
+				(unsigned long long)us->own_untabled,
+				(unsigned long long)us->nr_own_again);
 		if (us->nr_pool_installs)
 			fprintf(f,
 				"bpfprof: unwind words maps installed ahead of need: %llu tables written "

@@ -370,12 +370,13 @@ void report__held(FILE *f, const struct symbolizer *sy, struct unwinder *u,
 		notice_thread__stats(nt, &ns);
 		fprintf(f,
 			"bpfprof: notices' thread (%s): %llu notices, %llu captured, %llu of processes "
-			"gone, %llu of changed maps found by a recheck (%llu rechecks spared: no mapping event), %llu later notices of unchanged maps, %llu dropped (queue full), %llu times over its real-time budget; read "
+			"gone, %llu of changed maps found by a recheck (%llu rechecks spared: no mapping event; %llu sleeps without their timer), %llu later notices of unchanged maps, %llu dropped (queue full), %llu times over its real-time budget; read "
 			"at most %.1f ms after sent\n",
 			ns.realtime ? "SCHED_FIFO 1" : "normal priority",
 			(unsigned long long)ns.notices, (unsigned long long)ns.captured,
 			(unsigned long long)ns.gone, (unsigned long long)ns.rechanged,
-			(unsigned long long)ns.spared, (unsigned long long)ns.notices_spared,
+			(unsigned long long)ns.spared, (unsigned long long)ns.timer_spared,
+			(unsigned long long)ns.notices_spared,
 			(unsigned long long)ns.dropped, (unsigned long long)ns.demoted,
 			(double)ns.max_delay_ns / 1e6);
 	}
