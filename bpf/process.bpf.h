@@ -19,8 +19,6 @@ const volatile bool follow_forks = false;
 volatile __u32 exec_target = 0;
 /* ns per USER_HZ clock tick, the unit of /proc/PID/stat's starttime (sysconf(_SC_CLK_TCK)) */
 const volatile __u64 clock_tick_ns = 10000000;
-/* Wake the consumer only once this many bytes are queued; it also polls on a timer. */
-const volatile __u64 wakeup_bytes = 64 * 1024;
 
 /*
  * Processes that have had a sample, and how many (up to WAKE_FIRST_SAMPLES)
@@ -147,7 +145,7 @@ static __always_inline bool notice(__u32 tgid, __u32 start)
  * A forced wake-up costs the CPU that sends it an interrupt to itself
  * (irq_work) and the reader's wake-up: 10 us a record on this project's
  * VMs (docs/BENCHMARKS.md, issue 34), where a record costs 0.5 us. A batch
- * (wakeup_bytes waiting) wakes the reader once a BATCH_WAKE_GAP_NS at most,
+ * (an eighth of a ring waiting) wakes the reader once a BATCH_WAKE_GAP_NS at most,
  * from whichever CPU: while the reader is behind, it is awake and reading
  * (its epoll is level-triggered: it sleeps only on an empty ring), and
  * waking it again at every record took more than a third of the program's
@@ -177,21 +175,25 @@ struct {
 __u32 execs = 0;
 
 /*
- * The ring buffer's wake-up policy for a record of process (tgid, start):
- * the reader is woken once wakeup_bytes are waiting (BATCH_WAKE_GAP_NS
- * apart at most), and for a process's first WAKE_FIRST_SAMPLES records
- * (its maps are read while it still runs).
+ * The wake-up policy for a record of process (tgid, start) going into a
+ * ring of size bytes where avail bytes wait for the reader, this record's
+ * included: the reader is woken once an eighth of the ring waits
+ * (BATCH_WAKE_GAP_NS apart at most), and for a process's first
+ * WAKE_FIRST_SAMPLES records (its maps are read while it still runs).
+ * Notes whether more than half of the ring waits (ring_crowd_note). The
+ * ring is `samples` or the record's CPU's (cpu_ring.bpf.h); a wake-up
+ * wakes the reader for both.
  */
-static __always_inline __u64 ring_wakeup_here(__u32 tgid, __u32 start)
+static __always_inline __u64 ring_wakeup_here(__u32 tgid, __u32 start, __u64 avail, __u64 size)
 {
-	__u64 flags = BPF_RB_NO_WAKEUP, now, avail = bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA);
+	__u64 flags = BPF_RB_NO_WAKEUP, now;
 	__u32 zero = 0, gen = execs;
 	struct known_proc *k = bpf_map_lookup_elem(&known_proc, &zero);
 	__u8 *nr_seen;
 	bool woken_for = false;
 
-	ring_crowd_note(avail);
-	if (avail >= wakeup_bytes) {
+	ring_crowd_note(avail > size / 2);
+	if (avail >= size / 8) {
 		now = bpf_ktime_get_ns();
 		if (now - batch_woken_ns >= BATCH_WAKE_GAP_NS) {
 			batch_woken_ns = now;
@@ -228,17 +230,25 @@ static __always_inline __u64 ring_wakeup_here(__u32 tgid, __u32 start)
  * issue 34 start-up, second pass). The flags of bpf_ringbuf_output.
  */
 #if BPFPROF_LEGACY
-static __always_inline int ring_wakeup_flags(__u32 tgid, __u32 start)
+static __always_inline int ring_wakeup_flags(__u32 tgid, __u32 start, __u64 avail, __u64 size)
 #else
-__noinline int ring_wakeup_flags(__u32 tgid, __u32 start)
+__noinline int ring_wakeup_flags(__u32 tgid, __u32 start, __u64 avail, __u64 size)
 #endif
 {
-	return (int)ring_wakeup_here(tgid, start);
+	return (int)ring_wakeup_here(tgid, start, avail, size);
 }
 
+/* The wake-up flags of a record of (tgid, start) in a ring of size bytes where avail wait */
+static __always_inline __u64 ring_wakeup_at(__u32 tgid, __u32 start, __u64 avail, __u64 size)
+{
+	return (__u32)ring_wakeup_flags(tgid, start, avail, size);
+}
+
+/* ... of a record going into `samples` (its fill from the ring: a helper call) */
 static __always_inline __u64 ring_wakeup(__u32 tgid, __u32 start)
 {
-	return (__u32)ring_wakeup_flags(tgid, start);
+	return ring_wakeup_at(tgid, start, bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA),
+			      samples_bytes);
 }
 
 /*
