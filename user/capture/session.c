@@ -172,22 +172,24 @@ static int rb_cb(void *ctx, void *data, size_t size)
  * Every ring's records: the shared ring's first (a process's stack copies,
  * sent before its tables were in and so before its walked samples), then
  * the CPUs' rings, merged by time. Returns the records read, or the first
- * negative return of a callback (-ECANCELED: a record past an interval's
- * cut; the rings after it are read at the next poll) or of libbpf.
+ * negative return of a callback or of libbpf. -ECANCELED (a record past
+ * an interval's cut, carried to the next period) stops the ring it came
+ * from, not the others: the CPUs' records before the cut belong to this
+ * period however many off-CPU blocks past it the shared ring holds.
  */
 static int consume_rings(struct session *s)
 {
 	int m = ring_buffer__consume(s->rb), c;
 
-	if (m < 0)
+	if (m < 0 && m != -ECANCELED)
 		return m;
 	c = cpu_rings__consume(s->cpu_rings, rb_cb, s);
 	if (cpu_rings__nr_bad(s->cpu_rings) && !s->warned_bad_ring) {
 		s->warned_bad_ring = true;
 		pr_warn("a CPU's ring did not parse: its records skipped\n");
 	}
-	if (c < 0)
-		return c;
+	if (c < 0 || m < 0)
+		return c < 0 ? c : m;
 	return m > INT32_MAX - c ? INT32_MAX : m + c;
 }
 
