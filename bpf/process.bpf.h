@@ -181,10 +181,11 @@ __u32 execs = 0;
  * (BATCH_WAKE_GAP_NS apart at most), and for a process's first
  * WAKE_FIRST_SAMPLES records (its maps are read while it still runs).
  * Notes whether more than half of the ring waits (ring_crowd_note). The
- * ring is `samples` or the record's CPU's (cpu_ring.bpf.h); a wake-up
- * wakes the reader for both.
+ * ring is the record's CPU's (cpu_ring, cpu_ring.bpf.h) or `samples`; a
+ * wake-up wakes the reader for both.
  */
-static __always_inline __u64 ring_wakeup_here(__u32 tgid, __u32 start, __u64 avail, __u64 size)
+static __always_inline __u64 ring_wakeup_here(__u32 tgid, __u32 start, __u64 avail, __u64 size,
+					      bool cpu_ring)
 {
 	__u64 flags = BPF_RB_NO_WAKEUP, now;
 	__u32 zero = 0, gen = execs;
@@ -192,7 +193,12 @@ static __always_inline __u64 ring_wakeup_here(__u32 tgid, __u32 start, __u64 ava
 	__u8 *nr_seen;
 	bool woken_for = false;
 
-	ring_crowd_note(avail > size / 2);
+	/* the shared ring's bit, once set, cleared by a sample's record (state.bpf.h) */
+	if (!cpu_ring)
+		ring_crowd_note(CROWD_SHARED, avail > size / 2);
+	else if (ring_crowd_note(CROWD_CPU_RING, avail > size / 2) & CROWD_SHARED)
+		ring_crowd_note(CROWD_SHARED,
+				bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) > samples_bytes / 2);
 	if (avail >= size / 8) {
 		now = bpf_ktime_get_ns();
 		if (now - batch_woken_ns >= BATCH_WAKE_GAP_NS) {
@@ -230,25 +236,26 @@ static __always_inline __u64 ring_wakeup_here(__u32 tgid, __u32 start, __u64 ava
  * issue 34 start-up, second pass). The flags of bpf_ringbuf_output.
  */
 #if BPFPROF_LEGACY
-static __always_inline int ring_wakeup_flags(__u32 tgid, __u32 start, __u64 avail, __u64 size)
+static __always_inline int ring_wakeup_flags(__u32 tgid, __u32 start, __u64 avail, __u64 size,
+					     bool cpu_ring)
 #else
-__noinline int ring_wakeup_flags(__u32 tgid, __u32 start, __u64 avail, __u64 size)
+__noinline int ring_wakeup_flags(__u32 tgid, __u32 start, __u64 avail, __u64 size, bool cpu_ring)
 #endif
 {
-	return (int)ring_wakeup_here(tgid, start, avail, size);
+	return (int)ring_wakeup_here(tgid, start, avail, size, cpu_ring);
 }
 
-/* The wake-up flags of a record of (tgid, start) in a ring of size bytes where avail wait */
-static __always_inline __u64 ring_wakeup_at(__u32 tgid, __u32 start, __u64 avail, __u64 size)
+/* The wake-up flags of a record of (tgid, start) in a CPU's ring of size bytes where avail wait */
+static __always_inline __u64 ring_wakeup_cpu(__u32 tgid, __u32 start, __u64 avail, __u64 size)
 {
-	return (__u32)ring_wakeup_flags(tgid, start, avail, size);
+	return (__u32)ring_wakeup_flags(tgid, start, avail, size, true);
 }
 
 /* ... of a record going into `samples` (its fill from the ring: a helper call) */
 static __always_inline __u64 ring_wakeup(__u32 tgid, __u32 start)
 {
-	return ring_wakeup_at(tgid, start, bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA),
-			      samples_bytes);
+	return (__u32)ring_wakeup_flags(tgid, start, bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA),
+					samples_bytes, false);
 }
 
 /*

@@ -153,8 +153,8 @@ static __always_inline void sample_record_send(struct bpfprof_sample *s)
 		return;
 	}
 	len = stack_record_len(0, sizeof(*s), s);
-	flags = ring_wakeup_at(s->tgid, s->start, cpu_ring_fill(r) + cpu_ring_need(len),
-			       cpu_ring_size);
+	flags = ring_wakeup_cpu(s->tgid, s->start, cpu_ring_fill(r) + cpu_ring_need(len),
+				cpu_ring_size);
 	bench_part(9);
 	len = stack_record_len(0, sizeof(*s), s);
 	if (cpu_ring_put(r, s, len, true)) {
