@@ -155,10 +155,28 @@ static __always_inline bool notice(__u32 tgid, __u32 start)
 __u64 batch_woken_ns = 0;
 
 /*
+ * Execs seen by on_exec, a counter a slot of tgids (tgid % EXEC_GEN_SLOTS):
+ * a change makes the per-CPU caches of a process's state miss (known_proc
+ * below, the walk's code cache in unwind.bpf.h). One counter for every
+ * process was written by each exec on the host and read at each sample:
+ * where hundreds of processes start a second (a build), each sample read
+ * it cold and missed its CPU's known_proc (the `seen` and `noticed`
+ * look-ups again) after any exec anywhere; a slot's counter moves with
+ * the execs of 1 tgid in 4,096, its cache line with 1 in 256.
+ */
+#define EXEC_GEN_SLOTS 4096
+__u32 exec_gens[EXEC_GEN_SLOTS] = {};
+
+static __always_inline __u32 exec_gen(__u32 tgid)
+{
+	return *(volatile __u32 *)&exec_gens[tgid & (EXEC_GEN_SLOTS - 1)];
+}
+
+/*
  * The last process on this CPU whose first records were all sent (woken
  * for and noticed): its next records skip the `seen` and `noticed` lookups.
- * It is that process while no exec happened anywhere since (execs) and its
- * start time is the same (a pid reused by a fork).
+ * It is that process while its tgid's slot saw no exec since (exec_gen) and
+ * its start time is the same (a pid reused by a fork).
  */
 struct known_proc {
 	__u32 tgid, start, execs, pad;
@@ -170,9 +188,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct known_proc);
 } known_proc SEC(".maps");
-
-/* Execs seen by on_exec: a change makes every CPU's known_proc unknown */
-__u32 execs = 0;
 
 /*
  * The wake-up policy for a record of process (tgid, start) going into a
@@ -188,7 +203,7 @@ static __always_inline __u64 ring_wakeup_here(__u32 tgid, __u32 start, __u64 ava
 					      bool cpu_ring)
 {
 	__u64 flags = BPF_RB_NO_WAKEUP, now;
-	__u32 zero = 0, gen = execs;
+	__u32 zero = 0, gen = exec_gen(tgid);
 	struct known_proc *k = bpf_map_lookup_elem(&known_proc, &zero);
 	__u8 *nr_seen;
 	bool woken_for = false;
@@ -276,7 +291,8 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 
 	bpf_map_delete_elem(&seen, &tgid);
 	bpf_map_delete_elem(&noticed, &tgid);
-	__sync_fetch_and_add(&execs, 1); /* after the deletes: known_proc's entries are stale */
+	/* after the deletes: known_proc's entries for the slot's tgids are stale */
+	__sync_fetch_and_add(&exec_gens[tgid & (EXEC_GEN_SLOTS - 1)], 1);
 	if (!exec_target || tgid != exec_target)
 		return 0;
 	target_add(tgid);
