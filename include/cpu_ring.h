@@ -16,11 +16,15 @@ struct cpu_rings;
 
 /*
  * What --ringbuf-size's ringbuf_bytes (a power of two, at least a page)
- * sizes, in bytes, on nr_cpus possible CPUs: half of it the shared ring
- * buffer `samples` (off-CPU blocks, stack copies; a page at least), half
- * split over the CPUs' rings, each the largest power of two in its share,
- * BPFPROF_CPU_RING_MIN at least, BPFPROF_CPU_RING_MAX at most (5.10's
- * array values are 4 MiB at most, kmalloc's limit).
+ * sizes, in bytes, on nr_cpus possible CPUs: the CPUs' rings, which
+ * samples go to, ringbuf_bytes split over them, each the largest power of
+ * two in its share, BPFPROF_CPU_RING_MIN at least, BPFPROF_CPU_RING_MAX at
+ * most (5.10's array values are 4 MiB at most, kmalloc's limit); and the
+ * shared ring buffer `samples` (off-CPU blocks, stack copies), half of
+ * ringbuf_bytes, a page at least. The reader maps a CPU's ring once and
+ * the shared ring's data twice (libbpf), so its resident memory for them
+ * is what the one ring buffer of ringbuf_bytes took before them; the
+ * kernel's is half as much again.
  */
 void cpu_ring_sizes(uint64_t ringbuf_bytes, int nr_cpus, uint64_t *shared, uint64_t *cpu);
 

@@ -246,17 +246,19 @@ static void test_sizes(void **state)
 	uint64_t shared, cpu;
 
 	cpu_ring_sizes(2u << 20, 2, &shared, &cpu);
-	assert_true(shared == 1u << 20 && cpu == 512u << 10);
+	assert_true(shared == 1u << 20 && cpu == 1u << 20);
 	cpu_ring_sizes(8u << 20, 2, &shared, &cpu);
 	assert_true(shared == 4u << 20 && cpu == BPFPROF_CPU_RING_MAX);
 	cpu_ring_sizes(32u << 20, 64, &shared, &cpu);
-	assert_true(shared == 16u << 20 && cpu == 256u << 10);
-	cpu_ring_sizes(24u << 20, 64, &shared, &cpu); /* a share of 192 KiB: 128 */
-	assert_true(cpu == 128u << 10);
+	assert_true(shared == 16u << 20 && cpu == 512u << 10);
+	cpu_ring_sizes(24u << 20, 64, &shared, &cpu); /* a share of 384 KiB: 256 */
+	assert_true(cpu == 256u << 10);
 	cpu_ring_sizes(4096, 2, &shared, &cpu);
 	assert_true(shared == 4096 && cpu == BPFPROF_CPU_RING_MIN);
 	cpu_ring_sizes(1ull << 30, 1, &shared, &cpu);
 	assert_true(shared == 1u << 29 && cpu == BPFPROF_CPU_RING_MAX);
+	cpu_ring_sizes(1u << 20, 0, &shared, &cpu); /* no CPU count: one */
+	assert_true(cpu == 1u << 20);
 }
 
 int main(void)

@@ -32,7 +32,7 @@ struct cpu_rings {
 
 void cpu_ring_sizes(uint64_t ringbuf_bytes, int nr_cpus, uint64_t *shared, uint64_t *cpu)
 {
-	uint64_t each = ringbuf_bytes / 2 / (uint64_t)(nr_cpus > 0 ? nr_cpus : 1), size;
+	uint64_t each = ringbuf_bytes / (uint64_t)(nr_cpus > 0 ? nr_cpus : 1), size;
 
 	*shared = ringbuf_bytes / 2 >= 4096 ? ringbuf_bytes / 2 : 4096;
 	for (size = BPFPROF_CPU_RING_MIN; size < BPFPROF_CPU_RING_MAX && size * 2 <= each;)
