@@ -26,7 +26,7 @@ struct cpu_rings {
 	uint64_t size;
 	uint64_t nr_bad;
 	uint32_t nr;
-	uint32_t *ready; /* cursors with a record peeked, unordered */
+	uint32_t *ready; /* cursors with a record peeked: a binary min-heap by their time */
 	struct ring_cursor c[];
 };
 
@@ -142,6 +142,27 @@ static uint32_t load_heads(struct cpu_rings *r)
 	return n;
 }
 
+/* The heap of r->ready's n cursors put right below slot i (i's time may have grown) */
+static void sift_down(struct cpu_rings *r, uint32_t n, uint32_t i)
+{
+	uint32_t top = r->ready[i];
+	uint64_t t = r->c[top].time;
+
+	for (;;) {
+		uint32_t k = 2 * i + 1;
+
+		if (k >= n)
+			break;
+		if (k + 1 < n && r->c[r->ready[k + 1]].time < r->c[r->ready[k]].time)
+			k++;
+		if (r->c[r->ready[k]].time >= t)
+			break;
+		r->ready[i] = r->ready[k];
+		i = k;
+	}
+	r->ready[i] = top;
+}
+
 static void store_tail(struct ring_cursor *c)
 {
 	if (c->stored == c->pos)
@@ -156,17 +177,16 @@ int cpu_rings__consume(struct cpu_rings *r, cpu_ring_record_fn fn, void *ctx)
 	int n = 0, err = 0;
 
 	while (!err && (nr_ready = load_heads(r))) {
+		/* the oldest record first: a heap, as many CPUs' rings may wait (64: 6 steps a record) */
+		for (i = nr_ready / 2; i-- > 0;)
+			sift_down(r, nr_ready, i);
 		while (nr_ready) {
-			uint32_t best = 0;
-			struct ring_cursor *c;
+			struct ring_cursor *c = &r->c[r->ready[0]];
 			struct bpfprof_cpu_ring_rec rec;
+			uint8_t *at = c->data + (c->pos & (r->size - 1));
 
-			for (i = 1; i < nr_ready; i++)
-				if (r->c[r->ready[i]].time < r->c[r->ready[best]].time)
-					best = i;
-			c = &r->c[r->ready[best]];
-			memcpy(&rec, c->data + (c->pos & (r->size - 1)), sizeof(rec));
-			err = fn(ctx, c->data + (c->pos & (r->size - 1)) + sizeof(rec), rec.len);
+			memcpy(&rec, at, sizeof(rec));
+			err = fn(ctx, at + sizeof(rec), rec.len);
 			c->pos += (sizeof(rec) + (uint64_t)rec.len + BPFPROF_CPU_RING_ALIGN - 1) &
 				  ~(uint64_t)(BPFPROF_CPU_RING_ALIGN - 1);
 			if (n < INT32_MAX)
@@ -178,7 +198,8 @@ int cpu_rings__consume(struct cpu_rings *r, cpu_ring_record_fn fn, void *ctx)
 				break;
 			err = 0;
 			if (!peek(r, c))
-				r->ready[best] = r->ready[--nr_ready];
+				r->ready[0] = r->ready[--nr_ready];
+			sift_down(r, nr_ready, 0);
 		}
 	}
 	for (i = 0; i < r->nr; i++)
