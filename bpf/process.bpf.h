@@ -179,7 +179,7 @@ static __always_inline __u32 exec_gen(__u32 tgid)
  * its start time is the same (a pid reused by a fork).
  */
 struct known_proc {
-	__u32 tgid, start, execs, pad;
+	__u32 tgid, start, gen, pad; /* gen: exec_gen(tgid) when noted */
 };
 
 struct {
@@ -221,7 +221,7 @@ static __always_inline __u64 ring_wakeup_here(__u32 tgid, __u32 start, __u64 ava
 			flags = BPF_RB_FORCE_WAKEUP;
 		}
 	}
-	if (k && k->tgid == tgid && k->start == start && k->execs == gen)
+	if (k && k->tgid == tgid && k->start == start && k->gen == gen)
 		return flags;
 	nr_seen = bpf_map_lookup_elem(&seen, &tgid);
 	if (!nr_seen) {
@@ -238,7 +238,7 @@ static __always_inline __u64 ring_wakeup_here(__u32 tgid, __u32 start, __u64 ava
 	if (notice(tgid, start) && woken_for && k) {
 		k->tgid = tgid;
 		k->start = start;
-		k->execs = gen;
+		k->gen = gen;
 	}
 	return flags;
 }
