@@ -367,7 +367,7 @@ int main(int argc, char **argv)
 		/*
 		 * As the reader takes them (interval.c): queued, and flushed at
 		 * the end of each poll's batch, here the WAKEUP_BYTES that wake
-		 * the reader (bpf/process.bpf.h's wakeup_bytes)
+		 * the reader (an eighth of the ring: bpf/process.bpf.h)
 		 */
 		err = agg__queue(a, s, rec_size);
 		batch += rec_size + 8;

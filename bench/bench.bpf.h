@@ -14,11 +14,15 @@
  *                               record needs, then returns: the header's
  *                               helpers (cpu, time, cgroup, comm), one
  *                               read of the user stack from sp to its
- *                               page's end, and a 400-byte record reserved,
- *                               filled and discarded in the ring buffer
- *                               (an output's work; the reader sees none).
- *                               A floor under issue 34's per-sample goals
- *                               on the host it runs on (bench/bpf-cost.sh)
+ *                               page's end, and a 400-byte record sent as
+ *                               the product sends a sample's: into the
+ *                               CPU's ring (bpf/cpu_ring.bpf.h), every
+ *                               store but the new head's (the reader sees
+ *                               none; until 2026-11-29 part 5, a record
+ *                               reserved and discarded in the shared ring
+ *                               buffer). A floor under issue 34's
+ *                               per-sample goals on the host it runs on
+ *                               (bench/bpf-cost.sh)
  *
  * The walk's cost by parts (docs/BENCHMARKS.md, issue 34): each takes one
  * part of a sample's work away, and bench/bpf-cost.sh compares the builds.
@@ -57,6 +61,7 @@
 #endif
 
 #ifdef BPFPROF_BENCH_PRIMITIVES
+#include "../bpf/cpu_ring.bpf.h"
 #define BENCH_RECORD_BYTES 400
 struct bench_page {
 	__u8 b[4096];
@@ -76,7 +81,7 @@ static __always_inline bool bench_primitives(struct bpf_perf_event_data *ctx)
 	struct bpfprof_sample *e = bpf_map_lookup_elem(&scratch, &zero);
 	struct bench_page *page = bpf_map_lookup_elem(&bench_page, &zero);
 	__u64 sp = PT_REGS_SP(&ctx->regs);
-	void *rec;
+	struct bpfprof_cpu_ring *ring;
 
 	if (!e || !page)
 		return true;
@@ -97,11 +102,10 @@ static __always_inline bool bench_primitives(struct bpf_perf_event_data *ctx)
 	/* a sample in user mode: its sp is the user stack's (kernel ones are skipped) */
 	if (sp && !(sp >> 47))
 		bpf_probe_read_user(page->b, 4096 - (sp & 4095), (void *)sp);
-	rec = bpf_ringbuf_reserve(&samples, BENCH_RECORD_BYTES, 0);
-	if (rec) {
-		__builtin_memcpy(rec, e, BENCH_RECORD_BYTES);
-		bpf_ringbuf_discard(rec, BPF_RB_NO_WAKEUP);
-	}
+	/* the record as a sample's goes (record.bpf.h sample_record_send), not published */
+	ring = cpu_ring_of(e->cpu);
+	if (ring)
+		cpu_ring_put(ring, e, BENCH_RECORD_BYTES, false);
 	return true;
 }
 #define bench_sample_skip(ctx) bench_primitives(ctx)

@@ -19,8 +19,6 @@ const volatile bool follow_forks = false;
 volatile __u32 exec_target = 0;
 /* ns per USER_HZ clock tick, the unit of /proc/PID/stat's starttime (sysconf(_SC_CLK_TCK)) */
 const volatile __u64 clock_tick_ns = 10000000;
-/* Wake the consumer only once this many bytes are queued; it also polls on a timer. */
-const volatile __u64 wakeup_bytes = 64 * 1024;
 
 /*
  * Processes that have had a sample, and how many (up to WAKE_FIRST_SAMPLES)
@@ -147,7 +145,7 @@ static __always_inline bool notice(__u32 tgid, __u32 start)
  * A forced wake-up costs the CPU that sends it an interrupt to itself
  * (irq_work) and the reader's wake-up: 10 us a record on this project's
  * VMs (docs/BENCHMARKS.md, issue 34), where a record costs 0.5 us. A batch
- * (wakeup_bytes waiting) wakes the reader once a BATCH_WAKE_GAP_NS at most,
+ * (an eighth of a ring waiting) wakes the reader once a BATCH_WAKE_GAP_NS at most,
  * from whichever CPU: while the reader is behind, it is awake and reading
  * (its epoll is level-triggered: it sleeps only on an empty ring), and
  * waking it again at every record took more than a third of the program's
@@ -157,13 +155,31 @@ static __always_inline bool notice(__u32 tgid, __u32 start)
 __u64 batch_woken_ns = 0;
 
 /*
+ * Execs seen by on_exec, a counter a slot of tgids (tgid % EXEC_GEN_SLOTS):
+ * a change makes the per-CPU caches of a process's state miss (known_proc
+ * below, the walk's code cache in unwind.bpf.h). One counter for every
+ * process was written by each exec on the host and read at each sample:
+ * where hundreds of processes start a second (a build), each sample read
+ * it cold and missed its CPU's known_proc (the `seen` and `noticed`
+ * look-ups again) after any exec anywhere; a slot's counter moves with
+ * the execs of 1 tgid in 4,096, its cache line with 1 in 256.
+ */
+#define EXEC_GEN_SLOTS 4096
+__u32 exec_gens[EXEC_GEN_SLOTS] = {};
+
+static __always_inline __u32 exec_gen(__u32 tgid)
+{
+	return *(volatile __u32 *)&exec_gens[tgid & (EXEC_GEN_SLOTS - 1)];
+}
+
+/*
  * The last process on this CPU whose first records were all sent (woken
  * for and noticed): its next records skip the `seen` and `noticed` lookups.
- * It is that process while no exec happened anywhere since (execs) and its
- * start time is the same (a pid reused by a fork).
+ * It is that process while its tgid's slot saw no exec since (exec_gen) and
+ * its start time is the same (a pid reused by a fork).
  */
 struct known_proc {
-	__u32 tgid, start, execs, pad;
+	__u32 tgid, start, gen, pad; /* gen: exec_gen(tgid) when noted */
 };
 
 struct {
@@ -173,32 +189,39 @@ struct {
 	__type(value, struct known_proc);
 } known_proc SEC(".maps");
 
-/* Execs seen by on_exec: a change makes every CPU's known_proc unknown */
-__u32 execs = 0;
-
 /*
- * The ring buffer's wake-up policy for a record of process (tgid, start):
- * the reader is woken once wakeup_bytes are waiting (BATCH_WAKE_GAP_NS
- * apart at most), and for a process's first WAKE_FIRST_SAMPLES records
- * (its maps are read while it still runs).
+ * The wake-up policy for a record of process (tgid, start) going into a
+ * ring of size bytes where avail bytes wait for the reader, this record's
+ * included: the reader is woken once an eighth of the ring waits
+ * (BATCH_WAKE_GAP_NS apart at most), and for a process's first
+ * WAKE_FIRST_SAMPLES records (its maps are read while it still runs).
+ * Notes whether more than half of the ring waits (ring_crowd_note). The
+ * ring is the record's CPU's (cpu_ring, cpu_ring.bpf.h) or `samples`; a
+ * wake-up wakes the reader for both.
  */
-static __always_inline __u64 ring_wakeup_here(__u32 tgid, __u32 start)
+static __always_inline __u64 ring_wakeup_here(__u32 tgid, __u32 start, __u64 avail, __u64 size,
+					      bool cpu_ring)
 {
-	__u64 flags = BPF_RB_NO_WAKEUP, now, avail = bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA);
-	__u32 zero = 0, gen = execs;
+	__u64 flags = BPF_RB_NO_WAKEUP, now;
+	__u32 zero = 0, gen = exec_gen(tgid);
 	struct known_proc *k = bpf_map_lookup_elem(&known_proc, &zero);
 	__u8 *nr_seen;
 	bool woken_for = false;
 
-	ring_crowd_note(avail);
-	if (avail >= wakeup_bytes) {
+	/* the shared ring's bit, once set, cleared by a sample's record (state.bpf.h) */
+	if (!cpu_ring)
+		ring_crowd_note(CROWD_SHARED, avail > size / 2);
+	else if (ring_crowd_note(CROWD_CPU_RING, avail > size / 2) & CROWD_SHARED)
+		ring_crowd_note(CROWD_SHARED,
+				bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) > samples_bytes / 2);
+	if (avail >= size / 8) {
 		now = bpf_ktime_get_ns();
 		if (now - batch_woken_ns >= BATCH_WAKE_GAP_NS) {
 			batch_woken_ns = now;
 			flags = BPF_RB_FORCE_WAKEUP;
 		}
 	}
-	if (k && k->tgid == tgid && k->start == start && k->execs == gen)
+	if (k && k->tgid == tgid && k->start == start && k->gen == gen)
 		return flags;
 	nr_seen = bpf_map_lookup_elem(&seen, &tgid);
 	if (!nr_seen) {
@@ -215,7 +238,7 @@ static __always_inline __u64 ring_wakeup_here(__u32 tgid, __u32 start)
 	if (notice(tgid, start) && woken_for && k) {
 		k->tgid = tgid;
 		k->start = start;
-		k->execs = gen;
+		k->gen = gen;
 	}
 	return flags;
 }
@@ -228,17 +251,26 @@ static __always_inline __u64 ring_wakeup_here(__u32 tgid, __u32 start)
  * issue 34 start-up, second pass). The flags of bpf_ringbuf_output.
  */
 #if BPFPROF_LEGACY
-static __always_inline int ring_wakeup_flags(__u32 tgid, __u32 start)
+static __always_inline int ring_wakeup_flags(__u32 tgid, __u32 start, __u64 avail, __u64 size,
+					     bool cpu_ring)
 #else
-__noinline int ring_wakeup_flags(__u32 tgid, __u32 start)
+__noinline int ring_wakeup_flags(__u32 tgid, __u32 start, __u64 avail, __u64 size, bool cpu_ring)
 #endif
 {
-	return (int)ring_wakeup_here(tgid, start);
+	return (int)ring_wakeup_here(tgid, start, avail, size, cpu_ring);
 }
 
+/* The wake-up flags of a record of (tgid, start) in a CPU's ring of size bytes where avail wait */
+static __always_inline __u64 ring_wakeup_cpu(__u32 tgid, __u32 start, __u64 avail, __u64 size)
+{
+	return (__u32)ring_wakeup_flags(tgid, start, avail, size, true);
+}
+
+/* ... of a record going into `samples` (its fill from the ring: a helper call) */
 static __always_inline __u64 ring_wakeup(__u32 tgid, __u32 start)
 {
-	return (__u32)ring_wakeup_flags(tgid, start);
+	return (__u32)ring_wakeup_flags(tgid, start, bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA),
+					samples_bytes, false);
 }
 
 /*
@@ -259,7 +291,8 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 
 	bpf_map_delete_elem(&seen, &tgid);
 	bpf_map_delete_elem(&noticed, &tgid);
-	__sync_fetch_and_add(&execs, 1); /* after the deletes: known_proc's entries are stale */
+	/* after the deletes: known_proc's entries for the slot's tgids are stale */
+	__sync_fetch_and_add(&exec_gens[tgid & (EXEC_GEN_SLOTS - 1)], 1);
 	if (!exec_target || tgid != exec_target)
 		return 0;
 	target_add(tgid);

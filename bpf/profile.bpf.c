@@ -2,7 +2,8 @@
 /*
  * Stack sampler: runs on every cpu-clock (or hardware) perf event overflow,
  * keeps the samples of the targeted tasks, and sends pid, tid, cpu, time,
- * comm, cgroup and both stacks to user space through a ring buffer. Records
+ * comm, cgroup and both stacks to user space through its CPU's ring (off-CPU
+ * blocks and stack copies through a shared ring buffer). Records
  * are built in a per-CPU slot and only their used part is sent. Lost records
  * are counted per CPU in `stats`. Layouts come from include/bpfprof_abi.h.
  *
@@ -14,6 +15,7 @@
  *   arch_x86.bpf.h    x86-64's registers and TLS base (include/arch_x86.h:
  *                     what the user-space walk shares)
  *   state.bpf.h       the shared state: ring buffer, counters, record slots
+ *   cpu_ring.bpf.h    the CPUs' own rings, which a sample's record goes to
  *   filter.bpf.h      targets and --cgroup
  *   process.bpf.h     process identity, first-record wake-ups and notices,
  *                     exec and fork (on_exec, on_fork)
@@ -86,7 +88,7 @@ static __always_inline void sample_send(struct bpf_perf_event_data *ctx, bool ma
 	if (check_unwind_every && !nk && nu)
 		send_ustack_copy(ctx, e->tgid, e->tid, nk, nu, stop);
 	e->nr_user = nu;
-	stack_record_send(e, 0, sizeof(*e), e, BPFPROF_STAT_SAMPLES, BPFPROF_STAT_DROPPED);
+	sample_record_send(e);
 }
 
 static __always_inline void sample_end(struct bpf_perf_event_data *ctx, bool may_copy)

@@ -3,15 +3,17 @@
  * A stack record (struct bpfprof_sample), built and sent the same way for
  * a sample (on_sample) and an off-CPU block (offcpu.bpf.h, inside struct
  * bpfprof_offcpu): its header from the task, its kernel addresses, then,
- * once the user walk is over, one ring buffer output of the used part only
- * (the records are built in per-CPU slots: only what holds addresses
- * travels).
+ * once the user walk is over, the used part only goes (the records are
+ * built in per-CPU slots: only what holds addresses travels): a sample's
+ * into its CPU's ring (cpu_ring.bpf.h), an off-CPU block's through the
+ * `samples` ring buffer.
  */
 #ifndef BPFPROF_RECORD_BPF_H
 #define BPFPROF_RECORD_BPF_H
 
 #include "state.bpf.h"
 #include "process.bpf.h"
+#include "cpu_ring.bpf.h"
 
 /*
  * The header of a record of task (tgid, tid) at time now, no addresses yet.
@@ -75,10 +77,43 @@ static __always_inline __u64 stack_record_kernel(struct bpfprof_sample *e, long 
 	return nk;
 }
 
+/* The length of record rec: hdr bytes of its own, then stack record s, at most size */
+static __always_inline __u64 stack_record_len(__u64 hdr, __u64 size, struct bpfprof_sample *s)
+{
+	__u64 len = hdr + BPFPROF_SAMPLE_HDR_SIZE +
+		    ((__u64)s->nr_kernel + s->nr_user + 2 * (__u64)s->nr_py) * 8;
+
+	if (len > size)
+		len = size;
+	/*
+	 * bounded again where it is used: kept across the wake-up's calls, it
+	 * went to the stack, where 5.10's verifier forgets a scalar's bounds
+	 * (5.16 keeps them)
+	 */
+	barrier_var(len);
+	if (len > size)
+		len = size;
+	return len;
+}
+
+/*
+ * Wake the reader now (a wake-up policy's BPF_RB_FORCE_WAKEUP for a record
+ * that went into a CPU's ring): an empty record reserved and discarded in
+ * `samples`, whose descriptor the reader's epoll waits on; it then drains
+ * every ring. Rare (a batch's wake-up, a process's first records)
+ */
+static __always_inline void ring_wake_reader(void)
+{
+	void *w = bpf_ringbuf_reserve(&samples, 8, 0);
+
+	if (w)
+		bpf_ringbuf_discard(w, BPF_RB_FORCE_WAKEUP);
+}
+
 /*
  * Send record rec (size bytes at most): hdr bytes of its own, then stack
- * record s with its nr_kernel, nr_user and nr_py set; counted in stat
- * sent, or dropped when the ring buffer is full.
+ * record s with its nr_kernel, nr_user and nr_py set, through `samples`;
+ * counted in stat sent, or dropped when the ring buffer is full.
  */
 static __always_inline void stack_record_send(void *rec, __u64 hdr, __u64 size,
 					      struct bpfprof_sample *s, __u32 sent, __u32 dropped)
@@ -88,22 +123,47 @@ static __always_inline void stack_record_send(void *rec, __u64 hdr, __u64 size,
 	bench_part(8);
 	flags = ring_wakeup(s->tgid, s->start);
 	bench_part(9);
-	/*
-	 * The length after the wake-up's calls, bounded next to the output:
-	 * kept across them, it went to the stack, where 5.10's verifier
-	 * forgets a scalar's bounds (5.16 keeps them)
-	 */
-	len = hdr + BPFPROF_SAMPLE_HDR_SIZE +
-	      ((__u64)s->nr_kernel + s->nr_user + 2 * (__u64)s->nr_py) * 8;
-	if (len > size)
-		len = size;
-	barrier_var(len);
-	if (len > size)
-		len = size;
+	len = stack_record_len(hdr, size, s);
 	if (bpf_ringbuf_output(&samples, rec, len, flags))
 		stat_inc(dropped);
 	else
 		stat_inc(sent);
+	if (flags == BPF_RB_FORCE_WAKEUP)
+		bench_part(10);
+	else
+		bench_part(13);
+}
+
+/*
+ * Send sample record s, its nr_kernel, nr_user and nr_py set, through its
+ * CPU's ring (s->cpu's: the program runs there); counted in
+ * BPFPROF_STAT_SAMPLES, or BPFPROF_STAT_DROPPED when that ring is full.
+ * The wake-up policy (its notices included) runs before the record goes,
+ * as for `samples`, from the CPU ring's fill; a wake-up after it.
+ */
+static __always_inline void sample_record_send(struct bpfprof_sample *s)
+{
+	struct bpfprof_cpu_ring *r;
+	__u64 len, flags;
+
+	bench_part(8);
+	r = cpu_ring_of(s->cpu);
+	if (!r) {
+		stat_inc(BPFPROF_STAT_DROPPED);
+		return;
+	}
+	len = stack_record_len(0, sizeof(*s), s);
+	flags = ring_wakeup_cpu(s->tgid, s->start, cpu_ring_fill(r) + cpu_ring_need(len),
+				cpu_ring_size);
+	bench_part(9);
+	len = stack_record_len(0, sizeof(*s), s);
+	if (cpu_ring_put(r, s, len, true)) {
+		stat_inc(BPFPROF_STAT_DROPPED);
+	} else {
+		stat_inc(BPFPROF_STAT_SAMPLES);
+		if (flags == BPF_RB_FORCE_WAKEUP)
+			ring_wake_reader();
+	}
 	if (flags == BPF_RB_FORCE_WAKEUP)
 		bench_part(10);
 	else

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
  * The state every part of the BPF program shares (the OpenTelemetry
- * profiler's tracemgmt.h plays this role): the records' ring buffer, the
+ * profiler's tracemgmt.h plays this role): the records' shared ring buffer
+ * (the CPUs' own rings are cpu_ring.bpf.h's), the
  * per-CPU counters, the per-CPU record being built and the walk slots that
  * say whose it is. Layouts come from include/bpfprof_abi.h.
  */
@@ -34,15 +35,22 @@ struct {
 const volatile __u64 samples_bytes = 8 * 1024 * 1024;
 
 /*
- * More than half of the ring buffer waits for the reader: a record's user
- * walk is shed (walk_begin) so that its bytes, and the time a walk takes,
- * go to keeping records rather than to losing them once it is full. As the
- * last record sent from this CPU found it (ring_crowd_note, from the
- * wake-up policy's query of the same figure): the ring's positions are
- * written by the other CPUs and the reader, and reading them cold at every
- * walk's start cost a second pair of cache misses a sample; the fill moves
- * by a record's bytes from one sample to the next.
+ * More than half of a ring waits for the reader: a record's user walk is
+ * shed (walk_begin) so that its bytes, and the time a walk takes, go to
+ * keeping records rather than to losing them once it is full. As the last
+ * record sent from this CPU into each ring found it (ring_crowd_note, from
+ * the wake-up policy's figure), a bit a ring: the CPU's own ring
+ * (cpu_ring.bpf.h), which a sample's record goes to, and `samples`, which
+ * an off-CPU block's and a stack copy's go to; either set sheds a walk
+ * (a walk may end in a copy). `samples`' positions are written by the
+ * other CPUs and the reader, and reading them cold at every walk's start
+ * cost a second pair of cache misses a sample; the fill moves by a
+ * record's bytes from one sample to the next. Once set, the shared bit is
+ * cleared by the next sample's record, which then queries `samples` (shed
+ * walks send no copy that would).
  */
+#define CROWD_CPU_RING 1u
+#define CROWD_SHARED 2u
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -57,13 +65,19 @@ static __always_inline bool ring_crowded(void)
 	return crowded && *crowded;
 }
 
-/* avail: the bytes waiting in the ring buffer (BPF_RB_AVAIL_DATA) as a record goes out */
-static __always_inline void ring_crowd_note(__u64 avail)
+/*
+ * crowded: more than half of ring `bit` (CROWD_*) waits for the reader.
+ * Returns the bits as they were.
+ */
+static __always_inline __u32 ring_crowd_note(__u32 bit, bool crowded)
 {
-	__u32 zero = 0, *crowded = bpf_map_lookup_elem(&ring_crowd, &zero);
+	__u32 zero = 0, *c = bpf_map_lookup_elem(&ring_crowd, &zero), old;
 
-	if (crowded)
-		*crowded = avail > samples_bytes / 2;
+	if (!c)
+		return 0;
+	old = *c;
+	*c = crowded ? old | bit : old & ~bit;
+	return old;
 }
 
 struct {

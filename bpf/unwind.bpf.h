@@ -560,7 +560,7 @@ static __always_inline void unwind_walk_unmapped(struct unwind_walk_frame *f, st
  * one cache a slot: a user read costs 0.35 us and more on this project's
  * VMs (docs/BENCHMARKS.md, issue 34), and every walk by frame pointers
  * makes one for its leaf, whose pcs recur (a hot loop). An entry holds
- * for its process, while no exec happened anywhere (execs) and within the
+ * for its process, while its tgid's slot saw no exec (exec_gen) and within the
  * walk's second (struct walk's now): code changes at an address only where
  * a JIT rewrites it, and then is read again a second later at the latest.
  */
@@ -588,7 +588,7 @@ static __always_inline bool unwind_walk_code(struct unwind_walk_frame *f, struct
 {
 	struct code_cache *cc;
 	struct code_entry *ce;
-	__u32 gen = execs;
+	__u32 gen = exec_gen(env->w->tgid);
 
 	if (check_user_stack)
 		return false;

@@ -186,6 +186,59 @@ _Static_assert(sizeof(struct bpfprof_sample) ==
 	       "struct bpfprof_sample layout");
 
 /*
+ * The CPUs' rings (`cpu_rings`, a BPF_MAP_TYPE_ARRAY with BPF_F_MMAPABLE,
+ * one value a possible CPU): a sampled CPU's kept samples (struct
+ * bpfprof_sample, as sent through `samples`) go into its own ring, which
+ * the BPF program writes with plain stores (no helper call, no lock shared
+ * between CPUs) and the reader reads through its mapping of the map. A
+ * value:
+ *
+ *   [0, 64)     struct bpfprof_cpu_ring: head, written by BPF only
+ *   [64, 128)   tail, written by the reader only, once a drain
+ *   [128, 128 + size)             the data, size a power of two
+ *   [128 + size, + SLACK)         never written: room the verifier needs
+ *                                 for a record at any offset below size
+ *
+ * head and tail are byte counts that only grow (the kernel's ring buffer's
+ * producer and consumer positions); a record is at (pos & (size - 1)).
+ * The bytes [tail, head) are records, each a struct bpfprof_cpu_ring_rec
+ * and len bytes, the next one BPFPROF_CPU_RING_ALIGN-aligned after it. A
+ * record never wraps: where one would not fit before the data's end, a rec
+ * with len BPFPROF_CPU_RING_PAD says the rest of the lap is unused (the
+ * kernel's ring does the same with its skip records). BPF stores a
+ * record's bytes before the head that covers them; the reader loads head
+ * (acquire), reads the records, then stores tail (release).
+ */
+#define BPFPROF_CPU_RING_HDR_SIZE 128
+#define BPFPROF_CPU_RING_ALIGN 8
+#define BPFPROF_CPU_RING_PAD 0xffffffffu
+/* bytes after the data area: a record header and the largest record, rounded to a page */
+#define BPFPROF_CPU_RING_SLACK 8192
+/* data bytes a CPU's ring holds at least and at most (5.10's array values: 4 MiB at most) */
+#define BPFPROF_CPU_RING_MIN (16u << 10)
+#define BPFPROF_CPU_RING_MAX (2u << 20)
+
+struct bpfprof_cpu_ring {
+	__u64 head; /* BPF: bytes written, the record before it complete */
+	__u8 pad0[56];
+	__u64 tail; /* the reader: bytes read and done with */
+	__u8 pad1[56];
+};
+
+_Static_assert(sizeof(struct bpfprof_cpu_ring) == BPFPROF_CPU_RING_HDR_SIZE,
+	       "struct bpfprof_cpu_ring layout");
+
+struct bpfprof_cpu_ring_rec {
+	__u32 len; /* the record's bytes after this header, or BPFPROF_CPU_RING_PAD */
+	__u32 pad;
+};
+
+_Static_assert(BPFPROF_CPU_RING_SLACK >= sizeof(struct bpfprof_cpu_ring_rec) +
+						 sizeof(struct bpfprof_sample) +
+						 BPFPROF_CPU_RING_ALIGN,
+	       "a record at any offset below the data's size fits in the value");
+
+/*
  * A process's first samples after its exec (the ones that wake the reader
  * at once) are also announced in a small ring buffer of their own,
  * `notices`, which user space reads before the samples' backlog: what a

@@ -106,7 +106,8 @@ int cli__parse(int argc, char **argv, struct bpfprof_config *cfg);
  * full. The reader maps the data pages twice (libbpf's ring_buffer__add),
  * so the size counts twice in its resident memory, which is why it is no
  * larger at the usual frequencies (999 Hz: 0.5 MiB of records a second on
- * 2 CPUs).
+ * 2 CPUs). It is split over the CPUs' own rings that samples go to, and
+ * half of it is the shared ring buffer (include/cpu_ring.h cpu_ring_sizes).
  */
 uint64_t cli__default_ringbuf_bytes(long nr_cpus, uint32_t freq_hz);
 

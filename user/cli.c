@@ -103,8 +103,9 @@ static const struct argp_option options[] = {
 	{ "duration", 'd', "SECONDS", 0,
 	  "Stop after SECONDS (fractional); default: Ctrl-C or target exit", 2 },
 	{ "ringbuf-size", OPT_RINGBUF_SIZE, "BYTES", 0,
-	  "Ring buffer size, power of two, K/M suffix (default 512K per CPU, at least 2M); "
-	  "raise it when samples are lost",
+	  "Ring buffer size, power of two, K/M suffix (default 512K per CPU, at least 2M): "
+	  "split over the CPUs' own rings that samples go to (16K-2M each), and half of it "
+	  "the shared ring; raise it when samples are lost",
 	  2 },
 	{ "call-graph", OPT_CALL_GRAPH, "MODE", 0,
 	  "How user stacks are walked: dwarf (default: unwind tables from .eh_frame where there is CFI, "

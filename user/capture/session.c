@@ -30,6 +30,7 @@
 #include "session.h"
 #include "unwind_compact.h"
 #include "kernel_features.h"
+#include "cpu_ring.h"
 #include "profile.skel.h"
 #include "profile_legacy.skel.h"
 #include "profile_tw.skel.h"
@@ -54,7 +55,19 @@ struct session {
 	pthread_t widen_thread;
 	bool widen_started;
 	char core_btf[PATH_MAX]; /* the BTF skel's CO-RE was relocated against (core_btf.h); "": the kernel's */
+	/*
+	 * The shared ring buffer `samples`: off-CPU blocks, stack copies, and
+	 * the wake-ups of the CPUs' rings (an empty record discarded)
+	 */
 	struct ring_buffer *rb;
+	/*
+	 * The CPUs' rings (`cpu_rings`, bpf/cpu_ring.bpf.h), which a sample's
+	 * record goes to: the map's mapping (cpu_rings_len bytes) and its reader
+	 */
+	void *cpu_rings_mem;
+	size_t cpu_rings_len;
+	struct cpu_rings *cpu_rings;
+	bool warned_bad_ring;
 	/*
 	 * What session__poll waits on: the ring buffer's own epoll descriptor
 	 * and the watched ones. libbpf's ring_buffer__poll reads every event of
@@ -153,6 +166,51 @@ static int rb_cb(void *ctx, void *data, size_t size)
 			return err;
 	}
 	return s->on_record(s->ctx, data, size);
+}
+
+/*
+ * Every ring's records: the shared ring's first (a process's stack copies,
+ * sent before its tables were in and so before its walked samples), then
+ * the CPUs' rings, merged by time. Returns the records read, or the first
+ * negative return of a callback or of libbpf. -ECANCELED (a record past
+ * an interval's cut, carried to the next period) stops the ring it came
+ * from, not the others: the CPUs' records before the cut belong to this
+ * period however many off-CPU blocks past it the shared ring holds.
+ */
+static int consume_rings(struct session *s)
+{
+	int m = ring_buffer__consume(s->rb), c;
+
+	if (m < 0 && m != -ECANCELED)
+		return m;
+	c = cpu_rings__consume(s->cpu_rings, rb_cb, s);
+	if (cpu_rings__nr_bad(s->cpu_rings) && !s->warned_bad_ring) {
+		s->warned_bad_ring = true;
+		pr_warn("a CPU's ring did not parse: its records skipped\n");
+	}
+	if (c < 0 || m < 0)
+		return c < 0 ? c : m;
+	return m > INT32_MAX - c ? INT32_MAX : m + c;
+}
+
+/* The CPUs' rings mapped (the array's values are contiguous, elem_size apart) and their reader */
+static int map_cpu_rings(struct session *s)
+{
+	const struct bpf_map *m = s->skel->maps.cpu_rings;
+	size_t stride = (bpf_map__value_size(m) + 7) & ~(size_t)7;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	s->cpu_rings_len = (stride * bpf_map__max_entries(m) + page - 1) & ~(page - 1);
+	s->cpu_rings_mem =
+		mmap(NULL, s->cpu_rings_len, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(m), 0);
+	if (s->cpu_rings_mem == MAP_FAILED) {
+		s->cpu_rings_mem = NULL;
+		return -errno;
+	}
+	s->cpu_rings = cpu_rings__new(s->cpu_rings_mem, stride, bpf_map__max_entries(m),
+				      bpf_map__value_size(m) - BPFPROF_CPU_RING_HDR_SIZE -
+					      BPFPROF_CPU_RING_SLACK);
+	return s->cpu_rings ? 0 : -errno;
 }
 
 static int event_attr(const char *event, uint32_t freq, struct perf_event_attr *attr)
@@ -341,6 +399,7 @@ static int load_variant_with(struct session *s, const struct session_opts *o,
 			     const struct kernel_features *f, enum bpf_variant v, const char *btf)
 {
 	bool task_work = v == BPF_VARIANT_TASK_WORK || v == BPF_VARIANT_TASK_WORK7;
+	uint64_t shared_bytes, cpu_bytes;
 	int err;
 
 	load_error[0] = verifier_error[0] = '\0';
@@ -373,13 +432,20 @@ static int load_variant_with(struct session *s, const struct session_opts *o,
 	s->interp_walks = v == BPF_VARIANT_LEGACY || o->offcpu ? BPFPROF_WALK_INTERPS :
 								 o->interp_walks;
 	s->skel->rodata->interp_walks = s->interp_walks;
-	/* wake the consumer at 1/8 of the buffer: batches records, leaves headroom */
-	s->skel->rodata->wakeup_bytes = o->ringbuf_bytes / 8;
-	s->skel->rodata->samples_bytes = o->ringbuf_bytes;
+	/* half of --ringbuf-size the shared ring, half the CPUs' own (cpu_ring_sizes) */
+	cpu_ring_sizes(o->ringbuf_bytes, s->nr_cpus, &shared_bytes, &cpu_bytes);
+	s->skel->rodata->samples_bytes = shared_bytes;
+	s->skel->rodata->cpu_ring_size = cpu_bytes;
 	/* the records' process start times in /proc/PID/stat's unit (issue 24: identity) */
 	s->skel->rodata->clock_tick_ns =
 		1000000000ULL / (uint64_t)(sysconf(_SC_CLK_TCK) > 0 ? sysconf(_SC_CLK_TCK) : 100);
-	err = bpf_map__set_max_entries(s->skel->maps.samples, (uint32_t)o->ringbuf_bytes);
+	err = bpf_map__set_max_entries(s->skel->maps.samples, (uint32_t)shared_bytes);
+	if (!err)
+		err = bpf_map__set_max_entries(s->skel->maps.cpu_rings, (uint32_t)s->nr_cpus);
+	if (!err)
+		err = bpf_map__set_value_size(
+			s->skel->maps.cpu_rings,
+			(uint32_t)(BPFPROF_CPU_RING_HDR_SIZE + cpu_bytes + BPFPROF_CPU_RING_SLACK));
 	/* no tables (--call-graph fp): one slot */
 	if (!err && (!o->unwind || !o->unwind_budget))
 		err = bpf_map__set_max_entries(s->skel->maps.unwind_tables, 1);
@@ -711,6 +777,11 @@ int session__open(const struct session_opts *o, struct session **out)
 		pr_warn("failed to create ring buffer: %s\n", strerror(-err));
 		goto out_free;
 	}
+	err = map_cpu_rings(s);
+	if (err) {
+		pr_warn("failed to map the CPUs' rings: %s\n", strerror(-err));
+		goto out_free;
+	}
 	s->on_notice = o->on_notice;
 	if (s->on_notice) {
 		s->notices =
@@ -830,12 +901,12 @@ int session__poll(struct session *s, int timeout_ms)
 	/*
 	 * Whatever woke us (records, a watched descriptor, the timeout, a
 	 * signal), consume what is queued: the BPF side wakes us only once
-	 * wakeup_bytes are queued, and a process's maps must be read soon after
+	 * an eighth of a ring is queued, and a process's maps must be read soon after
 	 * its first sample, not when it is long gone.
 	 */
 	m = read_notices(s);
 	if (!m)
-		m = ring_buffer__consume(s->rb);
+		m = consume_rings(s);
 	if (m < 0)
 		return m;
 	return m ? m : (n < 0 ? -EINTR : 0);
@@ -878,7 +949,7 @@ int session__drain(struct session *s)
 {
 	int err = read_notices(s);
 
-	return err ? err : ring_buffer__consume(s->rb);
+	return err ? err : consume_rings(s);
 }
 
 int session__nr_cpus(const struct session *s)
@@ -1809,6 +1880,9 @@ void session__close(struct session *s)
 	if (s->epfd >= 0)
 		close(s->epfd);
 	ring_buffer__free(s->rb);
+	cpu_rings__free(s->cpu_rings);
+	if (s->cpu_rings_mem)
+		munmap(s->cpu_rings_mem, s->cpu_rings_len);
 	ring_buffer__free(s->notices);
 	for (uint32_t i = 0; i < s->nr_views; i++)
 		view_drop(s, i);

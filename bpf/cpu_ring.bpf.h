@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * The CPUs' own rings (include/bpfprof_abi.h, struct bpfprof_cpu_ring): a
+ * sample's record goes into its CPU's ring with plain stores. Through the
+ * shared `samples` ring buffer (bpf_ringbuf_output) a record cost a helper
+ * call, the ring's spinlock, the consumer position the reader writes after
+ * every record and the producer position every CPU writes: 0.37-0.47 us of
+ * a sample on this project's hosts (docs/BENCHMARKS.md, issue 34 part 5),
+ * and on a host of many CPUs lines all of them share. Samples do not nest
+ * on a CPU (the perf event's handler skips a program while one runs there:
+ * bpf_prog_active), so a ring has one writer; off-CPU blocks, which a
+ * sample can interrupt, and stack copies keep `samples`.
+ */
+#ifndef BPFPROF_CPU_RING_BPF_H
+#define BPFPROF_CPU_RING_BPF_H
+
+#include "state.bpf.h"
+
+/* one value a possible CPU; its size set before load from cpu_ring_size */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1); /* libbpf_num_possible_cpus(), before load */
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, BPFPROF_CPU_RING_HDR_SIZE + (1 << 20) + BPFPROF_CPU_RING_SLACK);
+} cpu_rings SEC(".maps");
+
+/*
+ * A CPU ring's data bytes, a power of two (BPFPROF_CPU_RING_MIN to _MAX),
+ * from --ringbuf-size. A constant to the verifier (read-only data), which
+ * so bounds a record's offset (head & (size - 1)) below it
+ */
+const volatile __u64 cpu_ring_size = 1 << 20;
+
+/* CPU cpu's ring, NULL where none (the map sized for fewer CPUs) */
+static __always_inline struct bpfprof_cpu_ring *cpu_ring_of(__u32 cpu)
+{
+	return bpf_map_lookup_elem(&cpu_rings, &cpu);
+}
+
+/* The bytes that wait for the reader in ring r (the reader's tail: one line it writes a drain) */
+static __always_inline __u64 cpu_ring_fill(struct bpfprof_cpu_ring *r)
+{
+	return r->head - *(volatile __u64 *)&r->tail;
+}
+
+/* The ring bytes a record of len bytes takes: its header, then the record, aligned */
+static __always_inline __u64 cpu_ring_need(__u64 len)
+{
+	return (sizeof(struct bpfprof_cpu_ring_rec) + len + BPFPROF_CPU_RING_ALIGN - 1) &
+	       ~(__u64)(BPFPROF_CPU_RING_ALIGN - 1);
+}
+
+/*
+ * Put record rec of len bytes (at most sizeof(struct bpfprof_sample)) in
+ * ring r and publish it. publish false: everything but the new head's
+ * store (the primitives' bench build: the reader sees nothing). Returns 0,
+ * or -1 when the ring has no room (the record is lost; nothing changed).
+ */
+static __always_inline int cpu_ring_put(struct bpfprof_cpu_ring *r, const void *rec, __u64 len,
+					bool publish)
+{
+	__u64 head0 = r->head, head = head0, tail = *(volatile __u64 *)&r->tail, need, off, pad = 0;
+	__u8 *data = (__u8 *)r + BPFPROF_CPU_RING_HDR_SIZE;
+	struct bpfprof_cpu_ring_rec *h;
+
+	if (len > sizeof(struct bpfprof_sample))
+		return -1;
+	need = cpu_ring_need(len);
+	off = head & (cpu_ring_size - 1);
+	/* a record never wraps: the lap's rest is skipped (a pad record) */
+	if (off + need > cpu_ring_size)
+		pad = cpu_ring_size - off;
+	if (head + pad + need - tail > cpu_ring_size)
+		return -1;
+	if (pad) {
+		((struct bpfprof_cpu_ring_rec *)(data + off))->len = BPFPROF_CPU_RING_PAD;
+		head += pad;
+		off = 0;
+	}
+	h = (struct bpfprof_cpu_ring_rec *)(data + off);
+	h->len = (__u32)len;
+	h->pad = 0;
+	/* one call (the verifier: no loop to follow); len bounded again after the stores */
+	barrier_var(len);
+	if (len > sizeof(struct bpfprof_sample))
+		len = sizeof(struct bpfprof_sample);
+	bpf_probe_read_kernel(h + 1, len, rec);
+	/*
+	 * The head after the record's bytes: x86-64 keeps stores in program
+	 * order (TSO), so the compiler's order is enough, which the volatile
+	 * store and the barrier before it keep (the helper's writes are
+	 * ordered before its return too). arm64 would need a store-release
+	 * here (BPF_STORE_REL, a load-acquire/store-release BPF instruction
+	 * of 6.15+; the reader already loads head with acquire)
+	 */
+	barrier();
+	*(volatile __u64 *)&r->head = publish ? head + need : head0;
+	return 0;
+}
+
+#endif /* BPFPROF_CPU_RING_BPF_H */
