@@ -41,8 +41,11 @@ const volatile __u64 samples_bytes = 8 * 1024 * 1024;
  * record sent from this CPU into each ring found it (ring_crowd_note, from
  * the wake-up policy's figure), a bit a ring: the CPU's own ring
  * (cpu_ring.bpf.h), which a sample's record goes to, and `samples`, which
- * an off-CPU block's and a stack copy's go to; either set sheds a walk
- * (a walk may end in a copy). `samples`' positions are written by the
+ * an off-CPU block's and a stack copy's go to; either sheds a sample's
+ * walk (a walk may end in a copy), the shared one alone an off-CPU
+ * block's, whose record does not go into the CPU's ring: only samples
+ * note that ring's bit, and on a CPU that idles (an off-CPU block's
+ * sleep) none clears it. `samples`' positions are written by the
  * other CPUs and the reader, and reading them cold at every walk's start
  * cost a second pair of cache misses a sample; the fill moves by a
  * record's bytes from one sample to the next. Once set, the shared bit is
@@ -58,11 +61,12 @@ struct {
 	__type(value, __u32);
 } ring_crowd SEC(".maps");
 
-static __always_inline bool ring_crowded(void)
+/* bits: the rings (CROWD_*) the record's bytes may go to */
+static __always_inline bool ring_crowded(__u32 bits)
 {
 	__u32 zero = 0, *crowded = bpf_map_lookup_elem(&ring_crowd, &zero);
 
-	return crowded && *crowded;
+	return crowded && (*crowded & bits);
 }
 
 /*

@@ -777,7 +777,7 @@ static __always_inline bool walk_begin(struct bpfprof_sample *e, __u64 nk, __u32
 	w->sp0 = sp;
 	w->bp0 = bp;
 	w->kregs = at_entry;
-	if (ring_crowded()) {
+	if (ring_crowded(slot == SLOT_SAMPLE ? CROWD_CPU_RING | CROWD_SHARED : CROWD_SHARED)) {
 		w->f.stop = BPFPROF_STAT_WALK_SHED;
 		return false;
 	}

@@ -103,8 +103,15 @@ int interval__on_record(void *ctx, void *data, size_t size);
 /* The session's on_notice: a process's first samples noticed (proc_table__notice). */
 int interval__on_notice(void *ctx, void *data, size_t size);
 
-/* Sampling starts now: the period's start, the first boundary and the cut. */
-void interval__start(struct interval *iv);
+/*
+ * The run loop starts: the first period's start, its first boundary and its
+ * cut, from since_ns (CLOCK_MONOTONIC ns, when sampling began:
+ * session__sampling_ns), else from now. Samples are recorded from the
+ * first event's attach on, tens of ms of set-up before the run loop on a
+ * loaded host: counted from then, the first period holds no sample older
+ * than its start, and -d is that long a sampling.
+ */
+void interval__start(struct interval *iv, uint64_t since_ns);
 
 /*
  * How long the next poll may wait (ms) at time now (ns, CLOCK_MONOTONIC):

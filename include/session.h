@@ -143,6 +143,12 @@ void session__stats(struct session *s, uint64_t *samples, uint64_t *dropped,
 		    uint64_t *per_cpu_dropped);
 int session__nr_cpus(const struct session *s);
 /*
+ * When sampling began: CLOCK_MONOTONIC ns (the clock of the records'
+ * time_ns, bpf_ktime_get_ns) just before the first CPU's event had the
+ * sampler attached, from which on samples may be recorded; 0 before.
+ */
+uint64_t session__sampling_ns(const struct session *s);
+/*
  * With opts.check_user_stacks, samples whose frame-pointer walk (BPF) gave:
  * the addresses the kernel's own walk (bpf_get_stack, BPF_F_USER_STACK, as
  * perf record -g uses) gave; their first part (the kernel went on past a

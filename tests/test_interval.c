@@ -100,6 +100,14 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+static uint64_t real_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 /* A sample record of process 100 stamped time_ns, with one user address: on_record's return */
 static int record(struct interval *iv, uint64_t time_ns)
 {
@@ -118,7 +126,8 @@ struct fixture {
 };
 
 /* An interval over the fake /proc writing folded stacks to tmpdir/NAME, begun and started */
-static void fixture_start(struct fixture *f, const char *name, double interval_s, double duration_s)
+static void fixture_start_since(struct fixture *f, const char *name, double interval_s,
+				double duration_s, uint64_t since_ns)
 {
 	struct output *o = &f->cfg.outputs[f->cfg.nr_outputs++];
 
@@ -140,7 +149,12 @@ static void fixture_start(struct fixture *f, const char *name, double interval_s
 	assert_non_null(f->iv);
 	assert_int_equal(interval__begin(f->iv, 0), 0);
 	interval__attach(f->iv, &(struct interval_capture){ 0 });
-	interval__start(f->iv);
+	interval__start(f->iv, since_ns);
+}
+
+static void fixture_start(struct fixture *f, const char *name, double interval_s, double duration_s)
+{
+	fixture_start_since(f, name, interval_s, duration_s, 0);
 }
 
 static void fixture_free(struct fixture *f)
@@ -216,6 +230,39 @@ static void test_clock(void **state)
 }
 
 /*
+ * The first period counts from when sampling began (the first event's
+ * attach, before the run loop's set-up), so that no sample of it is older
+ * than its start: its boundary, cut, -d deadline and pprof time from
+ * there; a time not yet come is taken as now.
+ */
+static void test_start_since_sampling(void **state)
+{
+	struct fixture f = { 0 };
+	const struct profile *p;
+	uint64_t since = mono_ns() - 40000000ULL, since_real = real_ns() - 40000000ULL, start;
+
+	fixture_start_since(&f, "since.folded", 1.0, 2.5, since);
+	p = interval__profile(f.iv);
+	assert_int_equal(p->start_ns, since);
+	assert_int_equal(interval__cut_ns(f.iv), since + 1000000000ULL);
+	assert_true(interval__deadline_passed(f.iv, since + 2500000000ULL));
+	assert_false(interval__deadline_passed(f.iv, since + 2499999999ULL));
+	/* pprof's wall-clock start, moved back as much (1 ms for the clocks' reads apart) */
+	assert_true(p->start_realtime_ns <= since_real + 1000000ULL);
+	assert_true(p->start_realtime_ns + 1000000ULL >= since_real);
+	assert_int_equal(record(f.iv, since + 10), 0);
+	assert_int_equal(interval__release(f.iv, false), 0);
+	assert_int_equal(p->nr_samples, 1);
+	fixture_free(&f);
+
+	memset(&f, 0, sizeof(f));
+	fixture_start_since(&f, "future.folded", 1.0, 0, mono_ns() + 5000000000ULL);
+	start = interval__profile(f.iv)->start_ns;
+	assert_true(start > 0 && start <= mono_ns());
+	fixture_free(&f);
+}
+
+/*
  * Records at or past the cut are carried, in order, to the next period;
  * the period ended at its boundary holds those before it alone, its output
  * written; the last period drops what is past its cut.
@@ -274,6 +321,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_clock),
+		cmocka_unit_test(test_start_since_sampling),
 		cmocka_unit_test(test_cut_and_carry),
 	};
 

@@ -365,10 +365,13 @@ void interval__drop(struct interval *iv)
 	memset(&iv->before, 0, sizeof(iv->before));
 }
 
-void interval__start(struct interval *iv)
+void interval__start(struct interval *iv, uint64_t since_ns)
 {
-	iv->p->start_ns = iv->start_ns = now_ns(CLOCK_MONOTONIC);
-	iv->p->start_realtime_ns = now_ns(CLOCK_REALTIME); /* pprof's time: when sampling started */
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+
+	iv->p->start_ns = iv->start_ns = since_ns && since_ns < now ? since_ns : now;
+	/* pprof's time: when sampling started */
+	iv->p->start_realtime_ns = now_ns(CLOCK_REALTIME) - (now - iv->start_ns);
 	if (iv->cfg->interval_s > 0)
 		iv->next_boundary_ns = iv->start_ns + (uint64_t)(iv->cfg->interval_s * 1e9);
 	iv->cut_ns = cut_of(iv);

@@ -506,7 +506,7 @@ static int run_loop(struct run *r)
 	int err, err2;
 
 	r->startup.all = cpu_ns(CLOCK_PROCESS_CPUTIME_ID);
-	interval__start(r->iv);
+	interval__start(r->iv, session__sampling_ns(r->cap.s));
 	targets__release(&r->tg);
 	if (!r->cfg.all_cpus && (!ahead || strcmp(ahead, "0")))
 		next_ahead = now_ns() + PRELOAD_AFTER_NS;

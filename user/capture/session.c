@@ -75,6 +75,7 @@ struct session {
 	 */
 	int epfd;
 	int nr_cpus; /* possible CPUs: per-CPU map value count */
+	uint64_t sampling_ns; /* CLOCK_MONOTONIC before the first event's program was attached */
 	int *pfds; /* per possible CPU, -1 where offline */
 	struct bpf_link **links;
 	session_record_fn on_record;
@@ -263,7 +264,12 @@ static int open_events(struct session *s, const struct session_opts *o)
 			return err == -EOPNOTSUPP ? -ENOENT : err;
 		}
 		s->pfds[cpu] = fd;
-		nr_open++;
+		if (!nr_open++) {
+			struct timespec ts;
+
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			s->sampling_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+		}
 		s->links[cpu] = bpf_program__attach_perf_event(s->skel->progs.on_sample, fd);
 		if (!s->links[cpu]) {
 			err = -errno;
@@ -950,6 +956,11 @@ int session__drain(struct session *s)
 	int err = read_notices(s);
 
 	return err ? err : consume_rings(s);
+}
+
+uint64_t session__sampling_ns(const struct session *s)
+{
+	return s->sampling_ns;
 }
 
 int session__nr_cpus(const struct session *s)
