@@ -66,6 +66,14 @@ struct run_outputs {
 	 * run_outputs__write began (the others)
 	 */
 	struct profile offcpu_early, offcpu_view;
+	/*
+	 * Work of the caller's that reads the profile only (the summary's
+	 * text), called once by run_outputs__write on its thread while the
+	 * writers run, rather than after them on finalize's critical path.
+	 * NULL: none. Set by the caller.
+	 */
+	void (*meanwhile)(void *ctx);
+	void *meanwhile_ctx;
 };
 
 /*
@@ -119,6 +127,7 @@ int run_outputs__prepare(struct run_outputs *o, struct profile *p, struct jvm_pe
 
 /*
  * Write every output of p, the p given to run_outputs__prepare if it came
+ * (o->meanwhile called meanwhile)
  * (an off-CPU output weighs p by time blocked;
  * perf.data's end only: it was streamed) and commit it, one "wrote" line
  * each on stderr, then queue p for --push. Returns 0 or the first -errno

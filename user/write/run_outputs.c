@@ -547,6 +547,9 @@ int run_outputs__write(struct run_outputs *o, const struct profile *all)
 	for (i = 0; i < o->cfg->nr_outputs; i++)
 		if (!jobs[i].threaded)
 			write_one(&jobs[i]);
+	/* this thread would only wait for the writers from here */
+	if (o->meanwhile)
+		o->meanwhile(o->meanwhile_ctx);
 	t1 = t0;
 	for (i = 0; i < o->cfg->nr_outputs; i++) {
 		struct output_job *j = &jobs[i];
