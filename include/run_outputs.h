@@ -21,6 +21,7 @@
 #include "profile.h"
 
 struct jvm_perfmaps;
+struct output_job;
 struct pusher;
 struct symbolizer;
 
@@ -51,6 +52,28 @@ struct run_outputs {
 	int nr_replaced;
 	pthread_t let_go;
 	bool letting_go;
+	/*
+	 * The profile's writers, one job an output (owned): made by
+	 * run_outputs__prepare, which starts those that read nothing it
+	 * fills (.folded, .svg: the longest) before its own work; joined and
+	 * freed by run_outputs__write, or by run_outputs__end when it never
+	 * came. NULL between profiles.
+	 */
+	struct output_job *jobs;
+	/*
+	 * The profile the jobs write, weighed by time blocked: as
+	 * run_outputs__prepare began (the jobs it started), as
+	 * run_outputs__write began (the others)
+	 */
+	struct profile offcpu_early, offcpu_view;
+	/*
+	 * Work of the caller's that reads the profile only (the summary's
+	 * text), called once by run_outputs__write on its thread while the
+	 * writers run, rather than after them on finalize's critical path.
+	 * NULL: none. Set by the caller.
+	 */
+	void (*meanwhile)(void *ctx);
+	void *meanwhile_ctx;
 };
 
 /*
@@ -88,7 +111,11 @@ void run_outputs__sample(struct run_outputs *o, const struct profile_sample *s, 
 void run_outputs__round(struct run_outputs *o);
 
 /*
- * Before writing the symbolized p: its JIT images, the files its readers
+ * Before writing the symbolized p: the writers that need none of what
+ * follows started in threads of their own (.svg, .folded: they read the
+ * locations' names, the stacks and the comms only, which nothing below
+ * changes; p is not to be changed but by this call until
+ * run_outputs__write), then its JIT images, the files its readers
  * open (perf's build-id cache for perf.data, as perf record fills it;
  * copies beside the first .prof for files its maps text could not name
  * otherwise), then the perf maps jvm asked for go (jvm_perfmaps__release;
@@ -99,7 +126,9 @@ void run_outputs__round(struct run_outputs *o);
 int run_outputs__prepare(struct run_outputs *o, struct profile *p, struct jvm_perfmaps *jvm);
 
 /*
- * Write every output of p (an off-CPU output weighs p by time blocked;
+ * Write every output of p, the p given to run_outputs__prepare if it came
+ * (o->meanwhile called meanwhile)
+ * (an off-CPU output weighs p by time blocked;
  * perf.data's end only: it was streamed) and commit it, one "wrote" line
  * each on stderr, then queue p for --push. Returns 0 or the first -errno
  * (message printed; that output's temporary removed, the others written).
@@ -109,7 +138,11 @@ int run_outputs__write(struct run_outputs *o, const struct profile *p);
 /* --output-dir with --keep: the newest --keep sets of files stay (outdir__prune). */
 void run_outputs__prune(struct run_outputs *o);
 
-/* Drop what run_outputs__begin made: streams, temporaries (unless committed), paths. */
+/*
+ * Drop what run_outputs__begin made: writers still running joined (when
+ * run_outputs__write did not come), streams, temporaries (unless
+ * committed), paths.
+ */
 void run_outputs__end(struct run_outputs *o);
 
 /*

@@ -5,7 +5,9 @@
  * named by its start under --output-dir, one a second later when two
  * profiles start within the same second, --keep's pruning, a bad path
  * failing before sampling, and a perf.data output that fails mid-stream
- * (a full disk) dropped while the other outputs are written.
+ * (a full disk) dropped while the other outputs are written; the writers
+ * run_outputs__prepare starts early give the same bytes, and are joined
+ * when no write follows.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -243,12 +245,118 @@ static void test_stream_dropped(void **state)
 	close(full);
 }
 
+/* A profile of a few named stacks, CPU and off-CPU, of two processes. */
+static struct profile *named_profile(void)
+{
+	struct profile *p = profile_at(T_REAL);
+	bool created;
+	char name[32];
+	int i;
+
+	for (i = 0; i < 12; i++) {
+		/* kernel leaf, then user frames leaf first: deep, sharing their roots */
+		uint64_t ips[] = { 0xffffffff81000000ULL + (uint64_t)i % 3, 0x401000 + (uint64_t)i,
+				   0x402000 + (uint64_t)i % 4, 0x403000, 0x404000 };
+		int proc = profile__process(p, 100 + (uint32_t)i % 2, &created);
+		int st;
+
+		assert_true(proc >= 0);
+		snprintf(p->procs[proc].comm, sizeof(p->procs[proc].comm), "work%d", i % 2);
+		st = profile__add_stack(p, (uint32_t)proc, ips, 1, 4, (uint64_t)i + 1, 0, &created);
+		assert_true(st >= 0);
+		p->stacks[st].off_count = (uint64_t)i % 3;
+		p->stacks[st].off_ns = 1000000ULL * (uint64_t)(i % 3);
+		p->nr_samples += (uint64_t)i + 1;
+	}
+	p->offcpu = true;
+	assert_int_equal(profile__resolve_locs(p), 0);
+	for (i = 0; i < (int)p->nr_locs; i++) {
+		/* some names twice: frames merge by name; ';' and '<' as C++ names have */
+		snprintf(name, sizeof(name), i % 5 ? "ns::fn<%d>" : "a;b%d", i % 7);
+		p->locs[i].func = profile__intern(p, name);
+	}
+	return p;
+}
+
+/* The bytes of path, malloc'd, its length in *len. */
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *b = NULL;
+
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	*len = (size_t)ftell(f);
+	rewind(f);
+	b = malloc(*len + 1);
+	assert_non_null(b);
+	assert_int_equal(fread(b, 1, *len, f), *len);
+	fclose(f);
+	return b;
+}
+
+/*
+ * run_outputs__prepare starts the .svg and .folded writers before its own
+ * work: every output, the off-CPU views too, is the same byte for byte as
+ * when run_outputs__write starts them all; a prepare that no write follows
+ * (finalize failed) leaves no file and no writer running.
+ */
+static void test_prepare_starts_early(void **state)
+{
+	static const char *const names[] = { "a.svg", "a.folded", "off.svg", "off.folded", "a.pb.gz" };
+	const char *dirs[] = { tpath("early"), tpath("late"), tpath("dropped") };
+	struct profile *p = named_profile();
+	char path[3][5][512];
+	int d, i;
+
+	(void)state;
+	for (d = 0; d < 3; d++) {
+		struct bpfprof_config cfg = { 0 };
+		struct run_outputs o;
+
+		assert_int_equal(mkdir(dirs[d], 0755), 0);
+		for (i = 0; i < 5; i++) {
+			snprintf(path[d][i], sizeof(path[d][i]), "%s/%s", dirs[d], names[i]);
+			add_output(&cfg, path[d][i]);
+			cfg.offcpu_output[i] = !strncmp(names[i], "off", 3);
+		}
+		assert_int_equal(run_outputs__init(&o, &cfg), 0);
+		assert_int_equal(run_outputs__begin(&o, p, NULL, 0), 0);
+		if (d != 1) {
+			assert_int_equal(run_outputs__prepare(&o, p, NULL), 0);
+			assert_non_null(o.jobs);
+		}
+		if (d != 2) {
+			assert_int_equal(run_outputs__write(&o, p), 0);
+			assert_null(o.jobs);
+		}
+		run_outputs__end(&o);
+		assert_null(o.jobs);
+		run_outputs__free(&o);
+	}
+	for (i = 0; i < 5; i++) {
+		size_t len[2];
+		char *early = slurp(path[0][i], &len[0]), *late = slurp(path[1][i], &len[1]);
+
+		assert_true(len[0] > 0);
+		assert_int_equal(len[0], len[1]);
+		assert_memory_equal(early, late, len[0]);
+		free(early);
+		free(late);
+		assert_false(exists(path[2][i]));
+	}
+	/* nothing left in the dropped set's directory: no temporary either */
+	assert_int_equal(sh("test -z \"$(ls -A '%s')\"", dirs[2]), 0);
+	profile__free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_output_dir_names),
 		cmocka_unit_test(test_bad_path),
 		cmocka_unit_test(test_stream_dropped),
+		cmocka_unit_test(test_prepare_starts_early),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -509,6 +509,29 @@ static void report_counters(struct interval *iv, const struct profile *p,
 	}
 }
 
+/* The summary's text for interval__end, made while the outputs are written. */
+struct summary_text {
+	const struct profile *p;
+	double duration_s;
+	int top_n;
+	char *text; /* report__summary's lines (open_memstream); NULL: not made */
+	size_t len;
+};
+
+static void summary_text_make(void *ctx)
+{
+	struct summary_text *st = ctx;
+	FILE *f = open_memstream(&st->text, &st->len);
+
+	if (!f)
+		return;
+	report__summary(f, st->p, st->duration_s, st->top_n);
+	if (fclose(f)) {
+		free(st->text);
+		st->text = NULL;
+	}
+}
+
 int interval__end(struct interval *iv)
 {
 	const struct bpfprof_config *cfg = iv->cfg;
@@ -516,8 +539,9 @@ int interval__end(struct interval *iv)
 	struct session *s = iv->cap.s;
 	struct jvm_perfmaps *jvm_maps = NULL;
 	struct report_counters now, d;
+	struct summary_text summary = { 0 };
 	int err, nr_cpus = session__nr_cpus(s);
-	uint64_t per_cpu[nr_cpus], c0, c1, c2;
+	uint64_t per_cpu[nr_cpus], c0, c1, c2, t1, t2;
 	/* the wall clock at each step: finalize's critical path (-vv; docs/BENCHMARKS.md) */
 	uint64_t w0 = now_ns(CLOCK_MONOTONIC), w1, w2, w3, w4;
 
@@ -559,19 +583,32 @@ int interval__end(struct interval *iv)
 	}
 	c1 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
 	w2 = now_ns(CLOCK_MONOTONIC);
+	/* this thread's: the longest writers run beside it (run_outputs__prepare) */
+	t1 = now_ns(CLOCK_THREAD_CPUTIME_ID);
 	err = run_outputs__prepare(iv->out, p, jvm_maps);
 	if (err)
 		return err;
-	c2 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
+	t2 = now_ns(CLOCK_THREAD_CPUTIME_ID);
 	w3 = now_ns(CLOCK_MONOTONIC);
+	summary.p = p;
+	summary.duration_s = (double)(p->end_ns - p->start_ns) / 1e9;
+	summary.top_n = cfg->output_dir ? 0 : cfg->top_n;
+	iv->out->meanwhile = summary_text_make;
+	iv->out->meanwhile_ctx = &summary;
 	err = run_outputs__write(iv->out, p);
+	iv->out->meanwhile = NULL;
 	w4 = now_ns(CLOCK_MONOTONIC);
+	c2 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
 	/* finalize's cost, where it goes (bench/finalize.sh, docs/BENCHMARKS.md) */
 	pr_info("finalize: CPU ms: %.1f symbolizing, %.1f preparing the outputs, %.1f writing them\n",
-		(double)(c1 - c0) / 1e6, (double)(c2 - c1) / 1e6,
-		(double)(now_ns(CLOCK_PROCESS_CPUTIME_ID) - c2) / 1e6);
-	report__summary(stderr, p, (double)(p->end_ns - p->start_ns) / 1e9,
-			cfg->output_dir ? 0 : cfg->top_n);
+		(double)(c1 - c0) / 1e6, (double)(t2 - t1) / 1e6,
+		(double)(c2 - c1 - (t2 - t1)) / 1e6);
+	/* made while the outputs were written; here when it could not be */
+	if (summary.text)
+		fwrite(summary.text, 1, summary.len, stderr);
+	else
+		report__summary(stderr, p, summary.duration_s, summary.top_n);
+	free(summary.text);
 	report__unnamed_jit(stderr, p, jit_images__why_unnamed,
 			    &(struct jit_images_why){ iv->sy, jvm_maps, cfg->no_jvm_perfmap });
 	jvm_perfmaps__free(jvm_maps);

@@ -188,21 +188,6 @@ static void export_files(struct run_outputs *o, struct profile *p)
 	}
 }
 
-int run_outputs__prepare(struct run_outputs *o, struct profile *p, struct jvm_perfmaps *jvm)
-{
-	int err;
-
-	jit_images__write(p, o->sy, o->jit_dir, file_mode(o));
-	export_files(o, p);
-	jvm_perfmaps__release(jvm); /* read: the maps bpfprof made go */
-	/* perf.data's BUILD_ID: the build-ids the symbolizer could not record, from the files */
-	if (perfdata_streams__active(&o->streams) && (err = build_ids__fill(p, "/proc"))) {
-		pr_warn("build-ids: %s\n", strerror(-err));
-		return err;
-	}
-	return 0;
-}
-
 /* The "wrote" line of output i, as perf record's "Captured and wrote": readers' totals match it. */
 static void print_written(const struct run_outputs *o, int i, const struct write_result *wres,
 			  size_t bytes, uint64_t samples, uint64_t offcpu_samples)
@@ -447,6 +432,95 @@ static void let_go_replaced(struct run_outputs *o, const struct output_job *jobs
 }
 
 /*
+ * Whether output i's writer may start before run_outputs__prepare's work:
+ * it reads the locations' names, the stacks and the comms only (no
+ * mapping's build-id, no JIT image's path). These are also the longest
+ * (tens of MB of text): they start first, the flame graph's before the
+ * folded stacks'.
+ */
+static bool starts_early(const struct run_outputs *o, int i)
+{
+	enum output_format f = o->cfg->outputs[i].format;
+
+	return f == OUTPUT_SVG || f == OUTPUT_FOLDED;
+}
+
+/* o->jobs for profile all, none started; 0 or -ENOMEM. */
+static int jobs_new(struct run_outputs *o, const struct profile *all)
+{
+	int nr = o->cfg->nr_outputs;
+
+	o->jobs = calloc(nr ? nr : 1, sizeof(*o->jobs));
+	if (!o->jobs)
+		return -ENOMEM;
+	join_let_go(o); /* the last profile's (--interval) */
+	o->offcpu_early = *all;
+	o->offcpu_early.view = PROFILE_VIEW_OFFCPU;
+	for (int i = 0; i < nr; i++)
+		/* an off-CPU output (cli.h): the same profile, weighed by time blocked */
+		o->jobs[i] = (struct output_job){
+			.o = o, .i = i, .p = o->cfg->offcpu_output[i] ? &o->offcpu_early : all
+		};
+	return 0;
+}
+
+/*
+ * The writers' threads: early, those starts_early() names, the flame
+ * graph's first; else the others not started yet. perf.data's end and a
+ * single output are written by the calling thread (run_outputs__write).
+ */
+static void start_jobs(struct run_outputs *o, bool early)
+{
+	int nr = o->cfg->nr_outputs;
+
+	if (nr < 2)
+		return;
+	/* early: the .svg (pass 0), then the .folded (pass 1); else one pass */
+	for (int pass = 0; pass < (early ? 2 : 1); pass++)
+		for (int i = 0; i < nr; i++) {
+			struct output_job *j = &o->jobs[i];
+			enum output_format f = o->cfg->outputs[i].format;
+
+			if (j->threaded || f == OUTPUT_PERFDATA || starts_early(o, i) != early ||
+			    (early && (f == OUTPUT_SVG) == (pass == 1)))
+				continue;
+			j->threaded = !pthread_create(&j->thread, NULL, write_one, j);
+		}
+}
+
+/* Writers started but never committed (run_outputs__write did not come): joined, discarded. */
+static void jobs_drop(struct run_outputs *o)
+{
+	if (!o->jobs)
+		return;
+	for (int i = 0; i < o->cfg->nr_outputs; i++) {
+		if (o->jobs[i].threaded)
+			pthread_join(o->jobs[i].thread, NULL);
+		buf__free(&o->jobs[i].b);
+	}
+	free(o->jobs);
+	o->jobs = NULL;
+}
+
+int run_outputs__prepare(struct run_outputs *o, struct profile *p, struct jvm_perfmaps *jvm)
+{
+	int err;
+
+	/* the longest writers need none of what follows: the critical path starts here */
+	if (!jobs_new(o, p))
+		start_jobs(o, true);
+	jit_images__write(p, o->sy, o->jit_dir, file_mode(o));
+	export_files(o, p);
+	jvm_perfmaps__release(jvm); /* read: the maps bpfprof made go */
+	/* perf.data's BUILD_ID: the build-ids the symbolizer could not record, from the files */
+	if (perfdata_streams__active(&o->streams) && (err = build_ids__fill(p, "/proc"))) {
+		pr_warn("build-ids: %s\n", strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+/*
  * The outputs are written in parallel, each in a thread of its own: they
  * share only the profile, which none of them changes, and each has its own
  * file (finalize's latency, docs/BENCHMARKS.md). perf.data, whose streams
@@ -456,26 +530,26 @@ static void let_go_replaced(struct run_outputs *o, const struct output_job *jobs
  */
 int run_outputs__write(struct run_outputs *o, const struct profile *all)
 {
-	struct profile offcpu_view = *all;
-	struct output_job jobs[o->cfg->nr_outputs ? o->cfg->nr_outputs : 1];
+	struct output_job *jobs;
 	uint64_t t0 = mono_ns(), t1;
 	int i, err = 0;
 
-	join_let_go(o); /* the last profile's (--interval) */
-	offcpu_view.view = PROFILE_VIEW_OFFCPU;
-	for (i = 0; i < o->cfg->nr_outputs; i++) {
-		struct output_job *j = &jobs[i];
-
-		/* an off-CPU output (cli.h): the same profile, weighed by time blocked */
-		*j = (struct output_job){ .o = o,
-					  .i = i,
-					  .p = o->cfg->offcpu_output[i] ? &offcpu_view : all };
-		if (o->cfg->outputs[i].format != OUTPUT_PERFDATA && o->cfg->nr_outputs > 1)
-			j->threaded = !pthread_create(&j->thread, NULL, write_one, j);
-	}
+	if (!o->jobs && jobs_new(o, all))
+		return -ENOMEM;
+	jobs = o->jobs;
+	/* the outputs not started yet see the profile as run_outputs__prepare left it */
+	o->offcpu_view = *all;
+	o->offcpu_view.view = PROFILE_VIEW_OFFCPU;
+	for (i = 0; i < o->cfg->nr_outputs; i++)
+		if (!jobs[i].threaded)
+			jobs[i].p = o->cfg->offcpu_output[i] ? &o->offcpu_view : all;
+	start_jobs(o, false);
 	for (i = 0; i < o->cfg->nr_outputs; i++)
 		if (!jobs[i].threaded)
 			write_one(&jobs[i]);
+	/* this thread would only wait for the writers from here */
+	if (o->meanwhile)
+		o->meanwhile(o->meanwhile_ctx);
 	t1 = t0;
 	for (i = 0; i < o->cfg->nr_outputs; i++) {
 		struct output_job *j = &jobs[i];
@@ -499,15 +573,18 @@ int run_outputs__write(struct run_outputs *o, const struct profile *all)
 			pr_warn("cannot write '%s': %s\n", out->path, strerror(-j->ret));
 		if (!j->ret)
 			print_written(o, i, &j->wres, j->bytes, j->samples, j->offcpu_samples);
-		pr_debug("'%s': written in %.1f ms of CPU (%.0f in the kernel), %.1f ms of wall (%.1f "
-			 "writing its streamed bytes, %.1f its last bytes and fsync)\n",
-			 out->path, j->cpu_ms, j->sys_ms, j->wall_ms, (double)j->drain_ns / 1e6,
-			 j->sync_ms);
+		pr_debug(
+			"'%s': written in %.1f ms of CPU (%.0f in the kernel), %.1f ms of wall (%.1f "
+			"writing its streamed bytes, %.1f its last bytes and fsync)\n",
+			out->path, j->cpu_ms, j->sys_ms, j->wall_ms, (double)j->drain_ns / 1e6,
+			j->sync_ms);
 		if (j->ret && !err)
 			err = j->ret;
 	}
 	sync_dirs(o, jobs);
 	let_go_replaced(o, jobs);
+	free(o->jobs);
+	o->jobs = NULL;
 	/* finalize's wall time after the names (docs/BENCHMARKS.md) */
 	pr_info("outputs: wall ms: %.1f until the last was written (their threads), %.1f "
 		"committing it and what it waited for (renames, their directories' fsync)\n",
@@ -531,6 +608,7 @@ void run_outputs__end(struct run_outputs *o)
 {
 	if (!o->cfg)
 		return;
+	jobs_drop(o);
 	perfdata_streams__close(&o->streams);
 	for (int i = 0; i < o->cfg->nr_outputs; i++) {
 		output__abort(&o->cfg->outputs[i]);
