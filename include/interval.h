@@ -105,11 +105,12 @@ int interval__on_notice(void *ctx, void *data, size_t size);
 
 /*
  * The run loop starts: the first period's start, its first boundary and its
- * cut, from since_ns (CLOCK_MONOTONIC ns, when sampling began:
- * session__sampling_ns), else from now. Samples are recorded from the
- * first event's attach on, tens of ms of set-up before the run loop on a
- * loaded host: counted from then, the first period holds no sample older
- * than its start, and -d is that long a sampling.
+ * cut, from since_ns (CLOCK_MONOTONIC ns, when the profiled samples began:
+ * -a's at the events' attach, session__sampling_ns), else (0, or a time
+ * to come) from now. Under -a samples are recorded from the attach on,
+ * tens of ms of set-up before the run loop on a loaded host: counted from
+ * then, the first period holds no sample older than its start, and -d is
+ * that long a sampling.
  */
 void interval__start(struct interval *iv, uint64_t since_ns);
 

@@ -51,6 +51,8 @@ struct run {
 	struct run_outputs out;
 	/* the command and the -p targets: their start, pidfds and exits */
 	struct targets tg;
+	/* CLOCK_MONOTONIC ns once -p's targets were in the BPF filter: their samples from then on */
+	uint64_t targets_ns;
 	struct symbolizer *sy;
 	/* samples' cgroup ids -> paths, kept across intervals and after a cgroup is removed */
 	struct cgroup_cache *cgroups;
@@ -434,6 +436,8 @@ static int session_open(struct run *r)
 			      0;
 	for (i = 0; i < cfg->nr_pids && !err; i++)
 		err = session__add_target(r->cap.s, cfg->pids[i]);
+	if (cfg->nr_pids)
+		r->targets_ns = now_ns();
 	if (!err && r->tg.child > 0 && !cfg->all_cpus)
 		err = session__add_target_on_exec(r->cap.s, (uint32_t)r->tg.child);
 	if (err) {
@@ -493,6 +497,20 @@ static uint64_t due_ns(const struct run *r, uint64_t last_reap, uint64_t last_pr
 }
 
 /*
+ * When the profiled samples began, for the first period's start and -d
+ * (interval__start): -a's at the events' attach, before the set-up that
+ * precedes the run loop; -p's once its targets were in the filter, near
+ * its end (the set-up, seconds in an emulated guest, is no part of -d
+ * there); a command's at its release, the run loop's start (0: now).
+ */
+static uint64_t sampling_since(const struct run *r)
+{
+	if (r->cfg.all_cpus)
+		return session__sampling_ns(r->cap.s);
+	return r->targets_ns;
+}
+
+/*
  * Sampling, from the command's release to the run's end (-d, a signal, the
  * targets' exit), each --interval boundary passed ending its interval.
  * Returns 0 (a ring buffer that fails ends the run, with what it has) or
@@ -506,7 +524,7 @@ static int run_loop(struct run *r)
 	int err, err2;
 
 	r->startup.all = cpu_ns(CLOCK_PROCESS_CPUTIME_ID);
-	interval__start(r->iv, session__sampling_ns(r->cap.s));
+	interval__start(r->iv, sampling_since(r));
 	targets__release(&r->tg);
 	if (!r->cfg.all_cpus && (!ahead || strcmp(ahead, "0")))
 		next_ahead = now_ns() + PRELOAD_AFTER_NS;
