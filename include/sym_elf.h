@@ -115,6 +115,20 @@ void elf_symtab__settle(struct elf_symtab *st);
 int elf__read_build_id(const char *path, uint8_t id[ELF_BUILD_ID_MAX]);
 
 /*
+ * The same of the open file fd (not closed; read by pread, its offset
+ * left alone): the GNU build-id of a PT_NOTE segment read directly from a
+ * plain 64-bit little-endian ELF file (its header, program headers and
+ * the note: a few system calls), else elf__read_build_id of
+ * /proc/self/fd/FD, which gives the same answer for those files. What for:
+ * the unwinder identifies every file a new process maps that it does not
+ * know by device and inode, 35-45 us each by libelf on this VM.
+ */
+int elf__read_build_id_fd(int fd, uint8_t id[ELF_BUILD_ID_MAX]);
+
+/* true: elf__read_build_id_fd by libelf alone (the tests' oracle) */
+extern bool elf_build_id_libelf_only;
+
+/*
  * The separate debug file of the ELF file at `path` that holds `section`
  * (with bits: ".debug_frame" for the unwinder), searched as
  * elf_symtab__load_opts searches (o's debug_root, host_debug and file_path;

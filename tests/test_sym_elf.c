@@ -298,6 +298,30 @@ static void check_symbol(const struct elf_symtab *st, const char *bin, const cha
 	assert_true(!got || strcmp(got, name));
 }
 
+/*
+ * elf__read_build_id_fd (its PT_NOTE read by pread where it can) gives
+ * libelf's answer (elf_build_id_libelf_only) on the same descriptor, and
+ * leaves its offset alone; returns that answer.
+ */
+static int check_fd_same(const char *path)
+{
+	uint8_t fast[ELF_BUILD_ID_MAX] = { 0 }, slow[ELF_BUILD_ID_MAX] = { 0 };
+	int fd = open(path, O_RDONLY | O_CLOEXEC), n, want;
+
+	if (fd < 0)
+		return -errno;
+	n = elf__read_build_id_fd(fd, fast);
+	assert_int_equal(lseek(fd, 0, SEEK_CUR), 0);
+	elf_build_id_libelf_only = true;
+	want = elf__read_build_id_fd(fd, slow);
+	elf_build_id_libelf_only = false;
+	close(fd);
+	assert_int_equal(n, want);
+	if (n > 0)
+		assert_memory_equal(fast, slow, (size_t)n);
+	return n;
+}
+
 static void check_build_id(const struct elf_symtab *st, const char *file)
 {
 	uint8_t want[ELF_BUILD_ID_MAX], got[ELF_BUILD_ID_MAX];
@@ -310,6 +334,7 @@ static void check_build_id(const struct elf_symtab *st, const char *file)
 	memset(got, 0, sizeof(got));
 	assert_int_equal(elf__read_build_id(file, got), (int)want_len);
 	assert_memory_equal(got, want, want_len);
+	assert_int_equal(check_fd_same(file), (int)want_len);
 }
 
 static void check_binary(const char *name, const char *const *funcs, size_t nr_funcs)
@@ -428,6 +453,8 @@ static void test_stripped_debuglink(void **state)
 	for (i = 0; i < 4; i++)
 		check_symbol(st, bin, dbg, funcs[i]);
 	check_build_id(st, bin);
+	/* a debug file's notes: sections whose PT_NOTE may be empty (libelf's read of the sections) */
+	assert_int_equal(check_fd_same(dbg), 20);
 	elf_symtab__free(st);
 }
 
@@ -782,6 +809,7 @@ static void check_survives(const char *path)
 	}
 	ret = elf__read_build_id(path, id);
 	assert_true(ret == -EINVAL || (ret >= 0 && ret <= ELF_BUILD_ID_MAX));
+	check_fd_same(path);
 }
 
 static void test_truncated(void **state)

@@ -1572,6 +1572,108 @@ enum elf_names_src elf_symtab__names_src(const struct elf_symtab *st)
 	return st->names_src;
 }
 
+bool elf_build_id_libelf_only;
+
+/* PT_NOTE bytes read_build_id_fast reads at most; a larger segment goes to libelf */
+#define FAST_NOTES_MAX 4096
+
+/* gelf_getnote's walk (elfutils libelf/gelf_getnote.c) over raw little-endian notes */
+static size_t raw_notes_build_id(const uint8_t *d, size_t size, bool align8,
+				 uint8_t id[ELF_BUILD_ID_MAX])
+{
+	size_t off = 0, a = align8 ? 8 : 4;
+	uint32_t nh[3]; /* namesz, descsz, type */
+
+	while (off < size && size - off >= sizeof(nh)) {
+		size_t name_off, desc_off, descsz;
+
+		memcpy(nh, d + off, sizeof(nh));
+		name_off = off + sizeof(nh);
+		if (nh[0] > size || name_off > size - nh[0])
+			return 0;
+		desc_off = (name_off + nh[0] + a - 1) & ~(a - 1);
+		descsz = ((size_t)nh[1] + a - 1) & ~(a - 1);
+		if (desc_off > size || size - desc_off < descsz || (!descsz && nh[1]))
+			return 0;
+		if (nh[2] == NT_GNU_BUILD_ID && nh[0] == 4 && !memcmp(d + name_off, "GNU", 4) &&
+		    nh[1] > 0 && nh[1] <= ELF_BUILD_ID_MAX) {
+			memcpy(id, d + desc_off, nh[1]);
+			return nh[1];
+		}
+		off = desc_off + descsz;
+	}
+	return 0;
+}
+
+/*
+ * The build-id by pread of the ELF header, the program headers and a
+ * PT_NOTE segment: a few system calls where libelf's elf_begin, with the
+ * file's open and its header checks, cost 35-45 us a file (and 180 the
+ * first) on this VM (docs/BENCHMARKS.md, "benchmark 2's own CPU, fifth
+ * pass"). Only for a file libelf would open without complaint and whose
+ * build-id is in a PT_NOTE (the answer read_build_id gives first): a
+ * regular 64-bit little-endian ELF file whose header tables lie in it,
+ * counts without extended numbering. Returns the length, or 0: not such a
+ * file, or no build-id found this way (libelf's read then decides).
+ */
+static size_t read_build_id_fast(int fd, uint8_t id[ELF_BUILD_ID_MAX])
+{
+	uint8_t notes[FAST_NOTES_MAX];
+	Elf64_Phdr ph[64];
+	Elf64_Ehdr eh;
+	struct stat sb;
+	size_t len;
+
+	if (elf_build_id_libelf_only || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__)
+		return 0;
+	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode) ||
+	    pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh))
+		return 0;
+	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_ident[EI_VERSION] != EV_CURRENT ||
+	    eh.e_ehsize < sizeof(eh) || eh.e_phentsize != sizeof(Elf64_Phdr) || !eh.e_phnum ||
+	    eh.e_phnum > sizeof(ph) / sizeof(ph[0]) || !eh.e_shnum || eh.e_shnum >= SHN_LORESERVE ||
+	    eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shstrndx == SHN_XINDEX)
+		return 0;
+	/* both tables in the file: libelf would clamp neither count (elf_file__open_fd's checks) */
+	if (eh.e_phoff > (uint64_t)sb.st_size ||
+	    (uint64_t)sb.st_size - eh.e_phoff < (uint64_t)eh.e_phnum * sizeof(Elf64_Phdr) ||
+	    eh.e_shoff > (uint64_t)sb.st_size ||
+	    (uint64_t)sb.st_size - eh.e_shoff < (uint64_t)eh.e_shnum * sizeof(Elf64_Shdr))
+		return 0;
+	len = (size_t)eh.e_phnum * sizeof(Elf64_Phdr);
+	if (pread(fd, ph, len, (off_t)eh.e_phoff) != (ssize_t)len)
+		return 0;
+	for (size_t i = 0; i < eh.e_phnum; i++) {
+		if (ph[i].p_type != PT_NOTE)
+			continue;
+		/* elf_getdata_rawchunk's range check: a segment past the end gives nothing */
+		if (ph[i].p_offset > (uint64_t)sb.st_size ||
+		    (uint64_t)sb.st_size - ph[i].p_offset < ph[i].p_filesz)
+			continue;
+		if (ph[i].p_filesz > sizeof(notes))
+			return 0;
+		len = (size_t)ph[i].p_filesz;
+		if (pread(fd, notes, len, (off_t)ph[i].p_offset) != (ssize_t)len)
+			return 0;
+		len = raw_notes_build_id(notes, len, ph[i].p_align == 8, id);
+		if (len)
+			return len;
+	}
+	return 0;
+}
+
+int elf__read_build_id_fd(int fd, uint8_t id[ELF_BUILD_ID_MAX])
+{
+	char self[64];
+	size_t len = read_build_id_fast(fd, id);
+
+	if (len)
+		return (int)len;
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	return elf__read_build_id(self, id);
+}
+
 int elf__read_build_id(const char *path, uint8_t id[ELF_BUILD_ID_MAX])
 {
 	struct elf_file f;

@@ -535,7 +535,6 @@ static int build_file(struct unwinder *u, int fd, const char *name, const char *
 		      struct built *b, bool *cached, bool may_build)
 {
 	struct unwind_cache_key key = { 0 };
-	char self[64];
 	struct stat sb;
 	Elf *elf;
 	uint32_t idx;
@@ -579,8 +578,7 @@ static int build_file(struct unwinder *u, int fd, const char *name, const char *
 		return 0;
 	}
 	if (!known) {
-		snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
-		len = elf__read_build_id(self, b->f.id);
+		len = elf__read_build_id_fd(fd, b->f.id);
 		b->f.id_len = len > 0 ? (size_t)len : 0;
 	}
 	pthread_mutex_lock(&u->lock);
