@@ -164,6 +164,21 @@ void mmap_events__watch_changes(struct mmap_events *m, uint32_t pid, bool on);
  */
 uint64_t mmap_events__exits(const struct mmap_events *m);
 
+#define MMAP_EVENTS_MAX_EXITS 16
+
+/*
+ * The tgids of the processes that exited (PERF_RECORD_EXIT of a
+ * thread-group leader) since the last call, oldest first, into out[]
+ * (room for MMAP_EVENTS_MAX_EXITS); returns how many, or -E2BIG when more
+ * exited meanwhile or records were lost (whose exits they held is not
+ * known). Reader thread, under the lock. What for: session__forget_exited
+ * drops BPF's per-process entries of those few processes by key, where a
+ * walk of the maps' buckets costs 0.1 ms whatever exited, and the keys
+ * about 3 us each: past this many a second the walk is as cheap
+ * (docs/BENCHMARKS.md, "benchmark 2's own CPU, fifth pass").
+ */
+int mmap_events__take_exits(struct mmap_events *m, uint32_t *out);
+
 /*
  * Keep for mmap_events__take_exec only the executable mappings of the
  * processes wanted(ctx, pid) says yes to (NULL: all, the default). Called

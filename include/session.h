@@ -223,6 +223,24 @@ void session__map_entries(struct session *s, struct session_map_entries *e);
  * an entry dropped; call it about once a second. Returns the entries dropped.
  */
 size_t session__forget_gone(struct session *s);
+
+/*
+ * The same, about once a second, for the processes that exited since the
+ * last call: tgids (n of them: mmap_events__take_exits; n < 0: not known,
+ * more exited or records were lost) by key, a kill() and two deletes a
+ * tgid (about 3 us here), where session__forget_gone's walk visits every bucket of two
+ * 16,384-entry LRU maps, taking and releasing each bucket's lock (0.1 ms
+ * here whatever exited; 2-3 walks in a 3 s run, a tenth of the reader's
+ * CPU: docs/BENCHMARKS.md, "benchmark 2's own CPU, fifth pass"). A tgid
+ * still there (a zombie its parent has not reaped) is looked at again at
+ * the next calls, 4 at most. The walk instead, where moved
+ * (proc_table__exits_moved) says any exited: when n < 0 (and at the next
+ * call), while an interpreter's process is known (v8_procs are the
+ * walk's), and every 30th call, for what keys miss (a zombie kept longer,
+ * a process that exited before the mmap events began, a thread sampled
+ * past its leader's exit). Returns the entries dropped.
+ */
+size_t session__forget_exited(struct session *s, const uint32_t *tgids, int n, bool moved);
 void session__close(struct session *s);
 
 /*

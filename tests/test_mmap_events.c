@@ -441,6 +441,50 @@ static void test_overlap(void **state)
 	mmap_events__free(m);
 }
 
+/*
+ * mmap_events__take_exits: the leaders' exits since the last take, in
+ * order, not a thread's; past MMAP_EVENTS_MAX_EXITS, or records lost:
+ * -E2BIG once, then counted afresh.
+ */
+static void test_take_exits(void **state)
+{
+	struct mmap_events *m = mmap_events__new(1 << 20, KEEP_NS, TICK_NS);
+	uint32_t got[MMAP_EVENTS_MAX_EXITS];
+	struct rec r;
+	uint32_t i;
+
+	assert_int_equal(mmap_events__take_exits(m, got), 0);
+	task(&r, 4 /* EXIT */, 300, 1, 301, S); /* a thread's */
+	feed(m, &r);
+	task(&r, 4, 300, 1, 300, S + 1);
+	feed(m, &r);
+	task(&r, 4, 42, 1, 42, S + 2);
+	feed(m, &r);
+	assert_int_equal(mmap_events__take_exits(m, got), 2);
+	assert_int_equal(got[0], 300);
+	assert_int_equal(got[1], 42);
+	assert_int_equal(mmap_events__take_exits(m, got), 0);
+	/* one more than it keeps */
+	for (i = 0; i <= MMAP_EVENTS_MAX_EXITS; i++) {
+		task(&r, 4, 1000 + i, 1, 1000 + i, S + 10 + i);
+		feed(m, &r);
+	}
+	assert_int_equal(mmap_events__take_exits(m, got), -E2BIG);
+	task(&r, 4, 43, 1, 43, 2 * S);
+	feed(m, &r);
+	assert_int_equal(mmap_events__take_exits(m, got), 1);
+	assert_int_equal(got[0], 43);
+	/* lost records: any exit may have been among them */
+	begin(&r, 2 /* PERF_RECORD_LOST */, 0);
+	put64(&r, 1); /* id */
+	put64(&r, 3); /* lost */
+	end(&r, 0, 2 * S + 1);
+	feed(m, &r);
+	assert_int_equal(mmap_events__take_exits(m, got), -E2BIG);
+	assert_int_equal(mmap_events__take_exits(m, got), 0);
+	mmap_events__free(m);
+}
+
 /* An exited process is kept KEEP_NS (record time), then goes; a reused pid is another process. */
 static void test_exit_and_reuse(void **state)
 {
@@ -638,6 +682,7 @@ int main(void)
 		cmocka_unit_test(test_fork_exec),
 		cmocka_unit_test(test_overlap),
 		cmocka_unit_test(test_exit_and_reuse),
+		cmocka_unit_test(test_take_exits),
 		cmocka_unit_test(test_bound),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_maps_cache_fallback),

@@ -496,6 +496,16 @@ static uint64_t due_ns(const struct run *r, uint64_t last_reap, uint64_t last_pr
 	return due;
 }
 
+/* BPF's per-process entries of the processes exited since the last reap (session__forget_exited) */
+static void forget_exited(struct run *r)
+{
+	struct mmap_events *mm = proc_table__mmap_events(r->procs);
+	uint32_t tgids[MMAP_EVENTS_MAX_EXITS];
+	int n = mm ? mmap_events__take_exits(mm, tgids) : -E2BIG;
+
+	session__forget_exited(r->cap.s, tgids, n, proc_table__exits_moved(r->procs));
+}
+
 /*
  * When the profiled samples began, for the first period's start and -d
  * (interval__start): -a's at the events' attach, before the set-up that
@@ -578,9 +588,8 @@ static int run_loop(struct run *r)
 			last_reap = now;
 			/* exited processes: their registrations, the maps this profile has taken */
 			proc_table__reap(r->procs, now, interval__cut_ns(r->iv));
-			/* BPF's first-sample state of exited processes: none while none exited */
-			if (proc_table__exits_moved(r->procs))
-				session__forget_gone(r->cap.s);
+			/* BPF's first-sample state of exited processes: by their tgids while few exit */
+			forget_exited(r);
 		}
 		if (r->tty && now - last_progress >= PROGRESS_NS) {
 			last_progress = now;

@@ -83,6 +83,10 @@ struct mmap_events {
 	/* per pid modulo CHANGE_SLOTS: processes whose changes write it (mmap_events__watch_changes) */
 	uint16_t *watched;
 	uint32_t exits; /* processes' exits handled (mmap_events__exits); read without the lock */
+	/* mmap_events__take_exits': leaders' exits since the last take; overflow: more, or records lost */
+	uint32_t exited[MMAP_EVENTS_MAX_EXITS];
+	size_t nr_exited;
+	bool exited_overflow;
 	/* mmap_events__set_exec_filter's; NULL: all */
 	bool (*exec_wanted)(void *ctx, uint32_t pid);
 	void *exec_ctx;
@@ -401,6 +405,10 @@ static int on_fork_exit(struct mmap_events *m, const struct perf_event_header *h
 		if (pid == tid) {
 			changed(m, pid);
 			__atomic_add_fetch(&m->exits, 1, __ATOMIC_RELEASE);
+			if (m->nr_exited < MMAP_EVENTS_MAX_EXITS)
+				m->exited[m->nr_exited++] = pid;
+			else
+				m->exited_overflow = true;
 		}
 		return 0;
 	}
@@ -470,6 +478,7 @@ static int handle(struct mmap_events *m, const struct perf_event_header *h, size
 		}
 		/* whose records they were is not known: every process's may have changed */
 		__atomic_add_fetch(&m->changes_all, 1, __ATOMIC_SEQ_CST);
+		m->exited_overflow = true;
 		signal_changes(m);
 		break;
 	default:
@@ -530,6 +539,20 @@ uint64_t mmap_events__exits(const struct mmap_events *m)
 {
 	return (uint64_t)__atomic_load_n(&m->changes_all, __ATOMIC_ACQUIRE) << 32 |
 	       __atomic_load_n(&m->exits, __ATOMIC_ACQUIRE);
+}
+
+int mmap_events__take_exits(struct mmap_events *m, uint32_t *out)
+{
+	int n;
+
+	pthread_mutex_lock(&m->lock);
+	n = m->exited_overflow ? -E2BIG : (int)m->nr_exited;
+	if (n > 0)
+		memcpy(out, m->exited, (size_t)n * sizeof(*out));
+	m->nr_exited = 0;
+	m->exited_overflow = false;
+	pthread_mutex_unlock(&m->lock);
+	return n;
 }
 
 uint64_t mmap_events__changes(const struct mmap_events *m, uint32_t pid)

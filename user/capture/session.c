@@ -36,6 +36,15 @@
 #include "profile_tw.skel.h"
 #include "profile_tw7.skel.h"
 
+/*
+ * session__forget_exited: an exited tgid still there (a zombie) looked at
+ * again at this many calls, a second apart, at most; and the walk of the
+ * maps every FORGET_WALK_EVERY calls that dropped by key
+ */
+#define FORGET_PENDING 64
+#define FORGET_LOOKS 4
+#define FORGET_WALK_EVERY 30
+
 struct session {
 	struct profile_bpf *skel;
 	enum bpf_variant variant; /* the variant skel was loaded from */
@@ -109,6 +118,11 @@ struct session {
 	bool warned_flush;
 	bool no_lpm_batch; /* the kernel refused a batch on unwind_mappings: one at a time */
 	bool no_gone_batch; /* the kernel has no BPF_MAP_LOOKUP_BATCH for `seen`: GET_NEXT_KEY */
+	/* session__forget_exited's: exited tgids still there (zombies), and the calls since a walk */
+	struct exited_pending {
+		uint32_t tgid, looks;
+	} exited[FORGET_PENDING];
+	uint32_t nr_exited, keyed_since_walk, walks_due;
 	/*
 	 * Entries put in py_procs, hs_procs and v8_procs by proc_map_set, less
 	 * those it and forget_gone deleted (session__nr_interp_procs)
@@ -1200,6 +1214,55 @@ size_t session__forget_gone(struct session *s)
 	if (v8)
 		proc_maps_changed(s);
 	return n + v8;
+}
+
+/* tgid's `seen` and `noticed` entries dropped if it is gone: how many; -1: still there */
+static int forget_tgid(struct session *s, uint32_t tgid)
+{
+	int n = 0;
+
+	if (!tgid || !kill((pid_t)tgid, 0) || errno != ESRCH)
+		return -1;
+	n += !bpf_map_delete_elem(bpf_map__fd(s->skel->maps.seen), &tgid);
+	n += !bpf_map_delete_elem(bpf_map__fd(s->skel->maps.noticed), &tgid);
+	return n;
+}
+
+size_t session__forget_exited(struct session *s, const uint32_t *tgids, int n, bool moved)
+{
+	size_t dropped = 0;
+	uint32_t kept = 0;
+	int r;
+
+	if (n < 0) /* not known which: a zombie among them is reaped by the next call's walk */
+		s->walks_due = 2;
+	if (s->walks_due || s->nr_interp_procs ||
+	    (moved && s->keyed_since_walk >= FORGET_WALK_EVERY)) {
+		s->walks_due -= s->walks_due > 0;
+		s->keyed_since_walk = 0;
+		s->nr_exited = 0;
+		return moved || n < 0 ? session__forget_gone(s) : 0;
+	}
+	s->keyed_since_walk++;
+	/* those still there at the last call, then the new: each gone dropped, the rest kept a while */
+	for (uint32_t i = 0; i < s->nr_exited; i++) {
+		r = forget_tgid(s, s->exited[i].tgid);
+		if (r >= 0)
+			dropped += (size_t)r;
+		else if (++s->exited[i].looks < FORGET_LOOKS)
+			s->exited[kept++] = s->exited[i];
+	}
+	s->nr_exited = kept;
+	for (int i = 0; i < n; i++) {
+		r = forget_tgid(s, tgids[i]);
+		if (r >= 0)
+			dropped += (size_t)r;
+		else if (s->nr_exited < FORGET_PENDING)
+			s->exited[s->nr_exited++] = (struct exited_pending){ .tgid = tgids[i] };
+		else /* more zombies than that: the walk, at the next call */
+			s->walks_due = 1;
+	}
+	return dropped;
 }
 
 void session__check_stats(struct session *s, uint64_t *same, uint64_t *shorter, uint64_t *differ)
