@@ -75,6 +75,7 @@ struct fake {
 	int procs_ready; /* set_proc(ready) calls */
 	int procs_gone;
 	int nr_set_calls, nr_del_calls; /* set_mappings, del_mappings calls (the batch sink) */
+	int nr_set; /* entries written (set_mapping, or each of set_mappings') */
 	int ready_at_set; /* procs_ready when set_mappings was last called */
 	/* the pool's sink calls (install_rows, fill_table) */
 	uint32_t pool_room[MAX_TABLES]; /* an installed, unwritten words map's room; 0: none */
@@ -88,6 +89,7 @@ static int fake_set_mapping(void *ctx, const struct bpfprof_unwind_key *k,
 {
 	struct fake *f = ctx;
 
+	f->nr_set++;
 	for (int i = 0; i < f->nr; i++)
 		if (!memcmp(&f->e[i].k, k, sizeof(*k))) {
 			f->e[i].v = *v;
@@ -642,11 +644,14 @@ static void test_batch_sink(void **state)
 	assert_int_equal(batch->nr_set_calls, 1);
 	assert_int_equal(batch->ready_at_set, 0); /* the entries before the process is ready */
 	assert_int_equal(batch->procs_ready, 1);
-	/* again, the same maps: nothing stale to delete */
+	assert_int_equal(batch->nr_set, batch->nr);
+	/* again, the same maps: no entry written again (the same values), nothing stale to delete */
 	assert_int_equal(load_pid(u2, getpid()), 0);
-	assert_int_equal(batch->nr_set_calls, 2);
+	assert_int_equal(batch->nr_set_calls, 1);
+	assert_int_equal(batch->nr_set, batch->nr);
 	assert_int_equal(batch->nr_del_calls, 0);
 	assert_int_equal(batch->nr, one->nr);
+	assert_int_equal(batch->procs_ready, 2);
 	unwinder__forget(u2, getpid());
 	assert_int_equal(batch->nr_del_calls, 1);
 	assert_int_equal(batch->nr, 0);

@@ -106,6 +106,7 @@ struct file_entry {
 struct proc_range {
 	uint64_t start, end;
 	struct bpfprof_unwind_mapping v;
+	uint32_t nr_keys; /* its trie entries, in proc_entry.keys after the ranges' before it */
 };
 
 struct proc_entry {
@@ -1005,8 +1006,9 @@ static int add_entries(struct proc_entry *pe, const struct profile_mapping *m,
 	    array__grow((void **)&pe->keys, &pe->cap_keys, pe->nr_keys + n, sizeof(*pe->keys)) ||
 	    array__grow((void **)vals, cap_vals, pe->nr_keys + n, sizeof(**vals)))
 		return -ENOMEM;
-	pe->ranges[pe->nr_ranges++] =
-		(struct proc_range){ .start = m->start, .end = m->end, .v = *v };
+	pe->ranges[pe->nr_ranges++] = (struct proc_range){
+		.start = m->start, .end = m->end, .v = *v, .nr_keys = (uint32_t)n
+	};
 	for (i = 0; i < n; i++) {
 		(*vals)[pe->nr_keys] = *v;
 		pe->keys[pe->nr_keys++] = keys[i];
@@ -1026,6 +1028,59 @@ static int set_entries(struct unwinder *u, const struct bpfprof_unwind_key *keys
 		return u->sink.set_mappings(u->sink.ctx, keys, vals, (uint32_t)n);
 	for (size_t i = 0; i < n && !err; i++)
 		err = u->sink.set_mapping(u->sink.ctx, &keys[i], &vals[i]);
+	return err;
+}
+
+/*
+ * Whether old has range r with the same entry value (its trie entries are
+ * r's already). Both in the maps' order, by start: *at, old's cursor,
+ * moves forward; a range out of that order is only written again.
+ */
+static bool range_unchanged(const struct proc_entry *old, size_t *at, const struct proc_range *r)
+{
+	const struct proc_range *o;
+
+	while (*at < old->nr_ranges && old->ranges[*at].start < r->start)
+		(*at)++;
+	if (*at == old->nr_ranges)
+		return false;
+	o = &old->ranges[*at];
+	return o->start == r->start && o->end == r->end && o->v.table == r->v.table &&
+	       o->v.bias == r->v.bias && o->v.start == r->v.start && o->v.end == r->v.end;
+}
+
+/*
+ * fresh's entries into the trie, but those of a range that its process's
+ * last registration (old; NULL: none) had with the same value: a
+ * re-registration (bpfprof's own as tables come for its files, a process
+ * once its libraries are loaded) wrote every entry again, each an LPM node
+ * replaced in the kernel. vals: fresh->keys' values, compacted in place.
+ * 0 or -errno.
+ */
+static int set_changed_entries(struct unwinder *u, const struct proc_entry *old,
+			       const struct proc_entry *fresh, struct bpfprof_unwind_mapping *vals)
+{
+	struct bpfprof_unwind_key *keys;
+	size_t k = 0, n = 0, at = 0;
+	int err;
+
+	if (!old)
+		return set_entries(u, fresh->keys, vals, fresh->nr_keys);
+	keys = malloc((fresh->nr_keys ?: 1) * sizeof(*keys));
+	if (!keys)
+		return -ENOMEM;
+	for (size_t r = 0; r < fresh->nr_ranges; r++) {
+		const struct proc_range *pr = &fresh->ranges[r];
+
+		if (!range_unchanged(old, &at, pr)) {
+			memcpy(&keys[n], &fresh->keys[k], pr->nr_keys * sizeof(*keys));
+			memmove(&vals[n], &vals[k], pr->nr_keys * sizeof(*vals));
+			n += pr->nr_keys;
+		}
+		k += pr->nr_keys;
+	}
+	err = set_entries(u, keys, vals, n);
+	free(keys);
 	return err;
 }
 
@@ -1253,7 +1308,7 @@ int unwinder__load(struct unwinder *u, uint32_t pid, const struct profile_mappin
 	}
 	/* the process's entries, all at once (before unwind_procs says it is ready) */
 	if (!err)
-		err = set_entries(u, fresh.keys, vals, fresh.nr_keys);
+		err = set_changed_entries(u, find_proc(u, pid), &fresh, vals);
 	free(vals);
 	if (err) {
 		/* undo: entries of fresh that the old registration does not have */
