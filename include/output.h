@@ -66,8 +66,8 @@ int output__open(struct output *o);
  * taken from next. On a VM that reports its free memory to the host
  * (virtio-balloon free page reporting, this host), a page the guest has
  * not touched for a few seconds costs a host fault at its first write: 40
- * MB written into such pages took 110-130 ms of CPU here, into pages
- * freed just before 11-40 (docs/BENCHMARKS.md, eleventh pass). The old
+ * MB written into such pages took 114-133 ms of CPU here, into pages
+ * freed just before 13-39 (docs/BENCHMARKS.md, eleventh pass). The old
  * file's bytes stay on disk until the rename replaces it, and a failed
  * commit keeps it: only its readers' cache is lost. Best effort, no
  * return: posix_fadvise(2) POSIX_FADV_DONTNEED (clean pages dropped; dirty

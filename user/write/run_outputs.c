@@ -254,8 +254,10 @@ static double thread_sys_ms(long *faults)
 {
 	struct rusage ru;
 
-	if (getrusage(RUSAGE_THREAD, &ru))
-		return *faults = 0, 0;
+	if (getrusage(RUSAGE_THREAD, &ru)) {
+		*faults = 0;
+		return 0;
+	}
 	*faults = ru.ru_minflt;
 	return (double)ru.ru_stime.tv_sec * 1e3 + (double)ru.ru_stime.tv_usec / 1e3;
 }
@@ -310,7 +312,7 @@ static void *write_one(void *arg)
 	uint64_t w0 = mono_ns(), w1;
 	int ret = -EINVAL;
 
-	/* the pages the file replaced held: this one's, hot (output.h) */
+	/* the file this one replaces gives its pages back first: this one's come from them (output.h) */
 	output__drop_replaced_cache(out);
 	if (out->format == OUTPUT_FOLDED || out->format == OUTPUT_SVG) {
 		/* writers that only append: their tens of MB go to the file as they come */
