@@ -60,6 +60,21 @@ const char *output__format_name(enum output_format f);
  */
 int output__open(struct output *o);
 /*
+ * Give back the page cache of the file this output will replace, if the
+ * path is a regular file (a link or anything else is left alone; stdout
+ * too): its pages, freed at once, are the ones the new file's pages are
+ * taken from next. On a VM that reports its free memory to the host
+ * (virtio-balloon free page reporting, this host), a page the guest has
+ * not touched for a few seconds costs a host fault at its first write: 40
+ * MB written into such pages took 114-133 ms of CPU here, into pages
+ * freed just before 13-39 (docs/BENCHMARKS.md, eleventh pass). The old
+ * file's bytes stay on disk until the rename replaces it, and a failed
+ * commit keeps it: only its readers' cache is lost. Best effort, no
+ * return: posix_fadvise(2) POSIX_FADV_DONTNEED (clean pages dropped; dirty
+ * ones' writeback started, mm/fadvise.c).
+ */
+void output__drop_replaced_cache(const struct output *o);
+/*
  * Write all of b to the temporary file and fsync it, ahead of
  * output__commit: in the output's own writer thread, so that the outputs'
  * fsyncs (tens of ms each for a file of tens of MB, fsync(2)) overlap

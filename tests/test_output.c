@@ -12,12 +12,16 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include "output.h"
@@ -232,6 +236,107 @@ static void test_symlink_planted_during_run_not_followed(void **state)
 	buf__free(&b);
 }
 
+/*
+ * Pages of path in the page cache past its first 256 KiB (valgrind reads a
+ * file it sees mapped from its start): cachestat(2) (Linux 6.5; 451 on every
+ * architecture), else mincore(2) on a fresh mapping, which touches none
+ */
+#define SKIPPED_BYTES (256u << 10)
+static size_t resident_pages(const char *path)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	struct {
+		uint64_t off, len;
+	} range = { SKIPPED_BYTES, 0 };
+	struct {
+		uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted;
+	} cs;
+	unsigned char vec[512];
+	size_t n = 0, len;
+	struct stat st;
+	void *m;
+	int fd = open(path, O_RDONLY);
+
+	assert_true(fd >= 0);
+	if (!syscall(451, fd, &range, &cs, 0)) {
+		close(fd);
+		return (size_t)cs.nr_cache;
+	}
+	assert_int_equal(fstat(fd, &st), 0);
+	len = (size_t)st.st_size;
+	assert_true(len / (size_t)page <= sizeof(vec));
+	m = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+	assert_true(m != MAP_FAILED);
+	assert_int_equal(mincore(m, len, vec), 0);
+	for (size_t i = SKIPPED_BYTES / (size_t)page; i < (len + (size_t)page - 1) / (size_t)page;
+	     i++)
+		n += vec[i] & 1;
+	munmap(m, len);
+	close(fd);
+	return n;
+}
+
+/* A clean file of 1 MiB, its pages in the page cache (written, fsynced, read back) */
+static void cached_file(const char *path)
+{
+	static char block[1 << 20], back[1 << 20];
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+
+	memset(block, 'p', sizeof(block));
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, block, sizeof(block)), sizeof(block));
+	assert_int_equal(fsync(fd), 0);
+	assert_int_equal(pread(fd, back, sizeof(back), 0), sizeof(back));
+	close(fd);
+}
+
+/*
+ * The file an output will replace: its page cache given back, its bytes
+ * kept; a link planted at the path is not followed (the file it names
+ * keeps its cache), a FIFO is not opened (nothing blocks), stdout is left.
+ */
+static void test_drop_replaced_cache(void **state)
+{
+	struct fixture *f = *state;
+	struct output o = { .path = f->path, .fd = -1 }, out = { .path = "-", .fd = -1 };
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	char victim[PATH_MAX], names[256];
+	struct statfs sfs;
+	struct stat st;
+	ino_t ino;
+
+	assert_int_equal(statfs(f->dir, &sfs), 0);
+	if (sfs.f_type == 0x01021994) /* TMPFS_MAGIC: its pages are the file, none to drop */
+		skip();
+	cached_file(f->path);
+	assert_int_equal(stat(f->path, &st), 0);
+	ino = st.st_ino;
+	assert_int_equal(resident_pages(f->path), ((1u << 20) - SKIPPED_BYTES) / page);
+	assert_int_equal(output__open(&o), 0);
+	output__drop_replaced_cache(&o);
+	assert_int_equal(resident_pages(f->path), 0);
+	/* the bytes are the disk's still: the same file, the same size, until the commit */
+	assert_int_equal(stat(f->path, &st), 0);
+	assert_int_equal(st.st_size, 1 << 20);
+	assert_int_equal(st.st_ino, ino);
+
+	/* a link planted at the path during the run */
+	snprintf(victim, sizeof(victim), "%s/victim", f->dir);
+	cached_file(victim);
+	assert_int_equal(unlink(f->path), 0);
+	assert_int_equal(symlink("victim", f->path), 0);
+	output__drop_replaced_cache(&o);
+	assert_int_equal(resident_pages(victim), ((1u << 20) - SKIPPED_BYTES) / page);
+	/* a FIFO: left alone at once */
+	assert_int_equal(unlink(f->path), 0);
+	assert_int_equal(mkfifo(f->path, 0600), 0);
+	output__drop_replaced_cache(&o);
+	output__drop_replaced_cache(&out);
+	output__abort(&o);
+	listing(f->dir, names, sizeof(names));
+	assert_string_equal(names, "out.prof victim");
+}
+
 static void test_non_regular_targets_refused(void **state)
 {
 	struct fixture *f = *state;
@@ -409,6 +514,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_dangling_symlink_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_symlink_planted_during_run_not_followed, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_drop_replaced_cache, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_non_regular_targets_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_directory, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_abort_leaves_nothing, setup, teardown),

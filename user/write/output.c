@@ -198,6 +198,33 @@ void output__sync_dir(const char *path)
 	free(dir);
 }
 
+void output__drop_replaced_cache(const struct output *o)
+{
+	char proc[64];
+	struct stat st;
+	int path_fd, fd;
+
+	if (!o->tmp_path)
+		return;
+	/* O_PATH opens nothing (no FIFO, no device) and follows no link */
+	path_fd = open(o->path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (path_fd < 0)
+		return;
+	if (fstat(path_fd, &st) || !S_ISREG(st.st_mode)) {
+		close(path_fd);
+		return;
+	}
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", path_fd);
+	fd = open(proc, O_RDONLY | O_NOATIME | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 && errno == EPERM) /* O_NOATIME: not the file's owner nor privileged */
+		fd = open(proc, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd >= 0) {
+		posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+		close(fd);
+	}
+	close(path_fd);
+}
+
 void output__sync(struct output *o, struct buf *b)
 {
 	int err;

@@ -232,6 +232,7 @@ struct output_job {
 	uint64_t samples, offcpu_samples;
 	double cpu_ms; /* this output's CPU time, its thread's */
 	double sys_ms; /* of it in the kernel (the page cache's copies, page faults) */
+	long faults; /* its thread's minor page faults (fresh memory, first touched) */
 	double wall_ms, sync_ms; /* its thread's wall time, of it output__sync's (the fsync) */
 	uint64_t drain_ns; /* wall in drain_to_output: the streamed bytes' writes */
 	bool done; /* write_one has returned (set by its thread; atomic) */
@@ -245,13 +246,19 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/* The calling thread's CPU time in the kernel, ms (getrusage RUSAGE_THREAD: tick-precise) */
-static double thread_sys_ms(void)
+/*
+ * The calling thread's CPU time in the kernel, ms (getrusage RUSAGE_THREAD:
+ * tick-precise), and its minor page faults so far
+ */
+static double thread_sys_ms(long *faults)
 {
 	struct rusage ru;
 
-	if (getrusage(RUSAGE_THREAD, &ru))
+	if (getrusage(RUSAGE_THREAD, &ru)) {
+		*faults = 0;
 		return 0;
+	}
+	*faults = ru.ru_minflt;
 	return (double)ru.ru_stime.tv_sec * 1e3 + (double)ru.ru_stime.tv_usec / 1e3;
 }
 
@@ -300,10 +307,13 @@ static void *write_one(void *arg)
 	struct write_opts wo = { .title = o->cfg->offcpu_output[j->i] ?
 						  "bpfprof off-CPU flame graph" :
 						  "bpfprof CPU flame graph" };
-	double c0 = thread_cpu_ms(), s0 = thread_sys_ms();
+	long f0, f1;
+	double c0 = thread_cpu_ms(), s0 = thread_sys_ms(&f0);
 	uint64_t w0 = mono_ns(), w1;
 	int ret = -EINVAL;
 
+	/* the file this one replaces gives its pages back first: this one's come from them (output.h) */
+	output__drop_replaced_cache(out);
 	if (out->format == OUTPUT_FOLDED || out->format == OUTPUT_SVG) {
 		/* writers that only append: their tens of MB go to the file as they come */
 		j->b.drain = drain_to_output;
@@ -319,7 +329,8 @@ static void *write_one(void *arg)
 	j->write_failed = ret != 0;
 	j->ret = ret;
 	j->cpu_ms = thread_cpu_ms() - c0;
-	j->sys_ms = thread_sys_ms() - s0;
+	j->sys_ms = thread_sys_ms(&f1) - s0;
+	j->faults = f1 - f0;
 	/*
 	 * its bytes to the disk here, beside the other outputs' (the rename is
 	 * the commit's); perf.data's file is the streams', written already
@@ -574,10 +585,10 @@ int run_outputs__write(struct run_outputs *o, const struct profile *all)
 		if (!j->ret)
 			print_written(o, i, &j->wres, j->bytes, j->samples, j->offcpu_samples);
 		pr_debug(
-			"'%s': written in %.1f ms of CPU (%.0f in the kernel), %.1f ms of wall (%.1f "
-			"writing its streamed bytes, %.1f its last bytes and fsync)\n",
-			out->path, j->cpu_ms, j->sys_ms, j->wall_ms, (double)j->drain_ns / 1e6,
-			j->sync_ms);
+			"'%s': written in %.1f ms of CPU (%.0f in the kernel, %ld page faults), %.1f ms "
+			"of wall (%.1f writing its streamed bytes, %.1f its last bytes and fsync)\n",
+			out->path, j->cpu_ms, j->sys_ms, j->faults, j->wall_ms,
+			(double)j->drain_ns / 1e6, j->sync_ms);
 		if (j->ret && !err)
 			err = j->ret;
 	}
