@@ -160,9 +160,11 @@ struct {
 
 /*
  * The walk's state between bpf_loop steps: scalars only (the maps are looked
- * up in each step), and no counter carried from step to step, since the
- * verifier follows each different value of one through every step; step i
- * stores the (i + 2)th user address, at e->ips[nk + 1 + i].
+ * up once a walk and reach each callback through bpf_loop's ctx:
+ * walk_steps), and no counter carried in a register from step to step (the
+ * step's index is `steps`, here), since the verifier follows each different
+ * value of one through every step; step i stores the (i + 2)th user
+ * address, at e->ips[nk + 1 + i].
  */
 /* A table's rows find_rule searches in one copy (words) */
 #define UNWIND_ROWS_CHUNK_SHIFT 6
