@@ -112,7 +112,8 @@ static __always_inline long unwind_walk_stop(struct unwind_walk_frame *w, __u32 
  * frame-pointer step that no hook looks at (w->tables 0, pc a return
  * address: w->leaf 0, and unwind_walk_no_row would do nothing), so that
  * the code is that step's alone, as unwind_walk_step would take it
- * (bpf/unwind.bpf.h walks such frames several a call).
+ * (bpf/unwind.bpf.h walks such frames several a call;
+ * tests/test_unwind_walk_fp.c checks that both walk alike).
  */
 static __always_inline long unwind_walk_step_of(struct unwind_walk_frame *w, UNWIND_WALK_ENV *env,
 						__u32 i, bool fp_only)
