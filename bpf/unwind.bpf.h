@@ -160,9 +160,11 @@ struct {
 
 /*
  * The walk's state between bpf_loop steps: scalars only (the maps are looked
- * up in each step), and no counter carried from step to step, since the
- * verifier follows each different value of one through every step; step i
- * stores the (i + 2)th user address, at e->ips[nk + 1 + i].
+ * up once a walk and reach each callback through bpf_loop's ctx:
+ * walk_steps), and no counter carried in a register from step to step (the
+ * step's index is `steps`, here), since the verifier follows each different
+ * value of one through every step; step i stores the (i + 2)th user
+ * address, at e->ips[nk + 1 + i].
  */
 /* A table's rows find_rule searches in one copy (words) */
 #define UNWIND_ROWS_CHUNK_SHIFT 6
@@ -208,7 +210,8 @@ struct walk {
 	__u64 reg_ns; /* the process's registration time (unwind_procs); 0: none */
 	__u32 rule_idx, rule_gen; /* find_rule's rule cache entry, while it searches */
 	__u32 now; /* the sample's time >> 30 (about seconds): tables' `used` */
-	__u32 steps; /* steps done: the legacy variant's walk goes on across tail calls */
+	__u32 steps; /* steps done: the next one's index (several a bpf_loop callback, or a tail call) */
+	__u16 frames[2]; /* frames stepped by a row [0], by frame pointers [1] (unwind_walk_counted) */
 	/* last, not cleared at walk_begin (rows_n says what it holds) */
 	__u32 rows[UNWIND_ROWS_CHUNK];
 };
@@ -627,8 +630,8 @@ static __always_inline void unwind_walk_new_stack(struct unwind_walk_frame *f, s
 static __always_inline void unwind_walk_counted(struct unwind_walk_frame *f, struct walk_env *env,
 						bool fp_step)
 {
-	/* inline: a frame's count costs no call (stat_add) */
-	stat_add_here(fp_step ? BPFPROF_STAT_FRAMES_FP : BPFPROF_STAT_FRAMES_CFI, 1);
+	/* in the walk's state, whose line the step has: the counters get them at walk_end */
+	env->w->frames[fp_step]++;
 }
 
 static __always_inline bool unwind_walk_store(struct unwind_walk_frame *f, struct walk_env *env,
@@ -682,53 +685,79 @@ static __always_inline void unwind_walk_no_row(struct unwind_walk_frame *f, stru
 }
 
 
-/*
- * The native step of frame i of the walk in slot (unwind_walk_step on the
- * slot's state w, record e, stack copy c: walk_step's look-ups): 1 to stop
- * the walk (w->f.stop says why), 0 to go on, -1 where one is missing.
- * Inline: as a global function it saved the verifier nothing once walk_step
- * was entered in one state (v8_walk_begin global: 12,793 instructions
- * against 12,168 inline), and cost every frame a call (about 28 ns where
- * returns go through AMD's SRSO thunk).
- */
-static __always_inline int native_walk_step(struct walk *w, struct bpfprof_sample *e,
-					    struct ustack_chunk *c, __u32 slot, __u32 i)
+/* The maps a walk's steps work on, of slot env->slot: false where one is missing */
+static __always_inline bool walk_env_get(struct walk_env *env)
 {
-	struct walk_env env = {
-		.w = w,
-		.e = e,
-		.c = c,
-		.slot = slot,
-	};
-
-	if (!w || !e || !c)
-		return -1;
-	return unwind_walk_step(&w->f, &env, i);
+	env->w = bpf_map_lookup_elem(&walk_state, &env->slot);
+	env->e = bpf_map_lookup_elem(&scratch, &env->slot);
+	env->c = bpf_map_lookup_elem(&ustack, &env->slot);
+	return env->w && env->e && env->c;
 }
 
-/* One frame of the walk in this CPU's slot. Returns 1 to stop the walk (w->f.stop says why). */
-step_fn walk_step(__u32 i, void *data)
+/*
+ * Frame i of the walk in env (walk_env_get's): HotSpot's step for a JVM's,
+ * else the native step (unwind_walk_step). Returns 1 to stop the walk
+ * (w->f.stop says why), 0 to go on.
+ */
+static __always_inline long walk_step(struct walk_env *env, __u32 i)
 {
 	long ret;
-	__u32 slot = cur_slot();
-	/* the keys' address goes to the helpers, not env's: env stays in registers */
-	struct walk_env env = {
-		.w = bpf_map_lookup_elem(&walk_state, &slot),
-		.e = bpf_map_lookup_elem(&scratch, &slot),
-		.c = bpf_map_lookup_elem(&ustack, &slot),
-		.slot = slot,
-	};
 
-	if (!env.w || !env.e || !env.c || bench_walk_skip())
+	if (bench_walk_skip())
 		return 1;
-	if (!BPFPROF_LEGACY && env.w->hotspot) {
-		ret = hotspot_walk_step(slot, i);
+	if (!BPFPROF_LEGACY && env->w->hotspot) {
+		ret = hotspot_walk_step(env->slot, i);
 		/* a callback returns 0 or 1: the verifier knows no global function's range */
 		if (ret >= 0)
 			return ret ? 1 : 0;
 	}
-	/* a callback returns 0 or 1: the verifier knows no global function's range */
-	return native_walk_step(env.w, env.e, env.c, slot, i) ? 1 : 0;
+	return unwind_walk_step(&env->w->f, env, i) ? 1 : 0;
+}
+
+/*
+ * Frames by frame pointers that nothing else looks at (walk_fp_only) a
+ * bpf_loop callback steps at most after its own, in a loop the verifier
+ * follows frame by frame: a callback's call and return cost about 28 ns
+ * where returns go through AMD's SRSO thunk (docs/BENCHMARKS.md, "a BPF
+ * call's price"), a third of such a frame. (The whole step several times a
+ * callback, unrolled, measured slower at 999 Hz: each copy's code is cold
+ * at each sample; and it made 2.5 times the verified instructions.)
+ */
+#ifndef WALK_FP_RUN /* -D: bench builds of other lengths */
+#define WALK_FP_RUN 4
+#endif
+
+/* The walk's next frame is a plain frame-pointer step (unwind_walk_step_of's fp_only) */
+static __always_inline bool walk_fp_only(struct walk *w)
+{
+	return !w->f.tables && !w->f.leaf && !w->v8 && !w->hotspot;
+}
+
+/*
+ * bpf_loop's callback: the walk's next frame (w->steps), and the plain
+ * frame-pointer ones after it, WALK_FP_RUN at most, of the walk whose maps
+ * env holds (the caller's stack: looked up once a walk, not a frame), up
+ * to max_user_stack - 1 steps. Returns 1 to stop the walk.
+ */
+step_fn walk_steps(__u32 k, void *data)
+{
+	struct walk_env *env = data;
+	struct walk *w = env->w;
+	__u32 j;
+
+	if (!w || !env->e || !env->c)
+		return 1;
+	if (w->steps + 1 >= max_user_stack || walk_step(env, w->steps))
+		return 1;
+	w->steps++;
+#pragma clang loop unroll(disable)
+	for (j = 0; j < WALK_FP_RUN && walk_fp_only(w); j++) {
+		if (w->steps + 1 >= max_user_stack ||
+		    unwind_walk_step_of(&w->f, env, w->steps, true))
+			return 1;
+		w->steps++;
+	}
+	return 0;
 }
 
 /*
@@ -837,6 +866,11 @@ static __always_inline __u64 walk_end(__u32 *stop)
 		return 0;
 	*stop = w->f.stop ? w->f.stop : BPFPROF_STAT_WALK_LIMIT;
 	stat_inc(*stop);
+	/* the frames' counts, a walk's at once (unwind_walk_counted) */
+	if (w->frames[1])
+		stat_add_here(BPFPROF_STAT_FRAMES_FP, w->frames[1]);
+	if (w->frames[0])
+		stat_add_here(BPFPROF_STAT_FRAMES_CFI, w->frames[0]);
 	return w->f.end > w->f.nk ? w->f.end - w->f.nk : 0;
 }
 
@@ -866,19 +900,15 @@ static __always_inline __u64 walk_nu(void)
 #define WALK_FRAMES_PER_PROG 16
 static __always_inline bool walk_some(void)
 {
-	struct walk *w;
-	__u32 slot = cur_slot(), k;
+	struct walk_env env = { .slot = cur_slot() };
+	__u32 k;
 
 	for (k = 0; k < WALK_FRAMES_PER_PROG; k++) {
-		w = bpf_map_lookup_elem(&walk_state, &slot);
-		if (!w || !w->walking || w->steps + 1 >= max_user_stack)
+		if (!walk_env_get(&env) || !env.w->walking || env.w->steps + 1 >= max_user_stack)
 			return true;
-		if (walk_step(w->steps, NULL))
+		if (walk_step(&env, env.w->steps))
 			return true;
-		w = bpf_map_lookup_elem(&walk_state, &slot);
-		if (!w)
-			return true;
-		w->steps++;
+		env.w->steps++;
 	}
 	return false;
 }

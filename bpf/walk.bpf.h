@@ -165,13 +165,18 @@ static __always_inline void interp_walk(void *ctx, enum walk_hook hook, struct b
 static __always_inline void stack_walk(void *ctx, enum walk_hook hook, struct bpfprof_sample *e,
 				       __u64 nk, __u32 tgid)
 {
+	struct walk_env env = {};
+
 	if (COMPAT_WALK_BY_TAIL_CALLS) {
 		bpf_tail_call(ctx, walk_jmp(hook), 0);
 		return;
 	}
+	env.slot = cur_slot();
 	walk_interps(tgid, e->time_ns);
 	bench_walk_time_begin();
-	for_each_step(max_user_stack - 1, walk_step, NULL);
+	/* the steps' maps looked up once, given to each callback on this stack */
+	if (walk_env_get(&env))
+		for_each_step(max_user_stack - 1, walk_steps, &env);
 	bench_walk_time_end(walk_nu());
 	bench_part(5);
 	interp_walk(ctx, hook, e, nk, tgid);

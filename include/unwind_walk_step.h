@@ -107,9 +107,16 @@ static __always_inline long unwind_walk_stop(struct unwind_walk_frame *w, __u32 
  * the walk (w->stop says why), 0 to go on. Each rule comes down to where
  * the caller's return address, bp and sp are, so that the stack is read in
  * one place (fewer paths for the BPF verifier to follow).
+ *
+ * fp_only, a constant: the includer knows that this frame is a
+ * frame-pointer step that no hook looks at (w->tables 0, pc a return
+ * address: w->leaf 0, and unwind_walk_no_row would do nothing), so that
+ * the code is that step's alone, as unwind_walk_step would take it
+ * (bpf/unwind.bpf.h walks such frames several a call;
+ * tests/test_unwind_walk_fp.c checks that both walk alike).
  */
-static __always_inline long unwind_walk_step(struct unwind_walk_frame *w, UNWIND_WALK_ENV *env,
-					     __u32 i)
+static __always_inline long unwind_walk_step_of(struct unwind_walk_frame *w, UNWIND_WALK_ENV *env,
+						__u32 i, bool fp_only)
 {
 	__u64 pc = w->pc, sp = w->sp, bp = w->bp, look, cfa, ra = 0, idx;
 	__u64 ra_at, bp_at = 0, sp_at = 0, next_sp;
@@ -118,7 +125,7 @@ static __always_inline long unwind_walk_step(struct unwind_walk_frame *w, UNWIND
 	bool fp_step = false, leaf = false;
 
 	look = w->leaf ? pc : pc - 1; /* a call may be the last instruction of a function */
-	if (w->tables && unwind_walk_rule(w, env, look, &rule)) {
+	if (!fp_only && w->tables && unwind_walk_rule(w, env, look, &rule)) {
 		/* a frame-pointer step's return address outside the code: garbage, not a frame */
 		if (w->fp_prev && w->end > w->nk + 1) {
 			w->end--;
@@ -161,8 +168,9 @@ static __always_inline long unwind_walk_step(struct unwind_walk_frame *w, UNWIND
 		__u8 code[4];
 		__u64 above;
 
-		unwind_walk_no_row(w, env, i);
-		above = (i == 0 && w->leaf && unwind_walk_code(w, env, pc, code)) ?
+		if (!fp_only)
+			unwind_walk_no_row(w, env, i);
+		above = (!fp_only && i == 0 && w->leaf && unwind_walk_code(w, env, pc, code)) ?
 				arch_leaf_prologue(code) :
 				0;
 		fp_step = true;
@@ -219,6 +227,12 @@ static __always_inline long unwind_walk_step(struct unwind_walk_frame *w, UNWIND
 	if (fp_step && !bp && !w->tables)
 		return unwind_walk_stop(w, BPFPROF_STAT_WALK_FP_END);
 	return 0;
+}
+
+static __always_inline long unwind_walk_step(struct unwind_walk_frame *w, UNWIND_WALK_ENV *env,
+					     __u32 i)
+{
+	return unwind_walk_step_of(w, env, i, false);
 }
 
 #endif /* BPFPROF_UNWIND_WALK_STEP_H */
