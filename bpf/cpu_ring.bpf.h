@@ -38,10 +38,32 @@ static __always_inline struct bpfprof_cpu_ring *cpu_ring_of(__u32 cpu)
 	return bpf_map_lookup_elem(&cpu_rings, &cpu);
 }
 
-/* The bytes that wait for the reader in ring r (the reader's tail: one line it writes a drain) */
-static __always_inline __u64 cpu_ring_fill(struct bpfprof_cpu_ring *r)
+/*
+ * The reader's tail of ring r, read (a line the reader writes at each
+ * drain: a miss at each read) and kept in r->tail_seen
+ */
+static __always_inline __u64 cpu_ring_tail(struct bpfprof_cpu_ring *r)
 {
-	return r->head - *(volatile __u64 *)&r->tail;
+	__u64 tail = *(volatile __u64 *)&r->tail;
+
+	r->tail_seen = tail;
+	return tail;
+}
+
+/*
+ * The bytes that wait for the reader in ring r, exact where they are at
+ * least exact_from; below it, a bound from above (against r->tail_seen,
+ * the tail only grows) that is below exact_from too, without the tail's
+ * line: a reader that keeps up leaves most samples there
+ * (docs/BENCHMARKS.md, issue 34 part 6)
+ */
+static __always_inline __u64 cpu_ring_fill(struct bpfprof_cpu_ring *r, __u64 exact_from)
+{
+	__u64 head = r->head, tail = r->tail_seen;
+
+	if (head - tail >= exact_from)
+		tail = cpu_ring_tail(r);
+	return head - tail;
 }
 
 /* The ring bytes a record of len bytes takes: its header, then the record, aligned */
@@ -60,7 +82,7 @@ static __always_inline __u64 cpu_ring_need(__u64 len)
 static __always_inline int cpu_ring_put(struct bpfprof_cpu_ring *r, const void *rec, __u64 len,
 					bool publish)
 {
-	__u64 head0 = r->head, head = head0, tail = *(volatile __u64 *)&r->tail, need, off, pad = 0;
+	__u64 head0 = r->head, head = head0, tail = r->tail_seen, need, off, pad = 0;
 	__u8 *data = (__u8 *)r + BPFPROF_CPU_RING_HDR_SIZE;
 	struct bpfprof_cpu_ring_rec *h;
 
@@ -71,7 +93,9 @@ static __always_inline int cpu_ring_put(struct bpfprof_cpu_ring *r, const void *
 	/* a record never wraps: the lap's rest is skipped (a pad record) */
 	if (off + need > cpu_ring_size)
 		pad = cpu_ring_size - off;
-	if (head + pad + need - tail > cpu_ring_size)
+	/* the tail last seen first (cpu_ring_fill), the reader's own only where that leaves no room */
+	if (head + pad + need - tail > cpu_ring_size &&
+	    head + pad + need - cpu_ring_tail(r) > cpu_ring_size)
 		return -1;
 	if (pad) {
 		((struct bpfprof_cpu_ring_rec *)(data + off))->len = BPFPROF_CPU_RING_PAD;

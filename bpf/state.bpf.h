@@ -54,19 +54,70 @@ const volatile __u64 samples_bytes = 8 * 1024 * 1024;
  */
 #define CROWD_CPU_RING 1u
 #define CROWD_SHARED 2u
+
+/*
+ * Slots of the per-CPU record and walk state (scratch, ustack, walk_state,
+ * py_walk_state): an off-CPU block's user walk (at sys_exit,
+ * or as task work) runs with interrupts on, and a sample taken meanwhile on
+ * the same CPU walks too, in its own slot. `slot` says whose the
+ * running walk is; a sample sets it and puts the old value back when it
+ * ends (samples do not nest: the interrupt that runs on_sample does not run
+ * it again).
+ */
+#define WALK_SLOTS 2
+#define SLOT_SAMPLE 0
+#define SLOT_OFFCPU 1
+
+struct walk_slot {
+	__u32 cur; /* the slot of the walk that runs */
+	__u32 saved; /* on_sample: the slot it interrupted */
+};
+
+/*
+ * The last process on this CPU whose first records were all sent: its
+ * owner and its meaning are process.bpf.h's (ring_wakeup_here, proc_known)
+ */
+struct known_proc {
+	__u32 tgid, start, gen, pad; /* gen: exec_gen(tgid) when noted */
+};
+
+/*
+ * This CPU's small state that every sample reads, in one value: a per-CPU
+ * array's look-up loads the map's line and the value's, and at 999 Hz
+ * both are cold at each sample (docs/BENCHMARKS.md, issue 34 part 6), so
+ * three maps (the walk slot, the rings' crowding, the known process) cost
+ * six lines where one map costs two. One owner a field: slot the walk
+ * slots' functions below, crowded ring_crowded and ring_crowd_note,
+ * known process.bpf.h.
+ */
+struct cpu_state {
+	struct walk_slot slot;
+	__u32 crowded; /* CROWD_* bits */
+	__u32 pad;
+	struct known_proc known;
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u32);
-} ring_crowd SEC(".maps");
+	__type(value, struct cpu_state);
+} cpu_state SEC(".maps");
+
+/* This CPU's cpu_state (NULL only to the verifier) */
+static __always_inline struct cpu_state *cpu_state_here(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&cpu_state, &zero);
+}
 
 /* bits: the rings (CROWD_*) the record's bytes may go to */
 static __always_inline bool ring_crowded(__u32 bits)
 {
-	__u32 zero = 0, *crowded = bpf_map_lookup_elem(&ring_crowd, &zero);
+	struct cpu_state *cs = cpu_state_here();
 
-	return crowded && (*crowded & bits);
+	return cs && (cs->crowded & bits);
 }
 
 /*
@@ -75,12 +126,13 @@ static __always_inline bool ring_crowded(__u32 bits)
  */
 static __always_inline __u32 ring_crowd_note(__u32 bit, bool crowded)
 {
-	__u32 zero = 0, *c = bpf_map_lookup_elem(&ring_crowd, &zero), old;
+	struct cpu_state *cs = cpu_state_here();
+	__u32 old;
 
-	if (!c)
+	if (!cs)
 		return 0;
-	old = *c;
-	*c = crowded ? old | bit : old & ~bit;
+	old = cs->crowded;
+	cs->crowded = crowded ? old | bit : old & ~bit;
 	return old;
 }
 
@@ -123,48 +175,22 @@ static __always_inline void stat_inc(__u32 idx)
 }
 
 /*
- * Slots of the per-CPU record and walk state (scratch, ustack, walk_state,
- * py_walk_state): an off-CPU block's user walk (at sys_exit,
- * or as task work) runs with interrupts on, and a sample taken meanwhile on
- * the same CPU walks too, in its own slot. `walk_slot` says whose the
- * running walk is; a sample sets it and puts the old value back when it
- * ends (samples do not nest: the interrupt that runs on_sample does not run
- * it again).
- */
-#define WALK_SLOTS 2
-#define SLOT_SAMPLE 0
-#define SLOT_OFFCPU 1
-
-struct walk_slot {
-	__u32 cur; /* the slot of the walk that runs */
-	__u32 saved; /* on_sample: the slot it interrupted */
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct walk_slot);
-} walk_slot SEC(".maps");
-
-/*
  * The slot of the walk that runs on this CPU. From the map's value, masked
  * (cur is SLOT_SAMPLE or SLOT_OFFCPU): no branch, so the verifier does not
  * follow the two slots apart as exact keys through the program's lookups
  */
 static __always_inline __u32 cur_slot(void)
 {
-	__u32 zero = 0;
-	struct walk_slot *s = bpf_map_lookup_elem(&walk_slot, &zero);
+	struct cpu_state *cs = cpu_state_here();
 
-	return s ? s->cur & SLOT_OFFCPU : SLOT_SAMPLE;
+	return cs ? cs->slot.cur & SLOT_OFFCPU : SLOT_SAMPLE;
 }
 
 /* The off-CPU path's walk begins (1) or ends (0). */
 static __always_inline void slot_offcpu(bool on)
 {
-	__u32 zero = 0;
-	struct walk_slot *s = bpf_map_lookup_elem(&walk_slot, &zero);
+	struct cpu_state *cs = cpu_state_here();
+	struct walk_slot *s = cs ? &cs->slot : NULL;
 
 	if (s)
 		s->cur = on ? SLOT_OFFCPU : SLOT_SAMPLE;
@@ -173,8 +199,8 @@ static __always_inline void slot_offcpu(bool on)
 /* A sample's walk begins: the slot it interrupts is kept for slot_sample_end. */
 static __always_inline void slot_sample_begin(void)
 {
-	__u32 zero = 0;
-	struct walk_slot *s = bpf_map_lookup_elem(&walk_slot, &zero);
+	struct cpu_state *cs = cpu_state_here();
+	struct walk_slot *s = cs ? &cs->slot : NULL;
 
 	if (s) {
 		s->saved = s->cur;
@@ -184,8 +210,8 @@ static __always_inline void slot_sample_begin(void)
 
 static __always_inline void slot_sample_end(void)
 {
-	__u32 zero = 0;
-	struct walk_slot *s = bpf_map_lookup_elem(&walk_slot, &zero);
+	struct cpu_state *cs = cpu_state_here();
+	struct walk_slot *s = cs ? &cs->slot : NULL;
 
 	if (s)
 		s->cur = s->saved;

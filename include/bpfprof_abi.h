@@ -193,7 +193,8 @@ _Static_assert(sizeof(struct bpfprof_sample) ==
  * between CPUs) and the reader reads through its mapping of the map. A
  * value:
  *
- *   [0, 64)     struct bpfprof_cpu_ring: head, written by BPF only
+ *   [0, 64)     struct bpfprof_cpu_ring: head and tail_seen, written by
+ *               BPF only
  *   [64, 128)   tail, written by the reader only, once a drain
  *   [128, 128 + size)             the data, size a power of two
  *   [128 + size, + SLACK)         never written: room the verifier needs
@@ -220,7 +221,13 @@ _Static_assert(sizeof(struct bpfprof_sample) ==
 
 struct bpfprof_cpu_ring {
 	__u64 head; /* BPF: bytes written, the record before it complete */
-	__u8 pad0[56];
+	/*
+	 * BPF: tail as it last read it, at most tail (which only grows):
+	 * tail's line, which the reader writes, is read only where this
+	 * one leaves too little room or nears a wake-up (bpf/cpu_ring.bpf.h)
+	 */
+	__u64 tail_seen;
+	__u8 pad0[48];
 	__u64 tail; /* the reader: bytes read and done with */
 	__u8 pad1[56];
 };
