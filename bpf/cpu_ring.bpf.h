@@ -16,50 +16,35 @@
 
 #include "state.bpf.h"
 
-/* one value a possible CPU; its size set before load from cpu_ring_size */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, 1); /* libbpf_num_possible_cpus(), before load */
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, BPFPROF_CPU_RING_HDR_SIZE + (1 << 20) + BPFPROF_CPU_RING_SLACK);
-} cpu_rings SEC(".maps");
-
 /*
- * A CPU ring's data bytes, a power of two (BPFPROF_CPU_RING_MIN to _MAX),
- * from --ringbuf-size. A constant to the verifier (read-only data), which
- * so bounds a record's offset (head & (size - 1)) below it
- */
-const volatile __u64 cpu_ring_size = 1 << 20;
-
-/* CPU cpu's ring, NULL where none (the map sized for fewer CPUs) */
-static __always_inline struct bpfprof_cpu_ring *cpu_ring_of(__u32 cpu)
-{
-	return bpf_map_lookup_elem(&cpu_rings, &cpu);
-}
-
-/*
- * The reader's tail of ring r, read (a line the reader writes at each
- * drain: a miss at each read) and kept in r->tail_seen
+ * The reader's tail of ring r, this CPU's (a line the reader writes at
+ * each drain: a miss at each read), kept in its cpu_state
  */
 static __always_inline __u64 cpu_ring_tail(struct bpfprof_cpu_ring *r)
 {
+	struct cpu_state *cs = (struct cpu_state *)r->bpf_own;
 	__u64 tail = *(volatile __u64 *)&r->tail;
 
-	r->tail_seen = tail;
+	cs->ring_tail_seen = tail;
 	return tail;
+}
+
+/* The tail of ring r, this CPU's, as it was last read: at most the reader's, which only grows */
+static __always_inline __u64 cpu_ring_tail_seen(struct bpfprof_cpu_ring *r)
+{
+	return ((struct cpu_state *)r->bpf_own)->ring_tail_seen;
 }
 
 /*
  * The bytes that wait for the reader in ring r, exact where they are at
- * least exact_from; below it, a bound from above (against r->tail_seen,
- * the tail only grows) that is below exact_from too, without the tail's
+ * least exact_from; below it, a bound from above (against the tail last
+ * seen) that is below exact_from too, without the tail's
  * line: a reader that keeps up leaves most samples there
  * (docs/BENCHMARKS.md, issue 34 part 6)
  */
 static __always_inline __u64 cpu_ring_fill(struct bpfprof_cpu_ring *r, __u64 exact_from)
 {
-	__u64 head = r->head, tail = r->tail_seen;
+	__u64 head = r->head, tail = cpu_ring_tail_seen(r);
 
 	if (head - tail >= exact_from)
 		tail = cpu_ring_tail(r);
@@ -82,7 +67,7 @@ static __always_inline __u64 cpu_ring_need(__u64 len)
 static __always_inline int cpu_ring_put(struct bpfprof_cpu_ring *r, const void *rec, __u64 len,
 					bool publish)
 {
-	__u64 head0 = r->head, head = head0, tail = r->tail_seen, need, off, pad = 0;
+	__u64 head0 = r->head, head = head0, tail = cpu_ring_tail_seen(r), need, off, pad = 0;
 	__u8 *data = (__u8 *)r + BPFPROF_CPU_RING_HDR_SIZE;
 	struct bpfprof_cpu_ring_rec *h;
 

@@ -82,34 +82,62 @@ struct known_proc {
 };
 
 /*
- * This CPU's small state that every sample reads, in one value: a per-CPU
+ * The CPUs' own rings, which a sample's record goes to (their protocol is
+ * cpu_ring.bpf.h's), one value a possible CPU; its size set before load
+ * from cpu_ring_size. Here because each holds its CPU's cpu_state too.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1); /* libbpf_num_possible_cpus(), before load */
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, BPFPROF_CPU_RING_HDR_SIZE + (1 << 20) + BPFPROF_CPU_RING_SLACK);
+} cpu_rings SEC(".maps");
+
+/*
+ * A CPU ring's data bytes, a power of two (BPFPROF_CPU_RING_MIN to _MAX),
+ * from --ringbuf-size. A constant to the verifier (read-only data), which
+ * so bounds a record's offset (head & (size - 1)) below it
+ */
+const volatile __u64 cpu_ring_size = 1 << 20;
+
+/* CPU cpu's ring, NULL where none (the map sized for fewer CPUs) */
+static __always_inline struct bpfprof_cpu_ring *cpu_ring_of(__u32 cpu)
+{
+	return bpf_map_lookup_elem(&cpu_rings, &cpu);
+}
+
+/*
+ * This CPU's small state that every sample reads, in one place: a per-CPU
  * array's look-up loads the map's line and the value's, and at 999 Hz
- * both are cold at each sample (docs/BENCHMARKS.md, issue 34 part 6), so
- * three maps (the walk slot, the rings' crowding, the known process) cost
- * six lines where one map costs two. One owner a field: slot the walk
- * slots' functions below, crowded ring_crowded and ring_crowd_note,
- * known process.bpf.h.
+ * both were cold at each sample (docs/BENCHMARKS.md, issue 34 part 6), so
+ * three such maps (the walk slot, the rings' crowding, the known process)
+ * cost six lines. It lives in the CPU's ring, in the line of its head
+ * that BPF alone writes (struct bpfprof_cpu_ring's bpf_own), which every
+ * sample's record writes anyway: no line of its own. One owner a field:
+ * slot the walk slots' functions below, crowded ring_crowded and
+ * ring_crowd_note, known process.bpf.h, ring_tail_seen cpu_ring.bpf.h.
  */
 struct cpu_state {
 	struct walk_slot slot;
 	__u32 crowded; /* CROWD_* bits */
 	__u32 pad;
 	struct known_proc known;
+	__u64 ring_tail_seen; /* the ring's tail as this CPU last read it (cpu_ring_fill) */
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct cpu_state);
-} cpu_state SEC(".maps");
+_Static_assert(sizeof(struct cpu_state) <= sizeof(((struct bpfprof_cpu_ring *)0)->bpf_own),
+	       "cpu_state fits in the ring head's line");
 
-/* This CPU's cpu_state (NULL only to the verifier) */
+/*
+ * This CPU's cpu_state, NULL only where its ring is missing (the rings
+ * are sized for the possible CPUs)
+ */
 static __always_inline struct cpu_state *cpu_state_here(void)
 {
-	__u32 zero = 0;
+	struct bpfprof_cpu_ring *r = cpu_ring_of(bpf_get_smp_processor_id());
 
-	return bpf_map_lookup_elem(&cpu_state, &zero);
+	return r ? (struct cpu_state *)r->bpf_own : NULL;
 }
 
 /* bits: the rings (CROWD_*) the record's bytes may go to */
