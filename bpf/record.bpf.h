@@ -56,8 +56,8 @@ static __always_inline void stack_record_begin(struct bpfprof_sample *e, struct 
 		 * 0 for a process whose first records this CPU has sent
 		 * (proc_known): user space takes a process's cgroup from the
 		 * record that opens it (agg.c new_process; /proc where 0), and
-		 * the helper's chain of four dependent loads was 4 cold lines
-		 * a sample at 999 Hz (docs/BENCHMARKS.md, issue 34 part 6)
+		 * the helper's chain of four dependent loads, cold at 999 Hz,
+		 * cost 100-200 ns a sample (docs/BENCHMARKS.md, issue 34 part 6)
 		 */
 		cs = cpu_state_here();
 		e->cgroup_id = cs && proc_known(cs, tgid, e->start) ? 0 :
