@@ -12,7 +12,9 @@
  *                               aggregated in BPF instead of sent
  *  BPFPROF_BENCH_PRIMITIVES     on_sample does only what any sample's
  *                               record needs, then returns: the header's
- *                               helpers (cpu, time, cgroup, comm), one
+ *                               helpers (cpu, time, comm; the cgroup
+ *                               only for a process's first records
+ *                               since 2026-11-29 part 6: none here), one
  *                               read of the user stack from sp to its
  *                               page's end, and a 400-byte record sent as
  *                               the product sends a sample's: into the
@@ -88,14 +90,12 @@ static __always_inline bool bench_primitives(struct bpf_perf_event_data *ctx)
 	e->cpu = bpf_get_smp_processor_id();
 	e->time_ns = bpf_ktime_get_ns();
 #if BPFPROF_LEGACY
-	e->cgroup_id = bpf_get_current_cgroup_id();
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 #else
 	{
 		/* as the sample's header reads them (record.bpf.h): the name by loads */
 		struct task_struct *t = bpf_get_current_task_btf();
 
-		e->cgroup_id = bpf_get_current_cgroup_id();
 		__builtin_memcpy(e->comm, t->comm, sizeof(e->comm));
 	}
 #endif

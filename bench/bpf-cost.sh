@@ -18,7 +18,7 @@
 #   floor    with PRIMITIVES=path/to/bpfprof (make bench-primitives-bin:
 #            BPFPROF_BENCH_PRIMITIVES, bench/bench.bpf.h), the same -a run
 #            of a build whose program does only what any record needs (the
-#            header (time, cpu, cgroup, comm), one read of the user stack to its page's
+#            header (time, cpu, comm), one read of the user stack to its page's
 #            end, a 400-byte record written into the CPU's ring as a sample's
 #            is, its head left as it was) and no walk, in the
 #            same rounds: the goals' floor on the host measured, the

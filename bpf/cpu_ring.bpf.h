@@ -16,32 +16,39 @@
 
 #include "state.bpf.h"
 
-/* one value a possible CPU; its size set before load from cpu_ring_size */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, 1); /* libbpf_num_possible_cpus(), before load */
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, BPFPROF_CPU_RING_HDR_SIZE + (1 << 20) + BPFPROF_CPU_RING_SLACK);
-} cpu_rings SEC(".maps");
-
 /*
- * A CPU ring's data bytes, a power of two (BPFPROF_CPU_RING_MIN to _MAX),
- * from --ringbuf-size. A constant to the verifier (read-only data), which
- * so bounds a record's offset (head & (size - 1)) below it
+ * The reader's tail of ring r, this CPU's (a line the reader writes at
+ * each drain: a miss at each read), kept in its cpu_state
  */
-const volatile __u64 cpu_ring_size = 1 << 20;
-
-/* CPU cpu's ring, NULL where none (the map sized for fewer CPUs) */
-static __always_inline struct bpfprof_cpu_ring *cpu_ring_of(__u32 cpu)
+static __always_inline __u64 cpu_ring_tail(struct bpfprof_cpu_ring *r)
 {
-	return bpf_map_lookup_elem(&cpu_rings, &cpu);
+	struct cpu_state *cs = (struct cpu_state *)r->bpf_own;
+	__u64 tail = *(volatile __u64 *)&r->tail;
+
+	cs->ring_tail_seen = tail;
+	return tail;
 }
 
-/* The bytes that wait for the reader in ring r (the reader's tail: one line it writes a drain) */
-static __always_inline __u64 cpu_ring_fill(struct bpfprof_cpu_ring *r)
+/* The tail of ring r, this CPU's, as it was last read: at most the reader's, which only grows */
+static __always_inline __u64 cpu_ring_tail_seen(struct bpfprof_cpu_ring *r)
 {
-	return r->head - *(volatile __u64 *)&r->tail;
+	return ((struct cpu_state *)r->bpf_own)->ring_tail_seen;
+}
+
+/*
+ * The bytes that wait for the reader in ring r, exact where they are at
+ * least exact_from; below it, a bound from above (against the tail last
+ * seen) that is below exact_from too, without the tail's
+ * line: a reader that keeps up leaves most samples there
+ * (docs/BENCHMARKS.md, issue 34 part 6)
+ */
+static __always_inline __u64 cpu_ring_fill(struct bpfprof_cpu_ring *r, __u64 exact_from)
+{
+	__u64 head = r->head, tail = cpu_ring_tail_seen(r);
+
+	if (head - tail >= exact_from)
+		tail = cpu_ring_tail(r);
+	return head - tail;
 }
 
 /* The ring bytes a record of len bytes takes: its header, then the record, aligned */
@@ -60,7 +67,7 @@ static __always_inline __u64 cpu_ring_need(__u64 len)
 static __always_inline int cpu_ring_put(struct bpfprof_cpu_ring *r, const void *rec, __u64 len,
 					bool publish)
 {
-	__u64 head0 = r->head, head = head0, tail = *(volatile __u64 *)&r->tail, need, off, pad = 0;
+	__u64 head0 = r->head, head = head0, tail = cpu_ring_tail_seen(r), need, off, pad = 0;
 	__u8 *data = (__u8 *)r + BPFPROF_CPU_RING_HDR_SIZE;
 	struct bpfprof_cpu_ring_rec *h;
 
@@ -71,7 +78,9 @@ static __always_inline int cpu_ring_put(struct bpfprof_cpu_ring *r, const void *
 	/* a record never wraps: the lap's rest is skipped (a pad record) */
 	if (off + need > cpu_ring_size)
 		pad = cpu_ring_size - off;
-	if (head + pad + need - tail > cpu_ring_size)
+	/* the tail last seen first (cpu_ring_fill), the reader's own only where that leaves no room */
+	if (head + pad + need - tail > cpu_ring_size &&
+	    head + pad + need - cpu_ring_tail(r) > cpu_ring_size)
 		return -1;
 	if (pad) {
 		((struct bpfprof_cpu_ring_rec *)(data + off))->len = BPFPROF_CPU_RING_PAD;

@@ -94,12 +94,18 @@ static __always_inline bool in_cgroups(void)
 	return false;
 }
 
+/* Whether the current task is in the --cgroup subtrees, where there are some */
+static __always_inline bool wanted_cgroup(void)
+{
+	return !filter_cgroup || in_cgroups();
+}
+
 /* Whether the current task's samples are kept: a target tgid, in a --cgroup subtree. */
 static __always_inline bool wanted(__u32 tgid)
 {
 	if (filter_mode == BPFPROF_FILTER_TGID && !is_target(tgid))
 		return false;
-	return !filter_cgroup || in_cgroups();
+	return wanted_cgroup();
 }
 
 #endif /* BPFPROF_FILTER_BPF_H */

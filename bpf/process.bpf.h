@@ -154,6 +154,12 @@ static __always_inline bool notice(__u32 tgid, __u32 start)
 #define BATCH_WAKE_GAP_NS (10ULL * 1000 * 1000)
 __u64 batch_woken_ns = 0;
 
+/* The fill of a ring of size bytes from which a batch wakes the reader: below it a known process's record changes nothing */
+static __always_inline __u64 ring_batch_fill(__u64 size)
+{
+	return size / 8;
+}
+
 /*
  * Execs seen by on_exec, a counter a slot of tgids (tgid % EXEC_GEN_SLOTS):
  * a change makes the per-CPU caches of a process's state miss (known_proc
@@ -174,20 +180,19 @@ static __always_inline __u32 exec_gen(__u32 tgid)
 
 /*
  * The last process on this CPU whose first records were all sent (woken
- * for and noticed): its next records skip the `seen` and `noticed` lookups.
- * It is that process while its tgid's slot saw no exec since (exec_gen) and
- * its start time is the same (a pid reused by a fork).
+ * for and noticed), in cpu_state.known (state.bpf.h): its next records
+ * skip the `seen` and `noticed` lookups, the wake-up policy's call when no
+ * wake-up is due (ring_wakeup_idle), and their cgroup id (the record's
+ * header: user space takes a process's cgroup from the record that opens
+ * it, the first ones). It is that process while its tgid's slot saw no
+ * exec since (exec_gen) and its start time is the same (a pid reused by a
+ * fork).
  */
-struct known_proc {
-	__u32 tgid, start, gen, pad; /* gen: exec_gen(tgid) when noted */
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct known_proc);
-} known_proc SEC(".maps");
+static __always_inline bool proc_known(struct cpu_state *cs, __u32 tgid, __u32 start)
+{
+	return cs->known.tgid == tgid && cs->known.start == start &&
+	       cs->known.gen == exec_gen(tgid);
+}
 
 /*
  * The wake-up policy for a record of process (tgid, start) going into a
@@ -203,8 +208,9 @@ static __always_inline __u64 ring_wakeup_here(__u32 tgid, __u32 start, __u64 ava
 					      bool cpu_ring)
 {
 	__u64 flags = BPF_RB_NO_WAKEUP, now;
-	__u32 zero = 0, gen = exec_gen(tgid);
-	struct known_proc *k = bpf_map_lookup_elem(&known_proc, &zero);
+	__u32 gen = exec_gen(tgid);
+	struct cpu_state *cs = cpu_state_here();
+	struct known_proc *k = cs ? &cs->known : NULL;
 	__u8 *nr_seen;
 	bool woken_for = false;
 
@@ -214,7 +220,7 @@ static __always_inline __u64 ring_wakeup_here(__u32 tgid, __u32 start, __u64 ava
 	else if (ring_crowd_note(CROWD_CPU_RING, avail > size / 2) & CROWD_SHARED)
 		ring_crowd_note(CROWD_SHARED,
 				bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) > samples_bytes / 2);
-	if (avail >= size / 8) {
+	if (avail >= ring_batch_fill(size)) {
 		now = bpf_ktime_get_ns();
 		if (now - batch_woken_ns >= BATCH_WAKE_GAP_NS) {
 			batch_woken_ns = now;
@@ -260,9 +266,26 @@ __noinline int ring_wakeup_flags(__u32 tgid, __u32 start, __u64 avail, __u64 siz
 	return (int)ring_wakeup_here(tgid, start, avail, size, cpu_ring);
 }
 
+/*
+ * Whether ring_wakeup_here(tgid, start, avail, size, true) would return
+ * BPF_RB_NO_WAKEUP and change nothing, from this CPU's state alone:
+ * process (tgid, start) known here, neither ring crowded (the notes would
+ * leave the bits as they are), and less than a batch waiting. Most of a
+ * CPU-bound process's records: the global function's call and its
+ * look-ups are skipped (issue 34 part 6)
+ */
+static __always_inline bool ring_wakeup_idle(__u32 tgid, __u32 start, __u64 avail, __u64 size)
+{
+	struct cpu_state *cs = cpu_state_here();
+
+	return cs && !cs->crowded && avail < ring_batch_fill(size) && proc_known(cs, tgid, start);
+}
+
 /* The wake-up flags of a record of (tgid, start) in a CPU's ring of size bytes where avail wait */
 static __always_inline __u64 ring_wakeup_cpu(__u32 tgid, __u32 start, __u64 avail, __u64 size)
 {
+	if (ring_wakeup_idle(tgid, start, avail, size))
+		return BPF_RB_NO_WAKEUP;
 	return (__u32)ring_wakeup_flags(tgid, start, avail, size, true);
 }
 

@@ -115,7 +115,8 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx)
 	if (bench_sample_skip(ctx))
 		return 0;
 	bench_part(0);
-	if (!wanted(tgid)) {
+	/* sample_main: on_sample kept the targets' samples alone (-p, a command) */
+	if (BPFPROF_LEGACY ? !wanted(tgid) : !wanted_cgroup()) {
 		stat_inc(BPFPROF_STAT_FILTERED);
 		return 0;
 	}
@@ -126,8 +127,6 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx)
 	bench_part(1);
 	stack_record_begin(e, NULL, tgid, tid, bpf_ktime_get_ns(), true); /* current: no task needed */
 	bench_part(2);
-	py_reset();
-	bench_part(7);
 	/*
 	 * A sample in user mode has no kernel stack: bpf_get_stack would find
 	 * none (get_perf_callchain walks the kernel's only where

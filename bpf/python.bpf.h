@@ -115,7 +115,31 @@ static __always_inline bool py_user_ptr(__u64 p)
 	return p && !(p & 7) && !arch_kernel_addr(p);
 }
 
-/* The sampled thread's walk starts over: nothing read, nothing recorded. */
+/*
+ * Whether the walk's process is a Python one, as walk_interps found it
+ * (struct walk's py, a line the native walk has just used); the legacy
+ * variant, which has no such finding, looks py_procs up in py_begin.
+ * Only then are the Python walk's state and counters touched: at 999 Hz
+ * the state's line and its map's were cold at every sample of every
+ * process (docs/BENCHMARKS.md, issue 34 part 6)
+ */
+static __always_inline bool py_process(void)
+{
+#if BPFPROF_LEGACY
+	return true;
+#else
+	__u32 slot = cur_slot();
+	struct walk *ws = bpf_map_lookup_elem(&walk_state, &slot);
+
+	return ws && ws->py;
+#endif
+}
+
+/*
+ * The sampled thread's walk starts over: nothing read, nothing recorded
+ * (the legacy variant's walk programs, before the tail call to the
+ * Python walk; elsewhere py_begin and py_end run in one program)
+ */
 static __always_inline void py_reset(void)
 {
 	struct py_walk *w = py_state();
@@ -168,9 +192,6 @@ static __always_inline bool py_begin(struct bpfprof_sample *e, __u64 nk, __u64 n
 	struct bpfprof_py_proc *cfg;
 	struct task_struct *task;
 	struct py_walk *w;
-#if !BPFPROF_LEGACY
-	struct walk *ws;
-#endif
 	__u32 key;
 	__u64 tls_base, tstate, frame, cframe;
 	struct {
@@ -178,6 +199,11 @@ static __always_inline bool py_begin(struct bpfprof_sample *e, __u64 nk, __u64 n
 		__u32 key;
 	} tss;
 
+#if !BPFPROF_LEGACY
+	/* another process's sample touches no Python state (py_process) */
+	if (!interp_walk_on(BPFPROF_WALK_PYTHON) || !py_process())
+		return false;
+#endif
 	w = py_state();
 	if (!w)
 		return false;
@@ -191,13 +217,6 @@ static __always_inline bool py_begin(struct bpfprof_sample *e, __u64 nk, __u64 n
 	e->py_stop = 0;
 	if (!interp_walk_on(BPFPROF_WALK_PYTHON))
 		return false;
-#if !BPFPROF_LEGACY
-	/* walk_interps found whether the process is Python (its per-CPU answer) */
-	key = cur_slot();
-	ws = bpf_map_lookup_elem(&walk_state, &key);
-	if (!ws || !ws->py)
-		return false;
-#endif
 	cfg = bpf_map_lookup_elem(&py_procs, &tgid);
 	if (!cfg)
 		return false;
@@ -337,6 +356,8 @@ static __always_inline void py_end(void)
 	struct py_walk *w;
 	__u32 stop;
 
+	if (!py_process())
+		return; /* py_begin touched nothing */
 	w = py_state();
 	e = py_record();
 	if (!w || !e || !w->begun)

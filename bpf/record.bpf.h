@@ -29,8 +29,9 @@ static __always_inline void stack_record_begin(struct bpfprof_sample *e, struct 
 	e->tid = tid;
 	e->time_ns = now;
 	if (current) {
+		struct cpu_state *cs;
+
 #if BPFPROF_LEGACY
-		e->cgroup_id = bpf_get_current_cgroup_id();
 		bpf_get_current_comm(e->comm, sizeof(e->comm));
 		bench_part(12);
 		e->start = process_start_current();
@@ -47,11 +48,20 @@ static __always_inline void stack_record_begin(struct bpfprof_sample *e, struct 
 		 */
 		struct task_struct *t = bpf_get_current_task_btf();
 
-		e->cgroup_id = bpf_get_current_cgroup_id();
 		__builtin_memcpy(e->comm, t->comm, sizeof(e->comm));
 		bench_part(12);
 		e->start = process_start_of(t);
 #endif
+		/*
+		 * 0 for a process whose first records this CPU has sent
+		 * (proc_known): user space takes a process's cgroup from the
+		 * record that opens it (agg.c new_process; /proc where 0), and
+		 * the helper's chain of four dependent loads, cold at 999 Hz,
+		 * cost 100-200 ns a sample (docs/BENCHMARKS.md, issue 34 part 6)
+		 */
+		cs = cpu_state_here();
+		e->cgroup_id = cs && proc_known(cs, tgid, e->start) ? 0 :
+								      bpf_get_current_cgroup_id();
 	} else {
 		e->cgroup_id = BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id);
 		bpf_probe_read_kernel(e->comm, sizeof(e->comm), task->comm);
@@ -143,8 +153,8 @@ static __always_inline void stack_record_send(void *rec, __u64 hdr, __u64 size,
  */
 static __always_inline void sample_record_send(struct bpfprof_sample *s)
 {
+	__u64 len, flags, need, batch = ring_batch_fill(cpu_ring_size);
 	struct bpfprof_cpu_ring *r;
-	__u64 len, flags;
 
 	bench_part(8);
 	r = cpu_ring_of(s->cpu);
@@ -153,7 +163,10 @@ static __always_inline void sample_record_send(struct bpfprof_sample *s)
 		return;
 	}
 	len = stack_record_len(0, sizeof(*s), s);
-	flags = ring_wakeup_cpu(s->tgid, s->start, cpu_ring_fill(r) + cpu_ring_need(len),
+	need = cpu_ring_need(len);
+	/* the fill exact from where the policy may act (a batch's; the crowding's half is above) */
+	flags = ring_wakeup_cpu(s->tgid, s->start,
+				cpu_ring_fill(r, need < batch ? batch - need : 0) + need,
 				cpu_ring_size);
 	bench_part(9);
 	len = stack_record_len(0, sizeof(*s), s);

@@ -54,19 +54,98 @@ const volatile __u64 samples_bytes = 8 * 1024 * 1024;
  */
 #define CROWD_CPU_RING 1u
 #define CROWD_SHARED 2u
+
+/*
+ * Slots of the per-CPU record and walk state (scratch, ustack, walk_state,
+ * py_walk_state): an off-CPU block's user walk (at sys_exit,
+ * or as task work) runs with interrupts on, and a sample taken meanwhile on
+ * the same CPU walks too, in its own slot. `slot` says whose the
+ * running walk is; a sample sets it and puts the old value back when it
+ * ends (samples do not nest: the interrupt that runs on_sample does not run
+ * it again).
+ */
+#define WALK_SLOTS 2
+#define SLOT_SAMPLE 0
+#define SLOT_OFFCPU 1
+
+struct walk_slot {
+	__u32 cur; /* the slot of the walk that runs */
+	__u32 saved; /* on_sample: the slot it interrupted */
+};
+
+/*
+ * The last process on this CPU whose first records were all sent: its
+ * owner and its meaning are process.bpf.h's (ring_wakeup_here, proc_known)
+ */
+struct known_proc {
+	__u32 tgid, start, gen, pad; /* gen: exec_gen(tgid) when noted */
+};
+
+/*
+ * The CPUs' own rings, which a sample's record goes to (their protocol is
+ * cpu_ring.bpf.h's), one value a possible CPU; its size set before load
+ * from cpu_ring_size. Here because each holds its CPU's cpu_state too.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u32);
-} ring_crowd SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1); /* libbpf_num_possible_cpus(), before load */
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, BPFPROF_CPU_RING_HDR_SIZE + (1 << 20) + BPFPROF_CPU_RING_SLACK);
+} cpu_rings SEC(".maps");
+
+/*
+ * A CPU ring's data bytes, a power of two (BPFPROF_CPU_RING_MIN to _MAX),
+ * from --ringbuf-size. A constant to the verifier (read-only data), which
+ * so bounds a record's offset (head & (size - 1)) below it
+ */
+const volatile __u64 cpu_ring_size = 1 << 20;
+
+/* CPU cpu's ring, NULL where none (the map sized for fewer CPUs) */
+static __always_inline struct bpfprof_cpu_ring *cpu_ring_of(__u32 cpu)
+{
+	return bpf_map_lookup_elem(&cpu_rings, &cpu);
+}
+
+/*
+ * This CPU's small state that every sample reads, in one place: a per-CPU
+ * array's look-up loads the map's line and the value's, and at 999 Hz
+ * both were cold at each sample (docs/BENCHMARKS.md, issue 34 part 6), so
+ * three such maps (the walk slot, the rings' crowding, the known process)
+ * cost six lines. It lives in the CPU's ring, in the line of its head
+ * that BPF alone writes (struct bpfprof_cpu_ring's bpf_own), which every
+ * sample's record writes anyway: no line of its own. One owner a field:
+ * slot the walk slots' functions below, crowded ring_crowded and
+ * ring_crowd_note, known process.bpf.h, ring_tail_seen cpu_ring.bpf.h.
+ */
+struct cpu_state {
+	struct walk_slot slot;
+	__u32 crowded; /* CROWD_* bits */
+	__u32 pad;
+	struct known_proc known;
+	__u64 ring_tail_seen; /* the ring's tail as this CPU last read it (cpu_ring_fill) */
+};
+
+_Static_assert(sizeof(struct cpu_state) <= sizeof(((struct bpfprof_cpu_ring *)0)->bpf_own),
+	       "cpu_state fits in the ring head's line");
+
+/*
+ * This CPU's cpu_state, NULL only where its ring is missing (the rings
+ * are sized for the possible CPUs)
+ */
+static __always_inline struct cpu_state *cpu_state_here(void)
+{
+	struct bpfprof_cpu_ring *r = cpu_ring_of(bpf_get_smp_processor_id());
+
+	return r ? (struct cpu_state *)r->bpf_own : NULL;
+}
 
 /* bits: the rings (CROWD_*) the record's bytes may go to */
 static __always_inline bool ring_crowded(__u32 bits)
 {
-	__u32 zero = 0, *crowded = bpf_map_lookup_elem(&ring_crowd, &zero);
+	struct cpu_state *cs = cpu_state_here();
 
-	return crowded && (*crowded & bits);
+	return cs && (cs->crowded & bits);
 }
 
 /*
@@ -75,12 +154,13 @@ static __always_inline bool ring_crowded(__u32 bits)
  */
 static __always_inline __u32 ring_crowd_note(__u32 bit, bool crowded)
 {
-	__u32 zero = 0, *c = bpf_map_lookup_elem(&ring_crowd, &zero), old;
+	struct cpu_state *cs = cpu_state_here();
+	__u32 old;
 
-	if (!c)
+	if (!cs)
 		return 0;
-	old = *c;
-	*c = crowded ? old | bit : old & ~bit;
+	old = cs->crowded;
+	cs->crowded = crowded ? old | bit : old & ~bit;
 	return old;
 }
 
@@ -123,48 +203,22 @@ static __always_inline void stat_inc(__u32 idx)
 }
 
 /*
- * Slots of the per-CPU record and walk state (scratch, ustack, walk_state,
- * py_walk_state): an off-CPU block's user walk (at sys_exit,
- * or as task work) runs with interrupts on, and a sample taken meanwhile on
- * the same CPU walks too, in its own slot. `walk_slot` says whose the
- * running walk is; a sample sets it and puts the old value back when it
- * ends (samples do not nest: the interrupt that runs on_sample does not run
- * it again).
- */
-#define WALK_SLOTS 2
-#define SLOT_SAMPLE 0
-#define SLOT_OFFCPU 1
-
-struct walk_slot {
-	__u32 cur; /* the slot of the walk that runs */
-	__u32 saved; /* on_sample: the slot it interrupted */
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct walk_slot);
-} walk_slot SEC(".maps");
-
-/*
  * The slot of the walk that runs on this CPU. From the map's value, masked
  * (cur is SLOT_SAMPLE or SLOT_OFFCPU): no branch, so the verifier does not
  * follow the two slots apart as exact keys through the program's lookups
  */
 static __always_inline __u32 cur_slot(void)
 {
-	__u32 zero = 0;
-	struct walk_slot *s = bpf_map_lookup_elem(&walk_slot, &zero);
+	struct cpu_state *cs = cpu_state_here();
 
-	return s ? s->cur & SLOT_OFFCPU : SLOT_SAMPLE;
+	return cs ? cs->slot.cur & SLOT_OFFCPU : SLOT_SAMPLE;
 }
 
 /* The off-CPU path's walk begins (1) or ends (0). */
 static __always_inline void slot_offcpu(bool on)
 {
-	__u32 zero = 0;
-	struct walk_slot *s = bpf_map_lookup_elem(&walk_slot, &zero);
+	struct cpu_state *cs = cpu_state_here();
+	struct walk_slot *s = cs ? &cs->slot : NULL;
 
 	if (s)
 		s->cur = on ? SLOT_OFFCPU : SLOT_SAMPLE;
@@ -173,8 +227,8 @@ static __always_inline void slot_offcpu(bool on)
 /* A sample's walk begins: the slot it interrupts is kept for slot_sample_end. */
 static __always_inline void slot_sample_begin(void)
 {
-	__u32 zero = 0;
-	struct walk_slot *s = bpf_map_lookup_elem(&walk_slot, &zero);
+	struct cpu_state *cs = cpu_state_here();
+	struct walk_slot *s = cs ? &cs->slot : NULL;
 
 	if (s) {
 		s->saved = s->cur;
@@ -184,8 +238,8 @@ static __always_inline void slot_sample_begin(void)
 
 static __always_inline void slot_sample_end(void)
 {
-	__u32 zero = 0;
-	struct walk_slot *s = bpf_map_lookup_elem(&walk_slot, &zero);
+	struct cpu_state *cs = cpu_state_here();
+	struct walk_slot *s = cs ? &cs->slot : NULL;
 
 	if (s)
 		s->cur = s->saved;

@@ -193,7 +193,8 @@ _Static_assert(sizeof(struct bpfprof_sample) ==
  * between CPUs) and the reader reads through its mapping of the map. A
  * value:
  *
- *   [0, 64)     struct bpfprof_cpu_ring: head, written by BPF only
+ *   [0, 64)     struct bpfprof_cpu_ring: head and BPF's own state,
+ *               written by BPF only
  *   [64, 128)   tail, written by the reader only, once a drain
  *   [128, 128 + size)             the data, size a power of two
  *   [128 + size, + SLACK)         never written: room the verifier needs
@@ -220,7 +221,12 @@ _Static_assert(sizeof(struct bpfprof_sample) ==
 
 struct bpfprof_cpu_ring {
 	__u64 head; /* BPF: bytes written, the record before it complete */
-	__u8 pad0[56];
+	/*
+	 * BPF's per-CPU state (bpf/state.bpf.h, struct cpu_state), here at
+	 * no line's cost of its own: every sample writes head's line. The
+	 * reader neither reads nor writes it.
+	 */
+	__u8 bpf_own[56];
 	__u64 tail; /* the reader: bytes read and done with */
 	__u8 pad1[56];
 };
