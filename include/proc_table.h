@@ -145,8 +145,11 @@ int proc_table__comm(const struct proc_table *t, uint32_t pid, uint64_t start,
 /*
  * The cgroup of process proc of p (pr->cgroup_id set: the record's): its
  * cgroup v2 path and container id interned into p (cgroup_path,
- * container_id). From the cgroup cache where one is set and the id known,
- * else /proc/PID/cgroup; a process gone has none (0). Returns 0 or -ENOMEM.
+ * container_id). From the cgroup cache where one is set and the id known
+ * (a record's id of 0, which BPF sends once a CPU has sent the process's
+ * first records, is taken from an earlier record of the same process,
+ * pid and start, of this run: pr->cgroup_id set to it), else
+ * /proc/PID/cgroup; a process gone has none (0). Returns 0 or -ENOMEM.
  */
 int proc_table__cgroup(struct proc_table *t, struct profile *p, uint32_t proc);
 

@@ -29,6 +29,7 @@
 #include <cmocka.h>
 #include "agg.h"
 #include "bpfprof_abi.h"
+#include "cgroup.h"
 #include "interp.h"
 #include "log.h"
 #include "proc_file.h"
@@ -192,6 +193,67 @@ static void test_maps_remembered(void **state)
 	assert_int_equal(proc_table__maps(t, 111, 1, &text, &len, &remembered), -ENOENT);
 	proc_table__free(bare);
 	proc_table__free(t);
+}
+
+/*
+ * A record's cgroup id of 0 (BPF sends a process's id only in the records
+ * that open it on a CPU: bpf/record.bpf.h) takes the id an earlier record
+ * of the same process (pid, start) carried, in a later --interval profile
+ * too, once /proc has no cgroup file for it; another start at that pid
+ * does not. Over a cgroup cache of a temporary hierarchy (ids learnt by
+ * scanning it: the directories' inode numbers).
+ */
+static void test_cgroup_id_remembered(void **state)
+{
+	char root[] = "/tmp/bpfprof-cgseen.XXXXXX", dir[PATH_MAX];
+	struct proc_table *t = fake_table(false);
+	struct profile *p1 = profile__new(), *p2 = profile__new();
+	struct cgroup_cache *c;
+	struct stat st;
+	bool created;
+	int proc;
+
+	assert_non_null(p1);
+	assert_non_null(p2);
+	assert_non_null(mkdtemp(root));
+	snprintf(dir, sizeof(dir), "%s/ctr.scope", root);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	assert_int_equal(stat(dir, &st), 0);
+	c = cgroup_cache__new(root);
+	assert_non_null(c);
+	proc_table__set_cgroups(t, c);
+
+	/* the first profile: the record carries the id */
+	make_process(130, 5, "ctr", maps_a);
+	proc = profile__process_start(p1, 130, 5, &created);
+	assert_true(proc >= 0);
+	p1->procs[proc].cgroup_id = st.st_ino;
+	assert_int_equal(proc_table__cgroup(t, p1, (uint32_t)proc), 0);
+	assert_non_null(p1->procs[proc].cgroup_path);
+	assert_non_null(strstr(p1->procs[proc].cgroup_path, "ctr.scope"));
+
+	/* a later profile: 0 in its records, no cgroup file in /proc */
+	proc = profile__process_start(p2, 130, 5, &created);
+	assert_true(proc >= 0);
+	assert_int_equal(p2->procs[proc].cgroup_id, 0);
+	assert_int_equal(proc_table__cgroup(t, p2, (uint32_t)proc), 0);
+	assert_int_equal(p2->procs[proc].cgroup_id, st.st_ino);
+	assert_non_null(p2->procs[proc].cgroup_path);
+	assert_non_null(strstr(p2->procs[proc].cgroup_path, "ctr.scope"));
+
+	/* another process at the pid (another start): not its id */
+	proc = profile__process_start(p2, 130, 9, &created);
+	assert_true(proc >= 0);
+	assert_int_equal(proc_table__cgroup(t, p2, (uint32_t)proc), 0);
+	assert_int_equal(p2->procs[proc].cgroup_id, 0);
+	assert_null(p2->procs[proc].cgroup_path);
+
+	proc_table__free(t);
+	cgroup_cache__free(c);
+	profile__free(p1);
+	profile__free(p2);
+	rmdir(dir);
+	rmdir(root);
 }
 
 /* The cgroup from /proc: path and container id interned into the profile */
@@ -484,6 +546,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_read_maps),	cmocka_unit_test(test_facts),
 		cmocka_unit_test(test_maps_remembered), cmocka_unit_test(test_cgroup),
+		cmocka_unit_test(test_cgroup_id_remembered),
 		cmocka_unit_test(test_lifecycle),	cmocka_unit_test(test_unwinder_fed),
 		cmocka_unit_test(test_notice_fed),	cmocka_unit_test(test_interps),
 	};

@@ -71,6 +71,19 @@ struct proc_table {
 	struct symbolizer *sy; /* borrowed; NULL: none */
 	struct interps *interps; /* borrowed; NULL: none */
 	/*
+	 * The cgroup ids records carried, a slot a pid (pid % CGROUP_SEEN):
+	 * BPF sends a process's id in the records that open it on a CPU and 0
+	 * in the later ones (bpf/record.bpf.h), while each --interval profile
+	 * opens its processes afresh; a later profile's process takes the id
+	 * from here rather than /proc/PID/cgroup, which one gone no longer
+	 * has. Direct-mapped: a collision forgets, and /proc answers. NULL
+	 * until the first id.
+	 */
+	struct cgroup_seen {
+		uint32_t pid, start;
+		uint64_t id;
+	} *cgroup_seen;
+	/*
 	 * Executable mappings of processes whose registration was under way
 	 * when they came, looked at again once it is done; exec_wait_ns: when
 	 * last looked at (CLOCK_MONOTONIC)
@@ -217,6 +230,7 @@ void proc_table__free(struct proc_table *t)
 	notice_thread__free(t->notices);
 	mmap_events__free(t->mmaps);
 	maps_cache__free(t->maps);
+	free(t->cgroup_seen);
 	free(t);
 }
 
@@ -315,11 +329,39 @@ int proc_table__comm(const struct proc_table *t, uint32_t pid, uint64_t start,
 	return 0;
 }
 
+#define CGROUP_SEEN 4096 /* 64 KiB */
+
+/* pr's cgroup id, the record's, remembered; or, where it carried 0, the one remembered */
+static void cgroup_id_seen(struct proc_table *t, struct profile_process *pr)
+{
+	struct cgroup_seen *cs;
+
+	if (!pr->start) /* a pid alone may be another process's now */
+		return;
+	if (!t->cgroup_seen) {
+		if (!pr->cgroup_id)
+			return;
+		t->cgroup_seen = calloc(CGROUP_SEEN, sizeof(*t->cgroup_seen));
+		if (!t->cgroup_seen)
+			return; /* /proc answers */
+	}
+	cs = &t->cgroup_seen[pr->pid % CGROUP_SEEN];
+	if (pr->cgroup_id) {
+		cs->pid = pr->pid;
+		cs->start = pr->start;
+		cs->id = pr->cgroup_id;
+	} else if (cs->id && cs->pid == pr->pid && cs->start == pr->start) {
+		pr->cgroup_id = cs->id;
+	}
+}
+
 int proc_table__cgroup(struct proc_table *t, struct profile *p, uint32_t proc)
 {
 	char path[PATH_MAX], id[CGROUP_CONTAINER_ID_LEN + 1];
 	struct profile_process *pr = &p->procs[proc];
 
+	if (t->cgroups)
+		cgroup_id_seen(t, pr);
 	if (t->cgroups && pr->cgroup_id) {
 		const char *cpath, *cid;
 		int err = cgroup_cache__lookup(t->cgroups, pr->cgroup_id, &cpath, &cid);
